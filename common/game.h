@@ -1,0 +1,131 @@
+/* game: the interface between a board game's rules and everything above them
+ * (network, search, self-play, cluster). Nothing outside a game module names
+ * a game's details: code asks a `game_def` for its action count, input-plane
+ * shape, legal actions, and so on. Khreibaga (khreibaga.h) is one module;
+ * another game (Alquerque under Bell's rules, English draughts) is one more.
+ *
+ * A state is a small fixed-size value (`game_state`, GAME_STATE_BYTES bytes,
+ * copy it with `=`); each module lays out its own struct inside. Everything a
+ * game needs to decide legality and the end of the game (repetition history,
+ * counters, a capture sequence in progress) lives inside the state.
+ *
+ * Actions are integers in [0, action_count). A state's legal actions come
+ * sorted ascending. `apply` requires a legal action on a state whose game is
+ * not over (checked by assert); use `is_legal` and `result` on untrusted input.
+ *
+ * Players are 0 (who moves first) and 1. Values and results in search and
+ * training are always from the view of the player to move (see R18).
+ *
+ * Canonical form: the network sees a state from the mover's side
+ * (`encode_planes`); `canonical_action` maps an action between the real and
+ * the canonical orientation (it is its own inverse for a given state).
+ * `mirror_action` maps a canonical action through the game's board symmetry
+ * used for augmentation (left-right mirror for Khreibaga, R19); the planes
+ * mirror by reversing each row (game_mirror_planes).
+ *
+ * Thread rules: every function is pure over its arguments; game_defs are
+ * immutable and shared. */
+#ifndef KZ_GAME_H
+#define KZ_GAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GAME_STATE_BYTES 512  /* room for any module's state */
+#define GAME_MAX_ACTIONS 4096 /* largest action count of any module (8x8: 64*64) */
+#define GAME_MAX_LEGAL 256    /* most legal actions in one state, any module */
+#define GAME_PACKED_BYTES 32  /* most bytes of a packed position (pack/unpack_planes) */
+
+/* An opaque game state; copy by value. */
+typedef struct game_state {
+    _Alignas(16) uint8_t bytes[GAME_STATE_BYTES]; /* module-defined layout */
+} game_state;
+
+/* Why a game ended. */
+enum game_reason {
+    GAME_REASON_NONE = 0,    /* not over */
+    GAME_REASON_NO_PIECES,   /* the mover has no pieces (loss) */
+    GAME_REASON_NO_MOVES,    /* the mover has pieces but no legal action (loss) */
+    GAME_REASON_NO_PROGRESS, /* too long without progress (draw) */
+    GAME_REASON_REPETITION,  /* repeated position (draw) */
+    GAME_REASON_LENGTH,      /* length cap (draw) */
+    GAME_REASON_COUNT
+};
+
+/* A game's status. */
+typedef struct game_result {
+    bool over;   /* false while the game goes on */
+    int winner;  /* 0 or 1 when won, -1 for a draw (or not over) */
+    int reason;  /* enum game_reason */
+} game_result;
+
+typedef struct game_def game_def;
+struct game_def {
+    const char *name;    /* short identifier stored in models and records */
+    int action_count;    /* A: size of the action space */
+    int planes;          /* C: input planes */
+    int height, width;   /* H, W: board shape of the planes */
+    int max_legal;       /* upper bound on legal actions in one state */
+    int packed_bytes;    /* bytes written by pack() */
+
+    /* The initial position. */
+    void (*init)(game_state *s);
+    /* Legal actions, ascending; returns their count (0 when none or when the
+     * game is over for lack of moves). `out` holds max_legal entries. */
+    int (*legal_actions)(const game_state *s, uint16_t *out);
+    /* mask[a] = 1 for legal a, else 0; mask holds action_count bytes. */
+    void (*legal_mask)(const game_state *s, uint8_t *mask);
+    /* Whether `action` (any int) is legal in s. */
+    bool (*is_legal)(const game_state *s, int action);
+    /* Plays a legal action. */
+    void (*apply)(game_state *s, int action);
+    /* The player to move (0 or 1). Inside a multi-step turn it stays the same. */
+    int (*to_move)(const game_state *s);
+    /* Whether s is in the middle of a turn (a capture sequence). */
+    bool (*mid_turn)(const game_state *s);
+    /* Completed turns since the start (or since the position was given). */
+    int (*ply)(const game_state *s);
+    /* Terminal status; decided only at the start of a turn. */
+    game_result (*result)(const game_state *s);
+    /* Canonical input planes (C, H, W), floats, written to out. */
+    void (*encode_planes)(const game_state *s, float *out);
+    /* Maps an action between real and canonical orientation for s (involution). */
+    int (*canonical_action)(const game_state *s, int action);
+    /* Maps a canonical action through the augmentation symmetry (involution). */
+    int (*mirror_action)(int action);
+    /* A 64-bit hash of everything the planes and the legal actions depend on:
+     * equal positions (same pieces, mover, turn progress, plane inputs) hash equally. */
+    uint64_t (*hash)(const game_state *s);
+    /* Packs what encode_planes needs into packed_bytes bytes; unpack_planes
+     * turns such bytes into planes. unpack_planes returns 0 or KZ_ECORRUPT
+     * for bytes no pack() could have written. */
+    void (*pack)(const game_state *s, uint8_t *out);
+    int (*unpack_planes)(const uint8_t *in, float *out);
+    /* Parses a position string; 0, or KZ_EINVAL with a one-line reason in err. */
+    int (*parse_position)(game_state *s, const char *str, char *err, size_t errlen);
+    /* Writes the position string (always NUL-terminated). */
+    void (*format_position)(const game_state *s, char *buf, size_t len);
+    /* Parses an action string (syntax only); 0 or KZ_EINVAL. */
+    int (*parse_action)(const char *str, int *action);
+    /* Writes an action string (always NUL-terminated). */
+    void (*format_action)(int action, char *buf, size_t len);
+    /* Draws the board for a person. */
+    void (*render)(const game_state *s, FILE *out);
+    /* "black", "white", ... */
+    const char *(*player_name)(int player);
+};
+
+/* The registered games; NULL when the name is unknown. */
+const game_def *game_find(const char *name);
+/* The project's game (Khreibaga). */
+const game_def *game_default(void);
+/* Short name of a reason: "no-pieces", "no-moves", "no-progress", "repetition", "length". */
+const char *game_reason_name(int reason);
+/* Reverses every row of (C, H, W) planes in place (the left-right mirror). */
+void game_mirror_planes(const game_def *g, float *planes);
+/* Result from the view of `player`: +1 win, -1 loss, 0 draw (r must be over). */
+int game_result_for(game_result r, int player);
+
+#endif

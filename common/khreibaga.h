@@ -1,0 +1,30 @@
+/* khreibaga: the rules of Khreibaga (Mauritanian Alquerque) as a game module,
+ * implementing ../shared/khreibaga-rules.md R1-R22. Everything outside this
+ * module reaches the rules through `khreibaga_game` (see game.h).
+ *
+ * Board: points 0..24, sq = row*5 + col, row 0 at the bottom (R1). Actions:
+ * src*25 + dst, one hop or one simple move each (R9). Player 0 is Black, who
+ * moves first (R2); player 1 is White. */
+#ifndef KZ_KHREIBAGA_H
+#define KZ_KHREIBAGA_H
+
+#include "game.h"
+
+#define KH_POINTS 25
+#define KH_ACTIONS 625
+#define KH_MAX_PLIES 300   /* R15 */
+#define KH_NO_PROGRESS 50  /* R13 */
+#define KH_START "bbbbbbbbbbbb.wwwwwwwwwwww b"
+
+extern const game_def khreibaga_game;
+
+/* The piece on a point: '.', 'b', 'B', 'w' or 'W'. */
+char khreibaga_piece_at(const game_state *s, int sq);
+/* The point of the piece that must hop on mid-sequence, or -1. */
+int khreibaga_chain_point(const game_state *s);
+/* The no-progress counter (R13) and how often the current turn-start
+ * position has occurred, this time included (R14; 0 mid-sequence). */
+int khreibaga_no_progress(const game_state *s);
+int khreibaga_repetitions(const game_state *s);
+
+#endif

@@ -1,0 +1,311 @@
+/* util: logging, error codes, time, random numbers, files. See util.h. */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <lmdb.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <libgen.h>
+#include <limits.h>
+
+static const char *s_progname = "kz";
+static int s_level = LOG_INFO;
+
+const char *err_str(int rc)
+{
+    switch (rc) {
+    case 0: return "success";
+    case KZ_EINVAL: return "invalid input";
+    case KZ_EILLEGAL: return "illegal action";
+    case KZ_ECORRUPT: return "corrupted data";
+    case KZ_EVERSION: return "unsupported version";
+    case KZ_EMISMATCH: return "wrong game or architecture";
+    case KZ_ETIMEOUT: return "timed out";
+    case KZ_ENOMEM: return "out of memory";
+    case KZ_EIO: return "input/output error";
+    case KZ_EFULL: return "full";
+    case KZ_ENOTFOUND: return "not found";
+    case KZ_EREJECTED: return "rejected by peer";
+    default: break;
+    }
+    if (rc < 0 && rc > -1000)
+        return mdb_strerror(rc); /* LMDB's own codes, -30800 .. */
+    if (rc <= -30800)
+        return mdb_strerror(rc);
+    if (rc > 0)
+        return strerror(rc);
+    return "unknown error";
+}
+
+void log_init(const char *progname)
+{
+    if (progname)
+        s_progname = progname;
+    const char *e = getenv("KZ_LOG");
+    if (e) {
+        if (!strcasecmp(e, "debug")) s_level = LOG_DEBUG;
+        else if (!strcasecmp(e, "info")) s_level = LOG_INFO;
+        else if (!strcasecmp(e, "warn")) s_level = LOG_WARN;
+        else if (!strcasecmp(e, "error")) s_level = LOG_ERROR;
+    }
+}
+
+void log_set_level(int level) { s_level = level; }
+int log_get_level(void) { return s_level; }
+
+void log_write(int level, const char *fmt, ...)
+{
+    if (level < s_level)
+        return;
+    static const char *names[] = {"DEBUG", "INFO ", "WARN ", "ERROR"};
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s[%d] %s\n", tm.tm_year + 1900,
+            tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+            names[level < 0 ? 0 : level > 3 ? 3 : level], s_progname, (int)getpid(), msg);
+}
+
+void kz_check_failed(const char *cond, const char *file, int line)
+{
+    fprintf(stderr, "%s: internal check failed at %s:%d: %s\n", s_progname, file, line, cond);
+    abort();
+}
+
+double time_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int64_t time_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+void rng_seed(rng_t *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++) {
+        seed += 0x9e3779b97f4a7c15ULL;
+        r->s[i] = mix64(seed);
+    }
+}
+
+static inline uint64_t s_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t rng_next(rng_t *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = s_rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = s_rotl(s[3], 45);
+    return result;
+}
+
+uint32_t rng_below(rng_t *r, uint32_t n)
+{
+    /* Lemire's multiply-shift; the tiny bias for n << 2^32 is irrelevant here. */
+    return (uint32_t)(((rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
+
+double rng_uniform(rng_t *r) { return (rng_next(r) >> 11) * 0x1.0p-53; }
+
+double rng_normal(rng_t *r)
+{
+    double u1 = rng_uniform(r), u2 = rng_uniform(r);
+    if (u1 < 1e-300)
+        u1 = 1e-300;
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+double rng_gamma(rng_t *r, double shape)
+{
+    if (shape < 1.0) {
+        double u = rng_uniform(r);
+        return rng_gamma(r, shape + 1.0) * pow(u < 1e-300 ? 1e-300 : u, 1.0 / shape);
+    }
+    double d = shape - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+    for (;;) {
+        double x = rng_normal(r), v = 1.0 + c * x;
+        if (v <= 0)
+            continue;
+        v = v * v * v;
+        double u = rng_uniform(r);
+        if (u < 1.0 - 0.0331 * x * x * x * x)
+            return d * v;
+        if (log(u) < 0.5 * x * x + d * (1.0 - v + log(v)))
+            return d * v;
+    }
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "%s: out of memory (%zu bytes)\n", s_progname, n);
+        abort();
+    }
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) {
+        fprintf(stderr, "%s: out of memory (%zu x %zu bytes)\n", s_progname, n, size);
+        abort();
+    }
+    return p;
+}
+
+int parse_long(const char *s, long lo, long hi, long *out)
+{
+    if (!s || !*s)
+        return KZ_EINVAL;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return KZ_EINVAL;
+    *out = v;
+    return 0;
+}
+
+int parse_double(const char *s, double lo, double hi, double *out)
+{
+    if (!s || !*s)
+        return KZ_EINVAL;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !(v >= lo && v <= hi))
+        return KZ_EINVAL;
+    *out = v;
+    return 0;
+}
+
+int file_read_all(const char *path, uint8_t **data, size_t *len)
+{
+    *data = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno;
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf = malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return ENOMEM;
+    }
+    for (;;) {
+        if (n == cap) {
+            uint8_t *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return ENOMEM;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                free(buf);
+                fclose(f);
+                return KZ_EIO;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
+int file_write_atomic(const char *path, const void *data, size_t len)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp)
+        return ENAMETOOLONG;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return errno;
+    const uint8_t *p = data;
+    size_t left = len;
+    while (left) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            return e;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return e;
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return e;
+    }
+    char dcopy[PATH_MAX];
+    snprintf(dcopy, sizeof dcopy, "%s", path);
+    int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
+{
+    /* FNV-1a over bytes, finished with a strong mixer; fast enough for
+     * checksumming a few MB of weights, and stable across platforms. */
+    const uint8_t *p = data;
+    uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return mix64(h ^ len);
+}

@@ -1,0 +1,94 @@
+/* util: logging, error codes, time, random numbers and small helpers shared
+ * by every module. The bottom layer of common/: it depends on nothing else.
+ *
+ * Errors: functions that can fail return int, 0 for success, a positive errno,
+ * LMDB's negative codes as they are, or the project's own codes (KZ_E*, from
+ * -1000 down). err_str() names them all.
+ *
+ * Logging: log_debug/info/warn/error write one line to stderr:
+ *   2026-11-22T01:02:03.456Z INFO  kz-worker[1234] message
+ * The level threshold is set by log_set_level() or the KZ_LOG environment
+ * variable (debug, info, warn, error). Thread-safe (one fprintf per line). */
+#ifndef KZ_UTIL_H
+#define KZ_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Project error codes. */
+enum {
+    KZ_EINVAL   = -1000, /* bad input: malformed, out of range */
+    KZ_EILLEGAL = -1001, /* an illegal game action */
+    KZ_ECORRUPT = -1002, /* a file or message failed its checks */
+    KZ_EVERSION = -1003, /* unknown format or protocol version */
+    KZ_EMISMATCH= -1004, /* wrong game or architecture */
+    KZ_ETIMEOUT = -1005, /* no answer in time */
+    KZ_ENOMEM   = -1006, /* allocation failed */
+    KZ_EIO      = -1007, /* read or write failed */
+    KZ_EFULL    = -1008, /* a bounded queue or store is full */
+    KZ_ENOTFOUND= -1009, /* no such item */
+    KZ_EREJECTED= -1010, /* the peer refused the request */
+};
+
+/* A static string for any error code (ours, errno, LMDB's). */
+const char *err_str(int rc);
+
+enum { LOG_DEBUG = 0, LOG_INFO = 1, LOG_WARN = 2, LOG_ERROR = 3 };
+/* Sets the name printed in every line (default "kz") and reads KZ_LOG. */
+void log_init(const char *progname);
+void log_set_level(int level);
+int log_get_level(void);
+void log_write(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define log_debug(...) log_write(LOG_DEBUG, __VA_ARGS__)
+#define log_info(...)  log_write(LOG_INFO, __VA_ARGS__)
+#define log_warn(...)  log_write(LOG_WARN, __VA_ARGS__)
+#define log_error(...) log_write(LOG_ERROR, __VA_ARGS__)
+
+/* An always-on invariant check: prints file, line and the condition, aborts. */
+#define KZ_CHECK(cond) \
+    ((cond) ? (void)0 : kz_check_failed(#cond, __FILE__, __LINE__))
+_Noreturn void kz_check_failed(const char *cond, const char *file, int line);
+
+/* Monotonic time in seconds, and wall-clock time in milliseconds since the epoch. */
+double time_now(void);
+int64_t time_wall_ms(void);
+
+/* A small fast PRNG (xoshiro256**), seeded by splitmix64. Not thread-safe:
+ * one per thread or per game. */
+typedef struct rng {
+    uint64_t s[4]; /* generator state */
+} rng_t;
+void rng_seed(rng_t *r, uint64_t seed);
+uint64_t rng_next(rng_t *r);
+/* Uniform in [0, n); n > 0. */
+uint32_t rng_below(rng_t *r, uint32_t n);
+/* Uniform in [0, 1). */
+double rng_uniform(rng_t *r);
+/* Standard normal (Box-Muller). */
+double rng_normal(rng_t *r);
+/* Gamma(shape, 1) (Marsaglia-Tsang; shape > 0). */
+double rng_gamma(rng_t *r, double shape);
+/* splitmix64 step: a good 64-bit mixer for hashing and seeding. */
+uint64_t mix64(uint64_t x);
+
+/* Allocation that aborts with a message on failure, for start-up sizing
+ * (never on hot paths). Caller owns the result. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+
+/* Parses a whole decimal integer in [lo, hi]; 0 or KZ_EINVAL. */
+int parse_long(const char *s, long lo, long hi, long *out);
+/* Parses a whole floating-point number in [lo, hi]; 0 or KZ_EINVAL. */
+int parse_double(const char *s, double lo, double hi, double *out);
+
+/* Reads a whole file into a new buffer (caller frees). 0 or errno/KZ_EIO. */
+int file_read_all(const char *path, uint8_t **data, size_t *len);
+/* Writes a file atomically: temp file in the same directory, fsync, rename,
+ * fsync of the directory. 0 or errno. */
+int file_write_atomic(const char *path, const void *data, size_t len);
+
+/* A 64-bit checksum of bytes (FNV-1a, then mixed); stable across platforms. */
+uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
+
+#endif

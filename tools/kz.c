@@ -1,0 +1,68 @@
+/* kz: dispatches to the subcommands. See kz.h and `kz --help`. */
+#include "kz.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+typedef struct kz_command {
+    const char *name;                  /* as typed */
+    int (*run)(int argc, char **argv); /* the subcommand */
+    const char *summary;               /* one line for `kz --help` */
+} kz_command;
+
+static const kz_command s_commands[] = {
+    {"perft", cmd_perft, "count the leaf nodes of the action tree (R22)"},
+    {"moves", cmd_moves, "list the legal actions after a sequence of actions"},
+    {"show", cmd_show, "draw the board after a sequence of actions"},
+    {"random-game", cmd_random_game, "play a random game and print it"},
+};
+#define N_COMMANDS (sizeof s_commands / sizeof s_commands[0])
+
+int kz_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("kz: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
+bool kz_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return true;
+    return false;
+}
+
+static void s_help(FILE *out)
+{
+    fprintf(out, "usage: kz COMMAND [ARGS...]\n\n"
+                 "Khreibaga Zero's command line. Commands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-13s %s\n", s_commands[i].name, s_commands[i].summary);
+    fprintf(out, "\n`kz COMMAND --help` describes a command. Positions are written as in\n"
+                 "R20 (\"" "bbbbbbbbbbbb.wwwwwwwwwwww b" "\"), actions as in R21 (\"7-12\", \"7x17\").\n");
+}
+
+int main(int argc, char **argv)
+{
+    log_init("kz");
+    if (argc < 2) {
+        s_help(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        s_help(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(argv[1], s_commands[i].name))
+            return s_commands[i].run(argc - 1, argv + 1);
+    return kz_usage_error("unknown command '%s' (see kz --help)", argv[1]);
+}

@@ -1,0 +1,21 @@
+/* kz: the operator's and developer's command. Each subcommand is a function
+ * `int cmd_<name>(int argc, char **argv)` (argv[0] is the subcommand name)
+ * returning the process exit status: 0 success, 1 failure at run time,
+ * 2 bad usage or bad input (with a one-line message on stderr). */
+#ifndef KZ_TOOLS_KZ_H
+#define KZ_TOOLS_KZ_H
+
+#include <stdbool.h>
+
+/* Prints "kz: <message>" to stderr and returns 2 (for `return usage_error(...)`). */
+int kz_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* True when argv holds -h or --help. */
+bool kz_wants_help(int argc, char **argv);
+
+/* tools/kz_game.c */
+int cmd_perft(int argc, char **argv);
+int cmd_moves(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_random_game(int argc, char **argv);
+
+#endif
