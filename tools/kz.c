@@ -18,6 +18,9 @@ static const kz_command s_commands[] = {
     {"moves", cmd_moves, "list the legal actions after a sequence of actions"},
     {"show", cmd_show, "draw the board after a sequence of actions"},
     {"random-game", cmd_random_game, "play a random game and print it"},
+    {"match", cmd_match, "play two players against each other: score, Elo, SPRT"},
+    {"analyse", cmd_analyse, "show the engine's choice, value and visit distribution"},
+    {"play", cmd_play, "play against the engine in the terminal"},
 };
 #define N_COMMANDS (sizeof s_commands / sizeof s_commands[0])
 
