@@ -165,13 +165,12 @@ int gate_decide(const gate_config *c, int wins, int draws, int losses)
 
 void match_config_default(match_config *c)
 {
-    *c = (match_config){.games = 100, .openings = 0, .opening_turns = 4, .seed = 1,
+    *c = (match_config){.games = 100, .openings = 0, .opening_turns = 0, .seed = 1,
                         .sprt = false, .elo0 = 0, .elo1 = 35, .alpha = 0.05, .beta = 0.05};
 }
 
-int match_openings(const game_def *g, int k, int turns, uint64_t seed, game_state *out)
+static int s_openings(const game_def *g, int k, int turns, uint64_t seed, game_state *out)
 {
-    assert(k >= 1 && turns >= 1);
     rng_t rng;
     rng_seed(&rng, seed);
     uint64_t *hashes = xmalloc((size_t)k * sizeof *hashes);
@@ -205,6 +204,17 @@ int match_openings(const game_def *g, int k, int turns, uint64_t seed, game_stat
     }
     free(hashes);
     return found == k ? 0 : KZ_EINVAL;
+}
+
+int match_openings(const game_def *g, int k, int turns, uint64_t seed, game_state *out)
+{
+    assert(k >= 1 && turns >= 0 && turns <= MATCH_MAX_OPENING_TURNS);
+    if (turns > 0)
+        return s_openings(g, k, turns, seed, out);
+    for (int t = 1; t <= MATCH_MAX_OPENING_TURNS; t++)
+        if (s_openings(g, k, t, seed, out) == 0)
+            return 0;
+    return KZ_EINVAL;
 }
 
 int match_play_game(const game_def *g, player *players[2], const game_state *start,
@@ -245,7 +255,7 @@ int match_run(const game_def *g, player *a, player *b, const match_config *cfg, 
     if (decision)
         *decision = GATE_CONTINUE;
     if (cfg->games < 1 || cfg->openings < 0 || cfg->openings > MATCH_MAX_OPENINGS ||
-        (cfg->openings > 0 && cfg->opening_turns < 1))
+        cfg->opening_turns < 0 || cfg->opening_turns > MATCH_MAX_OPENING_TURNS)
         return KZ_EINVAL;
     if (cfg->sprt && !(cfg->elo0 < cfg->elo1 && cfg->alpha > 0 && cfg->alpha < 1 &&
                        cfg->beta > 0 && cfg->beta < 1))

@@ -43,6 +43,7 @@
 #define MATCH_Z95 1.959963984540054   /* two-sided 95% normal quantile */
 #define MATCH_REGULARISE 1e-3          /* what a zero count becomes in the LLR */
 #define MATCH_MAX_OPENINGS 100000      /* most openings match_run accepts */
+#define MATCH_MAX_OPENING_TURNS 200    /* most random turns in an opening */
 
 /* ---- the gate: the specification's promotion rule, reused by the cluster ---- */
 
@@ -111,7 +112,7 @@ typedef struct match_game {
 typedef struct match_config {
     int games;           /* games to play (under SPRT, the most to play), >= 1 */
     int openings;        /* K >= 1: K random openings, each with both colours; 0: the start */
-    int opening_turns;   /* random turns per opening, >= 1 */
+    int opening_turns;   /* random turns per opening, >= 1; 0: the fewest that give K */
     uint64_t seed;       /* seeds the openings and the players */
     bool sprt;           /* stop when the SPRT decides */
     double elo0, elo1, alpha, beta; /* SPRT parameters */
@@ -120,13 +121,15 @@ typedef struct match_config {
     void *ctx;           /* passed to on_game */
 } match_config;
 
-/* Defaults: 100 games, start position, 4 opening turns, seed 1, no SPRT,
+/* Defaults: 100 games, start position, opening turns 0 (automatic), seed 1, no SPRT,
  * SPRT parameters 0, 35, 0.05, 0.05. */
 void match_config_default(match_config *c);
 
 /* K distinct positions (by game_def->hash), each reached from the start by
  * `turns` random turns without ending the game. 0, or KZ_EINVAL when fewer
- * than K distinct ones turn up (too few turns for that many openings). */
+ * than K distinct ones turn up (too few turns for that many openings).
+ * turns = 0 tries 1, 2, ... MATCH_MAX_OPENING_TURNS turns and uses the first
+ * that gives K (fewer random turns leave the games more natural). */
 int match_openings(const game_def *g, int k, int turns, uint64_t seed, game_state *out);
 
 /* Plays one game from `start`: players[i] plays player id i. Both players are

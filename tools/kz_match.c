@@ -88,6 +88,9 @@ typedef struct match_cli {
 static void s_on_game(void *ctx, const match_game *gm, int w, int d, int l)
 {
     const match_cli *m = ctx;
+    if (gm->index == 0)
+        printf("match: A = %s, B = %s, %d games%s, seed %" PRIu64 "\n", m->a, m->b,
+               m->cfg->games, m->cfg->openings ? ", openings" : "", m->cfg->seed);
     if (m->quiet)
         return;
     char llr[64] = "";
@@ -139,12 +142,12 @@ int cmd_match(int argc, char **argv)
         "                    [--sprt ELO0,ELO1[,ALPHA,BETA]] [--quiet]\n\n"
         "Plays N games (default 100) of player A against player B with alternating\n"
         "colours (A is black in games 1, 3, ...). With --openings K, the games start from\n"
-        "K distinct positions reached by T random turns (default 4), each opening played\n"
-        "once with each colour. Prints a line per game, then from A's view: wins, draws,\n"
-        "losses, the score with its 95% interval (trinomial variance), the logistic Elo\n"
-        "difference with its interval, and with --sprt the log-likelihood ratio (GSPRT as\n"
-        "fishtest; H0: Elo = ELO0, H1: Elo = ELO1, alpha and beta default 0.05), stopping\n"
-        "as soon as it accepts one hypothesis. The same --seed (default 1) replays the\n"
+        "K distinct positions reached by T random turns (default: the fewest turns that\n"
+        "give K distinct positions), each opening played once with each colour. Prints\n"
+        "a line per game, then from A's view: wins, draws, losses, the score with its 95%\n"
+        "interval (trinomial variance), the logistic Elo difference with its interval, and\n"
+        "with --sprt the log-likelihood ratio (GSPRT as fishtest; H0: Elo = ELO0, H1: Elo =\n"
+        "ELO1, alpha and beta default 0.05), stopping as soon as it accepts one hypothesis. The same --seed (default 1) replays the\n"
         "same match.\n\n";
     static const struct option opts[] = {
         {"games", required_argument, NULL, 'n'},
@@ -178,9 +181,9 @@ int cmd_match(int argc, char **argv)
             cfg.openings = (int)v;
             break;
         case 't':
-            if (parse_long(optarg, 1, 200, &v) != 0)
-                return kz_usage_error("match: --opening-turns must be a whole number 1..200, "
-                                      "not '%s'", optarg);
+            if (parse_long(optarg, 1, MATCH_MAX_OPENING_TURNS, &v) != 0)
+                return kz_usage_error("match: --opening-turns must be a whole number 1..%d, "
+                                      "not '%s'", MATCH_MAX_OPENING_TURNS, optarg);
             cfg.opening_turns = (int)v;
             break;
         case 's':
@@ -219,16 +222,17 @@ int cmd_match(int argc, char **argv)
     match_cli m = {.g = g, .cfg = &cfg, .a = player_name(a), .b = player_name(b), .quiet = quiet};
     cfg.on_game = s_on_game;
     cfg.ctx = &m;
-    printf("match: A = %s, B = %s, %d games%s, seed %" PRIu64 "\n", m.a, m.b, cfg.games,
-           cfg.openings ? ", openings" : "", cfg.seed);
     int w, d, l, decision;
     double t0 = time_now();
     int rc = match_run(g, a, b, &cfg, &w, &d, &l, &decision);
     double dt = time_now() - t0;
     int status = 0;
     if (rc == KZ_EINVAL && cfg.openings > 0 && w + d + l == 0) {
-        status = kz_usage_error("match: cannot find %d distinct openings of %d random turns; "
-                                "raise --opening-turns", cfg.openings, cfg.opening_turns);
+        if (cfg.opening_turns)
+            status = kz_usage_error("match: cannot find %d distinct openings of %d random turns; "
+                                    "raise --opening-turns", cfg.openings, cfg.opening_turns);
+        else
+            status = kz_usage_error("match: cannot find %d distinct openings", cfg.openings);
         goto out;
     }
     if (rc != 0) {
@@ -311,7 +315,7 @@ static int s_engine_opts(int argc, char **argv, const char *usage, bool play, en
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'm': o->model = optarg; break;
         case 'P': o->spec = optarg; break;
