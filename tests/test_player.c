@@ -10,7 +10,10 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "game.h"
 #include "match.h"
@@ -492,3 +495,129 @@ static void s_beats_random(const char *spec, int games, double min_score)
 Test(ladder, greedy_beats_random) { s_beats_random("greedy", 30, 0.8); }
 Test(ladder, alphabeta2_beats_random) { s_beats_random("alphabeta:2", 20, 0.8); }
 Test(ladder, uct_beats_random) { s_beats_random("uct:100", 20, 0.8); }
+
+/* ---- kz analyse and kz play ---- */
+
+/* Runs `kz ARGS` with `input` on stdin; returns the exit status, output in out. */
+static int s_kz(const char *args, const char *input, char *out, size_t len)
+{
+    const char *dir = getenv("KZ_BIN_DIR");
+    cr_assert_not_null(dir, "KZ_BIN_DIR must point at the built binaries");
+    char in_path[] = "/tmp/kz_test_player_in_XXXXXX", out_path[] = "/tmp/kz_test_player_XXXXXX";
+    int in_fd = mkstemp(in_path), out_fd = mkstemp(out_path);
+    cr_assert(in_fd >= 0 && out_fd >= 0);
+    cr_assert_eq(write(in_fd, input, strlen(input)), (ssize_t)strlen(input));
+    close(in_fd);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s/kz %s < %s > %s 2>&1", dir, args, in_path, out_path);
+    int st = system(cmd);
+    FILE *f = fdopen(out_fd, "r");
+    size_t n = fread(out, 1, len - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    unlink(in_path);
+    unlink(out_path);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(kz_play, capture_sequence_hop_by_hop)
+{
+    /* A man on 0 takes 5 and then 15 (0-10, 10-20): the last white pieces. Bad input
+     * first: unreadable, then illegal, then a request for the legal actions. */
+    static char out[65536];
+    int rc = s_kz("play --player random --position 'b....w.........w......... b'",
+                  "hello\n3-4\nmoves\n0x10\n10-20\n", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "cannot read 'hello'"), "%s", out);
+    cr_assert_not_null(strstr(out, "legal: 0-10\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "illegal: 3-4; legal: 0-10"), "%s", out);
+    cr_assert_not_null(strstr(out, "(continue the capture)"), "%s", out);
+    cr_assert_not_null(strstr(out, "position: ..........b....w......... b 10"), "%s", out);
+    cr_assert_not_null(strstr(out, "result: black (no-pieces): you win"), "%s", out);
+    /* The board is drawn at the start and after each of the two hops. */
+    int boards = 0;
+    for (const char *p = out; (p = strstr(p, "position: ")); p++)
+        boards++;
+    cr_assert_eq(boards, 3, "%s", out);
+}
+
+Test(kz_play, engine_moves_first_and_eof_ends)
+{
+    static char out[65536];
+    int rc = s_kz("play --color w --sims 30 --seed 4", "", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "engine (black) plays "), "%s", out);
+    cr_assert_not_null(strstr(out, "white to move"), "%s", out);
+    cr_assert_not_null(strstr(out, "end of input"), "%s", out);
+    /* A few actions, then EOF in the middle of the game. */
+    rc = s_kz("play --player greedy", "7-12\n", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "engine (white) plays "), "%s", out);
+    cr_assert_not_null(strstr(out, "end of input"), "%s", out);
+    rc = s_kz("play --player greedy", "quit\n", out, sizeof out);
+    cr_assert_eq(rc, 0);
+    cr_assert_not_null(strstr(out, "game abandoned"), "%s", out);
+}
+
+Test(kz_play, bad_options)
+{
+    static char out[8192];
+    const char *bad[] = {
+        "play --color x", "play --sims 0", "play --player foo", "play extra",
+        "play --position 'bbb b'", "play --bogus", "play --player random --sims 5",
+        "play --model /nonexistent/model",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = s_kz(bad[i], "", out, sizeof out);
+        cr_assert_eq(rc, 2, "kz %s: status %d: %s", bad[i], rc, out);
+        cr_assert(!strncmp(out, "kz: ", 4), "kz %s: %s", bad[i], out);
+        cr_assert_null(strchr(strchr(out, '\n') + 1, '\n'), "kz %s: one line: %s", bad[i], out);
+    }
+}
+
+Test(kz_analyse, reports_the_choice)
+{
+    static char out[65536];
+    /* Mid-sequence (after 24-0): 0-10 wins, 0-15 is recaptured. */
+    int rc = s_kz("analyse --position '.....w......w.......w...B b' 24-0 --sims 300", "", out,
+                  sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "chosen: 0-10\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "value: +0."), "%s", out);
+    cr_assert_not_null(strstr(out, "distribution (2 legal actions):"), "%s", out);
+    double share_good = -1, share_bad = -1;
+    const char *p = strstr(out, "  0-10 ");
+    cr_assert_not_null(p);
+    cr_assert_eq(sscanf(p, " 0-10 %lf", &share_good), 1);
+    p = strstr(out, "  0-15 ");
+    cr_assert_not_null(p);
+    cr_assert_eq(sscanf(p, " 0-15 %lf", &share_bad), 1);
+    cr_assert_float_eq(share_good + share_bad, 1.0, 0.002);
+    cr_assert_gt(share_good, share_bad);
+    rc = s_kz("analyse --player alphabeta:4 --position '.....B....www.....b...w.. b'", "", out,
+              sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "chosen: 5-20\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "value: +1.000"), "%s", out);
+    rc = s_kz("analyse --position 'b........................ w'", "", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "result: black (no-pieces)"), "%s", out);
+}
+
+Test(kz_analyse, bad_input)
+{
+    static char out[8192];
+    const char *bad[] = {
+        "analyse 7-13", "analyse 7-12 99", "analyse --position 'xyz b'", "analyse --sims -3",
+        "analyse --player uct:10 --model m", "analyse --color b", "analyse --player nope",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = s_kz(bad[i], "", out, sizeof out);
+        cr_assert_eq(rc, 2, "kz %s: status %d: %s", bad[i], rc, out);
+        cr_assert(!strncmp(out, "kz: ", 4), "kz %s: %s", bad[i], out);
+        cr_assert_null(strchr(strchr(out, '\n') + 1, '\n'), "kz %s: one line: %s", bad[i], out);
+    }
+    int rc = s_kz("analyse 7-13", "", out, sizeof out);
+    cr_assert_eq(rc, 2);
+    cr_assert_not_null(strstr(out, "legal: "), "%s", out);
+}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "game.h"
 #include "kz.h"
@@ -383,23 +384,22 @@ int cmd_analyse(int argc, char **argv)
     int rc = s_setup(g, "analyse", o.position, argc, argv, first, &s);
     if (rc)
         return rc;
-    g->render(&s, stdout);
-    game_result r = g->result(&s);
-    if (r.over) {
-        printf("result: %s (%s)\n", s_result_text(g, r), game_reason_name(r.reason));
-        return 0;
-    }
     char err[300];
     player *p = s_engine(g, "analyse", o.spec, o.model, o.sims, err, sizeof err);
     if (!p)
         return 2;
-    player_new_game(p, (uint64_t)o.seed);
     player_info *info = xmalloc(sizeof *info);
-    int action;
+    int status = 0, action;
+    g->render(&s, stdout);
+    game_result r = g->result(&s);
+    if (r.over) {
+        printf("result: %s (%s)\n", s_result_text(g, r), game_reason_name(r.reason));
+        goto out;
+    }
+    player_new_game(p, (uint64_t)o.seed);
     double t0 = time_now();
     rc = player_choose(p, &s, &action, info);
     double dt = time_now() - t0;
-    int status = 0;
     if (rc != 0) {
         fprintf(stderr, "kz: analyse: %s failed: %s\n", player_name(p), err_str(rc));
         status = 1;
@@ -527,6 +527,8 @@ int cmd_play(int argc, char **argv)
             goto out;
         }
         char *t = s_trim(line);
+        if (!isatty(fileno(stdin)))
+            printf("%s\n", t); /* a transcript reads like a session */
         if (!*t)
             continue;
         s_legal_list(g, &s, list, sizeof list);
