@@ -4,6 +4,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,22 @@ void gate_config_default(gate_config *c)
                        .elo0 = 0, .elo1 = 35, .alpha = 0.05, .beta = 0.05};
 }
 
+int gate_config_check(const gate_config *c, char *err, size_t errlen)
+{
+    const char *why = NULL;
+    if (c->games < 1)
+        why = "gate: games must be at least 1";
+    else if (!(c->threshold >= 0 && c->threshold < 1))
+        why = "gate: threshold must be in [0, 1)";
+    else if (c->sprt && !(c->elo0 < c->elo1))
+        why = "gate: SPRT elo0 must be below elo1";
+    else if (c->sprt && !(c->alpha > 0 && c->alpha < 1 && c->beta > 0 && c->beta < 1))
+        why = "gate: SPRT alpha and beta must be in (0, 1)";
+    if (why && err && errlen)
+        snprintf(err, errlen, "%s", why);
+    return why ? KZ_EINVAL : 0;
+}
+
 #define GATE_EPS 1e-9
 
 /* The fixed rule over `total` games once `n` <= total are played. */
@@ -151,7 +168,7 @@ static int s_gate_fixed(const gate_config *c, int wins, int draws, int n)
 
 int gate_decide(const gate_config *c, int wins, int draws, int losses)
 {
-    assert(c && c->games >= 1 && wins >= 0 && draws >= 0 && losses >= 0);
+    assert(c && gate_config_check(c, NULL, 0) == 0 && wins >= 0 && draws >= 0 && losses >= 0);
     int n = wins + draws + losses;
     if (c->sprt) {
         int d = match_sprt_decide(wins, draws, losses, c->elo0, c->elo1, c->alpha, c->beta, NULL);

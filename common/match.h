@@ -35,6 +35,7 @@
 #define KZ_MATCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "game.h"
@@ -55,13 +56,18 @@ typedef struct gate_config {
 } gate_config;
 enum gate_decision { GATE_CONTINUE = 0, GATE_ACCEPT = 1, GATE_REJECT = 2 };
 void gate_config_default(gate_config *c);
+/* Checks a configuration from a user or a file: games >= 1, 0 <= threshold < 1,
+ * and with sprt elo0 < elo1, alpha and beta in (0, 1). 0, or KZ_EINVAL with a
+ * one-line reason in err (if non-NULL). gate_decide asserts what this checks. */
+int gate_config_check(const gate_config *c, char *err, size_t errlen);
 /* Decision after wins/draws/losses from the candidate's view. Fixed mode: CONTINUE until
  * `games` games are played, then ACCEPT iff score > threshold (may decide early when the
  * outcome can no longer change). SPRT mode: the SPRT's decision (with `games` as a cap). */
 int gate_decide(const gate_config *c, int wins, int draws, int losses);
 /* Details of gate_decide (what the header above leaves open):
- * - Counts must be >= 0 and games >= 1 (assert). The score is compared in half
- *   points, with a 1e-9 tolerance against rounding, so 27.5/50 is not > 0.55.
+ * - Counts must be >= 0 and the configuration valid (gate_config_check; assert).
+ * - The score is compared in half points, with a 1e-9 tolerance against
+ *   rounding, so 27.5/50 is not > 0.55.
  * - Fixed mode, early: ACCEPT once the points already won exceed threshold *
  *   games even if every remaining game is lost; REJECT once they cannot exceed
  *   it even if every remaining game is won. With more than `games` games, the

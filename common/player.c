@@ -110,12 +110,14 @@ void player_destroy(player **pp)
 
 /* ---- 2. material and evaluation --------------------------------------------------------- */
 
+#define EVAL_MAX_FLOATS 4096 /* largest (C, H, W) input the evaluation reads */
+
 /* Men and kings of the mover ([0][0], [0][1]) and of the opponent ([1][..]). */
 static void s_material(const game_def *g, const game_state *s, int m[2][2])
 {
-    float planes[GAME_MAX_LEGAL * 4]; /* room for (C, H, W) of any small board */
+    float planes[EVAL_MAX_FLOATS]; /* (C, H, W) */
     size_t need = (size_t)g->planes * g->height * g->width;
-    KZ_CHECK(g->planes >= 4 && need <= sizeof planes / sizeof planes[0]);
+    KZ_CHECK(g->planes >= 4 && need <= EVAL_MAX_FLOATS);
     g->encode_planes(s, planes);
     int hw = g->height * g->width;
     for (int k = 0; k < 4; k++) {
@@ -183,7 +185,7 @@ static long s_ab(ab_search *ab, const game_state *s, int depth, int qleft, int h
         return v == 0 ? 0 : v * (PLAYER_WIN - hops);
     }
     if (depth == 0) {
-        /* Only ever reached at a turn start (depth drops when a turn ends). */
+        assert(!g->mid_turn(s)); /* depth drops only when a turn ends */
         if (qleft == 0 || !s_must_capture(g, s))
             return player_evaluate(g, s, ab->mobility);
         depth = 1; /* quiescence: the forced captures are searched as one more turn */
@@ -305,6 +307,7 @@ player *player_greedy_new(const game_def *g)
 /* ---- 4. UCT --------------------------------------------------------------------------- */
 
 #define UCT_NODES_PER_PLAYOUT 32
+#define UCT_MAX_NODES (1L << 22) /* 64 MiB of nodes at most */
 
 typedef struct uct_node {
     int32_t first;     /* index of the first child, -1 until expanded */
@@ -318,8 +321,8 @@ typedef struct uct {
     player_uct_config cfg; /* settings */
     uct_node *nodes;       /* (cap) the tree, reset for every decision */
     int cap;               /* nodes available */
-    int32_t *path;         /* (playouts + 2) nodes from the root down */
-    int8_t *chooser;       /* (playouts + 2) player who chose path[i] (mover at its parent) */
+    int32_t *path;         /* (cap + 1) nodes from the root down */
+    int8_t *chooser;       /* (cap + 1) player who chose path[i] (mover at its parent) */
 } uct;
 
 /* One random playout from s to the end of the game; returns the result. */
@@ -458,10 +461,11 @@ player *player_uct_new(const game_def *g, const player_uct_config *cfg)
     uct *u = xcalloc(1, sizeof *u);
     u->cfg = *cfg;
     long cap = 1 + GAME_MAX_LEGAL + (long)UCT_NODES_PER_PLAYOUT * cfg->playouts;
-    u->cap = cap > INT32_MAX / 2 ? INT32_MAX / 2 : (int)cap;
+    u->cap = (int)(cap < UCT_MAX_NODES ? cap : UCT_MAX_NODES);
     u->nodes = xmalloc((size_t)u->cap * sizeof *u->nodes);
-    u->path = xmalloc(((size_t)cfg->playouts + 2) * sizeof *u->path);
-    u->chooser = xmalloc((size_t)cfg->playouts + 2);
+    /* A path holds at most one node per level, and every level holds a node. */
+    u->path = xmalloc(((size_t)u->cap + 1) * sizeof *u->path);
+    u->chooser = xmalloc((size_t)u->cap + 1);
     p->impl = u;
     return p;
 }

@@ -97,8 +97,9 @@ typedef struct player_uct_config {
 player *player_random_new(const game_def *g);
 /* The greedy player (see above). */
 player *player_greedy_new(const game_def *g);
-/* UCT with random playouts. Node memory: 1 + GAME_MAX_LEGAL + 32 * playouts nodes, allocated
- * here; when a search fills it, leaves are played out without expanding. */
+/* UCT with random playouts. Node memory: 1 + GAME_MAX_LEGAL + 32 * playouts
+ * nodes of 16 bytes (at most 2^22 nodes), allocated here; when a search fills
+ * it, leaves are played out without being expanded. */
 player *player_uct_new(const game_def *g, const player_uct_config *cfg);
 /* Alpha-beta at `depth` turns (1..PLAYER_MAX_DEPTH). */
 player *player_alphabeta_new(const game_def *g, int depth);

@@ -180,6 +180,32 @@ Test(gate, defaults)
     cr_assert_float_eq(c.beta, 0.05, 1e-12);
 }
 
+Test(gate, config_check)
+{
+    gate_config c;
+    char err[200];
+    gate_config_default(&c);
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), 0);
+    c.games = 0;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+    cr_assert_not_null(strstr(err, "games"));
+    gate_config_default(&c);
+    c.threshold = 1.0;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+    c.threshold = NAN;
+    cr_assert_eq(gate_config_check(&c, NULL, 0), KZ_EINVAL);
+    gate_config_default(&c);
+    c.elo0 = 40; /* ignored without sprt */
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), 0);
+    c.sprt = true;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+    cr_assert_not_null(strstr(err, "elo0"));
+    gate_config_default(&c);
+    c.sprt = true;
+    c.beta = 0;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+}
+
 Test(gate, fixed_mode_at_fifty)
 {
     gate_config c;

@@ -148,8 +148,8 @@ int cmd_match(int argc, char **argv)
         "a line per game, then from A's view: wins, draws, losses, the score with its 95%\n"
         "interval (trinomial variance), the logistic Elo difference with its interval, and\n"
         "with --sprt the log-likelihood ratio (GSPRT as fishtest; H0: Elo = ELO0, H1: Elo =\n"
-        "ELO1, alpha and beta default 0.05), stopping as soon as it accepts one hypothesis. The same --seed (default 1) replays the\n"
-        "same match.\n\n";
+        "ELO1, alpha and beta default 0.05), stopping as soon as it accepts one hypothesis.\n"
+        "The same --seed (default 1) replays the same match.\n\n";
     static const struct option opts[] = {
         {"games", required_argument, NULL, 'n'},
         {"openings", required_argument, NULL, 'k'},
