@@ -85,7 +85,8 @@ static uint64_t s_perft(const game_def *g, const game_state *s, int depth)
     int n = g->legal_actions(s, legal);
     uint64_t total = 0;
     for (int i = 0; i < n; i++) {
-        game_state c = *s;
+        game_state c;
+        g->copy(&c, s);
         g->apply(&c, legal[i]);
         total += s_perft(g, &c, depth - 1);
     }
