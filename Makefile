@@ -71,7 +71,7 @@ BENCHES := $(BENCH_SRC:tools/%.c=$(BUILD)/%)
 TEST_BIN := $(BUILD)/test_all
 
 .PHONY: all
-all: $(BINS)
+all: $(BINS) $(BENCHES)
 
 # --- rules -----------------------------------------------------------------
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto

@@ -128,6 +128,9 @@ const game_def *game_default(void);
 const char *game_reason_name(int reason);
 /* Reverses every row of (C, H, W) planes in place (the left-right mirror). */
 void game_mirror_planes(const game_def *g, float *planes);
+/* Perft (R22): leaf nodes of the action tree to `depth`, full make-move at
+ * every node, terminal nodes above the depth counting nothing. */
+uint64_t game_perft(const game_def *g, const game_state *s, int depth);
 /* Result from the view of `player`: +1 win, -1 loss, 0 draw (r must be over). */
 int game_result_for(game_result r, int player);
 
