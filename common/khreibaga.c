@@ -426,13 +426,17 @@ static void s_end_turn(kh_state *s, int last_sq, bool progress)
     s->chain = -1;
     if (s->ply < UINT16_MAX)
         s->ply++;
-    if (progress) {
+    if (progress)
         s->no_progress = 0;
-        s->hist_len = 0;
-    } else if (s->no_progress < 255) {
+    else if (s->no_progress < 255)
         s->no_progress++;
-    }
     uint64_t key = s_key(s);
+    if (progress) {
+        s->hist[0] = key;
+        s->hist_len = 1;
+        s->reps = 1;
+        return;
+    }
     int reps = 1;
     for (int i = 0; i < s->hist_len; i++)
         reps += s->hist[i] == key;
@@ -471,7 +475,9 @@ static void kh_apply(game_state *g, int action)
     s->kings &= ~captured;
     /* R8: the sequence goes on while the piece can capture. (Which next hops
      * are legal is decided by legal_actions: the majority rule.) */
-    if (!s_can_capture(dst, king, s->pieces[me] & ~dbit, s->pieces[me ^ 1])) {
+    uint32_t opp = s->pieces[me ^ 1];
+    if ((!king && !(T.man_caps[dst] & opp)) ||
+        !s_can_capture(dst, king, s->pieces[me] & ~dbit, opp)) {
         s_end_turn(s, dst, true);
     } else {
         s->chain = (int8_t)dst;
