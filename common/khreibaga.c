@@ -65,11 +65,9 @@ static struct {
     hop_t man_hops[KH_POINTS][8];  /* a man's possible capture hops (R4) */
     uint8_t n_man_hops[KH_POINTS]; /* their count */
     uint32_t man_caps[KH_POINTS];  /* the points a man on sq could jump over */
-    int8_t long_rays[KH_POINTS][8][5]; /* rays of length >= 2, for king captures (R6) */
-    uint8_t long_ray_len[KH_POINTS][8]; /* their lengths */
-    uint8_t n_long_rays[KH_POINTS];     /* their count */
     uint32_t fwd[2][KH_POINTS];         /* a man's forward neighbours (R3) */
     int shift[8];                       /* sq offset of one step in each direction */
+    uint32_t raymask[KH_POINTS][8];     /* the points of each ray, as a bitboard */
     uint32_t jump_from[8];              /* points with a ray of length >= 2 in each direction */
     uint8_t ray_len[KH_POINTS][8]; /* their count */
     uint32_t between[KH_POINTS][KH_POINTS]; /* points strictly between src and dst on one line */
@@ -98,6 +96,7 @@ __attribute__((constructor)) static void s_init_tables(void)
                     T.ray[sq][d][n++] = (int8_t)t;
                     T.between[sq][t] = path;
                     T.line_dir[sq][t] = (int8_t)d;
+                    T.raymask[sq][d] |= 1u << t;
                     path |= 1u << t;
                     rr += DR[d];
                     cc += DC[d];
@@ -110,9 +109,6 @@ __attribute__((constructor)) static void s_init_tables(void)
                 hop_t h = {T.ray[sq][d][0], T.ray[sq][d][1]};
                 T.man_hops[sq][T.n_man_hops[sq]++] = h;
                 T.man_caps[sq] |= 1u << h.cap;
-                int j = T.n_long_rays[sq]++;
-                memcpy(T.long_rays[sq][j], T.ray[sq][d], 5);
-                T.long_ray_len[sq][j] = (uint8_t)n;
             }
             if (n >= 2) {
                 T.shift[d] = T.ray[sq][d][0] - sq;
@@ -153,6 +149,13 @@ static inline uint64_t s_key(const kh_state *s)
            (uint64_t)s->side << 50;
 }
 
+/* The point of `mask` nearest to the ray's origin in direction d (mask != 0):
+ * directions with a positive step grow from the origin, the others shrink. */
+static inline int s_nearest(uint32_t mask, int d)
+{
+    return (d == 0 || d == 2 || d == 4 || d == 5) ? __builtin_ctz(mask) : 31 - __builtin_clz(mask);
+}
+
 /* Step 1: single capture hops of one piece (R4, R6). The moving piece has
  * been lifted from its square (R7): `occ` excludes it; `opp` holds the enemy's
  * pieces. Runs BODY with LAND (landing point) and CAP (captured point) bound
@@ -170,17 +173,18 @@ static inline uint64_t s_key(const kh_state *s)
                 }                                                                           \
             }                                                                               \
         } else {                                                                            \
-            for (int d_ = 0, nd_ = T.n_long_rays[sq]; d_ < nd_; d_++) {                     \
-                const int8_t *ray_ = T.long_rays[sq][d_];                                   \
-                int n_ = T.long_ray_len[sq][d_];                                            \
-                int k_ = 0;                                                                 \
-                while (k_ < n_ && !((occ) >> ray_[k_] & 1))                                 \
-                    k_++;                                                                   \
-                if (k_ >= n_ - 1 || !((opp) >> ray_[k_] & 1))                               \
+            for (int d_ = 0; d_ < 8; d_++) {                                                \
+                uint32_t b_ = T.raymask[sq][d_] & (occ);                                    \
+                if (!b_)                                                                    \
                     continue;                                                               \
-                int CAP = ray_[k_];                                                         \
-                for (int j_ = k_ + 1; j_ < n_ && !((occ) >> ray_[j_] & 1); j_++) {          \
-                    int LAND = ray_[j_];                                                    \
+                int c_ = s_nearest(b_, d_);                                                 \
+                if (!((opp) >> c_ & 1))                                                     \
+                    continue;                                                               \
+                uint32_t after_ = T.raymask[c_][d_], b2_ = after_ & (occ);                  \
+                uint32_t lands_ = b2_ ? after_ & ~T.raymask[s_nearest(b2_, d_)][d_] & ~b2_  \
+                                      : after_;                                             \
+                for (; lands_; lands_ &= lands_ - 1) {                                      \
+                    int LAND = s_lsb(lands_), CAP = c_;                                     \
                     BODY                                                                    \
                 }                                                                           \
             }                                                                               \
@@ -287,36 +291,54 @@ static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *s
         return count;
     }
 
-    /* Turn start: captures first (R8), by majority. Only kings and the men
-     * that can capture at all need a closer look. */
+    /* Turn start: captures first (R8), by majority. Men's first hops are
+     * found for all men at once, direction by direction; kings walk their
+     * rays. Each hop's value is one plus the longest chain after it. */
     int best = 0;
     uint32_t empty = ALL_POINTS & ~(own | opp);
-    uint32_t look = (own & s->kings) | s_man_capturers(own & ~s->kings, opp, empty);
-    uint32_t srcs = 0;
-    for (uint32_t m = look; m; m &= m - 1)
-        dsts[s_lsb(m)] = 0;
-    for (uint32_t m = look; m; m &= m - 1) {
+    uint32_t men = own & ~s->kings, srcs = 0;
+    int all = s_popcount(opp);
+#define KH_RECORD_HOP(SQ, LAND, V)                                                          \
+    do {                                                                                    \
+        int v_ = (V);                                                                       \
+        if (v_ > best) {                                                                    \
+            /* A longer sequence: everything found so far is illegal. */                  \
+            best = v_;                                                                      \
+            srcs = 0;                                                                       \
+            count = 0;                                                                      \
+        }                                                                                   \
+        if (v_ == best) {                                                                   \
+            if (!(srcs >> (SQ) & 1)) {                                                      \
+                srcs |= 1u << (SQ);                                                         \
+                dsts[SQ] = 0;                                                               \
+            }                                                                               \
+            if (!(dsts[SQ] >> (LAND) & 1)) {                                                \
+                dsts[SQ] |= 1u << (LAND);                                                   \
+                count++;                                                                    \
+            }                                                                               \
+        }                                                                                   \
+    } while (0)
+    for (int d = 0; d < 8; d++) {
+        int sh = T.shift[d];
+        uint32_t c = men & T.jump_from[d] & s_shift(opp, -sh) & s_shift(empty, -2 * sh);
+        for (; c; c &= c - 1) {
+            int sq = s_lsb(c), cap = sq + sh, land = sq + 2 * sh;
+            uint32_t cbit = 1u << cap, opp2 = opp & ~cbit;
+            int v = 1;
+            if (T.man_caps[land] & opp2)
+                v += s_max_chain_man(land, opp2, empty | cbit | 1u << sq, all - 1);
+            KH_RECORD_HOP(sq, land, v);
+        }
+    }
+    for (uint32_t m = own & s->kings; m; m &= m - 1) {
         int sq = s_lsb(m);
-        bool king = s->kings >> sq & 1;
         uint32_t own_rest = own & ~(1u << sq);
         uint32_t occ = own_rest | opp;
-        FOR_EACH_HOP(sq, king, occ, opp, land, cap, {
-            int v = 1 + s_max_chain(land, king, own_rest, opp & ~(1u << cap));
-            if (v > best) {
-                /* A longer sequence: everything found so far is illegal. */
-                best = v;
-                for (uint32_t k = srcs; k; k &= k - 1)
-                    dsts[s_lsb(k)] = 0;
-                srcs = 0;
-                count = 0;
-            }
-            if (v == best && !(dsts[sq] >> land & 1)) {
-                dsts[sq] |= 1u << land;
-                srcs |= 1u << sq;
-                count++;
-            }
+        FOR_EACH_HOP(sq, true, occ, opp, land, cap, {
+            KH_RECORD_HOP(sq, land, 1 + s_max_chain(land, true, own_rest, opp & ~(1u << cap)));
         });
     }
+#undef KH_RECORD_HOP
     if (best > 0) {
         *srcs_out = srcs;
         return count;
