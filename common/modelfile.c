@@ -356,7 +356,7 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
     *out = NULL;
     /* Step 1. The header. */
     size_t head = len < sizeof s_magic ? len : sizeof s_magic;
-    if (len == 0 || memcmp(buf, s_magic, head) != 0)
+    if (head && memcmp(buf, s_magic, head) != 0)
         return s_fail(err, errlen, KZ_ECORRUPT, "not a model file (no KZMODEL magic)");
     if (len < MODELFILE_HEADER_BYTES)
         return s_fail(err, errlen, KZ_ECORRUPT,
