@@ -538,6 +538,10 @@ int wire_decode(wire_msg *m, const void *buf, size_t len, size_t max_len)
     m->version = env->version;
     m->request_id = env->request_id;
     m->client = env->client;
+    if (env->version == 0) { /* no version at all: not one of anybody's messages */
+        wire_msg_clear(m);
+        return KZ_ECORRUPT;
+    }
     if (env->version != WIRE_PROTOCOL_VERSION) {
         /* Read the kind only as a hint: the body may mean something else. */
         m->kind = WIRE_NONE;

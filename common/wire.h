@@ -274,7 +274,7 @@ int wire_encode(const wire_msg *m, wire_buf *out);
 /* Parses len bytes into m (clearing what m held). Returns
  *   0             m is a valid message of the current protocol version;
  *   KZ_EFULL      len > max_len (nothing decoded);
- *   KZ_ECORRUPT   undecodable, no body, or inconsistent fields;
+ *   KZ_ECORRUPT   undecodable, version 0 (absent), no body, or inconsistent fields;
  *   KZ_EVERSION   decodable, but version != WIRE_PROTOCOL_VERSION: m->version
  *                 and m->request_id are set, m->kind may be WIRE_NONE.
  * On any failure m holds no body (kind WIRE_NONE except for KZ_EVERSION). */
