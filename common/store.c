@@ -603,7 +603,8 @@ static int s_put_counters(store *s, MDB_txn *txn, uint64_t next_game, uint64_t n
 }
 
 /* One attempt at storing the games; the caller retries after MAP_FULL. */
-static int s_put_games_once(store *s, store_game *games, size_t n)
+static int s_put_games_once(store *s, store_game *games, size_t n, const char *name,
+                            const void *data, size_t len)
 {
     MDB_txn *txn;
     int rc = s_begin_write(s, &txn);
@@ -648,6 +649,10 @@ static int s_put_games_once(store *s, store_game *games, size_t n)
         rc = s_prune_txn(s, txn, &first_pos, next_pos, NULL);
     if (!rc)
         rc = s_put_counters(s, txn, next_game, next_pos, first_pos);
+    if (!rc && name) {
+        MDB_val k = {strlen(name), (void *)name}, d = {len, (void *)data};
+        rc = mdb_put(txn, s->meta, &k, &d, 0);
+    }
     if (rc) {
         mdb_txn_abort(txn);
         return rc;
@@ -664,6 +669,14 @@ static int s_put_games_once(store *s, store_game *games, size_t n)
 
 int store_put_games(store *s, store_game *games, size_t n)
 {
+    return store_put_games_meta(s, games, n, NULL, NULL, 0);
+}
+
+int store_put_games_meta(store *s, store_game *games, size_t n, const char *name,
+                         const void *data, size_t len)
+{
+    if (name && (strlen(name) == 0 || strlen(name) > 63 || len > META_VALUE_MAX))
+        return KZ_EINVAL;
     for (size_t i = 0; i < n; i++) {
         const store_game *g = &games[i];
         if (!g->game_id || (!g->record && g->record_len) ||
@@ -676,7 +689,7 @@ int store_put_games(store *s, store_game *games, size_t n)
                 return KZ_EINVAL;
     }
     for (;;) {
-        int rc = s_put_games_once(s, games, n);
+        int rc = s_put_games_once(s, games, n, name, data, len);
         if (rc != MDB_MAP_FULL)
             return rc;
         if ((rc = s_grow(s)))
