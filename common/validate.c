@@ -20,7 +20,36 @@ struct validator {
     uint32_t *offsets;      /* (max_moves + 1) */
     uint32_t *actions;      /* (max_entries) */
     float *probs;           /* (max_entries) */
+    uint8_t *legal_mask;    /* (action_count) 1 for the legal actions of the state in hand */
+    uint8_t *arena;         /* (arena_cap) bump allocator for unpacking one record */
+    size_t arena_cap;       /* bytes */
+    size_t arena_used;      /* bytes handed out for the record in hand */
+    size_t overflow;        /* bytes malloc'd beyond the arena (freed by protobuf-c) */
 };
+
+/* protobuf-c allocator over the validator's arena: unpacking a record costs no
+ * malloc unless it outgrows the arena (then plain malloc, released through
+ * free_unpacked as usual). */
+static void *s_arena_alloc(void *data, size_t size)
+{
+    validator *v = data;
+    size_t aligned = (size + 15) & ~(size_t)15;
+    if (aligned <= v->arena_cap - v->arena_used) {
+        void *p = v->arena + v->arena_used;
+        v->arena_used += aligned;
+        return p;
+    }
+    v->overflow += size;
+    return malloc(size);
+}
+
+static void s_arena_free(void *data, void *p)
+{
+    validator *v = data;
+    if ((uint8_t *)p >= v->arena && (uint8_t *)p < v->arena + v->arena_cap)
+        return; /* released all at once when the next record starts */
+    free(p);
+}
 
 static const char *const s_reason_names[VALIDATE_REASON_COUNT] = {
     "ok", "malformed", "oversized", "wrong-game", "unknown-model", "illegal-action",
@@ -62,7 +91,13 @@ validator *validator_new(const game_def *g, const validate_limits *lim)
     v->offsets = malloc(((size_t)l.max_moves + 1) * sizeof *v->offsets);
     v->actions = malloc(v->max_entries * sizeof *v->actions);
     v->probs = malloc(v->max_entries * sizeof *v->probs);
-    if (!v->packed || !v->z || !v->mover || !v->offsets || !v->actions || !v->probs)
+    v->legal_mask = calloc((size_t)g->action_count, 1);
+    /* Unpacked records take a few times their encoded size; 4 MiB covers
+     * ordinary ones, bigger ones spill to malloc. */
+    v->arena_cap = 4u << 20;
+    v->arena = malloc(v->arena_cap);
+    if (!v->packed || !v->z || !v->mover || !v->offsets || !v->actions || !v->probs ||
+        !v->legal_mask || !v->arena)
         validator_destroy(&v);
     return v;
 }
@@ -78,6 +113,8 @@ void validator_destroy(validator **vp)
     free(v->offsets);
     free(v->actions);
     free(v->probs);
+    free(v->legal_mask);
+    free(v->arena);
     free(v);
     *vp = NULL;
 }
@@ -112,6 +149,11 @@ static void s_sort_policy(uint32_t *a, float *p, uint32_t n)
     }
 }
 
+static int s_check_policy(validator *v, const Kz__MoveRecord *mv, uint32_t i, int ply,
+                          validate_result *out);
+static int s_record_position(validator *v, const Kz__MoveRecord *mv, uint32_t i,
+                             const game_state *s, uint32_t *entries, validate_result *out);
+
 /* Checks move i (in state s) and records its training position. */
 static int s_check_move(validator *v, const Kz__MoveRecord *mv, uint32_t i, const game_state *s,
                         uint32_t *entries, validate_result *out)
@@ -133,11 +175,41 @@ static int s_check_move(validator *v, const Kz__MoveRecord *mv, uint32_t i, cons
         if (!isfinite(mv->policy[k]))
             return s_fail(out, VALIDATE_NAN, "move %u (ply %d): policy share %zu is %f", i, ply,
                           k, (double)mv->policy[k]);
-    /* Step 2. Every policy action legal, ascending, no repeats. */
+    /* Step 2. Every policy action legal, ascending, no repeats. The legal
+     * actions are generated once per state, into a mask. */
+    uint16_t legal[GAME_MAX_LEGAL];
+    int nl = g->legal_actions(s, legal);
+    for (int k = 0; k < nl; k++)
+        v->legal_mask[legal[k]] = 1;
+    int rc = s_check_policy(v, mv, i, ply, out);
+    if (rc == VALIDATE_OK && (mv->action >= (uint32_t)g->action_count ||
+                              !v->legal_mask[mv->action])) {
+        char name[32];
+        if (mv->action < (uint32_t)g->action_count)
+            g->format_action((int)mv->action, name, sizeof name);
+        else
+            snprintf(name, sizeof name, "#%u", mv->action);
+        rc = s_fail(out, VALIDATE_ILLEGAL_ACTION, "move %u (ply %d): illegal action %s", i, ply,
+                    name);
+    }
+    for (int k = 0; k < nl; k++)
+        v->legal_mask[legal[k]] = 0;
+    if (rc)
+        return rc;
+    return s_record_position(v, mv, i, s, entries, out);
+}
+
+/* Steps 2 and 3 of s_check_move: policy actions legal (per v->legal_mask),
+ * ascending, shares in [0, 1] summing to 1. */
+static int s_check_policy(validator *v, const Kz__MoveRecord *mv, uint32_t i, int ply,
+                          validate_result *out)
+{
+    const game_def *g = v->g;
+    size_t n = mv->n_policy;
     char name[32];
     for (size_t k = 0; k < n; k++) {
         uint32_t a = mv->policy_actions[k];
-        if (a >= (uint32_t)g->action_count || !g->is_legal(s, (int)a)) {
+        if (a >= (uint32_t)g->action_count || !v->legal_mask[a]) {
             if (a < (uint32_t)g->action_count)
                 g->format_action((int)a, name, sizeof name);
             else
@@ -160,16 +232,16 @@ static int s_check_move(validator *v, const Kz__MoveRecord *mv, uint32_t i, cons
     if (fabs(sum - 1.0) > v->lim.policy_tolerance)
         return s_fail(out, VALIDATE_POLICY_SUM, "move %u (ply %d): policy sums to %.6f", i, ply,
                       sum);
-    /* Step 4. The played action. */
-    if (mv->action >= (uint32_t)g->action_count || !g->is_legal(s, (int)mv->action)) {
-        if (mv->action < (uint32_t)g->action_count)
-            g->format_action((int)mv->action, name, sizeof name);
-        else
-            snprintf(name, sizeof name, "#%u", mv->action);
-        return s_fail(out, VALIDATE_ILLEGAL_ACTION, "move %u (ply %d): illegal action %s", i,
-                      ply, name);
-    }
-    /* Step 5. The training position: packed state, canonical policy. */
+    return VALIDATE_OK;
+}
+
+/* Step 4 of s_check_move: the training position (packed state, canonical
+ * policy, ascending) of move i. */
+static int s_record_position(validator *v, const Kz__MoveRecord *mv, uint32_t i,
+                             const game_state *s, uint32_t *entries, validate_result *out)
+{
+    const game_def *g = v->g;
+    size_t n = mv->n_policy;
     if (*entries + n > v->max_entries)
         return s_fail(out, VALIDATE_OVERSIZED, "too many policy entries");
     g->pack(s, v->packed + (size_t)i * (size_t)g->packed_bytes);
@@ -288,11 +360,13 @@ int validate_record(validator *v, const uint8_t *buf, size_t len, uint32_t max_m
                       v->lim.max_record_bytes);
     if (!buf || len == 0)
         return s_fail(out, VALIDATE_MALFORMED, "empty record");
-    Kz__GameRecord *rec = kz__game_record__unpack(NULL, len, buf);
+    ProtobufCAllocator alloc = {s_arena_alloc, s_arena_free, v};
+    v->arena_used = 0;
+    Kz__GameRecord *rec = kz__game_record__unpack(&alloc, len, buf);
     if (!rec)
         return s_fail(out, VALIDATE_MALFORMED, "undecodable GameRecord (%zu bytes)", len);
     int rc = s_validate(v, rec, max_model_version, out);
-    kz__game_record__free_unpacked(rec, NULL);
+    kz__game_record__free_unpacked(rec, &alloc);
     return rc;
 }
 

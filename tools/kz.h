@@ -18,4 +18,9 @@ int cmd_moves(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_random_game(int argc, char **argv);
 
+/* tools/kz_status.c */
+int cmd_status(int argc, char **argv);
+/* tools/kz_loadgen.c */
+int cmd_loadgen(int argc, char **argv);
+
 #endif
