@@ -650,6 +650,7 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
     c->pub = c->router ? s_socket(c, ZMQ_PUB, cfg->pub_bind) : NULL;
     if (!c->router || !c->pub)
         return KZ_EIO;
+    status_refresh(c); /* before the endpoint answers */
     if ((rc = status_start(c)))
         return rc;
     store_stats st;
