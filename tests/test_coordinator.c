@@ -571,3 +571,44 @@ Test(coordinator, bad_settings_exit_2_with_one_line, .timeout = 30)
     unlink(errf);
     cr_assert(strstr(line, "no_such_thing"), "%s", line);
 }
+
+Test(coordinator, a_client_outlives_a_coordinator_crash, .timeout = 60)
+{
+    coordp c;
+    s_setup(&c);
+    s_start(&c);
+    void *zctx = zmq_ctx_new();
+    client *cl = s_client(zctx, &c, "survivor", false);
+    uint8_t *recs[20];
+    size_t lens[20];
+    for (int i = 0; i < 20; i++)
+        recs[i] = s_record((uint64_t)i + 500, &lens[i]);
+    for (int i = 0; i < 10; i++)
+        cr_assert_eq(client_submit_game(cl, recs[i], lens[i], 0), 0);
+    s_drain(cl);
+    /* SIGKILL: no clean stop. Games submitted meanwhile wait in the queue. */
+    kill(c.pid, SIGKILL);
+    waitpid(c.pid, NULL, 0);
+    c.pid = 0;
+    for (int i = 10; i < 20; i++)
+        cr_assert_eq(client_submit_game(cl, recs[i], lens[i], 0), 0);
+    double until = time_now() + 2.5; /* > 2 timeouts: resends and a reconnect */
+    while (time_now() < until)
+        client_poll(cl, 50);
+    cr_assert_eq(client_pending(cl), 10, "nothing is dropped while the coordinator is away");
+    client_stats st;
+    client_get_stats(cl, &st);
+    cr_assert_gt(st.reconnects, 0, "a silent coordinator gets a fresh socket (Lazy Pirate)");
+    s_start(&c);
+    s_drain(cl);
+    client_get_stats(cl, &st);
+    cr_assert_eq(st.acked, 20);
+    cr_assert_gt(st.resent, 0);
+    s_wait_status(&c, "\"replay\"", "games", 20);
+    for (int i = 0; i < 20; i++)
+        free(recs[i]);
+    client_destroy(&cl);
+    zmq_ctx_term(zctx);
+    cr_assert_eq(s_stop(&c), 0);
+    s_teardown(&c);
+}
