@@ -18,4 +18,8 @@ int cmd_moves(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_random_game(int argc, char **argv);
 
+/* tools/kz_selfplay.c */
+int cmd_selfplay(int argc, char **argv);
+int cmd_records(int argc, char **argv);
+
 #endif
