@@ -254,9 +254,9 @@ Test(mcts, fixed_seed_reproduces_the_search_and_the_noise_depends_on_it)
 /* --- tactics: R18 signs through capture sequences ------------------------------------ */
 
 /* Black to move; exactly one action wins within 6 hops (the brute force
- * below checks it; when the positions were chosen, every other action was
- * also checked not to win within 10 hops, except in ".W....b...", where
- * slower wins exist from 7 hops on). Each winning line passes through a
+ * below checks it). For most of them every other action was also checked,
+ * when they were chosen, not to win within 11 hops; in ".W....b..." slower
+ * wins exist from 7 hops on, and the search must still take the quick one. Each winning line passes through a
  * multi-hop capture sequence. Mutation check: with s_backup negating the
  * value at every edge (chess style) instead of only where the mover changes
  * (R18), the search plays a non-winning action in the positions marked
