@@ -6,12 +6,12 @@
  *
  * Majority rule (R8) without enumerating sequences on every call: the longest
  * capture chain from a landing point is found by a depth-first search over
- * bitboards (s_max_chain). At a turn start the legal actions are the first hops
- * whose chain length is the global maximum. When a hop leaves the sequence
- * unfinished, apply() stores in the state how many captures the sequence still
- * needs (`need`); the next hops are then those whose own remaining chain is
- * need - 1. A hop is legal only if it belongs to some maximal sequence, so the
- * longest chain from its landing point is exactly what remains (see apply).
+ * bitboards (s_max_chain), only when legal actions are listed. At a turn start
+ * the legal actions are the first hops whose chain length is the global
+ * maximum. Mid-sequence, the hops made so far belong to a maximal sequence, so
+ * the legal next hops are those of the chain piece with the longest chain left.
+ * apply() itself only asks whether the piece can capture again (R8: a
+ * sequence goes on while it can), which costs no search.
  *
  * Repetition (R14). Between a capture or a man move and the next one, only kings
  * move, and no earlier position can recur across a capture (pieces only
@@ -25,7 +25,7 @@
 
 #include <assert.h>
 #include <ctype.h>
-#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +41,6 @@ typedef struct kh_state {
     uint32_t kings;         /* kings of both colours */
     uint8_t side;           /* player to move: 0 Black, 1 White */
     int8_t chain;           /* point of the piece that must hop on, -1 at a turn start */
-    uint8_t need;           /* mid-sequence: captures the sequence still needs */
     uint8_t no_progress;    /* R13: turns since the last capture or man move */
     uint8_t reps;           /* R14: occurrences of this turn-start position, 0 mid-sequence */
     uint8_t hist_len;       /* entries in hist */
@@ -55,8 +54,21 @@ _Static_assert(sizeof(kh_state) <= GAME_STATE_BYTES, "kh_state must fit game_sta
 static const int DR[8] = {1, -1, 0, 0, 1, 1, -1, -1};
 static const int DC[8] = {0, 0, 1, -1, 1, -1, 1, -1};
 
+/* A man's capture hop: the point jumped over and the landing point. */
+typedef struct hop {
+    int8_t cap;  /* adjacent point holding the enemy */
+    int8_t land; /* the point directly behind it */
+} hop_t;
+
 static struct {
     int8_t ray[KH_POINTS][8][5];   /* points along each direction, -1 terminated */
+    hop_t man_hops[KH_POINTS][8];  /* a man's possible capture hops (R4) */
+    uint8_t n_man_hops[KH_POINTS]; /* their count */
+    uint32_t man_caps[KH_POINTS];  /* the points a man on sq could jump over */
+    uint32_t fwd[2][KH_POINTS];         /* a man's forward neighbours (R3) */
+    int shift[8];                       /* sq offset of one step in each direction */
+    uint32_t raymask[KH_POINTS][8];     /* the points of each ray, as a bitboard */
+    uint32_t jump_from[8];              /* points with a ray of length >= 2 in each direction */
     uint8_t ray_len[KH_POINTS][8]; /* their count */
     uint32_t between[KH_POINTS][KH_POINTS]; /* points strictly between src and dst on one line */
     int8_t line_dir[KH_POINTS][KH_POINTS];  /* direction from src to dst, -1 if not on a line */
@@ -65,9 +77,8 @@ static struct {
     uint64_t zob[4][KH_POINTS];             /* hash keys: black man, black king, white man, white king */
 } T;
 
-static pthread_once_t s_once = PTHREAD_ONCE_INIT;
-
-static void s_init_tables(void)
+/* Filled once before main() runs; read-only afterwards (so thread-safe). */
+__attribute__((constructor)) static void s_init_tables(void)
 {
     memset(&T, 0, sizeof T);
     memset(T.line_dir, -1, sizeof T.line_dir);
@@ -85,6 +96,7 @@ static void s_init_tables(void)
                     T.ray[sq][d][n++] = (int8_t)t;
                     T.between[sq][t] = path;
                     T.line_dir[sq][t] = (int8_t)d;
+                    T.raymask[sq][d] |= 1u << t;
                     path |= 1u << t;
                     rr += DR[d];
                     cc += DC[d];
@@ -93,6 +105,20 @@ static void s_init_tables(void)
             T.ray_len[sq][d] = (uint8_t)n;
             for (int k = n; k < 5; k++)
                 T.ray[sq][d][k] = -1;
+            if (n >= 2) {
+                hop_t h = {T.ray[sq][d][0], T.ray[sq][d][1]};
+                T.man_hops[sq][T.n_man_hops[sq]++] = h;
+                T.man_caps[sq] |= 1u << h.cap;
+            }
+            if (n >= 2) {
+                T.shift[d] = T.ray[sq][d][0] - sq;
+                T.jump_from[d] |= 1u << sq;
+            }
+            /* R3: forward is N, NE, NW for Black and S, SE, SW for White. */
+            if (n >= 1 && (d == 0 || d == 4 || d == 5))
+                T.fwd[0][sq] |= 1u << T.ray[sq][d][0];
+            if (n >= 1 && (d == 1 || d == 6 || d == 7))
+                T.fwd[1][sq] |= 1u << T.ray[sq][d][0];
         }
     }
     for (int a = 0; a < KH_ACTIONS; a++) {
@@ -106,8 +132,6 @@ static void s_init_tables(void)
         for (int sq = 0; sq < KH_POINTS; sq++)
             T.zob[k][sq] = mix64(seed++);
 }
-
-static inline void s_tables(void) { pthread_once(&s_once, s_init_tables); }
 
 static inline kh_state *S(game_state *g) { return (kh_state *)g->bytes; }
 static inline const kh_state *CS(const game_state *g) { return (const kh_state *)g->bytes; }
@@ -125,46 +149,93 @@ static inline uint64_t s_key(const kh_state *s)
            (uint64_t)s->side << 50;
 }
 
+/* The point of `mask` nearest to the ray's origin in direction d (mask != 0):
+ * directions with a positive step grow from the origin, the others shrink. */
+static inline int s_nearest(uint32_t mask, int d)
+{
+    return (d == 0 || d == 2 || d == 4 || d == 5) ? __builtin_ctz(mask) : 31 - __builtin_clz(mask);
+}
+
 /* Step 1: single capture hops of one piece (R4, R6). The moving piece has
- * been lifted from its square (R7): `occ` excludes it. Calls emit(land, cap)
- * for each hop; `opp` is the enemy's pieces. */
+ * been lifted from its square (R7): `occ` excludes it; `opp` holds the enemy's
+ * pieces. Runs BODY with LAND (landing point) and CAP (captured point) bound
+ * for each hop. Men use the precomputed (cap, land) pairs; kings walk the
+ * rays of length >= 2. */
 #define FOR_EACH_HOP(sq, is_king, occ, opp, LAND, CAP, BODY)                               \
     do {                                                                                    \
-        for (int d_ = 0; d_ < 8; d_++) {                                                    \
-            const int8_t *ray_ = T.ray[sq][d_];                                             \
-            int n_ = T.ray_len[sq][d_];                                                     \
-            if (n_ < 2)                                                                     \
-                continue;                                                                   \
-            if (!(is_king)) {                                                               \
-                int c_ = ray_[0], l_ = ray_[1];                                             \
+        if (!(is_king)) {                                                                   \
+            const hop_t *h_ = T.man_hops[sq];                                               \
+            for (int i_ = 0, n_ = T.n_man_hops[sq]; i_ < n_; i_++) {                        \
+                int c_ = h_[i_].cap, l_ = h_[i_].land;                                      \
                 if (((opp) >> c_ & 1) && !((occ) >> l_ & 1)) {                              \
                     int LAND = l_, CAP = c_;                                                \
                     BODY                                                                    \
                 }                                                                           \
-            } else {                                                                        \
-                int k_ = 0;                                                                 \
-                while (k_ < n_ && !((occ) >> ray_[k_] & 1))                                 \
-                    k_++;                                                                   \
-                if (k_ >= n_ - 1 || !((opp) >> ray_[k_] & 1))                               \
+            }                                                                               \
+        } else {                                                                            \
+            for (int d_ = 0; d_ < 8; d_++) {                                                \
+                uint32_t b_ = T.raymask[sq][d_] & (occ);                                    \
+                if (!b_)                                                                    \
                     continue;                                                               \
-                int CAP = ray_[k_];                                                         \
-                for (int j_ = k_ + 1; j_ < n_ && !((occ) >> ray_[j_] & 1); j_++) {          \
-                    int LAND = ray_[j_];                                                    \
+                int c_ = s_nearest(b_, d_);                                                 \
+                if (!((opp) >> c_ & 1))                                                     \
+                    continue;                                                               \
+                uint32_t after_ = T.raymask[c_][d_], b2_ = after_ & (occ);                  \
+                uint32_t lands_ = b2_ ? after_ & ~T.raymask[s_nearest(b2_, d_)][d_] & ~b2_  \
+                                      : after_;                                             \
+                for (; lands_; lands_ &= lands_ - 1) {                                      \
+                    int LAND = s_lsb(lands_), CAP = c_;                                     \
                     BODY                                                                    \
                 }                                                                           \
             }                                                                               \
         }                                                                                   \
     } while (0)
 
+static inline uint32_t s_shift(uint32_t x, int by) { return by >= 0 ? x << by : x >> -by; }
+
+/* The men (in `men`) that have at least one capture, for all men at once:
+ * in each direction, an enemy on the next point and an empty point after. */
+static inline uint32_t s_man_capturers(uint32_t men, uint32_t opp, uint32_t empty)
+{
+    uint32_t r = 0;
+    for (int d = 0; d < 8; d++) {
+        int sh = T.shift[d];
+        r |= T.jump_from[d] & s_shift(opp, -sh) & s_shift(empty, -2 * sh);
+    }
+    return r & men;
+}
+
 /* Step 2: the longest chain of captures a piece standing (lifted) on sq can
  * still make. `own` excludes the moving piece; `opp` holds the enemies left.
  * Stops early once every enemy piece would be taken. */
+static int s_max_chain_man(int sq, uint32_t opp, uint32_t empty, int all)
+{
+    if (!(T.man_caps[sq] & opp))
+        return 0;
+    int best = 0;
+    const hop_t *h = T.man_hops[sq];
+    for (int i = 0, n = T.n_man_hops[sq]; i < n; i++) {
+        uint32_t cbit = 1u << h[i].cap;
+        if ((opp & cbit) && (empty >> h[i].land & 1)) {
+            int v = 1 + s_max_chain_man(h[i].land, opp & ~cbit, empty | cbit, all - 1);
+            if (v > best) {
+                best = v;
+                if (v == all)
+                    break;
+            }
+        }
+    }
+    return best;
+}
+
 static int s_max_chain(int sq, bool is_king, uint32_t own, uint32_t opp)
 {
+    if (!is_king)
+        return s_max_chain_man(sq, opp, ALL_POINTS & ~(own | opp), s_popcount(opp));
     int best = 0, all = s_popcount(opp);
     uint32_t occ = own | opp;
-    FOR_EACH_HOP(sq, is_king, occ, opp, land, cap, {
-        int v = 1 + s_max_chain(land, is_king, own, opp & ~(1u << cap));
+    FOR_EACH_HOP(sq, true, occ, opp, land, cap, {
+        int v = 1 + s_max_chain(land, true, own, opp & ~(1u << cap));
         if (v > best) {
             best = v;
             if (best == all)
@@ -188,45 +259,28 @@ static bool s_can_capture(int sq, bool is_king, uint32_t own, uint32_t opp)
 
 /* Step 3: the legal actions as one destination mask per source point. Returns
  * the number of legal actions. */
-static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS])
+static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *srcs_out)
 {
-    memset(dsts, 0, sizeof(uint32_t) * KH_POINTS);
     int me = s->side;
     uint32_t own = s->pieces[me], opp = s->pieces[me ^ 1];
     int count = 0;
 
     if (s->chain >= 0) {
         /* Mid-sequence (R9): hops of the chain piece that still complete a
-         * maximal sequence, i.e. whose remaining chain is need - 1. */
-        int sq = s->chain;
+         * maximal sequence. The hops made so far belong to some maximal
+         * sequence, so those are exactly the hops with the longest chain
+         * left from here. */
+        int sq = s->chain, best = 0;
         bool king = s->kings >> sq & 1;
-        uint32_t own_rest = own & ~(1u << sq);
-        uint32_t occ = own_rest | opp;
-        FOR_EACH_HOP(sq, king, occ, opp, land, cap, {
-            if (s->need == 1 ||
-                s_max_chain(land, king, own_rest, opp & ~(1u << cap)) == s->need - 1) {
-                if (!(dsts[sq] >> land & 1)) {
-                    dsts[sq] |= 1u << land;
-                    count++;
-                }
-            }
-        });
-        return count;
-    }
-
-    /* Turn start: captures first (R8), by majority. */
-    int best = 0;
-    for (uint32_t m = own; m; m &= m - 1) {
-        int sq = s_lsb(m);
-        bool king = s->kings >> sq & 1;
+        *srcs_out = 1u << sq;
+        dsts[sq] = 0;
         uint32_t own_rest = own & ~(1u << sq);
         uint32_t occ = own_rest | opp;
         FOR_EACH_HOP(sq, king, occ, opp, land, cap, {
             int v = 1 + s_max_chain(land, king, own_rest, opp & ~(1u << cap));
             if (v > best) {
-                /* A longer sequence: everything found so far is illegal. */
                 best = v;
-                memset(dsts, 0, sizeof(uint32_t) * KH_POINTS);
+                dsts[sq] = 0;
                 count = 0;
             }
             if (v == best && !(dsts[sq] >> land & 1)) {
@@ -234,15 +288,69 @@ static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS])
                 count++;
             }
         });
-    }
-    if (best > 0)
         return count;
+    }
+
+    /* Turn start: captures first (R8), by majority. Men's first hops are
+     * found for all men at once, direction by direction; kings walk their
+     * rays. Each hop's value is one plus the longest chain after it. */
+    int best = 0;
+    uint32_t empty = ALL_POINTS & ~(own | opp);
+    uint32_t men = own & ~s->kings, srcs = 0;
+    int all = s_popcount(opp);
+#define KH_RECORD_HOP(SQ, LAND, V)                                                          \
+    do {                                                                                    \
+        int v_ = (V);                                                                       \
+        if (v_ > best) {                                                                    \
+            /* A longer sequence: everything found so far is illegal. */                  \
+            best = v_;                                                                      \
+            srcs = 0;                                                                       \
+            count = 0;                                                                      \
+        }                                                                                   \
+        if (v_ == best) {                                                                   \
+            if (!(srcs >> (SQ) & 1)) {                                                      \
+                srcs |= 1u << (SQ);                                                         \
+                dsts[SQ] = 0;                                                               \
+            }                                                                               \
+            if (!(dsts[SQ] >> (LAND) & 1)) {                                                \
+                dsts[SQ] |= 1u << (LAND);                                                   \
+                count++;                                                                    \
+            }                                                                               \
+        }                                                                                   \
+    } while (0)
+    for (int d = 0; d < 8; d++) {
+        int sh = T.shift[d];
+        uint32_t c = men & T.jump_from[d] & s_shift(opp, -sh) & s_shift(empty, -2 * sh);
+        for (; c; c &= c - 1) {
+            int sq = s_lsb(c), cap = sq + sh, land = sq + 2 * sh;
+            uint32_t cbit = 1u << cap, opp2 = opp & ~cbit;
+            int v = 1;
+            if (T.man_caps[land] & opp2)
+                v += s_max_chain_man(land, opp2, empty | cbit | 1u << sq, all - 1);
+            KH_RECORD_HOP(sq, land, v);
+        }
+    }
+    for (uint32_t m = own & s->kings; m; m &= m - 1) {
+        int sq = s_lsb(m);
+        uint32_t own_rest = own & ~(1u << sq);
+        uint32_t occ = own_rest | opp;
+        FOR_EACH_HOP(sq, true, occ, opp, land, cap, {
+            KH_RECORD_HOP(sq, land, 1 + s_max_chain(land, true, own_rest, opp & ~(1u << cap)));
+        });
+    }
+#undef KH_RECORD_HOP
+    if (best > 0) {
+        *srcs_out = srcs;
+        return count;
+    }
 
     /* No capture: simple moves (R3, R5). */
     uint32_t occ = own | opp;
+    *srcs_out = own;
     for (uint32_t m = own; m; m &= m - 1) {
         int sq = s_lsb(m);
         if (s->kings >> sq & 1) {
+            dsts[sq] = 0;
             for (int d = 0; d < 8; d++)
                 for (int k = 0; k < T.ray_len[sq][d]; k++) {
                     int t = T.ray[sq][d][k];
@@ -252,81 +360,70 @@ static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS])
                     count++;
                 }
         } else {
-            /* Forward only: N, NE, NW for Black; S, SE, SW for White. */
-            static const int fwd[2][3] = {{0, 4, 5}, {1, 6, 7}};
-            for (int i = 0; i < 3; i++) {
-                int d = fwd[me][i];
-                if (T.ray_len[sq][d] == 0)
-                    continue;
-                int t = T.ray[sq][d][0];
-                if (!(occ >> t & 1)) {
-                    dsts[sq] |= 1u << t;
-                    count++;
-                }
-            }
+            /* Forward only (R3). */
+            uint32_t to = T.fwd[me][sq] & ~occ;
+            dsts[sq] = to;
+            count += s_popcount(to);
         }
     }
     return count;
 }
 
-/* Whether the mover has at least one legal action (cheaper than listing). */
+/* Whether the mover has at least one legal action (cheaper than listing):
+ * any simple move, or any capture (a capture always starts a legal sequence). */
 static bool s_has_action(const kh_state *s)
 {
     int me = s->side;
     uint32_t own = s->pieces[me], opp = s->pieces[me ^ 1], occ = own | opp;
-    for (uint32_t m = own; m; m &= m - 1) {
+    uint32_t men = own & ~s->kings, empty = ALL_POINTS & ~occ;
+    for (uint32_t m = men; m; m &= m - 1)
+        if (T.fwd[me][s_lsb(m)] & empty)
+            return true;
+    if (s_man_capturers(men, opp, empty))
+        return true;
+    for (uint32_t m = own & s->kings; m; m &= m - 1) {
         int sq = s_lsb(m);
-        bool king = s->kings >> sq & 1;
-        /* Any simple move, or any capture (a capture always starts a legal sequence). */
-        if (king) {
-            for (int d = 0; d < 8; d++)
-                if (T.ray_len[sq][d] && !(occ >> T.ray[sq][d][0] & 1))
-                    return true;
-        } else {
-            static const int fwd[2][3] = {{0, 4, 5}, {1, 6, 7}};
-            for (int i = 0; i < 3; i++) {
-                int d = fwd[me][i];
-                if (T.ray_len[sq][d] && !(occ >> T.ray[sq][d][0] & 1))
-                    return true;
-            }
-        }
-        if (s_can_capture(sq, king, own & ~(1u << sq), opp))
+        for (int d = 0; d < 8; d++)
+            if (T.ray_len[sq][d] && !(occ >> T.ray[sq][d][0] & 1))
+                return true;
+        if (s_can_capture(sq, true, own & ~(1u << sq), opp))
             return true;
     }
     return false;
 }
 
-static int s_emit(const uint32_t dsts[KH_POINTS], uint16_t *out)
+static int s_emit(const uint32_t dsts[KH_POINTS], uint32_t srcs, uint16_t *out)
 {
     int n = 0;
-    for (int sq = 0; sq < KH_POINTS; sq++)
+    for (; srcs; srcs &= srcs - 1) {
+        int sq = s_lsb(srcs);
         for (uint32_t m = dsts[sq]; m; m &= m - 1)
             out[n++] = (uint16_t)(sq * 25 + s_lsb(m));
+    }
     return n;
 }
 
 static int kh_legal_actions(const game_state *g, uint16_t *out)
 {
-    s_tables();
-    uint32_t dsts[KH_POINTS];
-    s_legal_dsts(CS(g), dsts);
-    return s_emit(dsts, out);
+    uint32_t dsts[KH_POINTS], srcs;
+    s_legal_dsts(CS(g), dsts, &srcs);
+    return s_emit(dsts, srcs, out);
 }
 
 static void kh_legal_mask(const game_state *g, uint8_t *mask)
 {
-    s_tables();
-    uint32_t dsts[KH_POINTS];
-    s_legal_dsts(CS(g), dsts);
+    uint32_t dsts[KH_POINTS], srcs;
+    s_legal_dsts(CS(g), dsts, &srcs);
     memset(mask, 0, KH_ACTIONS);
-    for (int sq = 0; sq < KH_POINTS; sq++)
+    for (; srcs; srcs &= srcs - 1) {
+        int sq = s_lsb(srcs);
         for (uint32_t m = dsts[sq]; m; m &= m - 1)
             mask[sq * 25 + s_lsb(m)] = 1;
+    }
 }
 
 static bool kh_is_legal(const game_state *g, int action)
 {
-    s_tables();
     if (action < 0 || action >= KH_ACTIONS)
         return false;
     const kh_state *s = CS(g);
@@ -335,9 +432,9 @@ static bool kh_is_legal(const game_state *g, int action)
         return false;
     if (s->chain >= 0 && src != s->chain)
         return false;
-    uint32_t dsts[KH_POINTS];
-    s_legal_dsts(s, dsts);
-    return dsts[src] >> dst & 1;
+    uint32_t dsts[KH_POINTS], srcs;
+    s_legal_dsts(s, dsts, &srcs);
+    return (srcs >> src & 1) && (dsts[src] >> dst & 1);
 }
 
 /* Ends the turn (R10, R11, R13, R14): crowns a man that stopped on the far
@@ -349,16 +446,19 @@ static void s_end_turn(kh_state *s, int last_sq, bool progress)
         s->kings |= 1u << last_sq; /* R10: crowned as the turn ends */
     s->side = (uint8_t)(me ^ 1);
     s->chain = -1;
-    s->need = 0;
     if (s->ply < UINT16_MAX)
         s->ply++;
-    if (progress) {
+    if (progress)
         s->no_progress = 0;
-        s->hist_len = 0;
-    } else if (s->no_progress < 255) {
+    else if (s->no_progress < 255)
         s->no_progress++;
-    }
     uint64_t key = s_key(s);
+    if (progress) {
+        s->hist[0] = key;
+        s->hist_len = 1;
+        s->reps = 1;
+        return;
+    }
     int reps = 1;
     for (int i = 0; i < s->hist_len; i++)
         reps += s->hist[i] == key;
@@ -373,7 +473,6 @@ static void s_end_turn(kh_state *s, int last_sq, bool progress)
 
 static void kh_apply(game_state *g, int action)
 {
-    s_tables();
     kh_state *s = S(g);
     assert(action >= 0 && action < KH_ACTIONS);
     int me = s->side;
@@ -396,16 +495,22 @@ static void kh_apply(game_state *g, int action)
     /* A capture hop: the captured piece leaves at once (R7). */
     s->pieces[me ^ 1] &= ~captured;
     s->kings &= ~captured;
-    /* The longest chain left from the landing point is exactly what this
-     * (legal) sequence still needs; zero ends the turn. */
-    int left = s_max_chain(dst, king, s->pieces[me] & ~dbit, s->pieces[me ^ 1]);
-    if (left == 0) {
+    /* R8: the sequence goes on while the piece can capture. (Which next hops
+     * are legal is decided by legal_actions: the majority rule.) */
+    uint32_t opp = s->pieces[me ^ 1];
+    if ((!king && !(T.man_caps[dst] & opp)) ||
+        !s_can_capture(dst, king, s->pieces[me] & ~dbit, opp)) {
         s_end_turn(s, dst, true);
     } else {
         s->chain = (int8_t)dst;
-        s->need = (uint8_t)left;
         s->reps = 0;
     }
+}
+
+static void kh_copy(game_state *dst, const game_state *src)
+{
+    const kh_state *s = CS(src);
+    memcpy(dst->bytes, src->bytes, offsetof(kh_state, hist) + sizeof(uint64_t) * s->hist_len);
 }
 
 static int kh_to_move(const game_state *g) { return CS(g)->side; }
@@ -414,7 +519,6 @@ static int kh_ply(const game_state *g) { return CS(g)->ply; }
 
 static game_result kh_result(const game_state *g)
 {
-    s_tables();
     const kh_state *s = CS(g);
     game_result r = {false, -1, GAME_REASON_NONE};
     if (s->chain >= 0)
@@ -450,7 +554,6 @@ static void s_reset_history(kh_state *s)
 
 static void kh_init(game_state *g)
 {
-    s_tables();
     memset(g, 0, sizeof *g);
     kh_state *s = S(g);
     s->pieces[0] = 0xfffu;               /* R2: points 0..11 */
@@ -490,21 +593,18 @@ static void kh_encode_planes(const game_state *g, float *out)
 
 static int kh_canonical_action(const game_state *g, int action)
 {
-    s_tables();
     assert(action >= 0 && action < KH_ACTIONS);
     return CS(g)->side == 0 ? action : T.rot_action[action];
 }
 
 static int kh_mirror_action(int action)
 {
-    s_tables();
     assert(action >= 0 && action < KH_ACTIONS);
     return T.mirror_action[action];
 }
 
 static uint64_t kh_hash(const game_state *g)
 {
-    s_tables();
     const kh_state *s = CS(g);
     uint64_t h = 0;
     for (int c = 0; c < 2; c++)
@@ -557,7 +657,6 @@ static int s_fail(char *err, size_t errlen, const char *msg)
 /* R20: 25 characters, a space, b or w, and mid-sequence a space and a point. */
 static int kh_parse_position(game_state *g, const char *str, char *err, size_t errlen)
 {
-    s_tables();
     char msg[160];
     kh_state t;
     memset(&t, 0, sizeof t);
@@ -621,12 +720,10 @@ static int kh_parse_position(game_state *g, const char *str, char *err, size_t e
             return s_fail(err, errlen, msg);
         }
         bool king = t.kings >> sq & 1;
-        int need = s_max_chain(sq, king, t.pieces[t.side] & ~(1u << sq), t.pieces[t.side ^ 1]);
-        if (need == 0) {
+        if (!s_can_capture(sq, king, t.pieces[t.side] & ~(1u << sq), t.pieces[t.side ^ 1])) {
             snprintf(msg, sizeof msg, "position: the piece on chain point %d has no capture", sq);
             return s_fail(err, errlen, msg);
         }
-        t.need = (uint8_t)need;
     }
     s_reset_history(&t);
     memset(g, 0, sizeof *g);
@@ -742,6 +839,7 @@ const game_def khreibaga_game = {
     .legal_actions = kh_legal_actions,
     .legal_mask = kh_legal_mask,
     .is_legal = kh_is_legal,
+    .copy = kh_copy,
     .apply = kh_apply,
     .to_move = kh_to_move,
     .mid_turn = kh_mid_turn,
