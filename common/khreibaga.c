@@ -471,9 +471,8 @@ static void s_end_turn(kh_state *s, int last_sq, bool progress)
     s->reps = (uint8_t)(reps > 255 ? 255 : reps);
 }
 
-static void kh_apply(game_state *g, int action)
+static inline void s_apply(kh_state *s, int action)
 {
-    kh_state *s = S(g);
     assert(action >= 0 && action < KH_ACTIONS);
     int me = s->side;
     int src = action / 25, dst = action % 25;
@@ -505,6 +504,45 @@ static void kh_apply(game_state *g, int action)
         s->chain = (int8_t)dst;
         s->reps = 0;
     }
+}
+
+static void kh_apply(game_state *g, int action) { s_apply(S(g), action); }
+
+/* Perft (R22) as game_perft's generic loop counts it, without its indirect
+ * calls: at a turn start the game is over for a draw (R13-R15) or when there
+ * is no legal action (R12: no pieces or no moves; mid-sequence there always is
+ * one). Every child is made in full (copy + apply), leaves too. */
+static uint64_t s_perft(const kh_state *s, int depth)
+{
+    if (s->chain < 0 && (s->no_progress >= KH_NO_PROGRESS || s->reps >= 3 ||
+                         s->ply >= KH_MAX_PLIES))
+        return 0;
+    uint32_t dsts[KH_POINTS], srcs;
+    if (s_legal_dsts(s, dsts, &srcs) == 0)
+        return 0;
+    uint64_t total = 0;
+    for (; srcs; srcs &= srcs - 1) {
+        int src = s_lsb(srcs);
+        for (uint32_t m = dsts[src]; m; m &= m - 1) {
+            kh_state c;
+            memcpy(&c, s, offsetof(kh_state, hist) + sizeof(uint64_t) * s->hist_len);
+            s_apply(&c, src * 25 + s_lsb(m));
+            if (depth > 1) {
+                total += s_perft(&c, depth - 1);
+            } else {
+                /* A leaf: the child is made and then only counted; keep the
+                 * compiler from dropping its making as dead code. */
+                __asm__ volatile("" : : "r"(&c) : "memory");
+                total++;
+            }
+        }
+    }
+    return total;
+}
+
+static uint64_t kh_perft(const game_state *g, int depth)
+{
+    return depth <= 0 ? 1 : s_perft(CS(g), depth);
 }
 
 static void kh_copy(game_state *dst, const game_state *src)
@@ -857,4 +895,5 @@ const game_def khreibaga_game = {
     .format_action = kh_format_action,
     .render = kh_render,
     .player_name = kh_player_name,
+    .perft = kh_perft,
 };
