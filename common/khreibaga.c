@@ -2,15 +2,21 @@
  *
  * Representation. Bitboards in 32-bit words, bit sq = point sq: one word per
  * colour for all its pieces, one word for the kings of both colours. Rays
- * (R1's lines from each point in each of 8 directions) are precomputed once.
+ * (R1's lines from each point in each of 8 directions) are precomputed once
+ * as bitboards; the nearest piece on a ray is one bit scan.
  *
- * Majority rule (R8) without enumerating sequences on every call: the longest
- * capture chain from a landing point is found by a depth-first search over
- * bitboards (s_max_chain), only when legal actions are listed. At a turn start
- * the legal actions are the first hops whose chain length is the global
- * maximum. Mid-sequence, the hops made so far belong to a maximal sequence, so
- * the legal next hops are those of the chain piece with the longest chain left.
- * apply() itself only asks whether the piece can capture again (R8: a
+ * Legal actions at a turn start. Step 1: every first capture hop. The men's
+ * are found for all men at once, direction by direction, with constant
+ * shifts of the whole board; the kings' by walking their rays. For each hop a
+ * cheap test says whether the piece could capture again after it. Step 2,
+ * the majority rule (R8): when no hop can go on, every hop is legal; when
+ * exactly one can, it alone is (its sequence is longer than all others);
+ * only when several can is the longest chain after each of them searched,
+ * depth first over bitboards, and those reaching the maximum are legal.
+ * Without captures, the simple moves (R3, R5). Mid-sequence the same two
+ * steps run on the one piece that must go on: the hops made so far belong to
+ * a maximal sequence, so the legal next hops are those with the longest chain
+ * left. apply() itself only asks whether the piece can capture again (R8: a
  * sequence goes on while it can), which costs no search.
  *
  * Repetition (R14). Between a capture or a man move and the next one, only kings
@@ -19,7 +25,15 @@
  * un-promote). So history is kept only since the last such turn, and within it
  * the men never change: a position is identified exactly by the kings of both
  * colours and the side to move, 51 bits in one uint64. At most 51 turn starts
- * fit between two resets before R13 ends the game.
+ * fit between two resets before R13 ends the game. Within the window the
+ * turn starts alternate sides, and a king move always changes its side's
+ * kings, so a position can only recur 4, 6, 8, ... turns later: only those
+ * entries are compared. Mid-sequence the history is empty: the turn will end
+ * with a capture, which resets it.
+ *
+ * Perft (R22) has its own loop here (game_def.perft): no indirect calls, the
+ * terminal test read off the state and the legal-action count, each child
+ * made by copy + apply, leaves too.
  */
 #include "khreibaga.h"
 
@@ -35,24 +49,32 @@
 #define ALL_POINTS 0x1ffffffu
 #define ROW0 0x1fu
 #define ROW4 (0x1fu << 20)
+#define NO_POINT KH_POINTS /* index of "no point" in the ray tables: an empty ray */
+#define MAX_HOPS 256       /* most first hops in one state (each is a distinct action) */
 
 typedef struct kh_state {
-    uint32_t pieces[2];     /* all pieces of Black [0] and White [1] */
-    uint32_t kings;         /* kings of both colours */
-    uint8_t side;           /* player to move: 0 Black, 1 White */
-    int8_t chain;           /* point of the piece that must hop on, -1 at a turn start */
-    uint8_t no_progress;    /* R13: turns since the last capture or man move */
-    uint8_t reps;           /* R14: occurrences of this turn-start position, 0 mid-sequence */
-    uint8_t hist_len;       /* entries in hist */
-    uint16_t ply;           /* completed turns */
+    uint32_t pieces[2];      /* all pieces of Black [0] and White [1] */
+    uint32_t kings;          /* kings of both colours */
+    uint16_t ply;            /* completed turns */
+    uint8_t side;            /* player to move: 0 Black, 1 White */
+    int8_t chain;            /* point of the piece that must hop on, -1 at a turn start */
+    uint8_t no_progress;     /* R13: turns since the last capture or man move */
+    uint8_t reps;            /* R14: occurrences of this turn-start position, 0 mid-sequence */
+    uint8_t hist_len;        /* entries in hist (0 mid-sequence) */
     uint64_t hist[HIST_MAX]; /* turn-start keys since the last capture or man move */
 } kh_state;
 
+/* The bytes before the history: what every copy takes. */
+#define HEAD_BYTES offsetof(kh_state, hist)
+
 _Static_assert(sizeof(kh_state) <= GAME_STATE_BYTES, "kh_state must fit game_state");
 
-/* Directions: N, S, E, W, NE, NW, SE, SW as (drow, dcol). */
+/* Directions as (drow, dcol), and their step in point numbers. */
+enum { DIR_N, DIR_S, DIR_E, DIR_W, DIR_NE, DIR_NW, DIR_SE, DIR_SW };
 static const int DR[8] = {1, -1, 0, 0, 1, 1, -1, -1};
 static const int DC[8] = {0, 0, 1, -1, 1, -1, 1, -1};
+#define STEP(d) ((d) == DIR_N ? 5 : (d) == DIR_S ? -5 : (d) == DIR_E ? 1 : (d) == DIR_W ? -1 \
+                 : (d) == DIR_NE ? 6 : (d) == DIR_NW ? 4 : (d) == DIR_SE ? -4 : -6)
 
 /* A man's capture hop: the point jumped over and the landing point. */
 typedef struct hop {
@@ -61,31 +83,33 @@ typedef struct hop {
 } hop_t;
 
 static struct {
-    int8_t ray[KH_POINTS][8][5];   /* points along each direction, -1 terminated */
-    hop_t man_hops[KH_POINTS][8];  /* a man's possible capture hops (R4) */
-    uint8_t n_man_hops[KH_POINTS]; /* their count */
-    uint32_t man_caps[KH_POINTS];  /* the points a man on sq could jump over */
-    uint32_t fwd[2][KH_POINTS];         /* a man's forward neighbours (R3) */
-    int shift[8];                       /* sq offset of one step in each direction */
-    uint32_t raymask[KH_POINTS][8];     /* the points of each ray, as a bitboard */
+    uint32_t raymask[KH_POINTS + 1][8]; /* the points of each ray; [NO_POINT] empty */
+    uint32_t beyond[KH_POINTS + 1][8];  /* a point and its ray: what a piece there blocks */
+    uint32_t next[KH_POINTS + 1][8];    /* the first point of each ray (0 if none) */
+    uint32_t lines[KH_POINTS];          /* all points on the lines through a point */
+    uint32_t adj[KH_POINTS];            /* the points one step away along a line */
     uint32_t jump_from[8];              /* points with a ray of length >= 2 in each direction */
-    uint8_t ray_len[KH_POINTS][8]; /* their count */
+    uint32_t man_caps[KH_POINTS];       /* the points a man on sq could jump over (R4) */
+    uint32_t hop_land[KH_POINTS][KH_POINTS]; /* landing point of a man's hop sq over c, or 0 */
+    uint32_t fwd[2][KH_POINTS];         /* a man's forward neighbours (R3) */
+    uint32_t fwd_from[2][3];            /* points with a forward step, per forward direction */
     uint32_t between[KH_POINTS][KH_POINTS]; /* points strictly between src and dst on one line */
-    int8_t line_dir[KH_POINTS][KH_POINTS];  /* direction from src to dst, -1 if not on a line */
     uint16_t rot_action[KH_ACTIONS];        /* R16 rotation of an action */
     uint16_t mirror_action[KH_ACTIONS];     /* R19 mirror of an action */
     uint64_t zob[4][KH_POINTS];             /* hash keys: black man, black king, white man, white king */
 } T;
 
+/* Forward directions of each colour (R3): N, NE, NW for Black, S, SE, SW for White. */
+static const int FWD_DIR[2][3] = {{DIR_N, DIR_NE, DIR_NW}, {DIR_S, DIR_SE, DIR_SW}};
+
 /* Filled once before main() runs; read-only afterwards (so thread-safe). */
 __attribute__((constructor)) static void s_init_tables(void)
 {
     memset(&T, 0, sizeof T);
-    memset(T.line_dir, -1, sizeof T.line_dir);
     for (int sq = 0; sq < KH_POINTS; sq++) {
         int r = sq / 5, c = sq % 5;
         for (int d = 0; d < 8; d++) {
-            int n = 0;
+            int n = 0, first = -1;
             bool diag = d >= 4;
             /* R1: diagonals only through points with r+c even. */
             if (!diag || (r + c) % 2 == 0) {
@@ -93,32 +117,33 @@ __attribute__((constructor)) static void s_init_tables(void)
                 uint32_t path = 0;
                 while (rr >= 0 && rr < 5 && cc >= 0 && cc < 5) {
                     int t = rr * 5 + cc;
-                    T.ray[sq][d][n++] = (int8_t)t;
+                    if (n++ == 0)
+                        first = t;
                     T.between[sq][t] = path;
-                    T.line_dir[sq][t] = (int8_t)d;
                     T.raymask[sq][d] |= 1u << t;
                     path |= 1u << t;
                     rr += DR[d];
                     cc += DC[d];
                 }
             }
-            T.ray_len[sq][d] = (uint8_t)n;
-            for (int k = n; k < 5; k++)
-                T.ray[sq][d][k] = -1;
-            if (n >= 2) {
-                hop_t h = {T.ray[sq][d][0], T.ray[sq][d][1]};
-                T.man_hops[sq][T.n_man_hops[sq]++] = h;
-                T.man_caps[sq] |= 1u << h.cap;
+            T.beyond[sq][d] = T.raymask[sq][d] | 1u << sq;
+            T.lines[sq] |= T.raymask[sq][d];
+            if (n >= 1) {
+                T.next[sq][d] = 1u << first;
+                T.adj[sq] |= 1u << first;
+                for (int side = 0; side < 2; side++)
+                    for (int k = 0; k < 3; k++)
+                        if (FWD_DIR[side][k] == d) {
+                            T.fwd[side][sq] |= 1u << first;
+                            T.fwd_from[side][k] |= 1u << sq;
+                        }
             }
             if (n >= 2) {
-                T.shift[d] = T.ray[sq][d][0] - sq;
+                int land = first + (first - sq);
                 T.jump_from[d] |= 1u << sq;
+                T.man_caps[sq] |= 1u << first;
+                T.hop_land[sq][first] = 1u << land;
             }
-            /* R3: forward is N, NE, NW for Black and S, SE, SW for White. */
-            if (n >= 1 && (d == 0 || d == 4 || d == 5))
-                T.fwd[0][sq] |= 1u << T.ray[sq][d][0];
-            if (n >= 1 && (d == 1 || d == 6 || d == 7))
-                T.fwd[1][sq] |= 1u << T.ray[sq][d][0];
         }
     }
     for (int a = 0; a < KH_ACTIONS; a++) {
@@ -149,222 +174,317 @@ static inline uint64_t s_key(const kh_state *s)
            (uint64_t)s->side << 50;
 }
 
-/* The point of `mask` nearest to the ray's origin in direction d (mask != 0):
- * directions with a positive step grow from the origin, the others shrink. */
+/* x shifted by a constant number of points: up (left) for by > 0. */
+#define SHIFT(x, by) ((by) >= 0 ? (x) << ((by) & 31) : (x) >> (-(by) & 31))
+
+/* The point of `mask` nearest to the ray's origin in direction d (d a
+ * constant), NO_POINT if mask is empty: positive steps grow from the origin,
+ * the others shrink. */
 static inline int s_nearest(uint32_t mask, int d)
 {
-    return (d == 0 || d == 2 || d == 4 || d == 5) ? __builtin_ctz(mask) : 31 - __builtin_clz(mask);
+    if (STEP(d) > 0)
+        return __builtin_ctz(mask | 1u << NO_POINT);
+    return mask ? 31 - __builtin_clz(mask) : NO_POINT;
 }
 
-/* Step 1: single capture hops of one piece (R4, R6). The moving piece has
- * been lifted from its square (R7): `occ` excludes it; `opp` holds the enemy's
- * pieces. Runs BODY with LAND (landing point) and CAP (captured point) bound
- * for each hop. Men use the precomputed (cap, land) pairs; kings walk the
- * rays of length >= 2. */
-#define FOR_EACH_HOP(sq, is_king, occ, opp, LAND, CAP, BODY)                               \
-    do {                                                                                    \
-        if (!(is_king)) {                                                                   \
-            const hop_t *h_ = T.man_hops[sq];                                               \
-            for (int i_ = 0, n_ = T.n_man_hops[sq]; i_ < n_; i_++) {                        \
-                int c_ = h_[i_].cap, l_ = h_[i_].land;                                      \
-                if (((opp) >> c_ & 1) && !((occ) >> l_ & 1)) {                              \
-                    int LAND = l_, CAP = c_;                                                \
-                    BODY                                                                    \
-                }                                                                           \
-            }                                                                               \
-        } else {                                                                            \
-            for (int d_ = 0; d_ < 8; d_++) {                                                \
-                uint32_t b_ = T.raymask[sq][d_] & (occ);                                    \
-                if (!b_)                                                                    \
-                    continue;                                                               \
-                int c_ = s_nearest(b_, d_);                                                 \
-                if (!((opp) >> c_ & 1))                                                     \
-                    continue;                                                               \
-                uint32_t after_ = T.raymask[c_][d_], b2_ = after_ & (occ);                  \
-                uint32_t lands_ = b2_ ? after_ & ~T.raymask[s_nearest(b2_, d_)][d_] & ~b2_  \
-                                      : after_;                                             \
-                for (; lands_; lands_ &= lands_ - 1) {                                      \
-                    int LAND = s_lsb(lands_), CAP = c_;                                     \
-                    BODY                                                                    \
-                }                                                                           \
-            }                                                                               \
-        }                                                                                   \
-    } while (0)
+/* The men (of `men`) that can capture in direction d: an enemy on the next
+ * point along a line, an empty point after it. */
+#define MEN_HOP_DIR(men, opp, empty, d) \
+    ((men) & T.jump_from[d] & SHIFT(opp, -STEP(d)) & SHIFT(empty, -2 * STEP(d)))
 
-static inline uint32_t s_shift(uint32_t x, int by) { return by >= 0 ? x << by : x >> -by; }
-
-/* The men (in `men`) that have at least one capture, for all men at once:
- * in each direction, an enemy on the next point and an empty point after. */
-static inline uint32_t s_man_capturers(uint32_t men, uint32_t opp, uint32_t empty)
+/* The men (of `men`) that have at least one capture (R4). */
+static inline uint32_t s_men_capturers(uint32_t men, uint32_t opp, uint32_t empty)
 {
-    uint32_t r = 0;
-    for (int d = 0; d < 8; d++) {
-        int sh = T.shift[d];
-        r |= T.jump_from[d] & s_shift(opp, -sh) & s_shift(empty, -2 * sh);
-    }
-    return r & men;
+    return MEN_HOP_DIR(men, opp, empty, DIR_N) | MEN_HOP_DIR(men, opp, empty, DIR_S) |
+           MEN_HOP_DIR(men, opp, empty, DIR_E) | MEN_HOP_DIR(men, opp, empty, DIR_W) |
+           MEN_HOP_DIR(men, opp, empty, DIR_NE) | MEN_HOP_DIR(men, opp, empty, DIR_NW) |
+           MEN_HOP_DIR(men, opp, empty, DIR_SE) | MEN_HOP_DIR(men, opp, empty, DIR_SW);
 }
 
-/* Step 2: the longest chain of captures a piece standing (lifted) on sq can
- * still make. `own` excludes the moving piece; `opp` holds the enemies left.
- * Stops early once every enemy piece would be taken. */
-static int s_max_chain_man(int sq, uint32_t opp, uint32_t empty, int all)
+/* Whether a man on sq has a capture (R4): an adjacent enemy along a line
+ * with an empty point behind it. */
+static inline bool s_man_can_capture(int sq, uint32_t opp, uint32_t empty)
 {
-    if (!(T.man_caps[sq] & opp))
-        return 0;
-    int best = 0;
-    const hop_t *h = T.man_hops[sq];
-    for (int i = 0, n = T.n_man_hops[sq]; i < n; i++) {
-        uint32_t cbit = 1u << h[i].cap;
-        if ((opp & cbit) && (empty >> h[i].land & 1)) {
-            int v = 1 + s_max_chain_man(h[i].land, opp & ~cbit, empty | cbit, all - 1);
-            if (v > best) {
-                best = v;
-                if (v == all)
-                    break;
-            }
-        }
-    }
-    return best;
-}
-
-static int s_max_chain(int sq, bool is_king, uint32_t own, uint32_t opp)
-{
-    if (!is_king)
-        return s_max_chain_man(sq, opp, ALL_POINTS & ~(own | opp), s_popcount(opp));
-    int best = 0, all = s_popcount(opp);
-    uint32_t occ = own | opp;
-    FOR_EACH_HOP(sq, true, occ, opp, land, cap, {
-        int v = 1 + s_max_chain(land, true, own, opp & ~(1u << cap));
-        if (v > best) {
-            best = v;
-            if (best == all)
-                return best;
-        }
-    });
-    return best;
-}
-
-/* Whether the piece on sq (lifted) has any capture at all. */
-static bool s_can_capture(int sq, bool is_king, uint32_t own, uint32_t opp)
-{
-    uint32_t occ = own | opp;
-    FOR_EACH_HOP(sq, is_king, occ, opp, land, cap, {
-        (void)land;
-        (void)cap;
-        return true;
-    });
+    for (uint32_t c = opp & T.man_caps[sq]; c; c &= c - 1)
+        if (T.hop_land[sq][s_lsb(c)] & empty)
+            return true;
     return false;
 }
 
-/* Step 3: the legal actions as one destination mask per source point. Returns
- * the number of legal actions. */
-static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *srcs_out)
+/* Whether a king on sq has a capture (R6): on some ray, the nearest piece is
+ * an enemy with an empty point right behind it. `occ` holds every piece but
+ * the king itself. */
+static inline bool s_king_can_capture(int sq, uint32_t occ, uint32_t opp)
 {
-    int me = s->side;
-    uint32_t own = s->pieces[me], opp = s->pieces[me ^ 1];
-    int count = 0;
-
-    if (s->chain >= 0) {
-        /* Mid-sequence (R9): hops of the chain piece that still complete a
-         * maximal sequence. The hops made so far belong to some maximal
-         * sequence, so those are exactly the hops with the longest chain
-         * left from here. */
-        int sq = s->chain, best = 0;
-        bool king = s->kings >> sq & 1;
-        *srcs_out = 1u << sq;
-        dsts[sq] = 0;
-        uint32_t own_rest = own & ~(1u << sq);
-        uint32_t occ = own_rest | opp;
-        FOR_EACH_HOP(sq, king, occ, opp, land, cap, {
-            int v = 1 + s_max_chain(land, king, own_rest, opp & ~(1u << cap));
-            if (v > best) {
-                best = v;
-                dsts[sq] = 0;
-                count = 0;
-            }
-            if (v == best && !(dsts[sq] >> land & 1)) {
-                dsts[sq] |= 1u << land;
-                count++;
-            }
-        });
-        return count;
-    }
-
-    /* Turn start: captures first (R8), by majority. Men's first hops are
-     * found for all men at once, direction by direction; kings walk their
-     * rays. Each hop's value is one plus the longest chain after it. */
-    int best = 0;
-    uint32_t empty = ALL_POINTS & ~(own | opp);
-    uint32_t men = own & ~s->kings, srcs = 0;
-    int all = s_popcount(opp);
-#define KH_RECORD_HOP(SQ, LAND, V)                                                          \
-    do {                                                                                    \
-        int v_ = (V);                                                                       \
-        if (v_ > best) {                                                                    \
-            /* A longer sequence: everything found so far is illegal. */                  \
-            best = v_;                                                                      \
-            srcs = 0;                                                                       \
-            count = 0;                                                                      \
-        }                                                                                   \
-        if (v_ == best) {                                                                   \
-            if (!(srcs >> (SQ) & 1)) {                                                      \
-                srcs |= 1u << (SQ);                                                         \
-                dsts[SQ] = 0;                                                               \
-            }                                                                               \
-            if (!(dsts[SQ] >> (LAND) & 1)) {                                                \
-                dsts[SQ] |= 1u << (LAND);                                                   \
-                count++;                                                                    \
-            }                                                                               \
-        }                                                                                   \
-    } while (0)
+    if (!(T.lines[sq] & opp))
+        return false;
+    uint32_t any = 0;
+#pragma GCC unroll 8
     for (int d = 0; d < 8; d++) {
-        int sh = T.shift[d];
-        uint32_t c = men & T.jump_from[d] & s_shift(opp, -sh) & s_shift(empty, -2 * sh);
-        for (; c; c &= c - 1) {
-            int sq = s_lsb(c), cap = sq + sh, land = sq + 2 * sh;
-            uint32_t cbit = 1u << cap, opp2 = opp & ~cbit;
-            int v = 1;
-            if (T.man_caps[land] & opp2)
-                v += s_max_chain_man(land, opp2, empty | cbit | 1u << sq, all - 1);
-            KH_RECORD_HOP(sq, land, v);
+        int c = s_nearest(T.raymask[sq][d] & occ, d);
+        any |= (0u - (opp >> c & 1)) & T.next[c][d];
+    }
+    return any & ~occ;
+}
+
+/* The points a king on sq can land on by capturing in direction d (R6):
+ * *cap gets the captured point. 0 when there is no capture that way. */
+static inline uint32_t s_king_lands(int sq, int d, uint32_t occ, uint32_t opp, int *cap)
+{
+    int c = s_nearest(T.raymask[sq][d] & occ, d);
+    if (!(opp >> c & 1))
+        return 0;
+    *cap = c;
+    uint32_t after = T.raymask[c][d];
+    return after & ~T.beyond[s_nearest(after & occ, d)][d];
+}
+
+/* The longest chain of captures a man on sq can still make. `opp` holds the
+ * enemies left, `empty` the empty points (those the man left and the pieces
+ * it took included). Stops early once `left` (all enemies) would be taken. */
+static int s_chain_man(int sq, uint32_t opp, uint32_t empty, int left)
+{
+    int best = 0;
+    for (uint32_t c = opp & T.man_caps[sq]; c; c &= c - 1) {
+        int cap = s_lsb(c);
+        uint32_t land = T.hop_land[sq][cap] & empty;
+        if (!land)
+            continue;
+        uint32_t cbit = 1u << cap;
+        int v = 1 + s_chain_man(s_lsb(land), opp & ~cbit, empty | cbit, left - 1);
+        if (v > best) {
+            best = v;
+            if (v == left)
+                return v;
         }
     }
-    for (uint32_t m = own & s->kings; m; m &= m - 1) {
-        int sq = s_lsb(m);
-        uint32_t own_rest = own & ~(1u << sq);
-        uint32_t occ = own_rest | opp;
-        FOR_EACH_HOP(sq, true, occ, opp, land, cap, {
-            KH_RECORD_HOP(sq, land, 1 + s_max_chain(land, true, own_rest, opp & ~(1u << cap)));
-        });
+    return best;
+}
+
+/* The longest chain of captures a king on sq can still make; `occ` holds
+ * every piece but the king, `opp` the enemies left (`left` of them). */
+static int s_chain_king(int sq, uint32_t occ, uint32_t opp, int left)
+{
+    if (!s_king_can_capture(sq, occ, opp))
+        return 0;
+    int best = 0;
+    for (int d = 0; d < 8; d++) {
+        int cap = 0;
+        uint32_t lands = s_king_lands(sq, d, occ, opp, &cap);
+        uint32_t cbit = 1u << cap;
+        for (; lands; lands &= lands - 1) {
+            int v = 1 + s_chain_king(s_lsb(lands), occ & ~cbit, opp & ~cbit, left - 1);
+            if (v > best) {
+                best = v;
+                if (v == left)
+                    return v;
+            }
+        }
     }
-#undef KH_RECORD_HOP
-    if (best > 0) {
+    return best;
+}
+
+/* The capture hops found in one state: point from, point taken, landing
+ * point, and whether the piece could capture again after it. */
+typedef struct hop_list {
+    int n;                    /* hops */
+    int n_more;               /* of which can go on */
+    uint8_t src[MAX_HOPS];    /* the hopping piece's point */
+    uint8_t cap[MAX_HOPS];    /* the captured piece's point */
+    uint8_t land[MAX_HOPS];   /* the landing point */
+    uint8_t more[MAX_HOPS];   /* 1 if a further capture follows (R8) */
+} hop_list;
+
+static inline void s_hop_add(hop_list *h, int src, int cap, int land, bool more)
+{
+    int i = h->n++;
+    assert(i < MAX_HOPS);
+    h->src[i] = (uint8_t)src;
+    h->cap[i] = (uint8_t)cap;
+    h->land[i] = (uint8_t)land;
+    h->more[i] = more;
+    h->n_more += more;
+}
+
+/* The hops of the men in c (all of which can hop in direction d). */
+#define MEN_HOPS(h, c, opp, empty, d)                                                       \
+    do {                                                                                    \
+        for (uint32_t c_ = (c); c_; c_ &= c_ - 1) {                                         \
+            int sq_ = s_lsb(c_), cap_ = sq_ + STEP(d), land_ = cap_ + STEP(d);              \
+            uint32_t cb_ = 1u << cap_;                                                      \
+            s_hop_add(h, sq_, cap_, land_,                                                  \
+                      s_man_can_capture(land_, (opp) & ~cb_, (empty) | cb_ | 1u << sq_));   \
+        }                                                                                   \
+    } while (0)
+
+/* All first hops of the men in `men`, direction by direction (`empty`: the
+ * empty points). */
+static inline void s_men_hops(hop_list *h, uint32_t men, uint32_t opp, uint32_t empty)
+{
+    uint32_t n = MEN_HOP_DIR(men, opp, empty, DIR_N), s = MEN_HOP_DIR(men, opp, empty, DIR_S);
+    uint32_t e = MEN_HOP_DIR(men, opp, empty, DIR_E), w = MEN_HOP_DIR(men, opp, empty, DIR_W);
+    uint32_t ne = MEN_HOP_DIR(men, opp, empty, DIR_NE), nw = MEN_HOP_DIR(men, opp, empty, DIR_NW);
+    uint32_t se = MEN_HOP_DIR(men, opp, empty, DIR_SE), sw = MEN_HOP_DIR(men, opp, empty, DIR_SW);
+    if (!(n | s | e | w | ne | nw | se | sw))
+        return;
+    MEN_HOPS(h, n, opp, empty, DIR_N);
+    MEN_HOPS(h, s, opp, empty, DIR_S);
+    MEN_HOPS(h, e, opp, empty, DIR_E);
+    MEN_HOPS(h, w, opp, empty, DIR_W);
+    MEN_HOPS(h, ne, opp, empty, DIR_NE);
+    MEN_HOPS(h, nw, opp, empty, DIR_NW);
+    MEN_HOPS(h, se, opp, empty, DIR_SE);
+    MEN_HOPS(h, sw, opp, empty, DIR_SW);
+}
+
+/* The hops of the one man on sq. */
+static inline void s_man_hops(hop_list *h, int sq, uint32_t opp, uint32_t empty)
+{
+    for (uint32_t c = opp & T.man_caps[sq]; c; c &= c - 1) {
+        int cap = s_lsb(c);
+        uint32_t land = T.hop_land[sq][cap] & empty, cb = 1u << cap;
+        if (land)
+            s_hop_add(h, sq, cap, s_lsb(land),
+                      s_man_can_capture(s_lsb(land), opp & ~cb, empty | cb | 1u << sq));
+    }
+}
+
+/* All hops of the king on sq; `occ` holds every piece but the king. */
+static inline void s_king_hops(hop_list *h, int sq, uint32_t occ, uint32_t opp)
+{
+    if (!s_king_can_capture(sq, occ, opp))
+        return;
+    for (int d = 0; d < 8; d++) {
+        int cap = 0;
+        uint32_t lands = s_king_lands(sq, d, occ, opp, &cap);
+        uint32_t cbit = 1u << cap;
+        for (; lands; lands &= lands - 1) {
+            int land = s_lsb(lands);
+            s_hop_add(h, sq, cap, land, s_king_can_capture(land, occ & ~cbit, opp & ~cbit));
+        }
+    }
+}
+
+/* Step 2, the majority rule (R8): which hops are legal. Writes them as
+ * destination masks per source; returns their count. `own` and `opp` are the
+ * pieces on board (the hopping piece on its source point). */
+static int s_select_hops(const hop_list *h, uint32_t own, uint32_t opp, uint32_t kings,
+                         uint32_t dsts[KH_POINTS], uint32_t *srcs_out)
+{
+    uint32_t srcs = 0;
+    int count = 0;
+    if (h->n_more <= 1) {
+        /* No hop goes on: all are legal. Exactly one does: its sequence is
+         * longer than any other, so it alone is. */
+        uint8_t want = h->n_more == 1;
+        for (int i = 0; i < h->n; i++) {
+            if (h->more[i] != want)
+                continue;
+            uint32_t sb = 1u << h->src[i];
+            if (!(srcs & sb)) {
+                srcs |= sb;
+                dsts[h->src[i]] = 0;
+            }
+            dsts[h->src[i]] |= 1u << h->land[i];
+            count++;
+        }
         *srcs_out = srcs;
         return count;
     }
+    /* Several go on: the longest chain after each decides. */
+    int8_t val[MAX_HOPS];
+    int best = 0, left = s_popcount(opp) - 1;
+    uint32_t empty = ALL_POINTS & ~(own | opp);
+    for (int i = 0; i < h->n; i++) {
+        int v = 0;
+        if (h->more[i]) {
+            int src = h->src[i], land = h->land[i];
+            uint32_t sb = 1u << src, cb = 1u << h->cap[i];
+            if (kings & sb)
+                v = s_chain_king(land, (own | opp) & ~(sb | cb), opp & ~cb, left);
+            else
+                v = s_chain_man(land, opp & ~cb, empty | sb | cb, left);
+        }
+        val[i] = (int8_t)v;
+        best = v > best ? v : best;
+    }
+    for (int i = 0; i < h->n; i++) {
+        if (val[i] != best)
+            continue;
+        uint32_t sb = 1u << h->src[i];
+        if (!(srcs & sb)) {
+            srcs |= sb;
+            dsts[h->src[i]] = 0;
+        }
+        dsts[h->src[i]] |= 1u << h->land[i];
+        count++;
+    }
+    *srcs_out = srcs;
+    return count;
+}
+
+/* The points a king on sq reaches by simple moves (R5). */
+static inline uint32_t s_king_moves(int sq, uint32_t occ)
+{
+    uint32_t to = 0;
+#pragma GCC unroll 8
+    for (int d = 0; d < 8; d++) {
+        uint32_t ray = T.raymask[sq][d];
+        to |= ray & ~T.beyond[s_nearest(ray & occ, d)][d];
+    }
+    return to;
+}
+
+/* The legal actions as one destination mask per source point (only the
+ * entries of the sources in *srcs_out are written). Returns the number of
+ * legal actions; *captures tells whether they are capture hops. */
+static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *srcs_out,
+                        bool *captures)
+{
+    int me = s->side;
+    uint32_t own = s->pieces[me], opp = s->pieces[me ^ 1], occ = own | opp;
+    uint32_t empty = ALL_POINTS & ~occ;
+    hop_list h;
+    h.n = h.n_more = 0;
+    *captures = true;
+
+    if (s->chain >= 0) {
+        /* Mid-sequence (R9): the hops of the chain piece that still complete a
+         * maximal sequence, i.e. those with the longest chain left. */
+        int sq = s->chain;
+        uint32_t b = 1u << sq;
+        if (s->kings & b)
+            s_king_hops(&h, sq, occ & ~b, opp);
+        else
+            s_man_hops(&h, sq, opp, empty);
+        return s_select_hops(&h, own, opp, s->kings, dsts, srcs_out);
+    }
+
+    /* Turn start: captures first (R8). */
+    uint32_t men = own & ~s->kings;
+    s_men_hops(&h, men, opp, empty);
+    for (uint32_t m = own & s->kings; m; m &= m - 1) {
+        int sq = s_lsb(m);
+        s_king_hops(&h, sq, occ & ~(1u << sq), opp);
+    }
+    if (h.n)
+        return s_select_hops(&h, own, opp, s->kings, dsts, srcs_out);
 
     /* No capture: simple moves (R3, R5). */
-    uint32_t occ = own | opp;
+    *captures = false;
+    int count = 0;
     *srcs_out = own;
-    for (uint32_t m = own; m; m &= m - 1) {
+    for (uint32_t m = men; m; m &= m - 1) {
         int sq = s_lsb(m);
-        if (s->kings >> sq & 1) {
-            dsts[sq] = 0;
-            for (int d = 0; d < 8; d++)
-                for (int k = 0; k < T.ray_len[sq][d]; k++) {
-                    int t = T.ray[sq][d][k];
-                    if (occ >> t & 1)
-                        break;
-                    dsts[sq] |= 1u << t;
-                    count++;
-                }
-        } else {
-            /* Forward only (R3). */
-            uint32_t to = T.fwd[me][sq] & ~occ;
-            dsts[sq] = to;
-            count += s_popcount(to);
-        }
+        uint32_t to = T.fwd[me][sq] & empty; /* forward only (R3) */
+        dsts[sq] = to;
+        count += s_popcount(to);
+    }
+    for (uint32_t m = own & s->kings; m; m &= m - 1) {
+        int sq = s_lsb(m);
+        uint32_t to = s_king_moves(sq, occ);
+        dsts[sq] = to;
+        count += s_popcount(to);
     }
     return count;
 }
@@ -376,17 +496,17 @@ static bool s_has_action(const kh_state *s)
     int me = s->side;
     uint32_t own = s->pieces[me], opp = s->pieces[me ^ 1], occ = own | opp;
     uint32_t men = own & ~s->kings, empty = ALL_POINTS & ~occ;
-    for (uint32_t m = men; m; m &= m - 1)
-        if (T.fwd[me][s_lsb(m)] & empty)
+    static const int fwd_step[2][3] = {{5, 6, 4}, {5, 4, 6}}; /* up for Black, down for White */
+    for (int k = 0; k < 3; k++) {
+        uint32_t from = men & T.fwd_from[me][k];
+        if ((me == 0 ? from << fwd_step[0][k] : from >> fwd_step[1][k]) & empty)
             return true;
-    if (s_man_capturers(men, opp, empty))
+    }
+    if (s_men_capturers(men, opp, empty))
         return true;
     for (uint32_t m = own & s->kings; m; m &= m - 1) {
         int sq = s_lsb(m);
-        for (int d = 0; d < 8; d++)
-            if (T.ray_len[sq][d] && !(occ >> T.ray[sq][d][0] & 1))
-                return true;
-        if (s_can_capture(sq, true, own & ~(1u << sq), opp))
+        if ((T.adj[sq] & empty) || s_king_can_capture(sq, occ & ~(1u << sq), opp))
             return true;
     }
     return false;
@@ -406,14 +526,16 @@ static int s_emit(const uint32_t dsts[KH_POINTS], uint32_t srcs, uint16_t *out)
 static int kh_legal_actions(const game_state *g, uint16_t *out)
 {
     uint32_t dsts[KH_POINTS], srcs;
-    s_legal_dsts(CS(g), dsts, &srcs);
+    bool captures;
+    s_legal_dsts(CS(g), dsts, &srcs, &captures);
     return s_emit(dsts, srcs, out);
 }
 
 static void kh_legal_mask(const game_state *g, uint8_t *mask)
 {
     uint32_t dsts[KH_POINTS], srcs;
-    s_legal_dsts(CS(g), dsts, &srcs);
+    bool captures;
+    s_legal_dsts(CS(g), dsts, &srcs, &captures);
     memset(mask, 0, KH_ACTIONS);
     for (; srcs; srcs &= srcs - 1) {
         int sq = s_lsb(srcs);
@@ -433,58 +555,56 @@ static bool kh_is_legal(const game_state *g, int action)
     if (s->chain >= 0 && src != s->chain)
         return false;
     uint32_t dsts[KH_POINTS], srcs;
-    s_legal_dsts(s, dsts, &srcs);
+    bool captures;
+    s_legal_dsts(s, dsts, &srcs, &captures);
     return (srcs >> src & 1) && (dsts[src] >> dst & 1);
 }
 
-/* Ends the turn (R10, R11, R13, R14): crowns a man that stopped on the far
- * row, passes the move, updates the counters and the history. */
-static void s_end_turn(kh_state *s, int last_sq, bool progress)
+/* Ends the turn (R10, R11, R13, R14) on the piece that moved to `dst`:
+ * crowns it if it is a man on the far row, passes the move, updates the
+ * counters and the history. */
+static inline void s_end_turn(kh_state *s, int dst, bool progress)
 {
     int me = s->side;
-    if ((s_far_row(me) >> last_sq & 1) && !(s->kings >> last_sq & 1))
-        s->kings |= 1u << last_sq; /* R10: crowned as the turn ends */
+    s->kings |= s_far_row(me) & 1u << dst; /* R10: crowned as the turn ends */
     s->side = (uint8_t)(me ^ 1);
     s->chain = -1;
-    if (s->ply < UINT16_MAX)
-        s->ply++;
-    if (progress)
-        s->no_progress = 0;
-    else if (s->no_progress < 255)
-        s->no_progress++;
+    s->ply += s->ply < UINT16_MAX;
     uint64_t key = s_key(s);
     if (progress) {
+        s->no_progress = 0;
         s->hist[0] = key;
         s->hist_len = 1;
         s->reps = 1;
         return;
     }
-    int reps = 1;
-    for (int i = 0; i < s->hist_len; i++)
+    s->no_progress += s->no_progress < 255;
+    int reps = 1, n = s->hist_len;
+    for (int i = n - 4; i >= 0; i -= 2)
         reps += s->hist[i] == key;
-    if (s->hist_len == HIST_MAX) {
+    if (n == HIST_MAX) {
         /* Only reachable by playing on past an R13 draw; keep the newest. */
         memmove(s->hist, s->hist + 1, sizeof(uint64_t) * (HIST_MAX - 1));
-        s->hist_len--;
+        n--;
     }
-    s->hist[s->hist_len++] = key;
+    s->hist[n] = key;
+    s->hist_len = (uint8_t)(n + 1);
     s->reps = (uint8_t)(reps > 255 ? 255 : reps);
 }
 
-static inline void s_apply(kh_state *s, int action)
+/* Plays the hop or simple move src -> dst of the side to move. */
+static inline void s_apply(kh_state *s, int src, int dst)
 {
-    assert(action >= 0 && action < KH_ACTIONS);
     int me = s->side;
-    int src = action / 25, dst = action % 25;
-    uint32_t sbit = 1u << src, dbit = 1u << dst;
-    assert(s->pieces[me] & sbit);
+    uint32_t sbit = 1u << src, dbit = 1u << dst, move = sbit | dbit;
+    uint32_t opp = s->pieces[me ^ 1];
+    uint32_t captured = T.between[src][dst] & opp;
     bool king = s->kings & sbit;
-    uint32_t captured = T.between[src][dst] & s->pieces[me ^ 1];
 
     /* Move the piece. */
-    s->pieces[me] = (s->pieces[me] & ~sbit) | dbit;
+    s->pieces[me] ^= move;
     if (king)
-        s->kings = (s->kings & ~sbit) | dbit;
+        s->kings ^= move;
 
     if (!captured) {
         /* A simple move ends the turn; a man move is progress (R13). */
@@ -492,41 +612,55 @@ static inline void s_apply(kh_state *s, int action)
         return;
     }
     /* A capture hop: the captured piece leaves at once (R7). */
-    s->pieces[me ^ 1] &= ~captured;
+    opp ^= captured;
+    s->pieces[me ^ 1] = opp;
     s->kings &= ~captured;
     /* R8: the sequence goes on while the piece can capture. (Which next hops
      * are legal is decided by legal_actions: the majority rule.) */
-    uint32_t opp = s->pieces[me ^ 1];
-    if ((!king && !(T.man_caps[dst] & opp)) ||
-        !s_can_capture(dst, king, s->pieces[me] & ~dbit, opp)) {
-        s_end_turn(s, dst, true);
-    } else {
+    uint32_t occ = (s->pieces[me] & ~dbit) | opp;
+    bool more = king ? s_king_can_capture(dst, occ, opp)
+                     : s_man_can_capture(dst, opp, ALL_POINTS & ~occ);
+    if (more) {
         s->chain = (int8_t)dst;
         s->reps = 0;
+        s->hist_len = 0; /* the turn ends with a capture: history restarts */
+    } else {
+        s_end_turn(s, dst, true);
     }
 }
 
-static void kh_apply(game_state *g, int action) { s_apply(S(g), action); }
+static void kh_apply(game_state *g, int action)
+{
+    assert(action >= 0 && action < KH_ACTIONS);
+    assert(CS(g)->pieces[CS(g)->side] >> (action / 25) & 1);
+    s_apply(S(g), action / 25, action % 25);
+}
 
 /* Perft (R22) as game_perft's generic loop counts it, without its indirect
  * calls: at a turn start the game is over for a draw (R13-R15) or when there
  * is no legal action (R12: no pieces or no moves; mid-sequence there always is
- * one). Every child is made in full (copy + apply), leaves too. */
+ * one). Every child is made in full, leaves too: a copy (the history only
+ * for a king's simple move; every other action restarts it) and apply. */
 static uint64_t s_perft(const kh_state *s, int depth)
 {
     if (s->chain < 0 && (s->no_progress >= KH_NO_PROGRESS || s->reps >= 3 ||
                          s->ply >= KH_MAX_PLIES))
         return 0;
     uint32_t dsts[KH_POINTS], srcs;
-    if (s_legal_dsts(s, dsts, &srcs) == 0)
+    bool captures;
+    if (s_legal_dsts(s, dsts, &srcs, &captures) == 0)
         return 0;
+    uint32_t hist_srcs = captures ? 0 : s->kings;
     uint64_t total = 0;
     for (; srcs; srcs &= srcs - 1) {
         int src = s_lsb(srcs);
+        bool with_hist = hist_srcs >> src & 1;
         for (uint32_t m = dsts[src]; m; m &= m - 1) {
             kh_state c;
-            memcpy(&c, s, offsetof(kh_state, hist) + sizeof(uint64_t) * s->hist_len);
-            s_apply(&c, src * 25 + s_lsb(m));
+            memcpy(&c, s, HEAD_BYTES);
+            if (with_hist)
+                memcpy(c.hist, s->hist, sizeof(uint64_t) * s->hist_len);
+            s_apply(&c, src, s_lsb(m));
             if (depth > 1) {
                 total += s_perft(&c, depth - 1);
             } else {
@@ -548,7 +682,7 @@ static uint64_t kh_perft(const game_state *g, int depth)
 static void kh_copy(game_state *dst, const game_state *src)
 {
     const kh_state *s = CS(src);
-    memcpy(dst->bytes, src->bytes, offsetof(kh_state, hist) + sizeof(uint64_t) * s->hist_len);
+    memcpy(dst->bytes, src->bytes, HEAD_BYTES + sizeof(uint64_t) * s->hist_len);
 }
 
 static int kh_to_move(const game_state *g) { return CS(g)->side; }
@@ -757,8 +891,11 @@ static int kh_parse_position(game_state *g, const char *str, char *err, size_t e
                      sq);
             return s_fail(err, errlen, msg);
         }
-        bool king = t.kings >> sq & 1;
-        if (!s_can_capture(sq, king, t.pieces[t.side] & ~(1u << sq), t.pieces[t.side ^ 1])) {
+        uint32_t b = 1u << sq, opp = t.pieces[t.side ^ 1];
+        uint32_t occ = (t.pieces[t.side] & ~b) | opp;
+        bool more = t.kings & b ? s_king_can_capture(sq, occ, opp)
+                                : s_man_can_capture(sq, opp, ALL_POINTS & ~occ);
+        if (!more) {
             snprintf(msg, sizeof msg, "position: the piece on chain point %d has no capture", sq);
             return s_fail(err, errlen, msg);
         }
