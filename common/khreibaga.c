@@ -365,31 +365,23 @@ static inline void s_king_hops(hop_list *h, int sq, uint32_t occ, uint32_t opp)
     }
 }
 
-/* Step 2, the majority rule (R8): which hops are legal. Writes them as
- * destination masks per source; returns their count. `own` and `opp` are the
- * pieces on board (the hopping piece on its source point). */
-static int s_select_hops(const hop_list *h, uint32_t own, uint32_t opp, uint32_t kings,
-                         uint32_t dsts[KH_POINTS], uint32_t *srcs_out)
+/* Step 2, the majority rule (R8): keeps only the legal hops in h (in their
+ * order) and returns their count. `own` and `opp` are the pieces on board
+ * (each hopping piece on its source point). */
+static int s_majority(hop_list *h, uint32_t own, uint32_t opp, uint32_t kings)
 {
-    uint32_t srcs = 0;
-    int count = 0;
-    if (h->n_more <= 1) {
-        /* No hop goes on: all are legal. Exactly one does: its sequence is
-         * longer than any other, so it alone is. */
-        uint8_t want = h->n_more == 1;
-        for (int i = 0; i < h->n; i++) {
-            if (h->more[i] != want)
-                continue;
-            uint32_t sb = 1u << h->src[i];
-            if (!(srcs & sb)) {
-                srcs |= sb;
-                dsts[h->src[i]] = 0;
-            }
-            dsts[h->src[i]] |= 1u << h->land[i];
-            count++;
-        }
-        *srcs_out = srcs;
-        return count;
+    int n = 0;
+    if (h->n_more == 0)
+        return h->n; /* no hop goes on: every hop is a whole sequence of one */
+    if (h->n_more == 1) {
+        /* Exactly one goes on: its sequence is longer than any other. */
+        while (!h->more[n])
+            n++;
+        h->src[0] = h->src[n];
+        h->cap[0] = h->cap[n];
+        h->land[0] = h->land[n];
+        h->more[0] = 1;
+        return h->n = 1;
     }
     /* Several go on: the longest chain after each decides. */
     int8_t val[MAX_HOPS];
@@ -398,12 +390,12 @@ static int s_select_hops(const hop_list *h, uint32_t own, uint32_t opp, uint32_t
     for (int i = 0; i < h->n; i++) {
         int v = 0;
         if (h->more[i]) {
-            int src = h->src[i], land = h->land[i];
-            uint32_t sb = 1u << src, cb = 1u << h->cap[i];
+            int land = h->land[i];
+            uint32_t sb = 1u << h->src[i], cb = 1u << h->cap[i];
             if (kings & sb)
-                v = s_chain_king(land, (own | opp) & ~(sb | cb), opp & ~cb, left);
+                v = 1 + s_chain_king(land, (own | opp) & ~(sb | cb), opp & ~cb, left);
             else
-                v = s_chain_man(land, opp & ~cb, empty | sb | cb, left);
+                v = 1 + s_chain_man(land, opp & ~cb, empty | sb | cb, left);
         }
         val[i] = (int8_t)v;
         best = v > best ? v : best;
@@ -411,16 +403,13 @@ static int s_select_hops(const hop_list *h, uint32_t own, uint32_t opp, uint32_t
     for (int i = 0; i < h->n; i++) {
         if (val[i] != best)
             continue;
-        uint32_t sb = 1u << h->src[i];
-        if (!(srcs & sb)) {
-            srcs |= sb;
-            dsts[h->src[i]] = 0;
-        }
-        dsts[h->src[i]] |= 1u << h->land[i];
-        count++;
+        h->src[n] = h->src[i];
+        h->cap[n] = h->cap[i];
+        h->land[n] = h->land[i];
+        h->more[n] = h->more[i];
+        n++;
     }
-    *srcs_out = srcs;
-    return count;
+    return h->n = n;
 }
 
 /* The points a king on sq reaches by simple moves (R5). */
@@ -435,18 +424,16 @@ static inline uint32_t s_king_moves(int sq, uint32_t occ)
     return to;
 }
 
-/* The legal actions as one destination mask per source point (only the
- * entries of the sources in *srcs_out are written). Returns the number of
- * legal actions; *captures tells whether they are capture hops. */
-static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *srcs_out,
-                        bool *captures)
+/* The legal actions. Captures (R8): the legal first (or next) hops are left
+ * in h (h->n > 0). Otherwise h->n = 0 and the simple moves are written as
+ * one destination mask per source point (only the entries of the sources in
+ * *srcs_out). Returns the number of legal actions. */
+static int s_gen(const kh_state *s, hop_list *h, uint32_t dsts[KH_POINTS], uint32_t *srcs_out)
 {
     int me = s->side;
     uint32_t own = s->pieces[me], opp = s->pieces[me ^ 1], occ = own | opp;
     uint32_t empty = ALL_POINTS & ~occ;
-    hop_list h;
-    h.n = h.n_more = 0;
-    *captures = true;
+    h->n = h->n_more = 0;
 
     if (s->chain >= 0) {
         /* Mid-sequence (R9): the hops of the chain piece that still complete a
@@ -454,24 +441,23 @@ static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *s
         int sq = s->chain;
         uint32_t b = 1u << sq;
         if (s->kings & b)
-            s_king_hops(&h, sq, occ & ~b, opp);
+            s_king_hops(h, sq, occ & ~b, opp);
         else
-            s_man_hops(&h, sq, opp, empty);
-        return s_select_hops(&h, own, opp, s->kings, dsts, srcs_out);
+            s_man_hops(h, sq, opp, empty);
+        return s_majority(h, own, opp, s->kings);
     }
 
     /* Turn start: captures first (R8). */
     uint32_t men = own & ~s->kings;
-    s_men_hops(&h, men, opp, empty);
+    s_men_hops(h, men, opp, empty);
     for (uint32_t m = own & s->kings; m; m &= m - 1) {
         int sq = s_lsb(m);
-        s_king_hops(&h, sq, occ & ~(1u << sq), opp);
+        s_king_hops(h, sq, occ & ~(1u << sq), opp);
     }
-    if (h.n)
-        return s_select_hops(&h, own, opp, s->kings, dsts, srcs_out);
+    if (h->n)
+        return s_majority(h, own, opp, s->kings);
 
     /* No capture: simple moves (R3, R5). */
-    *captures = false;
     int count = 0;
     *srcs_out = own;
     for (uint32_t m = men; m; m &= m - 1) {
@@ -487,6 +473,27 @@ static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *s
         count += s_popcount(to);
     }
     return count;
+}
+
+/* The legal actions as one destination mask per source point (only the
+ * entries of the sources in *srcs_out are written); returns their count. */
+static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *srcs_out)
+{
+    hop_list h;
+    int n = s_gen(s, &h, dsts, srcs_out);
+    if (h.n) {
+        uint32_t srcs = 0;
+        for (int i = 0; i < h.n; i++) {
+            uint32_t sb = 1u << h.src[i];
+            if (!(srcs & sb)) {
+                srcs |= sb;
+                dsts[h.src[i]] = 0;
+            }
+            dsts[h.src[i]] |= 1u << h.land[i];
+        }
+        *srcs_out = srcs;
+    }
+    return n;
 }
 
 /* Whether the mover has at least one legal action (cheaper than listing):
@@ -526,16 +533,14 @@ static int s_emit(const uint32_t dsts[KH_POINTS], uint32_t srcs, uint16_t *out)
 static int kh_legal_actions(const game_state *g, uint16_t *out)
 {
     uint32_t dsts[KH_POINTS], srcs;
-    bool captures;
-    s_legal_dsts(CS(g), dsts, &srcs, &captures);
+    s_legal_dsts(CS(g), dsts, &srcs);
     return s_emit(dsts, srcs, out);
 }
 
 static void kh_legal_mask(const game_state *g, uint8_t *mask)
 {
     uint32_t dsts[KH_POINTS], srcs;
-    bool captures;
-    s_legal_dsts(CS(g), dsts, &srcs, &captures);
+    s_legal_dsts(CS(g), dsts, &srcs);
     memset(mask, 0, KH_ACTIONS);
     for (; srcs; srcs &= srcs - 1) {
         int sq = s_lsb(srcs);
@@ -555,8 +560,7 @@ static bool kh_is_legal(const game_state *g, int action)
     if (s->chain >= 0 && src != s->chain)
         return false;
     uint32_t dsts[KH_POINTS], srcs;
-    bool captures;
-    s_legal_dsts(s, dsts, &srcs, &captures);
+    s_legal_dsts(s, dsts, &srcs);
     return (srcs >> src & 1) && (dsts[src] >> dst & 1);
 }
 
@@ -592,41 +596,56 @@ static inline void s_end_turn(kh_state *s, int dst, bool progress)
     s->reps = (uint8_t)(reps > 255 ? 255 : reps);
 }
 
+/* Plays the simple move src -> dst (bits sb, db) of the side to move; `king`
+ * whether the piece is a king. */
+static inline void s_make_move(kh_state *s, uint32_t sb, int dst, bool king)
+{
+    uint32_t move = sb | 1u << dst;
+    s->pieces[s->side] ^= move;
+    if (king)
+        s->kings ^= move;
+    s_end_turn(s, dst, !king); /* a man move is progress (R13) */
+}
+
+/* Plays the capture hop src -> land over cap; `more` whether the piece can
+ * capture again from land (R8: then the sequence goes on). */
+static inline void s_make_hop(kh_state *s, int src, int cap, int land, bool more)
+{
+    int me = s->side;
+    uint32_t move = 1u << src | 1u << land, cb = 1u << cap;
+    s->pieces[me] ^= move;
+    if (s->kings >> src & 1)
+        s->kings ^= move;
+    /* The captured piece leaves at once (R7). */
+    s->pieces[me ^ 1] ^= cb;
+    s->kings &= ~cb;
+    if (more) {
+        s->chain = (int8_t)land;
+        s->reps = 0;
+        s->hist_len = 0; /* the turn ends with a capture: history restarts */
+    } else {
+        s_end_turn(s, land, true);
+    }
+}
+
 /* Plays the hop or simple move src -> dst of the side to move. */
 static inline void s_apply(kh_state *s, int src, int dst)
 {
     int me = s->side;
-    uint32_t sbit = 1u << src, dbit = 1u << dst, move = sbit | dbit;
-    uint32_t opp = s->pieces[me ^ 1];
+    uint32_t sb = 1u << src, opp = s->pieces[me ^ 1];
     uint32_t captured = T.between[src][dst] & opp;
-    bool king = s->kings & sbit;
-
-    /* Move the piece. */
-    s->pieces[me] ^= move;
-    if (king)
-        s->kings ^= move;
-
+    bool king = s->kings & sb;
     if (!captured) {
-        /* A simple move ends the turn; a man move is progress (R13). */
-        s_end_turn(s, dst, !king);
+        s_make_move(s, sb, dst, king);
         return;
     }
-    /* A capture hop: the captured piece leaves at once (R7). */
-    opp ^= captured;
-    s->pieces[me ^ 1] = opp;
-    s->kings &= ~captured;
     /* R8: the sequence goes on while the piece can capture. (Which next hops
      * are legal is decided by legal_actions: the majority rule.) */
-    uint32_t occ = (s->pieces[me] & ~dbit) | opp;
+    opp ^= captured;
+    uint32_t occ = (s->pieces[me] & ~sb) | opp;
     bool more = king ? s_king_can_capture(dst, occ, opp)
                      : s_man_can_capture(dst, opp, ALL_POINTS & ~occ);
-    if (more) {
-        s->chain = (int8_t)dst;
-        s->reps = 0;
-        s->hist_len = 0; /* the turn ends with a capture: history restarts */
-    } else {
-        s_end_turn(s, dst, true);
-    }
+    s_make_hop(s, src, s_lsb(captured), dst, more);
 }
 
 static void kh_apply(game_state *g, int action)
@@ -639,38 +658,54 @@ static void kh_apply(game_state *g, int action)
 /* Perft (R22) as game_perft's generic loop counts it, without its indirect
  * calls: at a turn start the game is over for a draw (R13-R15) or when there
  * is no legal action (R12: no pieces or no moves; mid-sequence there always is
- * one). Every child is made in full, leaves too: a copy (the history only
- * for a king's simple move; every other action restarts it) and apply. */
+ * one). Every child is made in full, leaves too: a copy (the history only for
+ * a king's simple move: every other action restarts it) and the same make
+ * functions apply() uses, given what generation found (captured point, whether
+ * the piece goes on). */
 static uint64_t s_perft(const kh_state *s, int depth)
 {
     if (s->chain < 0 && (s->no_progress >= KH_NO_PROGRESS || s->reps >= 3 ||
                          s->ply >= KH_MAX_PLIES))
         return 0;
+    hop_list h;
     uint32_t dsts[KH_POINTS], srcs;
-    bool captures;
-    if (s_legal_dsts(s, dsts, &srcs, &captures) == 0)
+    if (s_gen(s, &h, dsts, &srcs) == 0)
         return 0;
-    uint32_t hist_srcs = captures ? 0 : s->kings;
     uint64_t total = 0;
+    /* A leaf's child is made and then only counted: the barrier keeps the
+     * compiler from dropping its making as dead code. */
+#define KH_CHILD(c)                                                                         \
+    do {                                                                                    \
+        if (depth > 1) {                                                                    \
+            total += s_perft(&(c), depth - 1);                                              \
+        } else {                                                                            \
+            __asm__ volatile("" : : "r"(&(c)) : "memory");                                 \
+            total++;                                                                        \
+        }                                                                                   \
+    } while (0)
+    if (h.n) {
+        for (int i = 0; i < h.n; i++) {
+            kh_state c;
+            memcpy(&c, s, HEAD_BYTES);
+            s_make_hop(&c, h.src[i], h.cap[i], h.land[i], h.more[i]);
+            KH_CHILD(c);
+        }
+        return total;
+    }
     for (; srcs; srcs &= srcs - 1) {
         int src = s_lsb(srcs);
-        bool with_hist = hist_srcs >> src & 1;
+        uint32_t sb = srcs & -srcs;
+        bool king = s->kings & sb;
         for (uint32_t m = dsts[src]; m; m &= m - 1) {
             kh_state c;
             memcpy(&c, s, HEAD_BYTES);
-            if (with_hist)
+            if (king)
                 memcpy(c.hist, s->hist, sizeof(uint64_t) * s->hist_len);
-            s_apply(&c, src, s_lsb(m));
-            if (depth > 1) {
-                total += s_perft(&c, depth - 1);
-            } else {
-                /* A leaf: the child is made and then only counted; keep the
-                 * compiler from dropping its making as dead code. */
-                __asm__ volatile("" : : "r"(&c) : "memory");
-                total++;
-            }
+            s_make_move(&c, sb, s_lsb(m), king);
+            KH_CHILD(c);
         }
     }
+#undef KH_CHILD
     return total;
 }
 
