@@ -49,7 +49,6 @@
 #define ALL_POINTS 0x1ffffffu
 #define ROW0 0x1fu
 #define ROW4 (0x1fu << 20)
-#define NO_POINT KH_POINTS /* index of "no point" in the ray tables: an empty ray */
 #define MAX_HOPS 256       /* most first hops in one state (each is a distinct action) */
 
 typedef struct kh_state {
@@ -60,9 +59,15 @@ typedef struct kh_state {
     int8_t chain;            /* point of the piece that must hop on, -1 at a turn start */
     uint8_t no_progress;     /* R13: turns since the last capture or man move */
     uint8_t reps;            /* R14: occurrences of this turn-start position, 0 mid-sequence */
-    uint8_t hist_len;        /* entries in hist (0 mid-sequence) */
+    uint8_t hist_len;        /* entries in hist, 0 when implicit (see below) */
     uint64_t hist[HIST_MAX]; /* turn-start keys since the last capture or man move */
 } kh_state;
+/* History (R14): hist[0..hist_len) are the keys (s_key) of the turn starts
+ * since the last capture or man move, oldest first, this one last. Right
+ * after such a turn the window holds only the current position: then
+ * hist_len is 0 and its key is written only when a king's simple move
+ * starts to need it. Mid-sequence hist_len is 0 too (the turn will end with
+ * a capture). */
 
 /* The bytes before the history: what every copy takes. */
 #define HEAD_BYTES offsetof(kh_state, hist)
@@ -76,16 +81,22 @@ static const int DC[8] = {0, 0, 1, -1, 1, -1, 1, -1};
 #define STEP(d) ((d) == DIR_N ? 5 : (d) == DIR_S ? -5 : (d) == DIR_E ? 1 : (d) == DIR_W ? -1 \
                  : (d) == DIR_NE ? 6 : (d) == DIR_NW ? 4 : (d) == DIR_SE ? -4 : -6)
 
-/* A man's capture hop: the point jumped over and the landing point. */
-typedef struct hop {
-    int8_t cap;  /* adjacent point holding the enemy */
-    int8_t land; /* the point directly behind it */
-} hop_t;
+/* A king's view along the (up to 4) lines through its point, for R5 and R6.
+ * For line k: the occupancy of its points, masked and multiplied, gives in
+ * its top 5 bits (>> 27) an index; att[k][index] is what the king sees along
+ * that line: the empty points up to the nearest piece each way, and those
+ * nearest pieces. Absent lines have mask 0 and an empty att[k][0]. */
+typedef struct king_lines {
+    uint32_t mask[4];    /* the line's points */
+    uint32_t mul[4];     /* gathers them into bits 27..31 */
+    uint32_t att[4][32]; /* seen points, by gathered occupancy */
+} king_lines;
+#define KL_SHIFT 27
 
 static struct {
-    uint32_t raymask[KH_POINTS + 1][8]; /* the points of each ray; [NO_POINT] empty */
-    uint32_t beyond[KH_POINTS + 1][8];  /* a point and its ray: what a piece there blocks */
-    uint32_t next[KH_POINTS + 1][8];    /* the first point of each ray (0 if none) */
+    king_lines kl[KH_POINTS];           /* a king's view along its lines, by point */
+    uint32_t away[KH_POINTS][KH_POINTS];   /* the points behind c seen from sq on their line */
+    uint32_t behind[KH_POINTS][KH_POINTS]; /* the first of them (0 if none, or off-line) */
     uint32_t lines[KH_POINTS];          /* all points on the lines through a point */
     uint32_t adj[KH_POINTS];            /* the points one step away along a line */
     uint32_t jump_from[8];              /* points with a ray of length >= 2 in each direction */
@@ -102,49 +113,119 @@ static struct {
 /* Forward directions of each colour (R3): N, NE, NW for Black, S, SE, SW for White. */
 static const int FWD_DIR[2][3] = {{DIR_N, DIR_NE, DIR_NW}, {DIR_S, DIR_SE, DIR_SW}};
 
+/* The points of direction d from sq to the board's edge, nearest first;
+ * returns their count. Diagonals only through points with r+c even (R1). */
+static int s_ray(int sq, int d, int *pts)
+{
+    int r = sq / 5, c = sq % 5, n = 0;
+    if (d >= 4 && (r + c) % 2)
+        return 0;
+    for (int rr = r + DR[d], cc = c + DC[d]; rr >= 0 && rr < 5 && cc >= 0 && cc < 5;
+         rr += DR[d], cc += DC[d])
+        pts[n++] = rr * 5 + cc;
+    return n;
+}
+
+/* Fills T.kl[sq] line k (directions d and its opposite d + 1 ... as the
+ * pairs N/S, E/W, NE/SW, NW/SE): finds a multiplier that gathers the line's
+ * occupancy injectively into bits 27..31, then what a king sees for each. */
+static void s_init_king_line(int sq, int k, int d_fwd, int d_back)
+{
+    int fwd[5], back[5], nf = s_ray(sq, d_fwd, fwd), nb = s_ray(sq, d_back, back);
+    if (nf + nb == 0)
+        return; /* no such line through sq */
+    int pts[9], n = 0;
+    for (int i = nb - 1; i >= 0; i--)
+        pts[n++] = back[i];
+    pts[n++] = sq;
+    for (int i = 0; i < nf; i++)
+        pts[n++] = fwd[i];
+    /* Ascending point order along the line, either way round. */
+    if (pts[0] > pts[n - 1])
+        for (int i = 0; i < n / 2; i++) {
+            int t = pts[i];
+            pts[i] = pts[n - 1 - i];
+            pts[n - 1 - i] = t;
+        }
+    king_lines *kl = &T.kl[sq];
+    uint32_t mask = 0;
+    for (int i = 0; i < n; i++)
+        mask |= 1u << pts[i];
+    for (int order = 0; order < 2 && !kl->mask[k]; order++) {
+        uint32_t mul = 0;
+        for (int i = 0; i < n; i++)
+            mul |= 1u << (KL_SHIFT + (order ? n - 1 - i : i) - pts[i]);
+        uint32_t seen = 0;
+        bool injective = true;
+        for (uint32_t sub = 0; sub < 1u << n && injective; sub++) {
+            uint32_t x = 0;
+            for (int i = 0; i < n; i++)
+                x |= (sub >> i & 1) << pts[i];
+            uint32_t idx = (x * mul) >> KL_SHIFT;
+            injective = !(seen >> idx & 1);
+            seen |= 1u << idx;
+        }
+        if (injective) {
+            kl->mask[k] = mask;
+            kl->mul[k] = mul;
+        }
+    }
+    KZ_CHECK(kl->mask[k] != 0);
+    for (uint32_t sub = 0; sub < 1u << n; sub++) {
+        uint32_t x = 0;
+        for (int i = 0; i < n; i++)
+            x |= (sub >> i & 1) << pts[i];
+        uint32_t att = 0;
+        for (int i = 0; i < nf; i++) {
+            att |= 1u << fwd[i];
+            if (x >> fwd[i] & 1)
+                break;
+        }
+        for (int i = 0; i < nb; i++) {
+            att |= 1u << back[i];
+            if (x >> back[i] & 1)
+                break;
+        }
+        kl->att[k][(x * kl->mul[k]) >> KL_SHIFT] = att;
+    }
+}
+
 /* Filled once before main() runs; read-only afterwards (so thread-safe). */
 __attribute__((constructor)) static void s_init_tables(void)
 {
     memset(&T, 0, sizeof T);
     for (int sq = 0; sq < KH_POINTS; sq++) {
-        int r = sq / 5, c = sq % 5;
         for (int d = 0; d < 8; d++) {
-            int n = 0, first = -1;
-            bool diag = d >= 4;
-            /* R1: diagonals only through points with r+c even. */
-            if (!diag || (r + c) % 2 == 0) {
-                int rr = r + DR[d], cc = c + DC[d];
-                uint32_t path = 0;
-                while (rr >= 0 && rr < 5 && cc >= 0 && cc < 5) {
-                    int t = rr * 5 + cc;
-                    if (n++ == 0)
-                        first = t;
-                    T.between[sq][t] = path;
-                    T.raymask[sq][d] |= 1u << t;
-                    path |= 1u << t;
-                    rr += DR[d];
-                    cc += DC[d];
-                }
+            int pts[5], n = s_ray(sq, d, pts);
+            uint32_t path = 0;
+            for (int i = 0; i < n; i++) {
+                T.between[sq][pts[i]] = path;
+                T.lines[sq] |= 1u << pts[i];
+                path |= 1u << pts[i];
             }
-            T.beyond[sq][d] = T.raymask[sq][d] | 1u << sq;
-            T.lines[sq] |= T.raymask[sq][d];
+            for (int i = 0; i + 1 < n; i++) {
+                T.away[sq][pts[i]] = (path & ~T.between[sq][pts[i]]) & ~(1u << pts[i]);
+                T.behind[sq][pts[i]] = 1u << pts[i + 1];
+            }
             if (n >= 1) {
-                T.next[sq][d] = 1u << first;
-                T.adj[sq] |= 1u << first;
+                T.adj[sq] |= 1u << pts[0];
                 for (int side = 0; side < 2; side++)
                     for (int k = 0; k < 3; k++)
                         if (FWD_DIR[side][k] == d) {
-                            T.fwd[side][sq] |= 1u << first;
+                            T.fwd[side][sq] |= 1u << pts[0];
                             T.fwd_from[side][k] |= 1u << sq;
                         }
             }
             if (n >= 2) {
-                int land = first + (first - sq);
                 T.jump_from[d] |= 1u << sq;
-                T.man_caps[sq] |= 1u << first;
-                T.hop_land[sq][first] = 1u << land;
+                T.man_caps[sq] |= 1u << pts[0];
+                T.hop_land[sq][pts[0]] = 1u << pts[1];
             }
         }
+        s_init_king_line(sq, 0, DIR_N, DIR_S);
+        s_init_king_line(sq, 1, DIR_E, DIR_W);
+        s_init_king_line(sq, 2, DIR_NE, DIR_SW);
+        s_init_king_line(sq, 3, DIR_NW, DIR_SE);
     }
     for (int a = 0; a < KH_ACTIONS; a++) {
         int s = a / 25, d = a % 25;
@@ -177,16 +258,6 @@ static inline uint64_t s_key(const kh_state *s)
 /* x shifted by a constant number of points: up (left) for by > 0. */
 #define SHIFT(x, by) ((by) >= 0 ? (x) << ((by) & 31) : (x) >> (-(by) & 31))
 
-/* The point of `mask` nearest to the ray's origin in direction d (d a
- * constant), NO_POINT if mask is empty: positive steps grow from the origin,
- * the others shrink. */
-static inline int s_nearest(uint32_t mask, int d)
-{
-    if (STEP(d) > 0)
-        return __builtin_ctz(mask | 1u << NO_POINT);
-    return mask ? 31 - __builtin_clz(mask) : NO_POINT;
-}
-
 /* The men (of `men`) that can capture in direction d: an enemy on the next
  * point along a line, an empty point after it. */
 #define MEN_HOP_DIR(men, opp, empty, d) \
@@ -211,32 +282,42 @@ static inline bool s_man_can_capture(int sq, uint32_t opp, uint32_t empty)
     return false;
 }
 
-/* Whether a king on sq has a capture (R6): on some ray, the nearest piece is
+/* What a king on sq sees (R5, R6): along each line, the empty points up to
+ * the nearest piece each way, and those pieces. `occ`: the pieces on board
+ * (the king's own point may be in it or not). */
+static inline uint32_t s_king_sees(int sq, uint32_t occ)
+{
+    const king_lines *kl = &T.kl[sq];
+    return kl->att[0][((occ & kl->mask[0]) * kl->mul[0]) >> KL_SHIFT] |
+           kl->att[1][((occ & kl->mask[1]) * kl->mul[1]) >> KL_SHIFT] |
+           kl->att[2][((occ & kl->mask[2]) * kl->mul[2]) >> KL_SHIFT] |
+           kl->att[3][((occ & kl->mask[3]) * kl->mul[3]) >> KL_SHIFT];
+}
+
+/* Whether a king on sq has a capture (R6): a nearest piece along a line is
  * an enemy with an empty point right behind it. `occ` holds every piece but
  * the king itself. */
 static inline bool s_king_can_capture(int sq, uint32_t occ, uint32_t opp)
 {
     if (!(T.lines[sq] & opp))
         return false;
-    uint32_t any = 0;
-#pragma GCC unroll 8
-    for (int d = 0; d < 8; d++) {
-        int c = s_nearest(T.raymask[sq][d] & occ, d);
-        any |= (0u - (opp >> c & 1)) & T.next[c][d];
-    }
-    return any & ~occ;
+    for (uint32_t e = s_king_sees(sq, occ) & opp; e; e &= e - 1)
+        if (T.behind[sq][s_lsb(e)] & ~occ)
+            return true;
+    return false;
 }
 
-/* The points a king on sq can land on by capturing in direction d (R6):
- * *cap gets the captured point. 0 when there is no capture that way. */
-static inline uint32_t s_king_lands(int sq, int d, uint32_t occ, uint32_t opp, int *cap)
+/* The points a king on sq can land on after capturing the enemy on c, the
+ * nearest piece along their line (R6): the empty points behind c up to the
+ * next piece. `occ` holds every piece but the king. */
+static inline uint32_t s_king_lands(int sq, int c, uint32_t occ)
 {
-    int c = s_nearest(T.raymask[sq][d] & occ, d);
-    if (!(opp >> c & 1))
-        return 0;
-    *cap = c;
-    uint32_t after = T.raymask[c][d];
-    return after & ~T.beyond[s_nearest(after & occ, d)][d];
+    uint32_t away = T.away[sq][c], b = away & occ;
+    if (!b)
+        return away;
+    if (c > sq) /* the line runs up from sq: the next piece is the lowest */
+        return away & ((b & -b) - 1);
+    return away & ~((2u << (31 - __builtin_clz(b))) - 1);
 }
 
 /* The longest chain of captures a man on sq can still make. `opp` holds the
@@ -268,11 +349,10 @@ static int s_chain_king(int sq, uint32_t occ, uint32_t opp, int left)
     if (!s_king_can_capture(sq, occ, opp))
         return 0;
     int best = 0;
-    for (int d = 0; d < 8; d++) {
-        int cap = 0;
-        uint32_t lands = s_king_lands(sq, d, occ, opp, &cap);
-        uint32_t cbit = 1u << cap;
-        for (; lands; lands &= lands - 1) {
+    for (uint32_t e = s_king_sees(sq, occ) & opp; e; e &= e - 1) {
+        int cap = s_lsb(e);
+        uint32_t cbit = e & -e;
+        for (uint32_t lands = s_king_lands(sq, cap, occ); lands; lands &= lands - 1) {
             int v = 1 + s_chain_king(s_lsb(lands), occ & ~cbit, opp & ~cbit, left - 1);
             if (v > best) {
                 best = v;
@@ -352,13 +432,12 @@ static inline void s_man_hops(hop_list *h, int sq, uint32_t opp, uint32_t empty)
 /* All hops of the king on sq; `occ` holds every piece but the king. */
 static inline void s_king_hops(hop_list *h, int sq, uint32_t occ, uint32_t opp)
 {
-    if (!s_king_can_capture(sq, occ, opp))
+    if (!(T.lines[sq] & opp))
         return;
-    for (int d = 0; d < 8; d++) {
-        int cap = 0;
-        uint32_t lands = s_king_lands(sq, d, occ, opp, &cap);
-        uint32_t cbit = 1u << cap;
-        for (; lands; lands &= lands - 1) {
+    for (uint32_t e = s_king_sees(sq, occ) & opp; e; e &= e - 1) {
+        int cap = s_lsb(e);
+        uint32_t cbit = e & -e;
+        for (uint32_t lands = s_king_lands(sq, cap, occ); lands; lands &= lands - 1) {
             int land = s_lsb(lands);
             s_hop_add(h, sq, cap, land, s_king_can_capture(land, occ & ~cbit, opp & ~cbit));
         }
@@ -413,26 +492,41 @@ static int s_majority(hop_list *h, uint32_t own, uint32_t opp, uint32_t kings)
 }
 
 /* The points a king on sq reaches by simple moves (R5). */
-static inline uint32_t s_king_moves(int sq, uint32_t occ)
+static inline uint32_t s_king_moves(int sq, uint32_t occ) { return s_king_sees(sq, occ) & ~occ; }
+
+/* The legal actions of a state, as s_gen finds them. */
+typedef struct gen_out {
+    hop_list h;                  /* captures (R8): the legal hops; h.n == 0 if none */
+    uint32_t men_to[3];          /* else the men's simple moves (R3): destinations per */
+                                 /* forward direction, FWD_DIR order */
+    uint32_t king_srcs;          /* the kings (with or without simple moves) */
+    uint32_t king_to[KH_POINTS]; /* each king's simple moves (R5), at its point */
+} gen_out;
+
+/* The step of each forward direction (FWD_DIR) of each colour. */
+static const int FWD_STEP[2][3] = {{5, 6, 4}, {-5, -4, -6}};
+
+/* The men's simple moves (R3): forward only, one step to an empty point. */
+static inline void s_men_moves(int me, uint32_t men, uint32_t empty, uint32_t to[3])
 {
-    uint32_t to = 0;
-#pragma GCC unroll 8
-    for (int d = 0; d < 8; d++) {
-        uint32_t ray = T.raymask[sq][d];
-        to |= ray & ~T.beyond[s_nearest(ray & occ, d)][d];
+    if (me == 0) {
+        to[0] = (men & T.fwd_from[0][0]) << 5 & empty;
+        to[1] = (men & T.fwd_from[0][1]) << 6 & empty;
+        to[2] = (men & T.fwd_from[0][2]) << 4 & empty;
+    } else {
+        to[0] = (men & T.fwd_from[1][0]) >> 5 & empty;
+        to[1] = (men & T.fwd_from[1][1]) >> 4 & empty;
+        to[2] = (men & T.fwd_from[1][2]) >> 6 & empty;
     }
-    return to;
 }
 
-/* The legal actions. Captures (R8): the legal first (or next) hops are left
- * in h (h->n > 0). Otherwise h->n = 0 and the simple moves are written as
- * one destination mask per source point (only the entries of the sources in
- * *srcs_out). Returns the number of legal actions. */
-static int s_gen(const kh_state *s, hop_list *h, uint32_t dsts[KH_POINTS], uint32_t *srcs_out)
+/* The legal actions (see gen_out); returns their count. */
+static int s_gen(const kh_state *s, gen_out *g)
 {
     int me = s->side;
     uint32_t own = s->pieces[me], opp = s->pieces[me ^ 1], occ = own | opp;
     uint32_t empty = ALL_POINTS & ~occ;
+    hop_list *h = &g->h;
     h->n = h->n_more = 0;
 
     if (s->chain >= 0) {
@@ -448,9 +542,9 @@ static int s_gen(const kh_state *s, hop_list *h, uint32_t dsts[KH_POINTS], uint3
     }
 
     /* Turn start: captures first (R8). */
-    uint32_t men = own & ~s->kings;
+    uint32_t men = own & ~s->kings, kings = own & s->kings;
     s_men_hops(h, men, opp, empty);
-    for (uint32_t m = own & s->kings; m; m &= m - 1) {
+    for (uint32_t m = kings; m; m &= m - 1) {
         int sq = s_lsb(m);
         s_king_hops(h, sq, occ & ~(1u << sq), opp);
     }
@@ -458,41 +552,48 @@ static int s_gen(const kh_state *s, hop_list *h, uint32_t dsts[KH_POINTS], uint3
         return s_majority(h, own, opp, s->kings);
 
     /* No capture: simple moves (R3, R5). */
-    int count = 0;
-    *srcs_out = own;
-    for (uint32_t m = men; m; m &= m - 1) {
-        int sq = s_lsb(m);
-        uint32_t to = T.fwd[me][sq] & empty; /* forward only (R3) */
-        dsts[sq] = to;
-        count += s_popcount(to);
-    }
-    for (uint32_t m = own & s->kings; m; m &= m - 1) {
+    s_men_moves(me, men, empty, g->men_to);
+    int count = s_popcount(g->men_to[0]) + s_popcount(g->men_to[1]) + s_popcount(g->men_to[2]);
+    g->king_srcs = kings;
+    for (uint32_t m = kings; m; m &= m - 1) {
         int sq = s_lsb(m);
         uint32_t to = s_king_moves(sq, occ);
-        dsts[sq] = to;
+        g->king_to[sq] = to;
         count += s_popcount(to);
     }
     return count;
 }
 
 /* The legal actions as one destination mask per source point (only the
- * entries of the sources in *srcs_out are written); returns their count. */
+ * entries of the sources in *srcs_out are written; at a turn start without
+ * captures every piece is a source, with or without moves); returns their
+ * count. */
 static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *srcs_out)
 {
-    hop_list h;
-    int n = s_gen(s, &h, dsts, srcs_out);
-    if (h.n) {
+    gen_out g;
+    int n = s_gen(s, &g);
+    if (g.h.n) {
         uint32_t srcs = 0;
-        for (int i = 0; i < h.n; i++) {
-            uint32_t sb = 1u << h.src[i];
+        for (int i = 0; i < g.h.n; i++) {
+            uint32_t sb = 1u << g.h.src[i];
             if (!(srcs & sb)) {
                 srcs |= sb;
-                dsts[h.src[i]] = 0;
+                dsts[g.h.src[i]] = 0;
             }
-            dsts[h.src[i]] |= 1u << h.land[i];
+            dsts[g.h.src[i]] |= 1u << g.h.land[i];
         }
         *srcs_out = srcs;
+        return n;
     }
+    int me = s->side;
+    *srcs_out = s->pieces[me];
+    uint32_t empty = ALL_POINTS & ~(s->pieces[0] | s->pieces[1]);
+    for (uint32_t m = s->pieces[me] & ~s->kings; m; m &= m - 1) {
+        int sq = s_lsb(m);
+        dsts[sq] = T.fwd[me][sq] & empty; /* forward only (R3) */
+    }
+    for (uint32_t m = g.king_srcs; m; m &= m - 1)
+        dsts[s_lsb(m)] = g.king_to[s_lsb(m)];
     return n;
 }
 
@@ -564,26 +665,45 @@ static bool kh_is_legal(const game_state *g, int action)
     return (srcs >> src & 1) && (dsts[src] >> dst & 1);
 }
 
-/* Ends the turn (R10, R11, R13, R14) on the piece that moved to `dst`:
- * crowns it if it is a man on the far row, passes the move, updates the
- * counters and the history. */
-static inline void s_end_turn(kh_state *s, int dst, bool progress)
+/* Ends the turn after a capture or a man move (R10, R11, R13, R14): crowns a
+ * man that stopped on the far row (`db`: the point the piece stopped on),
+ * passes the move, and the history restarts from the new position. */
+static inline void s_end_turn_progress(kh_state *s, uint32_t db)
 {
     int me = s->side;
-    s->kings |= s_far_row(me) & 1u << dst; /* R10: crowned as the turn ends */
+    s->kings |= s_far_row(me) & db; /* R10: crowned as the turn ends */
     s->side = (uint8_t)(me ^ 1);
     s->chain = -1;
     s->ply += s->ply < UINT16_MAX;
-    uint64_t key = s_key(s);
-    if (progress) {
-        s->no_progress = 0;
-        s->hist[0] = key;
-        s->hist_len = 1;
-        s->reps = 1;
-        return;
+    s->no_progress = 0;
+    s->reps = 1;
+    s->hist_len = 0; /* the window holds only this position (see kh_state) */
+}
+
+/* Plays the simple move of a man from sb to db (bits): progress (R13). */
+static inline void s_make_man_move(kh_state *s, uint32_t sb, uint32_t db)
+{
+    s->pieces[s->side] ^= sb | db;
+    s_end_turn_progress(s, db);
+}
+
+/* Plays the simple move of a king from sb to db (bits), a turn without
+ * progress (R13): the position joins the history (R14). */
+static inline void s_make_king_move(kh_state *s, uint32_t sb, uint32_t db)
+{
+    int n = s->hist_len;
+    if (n == 0) {
+        s->hist[0] = s_key(s); /* the turn-start position, kept implicit until now */
+        n = 1;
     }
+    int me = s->side;
+    s->pieces[me] ^= sb | db;
+    s->kings ^= sb | db;
+    s->side = (uint8_t)(me ^ 1);
+    s->ply += s->ply < UINT16_MAX;
     s->no_progress += s->no_progress < 255;
-    int reps = 1, n = s->hist_len;
+    uint64_t key = s_key(s);
+    int reps = 1;
     for (int i = n - 4; i >= 0; i -= 2)
         reps += s->hist[i] == key;
     if (n == HIST_MAX) {
@@ -596,23 +716,12 @@ static inline void s_end_turn(kh_state *s, int dst, bool progress)
     s->reps = (uint8_t)(reps > 255 ? 255 : reps);
 }
 
-/* Plays the simple move src -> dst (bits sb, db) of the side to move; `king`
- * whether the piece is a king. */
-static inline void s_make_move(kh_state *s, uint32_t sb, int dst, bool king)
-{
-    uint32_t move = sb | 1u << dst;
-    s->pieces[s->side] ^= move;
-    if (king)
-        s->kings ^= move;
-    s_end_turn(s, dst, !king); /* a man move is progress (R13) */
-}
-
 /* Plays the capture hop src -> land over cap; `more` whether the piece can
  * capture again from land (R8: then the sequence goes on). */
 static inline void s_make_hop(kh_state *s, int src, int cap, int land, bool more)
 {
     int me = s->side;
-    uint32_t move = 1u << src | 1u << land, cb = 1u << cap;
+    uint32_t lb = 1u << land, move = 1u << src | lb, cb = 1u << cap;
     s->pieces[me] ^= move;
     if (s->kings >> src & 1)
         s->kings ^= move;
@@ -624,7 +733,7 @@ static inline void s_make_hop(kh_state *s, int src, int cap, int land, bool more
         s->reps = 0;
         s->hist_len = 0; /* the turn ends with a capture: history restarts */
     } else {
-        s_end_turn(s, land, true);
+        s_end_turn_progress(s, lb);
     }
 }
 
@@ -632,11 +741,14 @@ static inline void s_make_hop(kh_state *s, int src, int cap, int land, bool more
 static inline void s_apply(kh_state *s, int src, int dst)
 {
     int me = s->side;
-    uint32_t sb = 1u << src, opp = s->pieces[me ^ 1];
+    uint32_t sb = 1u << src, db = 1u << dst, opp = s->pieces[me ^ 1];
     uint32_t captured = T.between[src][dst] & opp;
     bool king = s->kings & sb;
     if (!captured) {
-        s_make_move(s, sb, dst, king);
+        if (king)
+            s_make_king_move(s, sb, db);
+        else
+            s_make_man_move(s, sb, db);
         return;
     }
     /* R8: the sequence goes on while the piece can capture. (Which next hops
@@ -667,9 +779,8 @@ static uint64_t s_perft(const kh_state *s, int depth)
     if (s->chain < 0 && (s->no_progress >= KH_NO_PROGRESS || s->reps >= 3 ||
                          s->ply >= KH_MAX_PLIES))
         return 0;
-    hop_list h;
-    uint32_t dsts[KH_POINTS], srcs;
-    if (s_gen(s, &h, dsts, &srcs) == 0)
+    gen_out g;
+    if (s_gen(s, &g) == 0)
         return 0;
     uint64_t total = 0;
     /* A leaf's child is made and then only counted: the barrier keeps the
@@ -683,25 +794,34 @@ static uint64_t s_perft(const kh_state *s, int depth)
             total++;                                                                        \
         }                                                                                   \
     } while (0)
-    if (h.n) {
-        for (int i = 0; i < h.n; i++) {
+    if (g.h.n) {
+        for (int i = 0; i < g.h.n; i++) {
             kh_state c;
             memcpy(&c, s, HEAD_BYTES);
-            s_make_hop(&c, h.src[i], h.cap[i], h.land[i], h.more[i]);
+            s_make_hop(&c, g.h.src[i], g.h.cap[i], g.h.land[i], g.h.more[i]);
             KH_CHILD(c);
         }
         return total;
     }
-    for (; srcs; srcs &= srcs - 1) {
-        int src = s_lsb(srcs);
-        uint32_t sb = srcs & -srcs;
-        bool king = s->kings & sb;
-        for (uint32_t m = dsts[src]; m; m &= m - 1) {
+    int me = s->side;
+    for (int k = 0; k < 3; k++) {
+        int st = FWD_STEP[me][k];
+        for (uint32_t m = g.men_to[k]; m; m &= m - 1) {
+            uint32_t db = m & -m, sb = st > 0 ? db >> st : db << -st;
             kh_state c;
             memcpy(&c, s, HEAD_BYTES);
-            if (king)
-                memcpy(c.hist, s->hist, sizeof(uint64_t) * s->hist_len);
-            s_make_move(&c, sb, s_lsb(m), king);
+            s_make_man_move(&c, sb, db);
+            KH_CHILD(c);
+        }
+    }
+    for (uint32_t ks = g.king_srcs; ks; ks &= ks - 1) {
+        uint32_t sb = ks & -ks;
+        for (uint32_t m = g.king_to[s_lsb(ks)]; m; m &= m - 1) {
+            kh_state c;
+            memcpy(&c, s, HEAD_BYTES);
+            for (int i = 0; i < s->hist_len; i++)
+                c.hist[i] = s->hist[i];
+            s_make_king_move(&c, sb, m & -m);
             KH_CHILD(c);
         }
     }
@@ -750,13 +870,8 @@ static void s_reset_history(kh_state *s)
 {
     s->no_progress = 0;
     s->ply = 0;
-    s->hist_len = 0;
-    if (s->chain < 0) {
-        s->hist[s->hist_len++] = s_key(s); /* R14: the first occurrence */
-        s->reps = 1;
-    } else {
-        s->reps = 0;
-    }
+    s->hist_len = 0; /* R14: the first occurrence, implicit (see kh_state) */
+    s->reps = s->chain < 0;
 }
 
 static void kh_init(game_state *g)
