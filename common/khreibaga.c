@@ -429,12 +429,11 @@ static inline void s_man_hops(hop_list *h, int sq, uint32_t opp, uint32_t empty)
     }
 }
 
-/* All hops of the king on sq; `occ` holds every piece but the king. */
-static inline void s_king_hops(hop_list *h, int sq, uint32_t occ, uint32_t opp)
+/* The hops of the king on sq over the enemies in `e`, those it sees;
+ * `occ` holds every piece but the king. */
+static inline void s_king_hops_over(hop_list *h, int sq, uint32_t e, uint32_t occ, uint32_t opp)
 {
-    if (!(T.lines[sq] & opp))
-        return;
-    for (uint32_t e = s_king_sees(sq, occ) & opp; e; e &= e - 1) {
+    for (; e; e &= e - 1) {
         int cap = s_lsb(e);
         uint32_t cbit = e & -e;
         for (uint32_t lands = s_king_lands(sq, cap, occ); lands; lands &= lands - 1) {
@@ -442,6 +441,13 @@ static inline void s_king_hops(hop_list *h, int sq, uint32_t occ, uint32_t opp)
             s_hop_add(h, sq, cap, land, s_king_can_capture(land, occ & ~cbit, opp & ~cbit));
         }
     }
+}
+
+/* All hops of the king on sq; `occ` holds every piece but the king. */
+static inline void s_king_hops(hop_list *h, int sq, uint32_t occ, uint32_t opp)
+{
+    if (T.lines[sq] & opp)
+        s_king_hops_over(h, sq, s_king_sees(sq, occ) & opp, occ, opp);
 }
 
 /* Step 2, the majority rule (R8): keeps only the legal hops in h (in their
@@ -490,9 +496,6 @@ static int s_majority(hop_list *h, uint32_t own, uint32_t opp, uint32_t kings)
     }
     return h->n = n;
 }
-
-/* The points a king on sq reaches by simple moves (R5). */
-static inline uint32_t s_king_moves(int sq, uint32_t occ) { return s_king_sees(sq, occ) & ~occ; }
 
 /* The legal actions of a state, as s_gen finds them. */
 typedef struct gen_out {
@@ -545,8 +548,12 @@ static int s_gen(const kh_state *s, gen_out *g)
     uint32_t men = own & ~s->kings, kings = own & s->kings;
     s_men_hops(h, men, opp, empty);
     for (uint32_t m = kings; m; m &= m - 1) {
+        /* What the king sees serves its captures now, its moves below. */
         int sq = s_lsb(m);
-        s_king_hops(h, sq, occ & ~(1u << sq), opp);
+        uint32_t sees = s_king_sees(sq, occ);
+        g->king_to[sq] = sees;
+        if (sees & opp)
+            s_king_hops_over(h, sq, sees & opp, occ & ~(1u << sq), opp);
     }
     if (h->n)
         return s_majority(h, own, opp, s->kings);
@@ -557,7 +564,7 @@ static int s_gen(const kh_state *s, gen_out *g)
     g->king_srcs = kings;
     for (uint32_t m = kings; m; m &= m - 1) {
         int sq = s_lsb(m);
-        uint32_t to = s_king_moves(sq, occ);
+        uint32_t to = g->king_to[sq] & ~occ;
         g->king_to[sq] = to;
         count += s_popcount(to);
     }
