@@ -313,11 +313,11 @@ static inline bool s_king_can_capture(int sq, uint32_t occ, uint32_t opp)
 static inline uint32_t s_king_lands(int sq, int c, uint32_t occ)
 {
     uint32_t away = T.away[sq][c], b = away & occ;
-    if (!b)
-        return away;
-    if (c > sq) /* the line runs up from sq: the next piece is the lowest */
-        return away & ((b & -b) - 1);
-    return away & ~((2u << (31 - __builtin_clz(b))) - 1);
+    /* Up the line from sq the next piece is the lowest of b, down it the
+     * highest (both forms give all of `away` when b is empty). */
+    uint32_t up = away & ((b & -b) - 1);
+    uint32_t down = away & ~((1u << (31 - __builtin_clz(b << 1 | 1))) - 1);
+    return c > sq ? up : down;
 }
 
 /* The longest chain of captures a man on sq can still make. `opp` holds the
@@ -505,9 +505,6 @@ typedef struct gen_out {
     uint32_t king_srcs;          /* the kings (with or without simple moves) */
     uint32_t king_to[KH_POINTS]; /* each king's simple moves (R5), at its point */
 } gen_out;
-
-/* The step of each forward direction (FWD_DIR) of each colour. */
-static const int FWD_STEP[2][3] = {{5, 6, 4}, {-5, -4, -6}};
 
 /* The men's simple moves (R3): forward only, one step to an empty point. */
 static inline void s_men_moves(int me, uint32_t men, uint32_t empty, uint32_t to[3])
@@ -810,17 +807,25 @@ static uint64_t s_perft(const kh_state *s, int depth)
         }
         return total;
     }
-    int me = s->side;
-    for (int k = 0; k < 3; k++) {
-        int st = FWD_STEP[me][k];
-        for (uint32_t m = g.men_to[k]; m; m &= m - 1) {
-            uint32_t db = m & -m, sb = st > 0 ? db >> st : db << -st;
-            kh_state c;
-            memcpy(&c, s, HEAD_BYTES);
-            s_make_man_move(&c, sb, db);
-            KH_CHILD(c);
-        }
+    /* The men's moves, with each colour's constant steps. */
+#define KH_MEN_DIR(k, SB_OF_DB)                                                             \
+    for (uint32_t m = g.men_to[k]; m; m &= m - 1) {                                         \
+        uint32_t db = m & -m;                                                               \
+        kh_state c;                                                                         \
+        memcpy(&c, s, HEAD_BYTES);                                                          \
+        s_make_man_move(&c, SB_OF_DB, db);                                                  \
+        KH_CHILD(c);                                                                        \
     }
+    if (s->side == 0) {
+        KH_MEN_DIR(0, db >> 5);
+        KH_MEN_DIR(1, db >> 6);
+        KH_MEN_DIR(2, db >> 4);
+    } else {
+        KH_MEN_DIR(0, db << 5);
+        KH_MEN_DIR(1, db << 4);
+        KH_MEN_DIR(2, db << 6);
+    }
+#undef KH_MEN_DIR
     for (uint32_t ks = g.king_srcs; ks; ks &= ks - 1) {
         uint32_t sb = ks & -ks;
         for (uint32_t m = g.king_to[s_lsb(ks)]; m; m &= m - 1) {
