@@ -386,35 +386,50 @@ static inline void s_hop_add(hop_list *h, int src, int cap, int land, bool more)
     h->n_more += more;
 }
 
-/* The hops of the men in c (all of which can hop in direction d). */
-#define MEN_HOPS(h, c, opp, empty, d)                                                       \
-    do {                                                                                    \
-        for (uint32_t c_ = (c); c_; c_ &= c_ - 1) {                                         \
-            int sq_ = s_lsb(c_), cap_ = sq_ + STEP(d), land_ = cap_ + STEP(d);              \
-            uint32_t cb_ = 1u << cap_;                                                      \
-            s_hop_add(h, sq_, cap_, land_,                                                  \
-                      s_man_can_capture(land_, (opp) & ~cb_, (empty) | cb_ | 1u << sq_));   \
-        }                                                                                   \
-    } while (0)
+/* The men's first hops along one axis (a direction with step +st and its
+ * opposite), both at once in a 64-bit word: the low half holds the men that
+ * hop up the axis (enemy at +st, empty at +2st), the half from bit AXIS_HI
+ * the landing points of the hops down it (a man at +2st, enemy at +st).
+ * Only right shifts, so one shift serves both halves; AXIS_HI is high enough
+ * that nothing shifted out of the upper half reaches the board's 25 bits.
+ * `oo` and `ee` are the enemies and the empty points in both halves. */
+#define AXIS_HI 38
+static inline uint64_t s_axis_hops(uint32_t men, uint64_t oo, uint32_t empty, uint64_t ee,
+                                   int d_up, int d_down, int st)
+{
+    uint64_t downs = ((uint64_t)(men & T.jump_from[d_down]) << AXIS_HI | empty) >> 2 * st;
+    uint64_t ups = ee | (men & T.jump_from[d_up]);
+    return downs & (oo >> st) & ups;
+}
 
-/* All first hops of the men in `men`, direction by direction (`empty`: the
- * empty points). */
+/* Adds the hops found by s_axis_hops. */
+static inline void s_axis_add(hop_list *h, uint64_t x, uint32_t opp, uint32_t empty, int st)
+{
+    for (; x; x &= x - 1) {
+        int i = __builtin_ctzll(x);
+        int src = i < AXIS_HI ? i : i - AXIS_HI + 2 * st;
+        int land = i < AXIS_HI ? i + 2 * st : i - AXIS_HI;
+        int cap = (src + land) >> 1;
+        uint32_t cb = 1u << cap;
+        s_hop_add(h, src, cap, land, s_man_can_capture(land, opp & ~cb, empty | cb | 1u << src));
+    }
+}
+
+/* All first hops of the men in `men`, axis by axis (`empty`: the empty
+ * points). */
 static inline void s_men_hops(hop_list *h, uint32_t men, uint32_t opp, uint32_t empty)
 {
-    uint32_t n = MEN_HOP_DIR(men, opp, empty, DIR_N), s = MEN_HOP_DIR(men, opp, empty, DIR_S);
-    uint32_t e = MEN_HOP_DIR(men, opp, empty, DIR_E), w = MEN_HOP_DIR(men, opp, empty, DIR_W);
-    uint32_t ne = MEN_HOP_DIR(men, opp, empty, DIR_NE), nw = MEN_HOP_DIR(men, opp, empty, DIR_NW);
-    uint32_t se = MEN_HOP_DIR(men, opp, empty, DIR_SE), sw = MEN_HOP_DIR(men, opp, empty, DIR_SW);
-    if (!(n | s | e | w | ne | nw | se | sw))
+    uint64_t oo = (uint64_t)opp << AXIS_HI | opp, ee = (uint64_t)empty << AXIS_HI;
+    uint64_t ns = s_axis_hops(men, oo, empty, ee, DIR_N, DIR_S, 5);
+    uint64_t ew = s_axis_hops(men, oo, empty, ee, DIR_E, DIR_W, 1);
+    uint64_t nesw = s_axis_hops(men, oo, empty, ee, DIR_NE, DIR_SW, 6);
+    uint64_t nwse = s_axis_hops(men, oo, empty, ee, DIR_NW, DIR_SE, 4);
+    if (!(ns | ew | nesw | nwse))
         return;
-    MEN_HOPS(h, n, opp, empty, DIR_N);
-    MEN_HOPS(h, s, opp, empty, DIR_S);
-    MEN_HOPS(h, e, opp, empty, DIR_E);
-    MEN_HOPS(h, w, opp, empty, DIR_W);
-    MEN_HOPS(h, ne, opp, empty, DIR_NE);
-    MEN_HOPS(h, nw, opp, empty, DIR_NW);
-    MEN_HOPS(h, se, opp, empty, DIR_SE);
-    MEN_HOPS(h, sw, opp, empty, DIR_SW);
+    s_axis_add(h, ns, opp, empty, 5);
+    s_axis_add(h, ew, opp, empty, 1);
+    s_axis_add(h, nesw, opp, empty, 6);
+    s_axis_add(h, nwse, opp, empty, 4);
 }
 
 /* The hops of the one man on sq. */
