@@ -346,7 +346,7 @@ static int s_chain_man(int sq, uint32_t opp, uint32_t empty, int left)
  * every piece but the king, `opp` the enemies left (`left` of them). */
 static int s_chain_king(int sq, uint32_t occ, uint32_t opp, int left)
 {
-    if (!s_king_can_capture(sq, occ, opp))
+    if (!(T.lines[sq] & opp))
         return 0;
     int best = 0;
     for (uint32_t e = s_king_sees(sq, occ) & opp; e; e &= e - 1) {
@@ -568,7 +568,7 @@ static int s_gen(const kh_state *s, gen_out *g)
             s_king_hops_over(h, sq, sees & opp, occ & ~(1u << sq), opp);
     }
     if (h->n)
-        return s_majority(h, own, opp, s->kings);
+        return h->n_more ? s_majority(h, own, opp, s->kings) : h->n;
 
     /* No capture: simple moves (R3, R5). */
     s_men_moves(me, men, empty, g->men_to);
