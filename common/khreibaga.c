@@ -364,24 +364,24 @@ static int s_chain_king(int sq, uint32_t occ, uint32_t opp, int left)
     return best;
 }
 
-/* The capture hops found in one state: point from, point taken, landing
- * point, and whether the piece could capture again after it. */
+/* The capture hops found in one state, as bits: point from, point taken,
+ * landing point, and whether the piece could capture again after it. At
+ * most 12 pieces with at most 12 hops each: MAX_HOPS is ample. */
 typedef struct hop_list {
-    int n;                    /* hops */
-    int n_more;               /* of which can go on */
-    uint8_t src[MAX_HOPS];    /* the hopping piece's point */
-    uint8_t cap[MAX_HOPS];    /* the captured piece's point */
-    uint8_t land[MAX_HOPS];   /* the landing point */
-    uint8_t more[MAX_HOPS];   /* 1 if a further capture follows (R8) */
+    int n;                  /* hops */
+    int n_more;             /* of which can go on */
+    uint32_t sb[MAX_HOPS];  /* the hopping piece's point */
+    uint32_t cb[MAX_HOPS];  /* the captured piece's point */
+    uint32_t lb[MAX_HOPS];  /* the landing point */
+    uint8_t more[MAX_HOPS]; /* 1 if a further capture follows (R8) */
 } hop_list;
 
-static inline void s_hop_add(hop_list *h, int src, int cap, int land, bool more)
+static inline void s_hop_add(hop_list *h, uint32_t sb, uint32_t cb, uint32_t lb, bool more)
 {
     int i = h->n++;
-    assert(i < MAX_HOPS);
-    h->src[i] = (uint8_t)src;
-    h->cap[i] = (uint8_t)cap;
-    h->land[i] = (uint8_t)land;
+    h->sb[i] = sb;
+    h->cb[i] = cb;
+    h->lb[i] = lb;
     h->more[i] = more;
     h->n_more += more;
 }
@@ -406,12 +406,10 @@ static inline uint64_t s_axis_hops(uint32_t men, uint64_t oo, uint32_t empty, ui
 static inline void s_axis_add(hop_list *h, uint64_t x, uint32_t opp, uint32_t empty, int st)
 {
     for (; x; x &= x - 1) {
-        int i = __builtin_ctzll(x);
-        int src = i < AXIS_HI ? i : i - AXIS_HI + 2 * st;
-        int land = i < AXIS_HI ? i + 2 * st : i - AXIS_HI;
-        int cap = (src + land) >> 1;
-        uint32_t cb = 1u << cap;
-        s_hop_add(h, src, cap, land, s_man_can_capture(land, opp & ~cb, empty | cb | 1u << src));
+        uint64_t b = x & -x;
+        uint32_t up = (uint32_t)b, down = (uint32_t)(b >> AXIS_HI); /* one of them is 0 */
+        uint32_t sb = up | down << 2 * st, cb = (up | down) << st, lb = up << 2 * st | down;
+        s_hop_add(h, sb, cb, lb, s_man_can_capture(s_lsb(lb), opp & ~cb, empty | cb | sb));
     }
 }
 
@@ -435,12 +433,11 @@ static inline void s_men_hops(hop_list *h, uint32_t men, uint32_t opp, uint32_t 
 /* The hops of the one man on sq. */
 static inline void s_man_hops(hop_list *h, int sq, uint32_t opp, uint32_t empty)
 {
+    uint32_t sb = 1u << sq;
     for (uint32_t c = opp & T.man_caps[sq]; c; c &= c - 1) {
-        int cap = s_lsb(c);
-        uint32_t land = T.hop_land[sq][cap] & empty, cb = 1u << cap;
-        if (land)
-            s_hop_add(h, sq, cap, s_lsb(land),
-                      s_man_can_capture(s_lsb(land), opp & ~cb, empty | cb | 1u << sq));
+        uint32_t lb = T.hop_land[sq][s_lsb(c)] & empty, cb = c & -c;
+        if (lb)
+            s_hop_add(h, sb, cb, lb, s_man_can_capture(s_lsb(lb), opp & ~cb, empty | cb | sb));
     }
 }
 
@@ -448,12 +445,12 @@ static inline void s_man_hops(hop_list *h, int sq, uint32_t opp, uint32_t empty)
  * `occ` holds every piece but the king. */
 static inline void s_king_hops_over(hop_list *h, int sq, uint32_t e, uint32_t occ, uint32_t opp)
 {
+    uint32_t sb = 1u << sq;
     for (; e; e &= e - 1) {
-        int cap = s_lsb(e);
-        uint32_t cbit = e & -e;
-        for (uint32_t lands = s_king_lands(sq, cap, occ); lands; lands &= lands - 1) {
-            int land = s_lsb(lands);
-            s_hop_add(h, sq, cap, land, s_king_can_capture(land, occ & ~cbit, opp & ~cbit));
+        uint32_t cb = e & -e;
+        for (uint32_t lands = s_king_lands(sq, s_lsb(e), occ); lands; lands &= lands - 1) {
+            uint32_t lb = lands & -lands;
+            s_hop_add(h, sb, cb, lb, s_king_can_capture(s_lsb(lb), occ & ~cb, opp & ~cb));
         }
     }
 }
@@ -477,9 +474,9 @@ static int s_majority(hop_list *h, uint32_t own, uint32_t opp, uint32_t kings)
         /* Exactly one goes on: its sequence is longer than any other. */
         while (!h->more[n])
             n++;
-        h->src[0] = h->src[n];
-        h->cap[0] = h->cap[n];
-        h->land[0] = h->land[n];
+        h->sb[0] = h->sb[n];
+        h->cb[0] = h->cb[n];
+        h->lb[0] = h->lb[n];
         h->more[0] = 1;
         return h->n = 1;
     }
@@ -490,8 +487,8 @@ static int s_majority(hop_list *h, uint32_t own, uint32_t opp, uint32_t kings)
     for (int i = 0; i < h->n; i++) {
         int v = 0;
         if (h->more[i]) {
-            int land = h->land[i];
-            uint32_t sb = 1u << h->src[i], cb = 1u << h->cap[i];
+            int land = s_lsb(h->lb[i]);
+            uint32_t sb = h->sb[i], cb = h->cb[i];
             if (kings & sb)
                 v = 1 + s_chain_king(land, (own | opp) & ~(sb | cb), opp & ~cb, left);
             else
@@ -503,9 +500,9 @@ static int s_majority(hop_list *h, uint32_t own, uint32_t opp, uint32_t kings)
     for (int i = 0; i < h->n; i++) {
         if (val[i] != best)
             continue;
-        h->src[n] = h->src[i];
-        h->cap[n] = h->cap[i];
-        h->land[n] = h->land[i];
+        h->sb[n] = h->sb[i];
+        h->cb[n] = h->cb[i];
+        h->lb[n] = h->lb[i];
         h->more[n] = h->more[i];
         n++;
     }
@@ -594,12 +591,12 @@ static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *s
     if (g.h.n) {
         uint32_t srcs = 0;
         for (int i = 0; i < g.h.n; i++) {
-            uint32_t sb = 1u << g.h.src[i];
-            if (!(srcs & sb)) {
-                srcs |= sb;
-                dsts[g.h.src[i]] = 0;
+            int src = s_lsb(g.h.sb[i]);
+            if (!(srcs & g.h.sb[i])) {
+                srcs |= g.h.sb[i];
+                dsts[src] = 0;
             }
-            dsts[g.h.src[i]] |= 1u << g.h.land[i];
+            dsts[src] |= g.h.lb[i];
         }
         *srcs_out = srcs;
         return n;
@@ -735,20 +732,19 @@ static inline void s_make_king_move(kh_state *s, uint32_t sb, uint32_t db)
     s->reps = (uint8_t)(reps > 255 ? 255 : reps);
 }
 
-/* Plays the capture hop src -> land over cap; `more` whether the piece can
- * capture again from land (R8: then the sequence goes on). */
-static inline void s_make_hop(kh_state *s, int src, int cap, int land, bool more)
+/* Plays the capture hop from sb over cb to lb (bits); `more` whether the
+ * piece can capture again from lb (R8: then the sequence goes on). */
+static inline void s_make_hop(kh_state *s, uint32_t sb, uint32_t cb, uint32_t lb, bool more)
 {
     int me = s->side;
-    uint32_t lb = 1u << land, move = 1u << src | lb, cb = 1u << cap;
+    uint32_t move = sb | lb;
     s->pieces[me] ^= move;
-    if (s->kings >> src & 1)
-        s->kings ^= move;
+    s->kings ^= move & (0u - ((s->kings & sb) != 0)); /* a king moves its king bit */
     /* The captured piece leaves at once (R7). */
     s->pieces[me ^ 1] ^= cb;
     s->kings &= ~cb;
     if (more) {
-        s->chain = (int8_t)land;
+        s->chain = (int8_t)s_lsb(lb);
         s->reps = 0;
         s->hist_len = 0; /* the turn ends with a capture: history restarts */
     } else {
@@ -776,7 +772,7 @@ static inline void s_apply(kh_state *s, int src, int dst)
     uint32_t occ = (s->pieces[me] & ~sb) | opp;
     bool more = king ? s_king_can_capture(dst, occ, opp)
                      : s_man_can_capture(dst, opp, ALL_POINTS & ~occ);
-    s_make_hop(s, src, s_lsb(captured), dst, more);
+    s_make_hop(s, sb, captured, 1u << dst, more);
 }
 
 static void kh_apply(game_state *g, int action)
@@ -817,7 +813,7 @@ static uint64_t s_perft(const kh_state *s, int depth)
         for (int i = 0; i < g.h.n; i++) {
             kh_state c;
             memcpy(&c, s, HEAD_BYTES);
-            s_make_hop(&c, g.h.src[i], g.h.cap[i], g.h.land[i], g.h.more[i]);
+            s_make_hop(&c, g.h.sb[i], g.h.cb[i], g.h.lb[i], g.h.more[i]);
             KH_CHILD(c);
         }
         return total;
