@@ -49,7 +49,7 @@
 #define ALL_POINTS 0x1ffffffu
 #define ROW0 0x1fu
 #define ROW4 (0x1fu << 20)
-#define MAX_HOPS 256       /* most first hops in one state (each is a distinct action) */
+#define MAX_HOPS 128 /* most capture hops in one state: 12 pieces, each at most 10 (checked) */
 
 typedef struct kh_state {
     uint32_t pieces[2];      /* all pieces of Black [0] and White [1] */
@@ -222,6 +222,14 @@ __attribute__((constructor)) static void s_init_tables(void)
                 T.hop_land[sq][pts[0]] = 1u << pts[1];
             }
         }
+        /* A piece's hops: at most one per landing point on its rays,
+         * i.e. per ray point but the first. MAX_HOPS holds 12 pieces' worth. */
+        int most = 0;
+        for (int d = 0; d < 8; d++) {
+            int pts[5], n = s_ray(sq, d, pts);
+            most += n > 1 ? n - 1 : 0;
+        }
+        KZ_CHECK(12 * most <= MAX_HOPS);
         s_init_king_line(sq, 0, DIR_N, DIR_S);
         s_init_king_line(sq, 1, DIR_E, DIR_W);
         s_init_king_line(sq, 2, DIR_NE, DIR_SW);
@@ -246,7 +254,7 @@ static inline int s_popcount(uint32_t x) { return __builtin_popcount(x); }
 static inline int s_lsb(uint32_t x) { return __builtin_ctz(x); }
 
 /* The far row of a colour (R10): row 4 for Black, row 0 for White. */
-static inline uint32_t s_far_row(int side) { return side == 0 ? ROW4 : ROW0; }
+static inline uint32_t s_far_row(int side) { return ROW4 >> (20 * side); }
 
 /* The turn-start key within a history window (see the file comment). */
 static inline uint64_t s_key(const kh_state *s)
@@ -365,8 +373,7 @@ static int s_chain_king(int sq, uint32_t occ, uint32_t opp, int left)
 }
 
 /* The capture hops found in one state, as bits: point from, point taken,
- * landing point, and whether the piece could capture again after it. At
- * most 12 pieces with at most 12 hops each: MAX_HOPS is ample. */
+ * landing point, and whether the piece could capture again after it. */
 typedef struct hop_list {
     int n;                  /* hops */
     int n_more;             /* of which can go on */
@@ -681,26 +688,77 @@ static bool kh_is_legal(const game_state *g, int action)
     return (srcs >> src & 1) && (dsts[src] >> dst & 1);
 }
 
-/* Ends the turn after a capture or a man move (R10, R11, R13, R14): crowns a
- * man that stopped on the far row (`db`: the point the piece stopped on),
- * passes the move, and the history restarts from the new position. */
-static inline void s_end_turn_progress(kh_state *s, uint32_t db)
+/* The make functions below write the state after an action into c, from
+ * the state s before it; c may be s (apply) or a fresh state (perft, which
+ * then needs no copy of the head first). Each reads all it needs before it
+ * writes. */
+
+/* Writes the head of the turn-start state after a capture or a man move
+ * (R11, R13, R14): `me` moved, `own`/`opp` are its and the enemy's pieces
+ * now, `kings` all kings (crowning done), `ply` the completed turns. The
+ * history restarts from this position (see kh_state). */
+static inline void s_put_after_progress(kh_state *c, int me, uint32_t own, uint32_t opp,
+                                        uint32_t kings, int ply)
 {
-    int me = s->side;
-    s->kings |= s_far_row(me) & db; /* R10: crowned as the turn ends */
-    s->side = (uint8_t)(me ^ 1);
-    s->chain = -1;
-    s->ply += s->ply < UINT16_MAX;
-    s->no_progress = 0;
-    s->reps = 1;
-    s->hist_len = 0; /* the window holds only this position (see kh_state) */
+    c->pieces[me] = own;
+    c->pieces[me ^ 1] = opp;
+    c->kings = kings;
+    c->ply = (uint16_t)ply;
+    c->side = (uint8_t)(me ^ 1);
+    c->chain = -1;
+    c->no_progress = 0;
+    c->reps = 1;
+    c->hist_len = 0;
 }
 
-/* Plays the simple move of a man from sb to db (bits): progress (R13). */
-static inline void s_make_man_move(kh_state *s, uint32_t sb, uint32_t db)
+/* What the make functions read of the state before the action (perft reads
+ * it once for all the children of a node). */
+typedef struct kh_before {
+    int me;          /* the side to move */
+    uint32_t own;    /* its pieces */
+    uint32_t opp;    /* the enemy's */
+    uint32_t kings;  /* all kings */
+    int ply;         /* completed turns */
+    int no_progress; /* R13 counter */
+} kh_before;
+
+static inline kh_before s_before(const kh_state *s)
 {
-    s->pieces[s->side] ^= sb | db;
-    s_end_turn_progress(s, db);
+    return (kh_before){s->side, s->pieces[s->side], s->pieces[s->side ^ 1], s->kings, s->ply,
+                       s->no_progress};
+}
+
+/* The simple move of a man from sb to db (bits): progress (R13); a man
+ * stopping on the far row is crowned (R10). */
+static inline void s_make_man_move(kh_state *c, kh_before b, uint32_t sb, uint32_t db)
+{
+    s_put_after_progress(c, b.me, b.own ^ (sb | db), b.opp, b.kings | (s_far_row(b.me) & db),
+                         b.ply + (b.ply < UINT16_MAX));
+}
+
+/* The capture hop from sb over cb to lb (bits); `more` whether the piece can
+ * capture again from lb (R8: then the sequence goes on, else the turn ends
+ * and a man on the far row is crowned, R10). */
+static inline void s_make_hop(kh_state *c, kh_before b, uint32_t sb, uint32_t cb, uint32_t lb,
+                              bool more)
+{
+    uint32_t move = sb | lb;
+    uint32_t own = b.own ^ move, opp = b.opp ^ cb; /* R7: the captured piece leaves at once */
+    uint32_t kings = (b.kings ^ (move & (0u - ((b.kings & sb) != 0)))) & ~cb;
+    if (more) {
+        c->pieces[b.me] = own;
+        c->pieces[b.me ^ 1] = opp;
+        c->kings = kings;
+        c->ply = (uint16_t)b.ply;
+        c->side = (uint8_t)b.me;
+        c->chain = (int8_t)s_lsb(lb);
+        c->no_progress = (uint8_t)b.no_progress;
+        c->reps = 0;
+        c->hist_len = 0; /* the turn ends with a capture: history restarts */
+    } else {
+        s_put_after_progress(c, b.me, own, opp, kings | (s_far_row(b.me) & lb),
+                             b.ply + (b.ply < UINT16_MAX));
+    }
 }
 
 /* Plays the simple move of a king from sb to db (bits), a turn without
@@ -732,26 +790,6 @@ static inline void s_make_king_move(kh_state *s, uint32_t sb, uint32_t db)
     s->reps = (uint8_t)(reps > 255 ? 255 : reps);
 }
 
-/* Plays the capture hop from sb over cb to lb (bits); `more` whether the
- * piece can capture again from lb (R8: then the sequence goes on). */
-static inline void s_make_hop(kh_state *s, uint32_t sb, uint32_t cb, uint32_t lb, bool more)
-{
-    int me = s->side;
-    uint32_t move = sb | lb;
-    s->pieces[me] ^= move;
-    s->kings ^= move & (0u - ((s->kings & sb) != 0)); /* a king moves its king bit */
-    /* The captured piece leaves at once (R7). */
-    s->pieces[me ^ 1] ^= cb;
-    s->kings &= ~cb;
-    if (more) {
-        s->chain = (int8_t)s_lsb(lb);
-        s->reps = 0;
-        s->hist_len = 0; /* the turn ends with a capture: history restarts */
-    } else {
-        s_end_turn_progress(s, lb);
-    }
-}
-
 /* Plays the hop or simple move src -> dst of the side to move. */
 static inline void s_apply(kh_state *s, int src, int dst)
 {
@@ -763,7 +801,7 @@ static inline void s_apply(kh_state *s, int src, int dst)
         if (king)
             s_make_king_move(s, sb, db);
         else
-            s_make_man_move(s, sb, db);
+            s_make_man_move(s, s_before(s), sb, db);
         return;
     }
     /* R8: the sequence goes on while the piece can capture. (Which next hops
@@ -772,7 +810,7 @@ static inline void s_apply(kh_state *s, int src, int dst)
     uint32_t occ = (s->pieces[me] & ~sb) | opp;
     bool more = king ? s_king_can_capture(dst, occ, opp)
                      : s_man_can_capture(dst, opp, ALL_POINTS & ~occ);
-    s_make_hop(s, sb, captured, 1u << dst, more);
+    s_make_hop(s, s_before(s), sb, captured, 1u << dst, more);
 }
 
 static void kh_apply(game_state *g, int action)
@@ -809,11 +847,11 @@ static uint64_t s_perft(const kh_state *s, int depth)
             total++;                                                                        \
         }                                                                                   \
     } while (0)
+    kh_before b = s_before(s);
     if (g.h.n) {
         for (int i = 0; i < g.h.n; i++) {
             kh_state c;
-            memcpy(&c, s, HEAD_BYTES);
-            s_make_hop(&c, g.h.sb[i], g.h.cb[i], g.h.lb[i], g.h.more[i]);
+            s_make_hop(&c, b, g.h.sb[i], g.h.cb[i], g.h.lb[i], g.h.more[i]);
             KH_CHILD(c);
         }
         return total;
@@ -823,15 +861,16 @@ static uint64_t s_perft(const kh_state *s, int depth)
     for (uint32_t m = g.men_to[k]; m; m &= m - 1) {                                         \
         uint32_t db = m & -m;                                                               \
         kh_state c;                                                                         \
-        memcpy(&c, s, HEAD_BYTES);                                                          \
-        s_make_man_move(&c, SB_OF_DB, db);                                                  \
+        s_make_man_move(&c, b, SB_OF_DB, db);                                               \
         KH_CHILD(c);                                                                        \
     }
-    if (s->side == 0) {
+    if (b.me == 0) {
+        b.me = 0; /* a constant for the compiler from here on */
         KH_MEN_DIR(0, db >> 5);
         KH_MEN_DIR(1, db >> 6);
         KH_MEN_DIR(2, db >> 4);
     } else {
+        b.me = 1;
         KH_MEN_DIR(0, db << 5);
         KH_MEN_DIR(1, db << 4);
         KH_MEN_DIR(2, db << 6);
