@@ -16,7 +16,7 @@ ARCH     ?= $(if $(filter x86_64,$(shell uname -m)),-march=x86-64-v2,)
 SAN      ?=
 CFLAGS   ?=
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -g -pthread -Wall -Wextra -Wshadow \
-            -Wmissing-prototypes -Werror -MMD -MP $(SAN) -Icommon -I$(BUILD)/gen
+            -Wmissing-prototypes -Wno-format-truncation -Werror -MMD -MP $(SAN) -Icommon -I$(BUILD)/gen
 LDFLAGS  += -pthread $(SAN)
 
 .DEFAULT_GOAL := all
@@ -74,6 +74,7 @@ TEST_BIN := $(BUILD)/test_all
 all: $(BINS) $(BENCHES)
 
 # --- rules -----------------------------------------------------------------
+.SECONDARY: $(PROTO_C) $(PROTO_H)
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(BUILD)/gen
 	protoc-c --proto_path=proto --c_out=$(BUILD)/gen $<
