@@ -92,6 +92,7 @@ typedef struct wk {
     uint32_t sp_budget;       /* self-play games the last job still allows */
     int sp_sims;              /* simulations of self-play games */
     arena_queue aq;           /* arena games to start */
+    uint32_t arena_logged;    /* candidate of the last "arena:" line */
     double next_job;          /* no job request before this time_now() */
     double next_best;         /* no attempt to switch models before this */
     bool connected_once;      /* the coordinator has answered once */
@@ -251,8 +252,10 @@ static int s_request_job(wk *w)
         w->next_job = time_now() + BACKOFF_S;
         return rc == KZ_EVERSION ? rc : 0;
     }
-    log_info("arena: %zu games of candidate %u against best %u", q->n, (unsigned)q->candidate,
-             (unsigned)q->best);
+    if (q->candidate != w->arena_logged)
+        log_info("arena: playing candidate %u against best %u (%zu games in this job)",
+                 (unsigned)q->candidate, (unsigned)q->best, q->n);
+    w->arena_logged = q->candidate;
     return 0;
 }
 
