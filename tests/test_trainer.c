@@ -135,7 +135,7 @@ Test(trainer, trains_and_submits_a_candidate_every_k_steps)
                  "see %s", log);
     /* The coordinator has both candidates and the trainer's last report. */
     cr_expect_eq(harness_status_num(&h, "\"models\"", "latest"), 3);
-    cr_expect_eq(harness_status_num(&h, "\"trainer\"", "step"), 12);
+    cr_expect_eq(harness_wait_status(&h, "\"trainer\"", "step", 12, 5), 12);
     cr_expect_eq(harness_status_num(&h, "\"trainer\"", "samples_seen"), 12 * 32);
     cr_expect_eq(harness_status_num(&h, "\"trainer\"", "last_candidate"), 3);
     cr_expect_gt(harness_status_num(&h, "\"trainer\"", "loss"), 0);
@@ -238,7 +238,8 @@ Test(trainer, resumes_at_the_same_step_with_its_optimizer_after_kill_9)
     cr_expect_eq(model_step(ck), S + 3);
     cr_expect_eq(model_optim_steps(ck), S + 3);
     model_destroy(&ck);
-    cr_expect_eq(harness_status_num(&h, "\"trainer\"", "step"), (double)(S + 3));
+    cr_expect_eq(harness_wait_status(&h, "\"trainer\"", "step", (double)(S + 3), 5),
+                 (double)(S + 3));
     harness_fini(&h);
 }
 

@@ -109,6 +109,7 @@ typedef struct tr {
     uint64_t acc_samples;      /* samples in acc */
     double acc_time;           /* training seconds in acc */
     double lr;                 /* learning rate of the last step */
+    wire_trainer_stats reported; /* the last report delivered */
     double last_stats;         /* time_now() of the last report */
     double last_log;           /* time_now() of the last progress line */
     double last_wait_log;      /* time_now() of the last waiting line */
@@ -265,9 +266,11 @@ static int s_candidate(tr *t)
     return s_submit_candidate(t);
 }
 
+/* Sends TrainerStats: the averages since the last report, or (no step
+ * since, e.g. while waiting) the last ones again. */
 static void s_report(tr *t)
 {
-    wire_trainer_stats st = {0};
+    wire_trainer_stats st = t->reported;
     st.step = model_step(t->m);
     if (t->acc_n) {
         st.loss = (float)(t->acc[0] / t->acc_n);
@@ -288,6 +291,7 @@ static void s_report(tr *t)
         log_debug("stats not delivered: %s", client_last_error(t->c));
         return;
     }
+    t->reported = st;
     memset(t->acc, 0, sizeof t->acc);
     t->acc_n = 0;
     t->acc_samples = 0;
