@@ -18,7 +18,7 @@ ARCH     ?= $(if $(filter x86_64,$(shell uname -m)),-march=x86-64-v2,)
 SAN      ?=
 CFLAGS   ?=
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -g -pthread -Wall -Wextra -Wshadow \
-            -Wmissing-prototypes -Werror -MMD -MP $(SAN) -Icommon -I$(BUILD)/gen
+            -Wmissing-prototypes -Wno-format-truncation -Werror -MMD -MP $(SAN) -Icommon -I$(BUILD)/gen
 LDFLAGS  += -pthread $(SAN)
 
 .DEFAULT_GOAL := all
@@ -76,8 +76,6 @@ TEST_BIN := $(BUILD)/test_all
 all: $(BINS) $(BENCHES)
 
 # --- rules -----------------------------------------------------------------
-# Keep the generated files: as intermediates make would delete them and, since
-# they are order-only prerequisites, regenerate them (and relink) on every run.
 .SECONDARY: $(PROTO_C) $(PROTO_H)
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(BUILD)/gen
