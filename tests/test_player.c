@@ -551,6 +551,11 @@ Test(kz_play, engine_moves_first_and_eof_ends)
     cr_assert_not_null(strstr(out, "engine (black) plays "), "%s", out);
     cr_assert_not_null(strstr(out, "white to move"), "%s", out);
     cr_assert_not_null(strstr(out, "end of input"), "%s", out);
+    /* The search over the uniform evaluator as the engine. */
+    rc = s_kz("play --color w --model uniform --sims 20", "", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "the engine (mcts:uniform:20) plays black"), "%s", out);
+    cr_assert_not_null(strstr(out, "engine (black) plays "), "%s", out);
     /* A few actions, then EOF in the middle of the game. */
     rc = s_kz("play --player greedy", "7-12\n", out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
