@@ -74,7 +74,7 @@ static void s_fmt_elo(double e, char *buf, size_t len)
     if (isinf(e))
         snprintf(buf, len, "%sinf", e < 0 ? "-" : "+");
     else
-        snprintf(buf, len, "%+.0f", e);
+        snprintf(buf, len, "%+.0f", fabs(e) < 0.5 ? 0.0 : e); /* no "-0" */
 }
 
 /* ---- kz match ------------------------------------------------------------------------------ */
