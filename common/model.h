@@ -114,9 +114,12 @@ void model_set_bn_eps(model *m, float eps);
  * equal checksums on every platform. */
 uint64_t model_checksum(const model *m);
 
-/* Sets OpenBLAS's thread count for this process (n >= 1) and returns the
- * count in effect, or KZ_EINVAL for n < 1. Workers use 1 and one process
- * per core; several single-threaded evaluators may run in parallel threads. */
+/* Sets the thread count for this process (n >= 1): OpenBLAS's (training
+ * uses its threaded GEMMs) and that of evaluators made afterwards (see
+ * model_eval_new). Returns the count in effect, or KZ_EINVAL for n < 1.
+ * Without a call, OpenBLAS's default (OPENBLAS_NUM_THREADS or the cores)
+ * applies. Workers use 1 and one process per core; several single-threaded
+ * evaluators may run in parallel threads. */
 int model_set_threads(int n);
 
 /* --- Named tensors (canonical layout), for files and tools ----------------- */
@@ -175,10 +178,18 @@ typedef struct model_eval model_eval;
 /* An evaluator for batches of up to max_batch positions, with batch norm
  * folded. It copies the weights it needs: the model may change or be
  * destroyed afterwards. NULL when max_batch < 1 or out of memory. Caller owns
- * the result; one evaluator per thread. */
+ * the result; one evaluator per thread.
+ * Threads: with a thread count n > 1 in effect (model_set_threads), the
+ * evaluator starts n - 1 helper threads and splits each batch's tower among
+ * them and the caller, each running sgemm single-threaded: during
+ * model_eval_run OpenBLAS's own count is set to 1 and then restored (another
+ * thread's concurrent OpenBLAS calls would run single-threaded meanwhile). */
 model_eval *model_eval_new(const model *m, int max_batch);
+/* Stops the helper threads and frees *e (NULL-safe); sets *e to NULL. */
 void model_eval_destroy(model_eval **e);
 int model_eval_max_batch(const model_eval *e);
+/* Threads working on one batch (1 + helpers). */
+int model_eval_lanes(const model_eval *e);
 /* Positions per internal chunk of the tower for a batch of B (the batch is
  * split into equal chunks of at most a cache-sized maximum; for benchmarks). */
 int model_eval_chunk(const model_eval *e, int B);
