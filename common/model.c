@@ -857,27 +857,14 @@ static void s_stem_im2col(const model_eval *e, float *col0, const float *x, int 
     }
 }
 
-/* Vectors of 16 floats at any alignment, aliasing floats: GCC lowers their
- * operations to the widest registers of the clone being compiled. */
-typedef float s_v16 __attribute__((vector_size(64), aligned(4), may_alias));
-typedef int32_t s_v16i __attribute__((vector_size(64), aligned(4), may_alias));
-
-/* The hot element-wise loops are compiled for AVX-512, AVX2 and the baseline,
- * picked at load time (GCC function multi-versioning). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define S_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define S_CLONES
-#endif
-
 /* The epilogue of a 3x3 conv: y = relu(out + bias [+ skip]) written to every
  * im2col slot of `col` that board point feeds. The skip is the centre tap of
  * col itself (the block's input), read before it is overwritten. */
-S_CLONES static void s_epilogue(const model_eval *e, float *col, const float *out,
+LAYER_CLONES static void s_epilogue(const model_eval *e, float *col, const float *out,
                                 const float *bias, int nc, bool skip)
 {
     int F = e->F, HW = e->HW, F16 = F & ~15;
-    const s_v16 zero = {0};
+    const layer_v16 zero = {0};
     for (int b = 0; b < nc; b++) {
         float *base = col + (size_t)b * HW * 9 * F;
         for (int p = 0; p < HW; p++) {
@@ -888,12 +875,12 @@ S_CLONES static void s_epilogue(const model_eval *e, float *col, const float *ou
             for (int k = 0; k < n; k++)
                 dst[k] = base + (size_t)s[k] * F;
             for (int f = 0; f < F16; f += 16) {
-                s_v16 v = *(const s_v16 *)(o + f) + *(const s_v16 *)(bias + f);
+                layer_v16 v = *(const layer_v16 *)(o + f) + *(const layer_v16 *)(bias + f);
                 if (skip)
-                    v += *(const s_v16 *)(dst[0] + f);
-                v = (s_v16)((s_v16i)v & (s_v16i)(v > zero));
+                    v += *(const layer_v16 *)(dst[0] + f);
+                v = (layer_v16)((layer_v16i)v & (layer_v16i)(v > zero));
                 for (int k = 0; k < n; k++)
-                    *(s_v16 *)(dst[k] + f) = v;
+                    *(layer_v16 *)(dst[k] + f) = v;
             }
             for (int f = F16; f < F; f++) {
                 float v = o[f] + bias[f] + (skip ? dst[0][f] : 0.0f);

@@ -18,7 +18,7 @@
 #include "util.h"
 
 #define REPS 5             /* repetitions per figure (median) */
-#define REP_SECONDS 0.06   /* target length of one repetition */
+#define REP_SECONDS 0.04   /* target length of one repetition */
 
 /* One GEMM shape: (M, K) x (K, N). */
 typedef struct shape {
