@@ -892,6 +892,24 @@ LAYER_CLONES static void s_epilogue(const model_eval *e, float *col, const float
     }
 }
 
+/* OpenBLAS single-threaded while any multi-lane run is on (a count, so that
+ * concurrent runs of several evaluators restore the setting once, at the end). */
+static pthread_mutex_t s_blas_mu = PTHREAD_MUTEX_INITIALIZER;
+static int s_blas_users;  /* multi-lane runs under way */
+static int s_blas_saved;  /* OpenBLAS's thread count before the first of them */
+
+static void s_blas_single(bool on)
+{
+    pthread_mutex_lock(&s_blas_mu);
+    if (on && s_blas_users++ == 0) {
+        s_blas_saved = openblas_get_num_threads();
+        openblas_set_num_threads(1);
+    } else if (!on && --s_blas_users == 0) {
+        openblas_set_num_threads(s_blas_saved);
+    }
+    pthread_mutex_unlock(&s_blas_mu);
+}
+
 /* One lane's positions [b0, b1): the tower and the heads' 1x1 convs, chunk
  * by chunk, into pfeat and vfeat. */
 static void s_lane_run(s_lane *l)
@@ -955,8 +973,7 @@ void model_eval_run(model_eval *e, const float *x, int B, float *logits, float *
     }
     if (used > 1) {
         /* Each lane's sgemm calls run in its own thread, single-threaded. */
-        int saved = openblas_get_num_threads();
-        openblas_set_num_threads(1);
+        s_blas_single(true);
         pthread_mutex_lock(&e->mu);
         e->pending = used - 1;
         e->gen++;
@@ -969,7 +986,7 @@ void model_eval_run(model_eval *e, const float *x, int B, float *logits, float *
         while (e->pending > 0)
             pthread_cond_wait(&e->done, &e->mu);
         pthread_mutex_unlock(&e->mu);
-        openblas_set_num_threads(saved);
+        s_blas_single(false);
     } else {
         s_lane_run(&e->lane[0]);
     }

@@ -118,8 +118,9 @@ uint64_t model_checksum(const model *m);
  * uses its threaded GEMMs) and that of evaluators made afterwards (see
  * model_eval_new). Returns the count in effect, or KZ_EINVAL for n < 1.
  * Without a call, OpenBLAS's default (OPENBLAS_NUM_THREADS or the cores)
- * applies. Workers use 1 and one process per core; several single-threaded
- * evaluators may run in parallel threads. */
+ * applies. Call it at start-up, not while evaluators run. Workers use 1 and
+ * one process per core; several single-threaded evaluators may run in
+ * parallel threads. */
 int model_set_threads(int n);
 
 /* --- Named tensors (canonical layout), for files and tools ----------------- */
@@ -181,9 +182,9 @@ typedef struct model_eval model_eval;
  * the result; one evaluator per thread.
  * Threads: with a thread count n > 1 in effect (model_set_threads), the
  * evaluator starts n - 1 helper threads and splits each batch's tower among
- * them and the caller, each running sgemm single-threaded: during
- * model_eval_run OpenBLAS's own count is set to 1 and then restored (another
- * thread's concurrent OpenBLAS calls would run single-threaded meanwhile). */
+ * them and the caller, each running sgemm single-threaded: while any such
+ * run is under way OpenBLAS's own count is 1, restored after the last one
+ * (other threads' OpenBLAS calls run single-threaded meanwhile). */
 model_eval *model_eval_new(const model *m, int max_batch);
 /* Stops the helper threads and frees *e (NULL-safe); sets *e to NULL. */
 void model_eval_destroy(model_eval **e);
