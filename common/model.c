@@ -143,6 +143,13 @@ size_t model_arch_param_count(const model_arch *a)
     return (size_t)p;
 }
 
+size_t model_arch_float_count(const model_arch *a)
+{
+    uint64_t p, s;
+    s_arch_counts(a, &p, &s);
+    return (size_t)(p + s);
+}
+
 double model_arch_forward_flops(const model_arch *a)
 {
     double C = a->in_planes, HW = (double)a->height * a->width, F = a->filters;

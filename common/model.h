@@ -28,9 +28,9 @@
  * running averages; loss = mean_b (z - v)^2 + mean_b (-pi^T log softmax) +
  * c * sum of squared conv/linear weights (not BN parameters, not biases).
  *
- * Threads: OpenBLAS's thread count is process-wide (model_set_threads). A
+ * Threads: the thread count is process-wide (model_set_threads). A
  * model is not locked: read it from many threads (model_eval_new, save) or
- * write it from one (model_train_step, model_tensor_set), not both at once.
+ * write it from one (model_train_step, model_tensor_write), not both at once.
  * An evaluator or a trainer belongs to one thread at a time. */
 #ifndef KZ_MODEL_H
 #define KZ_MODEL_H
@@ -74,6 +74,8 @@ bool model_arch_equal(const model_arch *a, const model_arch *b);
 void model_arch_describe(const model_arch *a, char *buf, size_t len);
 /* Trainable parameters of the shape (weights, biases, BN gamma and beta). */
 size_t model_arch_param_count(const model_arch *a);
+/* Every float of a model of the shape: parameters and running statistics. */
+size_t model_arch_float_count(const model_arch *a);
 /* Floating-point operations of one position's forward pass, counting a
  * multiply-add as 2 and only the convolutions and linear layers (about
  * 22.4 million at 6x64 on 7x5x5). */
