@@ -22,6 +22,8 @@
 
 #include "client.h"
 #include "game.h"
+#include "model.h"
+#include "modelfile.h"
 #include "util.h"
 #include "validate.h"
 #include "wire.h"
@@ -104,8 +106,10 @@ static void s_start(coordp *c)
     snprintf(a_bind, sizeof a_bind, "--bind=%s", c->endpoint);
     snprintf(a_pub, sizeof a_pub, "--pub_bind=%s", c->pub);
     snprintf(a_port, sizeof a_port, "--http_port=%d", c->http_port);
-    char *argv[24] = {bin, a_dir, a_bind, a_pub, a_port, "--sync=false", "--status_ms=20"};
-    int n = 7;
+    char *argv[24] = {bin,           a_dir,           a_bind,
+                      a_pub,         a_port,          "--sync=false",
+                      "--status_ms=20", "--initial_blocks=1", "--initial_filters=8"};
+    int n = 9;
     for (int i = 0; i < c->n_extra; i++)
         argv[n++] = c->extra[i];
     argv[n] = NULL;
@@ -438,6 +442,12 @@ Test(coordinator, arena_spread_reassigned_and_decided, .timeout = 60)
     cr_assert_eq(client_get_model(a, 0, 0, &blob, &blen, &info), 0);
     cr_assert_eq(info.version, 1);
     cr_assert_eq(wire_blob_checksum(blob, blen), info.checksum);
+    model *m1 = NULL;
+    char merr[200];
+    cr_assert_eq(modelfile_from_bytes(blob, blen, game_default(), &m1, merr, sizeof merr), 0,
+                 "the bootstrap model is a real network: %s", merr);
+    cr_assert_eq(model_get_arch(m1)->blocks, 1);
+    model_destroy(&m1);
     free(blob);
     cr_assert_eq(client_get_model(a, 9, 0, &blob, &blen, NULL), KZ_ENOTFOUND);
 
@@ -449,15 +459,27 @@ Test(coordinator, arena_spread_reassigned_and_decided, .timeout = 60)
     cr_assert_eq(job->model_version, 1);
     cr_assert_eq(job->games, 8);
 
-    /* A candidate starts an arena; the same blob again is the same version. */
-    const char cand[] = "candidate model two";
+    /* Something that is not a model is refused. */
+    const char junk[] = "not a model";
     wire_candidate_ack ack;
-    cr_assert_eq(client_submit_candidate(trainer, (const uint8_t *)cand, sizeof cand, 1, 50, &ack),
-                 0);
+    cr_assert_eq(client_submit_candidate(trainer, (const uint8_t *)junk, sizeof junk, 1, 50, &ack),
+                 KZ_EREJECTED);
+    cr_assert(strstr(client_last_error(trainer), "not a usable model"), "%s",
+              client_last_error(trainer));
+    /* A candidate starts an arena; the same blob again is the same version. */
+    model_arch arch;
+    model_arch_default(&arch, game_default());
+    arch.blocks = 0;
+    arch.filters = 4;
+    model *mc = model_new(&arch, 42);
+    uint8_t *cand;
+    size_t cand_len;
+    cr_assert_eq(modelfile_to_bytes(mc, &cand, &cand_len), 0);
+    model_destroy(&mc);
+    cr_assert_eq(client_submit_candidate(trainer, cand, cand_len, 1, 50, &ack), 0);
     cr_assert_eq(ack.version, 2);
     cr_assert(!ack.queued && !ack.duplicate);
-    cr_assert_eq(client_submit_candidate(trainer, (const uint8_t *)cand, sizeof cand, 1, 50, &ack),
-                 0);
+    cr_assert_eq(client_submit_candidate(trainer, cand, cand_len, 1, 50, &ack), 0);
     cr_assert_eq(ack.version, 2);
     cr_assert(ack.duplicate);
 
@@ -472,7 +494,8 @@ Test(coordinator, arena_spread_reassigned_and_decided, .timeout = 60)
         a_slots[i] = job->arena_slots[i];
         cr_assert_eq(job->candidate_players[i], (int32_t)(a_slots[i] % 2));
     }
-    cr_assert_eq(job->model_checksum, wire_blob_checksum(cand, sizeof cand));
+    cr_assert_eq(job->model_checksum, wire_blob_checksum(cand, cand_len));
+    free(cand);
     cr_assert_eq(client_get_job(b, &jr, &job), 0);
     cr_assert_eq(job->kind, WIRE_JOB_ARENA);
     cr_assert_eq(job->n_arena, 2);
