@@ -644,3 +644,58 @@ Test(coordinator, a_client_outlives_a_coordinator_crash)
     cr_assert_eq(s_stop(&c), 0);
     s_teardown(&c);
 }
+
+/* Runs a shell command, returns its exit status and the first 64 KiB of its
+ * standard output in out. */
+static int s_run(const char *cmd, char *out, size_t cap)
+{
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t len = fread(out, 1, cap - 1, p);
+    out[len] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(coordinator, kz_status_and_kz_loadgen)
+{
+    coordp c;
+    s_setup(&c);
+    s_start(&c);
+    const char *dir = getenv("KZ_BIN_DIR");
+    static char out[1 << 16];
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s/kz loadgen --endpoint=%s --games=300 --workers=4 --pool=16 "
+                              "--repeat=0.1 2>/dev/null", dir, c.endpoint);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "loadgen: 300 acked ("), "%s", out);
+    cr_assert(strstr(out, " 0 rejected"), "%s", out);
+    long stored = -1, dups = -1;
+    const char *p = strstr(out, "acked (");
+    cr_assert(p && sscanf(p, "acked (%ld stored, %ld duplicates", &stored, &dups) == 2, "%s", out);
+    cr_assert_eq(stored + dups, 300);
+    s_wait_status(&c, "\"replay\"", "games", (double)stored);
+
+    snprintf(cmd, sizeof cmd, "%s/kz status http://127.0.0.1:%d 2>&1", dir, c.http_port);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 0, "%s", out);
+    char want[96];
+    snprintf(want, sizeof want, "replay      %ld games", stored);
+    cr_assert(strstr(out, want), "%s", out);
+    cr_assert(strstr(out, "models      best 1"), "%s", out);
+    cr_assert(strstr(out, "loadgen-"), "the simulated workers are listed: %s", out);
+    snprintf(cmd, sizeof cmd, "%s/kz status http://127.0.0.1:%d/status --json 2>&1", dir,
+             c.http_port);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert_eq(out[0], '{');
+    snprintf(cmd, sizeof cmd, "%s/kz status --bogus 2>&1", dir);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 2, "unknown flag: exit 2");
+    cr_assert(strstr(out, "--bogus"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/kz status http://127.0.0.1:1/ 2>&1", dir);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 1, "unreachable: exit 1");
+    cr_assert(strstr(out, "cannot connect"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/kz loadgen --help", dir);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 0);
+    cr_assert(strstr(out, "--workers"), "%s", out);
+    cr_assert_eq(s_stop(&c), 0);
+    s_teardown(&c);
+}
