@@ -693,6 +693,28 @@ Test(coordinator, kz_status_and_kz_loadgen)
     snprintf(cmd, sizeof cmd, "%s/kz status http://127.0.0.1:1/ 2>&1", dir);
     cr_assert_eq(s_run(cmd, out, sizeof out), 1, "unreachable: exit 1");
     cr_assert(strstr(out, "cannot connect"), "%s", out);
+    /* kz store lists each stored game once (the coordinator still runs). */
+    snprintf(cmd, sizeof cmd, "%s/kz store --data_dir=%s/store --games --models 2>&1", dir,
+             c.dir);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 0, "%s", out);
+    snprintf(want, sizeof want, ": %ld games,", stored);
+    cr_assert(strstr(out, want), "%s", out);
+    cr_assert(strstr(out, "model 1 parent 0 initial"), "%s", out);
+    long lines = 0;
+    char ids[400][33];
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        long seq;
+        char id[33];
+        if (sscanf(line, "%ld %32s selfplay", &seq, id) != 2)
+            continue;
+        for (long k = 0; k < lines; k++)
+            cr_assert_str_neq(ids[k], id, "game %s listed twice", id);
+        cr_assert_lt(lines, 400);
+        snprintf(ids[lines++], 33, "%s", id);
+    }
+    cr_assert_eq(lines, stored);
+    snprintf(cmd, sizeof cmd, "%s/kz store --data_dir=%s/nothing 2>&1", dir, c.dir);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 2);
     snprintf(cmd, sizeof cmd, "%s/kz loadgen --help", dir);
     cr_assert_eq(s_run(cmd, out, sizeof out), 0);
     cr_assert(strstr(out, "--workers"), "%s", out);
