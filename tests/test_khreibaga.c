@@ -870,6 +870,12 @@ Test(khreibaga, r20_parse_errors)
     s_expect_parse_error("............b....w......W b 25", "chain point off the board");
     s_expect_parse_error("............b....w......W b x", "chain point not a number");
     s_expect_parse_error("............b....w......W b 12 ", "trailing space");
+    /* Regression: the chain point used to go through strtol, which took
+     * these (found by the cross-check against the reference). */
+    s_expect_parse_error("............b....w......W b  12", "two spaces before the chain");
+    s_expect_parse_error("............b....w......W b +12", "signed chain point");
+    s_expect_parse_error("............b....w......W b 012", "three digits");
+    s_expect_parse_error("............b....w......W b -0", "negative zero");
 }
 
 /* R20: valid strings round-trip and start a fresh history (ply 0, count 0,

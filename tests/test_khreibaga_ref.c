@@ -401,7 +401,7 @@ Test(khreibaga_ref, parse_agrees_on_mutated_strings)
 {
     const game_def *g = game_default();
     ref_game *r = malloc(sizeof *r);
-    static const char alphabet[] = ".bBwWx 0123456789-";
+    static const char alphabet[] = ".bBwWx 0123456789-+";
     int accepted = 0, rejected = 0;
     for (int i = 0; i < 20000; i++) {
         rng_t rng;
