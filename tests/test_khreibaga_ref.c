@@ -13,6 +13,7 @@
 
 #include "game.h"
 #include "khreibaga.h"
+#include "khreibaga_lines.h"
 #include "ref_khreibaga.h"
 #include "util.h"
 
@@ -361,6 +362,42 @@ Test(khreibaga_ref, random_endgames_agree)
     /* R15's cap needs deliberate play: see long_game_reaches_length_cap. */
     for (int reason = 1; reason < GAME_REASON_LENGTH; reason++)
         cr_expect_gt(ended[reason], 0, "no endgame ended by %s", game_reason_name(reason));
+}
+
+/* The 300-ply lines of khreibaga_lines.h, in lockstep: the reference must
+ * find every action legal, agree on every state, and end the games as the
+ * engine does (R15 by length; R12's loss over R15 in the other line). */
+Test(khreibaga_ref, long_lines_reach_the_length_cap)
+{
+    static const char *tails[2] = {KL_LONG_TAIL_LENGTH, KL_LONG_TAIL_LOSS};
+    static const char *reasons[2] = {"length", "no-pieces"};
+    const game_def *g = game_default();
+    ref_game *r = malloc(sizeof *r);
+    char *line = malloc(8192);
+    for (int k = 0; k < 2; k++) {
+        game_state s;
+        char err[200], what[64];
+        cr_assert_eq(g->parse_position(&s, KL_FORTRESS, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(ref_parse(r, KL_FORTRESS, err, sizeof err), 0, "%s", err);
+        snprintf(line, 8192, "%s%s", KL_LONG_PREFIX, tails[k]);
+        char *save = NULL;
+        int n = 0;
+        for (char *t = strtok_r(line, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+            int a;
+            cr_assert_eq(g->parse_action(t, &a), 0);
+            cr_assert_eq(ref_apply(r, a), 0, "line %d action %d '%s': reference refuses", k, n, t);
+            g->apply(&s, a);
+            snprintf(what, sizeof what, "line %d after action %d (%s)", k, ++n, t);
+            s_compare(&s, r, what, false);
+        }
+        int winner;
+        const char *reason = ref_result(r, &winner);
+        cr_assert(reason && !strcmp(reason, reasons[k]), "line %d ends by %s", k,
+                  reason ? reason : "nothing");
+        cr_assert_eq(r->ply, 300);
+    }
+    free(line);
+    free(r);
 }
 
 /* A man on its far row mid-sequence (R10: it landed there and captures on as
