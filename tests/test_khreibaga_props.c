@@ -14,9 +14,10 @@
 
 #include "game.h"
 #include "khreibaga.h"
+#include "testgen.h"
 #include "util.h"
 
-#define N_GAMES 2000
+#define N_GAMES 1500
 
 static const game_def *G(void) { return game_default(); }
 
@@ -209,97 +210,141 @@ static void s_check_pack(const game_state *s, const char *pos)
 
 /* --- random games ------------------------------------------------------------------ */
 
+/* Counters over all games. */
+typedef struct s_stats {
+    int states;   /* states checked */
+    int mid;      /* of which mid-sequence */
+    int hops;     /* actions applied */
+    int captures; /* of which captures */
+    int kings;    /* states with a king on the board */
+} s_stats;
+
+/* Plays one random game from s to its end, checking every property at every
+ * state and after every action. */
+static void s_props_game(game_state s, rng_t *rng, s_stats *st)
+{
+    for (;;) {
+        char pos[64];
+        G()->format_position(&s, pos, sizeof pos);
+        st->states++;
+        st->mid += G()->mid_turn(&s);
+        st->kings += strchr(pos, 'B') || strchr(pos, 'W');
+        game_state copy = s;
+        cr_assert_eq(G()->hash(&s), G()->hash(&copy), "hash of a copy");
+        s_check_round_trip(&s, pos);
+        /* The symmetry checks parse strings; do them on a sample. */
+        if (rng_below(rng, 3) == 0) {
+            s_check_rotation(pos);
+            s_check_mirror(&s, pos);
+        }
+        s_check_pack(&s, pos);
+        game_result r = G()->result(&s);
+        if (r.over)
+            break;
+
+        /* Every applied action is legal: in the list, the mask, is_legal. */
+        uint16_t legal[GAME_MAX_LEGAL];
+        uint8_t mask[KH_ACTIONS];
+        int n = G()->legal_actions(&s, legal);
+        cr_assert_gt(n, 0, "'%s': live game without actions", pos);
+        cr_assert_leq(n, G()->max_legal);
+        G()->legal_mask(&s, mask);
+        for (int x = 0, k = 0; x < KH_ACTIONS; x++) {
+            bool in = k < n && legal[k] == x;
+            k += in;
+            if ((mask[x] != 0) != in) /* (asserting only on failure keeps the loop fast) */
+                cr_assert_fail("'%s': mask and list disagree on %d-%d", pos, x / 25, x % 25);
+        }
+        int a = legal[rng_below(rng, (uint32_t)n)];
+        cr_assert(mask[a] && G()->is_legal(&s, a), "'%s': %d-%d", pos, a / 25, a % 25);
+
+        /* Capture bookkeeping (R4, R6, R7). */
+        int mover = G()->to_move(&s), src = a / 25, dst = a % 25, ply = G()->ply(&s);
+        int between[5], nb = s_between(src, dst, between), cap = -1;
+        cr_assert_geq(nb, 0, "'%s': %d-%d is not along a line", pos, src, dst);
+        for (int k = 0; k < nb; k++)
+            if (khreibaga_piece_at(&s, between[k]) != '.') {
+                cr_assert_eq(cap, -1, "'%s': R9: two pieces between %d and %d", pos, src, dst);
+                cap = between[k];
+            }
+        if (G()->mid_turn(&s))
+            cr_assert(cap >= 0 && src == khreibaga_chain_point(&s),
+                      "'%s': mid-sequence actions are hops of the chain piece", pos);
+        char piece = khreibaga_piece_at(&s, src);
+        int own = s_count(&s, mover), enemy = s_count(&s, 1 - mover);
+        G()->apply(&s, a);
+        st->hops++;
+        cr_assert_eq(s_count(&s, mover), own, "the mover never loses a piece");
+        if (cap >= 0) {
+            st->captures++;
+            cr_assert_eq(s_count(&s, 1 - mover), enemy - 1, "a hop takes exactly one");
+            cr_assert_eq(khreibaga_piece_at(&s, cap), '.', "R7: removed at once");
+        } else {
+            cr_assert_eq(s_count(&s, 1 - mover), enemy, "a simple move takes nothing");
+            cr_assert(!G()->mid_turn(&s), "R11: a simple move ends the turn");
+        }
+
+        /* The turn passes only at sequence ends (R9, R11). */
+        if (G()->mid_turn(&s)) {
+            cr_assert_eq(G()->to_move(&s), mover);
+            cr_assert_eq(G()->ply(&s), ply);
+            cr_assert_eq(khreibaga_chain_point(&s), dst);
+            cr_assert_eq(khreibaga_piece_at(&s, dst), piece, "R10: no crowning mid-turn");
+        } else {
+            cr_assert_eq(G()->to_move(&s), 1 - mover);
+            cr_assert_eq(G()->ply(&s), ply + 1);
+            if (cap >= 0) {
+                /* The sequence ended: the piece (as it moved, before any
+                 * crowning) has no capture left, so R20 refuses it as a
+                 * chain piece. */
+                char after[64], err[200];
+                G()->format_position(&s, after, sizeof after);
+                after[dst] = piece;
+                after[26] = mover ? 'w' : 'b';
+                snprintf(after + 27, sizeof after - 27, " %d", dst);
+                game_state t;
+                cr_assert_eq(G()->parse_position(&t, after, err, sizeof err), KZ_EINVAL,
+                             "'%s': the turn passed while the piece could capture on", after);
+            }
+        }
+    }
+}
+
 Test(khreibaga_props, random_games)
 {
-    int states = 0, hops = 0, captures = 0, mid = 0;
+    s_stats st = {0};
     for (int i = 0; i < N_GAMES; i++) {
         rng_t rng;
         rng_seed(&rng, 0x70000000u + (uint64_t)i);
         game_state s;
         G()->init(&s);
-        for (;;) {
-            char pos[64];
-            G()->format_position(&s, pos, sizeof pos);
-            states++;
-            mid += G()->mid_turn(&s);
-            game_state copy = s;
-            cr_assert_eq(G()->hash(&s), G()->hash(&copy), "hash of a copy");
-            s_check_round_trip(&s, pos);
-            /* The symmetry checks parse strings; do them on a sample. */
-            if (rng_below(&rng, 4) == 0) {
-                s_check_rotation(pos);
-                s_check_mirror(&s, pos);
-            }
-            s_check_pack(&s, pos);
-            game_result r = G()->result(&s);
-            if (r.over)
-                break;
-
-            /* Every applied action is legal: in the list, the mask, is_legal. */
-            uint16_t legal[GAME_MAX_LEGAL];
-            uint8_t mask[KH_ACTIONS];
-            int n = G()->legal_actions(&s, legal);
-            cr_assert_gt(n, 0, "'%s': live game without actions", pos);
-            cr_assert_leq(n, G()->max_legal);
-            G()->legal_mask(&s, mask);
-            int a = legal[rng_below(&rng, (uint32_t)n)];
-            cr_assert(mask[a] && G()->is_legal(&s, a), "'%s': %d-%d", pos, a / 25, a % 25);
-
-            /* Capture bookkeeping (R4, R6, R7). */
-            int mover = G()->to_move(&s), src = a / 25, dst = a % 25, ply = G()->ply(&s);
-            int between[5], nb = s_between(src, dst, between), cap = -1;
-            cr_assert_geq(nb, 0, "'%s': %d-%d is not along a line", pos, src, dst);
-            for (int k = 0; k < nb; k++)
-                if (khreibaga_piece_at(&s, between[k]) != '.') {
-                    cr_assert_eq(cap, -1, "'%s': R9: two pieces between %d and %d", pos, src, dst);
-                    cap = between[k];
-                }
-            if (G()->mid_turn(&s))
-                cr_assert(cap >= 0 && src == khreibaga_chain_point(&s),
-                          "'%s': mid-sequence actions are hops of the chain piece", pos);
-            char piece = khreibaga_piece_at(&s, src);
-            int own = s_count(&s, mover), enemy = s_count(&s, 1 - mover);
-            G()->apply(&s, a);
-            hops++;
-            cr_assert_eq(s_count(&s, mover), own, "the mover never loses a piece");
-            if (cap >= 0) {
-                captures++;
-                cr_assert_eq(s_count(&s, 1 - mover), enemy - 1, "a hop takes exactly one");
-                cr_assert_eq(khreibaga_piece_at(&s, cap), '.', "R7: removed at once");
-            } else {
-                cr_assert_eq(s_count(&s, 1 - mover), enemy, "a simple move takes nothing");
-                cr_assert(!G()->mid_turn(&s), "R11: a simple move ends the turn");
-            }
-
-            /* The turn passes only at sequence ends (R9, R11). */
-            if (G()->mid_turn(&s)) {
-                cr_assert_eq(G()->to_move(&s), mover);
-                cr_assert_eq(G()->ply(&s), ply);
-                cr_assert_eq(khreibaga_chain_point(&s), dst);
-                cr_assert_eq(khreibaga_piece_at(&s, dst), piece, "R10: no crowning mid-turn");
-            } else {
-                cr_assert_eq(G()->to_move(&s), 1 - mover);
-                cr_assert_eq(G()->ply(&s), ply + 1);
-                if (cap >= 0) {
-                    /* The sequence ended: the piece (as it moved, before any
-                     * crowning) has no capture left, so R20 refuses it as a
-                     * chain piece. */
-                    char after[64], err[200];
-                    G()->format_position(&s, after, sizeof after);
-                    after[dst] = piece;
-                    after[26] = mover ? 'w' : 'b';
-                    snprintf(after + 27, sizeof after - 27, " %d", dst);
-                    game_state t;
-                    cr_assert_eq(G()->parse_position(&t, after, err, sizeof err), KZ_EINVAL,
-                                 "'%s': the turn passed while the piece could capture on",
-                                 after);
-                }
-            }
-        }
+        s_props_game(s, &rng, &st);
     }
-    cr_log_info("props: %d games, %d states (%d mid-sequence), %d actions, %d captures",
-                N_GAMES, states, mid, hops, captures);
-    cr_expect_gt(mid, 1000);
+    cr_log_info("props from the start: %d games, %d states (%d mid-sequence), %d actions, "
+                "%d captures", N_GAMES, st.states, st.mid, st.hops, st.captures);
+    cr_expect_gt(st.mid, 1000);
+}
+
+/* The same from random positions, most with kings (R5, R6, flying kings). */
+Test(khreibaga_props, random_positions)
+{
+    s_stats st = {0};
+    for (int i = 0; i < N_GAMES; i++) {
+        rng_t rng;
+        rng_seed(&rng, 0x71000000u + (uint64_t)i);
+        char pos[40], err[200];
+        if (i % 2)
+            testgen_position(&rng, pos);
+        else
+            testgen_endgame(&rng, pos);
+        game_state s;
+        cr_assert_eq(G()->parse_position(&s, pos, err, sizeof err), 0, "'%s': %s", pos, err);
+        s_props_game(s, &rng, &st);
+    }
+    cr_log_info("props from random positions: %d games, %d states (%d mid-sequence, %d with "
+                "kings), %d actions, %d captures", N_GAMES, st.states, st.mid, st.kings, st.hops,
+                st.captures);
+    cr_expect_gt(st.kings, 10000);
 }
 
 /* --- the hash ---------------------------------------------------------------------------- */
