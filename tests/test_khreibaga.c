@@ -333,6 +333,28 @@ Test(khreibaga, r7_sequence_returns_to_its_start_point)
     cr_assert_eq(G()->to_move(&s), 1);
 }
 
+/* R7: a king crosses its own start point. From 12:
+ *   12x2 (over 7), 2x4 (over 3), 4x14 (over 9), 14x10 (over 11)  -> 4
+ *     the last hop runs 14-13-12-11-10 across 12, empty since the king left
+ *   12x2, 2x4, 4x19 or 4x24 (over 9): nothing further             -> 3
+ *   12x10 (over 11): nothing further                              -> 1
+ * so R8 leaves one line of play. White's piece on 3 is a king (no White man
+ * may stand on row 0, R20). */
+Test(khreibaga, r7_king_crosses_its_start_point)
+{
+    game_state s = s_pos("B12 w7 W3 w9 w11", 'b', -1);
+    EXPECT_LEGAL(s, "12-2");
+    s_play(&s, "12x2");
+    EXPECT_LEGAL(s, "2-4");
+    s_play(&s, "2x4");
+    EXPECT_LEGAL(s, "4-14");
+    s_play(&s, "4x14");
+    EXPECT_LEGAL(s, "14-10");
+    s_play(&s, "14x10");
+    cr_assert_eq(khreibaga_piece_at(&s, 10), 'B');
+    cr_assert_eq(s_count(&s, 'w', 'W'), 0);
+}
+
 /* --- R8: compulsory capture, majority rule ----------------------------------- */
 
 /* R8: the man on 0 can take 1 piece (0x10 over 5); the man on 4 can take 2
@@ -600,6 +622,54 @@ Test(khreibaga, r14_threefold_repetition)
     cr_assert(r.over);
     cr_assert_eq(r.winner, -1);
     cr_assert_eq(r.reason, GAME_REASON_REPETITION);
+}
+
+/* R14 and R22: "repetition already ends some lines from the start within 17
+ * hops". 7-12 17x7 2x12 14x2 (White's man lands on row 0: a king) 12x14
+ * 18-12 11x13 23-18 13x23 (Black's man crowned on row 4). Now the kings
+ * shuttle, 2-17 23-8 17-2 8-23, twice: the position after ply 9 (White to
+ * move, kings on 23 and 2) recurs after plies 13 and 17, the third time a
+ * draw, with no capture or man move in between. */
+Test(khreibaga, r14_repetition_within_17_hops_of_the_start)
+{
+    game_state s;
+    G()->init(&s);
+    s_play(&s, "7-12 17x7 2x12 14x2 12x14 18-12 11x13 23-18 13x23");
+    cr_assert_eq(khreibaga_piece_at(&s, 2), 'W');
+    cr_assert_eq(khreibaga_piece_at(&s, 23), 'B');
+    char first[64], buf[64];
+    G()->format_position(&s, first, sizeof first);
+    s_play(&s, "2-17 23-8 17-2 8-23");
+    G()->format_position(&s, buf, sizeof buf);
+    cr_assert_str_eq(buf, first);
+    cr_assert_eq(khreibaga_repetitions(&s), 2);
+    s_play(&s, "2-17 23-8 17-2");
+    cr_assert(!G()->result(&s).over);
+    s_play(&s, "8-23");
+    cr_assert_eq(G()->ply(&s), 17);
+    game_result r = G()->result(&s);
+    cr_assert(r.over && r.winner == -1 && r.reason == GAME_REASON_REPETITION);
+}
+
+/* R12 in a real game, 12 plies from the start: 6-12 18x6 8x18 6x8 3x13
+ * 24x12 4-8 12x4 (crowned on 4) 0-6 14x12x0 (over 13 then 6, crowned on 0)
+ * 2-8 0x2x14 (the new king over 1, then over 8). Black keeps men on 5, 9, 10
+ * and 11 and none can move: 5 -> 10 is Black's own, 9 -> 14 is White's king,
+ * 10 -> 15/16 and 11 -> 16 are White's men; every jump lands on an occupied
+ * point (9x14 on 19, 10x15 on 20, 10x16 on 22, 11x16 on 21) or off the board
+ * (9 over the king on 4). Black, to move with four men, has lost. */
+Test(khreibaga, r12_stalemate_in_a_real_game)
+{
+    game_state s;
+    G()->init(&s);
+    s_play(&s, "6-12 18x6 8x18 6x8 3x13 24x12 4-8 12x4 0-6 14x12 12x0 2-8 0x2 2x14");
+    cr_assert_eq(G()->ply(&s), 12);
+    char buf[64];
+    G()->format_position(&s, buf, sizeof buf);
+    cr_assert_str_eq(buf, "....Wb...bbb..Wwww.wwwww. b");
+    game_result r = G()->result(&s);
+    cr_assert(r.over && r.winner == 1 && r.reason == GAME_REASON_NO_MOVES);
+    cr_assert_eq(s_count(&s, 'b', 'B'), 4);
 }
 
 /* R14: the side to move is part of the position. Black tours 0-1-2-0 (3),
