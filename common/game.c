@@ -41,3 +41,26 @@ int game_result_for(game_result r, int player)
         return 0;
     return r.winner == player ? 1 : -1;
 }
+
+uint64_t game_perft_generic(const game_def *g, const game_state *s, int depth)
+{
+    if (depth == 0)
+        return 1;
+    if (g->result(s).over)
+        return 0; /* R22: terminal nodes above the depth add nothing */
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        game_state c;
+        g->copy(&c, s);
+        g->apply(&c, legal[i]);
+        total += game_perft_generic(g, &c, depth - 1);
+    }
+    return total;
+}
+
+uint64_t game_perft(const game_def *g, const game_state *s, int depth)
+{
+    return g->perft ? g->perft(s, depth) : game_perft_generic(g, s, depth);
+}

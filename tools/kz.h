@@ -18,4 +18,19 @@ int cmd_moves(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_random_game(int argc, char **argv);
 
+/* tools/kz_selfplay.c */
+int cmd_selfplay(int argc, char **argv);
+int cmd_records(int argc, char **argv);
+/* tools/kz_model.c */
+int cmd_model(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+/* tools/kz_match.c */
+int cmd_match(int argc, char **argv);
+int cmd_analyse(int argc, char **argv);
+int cmd_play(int argc, char **argv);
+/* tools/kz_status.c */
+int cmd_status(int argc, char **argv);
+/* tools/kz_loadgen.c */
+int cmd_loadgen(int argc, char **argv);
+
 #endif

@@ -75,23 +75,6 @@ static int s_parse_opts(int argc, char **argv, const char *usage, const char **p
     return optind;
 }
 
-static uint64_t s_perft(const game_def *g, const game_state *s, int depth)
-{
-    if (depth == 0)
-        return 1;
-    if (g->result(s).over)
-        return 0; /* R22: terminal nodes above the depth add nothing */
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = g->legal_actions(s, legal);
-    uint64_t total = 0;
-    for (int i = 0; i < n; i++) {
-        game_state c = *s;
-        g->apply(&c, legal[i]);
-        total += s_perft(g, &c, depth - 1);
-    }
-    return total;
-}
-
 int cmd_perft(int argc, char **argv)
 {
     static const char usage[] =
@@ -117,7 +100,7 @@ int cmd_perft(int argc, char **argv)
     uint64_t nodes = 0;
     double t0 = time_now();
     for (int d = 1; d <= depth; d++) {
-        uint64_t n = s_perft(g, &s, d);
+        uint64_t n = game_perft(g, &s, d);
         nodes += n;
         printf("perft %d: %" PRIu64 "\n", d, n);
         fflush(stdout);

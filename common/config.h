@@ -1,0 +1,74 @@
+/* config: table-driven program settings. Each program describes its settings
+ * once, in a table of config_option (name, type, default, range, help, where
+ * in the program's config struct the value goes); config_parse fills the
+ * struct from the defaults, then an optional `key = value` file
+ * (--config=PATH), then `--key=value` / `--key value` flags, in that order.
+ *
+ * Unknown keys, malformed or out-of-range values and missing values are
+ * errors, reported as one line in `err`. `--help` prints the table.
+ *
+ * File syntax: one `key = value` per line; blank lines and lines starting
+ * with '#' are ignored; values may be quoted with "..."; keys may use '-' or
+ * '_' interchangeably (so do flags).
+ *
+ * Threads: pure functions over their arguments. */
+#ifndef KZ_CONFIG_H
+#define KZ_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define CONFIG_STR_MAX 256 /* bytes of a string setting, NUL included */
+
+enum config_type {
+    CONFIG_INT,    /* long */
+    CONFIG_DOUBLE, /* double */
+    CONFIG_BOOL,   /* bool: true/false, yes/no, on/off, 1/0 */
+    CONFIG_STRING, /* char[CONFIG_STR_MAX] */
+};
+
+typedef struct config_option {
+    const char *name;  /* key, snake_case */
+    int type;          /* enum config_type */
+    const char *def;   /* default value, as text */
+    double min, max;   /* inclusive range (numbers), ignored for bool/string */
+    size_t offset;     /* offsetof(program config struct, field) */
+    const char *help;  /* one line */
+} config_option;
+
+/* Outcome of config_parse. */
+enum {
+    CONFIG_OK = 0,   /* settings filled */
+    CONFIG_HELP = 1, /* --help was given (nothing else checked); print config_help */
+};
+
+/* Fills `out` from the table: defaults, then --config=PATH's file, then the
+ * flags in argv[1..argc). Positional arguments (not starting with "--") are
+ * errors unless `positional` is non-NULL: then they are stored there in order
+ * (up to max_positional, count in *n_positional). Returns CONFIG_OK,
+ * CONFIG_HELP, or KZ_EINVAL with a one-line message in err. */
+int config_parse(const config_option *table, size_t n, void *out, int argc, char **argv,
+                 const char **positional, size_t max_positional, size_t *n_positional,
+                 char *err, size_t errlen);
+
+/* Sets one option by name from text (what the file and the flags do).
+ * 0, or KZ_EINVAL with a message (unknown key, bad or out-of-range value). */
+int config_set(const config_option *table, size_t n, void *out, const char *key,
+               const char *value, char *err, size_t errlen);
+
+/* Reads a `key = value` file into out. 0, or KZ_EINVAL/errno with a message
+ * naming the file and line. */
+int config_read_file(const config_option *table, size_t n, void *out, const char *path,
+                     char *err, size_t errlen);
+
+/* Prints the table (name, type, default, range, help) for --help. */
+void config_help(const config_option *table, size_t n, FILE *f);
+
+/* Logs the effective value of every option (log_info, one line each). */
+void config_log(const config_option *table, size_t n, const void *cfg);
+
+/* Writes the value of one option as text (always NUL-terminated). */
+void config_format(const config_option *opt, const void *cfg, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,349 @@
+/* layer: network building blocks on OpenBLAS, with naive twins. See layer.h. */
+#include "layer.h"
+
+#include <assert.h>
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+void layer_im2col3x3(float *col, const float *in, int N, int H, int W, int C)
+{
+    size_t K = (size_t)9 * C;
+    for (int n = 0; n < N; n++)
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) {
+                float *row = col + ((size_t)(n * H + y) * W + x) * K;
+                for (int ky = 0; ky < 3; ky++)
+                    for (int kx = 0; kx < 3; kx++) {
+                        float *dst = row + (size_t)(ky * 3 + kx) * C;
+                        int yy = y + ky - 1, xx = x + kx - 1;
+                        if (yy < 0 || yy >= H || xx < 0 || xx >= W)
+                            memset(dst, 0, (size_t)C * sizeof *dst);
+                        else
+                            memcpy(dst, in + ((size_t)(n * H + yy) * W + xx) * C,
+                                   (size_t)C * sizeof *dst);
+                    }
+            }
+}
+
+/* Positions per chunk so that a chunk's im2col fits in col_floats. */
+static int s_chunk(size_t col_floats, int HW, int C)
+{
+    size_t per = (size_t)HW * 9 * C;
+    assert(col_floats >= per);
+    size_t n = col_floats / per;
+    return n > (size_t)1 << 20 ? 1 << 20 : (int)n;
+}
+
+void layer_conv3x3_forward(float *out, float *col, size_t col_floats, const float *in,
+                           const float *w, int N, int H, int W, int C, int F)
+{
+    int HW = H * W, chunk = s_chunk(col_floats, HW, C);
+    for (int n0 = 0; n0 < N; n0 += chunk) {
+        int nc = N - n0 < chunk ? N - n0 : chunk;
+        layer_im2col3x3(col, in + (size_t)n0 * HW * C, nc, H, W, C);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nc * HW, F, 9 * C, 1.0f, col,
+                    9 * C, w, F, 0.0f, out + (size_t)n0 * HW * F, F);
+    }
+}
+
+void layer_conv3x3_forward_naive(float *out, const float *in, const float *w, int N, int H,
+                                 int W, int C, int F)
+{
+    for (int n = 0; n < N; n++)
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++)
+                for (int f = 0; f < F; f++) {
+                    double acc = 0;
+                    for (int ky = 0; ky < 3; ky++)
+                        for (int kx = 0; kx < 3; kx++) {
+                            int yy = y + ky - 1, xx = x + kx - 1;
+                            if (yy < 0 || yy >= H || xx < 0 || xx >= W)
+                                continue;
+                            const float *src = in + ((size_t)(n * H + yy) * W + xx) * C;
+                            for (int c = 0; c < C; c++)
+                                acc += (double)src[c] * w[((size_t)(ky * 3 + kx) * C + c) * F + f];
+                        }
+                    out[((size_t)(n * H + y) * W + x) * F + f] = (float)acc;
+                }
+}
+
+void layer_conv3x3_backward(float *din, float *dw, float *col, size_t col_floats, float *wflip,
+                            const float *dout, const float *in, const float *w, int N, int H,
+                            int W, int C, int F)
+{
+    int HW = H * W, big = C > F ? C : F, chunk = s_chunk(col_floats, HW, big);
+    /* Step 1. The flipped, transposed kernel: wflip[(8 - t)*F + f][c] = w[t*C + c][f]. */
+    if (din)
+        for (int t = 0; t < 9; t++)
+            for (int c = 0; c < C; c++)
+                for (int f = 0; f < F; f++)
+                    wflip[((size_t)(8 - t) * F + f) * C + c] = w[((size_t)t * C + c) * F + f];
+    for (int n0 = 0; n0 < N; n0 += chunk) {
+        int nc = N - n0 < chunk ? N - n0 : chunk, M = nc * HW;
+        const float *dout_c = dout + (size_t)n0 * HW * F;
+        /* Step 2. dw += im2col(in)^T dout. */
+        layer_im2col3x3(col, in + (size_t)n0 * HW * C, nc, H, W, C);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 9 * C, F, M, 1.0f, col, 9 * C,
+                    dout_c, F, 1.0f, dw, F);
+        /* Step 3. din += im2col(dout) wflip. */
+        if (din) {
+            layer_im2col3x3(col, dout_c, nc, H, W, F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, C, 9 * F, 1.0f, col, 9 * F,
+                        wflip, C, 1.0f, din + (size_t)n0 * HW * C, C);
+        }
+    }
+}
+
+void layer_conv3x3_backward_naive(float *din, float *dw, const float *dout, const float *in,
+                                  const float *w, int N, int H, int W, int C, int F)
+{
+    for (int n = 0; n < N; n++)
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) {
+                const float *g = dout + ((size_t)(n * H + y) * W + x) * F;
+                for (int ky = 0; ky < 3; ky++)
+                    for (int kx = 0; kx < 3; kx++) {
+                        int yy = y + ky - 1, xx = x + kx - 1;
+                        if (yy < 0 || yy >= H || xx < 0 || xx >= W)
+                            continue;
+                        size_t src = ((size_t)(n * H + yy) * W + xx) * C;
+                        for (int c = 0; c < C; c++) {
+                            const float *wr = w + ((size_t)(ky * 3 + kx) * C + c) * F;
+                            float *dwr = dw + ((size_t)(ky * 3 + kx) * C + c) * F;
+                            double acc = 0;
+                            for (int f = 0; f < F; f++) {
+                                acc += (double)g[f] * wr[f];
+                                dwr[f] += g[f] * in[src + c];
+                            }
+                            if (din)
+                                din[src + c] += (float)acc;
+                        }
+                    }
+            }
+}
+
+void layer_linear_forward(float *out, const float *in, const float *w, const float *bias, int M,
+                          int K, int N)
+{
+    float beta = 0.0f;
+    if (bias) {
+        for (int m = 0; m < M; m++)
+            memcpy(out + (size_t)m * N, bias, (size_t)N * sizeof *out);
+        beta = 1.0f;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, in, K, w, N, beta, out,
+                N);
+}
+
+void layer_linear_forward_naive(float *out, const float *in, const float *w, const float *bias,
+                                int M, int K, int N)
+{
+    for (int m = 0; m < M; m++)
+        for (int o = 0; o < N; o++) {
+            double acc = bias ? bias[o] : 0.0;
+            for (int i = 0; i < K; i++)
+                acc += (double)in[(size_t)m * K + i] * w[(size_t)i * N + o];
+            out[(size_t)m * N + o] = (float)acc;
+        }
+}
+
+void layer_linear_backward(float *din, float *dw, float *dbias, const float *dout,
+                           const float *in, const float *w, int M, int K, int N)
+{
+    if (din)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, K, N, 1.0f, dout, N, w, N, 1.0f,
+                    din, K);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, N, M, 1.0f, in, K, dout, N, 1.0f, dw,
+                N);
+    if (dbias)
+        for (int m = 0; m < M; m++)
+            for (int o = 0; o < N; o++)
+                dbias[o] += dout[(size_t)m * N + o];
+}
+
+void layer_linear_backward_naive(float *din, float *dw, float *dbias, const float *dout,
+                                 const float *in, const float *w, int M, int K, int N)
+{
+    for (int m = 0; m < M; m++)
+        for (int o = 0; o < N; o++) {
+            float g = dout[(size_t)m * N + o];
+            for (int i = 0; i < K; i++) {
+                if (din)
+                    din[(size_t)m * K + i] += g * w[(size_t)i * N + o];
+                dw[(size_t)i * N + o] += g * in[(size_t)m * K + i];
+            }
+            if (dbias)
+                dbias[o] += g;
+        }
+}
+
+void layer_bn_forward_train(float *out, float *mean, float *var, float *rstd, const float *in,
+                            const float *gamma, const float *beta, float eps, int M, int F)
+{
+    /* Two passes in double: the mean, then the centred second moment, which
+     * stays accurate when the mean is large compared with the spread. */
+    double s[F > 0 ? F : 1];
+    for (int f = 0; f < F; f++)
+        s[f] = 0;
+    for (int m = 0; m < M; m++)
+        for (int f = 0; f < F; f++)
+            s[f] += in[(size_t)m * F + f];
+    for (int f = 0; f < F; f++) {
+        mean[f] = (float)(s[f] / M);
+        s[f] = 0;
+    }
+    for (int m = 0; m < M; m++)
+        for (int f = 0; f < F; f++) {
+            double d = (double)in[(size_t)m * F + f] - mean[f];
+            s[f] += d * d;
+        }
+    for (int f = 0; f < F; f++) {
+        var[f] = (float)(s[f] / M);
+        rstd[f] = (float)(1.0 / sqrt(s[f] / M + eps));
+    }
+    for (int m = 0; m < M; m++)
+        for (int f = 0; f < F; f++) {
+            size_t i = (size_t)m * F + f;
+            out[i] = gamma[f] * (in[i] - mean[f]) * rstd[f] + beta[f];
+        }
+}
+
+void layer_bn_backward(float *din, float *dgamma, float *dbeta, const float *dout,
+                       const float *in, const float *mean, const float *rstd, const float *gamma,
+                       int M, int F)
+{
+    /* With xhat = (in - mean) rstd and g = dout: dbeta = sum g, dgamma =
+     * sum g xhat, din = gamma rstd / M (M g - sum g - xhat sum g xhat). */
+    double sg[F > 0 ? F : 1], sgx[F > 0 ? F : 1];
+    for (int f = 0; f < F; f++)
+        sg[f] = sgx[f] = 0;
+    for (int m = 0; m < M; m++)
+        for (int f = 0; f < F; f++) {
+            size_t i = (size_t)m * F + f;
+            sg[f] += dout[i];
+            sgx[f] += (double)dout[i] * (in[i] - mean[f]) * rstd[f];
+        }
+    for (int f = 0; f < F; f++) {
+        dbeta[f] += (float)sg[f];
+        dgamma[f] += (float)sgx[f];
+    }
+    if (!din)
+        return;
+    float a[F > 0 ? F : 1], mg[F > 0 ? F : 1], mgx[F > 0 ? F : 1];
+    for (int f = 0; f < F; f++) {
+        a[f] = gamma[f] * rstd[f];
+        mg[f] = (float)(sg[f] / M);
+        mgx[f] = (float)(sgx[f] / M);
+    }
+    for (int m = 0; m < M; m++)
+        for (int f = 0; f < F; f++) {
+            size_t i = (size_t)m * F + f;
+            float xhat = (in[i] - mean[f]) * rstd[f];
+            din[i] += a[f] * (dout[i] - mg[f] - xhat * mgx[f]);
+        }
+}
+
+void layer_bn_forward_eval(float *out, const float *in, const float *gamma, const float *beta,
+                           const float *run_mean, const float *run_var, float eps, int M, int F)
+{
+    for (int m = 0; m < M; m++)
+        for (int f = 0; f < F; f++) {
+            size_t i = (size_t)m * F + f;
+            out[i] = (float)(gamma[f] * ((double)in[i] - run_mean[f]) /
+                                 sqrt((double)run_var[f] + eps) +
+                             beta[f]);
+        }
+}
+
+void layer_bn_update_running(float *run_mean, float *run_var, const float *mean,
+                             const float *var, float momentum, int M, int F)
+{
+    double unbias = M > 1 ? (double)M / (M - 1) : 1.0;
+    for (int f = 0; f < F; f++) {
+        run_mean[f] = (1.0f - momentum) * run_mean[f] + momentum * mean[f];
+        run_var[f] = (1.0f - momentum) * run_var[f] + momentum * (float)(var[f] * unbias);
+    }
+}
+
+void layer_relu_forward(float *out, const float *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+}
+
+void layer_relu_backward(float *din, const float *dout, const float *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (out[i] > 0.0f)
+            din[i] += dout[i];
+}
+
+void layer_tanh_forward(float *out, const float *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = tanhf(in[i]);
+}
+
+void layer_tanh_backward(float *din, const float *dout, const float *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        din[i] += dout[i] * (1.0f - out[i] * out[i]);
+}
+
+double layer_policy_loss(float *dlogits, const float *logits, const float *pi, float scale, int B,
+                         int A)
+{
+    double total = 0;
+    for (int b = 0; b < B; b++) {
+        const float *l = logits + (size_t)b * A, *p = pi + (size_t)b * A;
+        float mx = l[0];
+        for (int a = 1; a < A; a++)
+            mx = l[a] > mx ? l[a] : mx;
+        double sum = 0, psum = 0, dot = 0;
+        for (int a = 0; a < A; a++) {
+            sum += exp((double)l[a] - mx);
+            psum += p[a];
+            dot += (double)p[a] * ((double)l[a] - mx);
+        }
+        double lse = log(sum);
+        /* -sum_a pi_a (l_a - mx - lse) */
+        total += psum * lse - dot;
+        if (dlogits) {
+            float *d = dlogits + (size_t)b * A;
+            for (int a = 0; a < A; a++) {
+                double sm = exp((double)l[a] - mx - lse);
+                d[a] += (float)(scale * (sm * psum - p[a]));
+            }
+        }
+    }
+    return total;
+}
+
+double layer_value_loss(float *dv, const float *v, const float *z, float scale, int B)
+{
+    double total = 0;
+    for (int b = 0; b < B; b++) {
+        double d = (double)z[b] - v[b];
+        total += d * d;
+        if (dv)
+            dv[b] += (float)(scale * 2.0 * ((double)v[b] - z[b]));
+    }
+    return total;
+}
+
+void layer_nchw_to_nhwc(float *out, const float *in, int N, int C, int HW)
+{
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++)
+            for (int p = 0; p < HW; p++)
+                out[((size_t)n * HW + p) * C + c] = in[((size_t)n * C + c) * HW + p];
+}
+
+void layer_nhwc_to_nchw(float *out, const float *in, int N, int C, int HW)
+{
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++)
+            for (int p = 0; p < HW; p++)
+                out[((size_t)n * C + c) * HW + p] = in[((size_t)n * HW + p) * C + c];
+}

@@ -1,0 +1,325 @@
+/* match: match play, the scorer (score, interval, Elo), the SPRT, and the
+ * gate. See match.h for the formulas. */
+#include "match.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* ---- statistics -------------------------------------------------------------------------- */
+
+double match_elo_from_score(double score)
+{
+    if (score <= 0)
+        return -INFINITY;
+    if (score >= 1)
+        return INFINITY;
+    return -400.0 * log10(1.0 / score - 1.0);
+}
+
+double match_score_from_elo(double elo) { return 1.0 / (1.0 + pow(10.0, -elo / 400.0)); }
+
+void match_stats_compute(int wins, int draws, int losses, match_stats *out)
+{
+    assert(wins >= 0 && draws >= 0 && losses >= 0);
+    memset(out, 0, sizeof *out);
+    int n = wins + draws + losses;
+    out->games = n;
+    if (n == 0) {
+        out->score = 0.5;
+        out->score_lo = 0;
+        out->score_hi = 1;
+        out->elo = 0;
+        out->elo_lo = -INFINITY;
+        out->elo_hi = INFINITY;
+        return;
+    }
+    double s = (wins + 0.5 * draws) / n;
+    double v = (wins * (1 - s) * (1 - s) + draws * (0.5 - s) * (0.5 - s) + losses * s * s) / n;
+    out->score = s;
+    out->sd = sqrt(v / n);
+    out->score_lo = fmax(0.0, s - MATCH_Z95 * out->sd);
+    out->score_hi = fmin(1.0, s + MATCH_Z95 * out->sd);
+    out->elo = match_elo_from_score(s);
+    out->elo_lo = match_elo_from_score(out->score_lo);
+    out->elo_hi = match_elo_from_score(out->score_hi);
+}
+
+/* The maximum-likelihood distribution over outcomes x[0..2] with mean s that
+ * is closest to the empirical p (fishtest's MLE_expected): q_i = p_i / (1 + t
+ * (x_i - s)) where t solves the secular equation f(t) = sum p_i a_i / (1 + t
+ * a_i) = 0, a_i = x_i - s. f falls strictly from +inf to -inf on the interval
+ * where every 1 + t a_i > 0, so bisection finds its root. */
+static void s_mle(const double p[3], const double x[3], double s, double q[3])
+{
+    double a[3], lo = -INFINITY, hi = INFINITY;
+    for (int i = 0; i < 3; i++) {
+        a[i] = x[i] - s;
+        if (a[i] > 0)
+            lo = fmax(lo, -1.0 / a[i]);
+        else if (a[i] < 0)
+            hi = fmin(hi, -1.0 / a[i]);
+    }
+    KZ_CHECK(isfinite(lo) && isfinite(hi) && lo < hi);
+    for (int it = 0; it < 200; it++) {
+        double t = 0.5 * (lo + hi);
+        if (t <= lo || t >= hi)
+            break;
+        double f = 0;
+        for (int i = 0; i < 3; i++)
+            f += p[i] * a[i] / (1 + t * a[i]);
+        if (f > 0)
+            lo = t;
+        else
+            hi = t;
+    }
+    double t = 0.5 * (lo + hi);
+    for (int i = 0; i < 3; i++)
+        q[i] = p[i] / (1 + t * a[i]);
+}
+
+double match_llr(int wins, int draws, int losses, double elo0, double elo1)
+{
+    assert(wins >= 0 && draws >= 0 && losses >= 0 && elo0 < elo1);
+    double c[3] = {wins, draws, losses};
+    const double x[3] = {1.0, 0.5, 0.0};
+    double n = 0;
+    for (int i = 0; i < 3; i++) {
+        if (c[i] == 0)
+            c[i] = MATCH_REGULARISE;
+        n += c[i];
+    }
+    double p[3], q0[3], q1[3];
+    for (int i = 0; i < 3; i++)
+        p[i] = c[i] / n;
+    s_mle(p, x, match_score_from_elo(elo0), q0);
+    s_mle(p, x, match_score_from_elo(elo1), q1);
+    double llr = 0;
+    for (int i = 0; i < 3; i++)
+        llr += p[i] * (log(q1[i]) - log(q0[i]));
+    return n * llr;
+}
+
+void match_sprt_bounds(double alpha, double beta, double *lower, double *upper)
+{
+    assert(alpha > 0 && alpha < 1 && beta > 0 && beta < 1);
+    *lower = log(beta / (1 - alpha));
+    *upper = log((1 - beta) / alpha);
+}
+
+int match_sprt_decide(int wins, int draws, int losses, double elo0, double elo1, double alpha,
+                      double beta, double *llr)
+{
+    double lower, upper;
+    match_sprt_bounds(alpha, beta, &lower, &upper);
+    double l = match_llr(wins, draws, losses, elo0, elo1);
+    if (llr)
+        *llr = l;
+    if (l >= upper)
+        return GATE_ACCEPT;
+    if (l <= lower)
+        return GATE_REJECT;
+    return GATE_CONTINUE;
+}
+
+/* ---- the gate ---------------------------------------------------------------------------- */
+
+void gate_config_default(gate_config *c)
+{
+    *c = (gate_config){.games = 50, .threshold = 0.55, .sprt = false,
+                       .elo0 = 0, .elo1 = 35, .alpha = 0.05, .beta = 0.05};
+}
+
+int gate_config_check(const gate_config *c, char *err, size_t errlen)
+{
+    const char *why = NULL;
+    if (c->games < 1)
+        why = "gate: games must be at least 1";
+    else if (!(c->threshold >= 0 && c->threshold < 1))
+        why = "gate: threshold must be in [0, 1)";
+    else if (c->sprt && !(c->elo0 < c->elo1))
+        why = "gate: SPRT elo0 must be below elo1";
+    else if (c->sprt && !(c->alpha > 0 && c->alpha < 1 && c->beta > 0 && c->beta < 1))
+        why = "gate: SPRT alpha and beta must be in (0, 1)";
+    if (why && err && errlen)
+        snprintf(err, errlen, "%s", why);
+    return why ? KZ_EINVAL : 0;
+}
+
+#define GATE_EPS 1e-9
+
+/* The fixed rule over `total` games once `n` <= total are played. */
+static int s_gate_fixed(const gate_config *c, int wins, int draws, int n)
+{
+    int total = n > c->games ? n : c->games;
+    double half_points = 2.0 * wins + draws;        /* already won, in half points */
+    double need = 2.0 * c->threshold * total;       /* must be exceeded */
+    double best = half_points + 2.0 * (total - n);  /* if every remaining game is won */
+    if (half_points > need + GATE_EPS)
+        return GATE_ACCEPT;
+    if (best <= need + GATE_EPS)
+        return GATE_REJECT;
+    return GATE_CONTINUE;
+}
+
+int gate_decide(const gate_config *c, int wins, int draws, int losses)
+{
+    assert(c && gate_config_check(c, NULL, 0) == 0 && wins >= 0 && draws >= 0 && losses >= 0);
+    int n = wins + draws + losses;
+    if (c->sprt) {
+        int d = match_sprt_decide(wins, draws, losses, c->elo0, c->elo1, c->alpha, c->beta, NULL);
+        if (d != GATE_CONTINUE || n < c->games)
+            return d;
+    }
+    return s_gate_fixed(c, wins, draws, n);
+}
+
+/* ---- playing ----------------------------------------------------------------------------- */
+
+void match_config_default(match_config *c)
+{
+    *c = (match_config){.games = 100, .openings = 0, .opening_turns = 0, .seed = 1,
+                        .sprt = false, .elo0 = 0, .elo1 = 35, .alpha = 0.05, .beta = 0.05};
+}
+
+static int s_openings(const game_def *g, int k, int turns, uint64_t seed, game_state *out)
+{
+    rng_t rng;
+    rng_seed(&rng, seed);
+    uint64_t *hashes = xmalloc((size_t)k * sizeof *hashes);
+    int found = 0;
+    long attempts = 0, max_attempts = 200L * k + 1000;
+    uint16_t legal[GAME_MAX_LEGAL];
+    while (found < k && attempts++ < max_attempts) {
+        game_state s;
+        g->init(&s);
+        bool ok = true;
+        for (int t = 0; t < turns && ok; t++) {
+            do {
+                if (g->result(&s).over) {
+                    ok = false;
+                    break;
+                }
+                int n = g->legal_actions(&s, legal);
+                g->apply(&s, legal[rng_below(&rng, (uint32_t)n)]);
+            } while (g->mid_turn(&s));
+        }
+        if (!ok || g->result(&s).over)
+            continue;
+        /* Level: the greedy value (material after one turn and the forced
+         * captures that follow) is even. */
+        int a;
+        long score;
+        player_alphabeta_search(g, &s, 1, false, &a, &score);
+        if (score != 0)
+            continue;
+        uint64_t h = g->hash(&s);
+        bool dup = false;
+        for (int i = 0; i < found && !dup; i++)
+            dup = hashes[i] == h;
+        if (dup)
+            continue;
+        hashes[found] = h;
+        out[found++] = s;
+    }
+    free(hashes);
+    return found == k ? 0 : KZ_EINVAL;
+}
+
+int match_openings(const game_def *g, int k, int turns, uint64_t seed, game_state *out)
+{
+    assert(k >= 1 && turns >= 0 && turns <= MATCH_MAX_OPENING_TURNS);
+    if (turns > 0)
+        return s_openings(g, k, turns, seed, out);
+    for (int t = 1; t <= MATCH_MAX_OPENING_TURNS; t++)
+        if (s_openings(g, k, t, seed, out) == 0)
+            return 0;
+    return KZ_EINVAL;
+}
+
+int match_play_game(const game_def *g, player *players[2], const game_state *start,
+                    uint64_t seed, game_result *result, int *plies, int *actions)
+{
+    game_state s = *start;
+    player_new_game(players[0], seed);
+    player_new_game(players[1], mix64(seed ^ 0x9e3779b97f4a7c15ull));
+    int hops = 0;
+    game_result r;
+    while (!(r = g->result(&s)).over) {
+        int a;
+        int rc = player_choose(players[g->to_move(&s)], &s, &a, NULL);
+        if (rc != 0)
+            return rc;
+        if (!g->is_legal(&s, a)) {
+            log_error("match: %s chose the illegal action %d", player_name(players[g->to_move(&s)]),
+                      a);
+            return KZ_EILLEGAL;
+        }
+        player_observe(players[0], &s, a);
+        player_observe(players[1], &s, a);
+        g->apply(&s, a);
+        hops++;
+    }
+    *result = r;
+    if (plies)
+        *plies = g->ply(&s) - g->ply(start);
+    if (actions)
+        *actions = hops;
+    return 0;
+}
+
+int match_run(const game_def *g, player *a, player *b, const match_config *cfg, int *wins,
+              int *draws, int *losses, int *decision)
+{
+    *wins = *draws = *losses = 0;
+    if (decision)
+        *decision = GATE_CONTINUE;
+    if (cfg->games < 1 || cfg->openings < 0 || cfg->openings > MATCH_MAX_OPENINGS ||
+        cfg->opening_turns < 0 || cfg->opening_turns > MATCH_MAX_OPENING_TURNS)
+        return KZ_EINVAL;
+    if (cfg->sprt && !(cfg->elo0 < cfg->elo1 && cfg->alpha > 0 && cfg->alpha < 1 &&
+                       cfg->beta > 0 && cfg->beta < 1))
+        return KZ_EINVAL;
+    int k = cfg->openings;
+    game_state *openings = xmalloc((size_t)(k > 0 ? k : 1) * sizeof *openings);
+    int rc = 0;
+    if (k > 0) {
+        rc = match_openings(g, k, cfg->opening_turns, mix64(cfg->seed ^ 0x6f70656eull), openings);
+        if (rc != 0)
+            goto out;
+    } else {
+        g->init(&openings[0]);
+    }
+    for (int i = 0; i < cfg->games; i++) {
+        match_game gm = {.index = i, .opening = k > 0 ? (i / 2) % k : -1, .a_player = i % 2};
+        player *players[2];
+        players[gm.a_player] = a;
+        players[1 - gm.a_player] = b;
+        const game_state *start = &openings[k > 0 ? gm.opening : 0];
+        rc = match_play_game(g, players, start, mix64(cfg->seed + 0x1000003ull * (uint64_t)(i + 1)),
+                             &gm.result, &gm.plies, &gm.actions);
+        if (rc != 0)
+            goto out;
+        gm.a_result = game_result_for(gm.result, gm.a_player);
+        *wins += gm.a_result > 0;
+        *draws += gm.a_result == 0;
+        *losses += gm.a_result < 0;
+        if (cfg->on_game)
+            cfg->on_game(cfg->ctx, &gm, *wins, *draws, *losses);
+        if (cfg->sprt) {
+            int d = match_sprt_decide(*wins, *draws, *losses, cfg->elo0, cfg->elo1, cfg->alpha,
+                                      cfg->beta, NULL);
+            if (decision)
+                *decision = d;
+            if (d != GATE_CONTINUE)
+                break;
+        }
+    }
+out:
+    free(openings);
+    return rc;
+}

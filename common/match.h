@@ -1,0 +1,157 @@
+/* match: games between two players, their statistics, SPRT, and the gate.
+ *
+ * Playing. match_run plays games between players A and B with alternating
+ * colours (A is player 0, who moves first, in even-numbered games), either
+ * all from the start position or from K distinct random openings, each
+ * opening played twice, once with each colour: game i uses opening
+ * (i / 2) mod K. Every action of both players goes through player_choose;
+ * each game reseeds both players from the match seed and the game index, so a
+ * match is reproducible from its seed.
+ *
+ * Statistics, from A's view, over N = W + D + L games:
+ *   score      s = (W + D/2) / N
+ *   variance   per game (trinomial): v = (W (1-s)^2 + D (1/2-s)^2 + L s^2) / N
+ *   interval   s +/- 1.959964 sqrt(v / N)                       (95%, normal)
+ *   Elo        E(s) = -400 log10(1/s - 1)  (logistic Elo), and its interval
+ *              [E(s_lo), E(s_hi)] from the score interval's ends (+/-inf at 0, 1)
+ *
+ * SPRT (as fishtest computes it for W/D/L: LLRcalc.LLR_logistic). H0: the
+ * expected score is s0 = 1/(1 + 10^(-elo0/400)); H1: s1 likewise from elo1.
+ * The generalised log-likelihood ratio (GSPRT) is
+ *   LLR = N' sum_i p_i log(q1_i / q0_i)
+ * where outcomes x_i in {1, 1/2, 0} have empirical frequencies p_i (counts
+ * regularised: a zero count becomes 0.001; N' the regularised total), and
+ * q_j is the maximum-likelihood trinomial whose mean is s_j:
+ *   q_j,i = p_i / (1 + t (x_i - s_j)), t solving sum_i p_i (x_i - s_j) / (1 + t (x_i - s_j)) = 0.
+ * For large N this tends to the normal approximation
+ *   LLR ~ N (s1 - s0) (2 s - s0 - s1) / (2 v).
+ * Decision: LLR >= log((1-beta)/alpha) accepts H1, LLR <= log(beta/(1-alpha))
+ * accepts H0, otherwise continue. Unlike the plain normal approximation, this
+ * stays sane with zero counts and few games (one win gives LLR ~ log(s1/s0)).
+ *
+ * Thread rules: the statistics are pure functions; match_run uses its players
+ * from the calling thread only. */
+#ifndef KZ_MATCH_H
+#define KZ_MATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "game.h"
+#include "player.h"
+
+#define MATCH_Z95 1.959963984540054   /* two-sided 95% normal quantile */
+#define MATCH_REGULARISE 1e-3          /* what a zero count becomes in the LLR */
+#define MATCH_MAX_OPENINGS 100000      /* most openings match_run accepts */
+#define MATCH_MAX_OPENING_TURNS 200    /* most random turns in an opening */
+
+/* ---- the gate: the specification's promotion rule, reused by the cluster ---- */
+
+typedef struct gate_config {
+    int games;          /* 50 */
+    double threshold;   /* 0.55: candidate's score must be > threshold, draws count half */
+    bool sprt;          /* use SPRT instead of the fixed count */
+    double elo0, elo1, alpha, beta;  /* SPRT parameters (defaults 0, 35, 0.05, 0.05) */
+} gate_config;
+enum gate_decision { GATE_CONTINUE = 0, GATE_ACCEPT = 1, GATE_REJECT = 2 };
+void gate_config_default(gate_config *c);
+/* Checks a configuration from a user or a file: games >= 1, 0 <= threshold < 1,
+ * and with sprt elo0 < elo1, alpha and beta in (0, 1). 0, or KZ_EINVAL with a
+ * one-line reason in err (if non-NULL). gate_decide asserts what this checks. */
+int gate_config_check(const gate_config *c, char *err, size_t errlen);
+/* Decision after wins/draws/losses from the candidate's view. Fixed mode: CONTINUE until
+ * `games` games are played, then ACCEPT iff score > threshold (may decide early when the
+ * outcome can no longer change). SPRT mode: the SPRT's decision (with `games` as a cap). */
+int gate_decide(const gate_config *c, int wins, int draws, int losses);
+/* Details of gate_decide (what the header above leaves open):
+ * - Counts must be >= 0 and the configuration valid (gate_config_check; assert).
+ * - The score is compared in half points, with a 1e-9 tolerance against
+ *   rounding, so 27.5/50 is not > 0.55.
+ * - Fixed mode, early: ACCEPT once the points already won exceed threshold *
+ *   games even if every remaining game is lost; REJECT once they cannot exceed
+ *   it even if every remaining game is won. With more than `games` games, the
+ *   score over all of them decides.
+ * - SPRT mode: ACCEPT/REJECT as soon as the SPRT accepts H1/H0; at `games`
+ *   games without an SPRT decision, the fixed rule decides (score > threshold).
+ * Thread-safe (pure). */
+
+/* ---- statistics ---- */
+
+/* Everything the scorer reports about W/D/L (from A's view). */
+typedef struct match_stats {
+    int games;                 /* N = W + D + L */
+    double score;              /* (W + D/2) / N; 0.5 when N = 0 */
+    double sd;                 /* standard error of the score, sqrt(v / N) */
+    double score_lo, score_hi; /* 95% interval, clamped to [0, 1] */
+    double elo;                /* E(score); +/-INFINITY at 1 and 0 */
+    double elo_lo, elo_hi;     /* E(score_lo), E(score_hi) */
+} match_stats;
+
+void match_stats_compute(int wins, int draws, int losses, match_stats *out);
+/* Logistic Elo of a score in [0, 1] (+/-INFINITY at the ends), and back. */
+double match_elo_from_score(double score);
+double match_score_from_elo(double elo);
+/* The GSPRT log-likelihood ratio above (elo0 < elo1). */
+double match_llr(int wins, int draws, int losses, double elo0, double elo1);
+/* The SPRT's bounds: *lower = log(beta/(1-alpha)), *upper = log((1-beta)/alpha). */
+void match_sprt_bounds(double alpha, double beta, double *lower, double *upper);
+/* GATE_ACCEPT (H1), GATE_REJECT (H0) or GATE_CONTINUE for the SPRT above;
+ * llr may be NULL, else receives the LLR. */
+int match_sprt_decide(int wins, int draws, int losses, double elo0, double elo1, double alpha,
+                      double beta, double *llr);
+
+/* ---- playing ---- */
+
+/* One finished game as match_run reports it. */
+typedef struct match_game {
+    int index;           /* 0-based game number */
+    int opening;         /* opening index, -1 when played from the start */
+    int a_player;        /* the player id (0 moves first) A played */
+    game_result result;  /* how the game ended */
+    int a_result;        /* +1 A won, 0 draw, -1 A lost */
+    int plies;           /* completed turns */
+    int actions;         /* actions (hops) played */
+} match_game;
+
+/* Settings of match_run. */
+typedef struct match_config {
+    int games;           /* games to play (under SPRT, the most to play), >= 1 */
+    int openings;        /* K >= 1: K random openings, each with both colours; 0: the start */
+    int opening_turns;   /* random turns per opening, >= 1; 0: the fewest that give K */
+    uint64_t seed;       /* seeds the openings and the players */
+    bool sprt;           /* stop when the SPRT decides */
+    double elo0, elo1, alpha, beta; /* SPRT parameters */
+    /* Called after every game with the game and the tally so far (may be NULL). */
+    void (*on_game)(void *ctx, const match_game *game, int wins, int draws, int losses);
+    void *ctx;           /* passed to on_game */
+} match_config;
+
+/* Defaults: 100 games, start position, opening turns 0 (automatic), seed 1, no SPRT,
+ * SPRT parameters 0, 35, 0.05, 0.05. */
+void match_config_default(match_config *c);
+
+/* K distinct positions (by game_def->hash), each reached from the start by
+ * `turns` random turns without ending the game, with level material and no
+ * capture pending (player_evaluate without mobility is 0 and the mover need
+ * not capture): random turns easily blunder a piece, and a lost opening
+ * played with both colours only adds a pair of noise games. 0, or KZ_EINVAL when fewer
+ * than K distinct ones turn up (too few turns for that many openings).
+ * turns = 0 tries 1, 2, ... MATCH_MAX_OPENING_TURNS turns and uses the first
+ * that gives K (fewer random turns leave the games more natural). */
+int match_openings(const game_def *g, int k, int turns, uint64_t seed, game_state *out);
+
+/* Plays one game from `start`: players[i] plays player id i. Both players are
+ * reseeded with `seed` (player 1 with a derived seed). Writes the result and,
+ * if non-NULL, the counts of turns and actions. 0, or the error of a player
+ * that failed, or KZ_EILLEGAL if a player chose an illegal action. */
+int match_play_game(const game_def *g, player *players[2], const game_state *start,
+                    uint64_t seed, game_result *result, int *plies, int *actions);
+
+/* Plays the match A vs B. Writes the tally from A's view, and the SPRT
+ * decision (GATE_*; GATE_CONTINUE when SPRT is off or undecided) if decision
+ * is non-NULL. 0, KZ_EINVAL for bad settings or openings, or a game's error. */
+int match_run(const game_def *g, player *a, player *b, const match_config *cfg, int *wins,
+              int *draws, int *losses, int *decision);
+
+#endif

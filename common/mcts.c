@@ -1,0 +1,861 @@
+/* mcts: batched PUCT search. See mcts.h for the algorithm and its contracts.
+ *
+ * Trees. Nodes live in a per-tree arena; a node's children are contiguous
+ * (first_child .. first_child + n_children - 1), allocated when the node is
+ * expanded, in ascending action order. Nodes hold no game state: a selection
+ * copies the root state and replays the actions down the tree (a few bitboard
+ * operations per edge), which keeps a node at 28 bytes.
+ *
+ * Values. `w` sums values from the view of the chooser (the mover at the
+ * parent; at the root, the root's own mover). F_FLIP marks a node whose mover
+ * differs from its parent's (set each time the edge is walked, from
+ * game_def->to_move before and after the action). Backup walks parent links
+ * and negates only at flipped edges (R18).
+ *
+ * Virtual loss. A selection adds one in-flight visit (`vl`) to every node on
+ * its path; PUCT counts each as a visit with value -1 for the chooser, so the
+ * next selections of the same step spread out. Backup turns it into a real
+ * visit; an abandoned selection removes it.
+ *
+ * One step (mcts_batch_step):
+ *   Step 1. Each searching tree selects leaves until it has leaves_per_tree
+ *           waiting for the evaluator, its simulations are all under way, or
+ *           a selection runs into a leaf that already waits (a collision).
+ *           Terminal leaves, cached positions and forced nodes finish at once.
+ *   Step 2. The waiting leaves' planes go to the evaluator in one batch
+ *           (chunks of max_batch); a leaf whose position is already waiting
+ *           in this batch shares that evaluation.
+ *   Step 3. The outputs are checked, turned into priors (softmax over the
+ *           legal actions at their canonical indices), cached, and backed up.
+ */
+#include "mcts.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+#define CACHE_PRIORS 62     /* positions with more legal actions are not cached */
+#define CACHE_WAITING 0xffff /* cache_entry.n of a position waiting in this step's batch */
+
+enum {
+    F_EXPANDED = 1, /* children allocated and their priors set */
+    F_PENDING = 2,  /* children allocated, waiting for the evaluator */
+    F_FLIP = 4,     /* the mover here differs from the mover at the parent */
+    F_TERMINAL = 8, /* the state is over; `term` holds its value */
+};
+
+typedef struct node {
+    uint32_t parent;      /* index of the parent; NONE at the root */
+    uint32_t first_child; /* index of the first child (valid when n_children > 0) */
+    int32_t n;            /* completed visits */
+    float w;              /* sum of backed-up values, chooser's view */
+    float prior;          /* P of the edge from the parent */
+    uint16_t action;      /* real action of the edge from the parent */
+    uint16_t n_children;  /* 0 until expanded (or pending) */
+    uint16_t vl;          /* in-flight (virtual) visits */
+    uint8_t flags;        /* F_* */
+    int8_t term;          /* F_TERMINAL: the true result from this node's mover's view */
+} node;
+
+typedef struct tree {
+    node *nodes;           /* the live arena; the root is nodes[0] */
+    node *spare;           /* the other arena, target of the next compaction */
+    uint32_t used;         /* nodes in use in `nodes` */
+    game_state root_state; /* the position at the root */
+    rng_t rng;             /* root noise */
+    enum mcts_status status; /* see mcts.h */
+    bool noise_done;       /* root noise applied for this move */
+    bool full;             /* the arena filled up during this move's search */
+    int n_legal;           /* legal actions at the root */
+    int forced_action;     /* the only legal action when n_legal == 1 */
+    uint32_t root_visits;  /* sum of the root children's completed visits */
+    uint32_t inflight;     /* simulations waiting for the evaluator (root expansion excluded) */
+} tree;
+
+typedef struct pending {
+    int tree;          /* tree index */
+    bool known;        /* answered by the cache: priors already set, value below */
+    float value;       /* known: the cached value */
+    uint32_t node;     /* the leaf waiting for its evaluation */
+    uint32_t slot;     /* its row in the evaluator's input and output */
+    uint32_t canon;    /* offset of its canonical actions in mcts_batch.canon */
+    uint64_t hash;     /* game_def->hash of its state */
+    uint32_t cache_ix; /* its cache slot, NONE when not cached */
+} pending;
+
+typedef struct cache_entry {
+    uint64_t key;                /* game_def->hash of the position */
+    float value;                 /* evaluator value, mover's view */
+    uint16_t n;                  /* legal actions; 0 = empty, CACHE_WAITING = waiting */
+    uint16_t pad;                /* unused */
+    uint32_t slot;               /* CACHE_WAITING: the evaluator row it waits in */
+    float priors[CACHE_PRIORS];  /* priors of the legal actions, ascending action order */
+} cache_entry;
+
+struct mcts_batch {
+    const game_def *g;     /* the game (static) */
+    mcts_settings s;       /* settings (copied) */
+    evaluator ev;          /* the evaluator (ctx borrowed) */
+    int n_trees;           /* G */
+    tree *trees;           /* (G) */
+    node *arena;           /* (G, 2, cap): every tree's two arenas */
+    uint32_t cap;          /* nodes per arena */
+    int max_pending;       /* G * leaves_per_tree */
+    pending *pend;         /* (max_pending) this step's waiting leaves */
+    int n_pend;            /* entries in pend */
+    int n_slots;           /* distinct positions in this step's batch */
+    size_t plane_size;     /* C * H * W */
+    float *planes;         /* (max_pending, C, H, W) evaluator input */
+    float *logits;         /* (max_pending, A) evaluator output */
+    float *values;         /* (max_pending) evaluator output */
+    uint16_t *canon;       /* (max_pending, max_legal) canonical actions of each leaf */
+    cache_entry *cache;    /* (cache_mask + 1) or NULL */
+    uint32_t cache_mask;   /* entries - 1 */
+    mcts_stats stats;      /* counters */
+};
+
+enum { SEL_DONE, SEL_PENDING, SEL_COLLISION, SEL_FULL };
+
+mcts_settings mcts_settings_default(void)
+{
+    return (mcts_settings){
+        .simulations = 200,
+        .c_puct = 1.5f,
+        .dirichlet_alpha = 1.0f,
+        .dirichlet_epsilon = 0.25f,
+        .temperature_plies = 10,
+        .fpu = 0.25f,
+        .leaves_per_tree = 4,
+        .reuse_tree = true,
+        .cache_entries = 32768,
+        .tree_nodes = 0,
+    };
+}
+
+static int s_fail(char *err, size_t errlen, const char *msg)
+{
+    if (err && errlen)
+        snprintf(err, errlen, "%s", msg);
+    return KZ_EINVAL;
+}
+
+int mcts_settings_check(const mcts_settings *s, char *err, size_t errlen)
+{
+    if (s->simulations < 1 || s->simulations > 1000000)
+        return s_fail(err, errlen, "simulations must be from 1 to 1000000");
+    if (!(s->c_puct > 0 && s->c_puct <= 100))
+        return s_fail(err, errlen, "c_puct must be in (0, 100]");
+    if (!(s->dirichlet_alpha > 0 && s->dirichlet_alpha <= 100))
+        return s_fail(err, errlen, "dirichlet_alpha must be in (0, 100]");
+    if (!(s->dirichlet_epsilon >= 0 && s->dirichlet_epsilon <= 1))
+        return s_fail(err, errlen, "dirichlet_epsilon must be in [0, 1]");
+    if (s->temperature_plies < 0 || s->temperature_plies > 100000)
+        return s_fail(err, errlen, "temperature_plies must be from 0 to 100000");
+    if (!(s->fpu >= 0 && s->fpu <= 2))
+        return s_fail(err, errlen, "fpu must be in [0, 2]");
+    if (s->leaves_per_tree < 1 || s->leaves_per_tree > 256)
+        return s_fail(err, errlen, "leaves_per_tree must be from 1 to 256");
+    if (s->cache_entries < 0 || s->cache_entries > (1 << 24))
+        return s_fail(err, errlen, "cache_entries must be from 0 to 16777216");
+    if (s->tree_nodes != 0 && (s->tree_nodes < 2 * GAME_MAX_LEGAL || s->tree_nodes > (1 << 28)))
+        return s_fail(err, errlen, "tree_nodes must be 0 (automatic) or from 512 to 268435456");
+    return 0;
+}
+
+/* --- results ---------------------------------------------------------------- */
+
+int mcts_result_choose(const mcts_result *r, bool tau_one, rng_t *rng)
+{
+    if (!tau_one || r->forced || r->total == 0)
+        return r->best;
+    uint32_t x = (uint32_t)(rng_uniform(rng) * r->total);
+    for (int k = 0; k < r->n; k++) {
+        if (x < r->visits[k])
+            return r->actions[k];
+        x -= r->visits[k];
+    }
+    return r->best; /* not reached: x < total */
+}
+
+/* --- batch lifecycle ----------------------------------------------------------- */
+
+static uint32_t s_pow2_at_least(uint32_t x)
+{
+    uint32_t p = 1;
+    while (p < x)
+        p <<= 1;
+    return p;
+}
+
+mcts_batch *mcts_batch_new(const game_def *g, const mcts_settings *s, int trees, evaluator ev)
+{
+    char err[128];
+    if (!g || !s || trees < 1 || trees > 65536 || !ev.run || ev.max_batch < 1 ||
+        mcts_settings_check(s, err, sizeof err) != 0)
+        return NULL;
+    mcts_batch *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->g = g;
+    b->s = *s;
+    b->ev = ev;
+    b->n_trees = trees;
+    uint64_t cap = s->tree_nodes ? (uint64_t)s->tree_nodes : 64ull * s->simulations + 4096;
+    b->cap = (uint32_t)cap;
+    b->max_pending = trees * s->leaves_per_tree;
+    b->plane_size = (size_t)g->planes * g->height * g->width;
+    b->trees = calloc((size_t)trees, sizeof *b->trees);
+    /* calloc of a large block maps zero pages lazily: an arena costs memory
+     * only as far as its tree ever grows. */
+    b->arena = calloc((size_t)trees * 2 * b->cap, sizeof(node));
+    b->pend = calloc((size_t)b->max_pending, sizeof *b->pend);
+    b->planes = calloc((size_t)b->max_pending * b->plane_size, sizeof(float));
+    b->logits = calloc((size_t)b->max_pending * g->action_count, sizeof(float));
+    b->values = calloc((size_t)b->max_pending, sizeof(float));
+    b->canon = calloc((size_t)b->max_pending * g->max_legal, sizeof(uint16_t));
+    if (s->cache_entries > 0) {
+        uint32_t n = s_pow2_at_least((uint32_t)s->cache_entries);
+        b->cache = calloc(n, sizeof *b->cache);
+        b->cache_mask = n - 1;
+        if (!b->cache)
+            goto out_fail;
+    }
+    if (!b->trees || !b->arena || !b->pend || !b->planes || !b->logits || !b->values ||
+        !b->canon)
+        goto out_fail;
+    for (int i = 0; i < trees; i++) {
+        b->trees[i].nodes = b->arena + (size_t)i * 2 * b->cap;
+        b->trees[i].spare = b->trees[i].nodes + b->cap;
+        b->trees[i].status = MCTS_IDLE;
+    }
+    return b;
+out_fail:
+    mcts_batch_destroy(&b);
+    return NULL;
+}
+
+void mcts_batch_destroy(mcts_batch **pb)
+{
+    if (!pb || !*pb)
+        return;
+    mcts_batch *b = *pb;
+    free(b->trees);
+    free(b->arena);
+    free(b->pend);
+    free(b->planes);
+    free(b->logits);
+    free(b->values);
+    free(b->canon);
+    free(b->cache);
+    free(b);
+    *pb = NULL;
+}
+
+void mcts_batch_set_evaluator(mcts_batch *b, evaluator ev)
+{
+    assert(ev.run && ev.max_batch >= 1);
+    b->ev = ev;
+    if (b->cache)
+        memset(b->cache, 0, sizeof *b->cache * ((size_t)b->cache_mask + 1));
+}
+
+int mcts_batch_trees(const mcts_batch *b) { return b->n_trees; }
+const mcts_settings *mcts_batch_settings(const mcts_batch *b) { return &b->s; }
+const mcts_stats *mcts_batch_stats(const mcts_batch *b) { return &b->stats; }
+void mcts_batch_reset_stats(mcts_batch *b) { memset(&b->stats, 0, sizeof b->stats); }
+
+/* --- tree operations -------------------------------------------------------------- */
+
+static void s_fresh_root(tree *t)
+{
+    memset(&t->nodes[0], 0, sizeof(node));
+    t->nodes[0].parent = NONE;
+    t->used = 1;
+}
+
+/* Mixes Dirichlet(alpha) noise into the root's priors, once per move. */
+static void s_root_noise(const mcts_batch *b, tree *t)
+{
+    node *root = &t->nodes[0];
+    if (t->noise_done || b->s.dirichlet_epsilon <= 0 || !(root->flags & F_EXPANDED) ||
+        root->n_children < 2)
+        return;
+    t->noise_done = true;
+    double eta[GAME_MAX_LEGAL], sum = 0;
+    int n = root->n_children;
+    for (int k = 0; k < n; k++) {
+        eta[k] = rng_gamma(&t->rng, b->s.dirichlet_alpha);
+        sum += eta[k];
+    }
+    if (!(sum > 0))
+        return; /* every draw underflowed (tiny alpha): no noise this move */
+    float eps = b->s.dirichlet_epsilon;
+    node *c = &t->nodes[root->first_child];
+    for (int k = 0; k < n; k++)
+        c[k].prior = (1 - eps) * c[k].prior + eps * (float)(eta[k] / sum);
+}
+
+/* Sets the status, the root's legal count, and the visit count for a new move. */
+static void s_begin_move(mcts_batch *b, tree *t)
+{
+    const game_def *g = b->g;
+    t->noise_done = false;
+    t->full = false;
+    t->inflight = 0;
+    t->root_visits = 0;
+    node *root = &t->nodes[0];
+    if (root->n_children && !(root->flags & F_PENDING))
+        for (int k = 0; k < root->n_children; k++)
+            t->root_visits += (uint32_t)t->nodes[root->first_child + k].n;
+    if (g->result(&t->root_state).over) {
+        t->status = MCTS_OVER;
+        t->n_legal = 0;
+        return;
+    }
+    uint16_t acts[GAME_MAX_LEGAL];
+    t->n_legal = g->legal_actions(&t->root_state, acts);
+    KZ_CHECK(t->n_legal > 0);
+    t->forced_action = acts[0];
+    if (t->n_legal == 1) {
+        t->status = MCTS_DONE;
+        return;
+    }
+    t->status = t->root_visits >= (uint32_t)b->s.simulations && (root->flags & F_EXPANDED)
+                    ? MCTS_DONE
+                    : MCTS_SEARCHING;
+    s_root_noise(b, t);
+}
+
+void mcts_batch_reset(mcts_batch *b, int i, const game_state *s, uint64_t seed)
+{
+    assert(i >= 0 && i < b->n_trees);
+    tree *t = &b->trees[i];
+    t->root_state = *s;
+    rng_seed(&t->rng, mix64(seed ^ 0x6d637473ull));
+    s_fresh_root(t);
+    s_begin_move(b, t);
+}
+
+void mcts_batch_clear(mcts_batch *b, int i)
+{
+    assert(i >= 0 && i < b->n_trees);
+    tree *t = &b->trees[i];
+    s_fresh_root(t);
+    t->status = MCTS_IDLE;
+}
+
+enum mcts_status mcts_batch_status(const mcts_batch *b, int i)
+{
+    assert(i >= 0 && i < b->n_trees);
+    return b->trees[i].status;
+}
+
+const game_state *mcts_batch_state(const mcts_batch *b, int i)
+{
+    assert(i >= 0 && i < b->n_trees);
+    return &b->trees[i].root_state;
+}
+
+/* Copies the subtree under `from` (an index in t->nodes) into t->spare with
+ * `from` as the new root, breadth first so that siblings stay contiguous,
+ * and swaps the arenas. */
+static void s_compact(tree *t, uint32_t from)
+{
+    node *src = t->nodes, *dst = t->spare;
+    dst[0] = src[from];
+    dst[0].parent = NONE;
+    uint32_t head = 0, tail = 1;
+    while (head < tail) {
+        node *x = &dst[head];
+        if (x->n_children) {
+            uint32_t first = tail;
+            memcpy(&dst[tail], &src[x->first_child], sizeof(node) * x->n_children);
+            for (uint32_t k = 0; k < x->n_children; k++)
+                dst[first + k].parent = head;
+            x->first_child = first;
+            tail += x->n_children;
+        }
+        head++;
+    }
+    t->spare = src;
+    t->nodes = dst;
+    t->used = tail;
+}
+
+void mcts_batch_advance(mcts_batch *b, int i, int action)
+{
+    assert(i >= 0 && i < b->n_trees);
+    tree *t = &b->trees[i];
+    const game_def *g = b->g;
+    assert(t->status != MCTS_IDLE && t->status != MCTS_OVER);
+    assert(g->is_legal(&t->root_state, action));
+    uint32_t child = NONE;
+    node *root = &t->nodes[0];
+    if (root->n_children && !(root->flags & F_PENDING))
+        for (uint32_t k = 0; k < root->n_children; k++)
+            if (t->nodes[root->first_child + k].action == action)
+                child = root->first_child + k;
+    g->apply(&t->root_state, action);
+    if (b->s.reuse_tree && child != NONE &&
+        (t->nodes[child].n > 0 || t->nodes[child].n_children > 0)) {
+        assert(!(t->nodes[child].flags & F_PENDING) && t->nodes[child].vl == 0);
+        s_compact(t, child);
+        node *r = &t->nodes[0];
+        if (r->flags & F_FLIP)
+            r->w = -r->w; /* the root's value is kept from its own mover's view */
+        r->flags &= (uint8_t)~F_FLIP;
+    } else {
+        s_fresh_root(t);
+    }
+    s_begin_move(b, t);
+}
+
+/* --- selection and backup ------------------------------------------------------------ */
+
+/* Backs up v (from the view of the mover at node x) from x to the root,
+ * turning one in-flight visit per node into a real one (R18 signs). */
+static void s_backup(mcts_batch *b, tree *t, uint32_t x, float v)
+{
+    for (;;) {
+        node *nd = &t->nodes[x];
+        if (nd->flags & F_FLIP)
+            v = -v; /* now from the chooser's view */
+        assert(nd->vl > 0);
+        nd->vl--;
+        nd->n++;
+        nd->w += v;
+        if (nd->parent == NONE)
+            break;
+        if (nd->parent == 0) {
+            t->root_visits++;
+            b->stats.simulations++;
+        }
+        x = nd->parent;
+    }
+}
+
+/* Removes one in-flight visit from x and its ancestors. */
+static void s_revert(tree *t, uint32_t x)
+{
+    for (;;) {
+        node *nd = &t->nodes[x];
+        assert(nd->vl > 0);
+        nd->vl--;
+        if (nd->parent == NONE)
+            break;
+        x = nd->parent;
+    }
+}
+
+/* The PUCT choice among the children of the expanded node x. */
+static uint32_t s_pick(const mcts_batch *b, const tree *t, uint32_t x)
+{
+    const node *p = &t->nodes[x];
+    int total = p->n + p->vl;
+    float sqrt_n = sqrtf((float)(total > 1 ? total : 1));
+    float v_parent = 0;
+    if (p->n > 0)
+        v_parent = ((p->flags & F_FLIP) ? -p->w : p->w) / (float)p->n;
+    float fpu_q = v_parent - b->s.fpu;
+    if (fpu_q < -1)
+        fpu_q = -1;
+    float c_sqrt = b->s.c_puct * sqrt_n;
+    uint32_t best = p->first_child;
+    float best_score = -INFINITY;
+    const node *c = &t->nodes[p->first_child];
+    for (uint32_t k = 0; k < p->n_children; k++) {
+        int nv = c[k].n + c[k].vl;
+        float q = nv > 0 ? (c[k].w - (float)c[k].vl) / (float)nv : fpu_q;
+        float score = q + c_sqrt * c[k].prior / (float)(1 + nv);
+        if (score > best_score) {
+            best_score = score;
+            best = p->first_child + k;
+        }
+    }
+    return best;
+}
+
+/* Called when node x has just been expanded. */
+static void s_expanded(mcts_batch *b, tree *t, uint32_t x)
+{
+    if (x == 0)
+        s_root_noise(b, t);
+}
+
+/* The cache slot holding `key` with n legal actions, or NULL. */
+static cache_entry *s_cache_find(mcts_batch *b, uint64_t key, int n)
+{
+    if (!b->cache || n > CACHE_PRIORS)
+        return NULL;
+    cache_entry *e = &b->cache[key & b->cache_mask];
+    return e->n != 0 && e->key == key && (e->n == n || e->n == CACHE_WAITING) ? e : NULL;
+}
+
+/* One selection in tree ti: walks down by PUCT from the root, replaying the
+ * actions, to a leaf; finishes it at once (terminal, cached) or queues it for
+ * the evaluator. Returns SEL_*. */
+static int s_select(mcts_batch *b, int ti)
+{
+    const game_def *g = b->g;
+    tree *t = &b->trees[ti];
+    game_state st = t->root_state;
+    uint32_t x = 0;
+    t->nodes[0].vl++;
+    for (;;) {
+        node *nd = &t->nodes[x];
+        if (nd->flags & F_TERMINAL) {
+            b->stats.terminal_leaves++;
+            s_backup(b, t, x, nd->term);
+            return SEL_DONE;
+        }
+        if (nd->flags & F_PENDING) {
+            s_revert(t, x);
+            return SEL_COLLISION;
+        }
+        if (!(nd->flags & F_EXPANDED)) {
+            game_result r = g->result(&st);
+            if (r.over) {
+                nd->flags |= F_TERMINAL;
+                nd->term = (int8_t)game_result_for(r, g->to_move(&st));
+                b->stats.terminal_leaves++;
+                s_backup(b, t, x, nd->term);
+                return SEL_DONE;
+            }
+            uint16_t acts[GAME_MAX_LEGAL];
+            int n = g->legal_actions(&st, acts);
+            KZ_CHECK(n > 0); /* a state that is not over has an action */
+            if (t->used + (uint32_t)n > b->cap) {
+                s_revert(t, x);
+                return SEL_FULL;
+            }
+            uint32_t first = t->used;
+            t->used += (uint32_t)n;
+            for (int k = 0; k < n; k++) {
+                node *c = &t->nodes[first + k];
+                memset(c, 0, sizeof *c);
+                c->parent = x;
+                c->action = acts[k];
+            }
+            nd->first_child = first;
+            nd->n_children = (uint16_t)n;
+            if (n == 1) {
+                /* Forced: no evaluation; walk on through it. */
+                t->nodes[first].prior = 1;
+                nd->flags |= F_EXPANDED;
+                b->stats.forced_nodes++;
+            } else {
+                uint64_t h = g->hash(&st);
+                cache_entry *e = s_cache_find(b, h, n);
+                pending *p = &b->pend[b->n_pend];
+                p->tree = ti;
+                p->node = x;
+                p->known = false;
+                if (e && e->n != CACHE_WAITING) {
+                    /* Answered by the cache, but backed up with the batch like
+                     * any leaf, so that a tree searches the same whatever the
+                     * cache holds. */
+                    for (int k = 0; k < n; k++)
+                        t->nodes[first + k].prior = e->priors[k];
+                    p->known = true;
+                    p->value = e->value;
+                    p->cache_ix = NONE;
+                    b->stats.cache_hits++;
+                    b->n_pend++;
+                    nd->flags |= F_PENDING;
+                    if (x != 0)
+                        t->inflight++;
+                    return SEL_PENDING;
+                }
+                p->hash = h;
+                p->canon = (uint32_t)b->n_pend * (uint32_t)g->max_legal;
+                p->cache_ix = NONE;
+                for (int k = 0; k < n; k++)
+                    b->canon[p->canon + k] = (uint16_t)g->canonical_action(&st, acts[k]);
+                if (e) {
+                    /* The same position already waits in this batch: share its row. */
+                    p->slot = e->slot;
+                    b->stats.duplicates++;
+                } else {
+                    p->slot = (uint32_t)b->n_slots++;
+                    g->encode_planes(&st, b->planes + (size_t)p->slot * b->plane_size);
+                    if (b->cache && n <= CACHE_PRIORS) {
+                        p->cache_ix = (uint32_t)(h & b->cache_mask);
+                        cache_entry *w = &b->cache[p->cache_ix];
+                        w->key = h;
+                        w->n = CACHE_WAITING;
+                        w->slot = p->slot;
+                    }
+                }
+                b->n_pend++;
+                nd->flags |= F_PENDING;
+                if (x != 0)
+                    t->inflight++;
+                return SEL_PENDING;
+            }
+        }
+        uint32_t c = s_pick(b, t, x);
+        int before = g->to_move(&st);
+        g->apply(&st, t->nodes[c].action);
+        if (g->to_move(&st) != before)
+            t->nodes[c].flags |= F_FLIP;
+        else
+            t->nodes[c].flags &= (uint8_t)~F_FLIP;
+        t->nodes[c].vl++;
+        x = c;
+    }
+}
+
+/* Undoes every waiting selection of this step (after an evaluator error). */
+static void s_abandon_pending(mcts_batch *b)
+{
+    for (int k = 0; k < b->n_pend; k++) {
+        pending *p = &b->pend[k];
+        tree *t = &b->trees[p->tree];
+        node *nd = &t->nodes[p->node];
+        nd->flags &= (uint8_t)~F_PENDING;
+        nd->n_children = 0; /* the allocated children are dropped (reclaimed at the next move) */
+        if (p->node != 0)
+            t->inflight--;
+        s_revert(t, p->node);
+        if (p->cache_ix != NONE && b->cache[p->cache_ix].n == CACHE_WAITING)
+            b->cache[p->cache_ix].n = 0;
+    }
+    /* A leaf that shared a row may have left a waiting mark too. */
+    if (b->cache)
+        for (int k = 0; k < b->n_pend; k++) {
+            cache_entry *e = &b->cache[b->pend[k].hash & b->cache_mask];
+            if (e->n == CACHE_WAITING)
+                e->n = 0;
+        }
+    b->n_pend = 0;
+    b->n_slots = 0;
+}
+
+/* Step 2: runs the evaluator over the rows [0, n_slots). */
+static int s_evaluate(mcts_batch *b)
+{
+    int A = b->g->action_count;
+    double t0 = time_now();
+    for (int done = 0; done < b->n_slots;) {
+        int B = b->n_slots - done;
+        if (B > b->ev.max_batch)
+            B = b->ev.max_batch;
+        int rc = b->ev.run(b->ev.ctx, b->planes + (size_t)done * b->plane_size, B,
+                           b->logits + (size_t)done * A, b->values + done);
+        b->stats.evaluator_calls++;
+        b->stats.evaluated += (uint64_t)B;
+        if (B > b->stats.max_batch_seen)
+            b->stats.max_batch_seen = B;
+        if (rc != 0) {
+            b->stats.eval_seconds += time_now() - t0;
+            return rc;
+        }
+        done += B;
+    }
+    b->stats.eval_seconds += time_now() - t0;
+    return 0;
+}
+
+/* Step 3 check: every value in [-1, 1] and every legal logit finite. */
+static int s_check_outputs(const mcts_batch *b)
+{
+    int A = b->g->action_count;
+    for (int k = 0; k < b->n_pend; k++) {
+        const pending *p = &b->pend[k];
+        if (p->known)
+            continue;
+        float v = b->values[p->slot];
+        if (!(v >= -1.0001f && v <= 1.0001f))
+            return KZ_EINVAL;
+        const float *lg = b->logits + (size_t)p->slot * A;
+        int n = b->trees[p->tree].nodes[p->node].n_children;
+        for (int j = 0; j < n; j++)
+            if (!isfinite(lg[b->canon[p->canon + j]]))
+                return KZ_EINVAL;
+    }
+    return 0;
+}
+
+/* Step 3: priors, cache, backup. */
+static void s_finish_pending(mcts_batch *b)
+{
+    int A = b->g->action_count;
+    for (int k = 0; k < b->n_pend; k++) {
+        const pending *p = &b->pend[k];
+        tree *t = &b->trees[p->tree];
+        node *nd = &t->nodes[p->node];
+        if (p->known) {
+            nd->flags = (uint8_t)((nd->flags & ~F_PENDING) | F_EXPANDED);
+            if (p->node != 0)
+                t->inflight--;
+            s_expanded(b, t, p->node);
+            s_backup(b, t, p->node, p->value);
+            continue;
+        }
+        int n = nd->n_children;
+        const float *lg = b->logits + (size_t)p->slot * A;
+        const uint16_t *canon = b->canon + p->canon;
+        float mx = -INFINITY;
+        for (int j = 0; j < n; j++)
+            if (lg[canon[j]] > mx)
+                mx = lg[canon[j]];
+        node *c = &t->nodes[nd->first_child];
+        float sum = 0;
+        for (int j = 0; j < n; j++) {
+            c[j].prior = expf(lg[canon[j]] - mx);
+            sum += c[j].prior;
+        }
+        for (int j = 0; j < n; j++)
+            c[j].prior /= sum;
+        float v = b->values[p->slot];
+        if (v > 1)
+            v = 1;
+        if (v < -1)
+            v = -1;
+        if (p->cache_ix != NONE) {
+            cache_entry *e = &b->cache[p->cache_ix];
+            e->key = p->hash;
+            e->value = v;
+            e->n = (uint16_t)n;
+            for (int j = 0; j < n; j++)
+                e->priors[j] = c[j].prior;
+        }
+        nd->flags = (uint8_t)((nd->flags & ~F_PENDING) | F_EXPANDED);
+        if (p->node != 0)
+            t->inflight--;
+        s_expanded(b, t, p->node);
+        s_backup(b, t, p->node, v);
+    }
+    b->n_pend = 0;
+    b->n_slots = 0;
+}
+
+int mcts_batch_step(mcts_batch *b)
+{
+    double t0 = time_now();
+    int sims = b->s.simulations;
+    bool worked = false;
+    /* Step 1. */
+    for (int i = 0; i < b->n_trees; i++) {
+        tree *t = &b->trees[i];
+        int queued = 0;
+        while (t->status == MCTS_SEARCHING && queued < b->s.leaves_per_tree) {
+            node *root = &t->nodes[0];
+            if (root->flags & F_PENDING)
+                break; /* the root's own evaluation waits: nothing to select yet */
+            if ((root->flags & F_EXPANDED) && t->root_visits + t->inflight >= (uint32_t)sims)
+                break;
+            worked = true;
+            int r = s_select(b, i);
+            if (r == SEL_PENDING) {
+                queued++;
+            } else if (r == SEL_COLLISION) {
+                b->stats.collisions++;
+                break;
+            } else if (r == SEL_FULL) {
+                if (!t->full)
+                    b->stats.arena_full++;
+                t->full = true;
+                break;
+            }
+        }
+    }
+    /* Steps 2 and 3. */
+    if (b->n_pend > 0) {
+        int rc = b->n_slots > 0 ? s_evaluate(b) : 0;
+        if (rc == 0)
+            rc = s_check_outputs(b);
+        if (rc != 0) {
+            s_abandon_pending(b);
+            b->stats.step_seconds += time_now() - t0;
+            return rc;
+        }
+        s_finish_pending(b);
+    }
+    int searching = 0;
+    for (int i = 0; i < b->n_trees; i++) {
+        tree *t = &b->trees[i];
+        if (t->status != MCTS_SEARCHING)
+            continue;
+        if (t->full ||
+            ((t->nodes[0].flags & F_EXPANDED) && t->root_visits >= (uint32_t)sims))
+            t->status = MCTS_DONE;
+        else
+            searching++;
+    }
+    if (worked)
+        b->stats.steps++;
+    b->stats.step_seconds += time_now() - t0;
+    return searching;
+}
+
+int mcts_batch_run(mcts_batch *b)
+{
+    for (;;) {
+        int rc = mcts_batch_step(b);
+        if (rc <= 0)
+            return rc;
+    }
+}
+
+void mcts_batch_result(const mcts_batch *b, int i, mcts_result *out)
+{
+    assert(i >= 0 && i < b->n_trees);
+    const tree *t = &b->trees[i];
+    const node *root = &t->nodes[0];
+    out->n = 0;
+    out->total = 0;
+    out->forced = false;
+    out->value = root->n > 0 ? root->w / (float)root->n : 0;
+    if (t->status == MCTS_OVER || t->status == MCTS_IDLE) {
+        out->best = -1;
+        return;
+    }
+    if (root->n_children && !(root->flags & F_PENDING)) {
+        out->n = root->n_children;
+        const node *c = &t->nodes[root->first_child];
+        for (int k = 0; k < out->n; k++) {
+            out->actions[k] = c[k].action;
+            out->visits[k] = (uint32_t)c[k].n;
+            out->priors[k] = c[k].prior;
+            out->q[k] = c[k].n > 0 ? c[k].w / (float)c[k].n : 0;
+            out->total += (uint32_t)c[k].n;
+        }
+    } else {
+        uint16_t acts[GAME_MAX_LEGAL];
+        out->n = b->g->legal_actions(&t->root_state, acts);
+        for (int k = 0; k < out->n; k++) {
+            out->actions[k] = acts[k];
+            out->visits[k] = 0;
+            out->priors[k] = 1.0f / (float)out->n;
+            out->q[k] = 0;
+        }
+    }
+    int best = 0;
+    for (int k = 1; k < out->n; k++)
+        if (out->visits[k] > out->visits[best] ||
+            (out->visits[k] == out->visits[best] && out->priors[k] > out->priors[best]))
+            best = k;
+    out->best = out->actions[best];
+    out->forced = t->n_legal == 1;
+    if (out->forced)
+        out->best = t->forced_action;
+}
+
+int mcts_search(const game_def *g, const mcts_settings *s, evaluator ev, const game_state *st,
+                uint64_t seed, mcts_result *out)
+{
+    if (mcts_settings_check(s, NULL, 0) != 0 || g->result(st).over)
+        return KZ_EINVAL;
+    mcts_batch *b = mcts_batch_new(g, s, 1, ev);
+    if (!b)
+        return KZ_ENOMEM;
+    mcts_batch_reset(b, 0, st, seed);
+    int rc = mcts_batch_run(b);
+    if (rc == 0)
+        mcts_batch_result(b, 0, out);
+    mcts_batch_destroy(&b);
+    return rc;
+}

@@ -1,0 +1,181 @@
+/* mcts: batched PUCT Monte Carlo tree search over any game_def, driven by an
+ * evaluator (evaluator.h). One `mcts_batch` holds G independent trees (one per
+ * game in progress); each step every tree that is still searching selects one
+ * or more leaves (several with virtual loss), all those leaves go through the
+ * evaluator as ONE batch, and the results are backed up. Self-play (selfplay.h)
+ * drives G games with it; a player drives a batch of one tree.
+ *
+ * Selection (PUCT). At a node whose mover is m, the child a maximises
+ *     Q(a) + c_puct * P(a) * sqrt(N) / (1 + n(a))
+ * where n(a) counts a's visits (virtual ones included), N is the node's own
+ * visit count (at least 1, so the priors order the very first selection), Q(a)
+ * is a's mean value from m's view with each in-flight virtual visit counted as
+ * a loss, and P(a) the prior. Ties go to the lower action index.
+ *
+ * First-play urgency (`fpu`). An unvisited child has Q = V - fpu, clamped to
+ * [-1, 1], where V is the node's own current mean value from m's view: the
+ * "FPU reduction" of Leela Zero and KataGo. fpu = 0 makes an unvisited child
+ * look as good as its parent; a positive fpu spends simulations on the
+ * children the priors favour before trying the others.
+ *
+ * Priors. The evaluator's logits are read at game_def->canonical_action of
+ * each legal action (the network speaks canonical actions) and the softmax is
+ * taken over the legal actions only. At the root, with dirichlet_epsilon > 0,
+ * P = (1 - eps) * P + eps * Dirichlet(alpha), drawn once per move.
+ *
+ * Value signs (R18). Every backed-up value is kept from the view of the player
+ * who chose the edge (the mover at the parent). Passing a value from a node
+ * to its parent negates it only where the player to move differs between the
+ * two states (game_def->to_move before and after the action): inside a
+ * capture sequence the same player moves again and the value passes
+ * unchanged. A terminal state is valued by its true result (game_result_for),
+ * never by the evaluator.
+ *
+ * Forced states. A state with exactly one legal action costs no evaluator call
+ * and no search: at the root the move is returned at once (mcts_result.forced);
+ * inside the tree the node is expanded with prior 1 and the simulation walks
+ * on through it in the same step.
+ *
+ * Simulations. `simulations` is the visit count the root's children must
+ * reach: visits kept from the reused subtree count, so "the visits at the root
+ * sum to simulations" holds whether or not the tree was reused. The root's own
+ * expansion is not a simulation.
+ *
+ * Memory. Each tree owns two node arenas of `tree_nodes` nodes sized at
+ * creation; after a move the chosen child's subtree is copied into the other
+ * arena (subtree reuse) and the rest is dropped. Evaluations are cached by
+ * game_def->hash in one fixed-size table per batch (direct-mapped, exact
+ * floats, so a cache hit gives what the evaluator gave). Nothing is allocated
+ * after mcts_batch_new. Should a tree's arena fill up, its search stops early
+ * for that move (counted in mcts_stats.arena_full).
+ *
+ * Determinism. Given the same settings, seeds, evaluator outputs and call
+ * sequence, everything is reproducible: no wall clock or global state enters
+ * the search.
+ *
+ * Threads: a batch is used by one thread at a time. Different batches are
+ * independent. */
+#ifndef KZ_MCTS_H
+#define KZ_MCTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "evaluator.h"
+#include "game.h"
+#include "util.h"
+
+/* Search settings; map to proto SearchSettings (proto/record.proto). */
+typedef struct mcts_settings {
+    int simulations;         /* root child visits per move (reused visits count); 200 */
+    float c_puct;            /* exploration constant of PUCT; 1.5 */
+    float dirichlet_alpha;   /* root noise concentration; 1.0 (about 10 / mean legal count) */
+    float dirichlet_epsilon; /* weight of the root noise, 0 disables it; 0.25 */
+    int temperature_plies;   /* sample by visits (tau = 1) while ply < this, then most visited; 10 */
+    float fpu;               /* first-play reduction (see above); 0.25 */
+    int leaves_per_tree;     /* leaves a tree sends to one evaluator batch (virtual loss); 4 */
+    bool reuse_tree;         /* keep the chosen child's subtree after a move; true */
+    int cache_entries;       /* evaluation cache size (rounded up to a power of two), 0 = off; 65536 */
+    int tree_nodes;          /* nodes per tree arena, 0 = automatic (64 * simulations + 4096) */
+} mcts_settings;
+
+/* The defaults above (the specification's 200 simulations and 10 sampled plies). */
+mcts_settings mcts_settings_default(void);
+/* Checks ranges; 0, or KZ_EINVAL with a one-line reason in err. */
+int mcts_settings_check(const mcts_settings *s, char *err, size_t errlen);
+
+/* A search's outcome at one root. */
+typedef struct mcts_result {
+    int n;                            /* legal actions at the root */
+    uint16_t actions[GAME_MAX_LEGAL]; /* the legal actions, real orientation, ascending */
+    uint32_t visits[GAME_MAX_LEGAL];  /* visits of each */
+    float priors[GAME_MAX_LEGAL];     /* the priors the search used (root noise included) */
+    float q[GAME_MAX_LEGAL];          /* mean value of each from the mover's view (0 if unvisited) */
+    uint32_t total;                   /* sum of visits */
+    float value;                      /* the root's mean value from the mover's view */
+    int best;                         /* the most visited action (ties: higher prior, then lower index) */
+    bool forced;                      /* exactly one legal action: played without search */
+} mcts_result;
+
+/* Picks the action to play: with tau_one, an action drawn with probability
+ * proportional to its visits (from rng); otherwise r->best. */
+int mcts_result_choose(const mcts_result *r, bool tau_one, rng_t *rng);
+
+/* Counters over a batch's life (reset by mcts_batch_reset_stats). */
+typedef struct mcts_stats {
+    uint64_t simulations;     /* simulations completed (root-child visits added) */
+    uint64_t evaluator_calls; /* calls of evaluator.run */
+    uint64_t evaluated;       /* positions sent to the evaluator */
+    uint64_t cache_hits;      /* leaves answered by the cache */
+    uint64_t duplicates;      /* leaves that shared another leaf's evaluation in the same batch */
+    uint64_t terminal_leaves; /* leaves valued by the rules */
+    uint64_t forced_nodes;    /* single-action nodes walked through without evaluation */
+    uint64_t collisions;      /* selections abandoned on a leaf already waiting */
+    uint64_t arena_full;      /* searches stopped early because a tree arena was full */
+    uint64_t steps;           /* mcts_batch_step calls that did work */
+    int max_batch_seen;       /* largest batch sent to the evaluator */
+    double eval_seconds;      /* wall time inside evaluator.run */
+    double step_seconds;      /* wall time inside mcts_batch_step (eval_seconds included) */
+} mcts_stats;
+
+typedef struct mcts_batch mcts_batch;
+
+/* A batch of `trees` trees for game g with settings s (copied) and evaluator ev
+ * (copied; its ctx is borrowed and must outlive the batch). All trees start
+ * idle. NULL when the settings are invalid (see mcts_settings_check) or memory
+ * runs out. Caller owns the result: mcts_batch_destroy. */
+mcts_batch *mcts_batch_new(const game_def *g, const mcts_settings *s, int trees, evaluator ev);
+/* Frees the batch and sets *b to NULL; NULL-safe. */
+void mcts_batch_destroy(mcts_batch **b);
+
+/* Replaces the evaluator (a new model) and clears the evaluation cache. */
+void mcts_batch_set_evaluator(mcts_batch *b, evaluator ev);
+int mcts_batch_trees(const mcts_batch *b);
+const mcts_settings *mcts_batch_settings(const mcts_batch *b);
+const mcts_stats *mcts_batch_stats(const mcts_batch *b);
+void mcts_batch_reset_stats(mcts_batch *b);
+
+/* Tree status. */
+enum mcts_status {
+    MCTS_IDLE = 0,  /* no position */
+    MCTS_SEARCHING, /* mcts_batch_step works on it */
+    MCTS_DONE,      /* the search for this move is complete: mcts_batch_result */
+    MCTS_OVER,      /* the root state is terminal: nothing to search */
+};
+
+/* Sets tree i to state s with an empty tree; `seed` seeds its root-noise
+ * generator. The tree then searches (or is DONE at once if s has one legal
+ * action, OVER if s is terminal). */
+void mcts_batch_reset(mcts_batch *b, int i, const game_state *s, uint64_t seed);
+/* Makes tree i idle (no position). */
+void mcts_batch_clear(mcts_batch *b, int i);
+/* Plays `action` (legal in tree i's root state; checked by assert) and moves
+ * the root to that child, keeping its subtree when reuse_tree is set. Any
+ * search in progress on tree i is abandoned (no leaf of it may be pending:
+ * call between steps). */
+void mcts_batch_advance(mcts_batch *b, int i, int action);
+enum mcts_status mcts_batch_status(const mcts_batch *b, int i);
+/* Tree i's root state. Borrowed, valid until the next reset/advance of i. */
+const game_state *mcts_batch_state(const mcts_batch *b, int i);
+
+/* One batched step over every searching tree: select leaves, one evaluator
+ * batch (in chunks of evaluator.max_batch), back up. Returns the number of
+ * trees still searching afterwards (0: all done, over or idle), or a negative
+ * error code from the evaluator (also KZ_EINVAL when it returned a non-finite
+ * or out-of-range number); after an error the trees are as before the step. */
+int mcts_batch_step(mcts_batch *b);
+/* Steps until no tree is searching; 0 or an error from mcts_batch_step. */
+int mcts_batch_run(mcts_batch *b);
+/* The search result of tree i (status DONE). Also valid mid-search (the
+ * visits so far). For a forced root, n = 1 and value is the reused subtree's
+ * value if any, else 0. */
+void mcts_batch_result(const mcts_batch *b, int i, mcts_result *out);
+
+/* One-shot search of state s (not terminal) with a batch of one tree made and
+ * freed inside: the result, or an error (KZ_EINVAL for bad settings or a
+ * terminal state, KZ_ENOMEM, or the evaluator's error). For a game, keep a
+ * batch of one tree instead and advance it, so that the subtree is reused. */
+int mcts_search(const game_def *g, const mcts_settings *s, evaluator ev, const game_state *st,
+                uint64_t seed, mcts_result *out);
+
+#endif

@@ -1,0 +1,870 @@
+/* model: the network's weights, tensors and metadata, and inference (the
+ * folded, fused evaluator and the naive reference). Training is in
+ * model_train.c. See model.h. */
+#include "model.h"
+
+#include <assert.h>
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layer.h"
+#include "model_internal.h"
+#include "util.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "model files assume little-endian");
+
+/* Bytes of im2col a chunk of positions may use in the evaluator: chunks of
+ * this size keep the GEMM's input and the epilogue's writes in L2. */
+#ifndef EVAL_CHUNK_BYTES
+#define EVAL_CHUNK_BYTES (448u * 1024u)
+#endif
+
+float *model_alloc_floats(size_t n, bool zero)
+{
+    void *p = NULL;
+    size_t bytes = (n ? n : 1) * sizeof(float);
+    bytes = (bytes + 63) & ~(size_t)63;
+    if (posix_memalign(&p, 64, bytes) != 0)
+        return NULL;
+    if (zero)
+        memset(p, 0, bytes);
+    return p;
+}
+
+/* --- Architecture ---------------------------------------------------------- */
+
+void model_arch_default(model_arch *a, const game_def *g)
+{
+    memset(a, 0, sizeof *a);
+    snprintf(a->game, sizeof a->game, "%s", g->name);
+    a->in_planes = g->planes;
+    a->height = g->height;
+    a->width = g->width;
+    a->actions = g->action_count;
+    a->blocks = 6;
+    a->filters = 64;
+    a->policy_filters = 2;
+    a->value_filters = 1;
+    a->value_hidden = 64;
+}
+
+/* Floats of the trainable tensors and of the running statistics. */
+static void s_arch_counts(const model_arch *a, uint64_t *params, uint64_t *stats)
+{
+    uint64_t C = (uint64_t)a->in_planes, HW = (uint64_t)a->height * (uint64_t)a->width;
+    uint64_t F = (uint64_t)a->filters, Pf = (uint64_t)a->policy_filters;
+    uint64_t Vf = (uint64_t)a->value_filters, Vh = (uint64_t)a->value_hidden;
+    uint64_t A = (uint64_t)a->actions, nb = (uint64_t)a->blocks;
+    *params = 9 * C * F + 2 * F + nb * 2 * (9 * F * F + 2 * F) + F * Pf + 2 * Pf +
+              Pf * HW * A + A + F * Vf + 2 * Vf + Vf * HW * Vh + Vh + Vh + 1;
+    *stats = 2 * F + nb * 4 * F + 2 * Pf + 2 * Vf;
+}
+
+static int s_range(char *err, size_t errlen, const char *what, int v, int lo, int hi)
+{
+    if (v >= lo && v <= hi)
+        return 0;
+    snprintf(err, errlen, "architecture: %s is %d, must be %d..%d", what, v, lo, hi);
+    return KZ_EINVAL;
+}
+
+int model_arch_check(const model_arch *a, char *err, size_t errlen)
+{
+    if (!memchr(a->game, 0, sizeof a->game) || !a->game[0]) {
+        snprintf(err, errlen, "architecture: the game name is empty or too long");
+        return KZ_EINVAL;
+    }
+    int rc;
+    if ((rc = s_range(err, errlen, "in_planes", a->in_planes, 1, 256)) ||
+        (rc = s_range(err, errlen, "height", a->height, 1, 32)) ||
+        (rc = s_range(err, errlen, "width", a->width, 1, 32)) ||
+        (rc = s_range(err, errlen, "actions", a->actions, 1, 65536)) ||
+        (rc = s_range(err, errlen, "blocks", a->blocks, 0, 128)) ||
+        (rc = s_range(err, errlen, "filters", a->filters, 1, 1024)) ||
+        (rc = s_range(err, errlen, "policy_filters", a->policy_filters, 1, 64)) ||
+        (rc = s_range(err, errlen, "value_filters", a->value_filters, 1, 64)) ||
+        (rc = s_range(err, errlen, "value_hidden", a->value_hidden, 1, 4096)))
+        return rc;
+    uint64_t p, s;
+    s_arch_counts(a, &p, &s);
+    if (p + s > MODEL_MAX_PARAMS) {
+        snprintf(err, errlen, "architecture: %llu floats, more than the limit %u",
+                 (unsigned long long)(p + s), MODEL_MAX_PARAMS);
+        return KZ_EINVAL;
+    }
+    return 0;
+}
+
+int model_arch_check_game(const model_arch *a, const game_def *g, char *err, size_t errlen)
+{
+    if (strcmp(a->game, g->name) != 0) {
+        snprintf(err, errlen, "the model is for game '%s', not '%s'", a->game, g->name);
+        return KZ_EMISMATCH;
+    }
+    if (a->in_planes != g->planes || a->height != g->height || a->width != g->width ||
+        a->actions != g->action_count) {
+        snprintf(err, errlen,
+                 "architecture mismatch: the model takes %dx%dx%d planes and gives %d logits; "
+                 "game '%s' has %dx%dx%d and %d actions",
+                 a->in_planes, a->height, a->width, a->actions, g->name, g->planes, g->height,
+                 g->width, g->action_count);
+        return KZ_EMISMATCH;
+    }
+    return 0;
+}
+
+bool model_arch_equal(const model_arch *a, const model_arch *b)
+{
+    return !strncmp(a->game, b->game, sizeof a->game) && a->in_planes == b->in_planes &&
+           a->height == b->height && a->width == b->width && a->actions == b->actions &&
+           a->blocks == b->blocks && a->filters == b->filters &&
+           a->policy_filters == b->policy_filters && a->value_filters == b->value_filters &&
+           a->value_hidden == b->value_hidden;
+}
+
+void model_arch_describe(const model_arch *a, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s: %d blocks x %d filters, input %dx%dx%d, %d actions, heads %d/%d/%d",
+             a->game, a->blocks, a->filters, a->in_planes, a->height, a->width, a->actions,
+             a->policy_filters, a->value_filters, a->value_hidden);
+}
+
+size_t model_arch_param_count(const model_arch *a)
+{
+    uint64_t p, s;
+    s_arch_counts(a, &p, &s);
+    return (size_t)p;
+}
+
+double model_arch_forward_flops(const model_arch *a)
+{
+    double C = a->in_planes, HW = (double)a->height * a->width, F = a->filters;
+    double Pf = a->policy_filters, Vf = a->value_filters, Vh = a->value_hidden;
+    double convs = 9 * C * F + a->blocks * 2.0 * 9 * F * F + F * (Pf + Vf);
+    return 2.0 * (HW * convs + Pf * HW * a->actions + Vf * HW * Vh + Vh);
+}
+
+/* --- Tensors ---------------------------------------------------------------- */
+
+/* Appends a tensor; returns its index. */
+static int s_add(model *m, int kind, int layout, int la, int lb, int ndim, int d0, int d1, int d2,
+                 int d3, const char *fmt, const char *prefix)
+{
+    model_tensor *t = &m->t[m->n_tensors];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, fmt, prefix);
+    t->ndim = ndim;
+    int d[4] = {d0, d1, d2, d3};
+    t->size = 1;
+    for (int k = 0; k < ndim; k++) {
+        t->shape[k] = d[k];
+        t->size *= (size_t)d[k];
+    }
+    t->kind = kind;
+    t->layout = layout;
+    t->la = la;
+    t->lb = lb;
+    if (kind == MODEL_TENSOR_STAT) {
+        t->off = m->n_stats;
+        m->n_stats += t->size;
+    } else {
+        t->off = m->n_params;
+        m->n_params += t->size;
+    }
+    return m->n_tensors++;
+}
+
+static model_convbn s_add_convbn(model *m, const char *prefix, const char *conv, const char *bn,
+                                 int cin, int cout, int k)
+{
+    model_convbn l = {.cin = cin, .cout = cout};
+    char p[40], q[40];
+    snprintf(p, sizeof p, "%s.%s", prefix, conv);
+    snprintf(q, sizeof q, "%s.%s", prefix, bn);
+    l.w = s_add(m, MODEL_TENSOR_WEIGHT, k == 3 ? MODEL_LAYOUT_CONV3 : MODEL_LAYOUT_TRANS, cin, cout,
+                4, cout, cin, k, k, "%s.weight", p);
+    l.gamma = s_add(m, MODEL_TENSOR_PARAM, MODEL_LAYOUT_PLAIN, 0, 0, 1, cout, 0, 0, 0,
+                    "%s.weight", q);
+    l.beta = s_add(m, MODEL_TENSOR_PARAM, MODEL_LAYOUT_PLAIN, 0, 0, 1, cout, 0, 0, 0, "%s.bias",
+                   q);
+    l.mean = s_add(m, MODEL_TENSOR_STAT, MODEL_LAYOUT_PLAIN, 0, 0, 1, cout, 0, 0, 0,
+                   "%s.running_mean", q);
+    l.var = s_add(m, MODEL_TENSOR_STAT, MODEL_LAYOUT_PLAIN, 0, 0, 1, cout, 0, 0, 0,
+                  "%s.running_var", q);
+    return l;
+}
+
+static model_fc s_add_fc(model *m, const char *name, int in, int out)
+{
+    model_fc l = {.in = in, .out = out};
+    l.w = s_add(m, MODEL_TENSOR_WEIGHT, MODEL_LAYOUT_TRANS, in, out, 2, out, in, 0, 0,
+                "%s.weight", name);
+    l.b = s_add(m, MODEL_TENSOR_PARAM, MODEL_LAYOUT_PLAIN, 0, 0, 1, out, 0, 0, 0, "%s.bias", name);
+    return l;
+}
+
+/* Builds the tensor table and allocates the (uninitialised) data. */
+static model *s_alloc(const model_arch *a)
+{
+    model *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->arch = *a;
+    m->bn_eps = MODEL_BN_EPS;
+    m->created_ms = time_wall_ms();
+    int nb = a->blocks, F = a->filters, HW = a->height * a->width;
+    m->t = calloc((size_t)(5 * (4 + 2 * nb) + 16), sizeof *m->t);
+    m->convs = calloc((size_t)(2 * nb + 1), sizeof *m->convs);
+    if (!m->t || !m->convs)
+        goto fail;
+    m->stem = s_add_convbn(m, "stem", "conv", "bn", a->in_planes, F, 3);
+    for (int i = 0; i < nb; i++) {
+        char p[32];
+        snprintf(p, sizeof p, "blocks.%d", i);
+        m->convs[2 * i] = s_add_convbn(m, p, "conv1", "bn1", F, F, 3);
+        m->convs[2 * i + 1] = s_add_convbn(m, p, "conv2", "bn2", F, F, 3);
+    }
+    m->pconv = s_add_convbn(m, "policy", "conv", "bn", F, a->policy_filters, 1);
+    m->pfc = s_add_fc(m, "policy.fc", a->policy_filters * HW, a->actions);
+    m->vconv = s_add_convbn(m, "value", "conv", "bn", F, a->value_filters, 1);
+    m->vfc1 = s_add_fc(m, "value.fc1", a->value_filters * HW, a->value_hidden);
+    m->vfc2 = s_add_fc(m, "value.fc2", a->value_hidden, 1);
+    m->params = model_alloc_floats(m->n_params, false);
+    m->stats = model_alloc_floats(m->n_stats, false);
+    if (!m->params || !m->stats)
+        goto fail;
+    return m;
+fail:
+    model_destroy(&m);
+    return NULL;
+}
+
+/* Fills a conv+BN layer with He-normal weights and identity batch norm. */
+static void s_init_convbn(model *m, const model_convbn *l, rng_t *r)
+{
+    const model_tensor *t = &m->t[l->w];
+    double sd = sqrt(2.0 / (double)(t->size / (size_t)l->cout));
+    float *w = model_tdata(m, l->w);
+    for (size_t i = 0; i < t->size; i++)
+        w[i] = (float)(rng_normal(r) * sd);
+    for (int f = 0; f < l->cout; f++) {
+        model_tdata(m, l->gamma)[f] = 1.0f;
+        model_tdata(m, l->beta)[f] = 0.0f;
+        model_tdata(m, l->mean)[f] = 0.0f;
+        model_tdata(m, l->var)[f] = 1.0f;
+    }
+}
+
+static void s_init_fc(model *m, const model_fc *l, double gain, rng_t *r)
+{
+    double sd = sqrt(gain / l->in);
+    float *w = model_tdata(m, l->w);
+    for (size_t i = 0; i < (size_t)l->in * l->out; i++)
+        w[i] = (float)(rng_normal(r) * sd);
+    memset(model_tdata(m, l->b), 0, (size_t)l->out * sizeof(float));
+}
+
+model *model_new(const model_arch *a, uint64_t seed)
+{
+    char err[160];
+    if (model_arch_check(a, err, sizeof err) != 0) {
+        log_error("model_new: %s", err);
+        return NULL;
+    }
+    model *m = s_alloc(a);
+    if (!m)
+        return NULL;
+    rng_t r;
+    rng_seed(&r, seed);
+    s_init_convbn(m, &m->stem, &r);
+    for (int i = 0; i < 2 * a->blocks; i++)
+        s_init_convbn(m, &m->convs[i], &r);
+    s_init_convbn(m, &m->pconv, &r);
+    s_init_fc(m, &m->pfc, 1.0, &r);
+    s_init_convbn(m, &m->vconv, &r);
+    s_init_fc(m, &m->vfc1, 2.0, &r);
+    s_init_fc(m, &m->vfc2, 1.0, &r);
+    return m;
+}
+
+model *model_new_blank(const model_arch *a)
+{
+    char err[160];
+    if (model_arch_check(a, err, sizeof err) != 0) {
+        log_error("model_new_blank: %s", err);
+        return NULL;
+    }
+    model *m = s_alloc(a);
+    if (m) {
+        memset(m->params, 0, m->n_params * sizeof(float));
+        memset(m->stats, 0, m->n_stats * sizeof(float));
+    }
+    return m;
+}
+
+model *model_clone(const model *src)
+{
+    model *m = s_alloc(&src->arch);
+    if (!m)
+        return NULL;
+    m->bn_eps = src->bn_eps;
+    m->version = src->version;
+    m->parent = src->parent;
+    m->step = src->step;
+    m->created_ms = src->created_ms;
+    memcpy(m->params, src->params, m->n_params * sizeof(float));
+    memcpy(m->stats, src->stats, m->n_stats * sizeof(float));
+    if (src->opt_kind != MODEL_OPT_NONE) {
+        if (model_optim_reset(m, src->opt_kind, src->opt_steps) != 0) {
+            model_destroy(&m);
+            return NULL;
+        }
+        for (int s = 0; s < model_optim_slots(m); s++)
+            memcpy(m->opt[s], src->opt[s], m->n_params * sizeof(float));
+    }
+    return m;
+}
+
+void model_destroy(model **pm)
+{
+    model *m = *pm;
+    if (!m)
+        return;
+    free(m->t);
+    free(m->convs);
+    free(m->params);
+    free(m->stats);
+    free(m->opt[0]);
+    free(m->opt[1]);
+    free(m);
+    *pm = NULL;
+}
+
+const model_arch *model_get_arch(const model *m) { return &m->arch; }
+uint32_t model_version(const model *m) { return m->version; }
+uint32_t model_parent_version(const model *m) { return m->parent; }
+void model_set_version(model *m, uint32_t v, uint32_t parent)
+{
+    m->version = v;
+    m->parent = parent;
+}
+uint64_t model_step(const model *m) { return m->step; }
+void model_set_step(model *m, uint64_t step) { m->step = step; }
+int64_t model_created_ms(const model *m) { return m->created_ms; }
+void model_set_created_ms(model *m, int64_t ms) { m->created_ms = ms; }
+float model_bn_eps(const model *m) { return m->bn_eps; }
+void model_set_bn_eps(model *m, float eps) { m->bn_eps = eps; }
+
+int model_tensor_count(const model *m) { return m->n_tensors; }
+
+void model_tensor_info_get(const model *m, int i, model_tensor_info *out)
+{
+    assert(i >= 0 && i < m->n_tensors);
+    const model_tensor *t = &m->t[i];
+    out->name = t->name;
+    out->ndim = t->ndim;
+    memcpy(out->shape, t->shape, sizeof out->shape);
+    out->size = t->size;
+    out->kind = t->kind;
+}
+
+int model_tensor_find(const model *m, const char *name)
+{
+    for (int i = 0; i < m->n_tensors; i++)
+        if (!strcmp(m->t[i].name, name))
+            return i;
+    return -1;
+}
+
+/* Internal -> canonical layout. */
+static void s_to_canon(const model_tensor *t, const float *in, float *out)
+{
+    int la = t->la, lb = t->lb;
+    switch (t->layout) {
+    case MODEL_LAYOUT_CONV3: /* in (9*C, F) [t*C + c][f] -> out (F, C, 9) */
+        for (int f = 0; f < lb; f++)
+            for (int c = 0; c < la; c++)
+                for (int k = 0; k < 9; k++)
+                    out[((size_t)f * la + c) * 9 + k] = in[((size_t)k * la + c) * lb + f];
+        break;
+    case MODEL_LAYOUT_TRANS: /* in (I, O) -> out (O, I) */
+        for (int o = 0; o < lb; o++)
+            for (int i = 0; i < la; i++)
+                out[(size_t)o * la + i] = in[(size_t)i * lb + o];
+        break;
+    default:
+        memcpy(out, in, t->size * sizeof *out);
+    }
+}
+
+static void s_from_canon(const model_tensor *t, const float *in, float *out)
+{
+    int la = t->la, lb = t->lb;
+    switch (t->layout) {
+    case MODEL_LAYOUT_CONV3:
+        for (int f = 0; f < lb; f++)
+            for (int c = 0; c < la; c++)
+                for (int k = 0; k < 9; k++)
+                    out[((size_t)k * la + c) * lb + f] = in[((size_t)f * la + c) * 9 + k];
+        break;
+    case MODEL_LAYOUT_TRANS:
+        for (int o = 0; o < lb; o++)
+            for (int i = 0; i < la; i++)
+                out[(size_t)i * lb + o] = in[(size_t)o * la + i];
+        break;
+    default:
+        memcpy(out, in, t->size * sizeof *out);
+    }
+}
+
+void model_tensor_read(const model *m, int i, float *out)
+{
+    assert(i >= 0 && i < m->n_tensors);
+    s_to_canon(&m->t[i], model_tdata(m, i), out);
+}
+
+void model_tensor_write(model *m, int i, const float *in)
+{
+    assert(i >= 0 && i < m->n_tensors);
+    s_from_canon(&m->t[i], in, model_tdata(m, i));
+}
+
+uint64_t model_checksum(const model *m)
+{
+    size_t biggest = 1;
+    for (int i = 0; i < m->n_tensors; i++)
+        biggest = m->t[i].size > biggest ? m->t[i].size : biggest;
+    float *buf = model_alloc_floats(biggest, false);
+    KZ_CHECK(buf != NULL);
+    uint64_t h = 0;
+    for (int i = 0; i < m->n_tensors; i++) {
+        const model_tensor *t = &m->t[i];
+        uint32_t shape[4];
+        for (int k = 0; k < t->ndim; k++)
+            shape[k] = (uint32_t)t->shape[k];
+        model_tensor_read(m, i, buf);
+        h = hash_bytes(t->name, strlen(t->name), h);
+        h = hash_bytes(shape, (size_t)t->ndim * sizeof shape[0], h);
+        h = hash_bytes(buf, t->size * sizeof *buf, h);
+    }
+    free(buf);
+    return h;
+}
+
+int model_set_threads(int n)
+{
+    if (n < 1)
+        return KZ_EINVAL;
+    openblas_set_num_threads(n);
+    return openblas_get_num_threads();
+}
+
+/* --- Optimizer state ------------------------------------------------------- */
+
+int model_optim_kind(const model *m) { return m->opt_kind; }
+uint64_t model_optim_steps(const model *m) { return m->opt_steps; }
+
+int model_optim_slots(const model *m)
+{
+    return m->opt_kind == MODEL_OPT_ADAM ? 2 : m->opt_kind == MODEL_OPT_SGD ? 1 : 0;
+}
+
+int model_optim_reset(model *m, int kind, uint64_t steps)
+{
+    assert(kind == MODEL_OPT_NONE || kind == MODEL_OPT_SGD || kind == MODEL_OPT_ADAM);
+    free(m->opt[0]);
+    free(m->opt[1]);
+    m->opt[0] = m->opt[1] = NULL;
+    m->opt_kind = MODEL_OPT_NONE;
+    m->opt_steps = 0;
+    int slots = kind == MODEL_OPT_ADAM ? 2 : kind == MODEL_OPT_SGD ? 1 : 0;
+    for (int s = 0; s < slots; s++)
+        if (!(m->opt[s] = model_alloc_floats(m->n_params, true))) {
+            free(m->opt[0]);
+            m->opt[0] = NULL;
+            return KZ_ENOMEM;
+        }
+    m->opt_kind = kind;
+    m->opt_steps = steps;
+    return 0;
+}
+
+void model_optim_read(const model *m, int s, int i, float *out)
+{
+    assert(s >= 0 && s < model_optim_slots(m) && m->t[i].kind != MODEL_TENSOR_STAT);
+    s_to_canon(&m->t[i], m->opt[s] + m->t[i].off, out);
+}
+
+void model_optim_write(model *m, int s, int i, const float *in)
+{
+    assert(s >= 0 && s < model_optim_slots(m) && m->t[i].kind != MODEL_TENSOR_STAT);
+    s_from_canon(&m->t[i], in, m->opt[s] + m->t[i].off);
+}
+
+/* --- Helpers ----------------------------------------------------------------- */
+
+void model_softmax_masked(const float *logits, const uint16_t *legal, int n, float *probs)
+{
+    if (n <= 0)
+        return;
+    float mx = logits[legal[0]];
+    for (int i = 1; i < n; i++)
+        mx = logits[legal[i]] > mx ? logits[legal[i]] : mx;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        probs[i] = expf(logits[legal[i]] - mx);
+        sum += probs[i];
+    }
+    float inv = (float)(1.0 / sum);
+    for (int i = 0; i < n; i++)
+        probs[i] *= inv;
+}
+
+void model_mirror_sample(const game_def *g, float *planes, float *pi)
+{
+    int A = g->action_count;
+    assert(A <= GAME_MAX_ACTIONS);
+    float tmp[GAME_MAX_ACTIONS];
+    game_mirror_planes(g, planes);
+    memcpy(tmp, pi, (size_t)A * sizeof *pi);
+    for (int a = 0; a < A; a++)
+        pi[g->mirror_action(a)] = tmp[a];
+}
+
+/* --- Reference forward pass ---------------------------------------------------- */
+
+static void s_ref_convbn(const model *m, const model_convbn *l, float *out, const float *in,
+                         int N, int H, int W, bool k3)
+{
+    int M = N * H * W;
+    if (k3)
+        layer_conv3x3_forward_naive(out, in, model_tdata(m, l->w), N, H, W, l->cin, l->cout);
+    else
+        layer_linear_forward_naive(out, in, model_tdata(m, l->w), NULL, M, l->cin, l->cout);
+    layer_bn_forward_eval(out, out, model_tdata(m, l->gamma), model_tdata(m, l->beta),
+                          model_tdata(m, l->mean), model_tdata(m, l->var), m->bn_eps, M, l->cout);
+}
+
+void model_forward_reference(const model *m, const float *x, int B, float *logits,
+                             float *values)
+{
+    const model_arch *a = &m->arch;
+    int H = a->height, W = a->width, HW = H * W, F = a->filters, C = a->in_planes;
+    size_t M = (size_t)B * HW;
+    int Pf = a->policy_filters, Vf = a->value_filters, Vh = a->value_hidden;
+    float *in = xmalloc(M * (size_t)C * sizeof *in), *h = xmalloc(M * F * sizeof *h);
+    float *t = xmalloc(M * F * sizeof *t), *u = xmalloc(M * F * sizeof *u);
+    float *hd = xmalloc(M * (size_t)(Pf > Vf ? Pf : Vf) * sizeof *hd);
+    float *flat = xmalloc(M * (size_t)(Pf > Vf ? Pf : Vf) * sizeof *flat);
+    float *hid = xmalloc((size_t)B * Vh * sizeof *hid);
+    layer_nchw_to_nhwc(in, x, B, C, HW);
+    s_ref_convbn(m, &m->stem, h, in, B, H, W, true);
+    layer_relu_forward(h, h, M * F);
+    for (int i = 0; i < a->blocks; i++) {
+        s_ref_convbn(m, &m->convs[2 * i], t, h, B, H, W, true);
+        layer_relu_forward(t, t, M * F);
+        s_ref_convbn(m, &m->convs[2 * i + 1], u, t, B, H, W, true);
+        for (size_t k = 0; k < M * F; k++)
+            h[k] = u[k] + h[k] > 0 ? u[k] + h[k] : 0.0f;
+    }
+    /* Policy head. */
+    s_ref_convbn(m, &m->pconv, hd, h, B, H, W, false);
+    layer_relu_forward(hd, hd, M * Pf);
+    layer_nhwc_to_nchw(flat, hd, B, Pf, HW);
+    layer_linear_forward_naive(logits, flat, model_tdata(m, m->pfc.w), model_tdata(m, m->pfc.b),
+                               B, Pf * HW, a->actions);
+    /* Value head. */
+    s_ref_convbn(m, &m->vconv, hd, h, B, H, W, false);
+    layer_relu_forward(hd, hd, M * Vf);
+    layer_nhwc_to_nchw(flat, hd, B, Vf, HW);
+    layer_linear_forward_naive(hid, flat, model_tdata(m, m->vfc1.w), model_tdata(m, m->vfc1.b), B,
+                               Vf * HW, Vh);
+    layer_relu_forward(hid, hid, (size_t)B * Vh);
+    layer_linear_forward_naive(values, hid, model_tdata(m, m->vfc2.w), model_tdata(m, m->vfc2.b),
+                               B, Vh, 1);
+    layer_tanh_forward(values, values, (size_t)B);
+    free(in);
+    free(h);
+    free(t);
+    free(u);
+    free(hd);
+    free(flat);
+    free(hid);
+}
+
+/* --- The evaluator ------------------------------------------------------------- */
+
+struct model_eval {
+    int max_batch;   /* most positions per run */
+    int chunk;       /* positions per chunk of the tower */
+    int C, HW, F;    /* input planes, board points, filters */
+    int blocks;      /* residual blocks */
+    int Pf, Vf, Vh;  /* head sizes */
+    int A;           /* actions */
+    float *w0, *b0;  /* stem (9C, F), (F), BN folded */
+    float *wt, *bt;  /* tower (2*blocks) x (9F, F), (2*blocks) x (F), BN folded */
+    float *wh, *bh;  /* both heads' 1x1 convs (F, Pf + Vf), (Pf + Vf), BN folded */
+    float *wp, *bp;  /* policy linear (Pf*HW, A), (A) */
+    float *wv1, *bv1;/* value linear 1 (Vf*HW, Vh), (Vh) */
+    float *wv2;      /* value linear 2 (Vh) */
+    float bv2;       /* value linear 2 bias */
+    float *col0;     /* (chunk*HW, 9C) stem im2col; padding slots stay zero */
+    float *colp;     /* (chunk*HW, 9F) im2col of a block's input; its centre taps are the input */
+    float *colq;     /* (chunk*HW, 9F) im2col of a block's middle activation */
+    float *out;      /* (chunk*HW, max(F, Pf+Vf)) GEMM output */
+    float *pfeat;    /* (max_batch, Pf*HW) policy head features, flattened (c, y, x) */
+    float *vfeat;    /* (max_batch, Vf*HW) value head features, flattened */
+    float *vhid;     /* (max_batch, Vh) value hidden layer */
+    int *nscat;      /* (HW) im2col slots each board point feeds */
+    int *scat;       /* (HW, 9) those slots: row q*9 + tap, the centre tap first */
+};
+
+/* Folds BN into a conv: w' = w * s, b' = beta - mean * s, s = gamma / sqrt(var + eps). */
+static void s_fold(const model *m, const model_convbn *l, float *w, int ldw, float *b)
+{
+    const float *src = model_tdata(m, l->w);
+    const float *g = model_tdata(m, l->gamma), *be = model_tdata(m, l->beta);
+    const float *mu = model_tdata(m, l->mean), *var = model_tdata(m, l->var);
+    size_t rows = m->t[l->w].size / (size_t)l->cout;
+    for (int f = 0; f < l->cout; f++) {
+        double s = g[f] / sqrt((double)var[f] + m->bn_eps);
+        for (size_t r = 0; r < rows; r++)
+            w[r * (size_t)ldw + f] = (float)(src[r * (size_t)l->cout + f] * s);
+        b[f] = (float)(be[f] - mu[f] * s);
+    }
+}
+
+void model_eval_destroy(model_eval **pe)
+{
+    model_eval *e = *pe;
+    if (!e)
+        return;
+    float *bufs[] = {e->w0,  e->b0,  e->wt,  e->bt,   e->wh,  e->bh,    e->wp,
+                     e->bp,  e->wv1, e->bv1, e->wv2,  e->col0, e->colp, e->colq,
+                     e->out, e->pfeat, e->vfeat, e->vhid};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        free(bufs[i]);
+    free(e->nscat);
+    free(e->scat);
+    free(e);
+    *pe = NULL;
+}
+
+model_eval *model_eval_new(const model *m, int max_batch)
+{
+    if (max_batch < 1)
+        return NULL;
+    const model_arch *a = &m->arch;
+    model_eval *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    int C = a->in_planes, H = a->height, W = a->width, HW = H * W, F = a->filters;
+    int nb = a->blocks, Pf = a->policy_filters, Vf = a->value_filters, Vh = a->value_hidden;
+    e->max_batch = max_batch;
+    e->C = C;
+    e->HW = HW;
+    e->F = F;
+    e->blocks = nb;
+    e->Pf = Pf;
+    e->Vf = Vf;
+    e->Vh = Vh;
+    e->A = a->actions;
+    size_t per = (size_t)HW * 9 * F * sizeof(float);
+    size_t chunk = EVAL_CHUNK_BYTES / per;
+    chunk = chunk < 1 ? 1 : chunk;
+    e->chunk = chunk > (size_t)max_batch ? max_batch : (int)chunk;
+    size_t rows = (size_t)e->chunk * HW, P = (size_t)(Pf + Vf);
+    size_t K = (size_t)9 * F;
+    e->w0 = model_alloc_floats((size_t)9 * C * F, false);
+    e->b0 = model_alloc_floats(F, false);
+    e->wt = model_alloc_floats(K * F * 2 * nb, false);
+    e->bt = model_alloc_floats((size_t)F * 2 * nb, false);
+    e->wh = model_alloc_floats(F * P, false);
+    e->bh = model_alloc_floats(P, false);
+    e->wp = model_alloc_floats((size_t)Pf * HW * e->A, false);
+    e->bp = model_alloc_floats(e->A, false);
+    e->wv1 = model_alloc_floats((size_t)Vf * HW * Vh, false);
+    e->bv1 = model_alloc_floats(Vh, false);
+    e->wv2 = model_alloc_floats(Vh, false);
+    e->col0 = model_alloc_floats(rows * 9 * C, true);
+    e->colp = model_alloc_floats(rows * K, true);
+    e->colq = model_alloc_floats(rows * K, true);
+    e->out = model_alloc_floats(rows * ((size_t)F > P ? (size_t)F : P), false);
+    e->pfeat = model_alloc_floats((size_t)max_batch * Pf * HW, false);
+    e->vfeat = model_alloc_floats((size_t)max_batch * Vf * HW, false);
+    e->vhid = model_alloc_floats((size_t)max_batch * Vh, false);
+    e->nscat = calloc((size_t)HW, sizeof *e->nscat);
+    e->scat = calloc((size_t)HW * 9, sizeof *e->scat);
+    if (!e->w0 || !e->b0 || !e->wt || !e->bt || !e->wh || !e->bh || !e->wp || !e->bp ||
+        !e->wv1 || !e->bv1 || !e->wv2 || !e->col0 || !e->colp || !e->colq || !e->out ||
+        !e->pfeat || !e->vfeat || !e->vhid || !e->nscat || !e->scat) {
+        model_eval_destroy(&e);
+        return NULL;
+    }
+    /* Step 1. Fold batch norm into every convolution. */
+    s_fold(m, &m->stem, e->w0, F, e->b0);
+    for (int i = 0; i < 2 * nb; i++)
+        s_fold(m, &m->convs[i], e->wt + (size_t)i * K * F, F, e->bt + (size_t)i * F);
+    s_fold(m, &m->pconv, e->wh, (int)P, e->bh);
+    s_fold(m, &m->vconv, e->wh + Pf, (int)P, e->bh + Pf);
+    memcpy(e->wp, model_tdata(m, m->pfc.w), (size_t)Pf * HW * e->A * sizeof(float));
+    memcpy(e->bp, model_tdata(m, m->pfc.b), (size_t)e->A * sizeof(float));
+    memcpy(e->wv1, model_tdata(m, m->vfc1.w), (size_t)Vf * HW * Vh * sizeof(float));
+    memcpy(e->bv1, model_tdata(m, m->vfc1.b), (size_t)Vh * sizeof(float));
+    memcpy(e->wv2, model_tdata(m, m->vfc2.w), (size_t)Vh * sizeof(float));
+    e->bv2 = model_tdata(m, m->vfc2.b)[0];
+    /* Step 2. The scatter table: board point p is tap t of output point
+     * q = p - offset(t) whenever q is on the board. */
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            int p = y * W + x, n = 0;
+            e->scat[p * 9 + n++] = p * 9 + 4;
+            for (int t = 0; t < 9; t++) {
+                int qy = y - (t / 3 - 1), qx = x - (t % 3 - 1);
+                if (t == 4 || qy < 0 || qy >= H || qx < 0 || qx >= W)
+                    continue;
+                e->scat[p * 9 + n++] = (qy * W + qx) * 9 + t;
+            }
+            e->nscat[p] = n;
+        }
+    return e;
+}
+
+int model_eval_max_batch(const model_eval *e) { return e->max_batch; }
+int model_eval_chunk(const model_eval *e, int B)
+{
+    if (B <= 0)
+        return 0;
+    int n = (B + e->chunk - 1) / e->chunk;
+    return (B + n - 1) / n;
+}
+
+/* The stem's im2col straight from (nc, C, H, W) planes. */
+static void s_stem_im2col(const model_eval *e, const float *x, int nc)
+{
+    int C = e->C, HW = e->HW;
+    for (int b = 0; b < nc; b++) {
+        float *base = e->col0 + (size_t)b * HW * 9 * C;
+        for (int c = 0; c < C; c++) {
+            const float *plane = x + ((size_t)b * C + c) * HW;
+            for (int p = 0; p < HW; p++) {
+                const int *s = e->scat + p * 9;
+                for (int k = 0; k < e->nscat[p]; k++)
+                    base[(size_t)s[k] * C + c] = plane[p];
+            }
+        }
+    }
+}
+
+/* Vectors of 16 floats at any alignment, aliasing floats: GCC lowers their
+ * operations to the widest registers of the clone being compiled. */
+typedef float s_v16 __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int32_t s_v16i __attribute__((vector_size(64), aligned(4), may_alias));
+
+/* The hot element-wise loops are compiled for AVX-512, AVX2 and the baseline,
+ * picked at load time (GCC function multi-versioning). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define S_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define S_CLONES
+#endif
+
+/* The epilogue of a 3x3 conv: y = relu(out + bias [+ skip]) written to every
+ * im2col slot of `col` that board point feeds. The skip is the centre tap of
+ * col itself (the block's input), read before it is overwritten. */
+S_CLONES static void s_epilogue(const model_eval *e, float *col, const float *out,
+                                const float *bias, int nc, bool skip)
+{
+    int F = e->F, HW = e->HW, F16 = F & ~15;
+    const s_v16 zero = {0};
+    for (int b = 0; b < nc; b++) {
+        float *base = col + (size_t)b * HW * 9 * F;
+        for (int p = 0; p < HW; p++) {
+            const float *o = out + ((size_t)b * HW + p) * F;
+            const int *s = e->scat + p * 9;
+            int n = e->nscat[p];
+            float *dst[9];
+            for (int k = 0; k < n; k++)
+                dst[k] = base + (size_t)s[k] * F;
+            for (int f = 0; f < F16; f += 16) {
+                s_v16 v = *(const s_v16 *)(o + f) + *(const s_v16 *)(bias + f);
+                if (skip)
+                    v += *(const s_v16 *)(dst[0] + f);
+                v = (s_v16)((s_v16i)v & (s_v16i)(v > zero));
+                for (int k = 0; k < n; k++)
+                    *(s_v16 *)(dst[k] + f) = v;
+            }
+            for (int f = F16; f < F; f++) {
+                float v = o[f] + bias[f] + (skip ? dst[0][f] : 0.0f);
+                v = v > 0.0f ? v : 0.0f;
+                for (int k = 0; k < n; k++)
+                    dst[k][f] = v;
+            }
+        }
+    }
+}
+
+void model_eval_run(model_eval *e, const float *x, int B, float *logits, float *values)
+{
+    assert(B >= 0 && B <= e->max_batch);
+    if (B == 0)
+        return;
+    int C = e->C, HW = e->HW, F = e->F, K = 9 * F, Pf = e->Pf, Vf = e->Vf, P = Pf + Vf;
+    int chunk = model_eval_chunk(e, B);
+    for (int b0 = 0; b0 < B; b0 += chunk) {
+        int nc = B - b0 < chunk ? B - b0 : chunk, M = nc * HW;
+        /* Step 1. Stem: im2col from the planes, GEMM, bias + ReLU into colp. */
+        s_stem_im2col(e, x + (size_t)b0 * C * HW, nc);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, F, 9 * C, 1.0f, e->col0, 9 * C,
+                    e->w0, F, 0.0f, e->out, F);
+        s_epilogue(e, e->colp, e->out, e->b0, nc, false);
+        /* Step 2. The tower: colp -> colq -> colp (+ skip from colp's centre taps). */
+        for (int i = 0; i < e->blocks; i++) {
+            const float *w1 = e->wt + (size_t)2 * i * K * F, *w2 = w1 + (size_t)K * F;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, F, K, 1.0f, e->colp, K, w1,
+                        F, 0.0f, e->out, F);
+            s_epilogue(e, e->colq, e->out, e->bt + (size_t)2 * i * F, nc, false);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, F, K, 1.0f, e->colq, K, w2,
+                        F, 0.0f, e->out, F);
+            s_epilogue(e, e->colp, e->out, e->bt + (size_t)(2 * i + 1) * F, nc, true);
+        }
+        /* Step 3. Both heads' 1x1 convs in one GEMM over the centre taps. */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, P, F, 1.0f, e->colp + 4 * F, K,
+                    e->wh, P, 0.0f, e->out, P);
+        for (int b = 0; b < nc; b++) {
+            float *pf = e->pfeat + (size_t)(b0 + b) * Pf * HW;
+            float *vf = e->vfeat + (size_t)(b0 + b) * Vf * HW;
+            for (int p = 0; p < HW; p++) {
+                const float *o = e->out + ((size_t)b * HW + p) * P;
+                for (int c = 0; c < Pf; c++) {
+                    float v = o[c] + e->bh[c];
+                    pf[c * HW + p] = v > 0.0f ? v : 0.0f;
+                }
+                for (int c = 0; c < Vf; c++) {
+                    float v = o[Pf + c] + e->bh[Pf + c];
+                    vf[c * HW + p] = v > 0.0f ? v : 0.0f;
+                }
+            }
+        }
+    }
+    /* Step 4. The heads' linear layers over the whole batch. */
+    int A = e->A, Vh = e->Vh;
+    for (int b = 0; b < B; b++)
+        memcpy(logits + (size_t)b * A, e->bp, (size_t)A * sizeof *logits);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, A, Pf * HW, 1.0f, e->pfeat, Pf * HW,
+                e->wp, A, 1.0f, logits, A);
+    for (int b = 0; b < B; b++)
+        memcpy(e->vhid + (size_t)b * Vh, e->bv1, (size_t)Vh * sizeof *e->vhid);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, Vh, Vf * HW, 1.0f, e->vfeat,
+                Vf * HW, e->wv1, Vh, 1.0f, e->vhid, Vh);
+    for (int b = 0; b < B; b++) {
+        const float *h = e->vhid + (size_t)b * Vh;
+        float acc = e->bv2;
+        for (int k = 0; k < Vh; k++)
+            acc += (h[k] > 0.0f ? h[k] : 0.0f) * e->wv2[k];
+        values[b] = tanhf(acc);
+    }
+}

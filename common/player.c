@@ -1,0 +1,599 @@
+/* player: the player interface and the baseline players (random, greedy,
+ * UCT, alpha-beta), with hooks for the network players. See player.h for
+ * the definitions each player follows; this file is organised as:
+ *   1. the interface (a small table of operations per kind)
+ *   2. material and evaluation read from the canonical planes
+ *   3. alpha-beta (and greedy, its depth-1 material-only case)
+ *   4. UCT with random playouts
+ *   5. random, network hooks, spec parsing */
+#include "player.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* ---- 1. the interface ------------------------------------------------------------------- */
+
+typedef struct player_ops {
+    /* Chooses an action in s (not over, at least two legal actions: the
+     * single-action case never reaches a player's choose). */
+    int (*choose)(player *p, const game_state *s, int n, const uint16_t *legal, int *action,
+                  player_info *info);
+    /* Frees the kind's own memory (p->impl); may be NULL. */
+    void (*destroy_impl)(player *p);
+} player_ops;
+
+struct player {
+    const game_def *g;        /* the game, borrowed */
+    const player_ops *ops;    /* the kind's operations */
+    char name[PLAYER_SPEC_MAX]; /* the spec that rebuilds this player */
+    rng_t rng;                /* reseeded by player_new_game */
+    void *impl;               /* the kind's own state, owned */
+    int depth;                /* alpha-beta depth in turns */
+    bool mobility;            /* alpha-beta evaluation includes mobility */
+};
+
+static player *s_player_new(const game_def *g, const player_ops *ops, const char *name)
+{
+    player *p = xcalloc(1, sizeof *p);
+    p->g = g;
+    p->ops = ops;
+    snprintf(p->name, sizeof p->name, "%s", name);
+    rng_seed(&p->rng, 1);
+    return p;
+}
+
+void player_new_game(player *p, uint64_t seed)
+{
+    assert(p);
+    rng_seed(&p->rng, seed);
+}
+
+static void s_info_init(player_info *info, int n, const uint16_t *legal)
+{
+    info->action = -1;
+    info->value = NAN;
+    info->score = 0;
+    info->n = n;
+    info->work = 0;
+    for (int i = 0; i < n; i++) {
+        info->actions[i] = legal[i];
+        info->share[i] = 0;
+    }
+}
+
+int player_choose(player *p, const game_state *s, int *action, player_info *info)
+{
+    assert(p && s && action);
+    const game_def *g = p->g;
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    assert(n > 0 && !g->result(s).over);
+    if (info)
+        s_info_init(info, n, legal);
+    if (n == 1) {
+        /* Nothing to think about. */
+        *action = legal[0];
+        if (info) {
+            info->action = legal[0];
+            info->share[0] = 1;
+        }
+        return 0;
+    }
+    int rc = p->ops->choose(p, s, n, legal, action, info);
+    if (rc == 0 && info)
+        info->action = *action;
+    return rc;
+}
+
+void player_observe(player *p, const game_state *s, int action)
+{
+    (void)p, (void)s, (void)action; /* no baseline keeps a tree between moves */
+}
+
+const char *player_name(const player *p) { return p->name; }
+
+void player_destroy(player **pp)
+{
+    if (!pp || !*pp)
+        return;
+    player *p = *pp;
+    if (p->ops->destroy_impl)
+        p->ops->destroy_impl(p);
+    free(p);
+    *pp = NULL;
+}
+
+/* ---- 2. material and evaluation --------------------------------------------------------- */
+
+#define EVAL_MAX_FLOATS 4096 /* largest (C, H, W) input the evaluation reads */
+
+/* Men and kings of the mover ([0][0], [0][1]) and of the opponent ([1][..]). */
+static void s_material(const game_def *g, const game_state *s, int m[2][2])
+{
+    float planes[EVAL_MAX_FLOATS]; /* (C, H, W) */
+    size_t need = (size_t)g->planes * g->height * g->width;
+    KZ_CHECK(g->planes >= 4 && need <= EVAL_MAX_FLOATS);
+    g->encode_planes(s, planes);
+    int hw = g->height * g->width;
+    for (int k = 0; k < 4; k++) {
+        int count = 0;
+        for (int i = 0; i < hw; i++)
+            count += planes[k * hw + i] > 0.5f;
+        m[k / 2][k % 2] = count;
+    }
+}
+
+static int s_pieces(const game_def *g, const game_state *s)
+{
+    int m[2][2];
+    s_material(g, s, m);
+    return m[0][0] + m[0][1] + m[1][0] + m[1][1];
+}
+
+/* Whether the mover at a turn start must capture: under compulsory capture
+ * every legal action then captures, so one action tells. */
+bool player_must_capture(const game_def *g, const game_state *s)
+{
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    if (n == 0)
+        return false;
+    game_state c = *s;
+    g->apply(&c, legal[0]);
+    return s_pieces(g, &c) < s_pieces(g, s);
+}
+
+long player_evaluate(const game_def *g, const game_state *s, bool mobility)
+{
+    int m[2][2];
+    s_material(g, s, m);
+    long v = (long)PLAYER_EVAL_MAN * (m[0][0] - m[1][0]) +
+             (long)PLAYER_EVAL_KING * (m[0][1] - m[1][1]);
+    if (mobility) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        v += (long)PLAYER_EVAL_MOBILITY * g->legal_actions(s, legal);
+    }
+    return v;
+}
+
+/* ---- 3. alpha-beta -------------------------------------------------------------------- */
+
+#define AB_INF (2L * PLAYER_WIN)
+
+typedef struct ab_search {
+    const game_def *g;  /* the game */
+    bool mobility;      /* evaluation with the mobility term */
+    long nodes;         /* states visited */
+} ab_search;
+
+/* Negamax with alpha-beta over atomic actions. `depth` counts turns still to
+ * search, `qleft` the quiescence turns left, `hops` the distance from the
+ * root. Returns the value of s from the view of its mover (fail-soft). */
+static long s_ab(ab_search *ab, const game_state *s, int depth, int qleft, int hops, long alpha,
+                 long beta)
+{
+    const game_def *g = ab->g;
+    ab->nodes++;
+    game_result r = g->result(s);
+    if (r.over) {
+        int v = game_result_for(r, g->to_move(s));
+        return v == 0 ? 0 : v * (PLAYER_WIN - hops);
+    }
+    if (depth == 0) {
+        assert(!g->mid_turn(s)); /* depth drops only when a turn ends */
+        if (qleft == 0 || !player_must_capture(g, s))
+            return player_evaluate(g, s, ab->mobility);
+        depth = 1; /* quiescence: the forced captures are searched as one more turn */
+        qleft--;
+    }
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    int me = g->to_move(s);
+    long best = -AB_INF;
+    for (int i = 0; i < n; i++) {
+        game_state c = *s;
+        g->apply(&c, legal[i]);
+        int child_depth = g->mid_turn(&c) ? depth : depth - 1;
+        long v;
+        if (g->to_move(&c) == me) /* R18: the same player moves again: same view */
+            v = s_ab(ab, &c, child_depth, qleft, hops + 1, alpha, beta);
+        else
+            v = -s_ab(ab, &c, child_depth, qleft, hops + 1, -beta, -alpha);
+        if (v > best)
+            best = v;
+        if (v > alpha)
+            alpha = v;
+        if (alpha >= beta)
+            break;
+    }
+    return best;
+}
+
+/* The root: actions in the given order, the first strictly best one wins. */
+static long s_ab_root(ab_search *ab, const game_state *s, int depth, const uint16_t *order, int n,
+                      int *action)
+{
+    const game_def *g = ab->g;
+    int me = g->to_move(s);
+    long best = -AB_INF;
+    *action = order[0];
+    for (int i = 0; i < n; i++) {
+        game_state c = *s;
+        g->apply(&c, order[i]);
+        int child_depth = g->mid_turn(&c) ? depth : depth - 1;
+        long v;
+        if (g->to_move(&c) == me)
+            v = s_ab(ab, &c, child_depth, PLAYER_QUIESCENCE_TURNS, 1, best, AB_INF);
+        else
+            v = -s_ab(ab, &c, child_depth, PLAYER_QUIESCENCE_TURNS, 1, -AB_INF, -best);
+        if (v > best) {
+            best = v;
+            *action = order[i];
+        }
+    }
+    return best;
+}
+
+long player_alphabeta_search(const game_def *g, const game_state *s, int depth, bool mobility,
+                             int *action, long *score)
+{
+    assert(depth >= 1 && depth <= PLAYER_MAX_DEPTH);
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    assert(n > 0 && !g->result(s).over);
+    ab_search ab = {.g = g, .mobility = mobility, .nodes = 1};
+    *score = s_ab_root(&ab, s, depth, legal, n, action);
+    return ab.nodes;
+}
+
+static double s_score_value(long score)
+{
+    if (score >= PLAYER_WIN / 2)
+        return 1;
+    if (score <= -PLAYER_WIN / 2)
+        return -1;
+    return (double)score / (double)(labs(score) + 300);
+}
+
+static int s_ab_choose(player *p, const game_state *s, int n, const uint16_t *legal, int *action,
+                       player_info *info)
+{
+    uint16_t order[GAME_MAX_LEGAL];
+    memcpy(order, legal, (size_t)n * sizeof *order);
+    for (int i = n - 1; i > 0; i--) { /* Fisher-Yates: ties are broken at random */
+        int j = (int)rng_below(&p->rng, (uint32_t)i + 1);
+        uint16_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    ab_search ab = {.g = p->g, .mobility = p->mobility, .nodes = 1};
+    long score = s_ab_root(&ab, s, p->depth, order, n, action);
+    if (info) {
+        info->score = score;
+        info->value = s_score_value(score);
+        info->work = ab.nodes;
+        for (int i = 0; i < n; i++)
+            info->share[i] = legal[i] == *action;
+    }
+    return 0;
+}
+
+static const player_ops s_ab_ops = {.choose = s_ab_choose};
+
+player *player_alphabeta_new(const game_def *g, int depth)
+{
+    assert(depth >= 1 && depth <= PLAYER_MAX_DEPTH);
+    char name[32];
+    snprintf(name, sizeof name, "alphabeta:%d", depth);
+    player *p = s_player_new(g, &s_ab_ops, name);
+    p->depth = depth;
+    p->mobility = true;
+    return p;
+}
+
+player *player_greedy_new(const game_def *g)
+{
+    player *p = s_player_new(g, &s_ab_ops, "greedy");
+    p->depth = 1;
+    p->mobility = false;
+    return p;
+}
+
+/* ---- 4. UCT --------------------------------------------------------------------------- */
+
+#define UCT_NODES_PER_PLAYOUT 32
+#define UCT_MAX_NODES (1L << 22) /* 64 MiB of nodes at most */
+
+typedef struct uct_node {
+    int32_t first;     /* index of the first child, -1 until expanded */
+    uint16_t action;   /* the action leading here from the parent */
+    uint16_t nchild;   /* children once expanded (0: terminal) */
+    uint32_t visits;   /* playouts through this node */
+    float reward;      /* sum of rewards in [0,1] for the player who chose this node */
+} uct_node;
+
+typedef struct uct {
+    player_uct_config cfg; /* settings */
+    uct_node *nodes;       /* (cap) the tree, reset for every decision */
+    int cap;               /* nodes available */
+    int32_t *path;         /* (cap + 1) nodes from the root down */
+    int8_t *chooser;       /* (cap + 1) player who chose path[i] (mover at its parent) */
+} uct;
+
+/* One random playout from s to the end of the game; returns the result. */
+static game_result s_playout(const game_def *g, game_state *s, rng_t *rng)
+{
+    game_result r;
+    uint16_t legal[GAME_MAX_LEGAL];
+    while (!(r = g->result(s)).over) {
+        int n = g->legal_actions(s, legal);
+        g->apply(s, legal[rng_below(rng, (uint32_t)n)]);
+    }
+    return r;
+}
+
+/* Picks a child of an expanded node: a random unvisited one first, then UCB1. */
+static int32_t s_uct_select(uct *u, const uct_node *node, rng_t *rng)
+{
+    int unvisited = 0;
+    for (int i = 0; i < node->nchild; i++)
+        unvisited += u->nodes[node->first + i].visits == 0;
+    if (unvisited > 0) {
+        int k = (int)rng_below(rng, (uint32_t)unvisited);
+        for (int i = 0; i < node->nchild; i++)
+            if (u->nodes[node->first + i].visits == 0 && k-- == 0)
+                return node->first + i;
+    }
+    double log_n = log((double)node->visits);
+    int32_t best = node->first;
+    double best_ucb = -1;
+    for (int i = 0; i < node->nchild; i++) {
+        const uct_node *c = &u->nodes[node->first + i];
+        double ucb = c->reward / c->visits + u->cfg.c * sqrt(log_n / c->visits);
+        if (ucb > best_ucb) {
+            best_ucb = ucb;
+            best = node->first + i;
+        }
+    }
+    return best;
+}
+
+static int s_uct_choose(player *p, const game_state *root, int n, const uint16_t *legal,
+                        int *action, player_info *info)
+{
+    const game_def *g = p->g;
+    uct *u = p->impl;
+    (void)n, (void)legal;
+    u->nodes[0] = (uct_node){.first = -1};
+    int used = 1;
+    for (int it = 0; it < u->cfg.playouts; it++) {
+        /* Step 1. Selection: descend through expanded nodes. */
+        game_state s = *root;
+        int depth = 0;
+        int32_t cur = 0;
+        u->path[0] = 0;
+        u->chooser[0] = -1;
+        for (;;) {
+            uct_node *node = &u->nodes[cur];
+            if (node->first < 0) {
+                /* Step 2. Expansion: all children at once (when there is room). */
+                if (g->result(&s).over)
+                    break;
+                uint16_t acts[GAME_MAX_LEGAL];
+                int k = g->legal_actions(&s, acts);
+                if (used + k > u->cap)
+                    break; /* the arena is full: play out from here */
+                node->first = used;
+                node->nchild = (uint16_t)k;
+                for (int i = 0; i < k; i++)
+                    u->nodes[used + i] = (uct_node){.first = -1, .action = acts[i]};
+                used += k;
+            }
+            if (node->nchild == 0)
+                break;
+            int mover = g->to_move(&s);
+            cur = s_uct_select(u, node, &p->rng);
+            g->apply(&s, u->nodes[cur].action);
+            depth++;
+            u->path[depth] = cur;
+            u->chooser[depth] = (int8_t)mover;
+            if (u->nodes[cur].visits == 0)
+                break; /* a new node: play out from it */
+        }
+        /* Step 3. Simulation. */
+        game_result r = s_playout(g, &s, &p->rng);
+        /* Step 4. Backpropagation: each node is credited to the player who chose
+         * it, from the absolute result (R18: no negation by depth parity, so a
+         * capture sequence's repeated mover is handled without special cases). */
+        u->nodes[0].visits++;
+        for (int d = 1; d <= depth; d++) {
+            uct_node *node = &u->nodes[u->path[d]];
+            node->visits++;
+            node->reward += 0.5f * (float)(1 + game_result_for(r, u->chooser[d]));
+        }
+    }
+    /* The most visited child; ties to the higher reward. */
+    const uct_node *rootn = &u->nodes[0];
+    KZ_CHECK(rootn->first > 0 && rootn->nchild == n);
+    int32_t best = rootn->first;
+    double reward_sum = 0;
+    long visit_sum = 0;
+    for (int i = 0; i < rootn->nchild; i++) {
+        const uct_node *c = &u->nodes[rootn->first + i];
+        const uct_node *b = &u->nodes[best];
+        if (c->visits > b->visits || (c->visits == b->visits && c->reward > b->reward))
+            best = rootn->first + i;
+        reward_sum += c->reward;
+        visit_sum += c->visits;
+    }
+    *action = u->nodes[best].action;
+    if (info) {
+        info->work = u->cfg.playouts;
+        info->value = visit_sum ? 2 * reward_sum / (double)visit_sum - 1 : 0;
+        for (int i = 0; i < rootn->nchild; i++)
+            info->share[i] = visit_sum ? (float)u->nodes[rootn->first + i].visits / visit_sum : 0;
+    }
+    return 0;
+}
+
+static void s_uct_destroy(player *p)
+{
+    uct *u = p->impl;
+    free(u->nodes);
+    free(u->path);
+    free(u->chooser);
+    free(u);
+}
+
+static const player_ops s_uct_ops = {.choose = s_uct_choose, .destroy_impl = s_uct_destroy};
+
+player *player_uct_new(const game_def *g, const player_uct_config *cfg)
+{
+    assert(cfg->playouts >= 1 && cfg->playouts <= PLAYER_MAX_PLAYOUTS && cfg->c >= 0);
+    char name[64];
+    snprintf(name, sizeof name, "uct:%d:%g", cfg->playouts, cfg->c);
+    player *p = s_player_new(g, &s_uct_ops, name);
+    uct *u = xcalloc(1, sizeof *u);
+    u->cfg = *cfg;
+    long cap = 1 + GAME_MAX_LEGAL + (long)UCT_NODES_PER_PLAYOUT * cfg->playouts;
+    u->cap = (int)(cap < UCT_MAX_NODES ? cap : UCT_MAX_NODES);
+    u->nodes = xmalloc((size_t)u->cap * sizeof *u->nodes);
+    /* A path holds at most one node per level, and every level holds a node. */
+    u->path = xmalloc(((size_t)u->cap + 1) * sizeof *u->path);
+    u->chooser = xmalloc((size_t)u->cap + 1);
+    p->impl = u;
+    return p;
+}
+
+/* ---- 5. random, network hooks, specs ---------------------------------------------------- */
+
+static int s_random_choose(player *p, const game_state *s, int n, const uint16_t *legal,
+                           int *action, player_info *info)
+{
+    (void)s;
+    int i = (int)rng_below(&p->rng, (uint32_t)n);
+    *action = legal[i];
+    if (info)
+        for (int k = 0; k < n; k++)
+            info->share[k] = 1.0f / n;
+    return 0;
+}
+
+static const player_ops s_random_ops = {.choose = s_random_choose};
+
+player *player_random_new(const game_def *g) { return s_player_new(g, &s_random_ops, "random"); }
+
+player *player_policy_new(const game_def *g, const char *model_path, char *err, size_t errlen)
+{
+    (void)g;
+    if (err)
+        snprintf(err, errlen, "policy:%s: the network is not in this build yet", model_path);
+    return NULL;
+}
+
+player *player_mcts_new(const game_def *g, const char *model_path, int sims, char *err,
+                        size_t errlen)
+{
+    (void)g, (void)sims;
+    if (err)
+        snprintf(err, errlen, "mcts:%s: the network and search are not in this build yet",
+                 model_path);
+    return NULL;
+}
+
+const char *player_spec_help(void)
+{
+    return "Player specs:\n"
+           "  random            uniformly random legal actions\n"
+           "  greedy            most material after its turn and the forced recaptures\n"
+           "                    (alpha-beta depth 1, material only), ties at random\n"
+           "  uct:N[:C]         UCT with N random playouts per action (1..10000000),\n"
+           "                    exploration constant C (default 1.0)\n"
+           "  alphabeta:D       alpha-beta, D turns deep (1..32), material + mobility,\n"
+           "                    quiescence over forced captures\n"
+           "  policy:MODEL      the network's most probable legal action\n"
+           "  mcts:MODEL[:SIMS] the network with PUCT search (default 200 simulations)\n";
+}
+
+static void s_set_err(char *err, size_t errlen, const char *fmt, const char *arg)
+{
+    if (err && errlen)
+        snprintf(err, errlen, fmt, arg);
+}
+
+player *player_from_spec(const game_def *g, const char *spec, char *err, size_t errlen)
+{
+    char buf[PLAYER_SPEC_MAX];
+    if (!spec || strlen(spec) >= sizeof buf) {
+        s_set_err(err, errlen, "player spec too long or missing%s", "");
+        return NULL;
+    }
+    strcpy(buf, spec);
+    char *arg = strchr(buf, ':');
+    if (arg)
+        *arg++ = '\0';
+    if (!strcmp(buf, "random") || !strcmp(buf, "greedy")) {
+        if (arg) {
+            s_set_err(err, errlen, "player '%s' takes no parameters", spec);
+            return NULL;
+        }
+        return buf[0] == 'r' ? player_random_new(g) : player_greedy_new(g);
+    }
+    if (!strcmp(buf, "uct")) {
+        player_uct_config cfg = {.playouts = 1000, .c = 1.0};
+        char *cs = arg ? strchr(arg, ':') : NULL;
+        if (cs)
+            *cs++ = '\0';
+        long n;
+        if (!arg || parse_long(arg, 1, PLAYER_MAX_PLAYOUTS, &n) != 0 ||
+            (cs && parse_double(cs, 0, 100, &cfg.c) != 0)) {
+            s_set_err(err, errlen,
+                      "bad player '%s': write uct:N[:C], N playouts 1..10000000, C in [0,100]",
+                      spec);
+            return NULL;
+        }
+        cfg.playouts = (int)n;
+        return player_uct_new(g, &cfg);
+    }
+    if (!strcmp(buf, "alphabeta")) {
+        long d;
+        if (!arg || parse_long(arg, 1, PLAYER_MAX_DEPTH, &d) != 0) {
+            s_set_err(err, errlen, "bad player '%s': write alphabeta:D with D in 1..32", spec);
+            return NULL;
+        }
+        return player_alphabeta_new(g, (int)d);
+    }
+    if (!strcmp(buf, "policy")) {
+        if (!arg || !*arg) {
+            s_set_err(err, errlen, "bad player '%s': write policy:MODEL", spec);
+            return NULL;
+        }
+        return player_policy_new(g, arg, err, errlen);
+    }
+    if (!strcmp(buf, "mcts")) {
+        long sims = 200;
+        char *cs = arg ? strrchr(arg, ':') : NULL;
+        if (cs) {
+            *cs++ = '\0';
+            if (parse_long(cs, 1, PLAYER_MAX_PLAYOUTS, &sims) != 0) {
+                s_set_err(err, errlen,
+                          "bad player '%s': write mcts:MODEL[:SIMS], SIMS 1..10000000", spec);
+                return NULL;
+            }
+        }
+        if (!arg || !*arg) {
+            s_set_err(err, errlen, "bad player '%s': write mcts:MODEL[:SIMS]", spec);
+            return NULL;
+        }
+        return player_mcts_new(g, arg, (int)sims, err, errlen);
+    }
+    s_set_err(err, errlen,
+              "unknown player '%s' (random, greedy, uct:N, alphabeta:D, policy:M, mcts:M:N)",
+              spec);
+    return NULL;
+}

@@ -1,0 +1,143 @@
+/* record: game records (self-play and arena) in memory, on the wire, and in
+ * files. A `game_record` is the plain C form of proto GameRecord
+ * (proto/record.proto); this module is the only one that converts between
+ * the two, so the generated protobuf-c types never leave record.c.
+ *
+ * Every state of a game has one record_move, mid-sequence states too: the
+ * action played there (real orientation), the search's visit distribution
+ * over the legal actions (real orientation, ascending, summing to 1; empty for
+ * a player that does not search), the root value from the mover's view, and
+ * whether the state was forced (one legal action, no search). The position
+ * and the training target z of each state are not stored: they follow from
+ * replaying the actions from start_position (record_replay), which is also
+ * how a record is checked (record_validate).
+ *
+ * Record files: an 8-byte header ("KZREC", 0, then the format version as a
+ * little-endian u16, now 1), then a stream of [u32 little-endian length]
+ * [GameRecord bytes]. Readers reject an unknown header or version, a length
+ * above RECORD_MAX_BYTES, a record cut short by the end of the file, and
+ * bytes that do not decode to a well-formed record, each with a one-line
+ * message naming the record's index and byte offset.
+ *
+ * Threads: a game_record or record_file is used by one thread at a time. */
+#ifndef KZ_RECORD_H
+#define KZ_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "game.h"
+#include "mcts.h"
+
+#define RECORD_ID_BYTES 16
+#define RECORD_MAX_BYTES (16u << 20) /* largest packed record accepted */
+#define RECORD_MAX_MOVES 65536       /* most states in one record */
+#define RECORD_FILE_VERSION 1
+
+enum record_kind {
+    RECORD_SELFPLAY = 0, /* proto GAME_KIND_SELFPLAY */
+    RECORD_ARENA = 1,    /* proto GAME_KIND_ARENA */
+};
+
+/* One state of a game and what was played there. */
+typedef struct record_move {
+    uint16_t action;     /* played action, real orientation */
+    bool forced;         /* one legal action: played without search */
+    float root_value;    /* search value from the mover's view (0 when not searched) */
+    uint32_t policy_off; /* first entry in game_record.policy_actions / .policy */
+    uint16_t policy_n;   /* entries of this move's distribution */
+} record_move;
+
+/* A whole game. Arrays are owned by the record and grow as moves are added. */
+typedef struct game_record {
+    uint8_t id[RECORD_ID_BYTES]; /* unique per game (random) */
+    char game[32];               /* game module name, e.g. "khreibaga" */
+    int kind;                    /* enum record_kind */
+    uint32_t model_version;      /* self-play: the model; arena: the candidate */
+    uint32_t opponent_version;   /* arena: the best model the candidate played */
+    int candidate_player;        /* arena: 0 if the candidate moved first, 1 if second */
+    char start_position[64];     /* R20 string; empty for the game's initial position */
+    mcts_settings settings;      /* the search settings (proto SearchSettings' subset) */
+    uint64_t seed;               /* the game's seed */
+    int64_t started_ms;          /* wall clock at the first move, ms since the epoch */
+    int64_t finished_ms;         /* wall clock at the end */
+    char worker_id[64];          /* who played it ("" if unknown) */
+    int winner;                  /* 0 first player, 1 second, -1 draw */
+    int reason;                  /* enum game_reason (GAME_REASON_NONE while unfinished) */
+    uint32_t plies;              /* completed turns */
+    int n_moves;                 /* states recorded */
+    int cap_moves;               /* capacity of moves */
+    record_move *moves;          /* (cap_moves) */
+    uint32_t n_policy;           /* distribution entries over all moves */
+    uint32_t cap_policy;         /* capacity of the two arrays below */
+    uint16_t *policy_actions;    /* (cap_policy) actions, real orientation */
+    float *policy;               /* (cap_policy) visit shares */
+} game_record;
+
+/* An empty record (no moves, winner -1, reason NONE). NULL when out of memory.
+ * Caller owns the result: record_destroy. */
+game_record *record_new(void);
+void record_destroy(game_record **r);
+/* Empties r, keeping its arrays' capacity (no allocation when reused). */
+void record_clear(game_record *r);
+/* Fills r->id with random bytes from the operating system (getrandom). 0 or errno. */
+int record_new_id(game_record *r);
+/* Appends a state: the played action, whether forced, the root value, and the
+ * distribution (n entries of actions/shares; n may be 0). 0 or KZ_ENOMEM. */
+int record_add_move(game_record *r, int action, bool forced, float root_value, int n,
+                    const uint16_t *actions, const float *shares);
+/* Copies src into dst (dst's arrays grow as needed). 0 or KZ_ENOMEM. */
+int record_copy(game_record *dst, const game_record *src);
+
+/* Serialises r as a proto GameRecord into a new buffer. Caller frees *out.
+ * 0, KZ_ENOMEM, or KZ_EINVAL when r cannot be represented (moves beyond
+ * RECORD_MAX_MOVES, strings too long). */
+int record_pack(const game_record *r, uint8_t **out, size_t *len);
+/* Parses a proto GameRecord into r (cleared first). Checks the structure
+ * (id length, matching array lengths, finite numbers, known reason and kind)
+ * but not the rules (record_validate). 0, or KZ_ECORRUPT / KZ_ENOMEM with a
+ * one-line reason in err. */
+int record_unpack(const uint8_t *data, size_t len, game_record *r, char *err, size_t errlen);
+
+/* Replays r through g's rules and checks everything: the game name, the start
+ * position, each action's legality, each distribution (legal, ascending,
+ * unique, non-negative, summing to 1 within 1e-3), forced flags, values in
+ * [-1, 1], that the game ends exactly at the last move with the recorded
+ * winner and reason, and the ply count. 0, or KZ_EINVAL / KZ_EILLEGAL /
+ * KZ_EMISMATCH with a one-line reason naming the move in err. */
+int record_validate(const game_def *g, const game_record *r, char *err, size_t errlen);
+
+/* Called by record_replay for each state: the state before move k, the move,
+ * and z, the final result from the view of the player to move in s (R18).
+ * A nonzero return stops the replay and is returned. */
+typedef int (*record_state_fn)(void *ctx, const game_state *s, int k, const record_move *m,
+                               int z);
+/* Validates r (as record_validate), then calls fn for every state in order.
+ * 0, a validation error, or fn's nonzero return. */
+int record_replay(const game_def *g, const game_record *r, record_state_fn fn, void *ctx,
+                  char *err, size_t errlen);
+
+/* A record file open for writing or for reading. */
+typedef struct record_file record_file;
+/* Creates (or truncates) path and writes the header. 0 or errno with a
+ * message in err. Caller owns *out: record_file_close. */
+int record_file_create(const char *path, record_file **out, char *err, size_t errlen);
+/* Opens path for reading and checks the header. 0, errno, KZ_ECORRUPT (not a
+ * record file) or KZ_EVERSION, with a message in err. */
+int record_file_open(const char *path, record_file **out, char *err, size_t errlen);
+/* Appends one record (and flushes it to the kernel). 0 or an error
+ * (KZ_EINVAL from record_pack, errno) with a message in err. */
+int record_file_write(record_file *f, const game_record *r, char *err, size_t errlen);
+/* Reads the next record into r. 0; KZ_ENOTFOUND at the clean end of the file;
+ * KZ_ECORRUPT (truncated, oversized, undecodable) or errno with a message in
+ * err. After an error the file is not read further (every later call returns
+ * the same error). */
+int record_file_read(record_file *f, game_record *r, char *err, size_t errlen);
+/* Records read or written so far. */
+long record_file_count(const record_file *f);
+/* Closes f (a writer is flushed and fsynced) and sets *f to NULL; NULL-safe.
+ * 0 or the errno of a failed flush/fsync/close. */
+int record_file_close(record_file **f);
+
+#endif

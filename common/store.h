@@ -1,0 +1,192 @@
+/* store: the replay store and model registry, one LMDB environment (the only
+ * module that touches LMDB). Written by the coordinator alone.
+ *
+ * Databases (keys big-endian so that LMDB's byte order is numeric order):
+ *   models     version u32          -> model header (store_model_info) + blob
+ *   games      game sequence u64    -> the serialized GameRecord as received
+ *   positions  position sequence u64 -> one training sample (packed position,
+ *                                       z, sparse canonical policy)
+ *   dedup      game id (16 bytes)   -> game sequence u64
+ *   meta       name                 -> counters (next sequences, first kept
+ *                                       position, best version) and small blobs
+ *
+ * Window: sampling draws sequence numbers uniformly from [lo, hi) where hi is
+ * the next position sequence and lo = max(first kept, hi - window). Every
+ * sequence in that range exists (positions are appended densely and pruned
+ * from the bottom), so one random get per sample is exact and uniform.
+ * Positions below the window are pruned, at most prune_per_txn per write
+ * transaction (store_put_games and store_prune), so no transaction grows
+ * without bound.
+ *
+ * Growth: when a write fails with MDB_MAP_FULL the transaction is aborted,
+ * the map is doubled (mdb_env_set_mapsize) and the transaction retried; the
+ * caller never sees MAP_FULL.
+ *
+ * Durability: a write function returns 0 only after its transaction has
+ * committed (and synced, unless options.no_sync): the coordinator acknowledges
+ * games only then.
+ *
+ * Errors: 0, LMDB's codes, errno values, KZ_ENOTFOUND, KZ_EINVAL, KZ_ECORRUPT
+ * (a value that does not parse). Threads: a store belongs to one thread. */
+#ifndef KZ_STORE_H
+#define KZ_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+#define STORE_GAME_ID_BYTES 16
+
+typedef struct store store;
+
+typedef struct store_options {
+    size_t map_bytes;       /* initial map size; doubled whenever full */
+    uint64_t window;        /* positions sampled from: the latest `window` */
+    uint64_t prune_per_txn; /* positions deleted per write transaction at most */
+    bool no_sync;           /* MDB_NOSYNC: faster, not durable (tests, benchmarks) */
+} store_options;
+
+/* Defaults: 64 MiB map, window 500000, prune 20000 per transaction, synced. */
+void store_options_default(store_options *o);
+
+/* Opens (creating the directory and databases when absent) the store in dir.
+ * 0 and *out (caller owns: store_close), or an error. */
+int store_open(store **out, const char *dir, const store_options *o);
+/* Closes and frees; NULL-safe, sets *s to NULL. */
+void store_close(store **s);
+
+/* Model states. */
+enum store_model_status {
+    STORE_MODEL_INITIAL = 0,   /* the bootstrap model (random init) */
+    STORE_MODEL_QUEUED = 1,    /* a candidate waiting for its arena */
+    STORE_MODEL_ARENA = 2,     /* a candidate in its arena */
+    STORE_MODEL_PROMOTED = 3,  /* won its arena: became the best */
+    STORE_MODEL_REJECTED = 4,  /* lost its arena */
+    STORE_MODEL_SUPERSEDED = 5,/* replaced by a newer candidate before its arena */
+};
+/* "initial", "queued", ... */
+const char *store_model_status_name(uint32_t status);
+
+typedef struct store_model_info {
+    uint32_t version;      /* registry version, from 1 */
+    uint32_t parent;       /* version it was trained from, 0 none */
+    int64_t created_ms;    /* registration time, wall clock */
+    uint64_t checksum;     /* wire_blob_checksum of the blob */
+    uint64_t trainer_step; /* trainer step that produced it */
+    uint32_t status;       /* enum store_model_status */
+    uint32_t wins;         /* arena tally, candidate's view */
+    uint32_t draws;        /* draws */
+    uint32_t losses;       /* losses */
+    int64_t decided_ms;    /* when the arena decided, 0 before */
+    uint64_t blob_len;     /* bytes of the blob */
+} store_model_info;
+
+/* Registers a model: info's parent, created_ms, checksum, trainer_step,
+ * status are stored; version (the next one) and blob_len are filled in. */
+int store_add_model(store *s, const void *blob, size_t len, store_model_info *info);
+/* Metadata of version v; KZ_ENOTFOUND if none. */
+int store_get_model_info(store *s, uint32_t v, store_model_info *out);
+/* Blob (a copy the caller frees) and optionally metadata of version v. */
+int store_get_model(store *s, uint32_t v, uint8_t **blob, size_t *len, store_model_info *info);
+/* Rewrites the metadata of info->version (status, tally, decided_ms). */
+int store_update_model(store *s, const store_model_info *info);
+/* The version whose blob has this checksum and length, or KZ_ENOTFOUND. */
+int store_find_model(store *s, uint64_t checksum, uint64_t len, uint32_t *version);
+/* Highest registered version (0 when none). */
+uint32_t store_latest_model(const store *s);
+
+/* The best model version (0 before one is set), and setting it. */
+uint32_t store_best(const store *s);
+int store_set_best(store *s, uint32_t version);
+
+/* Small named blobs in meta (names up to 63 bytes; values up to 1 MiB).
+ * store_get_meta copies into buf (cap bytes) and sets *len; KZ_ENOTFOUND,
+ * KZ_EFULL when cap is too small. */
+int store_put_meta(store *s, const char *name, const void *data, size_t len);
+int store_get_meta(store *s, const char *name, void *buf, size_t cap, size_t *len);
+
+/* One game to store, with its training positions (flat arrays, as a batch).
+ * Inputs are borrowed for the call; `duplicate` and `sequence` are outputs. */
+typedef struct store_game {
+    const uint8_t *game_id;   /* (STORE_GAME_ID_BYTES) */
+    const uint8_t *record;    /* (record_len) serialized GameRecord */
+    size_t record_len;        /* bytes in record */
+    uint32_t n_positions;     /* N: training positions (0 for arena games) */
+    uint32_t packed_bytes;    /* P: bytes per packed position (<= 255) */
+    const uint8_t *packed;    /* (N, P) */
+    const float *z;           /* (N) outcome from the mover's view */
+    const uint32_t *offsets;  /* (N + 1) into actions/probs */
+    const uint32_t *actions;  /* canonical actions, ascending per position */
+    const float *probs;       /* visit shares */
+    bool duplicate;           /* out: already stored (nothing written) */
+    uint64_t sequence;        /* out: its game sequence (the earlier one if duplicate) */
+} store_game;
+
+/* Stores the games (and their positions) in ONE transaction, skipping those
+ * whose id is already stored (also earlier in the same call), prunes up to
+ * prune_per_txn old positions, commits. 0 only after the commit; on error
+ * nothing of this call is stored. */
+int store_put_games(store *s, store_game *games, size_t n);
+/* The same, also writing meta `name` = data in the same transaction (so that,
+ * say, an arena tally changes exactly when its games are stored). */
+int store_put_games_meta(store *s, store_game *games, size_t n, const char *name,
+                         const void *data, size_t len);
+/* Prunes up to prune_per_txn positions below the window (own transaction).
+ * *pruned (optional) gets the count. */
+int store_prune(store *s, uint64_t *pruned);
+
+/* The game sequence of a stored game id; KZ_ENOTFOUND if not stored. */
+int store_find_game(store *s, const uint8_t *game_id, uint64_t *sequence);
+/* Whether the game stored under game_id has exactly these record bytes (a
+ * resubmission): 0 and *sequence, else KZ_ENOTFOUND. One read transaction,
+ * no copy: the coordinator's fast path for resent games. */
+int store_find_record(store *s, const uint8_t *game_id, const uint8_t *record, size_t len,
+                      uint64_t *sequence);
+/* A copy (caller frees) of stored game `sequence`. */
+int store_get_game(store *s, uint64_t sequence, uint8_t **record, size_t *len);
+/* Calls fn for every stored game in sequence order (stops when fn returns
+ * non-zero, which is returned). Record bytes are borrowed for the call. */
+int store_foreach_game(store *s, int (*fn)(void *ctx, uint64_t seq, const uint8_t *rec,
+                                           size_t len), void *ctx);
+
+/* A batch of samples as flat arrays (the layout of the wire's BatchReply). */
+typedef struct store_batch {
+    size_t cap;          /* samples it can hold */
+    size_t n;            /* samples it holds */
+    uint32_t packed_bytes; /* P */
+    uint8_t *packed;     /* (cap, GAME_PACKED_BYTES) P bytes used per sample */
+    float *z;            /* (cap) */
+    uint32_t *offsets;   /* (cap + 1) */
+    uint32_t *actions;   /* (cap * GAME_MAX_LEGAL) */
+    float *probs;        /* (cap * GAME_MAX_LEGAL) */
+    uint64_t *sequences; /* (cap) position sequence of each sample */
+} store_batch;
+
+/* A batch able to hold cap samples (NULL on allocation failure). */
+store_batch *store_batch_new(size_t cap);
+void store_batch_destroy(store_batch **b);
+
+/* Draws n (<= b->cap) position sequences uniformly, with replacement, from
+ * the window and reads them into b. b->n = n, or 0 when the window is empty. */
+int store_sample(store *s, rng_t *rng, size_t n, store_batch *b);
+/* Reads one position by sequence into b as its only sample. */
+int store_get_position(store *s, uint64_t sequence, store_batch *b);
+
+typedef struct store_stats {
+    uint64_t games;          /* games stored (= next game sequence) */
+    uint64_t positions_total;/* positions ever stored (= next position sequence) */
+    uint64_t first_position; /* lowest position sequence still stored */
+    uint64_t window_lo;      /* window = [window_lo, window_hi) */
+    uint64_t window_hi;      /* = positions_total */
+    uint32_t models;         /* highest model version */
+    uint32_t best;           /* best model version */
+    uint64_t map_bytes;      /* current map size */
+    uint64_t used_bytes;     /* pages in use * page size */
+    uint64_t map_grows;      /* times the map was grown since open */
+    uint64_t txns;           /* write transactions committed since open */
+} store_stats;
+void store_get_stats(store *s, store_stats *out);
+
+#endif

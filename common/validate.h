@@ -1,0 +1,110 @@
+/* validate: checks a submitted GameRecord (proto/record.proto) by replaying
+ * it through the game's rules, and extracts its training positions.
+ *
+ * A record is refused, with one reason, when it is larger than the limits,
+ * does not decode, names another game, an unknown model version, contains an
+ * illegal action (or play after the end), a policy entry on an illegal action,
+ * policy shares outside [0,1] or not summing to 1, a NaN or infinity, or a
+ * winner/reason/plies that the replay does not reproduce. The reason numbers
+ * are the wire's RejectReason (docs/protocol.md).
+ *
+ * For a valid record the result also holds one training position per move
+ * (every state a move was chosen in, mid-capture-sequence states included):
+ * the position packed by game_def->pack, the outcome z from the mover's view
+ * (+1, 0, -1), and the policy mapped to canonical actions, ascending.
+ *
+ * Memory: a validator owns workspaces sized once from its limits; the
+ * positions in a result are borrowed until the next validate_record call.
+ * Threads: a validator belongs to one thread; game_defs are shared. */
+#ifndef KZ_VALIDATE_H
+#define KZ_VALIDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "game.h"
+#include "util.h"
+
+/* Why a record was refused (wire RejectReason: same numbers). */
+enum validate_reason {
+    VALIDATE_OK = 0,
+    VALIDATE_MALFORMED = 1,       /* undecodable or inconsistent fields */
+    VALIDATE_OVERSIZED = 2,       /* too many bytes or moves */
+    VALIDATE_WRONG_GAME = 3,      /* another game module */
+    VALIDATE_UNKNOWN_MODEL = 4,   /* model/opponent version not registered */
+    VALIDATE_ILLEGAL_ACTION = 5,  /* an illegal action, or play after the end */
+    VALIDATE_POLICY_ILLEGAL = 6,  /* policy on an illegal action */
+    VALIDATE_POLICY_SUM = 7,      /* shares outside [0,1] or not summing to 1 */
+    VALIDATE_NAN = 8,             /* NaN or infinity */
+    VALIDATE_WRONG_RESULT = 9,    /* winner, reason or plies differ from the replay */
+    VALIDATE_ARENA = 10,          /* arena fields inconsistent (coordinator checks too) */
+    VALIDATE_REASON_COUNT
+};
+
+/* "ok", "malformed", "oversized", "wrong-game", "unknown-model",
+ * "illegal-action", "policy-illegal", "policy-sum", "nan", "wrong-result",
+ * "arena"; "?" out of range. */
+const char *validate_reason_name(int reason);
+
+typedef struct validate_limits {
+    size_t max_record_bytes; /* larger records are oversized */
+    uint32_t max_moves;      /* more moves are oversized */
+    double policy_tolerance; /* allowed |sum of shares - 1| */
+} validate_limits;
+
+/* Defaults: 1 MiB, 4096 moves, 1e-3. */
+void validate_limits_default(validate_limits *lim);
+
+typedef struct validate_result {
+    int reason;                /* enum validate_reason, VALIDATE_OK if valid */
+    char detail[192];          /* one line saying what is wrong ("" if valid) */
+    bool has_id;               /* game_id decoded with the right length */
+    uint8_t game_id[16];       /* the record's id (when has_id) */
+    int kind;                  /* 0 self-play, 1 arena */
+    uint32_t model_version;    /* self-play model / arena candidate */
+    uint32_t opponent_version; /* arena: the best */
+    int candidate_player;      /* arena: 0 or 1 */
+    int winner;                /* 0, 1, -1 draw */
+    uint32_t plies;            /* completed turns */
+    char worker_id[64];        /* the record's worker_id (truncated) */
+    /* Training positions of a valid record, borrowed until the next call. */
+    uint32_t n_positions;      /* N, one per move */
+    uint32_t packed_bytes;     /* P */
+    const uint8_t *packed;     /* (N, P) */
+    const float *z;            /* (N) */
+    const uint32_t *offsets;   /* (N + 1) */
+    const uint32_t *actions;   /* canonical, ascending per position */
+    const float *probs;        /* shares */
+} validate_result;
+
+typedef struct validator validator;
+
+/* A validator for game g (borrowed; must outlive it). NULL on bad limits. */
+validator *validator_new(const game_def *g, const validate_limits *lim);
+void validator_destroy(validator **v);
+
+/* Validates len bytes of a serialized GameRecord. Model versions 1 ..
+ * max_model_version are known. Fills *out and returns out->reason. */
+int validate_record(validator *v, const uint8_t *buf, size_t len, uint32_t max_model_version,
+                    validate_result *out);
+
+/* Options of validate_random_record. */
+typedef struct validate_random_opts {
+    uint32_t model_version;    /* model_version field (1 if 0) */
+    int kind;                  /* 0 self-play, 1 arena */
+    uint32_t opponent_version; /* arena: opponent */
+    int candidate_player;      /* arena: 0 or 1 */
+    const char *worker_id;     /* worker_id field (may be NULL) */
+    uint32_t max_moves;        /* stop (and fail) beyond this; 0 = no limit */
+} validate_random_opts;
+
+/* Plays a game of uniformly random legal actions from the initial position
+ * and writes a VALID serialized GameRecord of it (uniform policies over the
+ * legal actions, root values 0, game id from the seed): test and load-
+ * generator material. *buf is malloc'd (caller frees). 0, KZ_EFULL when the
+ * game exceeds max_moves, KZ_ENOMEM. */
+int validate_random_record(const game_def *g, uint64_t seed, const validate_random_opts *o,
+                           uint8_t **buf, size_t *len);
+
+#endif

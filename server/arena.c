@@ -1,0 +1,414 @@
+/* arena: candidates, arena slots spread over workers, tallies committed with
+ * their games, and promotion by the gate. See coordinator.h.
+ *
+ * Persistence: meta "arena" holds the arena in progress (candidate, best,
+ * slot results) and the queued candidate; it is rewritten in the same LMDB
+ * transaction as the arena games it counts (store_put_games_meta), so a
+ * crash never counts a game twice or loses one. Slot assignments are not
+ * persisted: after a restart every unplayed slot is open again. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coordinator.h"
+#include "util.h"
+
+#define ARENA_MAGIC "KZA1"
+#define ARENA_HEADER 20
+
+/* Gate outcomes (common/match.h's gate_decision, once it lands). */
+enum { DECIDE_CONTINUE = 0, DECIDE_ACCEPT = 1, DECIDE_REJECT = 2 };
+
+/* The promotion gate. Fixed-length arena: promote when the candidate's score
+ * (wins + draws / 2) over arena_games games exceeds arena_threshold; decided
+ * as soon as the rest of the games cannot change the outcome.
+ * TODO(players): replace the body by gate_decide() from common/match.h
+ * (configured from cfg.arena_*) once branch `players` is merged; this is the
+ * only place that decides. */
+static int s_decide(const coord *c, uint32_t w, uint32_t d, uint32_t l)
+{
+    double games = (double)c->ar.games;
+    double need = c->cfg.arena_threshold * games; /* the score must exceed this */
+    double score = w + 0.5 * d;
+    double left = games - (double)(w + d + l);
+    if (score > need)
+        return DECIDE_ACCEPT;
+    if (score + left <= need)
+        return DECIDE_REJECT;
+    return DECIDE_CONTINUE;
+}
+
+static void s_free_arena(arena *a)
+{
+    free(a->result);
+    free(a->owner);
+    free(a->assigned_at);
+    memset(a, 0, sizeof *a);
+}
+
+static int s_alloc_arena(arena *a, uint32_t games)
+{
+    a->games = games;
+    a->result = calloc(games, 1);
+    a->owner = malloc(games * sizeof *a->owner);
+    a->assigned_at = calloc(games, sizeof *a->assigned_at);
+    if (!a->result || !a->owner || !a->assigned_at) {
+        s_free_arena(a);
+        return KZ_ENOMEM;
+    }
+    for (uint32_t i = 0; i < games; i++)
+        a->owner[i] = -1;
+    return 0;
+}
+
+static void s_put32(uint8_t *p, uint32_t v)
+{
+    memcpy(p, &v, 4); /* host order: the file never leaves this machine's LMDB */
+}
+
+static uint32_t s_get32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+size_t arena_serialize(const coord *c, const ingest_item *items, size_t n, uint8_t **out)
+{
+    size_t len = ARENA_HEADER + c->ar.games;
+    uint8_t *b = xmalloc(len);
+    memcpy(b, ARENA_MAGIC, 4);
+    s_put32(b + 4, c->ar.candidate);
+    s_put32(b + 8, c->ar.best);
+    s_put32(b + 12, c->ar.games);
+    s_put32(b + 16, c->queued);
+    if (c->ar.games)
+        memcpy(b + ARENA_HEADER, c->ar.result, c->ar.games);
+    for (size_t i = 0; i < n; i++)
+        if (items[i].arena_slot >= 0)
+            b[ARENA_HEADER + items[i].arena_slot] = items[i].arena_result;
+    *out = b;
+    return len;
+}
+
+/* Writes meta "arena" on its own (outside a game batch). */
+static void s_persist(coord *c)
+{
+    uint8_t *b;
+    size_t len = arena_serialize(c, NULL, 0, &b);
+    int rc = store_put_meta(c->st, "arena", b, len);
+    if (rc)
+        log_error("arena: cannot save the arena state: %s", err_str(rc));
+    free(b);
+}
+
+static void s_set_status(coord *c, uint32_t v, uint32_t status, const arena *a)
+{
+    store_model_info m;
+    if (store_get_model_info(c->st, v, &m))
+        return;
+    m.status = status;
+    if (a) {
+        m.wins = a->wins;
+        m.draws = a->draws;
+        m.losses = a->losses;
+        m.decided_ms = time_wall_ms();
+    }
+    int rc = store_update_model(c->st, &m);
+    if (rc)
+        log_error("arena: cannot update model %u: %s", v, err_str(rc));
+}
+
+/* Starts the arena of candidate v against the best. */
+static void s_start(coord *c, uint32_t v)
+{
+    store_model_info m;
+    if (store_get_model_info(c->st, v, &m)) {
+        log_error("arena: candidate %u vanished from the registry", v);
+        return;
+    }
+    s_free_arena(&c->ar);
+    if (s_alloc_arena(&c->ar, (uint32_t)c->cfg.arena_games)) {
+        log_error("arena: out of memory");
+        return;
+    }
+    c->ar.candidate = v;
+    c->ar.best = c->best;
+    c->ar.cand_sum = m.checksum;
+    c->ar.best_sum = c->best_sum;
+    c->ar.started = time_now();
+    s_set_status(c, v, STORE_MODEL_ARENA, NULL);
+    s_persist(c);
+    log_info("arena: candidate %u against best %u, %u games", v, c->best, c->ar.games);
+}
+
+/* Decides the arena when the gate can; then promotes or rejects, announces,
+ * and starts the queued candidate if any. */
+static void s_maybe_decide(coord *c)
+{
+    arena *a = &c->ar;
+    if (!a->candidate)
+        return;
+    int d = s_decide(c, a->wins, a->draws, a->losses);
+    if (d == DECIDE_CONTINUE)
+        return;
+    bool promote = d == DECIDE_ACCEPT;
+    uint32_t played = a->wins + a->draws + a->losses;
+    log_info("arena: candidate %u %s after %u games (+%u =%u -%u, score %.3f)", a->candidate,
+             promote ? "PROMOTED" : "rejected", played, a->wins, a->draws, a->losses,
+             played ? (a->wins + 0.5 * a->draws) / played : 0.0);
+    s_set_status(c, a->candidate, promote ? STORE_MODEL_PROMOTED : STORE_MODEL_REJECTED, a);
+    c->last = (arena_last){a->candidate, a->best, promote, a->wins, a->draws, a->losses,
+                           time_wall_ms()};
+    for (size_t w = 0; w < c->n_workers; w++)
+        c->workers[w].arena_slots = 0;
+    uint32_t previous = c->best;
+    if (promote) {
+        int rc = store_set_best(c->st, a->candidate);
+        if (rc) {
+            log_error("arena: cannot record the new best: %s", err_str(rc));
+        } else {
+            c->best = a->candidate;
+            c->best_sum = a->cand_sum;
+            c->promotions++;
+        }
+    }
+    uint32_t w = a->wins, dr = a->draws, l = a->losses;
+    s_free_arena(a);
+    if (promote && c->best != previous)
+        coord_announce(c, previous, w, dr, l);
+    if (c->queued) {
+        uint32_t q = c->queued;
+        c->queued = 0;
+        s_start(c, q);
+    } else {
+        s_persist(c);
+    }
+}
+
+int arena_load(coord *c)
+{
+    c->best = store_best(c->st);
+    store_model_info m;
+    int rc = store_get_model_info(c->st, c->best, &m);
+    if (rc) {
+        log_error("arena: best model %u missing: %s", c->best, err_str(rc));
+        return rc;
+    }
+    c->best_sum = m.checksum;
+    /* The last decision, for /status. */
+    for (uint32_t v = store_latest_model(c->st); v >= 1; v--) {
+        if (store_get_model_info(c->st, v, &m) == 0 &&
+            (m.status == STORE_MODEL_PROMOTED || m.status == STORE_MODEL_REJECTED)) {
+            c->last = (arena_last){v, 0, m.status == STORE_MODEL_PROMOTED, m.wins, m.draws,
+                                   m.losses, m.decided_ms};
+            break;
+        }
+    }
+    uint8_t *buf = xmalloc(ARENA_HEADER + (1u << 20));
+    size_t len = 0;
+    rc = store_get_meta(c->st, "arena", buf, ARENA_HEADER + (1u << 20), &len);
+    if (rc == KZ_ENOTFOUND) {
+        free(buf);
+        return 0;
+    }
+    if (rc || len < ARENA_HEADER || memcmp(buf, ARENA_MAGIC, 4) ||
+        len != ARENA_HEADER + s_get32(buf + 12)) {
+        log_error("arena: saved arena state unreadable (%s); starting without one",
+                  rc ? err_str(rc) : "bad format");
+        free(buf);
+        return 0;
+    }
+    uint32_t cand = s_get32(buf + 4), best = s_get32(buf + 8), games = s_get32(buf + 12);
+    c->queued = s_get32(buf + 16);
+    if (c->queued > store_latest_model(c->st))
+        c->queued = 0;
+    if (cand && store_get_model_info(c->st, cand, &m) == 0 && best == c->best && games > 0 &&
+        s_alloc_arena(&c->ar, games) == 0) {
+        c->ar.candidate = cand;
+        c->ar.best = best;
+        c->ar.cand_sum = m.checksum;
+        c->ar.best_sum = c->best_sum;
+        c->ar.started = time_now();
+        for (uint32_t i = 0; i < games; i++) {
+            uint8_t r = buf[ARENA_HEADER + i];
+            c->ar.result[i] = r <= SLOT_LOSS ? r : SLOT_OPEN;
+            c->ar.wins += r == SLOT_WIN;
+            c->ar.draws += r == SLOT_DRAW;
+            c->ar.losses += r == SLOT_LOSS;
+        }
+        log_info("arena: resuming candidate %u against %u: +%u =%u -%u of %u", cand, best,
+                 c->ar.wins, c->ar.draws, c->ar.losses, games);
+        s_maybe_decide(c);
+    } else if (cand) {
+        log_warn("arena: dropping saved arena of candidate %u (best changed or unknown)", cand);
+    }
+    free(buf);
+    if (!c->ar.candidate && c->queued) {
+        uint32_t q = c->queued;
+        c->queued = 0;
+        s_start(c, q);
+    }
+    return 0;
+}
+
+int arena_add_candidate(coord *c, const wire_candidate_submit *cs, wire_candidate_ack *ack,
+                        char *err, size_t errlen)
+{
+    memset(ack, 0, sizeof *ack);
+    if (cs->blob_len == 0) {
+        snprintf(err, errlen, "empty candidate blob");
+        return KZ_EINVAL;
+    }
+    uint64_t sum = wire_blob_checksum(cs->blob, cs->blob_len);
+    if (sum != cs->checksum) {
+        snprintf(err, errlen, "candidate checksum %016llx does not match its blob (%016llx)",
+                 (unsigned long long)cs->checksum, (unsigned long long)sum);
+        return KZ_ECORRUPT;
+    }
+    if (cs->parent_version > store_latest_model(c->st)) {
+        snprintf(err, errlen, "parent version %u unknown", cs->parent_version);
+        return KZ_EINVAL;
+    }
+    uint32_t v;
+    if (store_find_model(c->st, sum, cs->blob_len, &v) == 0) {
+        ack->version = v;
+        ack->duplicate = true;
+        ack->queued = v == c->queued;
+        return 0;
+    }
+    store_model_info m = {.parent = cs->parent_version, .created_ms = time_wall_ms(),
+                          .checksum = sum, .trainer_step = cs->trainer_step,
+                          .status = STORE_MODEL_QUEUED};
+    int rc = store_add_model(c->st, cs->blob, cs->blob_len, &m);
+    if (rc) {
+        snprintf(err, errlen, "cannot store the candidate: %s", err_str(rc));
+        return rc;
+    }
+    ack->version = m.version;
+    log_info("candidate %u registered (parent %u, step %llu, %zu bytes)", m.version,
+             cs->parent_version, (unsigned long long)cs->trainer_step, cs->blob_len);
+    if (!c->ar.candidate) {
+        s_start(c, m.version);
+    } else {
+        if (c->queued) {
+            s_set_status(c, c->queued, STORE_MODEL_SUPERSEDED, NULL);
+            log_info("candidate %u superseded by %u before its arena", c->queued, m.version);
+        }
+        c->queued = m.version;
+        ack->queued = true;
+        s_persist(c);
+    }
+    return 0;
+}
+
+void arena_reconcile(coord *c, int w, uint32_t candidate, const uint32_t *slots, size_t n)
+{
+    arena *a = &c->ar;
+    if (!a->candidate)
+        return;
+    for (uint32_t i = 0; i < a->games; i++) {
+        if (a->owner[i] != w || a->result[i] != SLOT_OPEN)
+            continue;
+        bool held = false;
+        if (candidate == a->candidate)
+            for (size_t k = 0; k < n && !held; k++)
+                held = slots[k] == i;
+        if (!held) {
+            a->owner[i] = -1;
+            if (c->workers[w].arena_slots)
+                c->workers[w].arena_slots--;
+        }
+    }
+}
+
+uint32_t arena_release_worker(coord *c, int w)
+{
+    arena *a = &c->ar;
+    uint32_t n = 0;
+    for (uint32_t i = 0; a->candidate && i < a->games; i++)
+        if (a->owner[i] == w && a->result[i] == SLOT_OPEN) {
+            a->owner[i] = -1;
+            n++;
+        }
+    c->workers[w].arena_slots = 0;
+    return n;
+}
+
+size_t arena_assign(coord *c, int w, size_t max, uint32_t *slots, int32_t *colours)
+{
+    arena *a = &c->ar;
+    size_t n = 0;
+    double now = time_now();
+    for (uint32_t i = 0; a->candidate && i < a->games && n < max; i++)
+        if (a->result[i] == SLOT_OPEN && a->owner[i] < 0) {
+            a->owner[i] = w;
+            a->assigned_at[i] = now;
+            slots[n] = i;
+            colours[n] = (int32_t)(i % 2); /* even slots: the candidate plays first */
+            n++;
+        }
+    c->workers[w].arena_slots += (uint32_t)n;
+    return n;
+}
+
+uint32_t arena_open_slots(const coord *c)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; c->ar.candidate && i < c->ar.games; i++)
+        n += c->ar.result[i] == SLOT_OPEN && c->ar.owner[i] < 0;
+    return n;
+}
+
+int arena_check(coord *c, const validate_result *v, uint32_t slot, int *count_slot,
+                uint8_t *result, char *err, size_t errlen)
+{
+    arena *a = &c->ar;
+    *count_slot = -1;
+    *result = SLOT_OPEN;
+    if (!a->candidate || v->model_version != a->candidate)
+        return VALIDATE_OK; /* an arena already decided: stored, not counted */
+    if (v->opponent_version != a->best) {
+        snprintf(err, errlen, "arena of candidate %u is against %u, not %u", a->candidate,
+                 a->best, v->opponent_version);
+        return VALIDATE_ARENA;
+    }
+    if (slot >= a->games) {
+        snprintf(err, errlen, "arena slot %u out of range (%u games)", slot, a->games);
+        return VALIDATE_ARENA;
+    }
+    if (v->candidate_player != (int)(slot % 2)) {
+        snprintf(err, errlen, "arena slot %u has the candidate as player %u, not %d", slot,
+                 slot % 2, v->candidate_player);
+        return VALIDATE_ARENA;
+    }
+    if (a->result[slot] != SLOT_OPEN)
+        return VALIDATE_OK; /* played already (reassigned and played twice) */
+    for (size_t i = 0; i < c->n_items; i++)
+        if (c->items[i].arena_slot == (int)slot)
+            return VALIDATE_OK;
+    *count_slot = (int)slot;
+    *result = v->winner < 0 ? SLOT_DRAW : v->winner == v->candidate_player ? SLOT_WIN : SLOT_LOSS;
+    return VALIDATE_OK;
+}
+
+void arena_commit(coord *c, const ingest_item *items, size_t n)
+{
+    arena *a = &c->ar;
+    bool changed = false;
+    for (size_t i = 0; i < n; i++) {
+        int s = items[i].arena_slot;
+        if (s < 0 || !a->candidate || a->result[s] != SLOT_OPEN)
+            continue;
+        a->result[s] = items[i].arena_result;
+        a->wins += a->result[s] == SLOT_WIN;
+        a->draws += a->result[s] == SLOT_DRAW;
+        a->losses += a->result[s] == SLOT_LOSS;
+        if (a->owner[s] >= 0 && c->workers[a->owner[s]].arena_slots)
+            c->workers[a->owner[s]].arena_slots--;
+        a->owner[s] = -1;
+        c->arena_counted++;
+        changed = true;
+    }
+    if (changed)
+        s_maybe_decide(c);
+}

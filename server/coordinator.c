@@ -1,0 +1,802 @@
+/* coordinator: kz-coordinator's actor. One thread owns the ROUTER (requests)
+ * and PUB (announcements) sockets and the store; a zmq_poll loop whose
+ * timeout is the next timer. See coordinator.h and docs/protocol.md.
+ *
+ * Ingest (group commit): every loop turn drains what the ROUTER holds (up to
+ * ingest_batch messages), validates each submitted game on arrival (rejects
+ * are answered at once), and stores all valid ones of the turn in ONE LMDB
+ * transaction; only after it commits are their acks sent. */
+#include "coordinator.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "util.h"
+
+#define LOG_REJECTS_PER_WORKER 20 /* then only every 1000th */
+
+/* --- workers ------------------------------------------------------------------ */
+
+static size_t s_windex_slot(const coord *c, const char *id)
+{
+    return (size_t)hash_bytes(id, strlen(id), 7) & (c->windex_cap - 1);
+}
+
+static void s_windex_rebuild(coord *c, size_t cap)
+{
+    free(c->windex);
+    c->windex_cap = cap;
+    c->windex = xcalloc(cap, sizeof *c->windex);
+    for (size_t i = 0; i < c->n_workers; i++) {
+        size_t h = s_windex_slot(c, c->workers[i].id);
+        while (c->windex[h])
+            h = (h + 1) & (cap - 1);
+        c->windex[h] = (int32_t)i + 1;
+    }
+}
+
+worker *coord_worker(coord *c, const char *id)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%s", id && id[0] ? id : "anonymous");
+    size_t h = s_windex_slot(c, key);
+    while (c->windex[h]) {
+        worker *w = &c->workers[c->windex[h] - 1];
+        if (!strcmp(w->id, key))
+            return w;
+        h = (h + 1) & (c->windex_cap - 1);
+    }
+    if (c->n_workers == c->cap_workers) {
+        size_t cap = c->cap_workers ? c->cap_workers * 2 : 64;
+        worker *nw = realloc(c->workers, cap * sizeof *nw);
+        if (!nw)
+            return NULL;
+        c->workers = nw;
+        c->cap_workers = cap;
+    }
+    worker *w = &c->workers[c->n_workers];
+    memset(w, 0, sizeof *w);
+    snprintf(w->id, sizeof w->id, "%s", key);
+    w->first_seen = time_now();
+    c->windex[h] = (int32_t)c->n_workers + 1;
+    c->n_workers++;
+    if (c->n_workers * 2 > c->windex_cap)
+        s_windex_rebuild(c, c->windex_cap * 2);
+    return w;
+}
+
+static void s_expire_workers(coord *c)
+{
+    double now = time_now();
+    for (size_t i = 0; i < c->n_workers; i++) {
+        worker *w = &c->workers[i];
+        if (w->alive && now - w->last_seen > c->cfg.expiry_ms / 1000.0) {
+            w->alive = false;
+            uint32_t n = arena_release_worker(c, (int)i);
+            log_info("client %s gone (silent %.1f s)%s", w->id, now - w->last_seen,
+                     n ? "; its arena games go to others" : "");
+            if (n)
+                log_info("arena: %u slots of %s reassigned", n, w->id);
+        }
+    }
+}
+
+/* --- models --------------------------------------------------------------------- */
+
+const model_cache_entry *coord_model(coord *c, uint32_t version)
+{
+    model_cache_entry *lru = &c->cache[0];
+    for (int i = 0; i < MODEL_CACHE; i++) {
+        if (c->cache[i].version == version && version) {
+            c->cache[i].used = time_now();
+            return &c->cache[i];
+        }
+        if (c->cache[i].used < lru->used)
+            lru = &c->cache[i];
+    }
+    uint8_t *blob;
+    size_t len;
+    store_model_info info;
+    if (store_get_model(c->st, version, &blob, &len, &info))
+        return NULL;
+    free(lru->blob);
+    *lru = (model_cache_entry){version, blob, len, info, time_now()};
+    return lru;
+}
+
+/* The blob of version 1 when the store has none: the file given by
+ * initial_model, else a freshly initialized network.
+ * TODO(net): a random-init network through common/model.h + modelfile.h
+ * once branch `net` is merged; until then an opaque placeholder blob. */
+static int s_initial_blob(coord *c, uint8_t **blob, size_t *len)
+{
+    if (c->cfg.initial_model[0]) {
+        int rc = file_read_all(c->cfg.initial_model, blob, len);
+        if (rc)
+            log_error("cannot read initial_model %s: %s", c->cfg.initial_model, err_str(rc));
+        return rc;
+    }
+    static const char placeholder[] = "kz placeholder model: no network API in this build";
+    *len = sizeof placeholder - 1;
+    *blob = xmalloc(*len);
+    memcpy(*blob, placeholder, *len);
+    log_warn("bootstrap: no network API in this build; version 1 is a placeholder blob");
+    return 0;
+}
+
+static int s_bootstrap(coord *c)
+{
+    if (store_latest_model(c->st) > 0)
+        return 0;
+    uint8_t *blob;
+    size_t len;
+    int rc = s_initial_blob(c, &blob, &len);
+    if (rc)
+        return rc;
+    store_model_info m = {.created_ms = time_wall_ms(), .checksum = wire_blob_checksum(blob, len),
+                          .status = STORE_MODEL_INITIAL};
+    rc = store_add_model(c->st, blob, len, &m);
+    free(blob);
+    if (!rc)
+        rc = store_set_best(c->st, m.version);
+    if (rc)
+        log_error("bootstrap: cannot register model 1: %s", err_str(rc));
+    else
+        log_info("bootstrap: model %u registered as the first best (%zu bytes)", m.version, len);
+    return rc;
+}
+
+void coord_announce(coord *c, uint32_t previous, uint32_t wins, uint32_t draws, uint32_t losses)
+{
+    wire_msg m = {0};
+    m.kind = WIRE_ANNOUNCEMENT;
+    m.u.announcement = (wire_announcement){c->best, c->best_sum, previous, wins, draws, losses};
+    if (wire_encode(&m, &c->tx))
+        return;
+    zmq_send(c->pub, WIRE_TOPIC_BEST, strlen(WIRE_TOPIC_BEST), ZMQ_SNDMORE | ZMQ_DONTWAIT);
+    zmq_send(c->pub, c->tx.data, c->tx.len, ZMQ_DONTWAIT);
+    log_info("announced best model %u (was %u)", c->best, previous);
+}
+
+/* --- replies --------------------------------------------------------------------- */
+
+static void s_send(coord *c, const uint8_t *route, size_t route_len, wire_msg *m)
+{
+    int rc = wire_encode(m, &c->tx);
+    if (rc) {
+        log_error("cannot encode %s: %s", wire_kind_name(m->kind), err_str(rc));
+        return;
+    }
+    if (zmq_send(c->router, route, route_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+        zmq_send(c->router, c->tx.data, c->tx.len, ZMQ_DONTWAIT) < 0)
+        log_debug("reply %s dropped: %s", wire_kind_name(m->kind), zmq_strerror(errno));
+}
+
+static void s_error(coord *c, const uint8_t *route, size_t route_len, uint64_t request_id,
+                    uint32_t code, const char *message)
+{
+    wire_msg req = {.request_id = request_id}, m;
+    wire_make_error(&req, &m, code, message);
+    s_send(c, route, route_len, &m);
+}
+
+/* --- ingest ---------------------------------------------------------------------- */
+
+/* Stores every pending game in one transaction, then acknowledges them. */
+static void s_flush(coord *c)
+{
+    if (!c->n_items)
+        return;
+    bool arena_items = false;
+    for (size_t i = 0; i < c->n_items; i++) {
+        c->games[i] = c->items[i].game;
+        arena_items |= c->items[i].arena_slot >= 0;
+    }
+    int rc;
+    if (arena_items) {
+        uint8_t *meta;
+        size_t len = arena_serialize(c, c->items, c->n_items, &meta);
+        rc = store_put_games_meta(c->st, c->games, c->n_items, "arena", meta, len);
+        free(meta);
+    } else {
+        rc = store_put_games(c->st, c->games, c->n_items);
+    }
+    if (rc) {
+        c->store_errors++;
+        log_error("store: %zu games not stored: %s", c->n_items, err_str(rc));
+    }
+    for (size_t i = 0; i < c->n_items; i++) {
+        ingest_item *it = &c->items[i];
+        const store_game *g = &c->games[i];
+        worker *w = it->worker >= 0 ? &c->workers[it->worker] : NULL;
+        if (rc) {
+            s_error(c, it->route, it->route_len, it->request_id, WIRE_ERR_INTERNAL,
+                    "storage failed; resend later");
+        } else {
+            if (g->duplicate) {
+                c->duplicates++;
+                if (w)
+                    w->duplicates++;
+            } else {
+                c->accepted++;
+                c->positions += g->n_positions;
+                if (w)
+                    w->games++;
+            }
+            wire_msg m = {0};
+            m.request_id = it->request_id;
+            m.kind = WIRE_GAME_ACK;
+            m.u.game_ack = (wire_game_ack){it->game_id, 16, g->duplicate, g->sequence};
+            s_send(c, it->route, it->route_len, &m);
+        }
+    }
+    if (!rc)
+        arena_commit(c, c->items, c->n_items);
+    for (size_t i = 0; i < c->n_items; i++)
+        wire_msg_clear(&c->items[i].msg);
+    c->n_items = 0;
+    c->pos_used = c->ent_used = c->off_used = 0;
+}
+
+static void s_reject(coord *c, ingest_item *it, worker *w, const validate_result *v, int reason,
+                     const char *detail)
+{
+    c->rejected++;
+    c->rejected_by[reason]++;
+    if (w) {
+        w->rejected++;
+        w->rejected_by[reason]++;
+    }
+    if (!w || w->rejected <= LOG_REJECTS_PER_WORKER || w->rejected % 1000 == 0)
+        log_warn("rejected a game from %s (%s): %s%s", w ? w->id : "?",
+                 validate_reason_name(reason), detail,
+                 w && w->rejected == LOG_REJECTS_PER_WORKER ? " (further rejections of this "
+                                                              "client logged every 1000th)"
+                                                            : "");
+    wire_msg m = {0};
+    m.request_id = it->request_id;
+    m.kind = WIRE_GAME_REJECT;
+    m.u.game_reject = (wire_game_reject){v->has_id ? v->game_id : NULL, v->has_id ? 16 : 0,
+                                         (uint32_t)reason, detail};
+    s_send(c, it->route, it->route_len, &m);
+}
+
+/* Validates the game in c->items[c->n_items] and queues it for the commit. */
+static void s_ingest(coord *c, worker *w)
+{
+    ingest_item *it = &c->items[c->n_items];
+    const wire_game_submit *gs = &it->msg.u.game_submit;
+    validate_result v;
+    c->received++;
+    /* Fast path: a resent game already stored byte for byte (its id leads the
+     * encoding) is acknowledged again without replaying it. */
+    uint64_t seq;
+    if (gs->record_len > 18 && gs->record[0] == 0x0a && gs->record[1] == 16 &&
+        store_find_record(c->st, gs->record + 2, gs->record, gs->record_len, &seq) == 0) {
+        c->duplicates++;
+        if (w)
+            w->duplicates++;
+        wire_msg m = {0};
+        m.request_id = it->request_id;
+        m.kind = WIRE_GAME_ACK;
+        m.u.game_ack = (wire_game_ack){gs->record + 2, 16, true, seq};
+        s_send(c, it->route, it->route_len, &m);
+        wire_msg_clear(&it->msg);
+        return;
+    }
+    int reason = validate_record(c->val, gs->record, gs->record_len, store_latest_model(c->st),
+                                 &v);
+    char detail[192];
+    snprintf(detail, sizeof detail, "%s", v.detail);
+    int count_slot = -1;
+    uint8_t result = SLOT_OPEN;
+    if (reason == VALIDATE_OK && v.kind == 1)
+        reason = arena_check(c, &v, gs->arena_slot, &count_slot, &result, detail, sizeof detail);
+    if (reason != VALIDATE_OK) {
+        s_reject(c, it, w, &v, reason, detail);
+        wire_msg_clear(&it->msg);
+        return;
+    }
+    /* Training positions (self-play only) into the batch's arrays. */
+    uint32_t n = v.kind == 0 ? v.n_positions : 0;
+    uint32_t ent = n ? v.offsets[n] : 0;
+    if (c->pos_used + n > c->pos_cap || c->ent_used + ent > c->ent_cap ||
+        c->off_used + n + 1 > c->pos_cap + c->cfg.ingest_batch) {
+        ingest_item keep = *it;
+        memset(it, 0, sizeof *it);
+        s_flush(c);
+        c->items[0] = keep;
+        it = &c->items[0];
+        gs = &it->msg.u.game_submit;
+        /* A commit can change the arena: check again. */
+        if (v.kind == 1) {
+            reason = arena_check(c, &v, gs->arena_slot, &count_slot, &result, detail,
+                                 sizeof detail);
+            if (reason != VALIDATE_OK) {
+                s_reject(c, it, w, &v, reason, detail);
+                wire_msg_clear(&it->msg);
+                return;
+            }
+        }
+    }
+    memcpy(it->game_id, v.game_id, 16);
+    it->arena_slot = count_slot;
+    it->arena_result = result;
+    store_game *g = &it->game;
+    *g = (store_game){it->game_id, gs->record, gs->record_len, n, v.packed_bytes, NULL, NULL,
+                      NULL, NULL, NULL, false, 0};
+    if (n) {
+        memcpy(c->pk + c->pos_used * v.packed_bytes, v.packed, (size_t)n * v.packed_bytes);
+        memcpy(c->pz + c->pos_used, v.z, n * sizeof *v.z);
+        memcpy(c->pact + c->ent_used, v.actions, ent * sizeof *v.actions);
+        memcpy(c->pprob + c->ent_used, v.probs, ent * sizeof *v.probs);
+        uint32_t *off = c->poff + c->off_used;
+        for (uint32_t j = 0; j <= n; j++)
+            off[j] = v.offsets[j];
+        g->packed = c->pk + c->pos_used * v.packed_bytes;
+        g->z = c->pz + c->pos_used;
+        g->offsets = off;
+        g->actions = c->pact + c->ent_used;
+        g->probs = c->pprob + c->ent_used;
+        c->pos_used += n;
+        c->ent_used += ent;
+        c->off_used += n + 1;
+    }
+    c->n_items++;
+    if (c->n_items == (size_t)c->cfg.ingest_batch)
+        s_flush(c);
+}
+
+/* --- requests --------------------------------------------------------------------- */
+
+static void s_handle_job(coord *c, const uint8_t *route, size_t rl, const wire_msg *req, int wi)
+{
+    const wire_job_request *jr = &req->u.job_request;
+    arena_reconcile(c, wi, jr->arena_candidate, jr->arena_slots, jr->n_arena_slots);
+    uint32_t free_slots = jr->free_slots ? jr->free_slots : 1;
+    wire_msg m = {0};
+    m.request_id = req->request_id;
+    m.kind = WIRE_JOB;
+    uint32_t slots[1024];
+    int32_t colours[1024];
+    size_t max = free_slots < c->cfg.arena_per_worker ? free_slots : (size_t)c->cfg.arena_per_worker;
+    if (max > 1024)
+        max = 1024;
+    size_t n = arena_assign(c, wi, max, slots, colours);
+    if (n) {
+        m.u.job = (wire_job){WIRE_JOB_ARENA, c->ar.candidate, c->ar.cand_sum, c->ar.best,
+                             c->ar.best_sum, slots, colours, n, 0, 0,
+                             (uint32_t)c->cfg.simulations};
+    } else {
+        uint32_t games = free_slots < c->cfg.selfplay_games ? free_slots
+                                                             : (uint32_t)c->cfg.selfplay_games;
+        m.u.job = (wire_job){WIRE_JOB_SELFPLAY, c->best, c->best_sum, 0, 0, NULL, NULL, 0, games,
+                             0, (uint32_t)c->cfg.simulations};
+    }
+    s_send(c, route, rl, &m);
+}
+
+static void s_handle_batch(coord *c, const uint8_t *route, size_t rl, const wire_msg *req)
+{
+    const wire_batch_request *br = &req->u.batch_request;
+    store_stats st;
+    store_get_stats(c->st, &st);
+    wire_msg m = {0};
+    m.request_id = req->request_id;
+    m.kind = WIRE_BATCH_REPLY;
+    wire_batch_reply *r = &m.u.batch_reply;
+    r->window_lo = st.window_lo;
+    r->window_hi = st.window_hi;
+    r->best_version = c->best;
+    r->games_total = st.games;
+    size_t size = br->size < (uint32_t)c->cfg.max_batch ? br->size : (size_t)c->cfg.max_batch;
+    if (size && st.window_hi - st.window_lo >= br->min_positions &&
+        st.window_hi > st.window_lo) {
+        int rc = store_sample(c->st, &c->rng, size, c->batch);
+        if (rc) {
+            log_error("store: sampling failed: %s", err_str(rc));
+            s_error(c, route, rl, req->request_id, WIRE_ERR_INTERNAL, "sampling failed");
+            return;
+        }
+        store_batch *b = c->batch;
+        r->n = (uint32_t)b->n;
+        r->packed_bytes = b->packed_bytes;
+        r->packed = b->packed;
+        r->z = b->z;
+        r->offsets = b->offsets;
+        r->actions = b->actions;
+        r->probs = b->probs;
+        c->batches_served++;
+        c->samples_served += b->n;
+    }
+    s_send(c, route, rl, &m);
+}
+
+/* Handles one message (route = ROUTER identity). The message is decoded into
+ * the next free ingest slot so that a game needs no copy. */
+static void s_handle(coord *c, const uint8_t *route, size_t rl, const void *data, size_t len)
+{
+    c->requests++;
+    ingest_item *it = &c->items[c->n_items];
+    wire_msg *req = &it->msg;
+    int rc = wire_decode(req, data, len, (size_t)c->cfg.max_msg_bytes);
+    if (rc == KZ_EVERSION) {
+        char text[200];
+        wire_msg m;
+        c->refused_version++;
+        wire_make_refusal(req, &m, text, sizeof text);
+        log_warn("refused client '%.60s': protocol version %u (ours %d)", req->client,
+                 req->version, WIRE_PROTOCOL_VERSION);
+        s_send(c, route, rl, &m);
+        wire_msg_clear(req);
+        return;
+    }
+    if (rc) {
+        c->malformed++;
+        char text[96];
+        snprintf(text, sizeof text, "undecodable message of %zu bytes (%s)", len, err_str(rc));
+        s_error(c, route, rl, 0, WIRE_ERR_MALFORMED, text);
+        wire_msg_clear(req);
+        return;
+    }
+    worker *w = coord_worker(c, req->client);
+    int wi = w ? (int)(w - c->workers) : -1;
+    if (w) {
+        w->last_seen = time_now();
+        w->last_seen_ms = time_wall_ms();
+        if (!w->alive) {
+            w->alive = true;
+            log_info("client %s is here", w->id);
+        }
+    }
+    wire_msg m = {0};
+    m.request_id = req->request_id;
+    switch (req->kind) {
+    case WIRE_HELLO:
+        if (w) {
+            snprintf(w->role, sizeof w->role, "%s", req->u.hello.role);
+            snprintf(w->host, sizeof w->host, "%s", req->u.hello.host);
+            w->pid = req->u.hello.pid;
+            w->slots = req->u.hello.slots;
+        }
+        if (strcmp(req->u.hello.game, c->g->name) && req->u.hello.game[0])
+            log_warn("client %s plays '%.30s', this cluster '%s'", req->client,
+                     req->u.hello.game, c->g->name);
+        m.kind = WIRE_WELCOME;
+        m.u.welcome = (wire_welcome){c->name, c->instance, c->g->name,
+                                     (uint32_t)c->cfg.heartbeat_ms, (uint32_t)c->cfg.expiry_ms,
+                                     (uint64_t)c->cfg.max_msg_bytes, c->best,
+                                     (uint64_t)c->cfg.max_record_bytes};
+        s_send(c, route, rl, &m);
+        break;
+    case WIRE_HEARTBEAT:
+        if (w) {
+            w->in_flight = req->u.heartbeat.games_in_flight;
+            w->done = req->u.heartbeat.games_done;
+            w->pending = req->u.heartbeat.pending;
+        }
+        m.kind = WIRE_HEARTBEAT_REPLY;
+        m.u.heartbeat_reply = (wire_heartbeat_reply){c->best, c->ar.candidate, c->instance};
+        s_send(c, route, rl, &m);
+        break;
+    case WIRE_JOB_REQUEST:
+        if (wi < 0) {
+            s_error(c, route, rl, req->request_id, WIRE_ERR_INTERNAL, "out of memory");
+            break;
+        }
+        s_handle_job(c, route, rl, req, wi);
+        break;
+    case WIRE_MODEL_REQUEST: {
+        uint32_t v = req->u.model_request.version ? req->u.model_request.version : c->best;
+        const model_cache_entry *e = coord_model(c, v);
+        if (!e) {
+            char text[64];
+            snprintf(text, sizeof text, "no model version %u", v);
+            s_error(c, route, rl, req->request_id, WIRE_ERR_NOT_FOUND, text);
+            break;
+        }
+        m.kind = WIRE_MODEL_REPLY;
+        m.u.model_reply = (wire_model_reply){v, e->info.checksum, e->blob, e->len,
+                                             e->info.parent, e->info.created_ms, c->g->name};
+        s_send(c, route, rl, &m);
+        break;
+    }
+    case WIRE_GAME_SUBMIT:
+        memcpy(it->route, route, rl);
+        it->route_len = rl;
+        it->request_id = req->request_id;
+        it->worker = wi;
+        s_ingest(c, w); /* keeps or clears the message */
+        return;
+    case WIRE_BATCH_REQUEST:
+        s_handle_batch(c, route, rl, req);
+        break;
+    case WIRE_CANDIDATE_SUBMIT: {
+        char err[160];
+        wire_candidate_ack ack;
+        rc = arena_add_candidate(c, &req->u.candidate_submit, &ack, err, sizeof err);
+        if (rc) {
+            log_warn("candidate from %s refused: %s", req->client, err);
+            s_error(c, route, rl, req->request_id,
+                    rc == KZ_EINVAL || rc == KZ_ECORRUPT ? WIRE_ERR_REFUSED : WIRE_ERR_INTERNAL,
+                    err);
+            break;
+        }
+        m.kind = WIRE_CANDIDATE_ACK;
+        m.u.candidate_ack = ack;
+        s_send(c, route, rl, &m);
+        break;
+    }
+    case WIRE_TRAINER_STATS:
+        c->trainer = req->u.trainer_stats;
+        c->trainer_seen = time_now();
+        c->trainer_seen_ms = time_wall_ms();
+        m.kind = WIRE_STATS_ACK;
+        m.u.stats_ack.best_version = c->best;
+        s_send(c, route, rl, &m);
+        break;
+    default: {
+        char text[96];
+        snprintf(text, sizeof text, "unexpected message '%s' (a reply kind)",
+                 wire_kind_name(req->kind));
+        s_error(c, route, rl, req->request_id, WIRE_ERR_MALFORMED, text);
+        break;
+    }
+    }
+    wire_msg_clear(req);
+}
+
+/* Receives up to ingest_batch messages without blocking. Returns how many. */
+static size_t s_drain(coord *c)
+{
+    size_t n = 0;
+    while (n < (size_t)c->cfg.ingest_batch && !*c->stop) {
+        zmq_msg_t id, body;
+        zmq_msg_init(&id);
+        if (zmq_msg_recv(&id, c->router, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&id);
+            break;
+        }
+        n++;
+        if (!zmq_msg_more(&id) || zmq_msg_size(&id) > sizeof c->items[0].route) {
+            zmq_msg_close(&id);
+            continue;
+        }
+        zmq_msg_init(&body);
+        if (zmq_msg_recv(&body, c->router, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&body);
+            zmq_msg_close(&id);
+            continue;
+        }
+        bool more = zmq_msg_more(&body);
+        s_handle(c, zmq_msg_data(&id), zmq_msg_size(&id), zmq_msg_data(&body),
+                 zmq_msg_size(&body));
+        zmq_msg_close(&body);
+        zmq_msg_close(&id);
+        while (more) { /* our protocol has one frame; drop extras */
+            zmq_msg_t extra;
+            zmq_msg_init(&extra);
+            more = zmq_msg_recv(&extra, c->router, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&extra);
+            zmq_msg_close(&extra);
+        }
+    }
+    return n;
+}
+
+/* --- life cycle -------------------------------------------------------------------- */
+
+static void *s_socket(coord *c, int type, const char *endpoint)
+{
+    void *s = zmq_socket(c->zctx, type);
+    if (!s)
+        return NULL;
+    int zero = 0, hwm = 100000;
+    int64_t maxmsg = c->cfg.max_msg_bytes;
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+    if (zmq_bind(s, endpoint)) {
+        log_error("cannot bind %s: %s", endpoint, zmq_strerror(zmq_errno()));
+        zmq_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
+{
+    memset(c, 0, sizeof *c);
+    c->cfg = *cfg;
+    c->stop = stop;
+    c->started = time_now();
+    pthread_mutex_init(&c->snap_lock, NULL);
+    c->g = game_find(cfg->game);
+    if (!c->g) {
+        log_error("unknown game '%s'", cfg->game);
+        return KZ_EINVAL;
+    }
+    char host[64] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(c->name, sizeof c->name, "%s:%d", host, (int)getpid());
+    c->instance = mix64((uint64_t)time_wall_ms() ^ ((uint64_t)getpid() << 40));
+    rng_seed(&c->rng, cfg->seed ? (uint64_t)cfg->seed : c->instance);
+
+    store_options so;
+    store_options_default(&so);
+    so.map_bytes = (size_t)cfg->map_mb << 20;
+    so.window = (uint64_t)cfg->window;
+    so.prune_per_txn = (uint64_t)cfg->prune_per_txn;
+    so.no_sync = !cfg->sync;
+    int rc = store_open(&c->st, cfg->data_dir, &so);
+    if (rc) {
+        log_error("cannot open the store in %s: %s", cfg->data_dir, err_str(rc));
+        return rc;
+    }
+    if ((rc = s_bootstrap(c)) || (rc = arena_load(c)))
+        return rc;
+    validate_limits lim = {(size_t)cfg->max_record_bytes, (uint32_t)cfg->max_record_moves, 1e-3};
+    c->val = validator_new(c->g, &lim);
+    size_t nb = (size_t)cfg->ingest_batch;
+    c->items = xcalloc(nb, sizeof *c->items);
+    c->games = xcalloc(nb, sizeof *c->games);
+    /* Positions of one pending batch: room for at least the largest record. */
+    c->pos_cap = (size_t)cfg->max_record_moves * 4 > 65536 ? (size_t)cfg->max_record_moves * 4
+                                                           : 65536;
+    c->ent_cap = (size_t)cfg->max_record_bytes / 5 + GAME_MAX_LEGAL;
+    if (c->ent_cap < 1u << 20)
+        c->ent_cap = 1u << 20;
+    c->pk = xmalloc(c->pos_cap * GAME_PACKED_BYTES);
+    c->pz = xmalloc(c->pos_cap * sizeof *c->pz);
+    c->poff = xmalloc((c->pos_cap + nb) * sizeof *c->poff);
+    c->pact = xmalloc(c->ent_cap * sizeof *c->pact);
+    c->pprob = xmalloc(c->ent_cap * sizeof *c->pprob);
+    c->batch = store_batch_new((size_t)cfg->max_batch);
+    s_windex_rebuild(c, 256);
+    if (!c->val || !c->batch) {
+        log_error("out of memory");
+        return KZ_ENOMEM;
+    }
+    c->zctx = zmq_ctx_new();
+    c->router = s_socket(c, ZMQ_ROUTER, cfg->bind);
+    c->pub = c->router ? s_socket(c, ZMQ_PUB, cfg->pub_bind) : NULL;
+    if (!c->router || !c->pub)
+        return KZ_EIO;
+    status_refresh(c); /* before the endpoint answers */
+    if ((rc = status_start(c)))
+        return rc;
+    store_stats st;
+    store_get_stats(c->st, &st);
+    log_info("coordinator %s: best model %u, %llu games, %llu positions (window [%llu, %llu)), "
+             "requests on %s, announcements on %s",
+             c->name, c->best, (unsigned long long)st.games,
+             (unsigned long long)st.positions_total, (unsigned long long)st.window_lo,
+             (unsigned long long)st.window_hi, cfg->bind, cfg->pub_bind);
+    coord_announce(c, 0, 0, 0, 0);
+    status_refresh(c);
+    return 0;
+}
+
+/* Smoothed rates, once a second. */
+static void s_rates(coord *c, double now)
+{
+    double dt = now - c->last_tick;
+    if (dt < 1.0)
+        return;
+    double a = dt >= 5 ? 1.0 : dt / 5.0; /* ~5 s time constant */
+    c->rate_games += a * ((double)(c->accepted - c->accepted_at_tick) / dt - c->rate_games);
+    c->rate_pos += a * ((double)(c->positions - c->positions_at_tick) / dt - c->rate_pos);
+    c->accepted_at_tick = c->accepted;
+    c->positions_at_tick = c->positions;
+    for (size_t i = 0; i < c->n_workers; i++) {
+        worker *w = &c->workers[i];
+        w->rate += a * ((double)(w->games - w->games_at_tick) / dt - w->rate);
+        w->games_at_tick = w->games;
+    }
+    c->last_tick = now;
+}
+
+static void s_log_progress(coord *c)
+{
+    store_stats st;
+    store_get_stats(c->st, &st);
+    size_t live = 0;
+    for (size_t i = 0; i < c->n_workers; i++)
+        live += c->workers[i].alive;
+    log_info("progress: games %llu (%.1f/s) positions %llu window [%llu, %llu) rejected %llu "
+             "clients %zu best %u arena %u (+%u =%u -%u) trainer step %llu",
+             (unsigned long long)st.games, c->rate_games, (unsigned long long)st.positions_total,
+             (unsigned long long)st.window_lo, (unsigned long long)st.window_hi,
+             (unsigned long long)c->rejected, live, c->best, c->ar.candidate, c->ar.wins,
+             c->ar.draws, c->ar.losses, (unsigned long long)c->trainer.step);
+}
+
+int coord_run(coord *c)
+{
+    double now = time_now();
+    double next_expire = now + 0.5, next_status = now, next_log = now + c->cfg.log_s;
+    c->last_tick = now;
+    while (!*c->stop) {
+        now = time_now();
+        c->heartbeat = now;
+        double next = next_expire < next_status ? next_expire : next_status;
+        if (next_log < next)
+            next = next_log;
+        int timeout = (int)((next - now) * 1000.0) + 1;
+        if (timeout < 0)
+            timeout = 0;
+        zmq_pollitem_t items[1] = {{c->router, 0, ZMQ_POLLIN, 0}};
+        int rc = zmq_poll(items, 1, timeout);
+        if (rc < 0) {
+            if (zmq_errno() == EINTR)
+                continue;
+            log_error("zmq_poll: %s", zmq_strerror(zmq_errno()));
+            return KZ_EIO;
+        }
+        size_t got = 0;
+        if (items[0].revents & ZMQ_POLLIN) {
+            got = s_drain(c);
+            s_flush(c);
+        }
+        now = time_now();
+        if (got == 0) {
+            uint64_t pruned = 0;
+            store_prune(c->st, &pruned); /* idle: catch up on pruning */
+        }
+        if (now >= next_expire) {
+            s_expire_workers(c);
+            next_expire = now + 0.5;
+        }
+        if (now >= next_status) {
+            s_rates(c, now);
+            status_refresh(c);
+            next_status = now + c->cfg.status_ms / 1000.0;
+        }
+        if (now >= next_log) {
+            s_log_progress(c);
+            next_log = now + c->cfg.log_s;
+        }
+    }
+    s_flush(c);
+    log_info("stopping");
+    s_log_progress(c);
+    return 0;
+}
+
+void coord_fini(coord *c)
+{
+    status_stop(c);
+    for (size_t i = 0; c->items && i < c->n_items; i++)
+        wire_msg_clear(&c->items[i].msg);
+    if (c->router)
+        zmq_close(c->router);
+    if (c->pub)
+        zmq_close(c->pub);
+    if (c->zctx)
+        zmq_ctx_term(c->zctx);
+    for (int i = 0; i < MODEL_CACHE; i++)
+        free(c->cache[i].blob);
+    free(c->ar.result);
+    free(c->ar.owner);
+    free(c->ar.assigned_at);
+    free(c->items);
+    free(c->games);
+    free(c->pk);
+    free(c->pz);
+    free(c->poff);
+    free(c->pact);
+    free(c->pprob);
+    free(c->workers);
+    free(c->windex);
+    store_batch_destroy(&c->batch);
+    validator_destroy(&c->val);
+    wire_buf_free(&c->tx);
+    store_close(&c->st);
+    free(c->snap_status);
+    free(c->snap_metrics);
+    pthread_mutex_destroy(&c->snap_lock);
+}

@@ -1,0 +1,250 @@
+/* coordinator: kz-coordinator's shared state and the functions its files
+ * export to each other (server/ only).
+ *
+ *   main.c        settings table, start-up, signals
+ *   coordinator.c the actor: ROUTER/PUB sockets, request handlers, game
+ *                 ingest with group commit, worker liveness, timers
+ *   arena.c       candidates, arena slots, tallies, promotion
+ *   status.c      HTTP endpoint (/status, /metrics, /healthz) and the
+ *                 snapshots it serves
+ *
+ * Threads: everything here runs on the main thread except the HTTP handler,
+ * which only copies the snapshot strings under `snap_lock`. */
+#ifndef KZ_SERVER_COORDINATOR_H
+#define KZ_SERVER_COORDINATOR_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "game.h"
+#include "store.h"
+#include "validate.h"
+#include "wire.h"
+
+/* Settings (see the table in main.c). */
+typedef struct coord_config {
+    char data_dir[CONFIG_STR_MAX];      /* LMDB environment directory */
+    char bind[CONFIG_STR_MAX];          /* ROUTER endpoint */
+    char pub_bind[CONFIG_STR_MAX];      /* PUB endpoint */
+    char http_bind[CONFIG_STR_MAX];     /* status address */
+    long http_port;                     /* status port, 0 = off */
+    char game[CONFIG_STR_MAX];          /* game module */
+    char initial_model[CONFIG_STR_MAX]; /* model file for version 1, "" = random init */
+    long heartbeat_ms;                  /* heartbeat period asked of clients */
+    long expiry_ms;                     /* silence after which a worker is gone */
+    long max_msg_bytes;                 /* ZMQ_MAXMSGSIZE */
+    long max_record_bytes;              /* largest GameRecord */
+    long max_record_moves;              /* most moves in a record */
+    long window;                        /* positions in the sampling window */
+    long prune_per_txn;                 /* positions pruned per transaction */
+    long map_mb;                        /* initial LMDB map */
+    bool sync;                          /* fsync every commit */
+    long ingest_batch;                  /* most games per transaction */
+    long max_batch;                     /* most samples per BatchReply */
+    long selfplay_games;                /* most games per self-play job */
+    long simulations;                   /* per move, sent in jobs (0 = worker's) */
+    long arena_games;                   /* gate: games per arena */
+    double arena_threshold;             /* gate: score to promote */
+    bool arena_sprt;                    /* gate: SPRT instead of fixed games */
+    double arena_elo0;                  /* gate: SPRT H0 */
+    double arena_elo1;                  /* gate: SPRT H1 */
+    double arena_alpha;                 /* gate: SPRT alpha */
+    double arena_beta;                  /* gate: SPRT beta */
+    long arena_per_worker;              /* most arena games per job */
+    long wait_ms;                       /* retry_ms of a wait job */
+    long status_ms;                     /* snapshot refresh period */
+    long log_s;                         /* progress log period */
+    long seed;                          /* sampling seed (0 = from the clock) */
+} coord_config;
+
+/* One client (worker, trainer or tool), by its stable id. */
+typedef struct worker {
+    char id[64];                /* client id */
+    char role[16];              /* from Hello */
+    char host[64];              /* from Hello */
+    uint32_t pid;               /* from Hello */
+    uint32_t slots;             /* from Hello */
+    bool alive;                 /* heard from within expiry_ms */
+    double first_seen;          /* time_now() */
+    double last_seen;           /* time_now() of the last message */
+    int64_t last_seen_ms;       /* wall clock of the last message */
+    uint64_t games;             /* games stored from it */
+    uint64_t duplicates;        /* resubmissions */
+    uint64_t rejected;          /* refused */
+    uint64_t rejected_by[VALIDATE_REASON_COUNT]; /* refused, by reason */
+    uint64_t games_at_tick;     /* games at the last rate update */
+    double rate;                /* games per second (smoothed) */
+    uint32_t in_flight;         /* from heartbeats */
+    uint64_t done;              /* from heartbeats */
+    uint32_t pending;           /* from heartbeats */
+    uint32_t arena_slots;       /* arena slots assigned to it now */
+} worker;
+
+/* Arena slot states. */
+enum { SLOT_OPEN = 0, SLOT_WIN = 1, SLOT_DRAW = 2, SLOT_LOSS = 3 };
+
+/* The arena in progress (persisted as meta "arena"). */
+typedef struct arena {
+    uint32_t candidate;   /* candidate version, 0 = no arena */
+    uint32_t best;        /* the best it plays */
+    uint64_t cand_sum;    /* candidate blob checksum */
+    uint64_t best_sum;    /* best blob checksum */
+    uint32_t games;       /* slots */
+    uint8_t *result;      /* (games) SLOT_* */
+    int32_t *owner;       /* (games) worker index assigned, -1 none */
+    double *assigned_at;  /* (games) time_now() of assignment */
+    uint32_t wins, draws, losses; /* tally, candidate's view */
+    double started;       /* time_now() it started */
+} arena;
+
+/* The last arena decided. */
+typedef struct arena_last {
+    uint32_t candidate;   /* its candidate, 0 none */
+    uint32_t best;        /* the best it played */
+    bool promoted;        /* decision */
+    uint32_t wins, draws, losses; /* tally */
+    int64_t decided_ms;   /* wall clock */
+} arena_last;
+
+/* A cached model blob. */
+typedef struct model_cache_entry {
+    uint32_t version;     /* 0 = empty */
+    uint8_t *blob;        /* (len) owned */
+    size_t len;           /* bytes */
+    store_model_info info;/* metadata */
+    double used;          /* time_now() of last use (LRU) */
+} model_cache_entry;
+
+#define MODEL_CACHE 4
+
+/* A game waiting for its group commit. */
+typedef struct ingest_item {
+    uint8_t route[256];   /* ROUTER identity of the sender */
+    size_t route_len;     /* bytes in route */
+    uint64_t request_id;  /* to echo */
+    int worker;           /* index into workers, -1 unknown */
+    wire_msg msg;         /* the decoded submit (owns the record bytes) */
+    uint8_t game_id[16];  /* the record's id */
+    store_game game;      /* what goes to the store */
+    int arena_slot;       /* slot counted by this game, -1 none */
+    uint8_t arena_result; /* SLOT_* when counted */
+} ingest_item;
+
+typedef struct coord {
+    coord_config cfg;           /* settings */
+    const game_def *g;          /* the game */
+    void *zctx;                 /* ZeroMQ context */
+    void *router;               /* requests */
+    void *pub;                  /* announcements */
+    store *st;                  /* replay store */
+    validator *val;             /* record checks */
+    rng_t rng;                  /* sampling */
+    uint64_t instance;          /* random per start */
+    char name[96];              /* host:pid */
+    double started;             /* time_now() at start */
+    volatile sig_atomic_t *stop;/* set by signals */
+
+    worker *workers;            /* (n_workers) */
+    size_t n_workers;           /* used */
+    size_t cap_workers;         /* allocated */
+    int32_t *windex;            /* (windex_cap) open addressing: worker index + 1 */
+    size_t windex_cap;          /* power of two */
+
+    uint32_t best;              /* best version */
+    uint64_t best_sum;          /* its checksum */
+    uint32_t queued;            /* candidate waiting for the arena, 0 none */
+    arena ar;                   /* arena in progress */
+    arena_last last;            /* last decision */
+    uint64_t promotions;        /* since start */
+    model_cache_entry cache[MODEL_CACHE]; /* model blobs */
+
+    ingest_item *items;         /* (cfg.ingest_batch) pending group commit */
+    size_t n_items;             /* used */
+    store_game *games;          /* (cfg.ingest_batch) scratch for store_put_games */
+    uint8_t *pk;                /* (pos_cap, GAME_PACKED_BYTES) positions of pending games */
+    float *pz;                  /* (pos_cap) */
+    uint32_t *poff;             /* (pos_cap + ingest_batch) per-game offsets */
+    uint32_t *pact;             /* (ent_cap) */
+    float *pprob;               /* (ent_cap) */
+    size_t pos_cap, ent_cap;    /* capacities */
+    size_t pos_used, ent_used, off_used; /* used */
+    store_batch *batch;         /* sampling buffer (max_batch) */
+    wire_buf tx;                /* encode buffer */
+
+    /* Counters since start. */
+    uint64_t received;          /* game submissions */
+    uint64_t accepted;          /* stored new */
+    uint64_t duplicates;        /* acknowledged again */
+    uint64_t rejected;          /* refused */
+    uint64_t rejected_by[VALIDATE_REASON_COUNT]; /* by reason */
+    uint64_t positions;         /* positions stored */
+    uint64_t arena_counted;     /* arena games counted in a tally */
+    uint64_t store_errors;      /* failed commits */
+    uint64_t requests;          /* messages handled */
+    uint64_t malformed;         /* undecodable messages */
+    uint64_t refused_version;   /* other protocol versions */
+    uint64_t batches_served;    /* BatchReplies with n > 0 */
+    uint64_t samples_served;    /* samples in them */
+    double rate_games;          /* stored games per second (smoothed) */
+    double rate_pos;            /* positions per second (smoothed) */
+    uint64_t accepted_at_tick;  /* for the rates */
+    uint64_t positions_at_tick; /* for the rates */
+    double last_tick;           /* time of the last rate update */
+
+    wire_trainer_stats trainer; /* last trainer report */
+    double trainer_seen;        /* time_now() of it, 0 never */
+    int64_t trainer_seen_ms;    /* wall clock */
+
+    /* Snapshots for the HTTP thread. */
+    pthread_mutex_t snap_lock;  /* guards the three below */
+    char *snap_status;          /* /status JSON, owned */
+    char *snap_metrics;         /* /metrics text, owned */
+    volatile double heartbeat;  /* time_now() of the last loop turn */
+    void *http;                 /* struct MHD_Daemon * */
+} coord;
+
+/* coordinator.c */
+int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop);
+int coord_run(coord *c);
+void coord_fini(coord *c);
+worker *coord_worker(coord *c, const char *id);
+/* Blob of a model (cached); NULL if unknown. Borrowed until the next call. */
+const model_cache_entry *coord_model(coord *c, uint32_t version);
+/* Publishes an announcement of the current best. */
+void coord_announce(coord *c, uint32_t previous, uint32_t wins, uint32_t draws, uint32_t losses);
+
+/* arena.c */
+/* Loads best/arena state from the store at start-up; decides a finished arena. */
+int arena_load(coord *c);
+/* Registers a candidate blob; fills ack. 0 or an error (message in err). */
+int arena_add_candidate(coord *c, const wire_candidate_submit *cs, wire_candidate_ack *ack,
+                        char *err, size_t errlen);
+/* Releases slots assigned to worker w that it no longer holds (job request). */
+void arena_reconcile(coord *c, int w, uint32_t candidate, const uint32_t *slots, size_t n);
+/* Releases every slot of worker w (expired). Returns how many. */
+uint32_t arena_release_worker(coord *c, int w);
+/* Assigns up to max open slots to worker w: writes slots/colours, returns count. */
+size_t arena_assign(coord *c, int w, size_t max, uint32_t *slots, int32_t *colours);
+/* Checks an arena record against the arena: VALIDATE_OK with *count_slot
+ * (-1 when the game is stored but not counted: another arena, or a slot
+ * already played, also earlier in the pending batch) and *result, or
+ * VALIDATE_ARENA with a message in err. */
+int arena_check(coord *c, const validate_result *v, uint32_t slot, int *count_slot,
+                uint8_t *result, char *err, size_t errlen);
+/* Serializes the arena with the pending batch's results applied. */
+size_t arena_serialize(const coord *c, const ingest_item *items, size_t n, uint8_t **out);
+/* Applies the committed results of a batch and decides the arena if it can. */
+void arena_commit(coord *c, const ingest_item *items, size_t n);
+/* Open slots (unassigned, unplayed). */
+uint32_t arena_open_slots(const coord *c);
+
+/* status.c */
+int status_start(coord *c);
+void status_stop(coord *c);
+/* Rebuilds the /status and /metrics snapshots. */
+void status_refresh(coord *c);
+
+#endif

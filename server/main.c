@@ -1,0 +1,127 @@
+/* kz-coordinator: the cluster's coordinator (see coordinator.h and
+ * docs/protocol.md). Reads its settings, opens the store, serves until
+ * SIGTERM or SIGINT, then stops cleanly (pending games committed first). */
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "coordinator.h"
+#include "util.h"
+
+#define O(f) offsetof(coord_config, f)
+static const config_option s_options[] = {
+    {"data_dir", CONFIG_STRING, "./var/coordinator", 0, 0, O(data_dir),
+     "directory of the LMDB store (created if absent)"},
+    {"bind", CONFIG_STRING, "tcp://127.0.0.1:5555", 0, 0, O(bind),
+     "ROUTER endpoint for requests (tcp://0.0.0.0:5555 to accept other machines)"},
+    {"pub_bind", CONFIG_STRING, "tcp://127.0.0.1:5556", 0, 0, O(pub_bind),
+     "PUB endpoint for new-best announcements"},
+    {"http_bind", CONFIG_STRING, "127.0.0.1", 0, 0, O(http_bind),
+     "IPv4 address of the status endpoint"},
+    {"http_port", CONFIG_INT, "8080", 0, 65535, O(http_port), "status port (0 = no HTTP)"},
+    {"game", CONFIG_STRING, "khreibaga", 0, 0, O(game), "game module the cluster plays"},
+    {"initial_model", CONFIG_STRING, "", 0, 0, O(initial_model),
+     "model file registered as version 1 of an empty store (\"\" = random init)"},
+    {"heartbeat_ms", CONFIG_INT, "1000", 10, 600000, O(heartbeat_ms),
+     "heartbeat period asked of clients"},
+    {"expiry_ms", CONFIG_INT, "10000", 50, 3600000, O(expiry_ms),
+     "silence after which a client is gone and its arena games are reassigned"},
+    {"max_msg_bytes", CONFIG_INT, "67108864", 65536, 2147483647, O(max_msg_bytes),
+     "largest inbound message (ZMQ_MAXMSGSIZE); must hold a model blob"},
+    {"max_record_bytes", CONFIG_INT, "1048576", 1024, 67108864, O(max_record_bytes),
+     "largest GameRecord accepted"},
+    {"max_record_moves", CONFIG_INT, "4096", 1, 1048576, O(max_record_moves),
+     "most moves in a GameRecord"},
+    {"window", CONFIG_INT, "500000", 1, 1000000000000, O(window),
+     "training positions sampled from: the latest N"},
+    {"prune_per_txn", CONFIG_INT, "20000", 1, 100000000, O(prune_per_txn),
+     "most old positions deleted per transaction"},
+    {"map_mb", CONFIG_INT, "256", 1, 1048576, O(map_mb),
+     "initial LMDB map size in MiB (doubled whenever full)"},
+    {"sync", CONFIG_BOOL, "true", 0, 0, O(sync),
+     "fsync every commit (false: faster, an OS crash may lose acknowledged games)"},
+    {"ingest_batch", CONFIG_INT, "1024", 1, 65536, O(ingest_batch),
+     "most games stored per transaction (group commit)"},
+    {"max_batch", CONFIG_INT, "4096", 1, 1048576, O(max_batch),
+     "most samples in one training batch"},
+    {"selfplay_games", CONFIG_INT, "64", 1, 100000, O(selfplay_games),
+     "most games per self-play job before the worker asks again"},
+    {"simulations", CONFIG_INT, "0", 0, 1000000, O(simulations),
+     "MCTS simulations per move sent in jobs (0 = each worker's own setting)"},
+    {"arena_games", CONFIG_INT, "50", 1, 100000, O(arena_games), "gate: games per arena"},
+    {"arena_threshold", CONFIG_DOUBLE, "0.55", 0, 1, O(arena_threshold),
+     "gate: promote when the candidate scores more than this (draws half)"},
+    {"arena_sprt", CONFIG_BOOL, "false", 0, 0, O(arena_sprt),
+     "gate: sequential probability ratio test instead of a fixed number of games"},
+    {"arena_elo0", CONFIG_DOUBLE, "0", -1000, 1000, O(arena_elo0), "gate: SPRT H0 Elo"},
+    {"arena_elo1", CONFIG_DOUBLE, "35", -1000, 1000, O(arena_elo1), "gate: SPRT H1 Elo"},
+    {"arena_alpha", CONFIG_DOUBLE, "0.05", 0.0001, 0.5, O(arena_alpha), "gate: SPRT alpha"},
+    {"arena_beta", CONFIG_DOUBLE, "0.05", 0.0001, 0.5, O(arena_beta), "gate: SPRT beta"},
+    {"arena_per_worker", CONFIG_INT, "8", 1, 1024, O(arena_per_worker),
+     "most arena games handed to one worker at a time"},
+    {"wait_ms", CONFIG_INT, "1000", 10, 600000, O(wait_ms), "retry_ms of a wait job"},
+    {"status_ms", CONFIG_INT, "250", 10, 60000, O(status_ms),
+     "refresh period of /status and /metrics"},
+    {"log_s", CONFIG_INT, "30", 1, 86400, O(log_s), "progress log period in seconds"},
+    {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
+     "sampling seed (0 = from the clock)"},
+};
+#define N_OPTIONS (sizeof s_options / sizeof s_options[0])
+
+static volatile sig_atomic_t s_stop;
+
+static void s_on_signal(int sig)
+{
+    (void)sig;
+    s_stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+    log_init("kz-coordinator");
+    coord_config cfg;
+    char err[512];
+    int rc = config_parse(s_options, N_OPTIONS, &cfg, argc, argv, NULL, 0, NULL, err, sizeof err);
+    if (rc == CONFIG_HELP) {
+        printf("usage: kz-coordinator [--config=FILE] [--key=value ...]\n\n"
+               "The Khreibaga Zero coordinator: hands out self-play and arena jobs, validates\n"
+               "and stores game records in LMDB, serves training batches, promotes candidates\n"
+               "that pass the arena gate, and reports on http://HOST:PORT/status, /metrics,\n"
+               "/healthz. SIGTERM or SIGINT stop it cleanly. See docs/protocol.md.\n\n");
+        config_help(s_options, N_OPTIONS, stdout);
+        return 0;
+    }
+    if (rc) {
+        fprintf(stderr, "kz-coordinator: %s\n", err);
+        return 2;
+    }
+    if (cfg.expiry_ms <= cfg.heartbeat_ms) {
+        fprintf(stderr, "kz-coordinator: expiry_ms (%ld) must exceed heartbeat_ms (%ld)\n",
+                cfg.expiry_ms, cfg.heartbeat_ms);
+        return 2;
+    }
+    if (cfg.max_record_bytes + 1024 > cfg.max_msg_bytes) {
+        fprintf(stderr, "kz-coordinator: max_msg_bytes (%ld) must exceed max_record_bytes "
+                        "(%ld) by 1 KiB\n", cfg.max_msg_bytes, cfg.max_record_bytes);
+        return 2;
+    }
+    config_log(s_options, N_OPTIONS, &cfg);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_signal; /* no SA_RESTART: zmq_poll returns EINTR */
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    static coord c;
+    rc = coord_init(&c, &cfg, &s_stop);
+    if (!rc)
+        rc = coord_run(&c);
+    coord_fini(&c);
+    if (rc)
+        log_error("exiting: %s", err_str(rc));
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,337 @@
+/* status: the coordinator's HTTP endpoint (libmicrohttpd, its own thread):
+ * GET /status (JSON), GET /metrics (Prometheus text format), GET /healthz.
+ * The main thread rebuilds both documents every status_ms into snapshot
+ * strings; the HTTP thread only copies a snapshot under snap_lock, so it
+ * never touches the coordinator's state. */
+#include <microhttpd.h>
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coordinator.h"
+#include "util.h"
+
+/* A growable string. */
+typedef struct sbuf {
+    char *s;    /* (cap) NUL-terminated */
+    size_t len; /* chars used */
+    size_t cap; /* allocated */
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = b->cap - b->len;
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            return;
+        if (b->s && (size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        b->s = realloc(b->s, cap);
+        KZ_CHECK(b->s != NULL);
+        b->cap = cap;
+    }
+}
+
+/* A JSON string literal (client ids come from the network: escape all). */
+static void sb_json_str(sbuf *b, const char *s)
+{
+    sb_printf(b, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            sb_printf(b, "\\%c", ch);
+        else if (ch < 0x20 || ch >= 0x7f)
+            sb_printf(b, "\\u%04x", ch);
+        else
+            sb_printf(b, "%c", ch);
+    }
+    sb_printf(b, "\"");
+}
+
+/* A Prometheus label value: printable ASCII, quotes and backslashes escaped. */
+static void sb_label(sbuf *b, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            sb_printf(b, "\\%c", ch);
+        else if (ch >= 0x20 && ch < 0x7f)
+            sb_printf(b, "%c", ch);
+        else
+            sb_printf(b, "_");
+    }
+}
+
+/* A finite number for JSON (NaN and infinity are not JSON). */
+static double s_num(double x)
+{
+    return x == x && x < 1e300 && x > -1e300 ? x : 0;
+}
+
+static void s_build_status(coord *c, sbuf *b)
+{
+    double now = time_now();
+    store_stats st;
+    store_get_stats(c->st, &st);
+    size_t live = 0;
+    for (size_t i = 0; i < c->n_workers; i++)
+        live += c->workers[i].alive;
+    sb_printf(b, "{\n  \"coordinator\": {\"name\": ");
+    sb_json_str(b, c->name);
+    sb_printf(b, ", \"instance\": \"%016llx\", \"game\": ", (unsigned long long)c->instance);
+    sb_json_str(b, c->g->name);
+    sb_printf(b, ", \"protocol\": %d, \"uptime_s\": %.1f, \"time_ms\": %lld},\n",
+              WIRE_PROTOCOL_VERSION, now - c->started, (long long)time_wall_ms());
+    sb_printf(b, "  \"models\": {\"best\": %u, \"latest\": %u, \"candidate\": %u, "
+                 "\"queued\": %u, \"promotions\": %llu},\n",
+              c->best, st.models, c->ar.candidate, c->queued,
+              (unsigned long long)c->promotions);
+    uint32_t assigned = 0;
+    for (uint32_t i = 0; c->ar.candidate && i < c->ar.games; i++)
+        assigned += c->ar.result[i] == SLOT_OPEN && c->ar.owner[i] >= 0;
+    sb_printf(b, "  \"arena\": {\"candidate\": %u, \"best\": %u, \"games\": %u, \"played\": %u, "
+                 "\"wins\": %u, \"draws\": %u, \"losses\": %u, \"assigned\": %u, \"open\": %u, "
+                 "\"last\": {\"candidate\": %u, \"promoted\": %s, \"wins\": %u, \"draws\": %u, "
+                 "\"losses\": %u, \"decided_ms\": %lld}},\n",
+              c->ar.candidate, c->ar.best, c->ar.games,
+              c->ar.wins + c->ar.draws + c->ar.losses, c->ar.wins, c->ar.draws, c->ar.losses,
+              assigned, arena_open_slots(c), c->last.candidate,
+              c->last.promoted ? "true" : "false", c->last.wins, c->last.draws, c->last.losses,
+              (long long)c->last.decided_ms);
+    sb_printf(b, "  \"replay\": {\"games\": %llu, \"positions\": %llu, \"window\": %ld, "
+                 "\"window_lo\": %llu, \"window_hi\": %llu, \"window_positions\": %llu, "
+                 "\"first_position\": %llu, \"map_bytes\": %llu, \"used_bytes\": %llu},\n",
+              (unsigned long long)st.games, (unsigned long long)st.positions_total,
+              c->cfg.window, (unsigned long long)st.window_lo, (unsigned long long)st.window_hi,
+              (unsigned long long)(st.window_hi - st.window_lo),
+              (unsigned long long)st.first_position, (unsigned long long)st.map_bytes,
+              (unsigned long long)st.used_bytes);
+    sb_printf(b, "  \"ingest\": {\"received\": %llu, \"accepted\": %llu, \"duplicates\": %llu, "
+                 "\"rejected\": %llu, \"games_per_s\": %.2f, \"positions_per_s\": %.1f, "
+                 "\"arena_counted\": %llu, \"store_errors\": %llu, \"malformed\": %llu, "
+                 "\"refused_version\": %llu, \"samples_served\": %llu, \"rejected_by_reason\": {",
+              (unsigned long long)c->received, (unsigned long long)c->accepted,
+              (unsigned long long)c->duplicates, (unsigned long long)c->rejected,
+              s_num(c->rate_games), s_num(c->rate_pos), (unsigned long long)c->arena_counted,
+              (unsigned long long)c->store_errors, (unsigned long long)c->malformed,
+              (unsigned long long)c->refused_version, (unsigned long long)c->samples_served);
+    for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
+        sb_printf(b, "%s\"%s\": %llu", r > 1 ? ", " : "", validate_reason_name(r),
+                  (unsigned long long)c->rejected_by[r]);
+    sb_printf(b, "}},\n  \"workers\": {\"live\": %zu, \"known\": %zu, \"list\": [", live,
+              c->n_workers);
+    for (size_t i = 0; i < c->n_workers; i++) {
+        const worker *w = &c->workers[i];
+        sb_printf(b, "%s\n    {\"id\": ", i ? "," : "");
+        sb_json_str(b, w->id);
+        sb_printf(b, ", \"role\": ");
+        sb_json_str(b, w->role);
+        sb_printf(b, ", \"host\": ");
+        sb_json_str(b, w->host);
+        sb_printf(b, ", \"alive\": %s, \"last_contact_s\": %.1f, \"last_contact_ms\": %lld, "
+                     "\"games\": %llu, \"games_per_min\": %.2f, \"duplicates\": %llu, "
+                     "\"rejected\": %llu, \"in_flight\": %u, \"games_done\": %llu, "
+                     "\"pending\": %u, \"arena_slots\": %u, \"rejected_by_reason\": {",
+                  w->alive ? "true" : "false", now - w->last_seen, (long long)w->last_seen_ms,
+                  (unsigned long long)w->games, s_num(w->rate * 60.0),
+                  (unsigned long long)w->duplicates, (unsigned long long)w->rejected,
+                  w->in_flight, (unsigned long long)w->done, w->pending, w->arena_slots);
+        bool first = true;
+        for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
+            if (w->rejected_by[r]) {
+                sb_printf(b, "%s\"%s\": %llu", first ? "" : ", ", validate_reason_name(r),
+                          (unsigned long long)w->rejected_by[r]);
+                first = false;
+            }
+        sb_printf(b, "}}");
+    }
+    const wire_trainer_stats *t = &c->trainer;
+    sb_printf(b, "\n  ]},\n  \"trainer\": {\"seen\": %s, \"last_contact_s\": %.1f, "
+                 "\"step\": %llu, \"loss\": %.5f, \"policy_loss\": %.5f, \"value_loss\": %.5f, "
+                 "\"l2_loss\": %.5f, \"steps_per_s\": %.3f, \"samples_per_s\": %.1f, "
+                 "\"learning_rate\": %.6g, \"samples_seen\": %llu, \"last_candidate\": %u}\n}\n",
+              c->trainer_seen > 0 ? "true" : "false",
+              c->trainer_seen > 0 ? now - c->trainer_seen : -1.0, (unsigned long long)t->step,
+              s_num(t->loss), s_num(t->policy_loss), s_num(t->value_loss), s_num(t->l2_loss),
+              s_num(t->steps_per_s), s_num(t->samples_per_s), s_num(t->learning_rate),
+              (unsigned long long)t->samples_seen, t->last_candidate);
+}
+
+static void s_metric(sbuf *b, const char *name, const char *type, const char *help, double v)
+{
+    sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, v);
+}
+
+static void s_build_metrics(coord *c, sbuf *b)
+{
+    store_stats st;
+    store_get_stats(c->st, &st);
+    size_t live = 0;
+    for (size_t i = 0; i < c->n_workers; i++)
+        live += c->workers[i].alive;
+    s_metric(b, "kz_games_stored_total", "counter", "Games stored (all time).", (double)st.games);
+    s_metric(b, "kz_positions_stored_total", "counter", "Training positions stored (all time).",
+             (double)st.positions_total);
+    s_metric(b, "kz_window_positions", "gauge", "Positions in the sampling window.",
+             (double)(st.window_hi - st.window_lo));
+    s_metric(b, "kz_games_received_total", "counter", "Game submissions since start.",
+             (double)c->received);
+    s_metric(b, "kz_games_accepted_total", "counter", "Games stored since start.",
+             (double)c->accepted);
+    s_metric(b, "kz_games_duplicate_total", "counter", "Resubmitted games acknowledged again.",
+             (double)c->duplicates);
+    sb_printf(b, "# HELP kz_games_rejected_total Refused game records by reason.\n"
+                 "# TYPE kz_games_rejected_total counter\n");
+    for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
+        sb_printf(b, "kz_games_rejected_total{reason=\"%s\"} %llu\n", validate_reason_name(r),
+                  (unsigned long long)c->rejected_by[r]);
+    s_metric(b, "kz_ingest_games_per_second", "gauge", "Stored games per second (smoothed).",
+             s_num(c->rate_games));
+    s_metric(b, "kz_store_errors_total", "counter", "Failed store commits.",
+             (double)c->store_errors);
+    s_metric(b, "kz_messages_total", "counter", "Messages handled.", (double)c->requests);
+    s_metric(b, "kz_messages_malformed_total", "counter", "Undecodable messages.",
+             (double)c->malformed);
+    s_metric(b, "kz_messages_wrong_version_total", "counter",
+             "Messages refused for their protocol version.", (double)c->refused_version);
+    s_metric(b, "kz_samples_served_total", "counter", "Training samples served.",
+             (double)c->samples_served);
+    s_metric(b, "kz_best_version", "gauge", "Best model version.", c->best);
+    s_metric(b, "kz_latest_version", "gauge", "Latest registered model version.", st.models);
+    s_metric(b, "kz_candidate_version", "gauge", "Candidate in the arena (0 none).",
+             c->ar.candidate);
+    s_metric(b, "kz_promotions_total", "counter", "Promotions since start.",
+             (double)c->promotions);
+    sb_printf(b, "# HELP kz_arena_games Arena tally of the running candidate.\n"
+                 "# TYPE kz_arena_games gauge\n"
+                 "kz_arena_games{result=\"win\"} %u\nkz_arena_games{result=\"draw\"} %u\n"
+                 "kz_arena_games{result=\"loss\"} %u\n",
+              c->ar.wins, c->ar.draws, c->ar.losses);
+    s_metric(b, "kz_workers_live", "gauge", "Clients heard from within expiry_ms.", (double)live);
+    s_metric(b, "kz_store_map_bytes", "gauge", "LMDB map size.", (double)st.map_bytes);
+    s_metric(b, "kz_store_used_bytes", "gauge", "LMDB pages in use.", (double)st.used_bytes);
+    s_metric(b, "kz_trainer_step", "gauge", "Trainer step last reported.",
+             (double)c->trainer.step);
+    s_metric(b, "kz_trainer_loss", "gauge", "Trainer total loss last reported.",
+             s_num(c->trainer.loss));
+    sb_printf(b, "# HELP kz_worker_games_total Games stored per client.\n"
+                 "# TYPE kz_worker_games_total counter\n");
+    for (size_t i = 0; i < c->n_workers; i++) {
+        sb_printf(b, "kz_worker_games_total{worker=\"");
+        sb_label(b, c->workers[i].id);
+        sb_printf(b, "\"} %llu\n", (unsigned long long)c->workers[i].games);
+    }
+    sb_printf(b, "# HELP kz_worker_rejected_total Refused records per client.\n"
+                 "# TYPE kz_worker_rejected_total counter\n");
+    for (size_t i = 0; i < c->n_workers; i++) {
+        sb_printf(b, "kz_worker_rejected_total{worker=\"");
+        sb_label(b, c->workers[i].id);
+        sb_printf(b, "\"} %llu\n", (unsigned long long)c->workers[i].rejected);
+    }
+}
+
+void status_refresh(coord *c)
+{
+    sbuf js = {0}, mt = {0};
+    s_build_status(c, &js);
+    s_build_metrics(c, &mt);
+    pthread_mutex_lock(&c->snap_lock);
+    free(c->snap_status);
+    free(c->snap_metrics);
+    c->snap_status = js.s;
+    c->snap_metrics = mt.s;
+    pthread_mutex_unlock(&c->snap_lock);
+}
+
+static enum MHD_Result s_respond(struct MHD_Connection *conn, unsigned code, const char *type,
+                                 const char *body, size_t len)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    enum MHD_Result ret = MHD_queue_response(conn, code, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_len, void **state)
+{
+    (void)version;
+    (void)upload;
+    coord *c = cls;
+    if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+        return s_respond(conn, 405, "text/plain", "only GET\n", 9);
+    if (*upload_len)
+        return MHD_NO;
+    (void)state;
+    if (!strcmp(url, "/healthz")) {
+        double age = time_now() - c->heartbeat;
+        if (age < 5.0)
+            return s_respond(conn, 200, "text/plain", "ok\n", 3);
+        char text[64];
+        int n = snprintf(text, sizeof text, "stalled: main loop silent for %.1f s\n", age);
+        return s_respond(conn, 503, "text/plain", text, (size_t)n);
+    }
+    bool status = !strcmp(url, "/status"), metrics = !strcmp(url, "/metrics");
+    if (!status && !metrics)
+        return s_respond(conn, 404, "text/plain", "not found: try /status, /metrics, /healthz\n",
+                         44);
+    pthread_mutex_lock(&c->snap_lock);
+    const char *doc = status ? c->snap_status : c->snap_metrics;
+    enum MHD_Result ret = s_respond(conn, 200,
+                                    status ? "application/json"
+                                           : "text/plain; version=0.0.4; charset=utf-8",
+                                    doc ? doc : "", doc ? strlen(doc) : 0);
+    pthread_mutex_unlock(&c->snap_lock);
+    return ret;
+}
+
+int status_start(coord *c)
+{
+    if (c->cfg.http_port == 0)
+        return 0;
+    struct sockaddr_in addr = {0};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((uint16_t)c->cfg.http_port);
+    if (inet_pton(AF_INET, c->cfg.http_bind, &addr.sin_addr) != 1) {
+        log_error("http_bind '%s' is not an IPv4 address", c->cfg.http_bind);
+        return KZ_EINVAL;
+    }
+    c->heartbeat = time_now();
+    c->http = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+                               (uint16_t)c->cfg.http_port, NULL, NULL, s_http, c,
+                               MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                               MHD_OPTION_CONNECTION_LIMIT, 64u,
+                               MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+    if (!c->http) {
+        log_error("cannot serve HTTP on %s:%ld (port in use?)", c->cfg.http_bind,
+                  c->cfg.http_port);
+        return KZ_EIO;
+    }
+    log_info("status on http://%s:%ld/status", c->cfg.http_bind, c->cfg.http_port);
+    return 0;
+}
+
+void status_stop(coord *c)
+{
+    if (c->http)
+        MHD_stop_daemon(c->http);
+    c->http = NULL;
+}

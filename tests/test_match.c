@@ -1,0 +1,498 @@
+/* Tests of common/match.h: the scorer (score, 95% interval, Elo), the SPRT's
+ * log-likelihood ratio and decisions, the gate, match play (colours,
+ * openings, reproducibility, SPRT stopping) and the `kz match` command.
+ *
+ * The worked examples were computed by hand (with a calculator; the LLR's
+ * secular equation solved in closed form as a quadratic, see below), not by
+ * the code under test, which solves it by bisection. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "game.h"
+#include "match.h"
+#include "player.h"
+#include "util.h"
+
+/* ---- the scorer ---- */
+
+Test(match, stats_worked_example)
+{
+    /* W/D/L = 30/10/10, N = 50.
+     * s = (30 + 5) / 50 = 0.7
+     * v = (30 * 0.3^2 + 10 * 0.2^2 + 10 * 0.7^2) / 50 = (2.7 + 0.4 + 4.9) / 50 = 0.16
+     * sd = sqrt(0.16 / 50) = sqrt(0.0032) = 0.0565685425
+     * 95%: 0.7 -/+ 1.959964 * 0.0565685425 = 0.7 -/+ 0.1108723 -> [0.5891277, 0.8108723]
+     * Elo(0.7) = -400 log10(1/0.7 - 1) = -400 log10(0.4285714) = +147.1907
+     * Elo(0.5891277) = -400 log10(0.6974252) = +62.6010
+     * Elo(0.8108723) = -400 log10(0.2332405) = +252.8789 */
+    match_stats st;
+    match_stats_compute(30, 10, 10, &st);
+    cr_assert_eq(st.games, 50);
+    cr_assert_float_eq(st.score, 0.7, 1e-12);
+    cr_assert_float_eq(st.sd, 0.0565685425, 1e-9);
+    cr_assert_float_eq(st.score_lo, 0.5891277, 1e-6);
+    cr_assert_float_eq(st.score_hi, 0.8108723, 1e-6);
+    cr_assert_float_eq(st.elo, 147.1907, 1e-3);
+    cr_assert_float_eq(st.elo_lo, 62.6010, 1e-3);
+    cr_assert_float_eq(st.elo_hi, 252.8789, 1e-3);
+}
+
+Test(match, stats_trinomial_variance_uses_draws)
+{
+    /* Same score 0.5, different spread: 10/0/10 has per-game variance 0.25,
+     * 0/20/0 has 0, 5/10/5 has (5*0.25 + 0 + 5*0.25)/20 = 0.125. */
+    match_stats a, b, c;
+    match_stats_compute(10, 0, 10, &a);
+    match_stats_compute(0, 20, 0, &b);
+    match_stats_compute(5, 10, 5, &c);
+    cr_assert_float_eq(a.sd, sqrt(0.25 / 20), 1e-12);
+    cr_assert_float_eq(b.sd, 0.0, 1e-12);
+    cr_assert_float_eq(c.sd, sqrt(0.125 / 20), 1e-12);
+    cr_assert_float_eq(a.elo, 0.0, 1e-9);
+    cr_assert(a.score_lo < c.score_lo && c.score_lo < b.score_lo);
+}
+
+Test(match, stats_edges)
+{
+    match_stats st;
+    match_stats_compute(7, 2, 1, &st);
+    /* s = 0.8, v = (7*0.04 + 2*0.09 + 0.64)/10 = 0.11, sd = sqrt(0.011) = 0.1048809,
+     * s + 1.96 sd = 1.0056 is clamped to 1, whose Elo is +inf. */
+    cr_assert_float_eq(st.sd, 0.1048809, 1e-6);
+    cr_assert_float_eq(st.score_hi, 1.0, 1e-12);
+    cr_assert(isinf(st.elo_hi) && st.elo_hi > 0);
+    match_stats_compute(5, 0, 0, &st);
+    cr_assert_float_eq(st.score, 1.0, 1e-12);
+    cr_assert(isinf(st.elo) && st.elo > 0);
+    match_stats_compute(0, 0, 4, &st);
+    cr_assert(isinf(st.elo) && st.elo < 0);
+    match_stats_compute(0, 0, 0, &st);
+    cr_assert_eq(st.games, 0);
+    cr_assert_float_eq(st.score, 0.5, 1e-12);
+    /* Elo and score are inverse; 100 Elo is a score of 1/(1 + 10^-0.25) = 0.6400649. */
+    cr_assert_float_eq(match_score_from_elo(100), 0.6400649, 1e-6);
+    cr_assert_float_eq(match_elo_from_score(match_score_from_elo(-250)), -250, 1e-9);
+}
+
+/* ---- the SPRT ---- */
+
+/* The normal approximation N (s1-s0)(2s-s0-s1) / (2v), computed here for comparison. */
+static double s_llr_normal(int w, int d, int l, double elo0, double elo1)
+{
+    double n = w + d + l, s = (w + 0.5 * d) / n;
+    double v = (w * (1 - s) * (1 - s) + d * (0.5 - s) * (0.5 - s) + l * s * s) / n;
+    double s0 = 1 / (1 + pow(10, -elo0 / 400)), s1 = 1 / (1 + pow(10, -elo1 / 400));
+    return n * (s1 - s0) * (2 * s - s0 - s1) / (2 * v);
+}
+
+Test(match, llr_worked_examples)
+{
+    /* How the examples were computed. With outcomes x = (1, 1/2, 0), frequencies p,
+     * a_i = x_i - s, the secular equation sum p_i a_i / (1 + t a_i) = 0 multiplied out
+     * is the quadratic c2 t^2 + c1 t + c0 = 0 with
+     *   c0 = mean(p) - s,  c1 = (a_1 + a_2 + a_3) c0 - sum p_i a_i^2,  c2 = a_1 a_2 a_3,
+     * the root with every 1 + t a_i > 0 gives q_i = p_i / (1 + t a_i), and
+     * LLR = N sum p_i log(q1_i / q0_i).
+     *
+     * Example 1: W/D/L = 12/20/8, elo0 = 0, elo1 = 35. p = (0.3, 0.5, 0.2), mean 0.55.
+     *   H0: s0 = 0.5, a = (0.5, 0, -0.5): c2 = 0, c0 = 0.05, c1 = 0*0.05 - 0.125 = -0.125,
+     *       t0 = 0.4, q0 = (0.3/1.2, 0.5, 0.2/0.8) = (0.25, 0.5, 0.25).
+     *   H1: s1 = 1/(1+10^(-35/400)) = 0.5501994, a = (0.4498006, -0.0501994, -0.5501994):
+     *       c0 = -0.0001994, c1 = -0.1224700, c2 = 0.0124233, t1 = -0.0016275,
+     *       q1 = (0.3002198, 0.4999592, 0.1998211).
+     *   LLR = 40 (0.3 ln(0.3002198/0.25) + 0.5 ln(0.4999592/0.5) + 0.2 ln(0.1998211/0.25))
+     *       = 0.4027038 (normal approximation: 0.4081568).
+     * Example 2: 30/10/10, elo 0/35: H0 t0 = 0.2/0.2 = 1, q0 = (0.4, 0.2, 0.4);
+     *   LLR = 2.2152247 (the normal approximation, 2.7437, is poor at this size).
+     * Example 3: 1/0/0 (regularised to 1/0.001/0.001), elo 0/35: LLR = 0.0956622, close to
+     *   ln(s1/s0) = 0.0956707, the ratio of the two win probabilities.
+     * Example 4: 10/20/12, elo -10/10: LLR = -0.2196384.
+     * Example 5: 300/200/250, elo 0/10: LLR = 1.5394822 (normal: 1.5478790). */
+    cr_assert_float_eq(match_llr(12, 20, 8, 0, 35), 0.4027038, 1e-6);
+    cr_assert_float_eq(match_llr(30, 10, 10, 0, 35), 2.2152247, 1e-6);
+    cr_assert_float_eq(match_llr(1, 0, 0, 0, 35), 0.0956622, 1e-6);
+    cr_assert_float_eq(match_llr(10, 20, 12, -10, 10), -0.2196384, 1e-6);
+    cr_assert_float_eq(match_llr(300, 200, 250, 0, 10), 1.5394822, 1e-6);
+    /* More, for the decisions below: 60/20/20 -> 4.4304493, 20/20/60 -> -5.6338234,
+     * 25/10/15 -> 0.9451494, 15/10/25 -> -1.5703334, 9/0/0 at elo 0/200 -> 3.7650808. */
+    cr_assert_float_eq(match_llr(60, 20, 20, 0, 35), 4.4304493, 1e-6);
+    cr_assert_float_eq(match_llr(20, 20, 60, 0, 35), -5.6338234, 1e-6);
+    cr_assert_float_eq(match_llr(25, 10, 15, 0, 35), 0.9451494, 1e-6);
+    cr_assert_float_eq(match_llr(15, 10, 25, 0, 35), -1.5703334, 1e-6);
+    cr_assert_float_eq(match_llr(9, 0, 0, 0, 200), 3.7650808, 1e-6);
+}
+
+Test(match, llr_properties)
+{
+    /* Mirror: swapping wins and losses maps the score s to 1 - s, i.e. Elo e to -e, so
+     * H1: 35 vs H0: 0 on 17/9/4 is H0: -35 vs H1: 0 on 4/9/17, with the roles (and the
+     * sign) swapped. */
+    cr_assert(match_llr(17, 9, 4, 0, 35) > 1);
+    cr_assert_float_eq(match_llr(17, 9, 4, 0, 35), -match_llr(4, 9, 17, -35, 0), 1e-9);
+    /* Sign: positive when the score is above the midpoint (s0 + s1)/2, negative below. */
+    cr_assert(match_llr(55, 0, 45, 0, 35) > 0);     /* 0.55 > 0.5251 */
+    cr_assert(match_llr(50, 10, 50, 0, 35) < 0);    /* 0.5 < 0.5251 */
+    /* It grows with the evidence: the same frequencies, ten times the games. */
+    double small = match_llr(6, 2, 2, 0, 35), large = match_llr(60, 20, 20, 0, 35);
+    cr_assert(large > 5 * small && small > 0);
+    /* Large samples: the exact GSPRT and its normal approximation agree (within 2%). */
+    double exact = match_llr(3000, 2000, 2500, 0, 10);
+    double approx = s_llr_normal(3000, 2000, 2500, 0, 10);
+    cr_assert(fabs(exact - approx) < 0.02 * fabs(approx), "exact %f approx %f", exact, approx);
+}
+
+Test(match, sprt_bounds_and_decisions)
+{
+    double lo, hi;
+    match_sprt_bounds(0.05, 0.05, &lo, &hi);
+    /* ln(0.05/0.95) = -2.9444390, ln(0.95/0.05) = +2.9444390 */
+    cr_assert_float_eq(lo, -2.9444390, 1e-6);
+    cr_assert_float_eq(hi, 2.9444390, 1e-6);
+    match_sprt_bounds(0.01, 0.1, &lo, &hi);
+    cr_assert_float_eq(lo, log(0.1 / 0.99), 1e-12);
+    cr_assert_float_eq(hi, log(0.9 / 0.01), 1e-12);
+    double llr;
+    cr_assert_eq(match_sprt_decide(60, 20, 20, 0, 35, 0.05, 0.05, &llr), GATE_ACCEPT);
+    cr_assert_float_eq(llr, 4.4304493, 1e-6);
+    cr_assert_eq(match_sprt_decide(20, 20, 60, 0, 35, 0.05, 0.05, NULL), GATE_REJECT);
+    cr_assert_eq(match_sprt_decide(30, 10, 10, 0, 35, 0.05, 0.05, NULL), GATE_CONTINUE);
+    /* 2.215 passes the looser upper bound ln(0.8/0.2) = 1.386 for alpha = beta = 0.2. */
+    cr_assert_eq(match_sprt_decide(30, 10, 10, 0, 35, 0.2, 0.2, NULL), GATE_ACCEPT);
+    cr_assert_eq(match_sprt_decide(0, 0, 0, 0, 35, 0.05, 0.05, &llr), GATE_CONTINUE);
+}
+
+/* ---- the gate ---- */
+
+Test(gate, defaults)
+{
+    gate_config c;
+    gate_config_default(&c);
+    cr_assert_eq(c.games, 50);
+    cr_assert_float_eq(c.threshold, 0.55, 1e-12);
+    cr_assert(!c.sprt);
+    cr_assert_float_eq(c.elo0, 0, 1e-12);
+    cr_assert_float_eq(c.elo1, 35, 1e-12);
+    cr_assert_float_eq(c.alpha, 0.05, 1e-12);
+    cr_assert_float_eq(c.beta, 0.05, 1e-12);
+}
+
+Test(gate, config_check)
+{
+    gate_config c;
+    char err[200];
+    gate_config_default(&c);
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), 0);
+    c.games = 0;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+    cr_assert_not_null(strstr(err, "games"));
+    gate_config_default(&c);
+    c.threshold = 1.0;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+    c.threshold = NAN;
+    cr_assert_eq(gate_config_check(&c, NULL, 0), KZ_EINVAL);
+    gate_config_default(&c);
+    c.elo0 = 40; /* ignored without sprt */
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), 0);
+    c.sprt = true;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+    cr_assert_not_null(strstr(err, "elo0"));
+    gate_config_default(&c);
+    c.sprt = true;
+    c.beta = 0;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+}
+
+Test(gate, fixed_mode_at_fifty)
+{
+    gate_config c;
+    gate_config_default(&c);
+    /* 27.5/50 = 0.55 is not > 0.55. */
+    cr_assert_eq(gate_decide(&c, 27, 1, 22), GATE_REJECT);
+    cr_assert_eq(gate_decide(&c, 25, 5, 20), GATE_REJECT);   /* 27.5 again */
+    cr_assert_eq(gate_decide(&c, 28, 0, 22), GATE_ACCEPT);   /* 0.56 */
+    cr_assert_eq(gate_decide(&c, 27, 2, 21), GATE_ACCEPT);   /* 28/50 */
+    cr_assert_eq(gate_decide(&c, 0, 50, 0), GATE_REJECT);    /* all draws: 0.5 */
+    /* A threshold that does not round well: 57/100 = 0.57 is not > 0.57. */
+    c.games = 100;
+    c.threshold = 0.57;
+    cr_assert_eq(gate_decide(&c, 57, 0, 43), GATE_REJECT);
+    cr_assert_eq(gate_decide(&c, 56, 3, 41), GATE_ACCEPT);   /* 57.5 */
+}
+
+Test(gate, fixed_mode_early_and_late)
+{
+    gate_config c;
+    gate_config_default(&c);
+    cr_assert_eq(gate_decide(&c, 0, 0, 0), GATE_CONTINUE);
+    cr_assert_eq(gate_decide(&c, 27, 1, 0), GATE_CONTINUE); /* 27.5 so far: not yet > 27.5 */
+    cr_assert_eq(gate_decide(&c, 28, 0, 0), GATE_ACCEPT);   /* 28 points can no longer fall */
+    cr_assert_eq(gate_decide(&c, 0, 0, 22), GATE_CONTINUE); /* 28 wins still reach 0.56 */
+    cr_assert_eq(gate_decide(&c, 0, 0, 23), GATE_REJECT);   /* at best 27/50 */
+    cr_assert_eq(gate_decide(&c, 0, 45, 0), GATE_REJECT);   /* at best 22.5 + 5 = 27.5 */
+    cr_assert_eq(gate_decide(&c, 0, 44, 0), GATE_CONTINUE); /* 22 + 6 = 28 still possible */
+    cr_assert_eq(gate_decide(&c, 20, 5, 20), GATE_REJECT);   /* 22.5 + 5 left: at best 27.5 */
+    cr_assert_eq(gate_decide(&c, 21, 5, 19), GATE_CONTINUE); /* 23.5 + 5 left: up to 28.5 */
+    /* More games than planned: the score over all of them decides. */
+    cr_assert_eq(gate_decide(&c, 34, 0, 26), GATE_ACCEPT);   /* 34/60 = 0.567 */
+    cr_assert_eq(gate_decide(&c, 33, 0, 27), GATE_REJECT);   /* 33/60 = 0.55 */
+}
+
+Test(gate, sprt_mode)
+{
+    gate_config c;
+    gate_config_default(&c);
+    c.sprt = true;
+    c.games = 200;
+    /* The SPRT decides (LLR 4.43 >= 2.944; -5.63 <= -2.944) before the cap. */
+    cr_assert_eq(gate_decide(&c, 60, 20, 20), GATE_ACCEPT);
+    cr_assert_eq(gate_decide(&c, 20, 20, 60), GATE_REJECT);
+    /* Undecided below the cap: continue, even where the fixed rule would already accept. */
+    cr_assert_eq(gate_decide(&c, 30, 10, 10), GATE_CONTINUE);
+    cr_assert_eq(gate_decide(&c, 28, 0, 0), GATE_CONTINUE); /* LLR 2.6788 < 2.944 */
+    cr_assert_eq(gate_decide(&c, 30, 0, 0), GATE_CONTINUE); /* LLR 2.8702 */
+    cr_assert_eq(gate_decide(&c, 31, 0, 0), GATE_ACCEPT);   /* LLR 2.9658 */
+    /* At the cap (50 games) an undecided SPRT falls back to score > threshold. */
+    c.games = 50;
+    cr_assert_eq(gate_decide(&c, 25, 10, 15), GATE_ACCEPT); /* LLR 0.95, score 0.6 */
+    cr_assert_eq(gate_decide(&c, 15, 10, 25), GATE_REJECT); /* LLR -1.57, score 0.4 */
+    /* Wider hypotheses decide early: 9 straight wins give LLR 3.77 for elo1 = 200. */
+    c.elo1 = 200;
+    cr_assert_eq(gate_decide(&c, 9, 0, 0), GATE_ACCEPT);
+    cr_assert_eq(gate_decide(&c, 2, 0, 0), GATE_CONTINUE);
+}
+
+/* ---- match play ---- */
+
+Test(match, openings_distinct_and_level)
+{
+    const game_def *g = game_default();
+    game_state o[30];
+    cr_assert_eq(match_openings(g, 30, 10, 5, o), 0);
+    for (int i = 0; i < 30; i++) {
+        cr_assert(!g->result(&o[i]).over);
+        cr_assert(!g->mid_turn(&o[i]));
+        cr_assert_eq(g->ply(&o[i]), 10);
+        int a;
+        long score;
+        player_alphabeta_search(g, &o[i], 1, false, &a, &score);
+        cr_assert_eq(score, 0, "opening %d is not level", i);
+        for (int j = 0; j < i; j++)
+            cr_assert_neq(g->hash(&o[i]), g->hash(&o[j]), "openings %d and %d equal", i, j);
+    }
+    /* Black has 3 first moves: no 5 distinct positions after one turn. */
+    cr_assert_eq(match_openings(g, 5, 1, 5, o), KZ_EINVAL);
+    /* Automatic: the fewest turns that give 30. */
+    cr_assert_eq(match_openings(g, 30, 0, 5, o), 0);
+    int turns = g->ply(&o[0]);
+    for (int i = 1; i < 30; i++)
+        cr_assert_eq(g->ply(&o[i]), turns);
+    game_state tmp[30];
+    cr_assert_eq(match_openings(g, 30, turns - 1, 5, tmp), KZ_EINVAL);
+}
+
+/* Records what match_run reports. */
+typedef struct log_games {
+    int n;              /* games seen */
+    match_game g[64];   /* their reports */
+    int w, d, l;        /* the last tally */
+} log_games;
+
+static void s_log(void *ctx, const match_game *gm, int w, int d, int l)
+{
+    log_games *lg = ctx;
+    cr_assert_lt(lg->n, 64);
+    lg->g[lg->n++] = *gm;
+    lg->w = w;
+    lg->d = d;
+    lg->l = l;
+}
+
+Test(match, colours_openings_and_tally)
+{
+    const game_def *g = game_default();
+    player *a = player_greedy_new(g), *b = player_random_new(g);
+    match_config cfg;
+    match_config_default(&cfg);
+    cfg.games = 12;
+    cfg.openings = 4;
+    cfg.seed = 9;
+    log_games lg = {0};
+    cfg.on_game = s_log;
+    cfg.ctx = &lg;
+    int w, d, l, dec;
+    cr_assert_eq(match_run(g, a, b, &cfg, &w, &d, &l, &dec), 0);
+    cr_assert_eq(w + d + l, 12);
+    cr_assert_eq(lg.n, 12);
+    cr_assert(lg.w == w && lg.d == d && lg.l == l);
+    cr_assert_eq(dec, GATE_CONTINUE);
+    int sum = 0;
+    for (int i = 0; i < 12; i++) {
+        cr_assert_eq(lg.g[i].index, i);
+        cr_assert_eq(lg.g[i].a_player, i % 2);
+        cr_assert_eq(lg.g[i].opening, (i / 2) % 4);
+        cr_assert(lg.g[i].result.over);
+        cr_assert_eq(lg.g[i].a_result, game_result_for(lg.g[i].result, lg.g[i].a_player));
+        sum += lg.g[i].a_result;
+    }
+    cr_assert_eq(sum, w - l);
+    player_destroy(&a);
+    player_destroy(&b);
+    cr_assert_null(a);
+}
+
+Test(match, reproducible_from_seed)
+{
+    const game_def *g = game_default();
+    player *a = player_uct_new(g, &(player_uct_config){.playouts = 30, .c = 1.0});
+    player *b = player_alphabeta_new(g, 1);
+    log_games run[3] = {{0}};
+    uint64_t seeds[3] = {4, 4, 5};
+    for (int r = 0; r < 3; r++) {
+        match_config cfg;
+        match_config_default(&cfg);
+        cfg.games = 6;
+        cfg.seed = seeds[r];
+        cfg.on_game = s_log;
+        cfg.ctx = &run[r];
+        int w, d, l;
+        cr_assert_eq(match_run(g, a, b, &cfg, &w, &d, &l, NULL), 0);
+    }
+    bool differ = false;
+    for (int i = 0; i < 6; i++) {
+        cr_assert_eq(run[0].g[i].actions, run[1].g[i].actions, "game %d", i);
+        cr_assert_eq(run[0].g[i].result.winner, run[1].g[i].result.winner);
+        cr_assert_eq(run[0].g[i].result.reason, run[1].g[i].result.reason);
+        differ |= run[0].g[i].actions != run[2].g[i].actions;
+    }
+    cr_assert(differ, "another seed should give other games");
+    player_destroy(&a);
+    player_destroy(&b);
+}
+
+Test(match, sprt_stops_early)
+{
+    /* greedy beats random in almost every game: with hypotheses 0 vs 200 Elo the
+     * SPRT accepts H1 after about 9 straight wins, far below the cap of 60. */
+    const game_def *g = game_default();
+    player *a = player_greedy_new(g), *b = player_random_new(g);
+    match_config cfg;
+    match_config_default(&cfg);
+    cfg.games = 60;
+    cfg.sprt = true;
+    cfg.elo0 = 0;
+    cfg.elo1 = 200;
+    cfg.seed = 3;
+    log_games lg = {0};
+    cfg.on_game = s_log;
+    cfg.ctx = &lg;
+    int w, d, l, dec;
+    cr_assert_eq(match_run(g, a, b, &cfg, &w, &d, &l, &dec), 0);
+    cr_assert_eq(dec, GATE_ACCEPT);
+    cr_assert_lt(w + d + l, 30);
+    cr_assert_eq(lg.n, w + d + l);
+    cr_assert_eq(match_sprt_decide(w, d, l, 0, 200, 0.05, 0.05, NULL), GATE_ACCEPT);
+    /* It stopped at the first decision: every earlier tally was undecided. */
+    int pw = 0, pd = 0, pl = 0;
+    for (int i = 0; i + 1 < lg.n; i++) {
+        pw += lg.g[i].a_result > 0;
+        pd += lg.g[i].a_result == 0;
+        pl += lg.g[i].a_result < 0;
+        cr_assert_eq(match_sprt_decide(pw, pd, pl, 0, 200, 0.05, 0.05, NULL), GATE_CONTINUE);
+    }
+    player_destroy(&a);
+    player_destroy(&b);
+}
+
+Test(match, bad_settings)
+{
+    const game_def *g = game_default();
+    player *a = player_random_new(g), *b = player_random_new(g);
+    match_config cfg;
+    match_config_default(&cfg);
+    int w, d, l;
+    cfg.games = 0;
+    cr_assert_eq(match_run(g, a, b, &cfg, &w, &d, &l, NULL), KZ_EINVAL);
+    match_config_default(&cfg);
+    cfg.sprt = true;
+    cfg.elo0 = 10;
+    cfg.elo1 = 5;
+    cr_assert_eq(match_run(g, a, b, &cfg, &w, &d, &l, NULL), KZ_EINVAL);
+    match_config_default(&cfg);
+    cfg.openings = 10;
+    cfg.opening_turns = 1; /* only 3 positions exist */
+    cr_assert_eq(match_run(g, a, b, &cfg, &w, &d, &l, NULL), KZ_EINVAL);
+    cr_assert_eq(w + d + l, 0);
+    player_destroy(&a);
+    player_destroy(&b);
+}
+
+/* ---- kz match ---- */
+
+/* Runs `kz ARGS` with output to a temp file; returns the exit status and the output. */
+static int s_kz(const char *args, char *out, size_t len)
+{
+    const char *dir = getenv("KZ_BIN_DIR");
+    cr_assert_not_null(dir, "KZ_BIN_DIR must point at the built binaries");
+    char path[] = "/tmp/kz_test_match_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s/kz %s > %s 2>&1", dir, args, path);
+    int st = system(cmd);
+    FILE *f = fdopen(fd, "r");
+    size_t n = fread(out, 1, len - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    unlink(path);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(kz_match, runs_and_reports)
+{
+    static char out[65536];
+    int rc = s_kz("match greedy random --games 6 --openings 3 --seed 2 --sprt 0,200", out,
+                  sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "game 1/6: opening 1,"), "%s", out);
+    cr_assert_not_null(strstr(out, "W/D/L: "), "%s", out);
+    cr_assert_not_null(strstr(out, "score: "), "%s", out);
+    cr_assert_not_null(strstr(out, "elo: "), "%s", out);
+    cr_assert_not_null(strstr(out, "sprt: elo0 0, elo1 200"), "%s", out);
+    int w, d, l;
+    const char *p = strstr(out, "W/D/L: ");
+    cr_assert_eq(sscanf(p, "W/D/L: %d/%d/%d", &w, &d, &l), 3);
+    cr_assert_eq(w + d + l, 6);
+    rc = s_kz("match --help", out, sizeof out);
+    cr_assert_eq(rc, 0);
+    cr_assert_not_null(strstr(out, "alphabeta:D"));
+    cr_assert_not_null(strstr(out, "mcts:MODEL"));
+}
+
+Test(kz_match, bad_input)
+{
+    static char out[8192];
+    const char *bad[] = {
+        "match random",                          /* one player */
+        "match random random --games 0",
+        "match random random --games x",
+        "match random random --sprt 35,0",
+        "match random random --sprt 0,35,0.05",
+        "match random random --sprt 0,35,0.7,0.05",
+        "match random random --bogus",
+        "match random randomx",
+        "match uct:0 random",
+        "match alphabeta:99 random",
+        "match random random --openings 9 --opening-turns 1",
+        "match policy:/nonexistent/model random",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = s_kz(bad[i], out, sizeof out);
+        cr_assert_eq(rc, 2, "kz %s: status %d, output %s", bad[i], rc, out);
+        cr_assert_not_null(strstr(out, "kz: "), "kz %s: %s", bad[i], out);
+        cr_assert_null(strchr(strchr(out, '\n') + 1, '\n'), "kz %s: one line: %s", bad[i], out);
+    }
+}

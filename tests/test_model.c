@@ -1,0 +1,408 @@
+/* Tests of common/model: architectures, tensors, the folded BLAS evaluator
+ * against the naive unfolded reference on several shapes (the spec's, 10
+ * blocks, 4x64 with a 32-wide value head, an 8x8 board with 4096 actions),
+ * and the helpers (masked softmax, mirror augmentation). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "game.h"
+#include "model.h"
+#include "util.h"
+
+/* An arch for a made-up game of the given shape (no game_def needed). */
+static model_arch s_arch(const char *game, int C, int H, int W, int A, int blocks, int F)
+{
+    model_arch a;
+    model_arch_default(&a, game_default());
+    snprintf(a.game, sizeof a.game, "%s", game);
+    a.in_planes = C;
+    a.height = H;
+    a.width = W;
+    a.actions = A;
+    a.blocks = blocks;
+    a.filters = F;
+    return a;
+}
+
+/* Gives every batch norm non-trivial parameters and running statistics. */
+static void s_randomize_bn(model *m, uint64_t seed)
+{
+    rng_t r;
+    rng_seed(&r, seed);
+    for (int i = 0; i < model_tensor_count(m); i++) {
+        model_tensor_info ti;
+        model_tensor_info_get(m, i, &ti);
+        const char *dot = strrchr(ti.name, '.');
+        bool bn = strstr(ti.name, ".bn") != NULL;
+        if (!bn)
+            continue;
+        float *v = malloc(ti.size * sizeof *v);
+        for (size_t k = 0; k < ti.size; k++) {
+            if (!strcmp(dot, ".weight"))
+                v[k] = (float)(0.5 + rng_uniform(&r));
+            else if (!strcmp(dot, ".bias"))
+                v[k] = (float)(0.2 * rng_normal(&r));
+            else if (!strcmp(dot, ".running_mean"))
+                v[k] = (float)(0.3 * rng_normal(&r));
+            else
+                v[k] = (float)(0.5 + 1.5 * rng_uniform(&r));
+        }
+        model_tensor_write(m, i, v);
+        free(v);
+    }
+}
+
+/* Random 0/1 planes, like a game's encoding. */
+static float *s_planes(const model_arch *a, int B, uint64_t seed)
+{
+    rng_t r;
+    rng_seed(&r, seed);
+    size_t n = (size_t)B * a->in_planes * a->height * a->width;
+    float *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = rng_below(&r, 3) == 0 ? 1.0f : 0.0f;
+    return x;
+}
+
+/* Evaluates B positions with a fresh evaluator (max_batch mb) and with the
+ * reference; asserts they agree. */
+static void s_check_eval(const model *m, const float *x, int B, int mb)
+{
+    const model_arch *a = model_get_arch(m);
+    int A = a->actions;
+    float *l1 = malloc((size_t)B * A * sizeof *l1), *l2 = malloc((size_t)B * A * sizeof *l2);
+    float *v1 = malloc((size_t)B * sizeof *v1), *v2 = malloc((size_t)B * sizeof *v2);
+    model_eval *e = model_eval_new(m, mb);
+    cr_assert_not_null(e);
+    cr_assert_eq(model_eval_max_batch(e), mb);
+    model_eval_run(e, x, B, l1, v1);
+    model_forward_reference(m, x, B, l2, v2);
+    double spread = 0;
+    for (int i = 0; i < B * A; i++) {
+        cr_assert(isfinite(l1[i]));
+        cr_assert(fabs(l1[i] - l2[i]) <= 2e-4 + 2e-4 * fabs(l2[i]), "logit %d: %.7g vs %.7g", i,
+                  (double)l1[i], (double)l2[i]);
+        spread += fabs(l2[i] - l2[0]);
+    }
+    cr_assert(spread > 1e-3, "the logits should not all be equal");
+    for (int b = 0; b < B; b++) {
+        cr_assert(v1[b] >= -1 && v1[b] <= 1);
+        cr_assert(fabs(v1[b] - v2[b]) <= 2e-4, "value %d: %.7g vs %.7g", b, (double)v1[b],
+                  (double)v2[b]);
+    }
+    model_eval_destroy(&e);
+    cr_assert_null(e);
+    free(l1), free(l2), free(v1), free(v2);
+}
+
+Test(model, default_arch_is_the_specification)
+{
+    model_arch a;
+    const game_def *g = game_default();
+    model_arch_default(&a, g);
+    cr_assert_str_eq(a.game, g->name);
+    cr_assert_eq(a.in_planes, g->planes);
+    cr_assert_eq(a.height * a.width, 25);
+    cr_assert_eq(a.actions, g->action_count);
+    cr_assert_eq(a.blocks, 6);
+    cr_assert_eq(a.filters, 64);
+    cr_assert_eq(a.policy_filters, 2);
+    cr_assert_eq(a.value_filters, 1);
+    cr_assert_eq(a.value_hidden, 64);
+    char err[200];
+    cr_assert_eq(model_arch_check(&a, err, sizeof err), 0);
+    cr_assert_eq(model_arch_check_game(&a, g, err, sizeof err), 0);
+    /* FLOPs: 2 x multiply-adds of the convs and linears, counted by hand. */
+    double convs = 25.0 * (9 * 7 * 64 + 12 * 9 * 64 * 64 + 64 * 3);
+    double fcs = 50.0 * 625 + 25 * 64 + 64;
+    cr_assert_float_eq(model_arch_forward_flops(&a), 2 * (convs + fcs), 1e-3);
+    cr_assert(fabs(model_arch_forward_flops(&a) / 1e6 - 22.4) < 0.05);
+    /* Parameters counted from the layer shapes. */
+    size_t p = 9 * 7 * 64 + 128 + 12 * (9 * 64 * 64 + 128) + 64 * 2 + 4 + 50 * 625 + 625 +
+               64 + 2 + 25 * 64 + 64 + 64 + 1;
+    cr_assert_eq(model_arch_param_count(&a), p);
+    model *m = model_new(&a, 1);
+    size_t total = 0;
+    for (int i = 0; i < model_tensor_count(m); i++) {
+        model_tensor_info ti;
+        model_tensor_info_get(m, i, &ti);
+        if (ti.kind != MODEL_TENSOR_STAT)
+            total += ti.size;
+    }
+    cr_assert_eq(total, p);
+    model_destroy(&m);
+    cr_assert_null(m);
+    model_destroy(&m); /* NULL-safe */
+}
+
+Test(model, arch_check_rejects_bad_shapes)
+{
+    char err[200];
+    model_arch a = s_arch("g", 7, 5, 5, 625, 6, 64);
+    model_arch b = a;
+    b.filters = 0;
+    cr_assert_eq(model_arch_check(&b, err, sizeof err), KZ_EINVAL);
+    cr_assert(strstr(err, "filters"), "%s", err);
+    b = a;
+    b.blocks = -1;
+    cr_assert_eq(model_arch_check(&b, err, sizeof err), KZ_EINVAL);
+    b = a;
+    b.game[0] = 0;
+    cr_assert_eq(model_arch_check(&b, err, sizeof err), KZ_EINVAL);
+    b = a;
+    b.blocks = 128;
+    b.filters = 1024; /* 2.4 G floats */
+    cr_assert_eq(model_arch_check(&b, err, sizeof err), KZ_EINVAL);
+    cr_assert(strstr(err, "limit"), "%s", err);
+    cr_assert_null(model_new(&b, 1));
+    /* Another game's shape does not fit Khreibaga. */
+    b = a;
+    snprintf(b.game, sizeof b.game, "%s", game_default()->name);
+    b.actions = 4096;
+    cr_assert_eq(model_arch_check_game(&b, game_default(), err, sizeof err), KZ_EMISMATCH);
+    cr_assert(strstr(err, "architecture mismatch"), "%s", err);
+    cr_assert_eq(model_arch_check_game(&a, game_default(), err, sizeof err), KZ_EMISMATCH);
+    cr_assert(strstr(err, "for game 'g'"), "%s", err);
+}
+
+Test(model, tensor_names_shapes_and_canonical_layout)
+{
+    model_arch a = s_arch("g", 3, 4, 5, 11, 2, 6);
+    a.value_hidden = 7;
+    model *m = model_new(&a, 5);
+    cr_assert_eq(model_tensor_count(m), 5 + 2 * 10 + 5 + 2 + 5 + 4);
+    model_tensor_info ti;
+    int i = model_tensor_find(m, "blocks.1.conv2.weight");
+    cr_assert(i >= 0);
+    model_tensor_info_get(m, i, &ti);
+    cr_assert_eq(ti.ndim, 4);
+    cr_assert(ti.shape[0] == 6 && ti.shape[1] == 6 && ti.shape[2] == 3 && ti.shape[3] == 3);
+    cr_assert_eq(ti.kind, MODEL_TENSOR_WEIGHT);
+    i = model_tensor_find(m, "policy.fc.weight");
+    model_tensor_info_get(m, i, &ti);
+    cr_assert(ti.ndim == 2 && ti.shape[0] == 11 && ti.shape[1] == 2 * 20);
+    i = model_tensor_find(m, "value.fc1.bias");
+    model_tensor_info_get(m, i, &ti);
+    cr_assert(ti.ndim == 1 && ti.shape[0] == 7 && ti.kind == MODEL_TENSOR_PARAM);
+    i = model_tensor_find(m, "stem.bn.running_var");
+    model_tensor_info_get(m, i, &ti);
+    cr_assert_eq(ti.kind, MODEL_TENSOR_STAT);
+    cr_assert_eq(model_tensor_find(m, "no.such"), -1);
+    /* Write/read round trip through the internal layout, every tensor. */
+    rng_t r;
+    rng_seed(&r, 9);
+    for (i = 0; i < model_tensor_count(m); i++) {
+        model_tensor_info_get(m, i, &ti);
+        float *v = malloc(ti.size * sizeof *v), *w = malloc(ti.size * sizeof *w);
+        for (size_t k = 0; k < ti.size; k++)
+            v[k] = (float)rng_normal(&r);
+        model_tensor_write(m, i, v);
+        model_tensor_read(m, i, w);
+        cr_assert(memcmp(v, w, ti.size * sizeof *v) == 0, "%s", ti.name);
+        free(v), free(w);
+    }
+    model_destroy(&m);
+}
+
+Test(model, canonical_weights_mean_what_pytorch_means)
+{
+    /* A 0-block net with one stem filter that copies input plane 1 shifted:
+     * stem.conv.weight[0][1][0][2] = 1 reads in(y-1, x+1). Identity batch
+     * norm (eps 0 is not allowed, so undo it in the check), a policy conv
+     * weight of 1, and a policy linear that picks flattened index
+     * c*H*W + y*W + x: the logits expose the stem's output. */
+    model_arch a = s_arch("g", 2, 3, 4, 12, 0, 1);
+    a.policy_filters = 1;
+    model *m = model_new_blank(&a);
+    cr_assert_not_null(m);
+    float w[2 * 9] = {0};
+    w[1 * 9 + 0 * 3 + 2] = 1.0f;
+    model_tensor_write(m, model_tensor_find(m, "stem.conv.weight"), w);
+    float one = 1.0f;
+    const char *ones[] = {"stem.bn.weight",  "stem.bn.running_var",   "policy.conv.weight",
+                          "policy.bn.weight", "policy.bn.running_var", "value.bn.running_var"};
+    for (size_t k = 0; k < 6; k++)
+        model_tensor_write(m, model_tensor_find(m, ones[k]), &one);
+    float fc[12 * 12] = {0}; /* (A, Pf*H*W): logit j = feature j */
+    for (int j = 0; j < 12; j++)
+        fc[j * 12 + j] = 1.0f;
+    model_tensor_write(m, model_tensor_find(m, "policy.fc.weight"), fc);
+    float x[2 * 12] = {0}, logits[12], v;
+    for (int p = 0; p < 12; p++)
+        x[12 + p] = (float)(p + 1); /* plane 1 */
+    model_eval *e = model_eval_new(m, 1);
+    model_eval_run(e, x, 1, logits, &v);
+    double s = 1.0 / sqrt(1.0 + model_bn_eps(m)); /* each BN scales by this */
+    for (int y = 0; y < 3; y++)
+        for (int xx = 0; xx < 4; xx++) {
+            int sy = y - 1, sx = xx + 1;
+            double want = sy >= 0 && sx < 4 ? x[12 + sy * 4 + sx] * s * s : 0.0;
+            cr_assert_float_eq(logits[y * 4 + xx], want, 1e-4, "(%d,%d)", y, xx);
+        }
+    model_eval_destroy(&e);
+    model_destroy(&m);
+}
+
+Test(model, eval_equals_naive_reference_identity_bn)
+{
+    /* Fresh model (identity batch norm): tests the BLAS + fused path. */
+    model_arch a;
+    model_arch_default(&a, game_default());
+    model *m = model_new(&a, 11);
+    float *x = s_planes(&a, 9, 1);
+    s_check_eval(m, x, 1, 1);
+    s_check_eval(m, x, 9, 9);  /* more than one chunk */
+    s_check_eval(m, x, 3, 64); /* smaller batch than the evaluator's */
+    free(x);
+    model_destroy(&m);
+}
+
+Test(model, eval_folded_equals_unfolded_reference)
+{
+    model_arch a;
+    model_arch_default(&a, game_default());
+    model *m = model_new(&a, 12);
+    s_randomize_bn(m, 3);
+    float *x = s_planes(&a, 5, 2);
+    s_check_eval(m, x, 5, 5);
+    free(x);
+    model_destroy(&m);
+}
+
+Test(model, eval_runs_other_shapes)
+{
+    struct {
+        model_arch a;
+        int B;
+    } cases[6];
+    cases[0].a = s_arch("khreibaga10", 7, 5, 5, 625, 10, 64); /* seed 001 */
+    cases[0].B = 2;
+    cases[1].a = s_arch("draughts4", 7, 5, 5, 625, 4, 64); /* seed 003: 4x64, Vh 32 */
+    cases[1].a.value_hidden = 32;
+    cases[1].B = 3;
+    cases[2].a = s_arch("draughts", 5, 8, 8, 4096, 4, 64); /* 8x8, 64*64 actions */
+    cases[2].a.value_hidden = 32;
+    cases[2].B = 2;
+    cases[3].a = s_arch("odd", 3, 3, 4, 17, 1, 8); /* odd shapes everywhere */
+    cases[3].a.policy_filters = 3;
+    cases[3].a.value_filters = 2;
+    cases[3].a.value_hidden = 5;
+    cases[3].B = 4;
+    cases[4].a = s_arch("noblocks", 2, 2, 2, 3, 0, 4); /* no tower */
+    cases[4].B = 3;
+    cases[5].a = s_arch("chunks", 7, 5, 5, 625, 2, 16); /* many chunks, a partial one */
+    cases[5].B = 70;
+    for (int k = 0; k < 6; k++) {
+        model *m = model_new(&cases[k].a, 20 + k);
+        cr_assert_not_null(m, "case %d", k);
+        s_randomize_bn(m, 4 + k);
+        float *x = s_planes(&cases[k].a, cases[k].B, 30 + k);
+        s_check_eval(m, x, cases[k].B, cases[k].B);
+        free(x);
+        model_destroy(&m);
+    }
+}
+
+Test(model, evaluator_keeps_its_weights_and_is_deterministic)
+{
+    model_arch a = s_arch("g", 7, 5, 5, 625, 2, 16);
+    model *m = model_new(&a, 13);
+    float *x = s_planes(&a, 4, 5);
+    float l1[4 * 625], l2[4 * 625], l3[4 * 625], v1[4], v2[4], v3[4];
+    model_eval *e = model_eval_new(m, 4);
+    model_eval_run(e, x, 4, l1, v1);
+    model_destroy(&m); /* the evaluator owns copies */
+    model_eval_run(e, x, 4, l2, v2);
+    cr_assert(memcmp(l1, l2, sizeof l1) == 0 && memcmp(v1, v2, sizeof v1) == 0);
+    /* Batch composition does not change a position's result much (chunking
+     * and GEMM blocking may differ): position 2 alone. */
+    model_eval_run(e, x + 2 * 7 * 25, 1, l3, v3);
+    for (int i = 0; i < 625; i++)
+        cr_assert_float_eq(l3[i], l1[2 * 625 + i], 1e-4);
+    cr_assert_float_eq(v3[0], v1[2], 1e-5);
+    model_eval_run(e, x, 0, l3, v3); /* B == 0 is a no-op */
+    cr_assert_null(model_eval_new(m = model_new(&a, 1), 0));
+    model_eval_destroy(&e);
+    model_destroy(&m);
+    free(x);
+}
+
+Test(model, clone_and_checksum)
+{
+    model_arch a = s_arch("g", 3, 3, 3, 9, 1, 4);
+    model *m = model_new(&a, 21), *n = model_new(&a, 21), *o = model_new(&a, 22);
+    cr_assert_eq(model_checksum(m), model_checksum(n), "same seed, same weights");
+    cr_assert_neq(model_checksum(m), model_checksum(o));
+    model_set_version(m, 7, 6);
+    model_set_step(m, 1234);
+    model *c = model_clone(m);
+    cr_assert_eq(model_version(c), 7);
+    cr_assert_eq(model_parent_version(c), 6);
+    cr_assert_eq(model_step(c), 1234);
+    cr_assert_eq(model_checksum(c), model_checksum(m));
+    cr_assert(model_arch_equal(model_get_arch(c), &a));
+    /* Changing one value changes the checksum. */
+    int i = model_tensor_find(c, "value.fc2.bias");
+    float b = 0.5f;
+    model_tensor_write(c, i, &b);
+    cr_assert_neq(model_checksum(c), model_checksum(m));
+    model_destroy(&m), model_destroy(&n), model_destroy(&o), model_destroy(&c);
+}
+
+Test(model, softmax_masked)
+{
+    float logits[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    uint16_t legal[3] = {2, 5, 9};
+    float p[3];
+    model_softmax_masked(logits, legal, 3, p);
+    double z = exp(2.0) + exp(5.0) + exp(9.0);
+    cr_assert_float_eq(p[0], exp(2.0) / z, 1e-6);
+    cr_assert_float_eq(p[1], exp(5.0) / z, 1e-6);
+    cr_assert_float_eq(p[2], exp(9.0) / z, 1e-6);
+    float big[3] = {1e30f, -1e30f, 1e30f};
+    uint16_t all[3] = {0, 1, 2};
+    model_softmax_masked(big, all, 3, p);
+    cr_assert_float_eq(p[0], 0.5, 1e-6);
+    cr_assert_float_eq(p[1], 0.0, 1e-6);
+    uint16_t one = 1;
+    model_softmax_masked(logits, &one, 1, p);
+    cr_assert_float_eq(p[0], 1.0, 1e-7);
+}
+
+Test(model, mirror_sample_mirrors_planes_and_policy)
+{
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(&s, legal);
+    cr_assert(n > 0);
+    int C = g->planes, HW = g->height * g->width, A = g->action_count;
+    float *x = malloc((size_t)C * HW * sizeof *x), *x0 = malloc((size_t)C * HW * sizeof *x0);
+    float *pi = calloc((size_t)A, sizeof *pi), *pi0 = calloc((size_t)A, sizeof *pi0);
+    g->encode_planes(&s, x);
+    for (int i = 0; i < n; i++)
+        pi[g->canonical_action(&s, legal[i])] = (float)(i + 1) / (n * (n + 1) / 2);
+    memcpy(x0, x, (size_t)C * HW * sizeof *x);
+    memcpy(pi0, pi, (size_t)A * sizeof *pi);
+    model_mirror_sample(g, x, pi);
+    for (int c = 0; c < C; c++)
+        for (int y = 0; y < g->height; y++)
+            for (int xx = 0; xx < g->width; xx++)
+                cr_assert_eq(x[c * HW + y * g->width + xx],
+                             x0[c * HW + y * g->width + (g->width - 1 - xx)]);
+    for (int a = 0; a < A; a++)
+        cr_assert_eq(pi[g->mirror_action(a)], pi0[a]);
+    model_mirror_sample(g, x, pi); /* an involution */
+    cr_assert(memcmp(x, x0, (size_t)C * HW * sizeof *x) == 0);
+    cr_assert(memcmp(pi, pi0, (size_t)A * sizeof *pi) == 0);
+    free(x), free(x0), free(pi), free(pi0);
+}
+
+Test(model, set_threads)
+{
+    cr_assert_eq(model_set_threads(0), KZ_EINVAL);
+    cr_assert_eq(model_set_threads(1), 1);
+}

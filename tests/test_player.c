@@ -1,0 +1,623 @@
+/* Tests of common/player.h: the spec syntax, the one-legal-action shortcut,
+ * alpha-beta (and greedy) against a brute-force minimax written here from the
+ * header's definition, UCT's perspective inside capture sequences, and the
+ * ladder's first rungs (greedy, alpha-beta and UCT each beat random).
+ *
+ * The brute force is deliberately built differently from player.c: plain
+ * minimax without pruning, values from Black's view (max for player 0, min
+ * for player 1, whoever moves), material counted from the R20 position string
+ * rather than from the planes, and captures recognised by the piece count. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "game.h"
+#include "match.h"
+#include "player.h"
+#include "util.h"
+
+/* ---- the brute force ---- */
+
+/* Men and kings per player ([player][0 men, 1 kings]) from the position string. */
+static void s_count(const game_def *g, const game_state *s, int cnt[2][2])
+{
+    char pos[128];
+    g->format_position(s, pos, sizeof pos);
+    memset(cnt, 0, sizeof(int[2][2]));
+    for (int i = 0; i < g->height * g->width; i++) {
+        switch (pos[i]) {
+        case 'b': cnt[0][0]++; break;
+        case 'B': cnt[0][1]++; break;
+        case 'w': cnt[1][0]++; break;
+        case 'W': cnt[1][1]++; break;
+        default: break;
+        }
+    }
+}
+
+static int s_total(const game_def *g, const game_state *s)
+{
+    int c[2][2];
+    s_count(g, s, c);
+    return c[0][0] + c[0][1] + c[1][0] + c[1][1];
+}
+
+/* The evaluation of player.h, from Black's view. */
+static long s_eval_black(const game_def *g, const game_state *s, bool mobility)
+{
+    int c[2][2];
+    s_count(g, s, c);
+    int me = g->to_move(s);
+    long v = (long)PLAYER_EVAL_MAN * (c[me][0] - c[1 - me][0]) +
+             (long)PLAYER_EVAL_KING * (c[me][1] - c[1 - me][1]);
+    if (mobility) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        v += (long)PLAYER_EVAL_MOBILITY * g->legal_actions(s, legal);
+    }
+    return me == 0 ? v : -v;
+}
+
+/* Whether the mover (at a turn start) has no capture: every action keeps all pieces. */
+static bool s_quiet(const game_def *g, const game_state *s)
+{
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    for (int i = 0; i < n; i++) {
+        game_state c = *s;
+        g->apply(&c, legal[i]);
+        if (s_total(g, &c) != s_total(g, s))
+            return false;
+    }
+    return true;
+}
+
+/* Minimax value from Black's view; depth in turns, q quiescence turns left. */
+static long s_minimax(const game_def *g, const game_state *s, int depth, int q, int hops,
+                      bool mobility)
+{
+    game_result r = g->result(s);
+    if (r.over)
+        return r.winner < 0 ? 0 : r.winner == 0 ? PLAYER_WIN - hops : -(PLAYER_WIN - hops);
+    if (depth == 0) {
+        if (q == 0 || s_quiet(g, s))
+            return s_eval_black(g, s, mobility);
+        depth = 1;
+        q--;
+    }
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    bool black = g->to_move(s) == 0;
+    long best = black ? -4L * PLAYER_WIN : 4L * PLAYER_WIN;
+    for (int i = 0; i < n; i++) {
+        game_state c = *s;
+        g->apply(&c, legal[i]);
+        long v = s_minimax(g, &c, g->mid_turn(&c) ? depth : depth - 1, q, hops + 1, mobility);
+        best = black ? (v > best ? v : best) : (v < best ? v : best);
+    }
+    return best;
+}
+
+/* The brute-force value of every legal action of s from the mover's view;
+ * returns the best. */
+static long s_action_values(const game_def *g, const game_state *s, int depth, bool mobility,
+                            int n, const uint16_t *legal, long *values)
+{
+    int me = g->to_move(s);
+    long best = -4L * PLAYER_WIN;
+    for (int i = 0; i < n; i++) {
+        game_state c = *s;
+        g->apply(&c, legal[i]);
+        long v = s_minimax(g, &c, g->mid_turn(&c) ? depth : depth - 1, PLAYER_QUIESCENCE_TURNS,
+                           1, mobility);
+        values[i] = me == 0 ? v : -v;
+        if (values[i] > best)
+            best = values[i];
+    }
+    return best;
+}
+
+/* Small hand-built positions (R20): endgames with kings, capture sequences,
+ * mid-sequence states, both sides to move. */
+static const char *const s_positions[] = {
+    ".....w......w.......w...B b",   /* king takes 12 then must choose 0-10 (wins) or 0-15 */
+    "B....w..............w.... b 0", /* the same, mid-sequence */
+    ".....w......w.......w...B w",   /* the same men, white to move */
+    ".....B....www.....b...w.. b",   /* king or man: only 5-20 keeps a win */
+    "B...W...b.w.....w.....w.. b",
+    "..........B.WW.W....B..w. b",
+    "b....w.........w......... b",   /* a man's two-hop sequence takes the last pieces */
+    "...WW...wB..w.B.......... b",
+    "W.W.........w.....w.B.B.. b",
+    "..W.......w.w...wb..B.... b",
+    "bb.b..w.w..w...........W. w",
+    "bbb..b..w.ww.....w....... b",
+};
+#define N_POSITIONS (sizeof s_positions / sizeof s_positions[0])
+
+/* States to compare on: the hand-built ones, then states along random games
+ * from the start (every third action, mid-sequence states included). */
+static int s_test_states(const game_def *g, game_state *out, int max)
+{
+    int n = 0;
+    char err[200];
+    for (size_t i = 0; i < N_POSITIONS; i++) {
+        cr_assert_eq(g->parse_position(&out[n], s_positions[i], err, sizeof err), 0, "%s: %s",
+                     s_positions[i], err);
+        if (!g->result(&out[n]).over)
+            n++;
+    }
+    rng_t rng;
+    rng_seed(&rng, 77);
+    for (int game = 0; game < 6 && n < max; game++) {
+        game_state s;
+        g->init(&s);
+        for (int k = 0; !g->result(&s).over && n < max; k++) {
+            if (k % 3 == 0)
+                out[n++] = s;
+            uint16_t legal[GAME_MAX_LEGAL];
+            int m = g->legal_actions(&s, legal);
+            g->apply(&s, legal[rng_below(&rng, (uint32_t)m)]);
+        }
+    }
+    return n;
+}
+
+Test(player, alphabeta_agrees_with_brute_force)
+{
+    const game_def *g = game_default();
+    static game_state states[80];
+    int n = s_test_states(g, states, 80);
+    cr_assert_gt(n, 40);
+    int mid_turn = 0;
+    for (int depth = 1; depth <= 2; depth++) {
+        for (int mob = 0; mob <= 1; mob++) {
+            for (int i = 0; i < n; i++) {
+                const game_state *s = &states[i];
+                mid_turn += g->mid_turn(s);
+                uint16_t legal[GAME_MAX_LEGAL];
+                long values[GAME_MAX_LEGAL];
+                int m = g->legal_actions(s, legal);
+                long best = s_action_values(g, s, depth, mob, m, legal, values);
+                int action;
+                long score;
+                long nodes = player_alphabeta_search(g, s, depth, mob, &action, &score);
+                char pos[128];
+                g->format_position(s, pos, sizeof pos);
+                cr_assert_eq(score, best, "%s depth %d mobility %d: alpha-beta %ld, brute %ld",
+                             pos, depth, mob, score, best);
+                int lowest_best = -1;
+                for (int k = 0; k < m && lowest_best < 0; k++)
+                    if (values[k] == best)
+                        lowest_best = legal[k];
+                cr_assert_eq(action, lowest_best, "%s depth %d: action %d, expected %d", pos,
+                             depth, action, lowest_best);
+                cr_assert_gt(nodes, 0);
+            }
+        }
+    }
+    cr_assert_gt(mid_turn, 0, "the sample must hold mid-sequence states");
+}
+
+Test(player, evaluation_matches_position_string)
+{
+    const game_def *g = game_default();
+    static game_state states[80];
+    int n = s_test_states(g, states, 80);
+    for (int i = 0; i < n; i++) {
+        long black = s_eval_black(g, &states[i], true);
+        long mover = g->to_move(&states[i]) == 0 ? black : -black;
+        cr_assert_eq(player_evaluate(g, &states[i], true), mover);
+        long black0 = s_eval_black(g, &states[i], false);
+        cr_assert_eq(player_evaluate(g, &states[i], false),
+                     g->to_move(&states[i]) == 0 ? black0 : -black0);
+    }
+}
+
+Test(player, random_tie_breaks_stay_among_the_best)
+{
+    /* The alphabeta and greedy players shuffle the root: whatever they pick must
+     * have the best brute-force value, and where several actions tie, different
+     * seeds must pick different ones somewhere. */
+    const game_def *g = game_default();
+    static game_state states[80];
+    int n = s_test_states(g, states, 60);
+    player *ab = player_alphabeta_new(g, 2), *gr = player_greedy_new(g);
+    int varied = 0;
+    for (int i = 0; i < n; i++) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        long v2[GAME_MAX_LEGAL], v1[GAME_MAX_LEGAL];
+        int m = g->legal_actions(&states[i], legal);
+        long best2 = s_action_values(g, &states[i], 2, true, m, legal, v2);
+        long best1 = s_action_values(g, &states[i], 1, false, m, legal, v1);
+        int first = -1;
+        bool differs = false;
+        for (uint64_t seed = 1; seed <= 6; seed++) {
+            int a, b;
+            player_new_game(ab, seed);
+            player_new_game(gr, seed);
+            cr_assert_eq(player_choose(ab, &states[i], &a, NULL), 0);
+            cr_assert_eq(player_choose(gr, &states[i], &b, NULL), 0);
+            for (int k = 0; k < m; k++) {
+                if (legal[k] == a)
+                    cr_assert_eq(v2[k], best2, "alphabeta chose a worse action");
+                if (legal[k] == b)
+                    cr_assert_eq(v1[k], best1, "greedy chose a worse action");
+            }
+            if (first >= 0 && a != first)
+                differs = true;
+            first = a;
+        }
+        varied += differs;
+    }
+    cr_assert_gt(varied, 0, "ties should be broken at random");
+    player_destroy(&ab);
+    player_destroy(&gr);
+}
+
+/* ---- tactics: the win lies past a capture sequence ---- */
+
+typedef struct tactic {
+    const char *position;  /* R20 */
+    const char *before;    /* an action to play first, or NULL */
+    const char *good;      /* the only action that keeps the win */
+} tactic;
+
+/* Each was found by a search over random positions with alpha-beta, and is checked below
+ * again: the good action wins by force, the others lose. */
+static const tactic s_tactics[] = {
+    /* Turn start, two first hops; 5-20 leads to a choice of second hops of
+     * which one wins and one loses; 18-6 loses. */
+    {".....B....www.....b...w.. b", NULL, "5-20"},
+    {"B...W...b.w.....w.....w.. b", NULL, "0-20"},
+    {"..........B.WW.W....B..w. b", NULL, "20-24"},
+    /* Mid-sequence: after 24-0 the king must choose 0-10 (safe) over 0-15
+     * (captured by the man on 20 at once). */
+    {".....w......w.......w...B b", "24-0", "0-10"},
+};
+
+static void s_tactic_state(const game_def *g, const tactic *t, game_state *s, int *good)
+{
+    char err[200];
+    cr_assert_eq(g->parse_position(s, t->position, err, sizeof err), 0, "%s", err);
+    if (t->before) {
+        int a;
+        cr_assert_eq(g->parse_action(t->before, &a), 0);
+        cr_assert(g->is_legal(s, a));
+        g->apply(s, a);
+    }
+    cr_assert_eq(g->parse_action(t->good, good), 0);
+    cr_assert(g->is_legal(s, *good));
+}
+
+Test(player, tactics_are_what_they_claim)
+{
+    /* Brute force at depth 4: the good action is a forced win, every other a forced loss. */
+    const game_def *g = game_default();
+    for (size_t i = 0; i < sizeof s_tactics / sizeof s_tactics[0]; i++) {
+        game_state s;
+        int good;
+        s_tactic_state(g, &s_tactics[i], &s, &good);
+        uint16_t legal[GAME_MAX_LEGAL];
+        long v[GAME_MAX_LEGAL];
+        int m = g->legal_actions(&s, legal);
+        cr_assert_geq(m, 2);
+        s_action_values(g, &s, 4, false, m, legal, v);
+        for (int k = 0; k < m; k++) {
+            if (legal[k] == good)
+                cr_assert_gt(v[k], PLAYER_WIN / 2, "%s: %s should win", s_tactics[i].position,
+                             s_tactics[i].good);
+            else
+                cr_assert_lt(v[k], -PLAYER_WIN / 2, "%s: action %d should lose",
+                             s_tactics[i].position, legal[k]);
+        }
+    }
+}
+
+Test(player, uct_perspective_inside_capture_sequences)
+{
+    /* UCT finds the good action with a clear majority of visits and a winning value.
+     * With the value negated on a hop that keeps the mover (the R18 mistake), the
+     * visits split near evenly and the value turns negative in these positions. */
+    const game_def *g = game_default();
+    player *p = player_uct_new(g, &(player_uct_config){.playouts = 300, .c = 1.0});
+    for (size_t i = 0; i < sizeof s_tactics / sizeof s_tactics[0]; i++) {
+        game_state s;
+        int good;
+        s_tactic_state(g, &s_tactics[i], &s, &good);
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            player_info info;
+            int a;
+            player_new_game(p, seed);
+            cr_assert_eq(player_choose(p, &s, &a, &info), 0);
+            cr_assert_eq(a, good, "%s seed %d: chose %d", s_tactics[i].position, (int)seed, a);
+            cr_assert_eq(info.action, a);
+            cr_assert_gt(info.value, 0.5, "%s: value %f", s_tactics[i].position, info.value);
+            for (int k = 0; k < info.n; k++)
+                if (info.actions[k] == good)
+                    cr_assert_geq(info.share[k], 0.8, "%s: share %f", s_tactics[i].position,
+                                  info.share[k]);
+        }
+    }
+    player_destroy(&p);
+}
+
+Test(player, alphabeta_and_greedy_find_the_tactics)
+{
+    const game_def *g = game_default();
+    player *ab = player_alphabeta_new(g, 4);
+    for (size_t i = 0; i < sizeof s_tactics / sizeof s_tactics[0]; i++) {
+        game_state s;
+        int good, a;
+        s_tactic_state(g, &s_tactics[i], &s, &good);
+        player_info info;
+        player_new_game(ab, 11);
+        cr_assert_eq(player_choose(ab, &s, &a, &info), 0);
+        cr_assert_eq(a, good, "%s: chose %d", s_tactics[i].position, a);
+        cr_assert_gt(info.score, PLAYER_WIN / 2);
+        cr_assert_float_eq(info.value, 1.0, 1e-12);
+    }
+    /* In the mid-sequence one, greedy sees the forced recapture of 0-15 too. */
+    player *gr = player_greedy_new(g);
+    game_state s;
+    int good, a;
+    s_tactic_state(g, &s_tactics[3], &s, &good);
+    player_new_game(gr, 1);
+    cr_assert_eq(player_choose(gr, &s, &a, NULL), 0);
+    cr_assert_eq(a, good);
+    player_destroy(&ab);
+    player_destroy(&gr);
+}
+
+/* ---- the interface ---- */
+
+Test(player, uct_info_is_consistent)
+{
+    const game_def *g = game_default();
+    player *p = player_uct_new(g, &(player_uct_config){.playouts = 200, .c = 1.4});
+    cr_assert_str_eq(player_name(p), "uct:200:1.4");
+    game_state s;
+    g->init(&s);
+    uint16_t legal[GAME_MAX_LEGAL];
+    int m = g->legal_actions(&s, legal);
+    player_info info;
+    int a;
+    player_new_game(p, 5);
+    cr_assert_eq(player_choose(p, &s, &a, &info), 0);
+    cr_assert_eq(info.n, m);
+    cr_assert_eq(info.work, 200);
+    double sum = 0;
+    bool chosen_listed = false;
+    for (int k = 0; k < m; k++) {
+        cr_assert_eq(info.actions[k], legal[k]);
+        cr_assert_geq(info.share[k], 0);
+        sum += info.share[k];
+        chosen_listed |= info.actions[k] == a;
+    }
+    cr_assert_float_eq(sum, 1.0, 1e-5);
+    cr_assert(chosen_listed);
+    cr_assert(info.value >= -1 && info.value <= 1);
+    /* The same seed and state give the same choice and the same distribution. */
+    player_info again;
+    int b;
+    player_new_game(p, 5);
+    cr_assert_eq(player_choose(p, &s, &b, &again), 0);
+    cr_assert_eq(a, b);
+    for (int k = 0; k < m; k++)
+        cr_assert_float_eq(info.share[k], again.share[k], 0);
+    player_destroy(&p);
+    cr_assert_null(p);
+    player_destroy(&p); /* NULL-safe */
+}
+
+Test(player, one_legal_action_needs_no_thinking)
+{
+    /* ".....w......w.......w...B b": the king's only action is 24-0. */
+    const game_def *g = game_default();
+    game_state s;
+    char err[200];
+    cr_assert_eq(g->parse_position(&s, s_tactics[3].position, err, sizeof err), 0);
+    uint16_t legal[GAME_MAX_LEGAL];
+    cr_assert_eq(g->legal_actions(&s, legal), 1);
+    const char *specs[] = {"random", "greedy", "uct:100000", "alphabeta:12"};
+    for (size_t i = 0; i < 4; i++) {
+        player *p = player_from_spec(g, specs[i], err, sizeof err);
+        cr_assert_not_null(p, "%s", err);
+        player_info info;
+        int a;
+        cr_assert_eq(player_choose(p, &s, &a, &info), 0);
+        cr_assert_eq(a, legal[0]);
+        cr_assert_eq(info.work, 0, "%s searched", specs[i]);
+        cr_assert_float_eq(info.share[0], 1.0, 0);
+        player_destroy(&p);
+    }
+}
+
+Test(player, specs)
+{
+    const game_def *g = game_default();
+    char err[300];
+    struct {
+        const char *spec, *name;
+    } good[] = {
+        {"random", "random"},         {"greedy", "greedy"},
+        {"uct:50", "uct:50:1"},       {"uct:7:0.5", "uct:7:0.5"},
+        {"alphabeta:1", "alphabeta:1"}, {"alphabeta:32", "alphabeta:32"},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        player *p = player_from_spec(g, good[i].spec, err, sizeof err);
+        cr_assert_not_null(p, "%s: %s", good[i].spec, err);
+        cr_assert_str_eq(player_name(p), good[i].name);
+        player_destroy(&p);
+    }
+    const char *bad[] = {"", "randoms", "random:1", "greedy:2", "uct", "uct:", "uct:0",
+                         "uct:10000001", "uct:5:x", "uct:5:-1", "alphabeta", "alphabeta:0",
+                         "alphabeta:33", "alphabeta:2x", "policy", "policy:", "mcts:",
+                         "mcts:m:0", "mcts:m:abc"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        player *p = player_from_spec(g, bad[i], err, sizeof err);
+        cr_assert_null(p, "'%s' should be refused", bad[i]);
+        cr_assert_gt(strlen(err), 10, "'%s': no reason given", bad[i]);
+        cr_assert_null(strchr(err, '\n'));
+    }
+    cr_assert_not_null(strstr(player_spec_help(), "uct:N"));
+}
+
+/* ---- the ladder's first rungs ---- */
+
+/* A's score over `games` games against random, alternating colours. */
+static void s_beats_random(const char *spec, int games, double min_score)
+{
+    const game_def *g = game_default();
+    char err[300];
+    player *a = player_from_spec(g, spec, err, sizeof err), *b = player_random_new(g);
+    cr_assert_not_null(a, "%s", err);
+    match_config cfg;
+    match_config_default(&cfg);
+    cfg.games = games;
+    cfg.seed = 2024;
+    int w, d, l;
+    cr_assert_eq(match_run(g, a, b, &cfg, &w, &d, &l, NULL), 0);
+    match_stats st;
+    match_stats_compute(w, d, l, &st);
+    /* Against random these players win nearly every game (100/100 when measured);
+     * the bar leaves a wide margin, and the fixed seed makes the run repeatable. */
+    cr_assert_geq(st.score, min_score, "%s vs random: +%d =%d -%d", spec, w, d, l);
+    cr_assert_gt(st.score_lo, 0.5, "%s vs random: the interval must exclude 0.5", spec);
+    player_destroy(&a);
+    player_destroy(&b);
+}
+
+Test(ladder, greedy_beats_random) { s_beats_random("greedy", 30, 0.8); }
+Test(ladder, alphabeta2_beats_random) { s_beats_random("alphabeta:2", 20, 0.8); }
+Test(ladder, uct_beats_random) { s_beats_random("uct:100", 20, 0.8); }
+
+/* ---- kz analyse and kz play ---- */
+
+/* Runs `kz ARGS` with `input` on stdin; returns the exit status, output in out. */
+static int s_kz(const char *args, const char *input, char *out, size_t len)
+{
+    const char *dir = getenv("KZ_BIN_DIR");
+    cr_assert_not_null(dir, "KZ_BIN_DIR must point at the built binaries");
+    char in_path[] = "/tmp/kz_test_player_in_XXXXXX", out_path[] = "/tmp/kz_test_player_XXXXXX";
+    int in_fd = mkstemp(in_path), out_fd = mkstemp(out_path);
+    cr_assert(in_fd >= 0 && out_fd >= 0);
+    cr_assert_eq(write(in_fd, input, strlen(input)), (ssize_t)strlen(input));
+    close(in_fd);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s/kz %s < %s > %s 2>&1", dir, args, in_path, out_path);
+    int st = system(cmd);
+    FILE *f = fdopen(out_fd, "r");
+    size_t n = fread(out, 1, len - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    unlink(in_path);
+    unlink(out_path);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(kz_play, capture_sequence_hop_by_hop)
+{
+    /* A man on 0 takes 5 and then 15 (0-10, 10-20): the last white pieces. Bad input
+     * first: unreadable, then illegal, then a request for the legal actions. */
+    static char out[65536];
+    int rc = s_kz("play --player random --position 'b....w.........w......... b'",
+                  "hello\n3-4\nmoves\n0x10\n10-20\n", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "cannot read 'hello'"), "%s", out);
+    cr_assert_not_null(strstr(out, "legal: 0-10\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "illegal: 3-4; legal: 0-10"), "%s", out);
+    cr_assert_not_null(strstr(out, "(continue the capture)"), "%s", out);
+    cr_assert_not_null(strstr(out, "position: ..........b....w......... b 10"), "%s", out);
+    cr_assert_not_null(strstr(out, "result: black (no-pieces): you win"), "%s", out);
+    /* The board is drawn at the start and after each of the two hops. */
+    int boards = 0;
+    for (const char *p = out; (p = strstr(p, "position: ")); p++)
+        boards++;
+    cr_assert_eq(boards, 3, "%s", out);
+}
+
+Test(kz_play, engine_moves_first_and_eof_ends)
+{
+    static char out[65536];
+    int rc = s_kz("play --color w --sims 30 --seed 4", "", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "engine (black) plays "), "%s", out);
+    cr_assert_not_null(strstr(out, "white to move"), "%s", out);
+    cr_assert_not_null(strstr(out, "end of input"), "%s", out);
+    /* A few actions, then EOF in the middle of the game. */
+    rc = s_kz("play --player greedy", "7-12\n", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "engine (white) plays "), "%s", out);
+    cr_assert_not_null(strstr(out, "end of input"), "%s", out);
+    rc = s_kz("play --player greedy", "quit\n", out, sizeof out);
+    cr_assert_eq(rc, 0);
+    cr_assert_not_null(strstr(out, "game abandoned"), "%s", out);
+}
+
+Test(kz_play, bad_options)
+{
+    static char out[8192];
+    const char *bad[] = {
+        "play --color x", "play --sims 0", "play --player foo", "play extra",
+        "play --position 'bbb b'", "play --bogus", "play --player random --sims 5",
+        "play --model /nonexistent/model",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = s_kz(bad[i], "", out, sizeof out);
+        cr_assert_eq(rc, 2, "kz %s: status %d: %s", bad[i], rc, out);
+        cr_assert(!strncmp(out, "kz: ", 4), "kz %s: %s", bad[i], out);
+        cr_assert_null(strchr(strchr(out, '\n') + 1, '\n'), "kz %s: one line: %s", bad[i], out);
+    }
+}
+
+Test(kz_analyse, reports_the_choice)
+{
+    static char out[65536];
+    /* Mid-sequence (after 24-0): 0-10 wins, 0-15 is recaptured. */
+    int rc = s_kz("analyse --position '.....w......w.......w...B b' 24-0 --sims 300", "", out,
+                  sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "chosen: 0-10\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "value: +0."), "%s", out);
+    cr_assert_not_null(strstr(out, "distribution (2 legal actions):"), "%s", out);
+    double share_good = -1, share_bad = -1;
+    const char *p = strstr(out, "  0-10 ");
+    cr_assert_not_null(p);
+    cr_assert_eq(sscanf(p, " 0-10 %lf", &share_good), 1);
+    p = strstr(out, "  0-15 ");
+    cr_assert_not_null(p);
+    cr_assert_eq(sscanf(p, " 0-15 %lf", &share_bad), 1);
+    cr_assert_float_eq(share_good + share_bad, 1.0, 0.002);
+    cr_assert_gt(share_good, share_bad);
+    rc = s_kz("analyse --player alphabeta:4 --position '.....B....www.....b...w.. b'", "", out,
+              sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "chosen: 5-20\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "value: +1.000"), "%s", out);
+    rc = s_kz("analyse --position 'b........................ w'", "", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "result: black (no-pieces)"), "%s", out);
+}
+
+Test(kz_analyse, bad_input)
+{
+    static char out[8192];
+    const char *bad[] = {
+        "analyse 7-13", "analyse 7-12 99", "analyse --position 'xyz b'", "analyse --sims -3",
+        "analyse --player uct:10 --model m", "analyse --color b", "analyse --player nope",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = s_kz(bad[i], "", out, sizeof out);
+        cr_assert_eq(rc, 2, "kz %s: status %d: %s", bad[i], rc, out);
+        cr_assert(!strncmp(out, "kz: ", 4), "kz %s: %s", bad[i], out);
+        cr_assert_null(strchr(strchr(out, '\n') + 1, '\n'), "kz %s: one line: %s", bad[i], out);
+    }
+    int rc = s_kz("analyse 7-13", "", out, sizeof out);
+    cr_assert_eq(rc, 2);
+    cr_assert_not_null(strstr(out, "legal: "), "%s", out);
+}

@@ -1,0 +1,184 @@
+/* kz loadgen: imitates many workers submitting valid games to a coordinator,
+ * for the ingest benchmark (tools/bench_ingest.c) and for trying a cluster.
+ * Each simulated worker is a real client (common/client.h: its own DEALER,
+ * heartbeats, acknowledged queue). Games come from a pool made by random
+ * legal play (validate_random_record); every submission gets a fresh game id,
+ * so each is a new game to the coordinator (unless --repeat asks for some
+ * resubmissions, which must come back as duplicates). */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "client.h"
+#include "config.h"
+#include "game.h"
+#include "kz.h"
+#include "util.h"
+#include "validate.h"
+
+typedef struct loadgen_config {
+    char endpoint[CONFIG_STR_MAX]; /* coordinator ROUTER */
+    long workers;                  /* simulated workers */
+    long games;                    /* submissions in all */
+    long pool;                     /* distinct games generated */
+    long inflight;                 /* unacknowledged games per worker */
+    long model;                    /* model_version of the records */
+    double repeat;                 /* fraction of submissions reusing an earlier id */
+    long seed;                     /* pool seed */
+    long timeout_s;                /* give up after this long */
+    char game[CONFIG_STR_MAX];     /* game module */
+} loadgen_config;
+
+#define O(f) offsetof(loadgen_config, f)
+static const config_option s_options[] = {
+    {"endpoint", CONFIG_STRING, "tcp://127.0.0.1:5555", 0, 0, O(endpoint),
+     "coordinator request endpoint"},
+    {"workers", CONFIG_INT, "32", 1, 4096, O(workers), "simulated workers (one client each)"},
+    {"games", CONFIG_INT, "20000", 1, 1000000000, O(games), "games to submit in all"},
+    {"pool", CONFIG_INT, "256", 1, 1000000, O(pool), "distinct random games to draw from"},
+    {"inflight", CONFIG_INT, "32", 1, 100000, O(inflight),
+     "unacknowledged games per worker at most"},
+    {"model", CONFIG_INT, "1", 1, 4294967295, O(model), "model_version written in the records"},
+    {"repeat", CONFIG_DOUBLE, "0", 0, 1, O(repeat),
+     "fraction of submissions that resend an earlier game (expect duplicates)"},
+    {"seed", CONFIG_INT, "1", 0, 9007199254740991, O(seed), "seed of the game pool"},
+    {"timeout_s", CONFIG_INT, "120", 1, 86400, O(timeout_s), "give up after this many seconds"},
+    {"game", CONFIG_STRING, "khreibaga", 0, 0, O(game), "game module"},
+};
+#define N_OPTIONS (sizeof s_options / sizeof s_options[0])
+
+int cmd_loadgen(int argc, char **argv)
+{
+    loadgen_config cfg;
+    char err[512];
+    int rc = config_parse(s_options, N_OPTIONS, &cfg, argc, argv, NULL, 0, NULL, err, sizeof err);
+    if (rc == CONFIG_HELP) {
+        printf("usage: kz loadgen [--key=value ...]\n\n"
+               "Imitates many workers submitting valid self-play games to a coordinator and\n"
+               "reports how many it stored per second. The last line reads\n"
+               "  loadgen: N acked (S stored, D duplicates, R rejected) in T s: X games/s\n"
+               "Exit status 1 if any game is rejected or the run times out.\n\n");
+        config_help(s_options, N_OPTIONS, stdout);
+        return 0;
+    }
+    if (rc)
+        return kz_usage_error("loadgen: %s", err);
+    const game_def *g = game_find(cfg.game);
+    if (!g)
+        return kz_usage_error("loadgen: unknown game '%s'", cfg.game);
+
+    /* Step 1. The pool of valid records. */
+    uint8_t **pool = xcalloc((size_t)cfg.pool, sizeof *pool);
+    size_t *pool_len = xcalloc((size_t)cfg.pool, sizeof *pool_len);
+    size_t max_len = 0, total_len = 0;
+    validate_random_opts vo = {.model_version = (uint32_t)cfg.model, .worker_id = "loadgen"};
+    for (long i = 0; i < cfg.pool; i++) {
+        rc = validate_random_record(g, (uint64_t)cfg.seed * 1000003u + (uint64_t)i, &vo,
+                                    &pool[i], &pool_len[i]);
+        if (rc || pool_len[i] < 18 || pool[i][0] != 0x0a || pool[i][1] != 16) {
+            fprintf(stderr, "kz: loadgen: cannot make record %ld: %s\n", i, err_str(rc));
+            return 1;
+        }
+        max_len = pool_len[i] > max_len ? pool_len[i] : max_len;
+        total_len += pool_len[i];
+    }
+    log_info("loadgen: %ld pool games, %.0f bytes on average", cfg.pool,
+             (double)total_len / (double)cfg.pool);
+
+    /* Step 2. The workers. */
+    void *zctx = zmq_ctx_new();
+    client **cl = xcalloc((size_t)cfg.workers, sizeof *cl);
+    char id[64];
+    uint64_t run = mix64((uint64_t)time_wall_ms() ^ (uint64_t)getpid());
+    for (long i = 0; i < cfg.workers; i++) {
+        client_config cc;
+        client_config_default(&cc);
+        snprintf(id, sizeof id, "loadgen-%04llx-%ld", (unsigned long long)(run & 0xffff), i);
+        cc.endpoint = cfg.endpoint;
+        cc.client_id = id;
+        cc.role = "loadgen";
+        cc.game = g->name;
+        cc.max_pending = (size_t)cfg.inflight;
+        cc.slots = (uint32_t)cfg.inflight;
+        cl[i] = client_new(zctx, &cc);
+        if (!cl[i])
+            return kz_usage_error("loadgen: cannot create client for %s", cfg.endpoint);
+    }
+
+    /* Step 3. Submit, keeping every worker's queue full, until all are answered. */
+    uint8_t *buf = xmalloc(max_len);
+    rng_t r;
+    rng_seed(&r, run);
+    long submitted = 0, repeats = 0;
+    uint64_t counter = 0;
+    double t0 = time_now(), deadline = t0 + (double)cfg.timeout_s;
+    uint64_t answered = 0;
+    int status = 0;
+    while (answered < (uint64_t)cfg.games) {
+        uint64_t before = answered;
+        answered = 0;
+        for (long i = 0; i < cfg.workers; i++) {
+            while (submitted < cfg.games && client_pending(cl[i]) < (size_t)cfg.inflight) {
+                uint32_t k = rng_below(&r, (uint32_t)cfg.pool);
+                memcpy(buf, pool[k], pool_len[k]);
+                uint64_t idv[2];
+                bool again = counter > 0 && rng_uniform(&r) < cfg.repeat;
+                idv[0] = run;
+                idv[1] = again ? rng_below(&r, (uint32_t)(counter < UINT32_MAX ? counter
+                                                                             : UINT32_MAX))
+                               : counter++;
+                repeats += again;
+                memcpy(buf + 2, idv, 16); /* GameRecord.game_id: field 1, first */
+                rc = client_submit_game(cl[i], buf, pool_len[k], 0);
+                if (rc) {
+                    fprintf(stderr, "kz: loadgen: submit: %s\n", err_str(rc));
+                    return 1;
+                }
+                submitted++;
+            }
+            client_poll(cl[i], 0);
+            client_stats st;
+            client_get_stats(cl[i], &st);
+            answered += st.acked + st.rejected;
+        }
+        if (answered == before)
+            client_poll(cl[0], 1); /* nothing came back in a whole pass: wait a little */
+        if (time_now() > deadline) {
+            fprintf(stderr, "kz: loadgen: timed out with %llu of %ld games answered\n",
+                    (unsigned long long)answered, cfg.games);
+            status = 1;
+            break;
+        }
+    }
+    double dt = time_now() - t0;
+    client_stats sum = {0};
+    for (long i = 0; i < cfg.workers; i++) {
+        client_stats st;
+        client_get_stats(cl[i], &st);
+        sum.acked += st.acked;
+        sum.duplicates += st.duplicates;
+        sum.rejected += st.rejected;
+        sum.resent += st.resent;
+        sum.reconnects += st.reconnects;
+        client_destroy(&cl[i]);
+    }
+    if (sum.rejected)
+        status = 1;
+    printf("loadgen: %llu acked (%llu stored, %llu duplicates, %llu rejected; %ld repeats sent, "
+           "%llu resent) in %.2f s: %.0f games/s\n",
+           (unsigned long long)sum.acked, (unsigned long long)(sum.acked - sum.duplicates),
+           (unsigned long long)sum.duplicates, (unsigned long long)sum.rejected, repeats,
+           (unsigned long long)sum.resent, dt, dt > 0 ? (double)(sum.acked - sum.duplicates) / dt
+                                                      : 0.0);
+    free(buf);
+    free(cl);
+    for (long i = 0; i < cfg.pool; i++)
+        free(pool[i]);
+    free(pool);
+    free(pool_len);
+    zmq_ctx_term(zctx);
+    return status;
+}

@@ -1,0 +1,560 @@
+/* kz match | analyse | play: players against each other (with the scorer and
+ * SPRT of common/match.h), one decision looked at closely, and a person
+ * against the engine in the terminal. */
+#include <ctype.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "game.h"
+#include "kz.h"
+#include "match.h"
+#include "player.h"
+#include "util.h"
+
+/* Writes the legal actions of s, space-separated, into buf. */
+static void s_legal_list(const game_def *g, const game_state *s, char *buf, size_t len)
+{
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        char a[16];
+        g->format_action(legal[i], a, sizeof a);
+        int w = snprintf(buf + used, len - used, "%s%s", i ? " " : "", a);
+        if (w < 0 || (size_t)w >= len - used)
+            break;
+        used += (size_t)w;
+    }
+}
+
+/* Sets s to P (or the start) and plays argv[first..argc). 0, or 2 after a
+ * one-line error naming `cmd`. */
+static int s_setup(const game_def *g, const char *cmd, const char *position, int argc,
+                   char **argv, int first, game_state *s)
+{
+    char err[200];
+    if (position) {
+        if (g->parse_position(s, position, err, sizeof err) != 0)
+            return kz_usage_error("%s: %s", cmd, err);
+    } else {
+        g->init(s);
+    }
+    for (int i = first; i < argc; i++) {
+        int a;
+        if (g->parse_action(argv[i], &a) != 0)
+            return kz_usage_error("%s: cannot parse action '%s' (write src-dst, e.g. 7-12)", cmd,
+                                  argv[i]);
+        game_result r = g->result(s);
+        if (r.over)
+            return kz_usage_error("%s: action '%s': the game is already over (%s)", cmd, argv[i],
+                                  game_reason_name(r.reason));
+        if (!g->is_legal(s, a)) {
+            char list[2048];
+            s_legal_list(g, s, list, sizeof list);
+            return kz_usage_error("%s: action '%s' is illegal here; legal: %s", cmd, argv[i], list);
+        }
+        g->apply(s, a);
+    }
+    return 0;
+}
+
+static const char *s_result_text(const game_def *g, game_result r)
+{
+    return r.winner < 0 ? "draw" : g->player_name(r.winner);
+}
+
+static void s_fmt_elo(double e, char *buf, size_t len)
+{
+    if (isinf(e))
+        snprintf(buf, len, "%sinf", e < 0 ? "-" : "+");
+    else
+        snprintf(buf, len, "%+.0f", e);
+}
+
+/* ---- kz match ------------------------------------------------------------------------------ */
+
+typedef struct match_cli {
+    const game_def *g;      /* the game */
+    const match_config *cfg; /* the settings (for SPRT progress) */
+    const char *a, *b;      /* player names */
+    bool quiet;             /* no per-game lines */
+} match_cli;
+
+static void s_on_game(void *ctx, const match_game *gm, int w, int d, int l)
+{
+    const match_cli *m = ctx;
+    if (gm->index == 0)
+        printf("match: A = %s, B = %s, %d games%s, seed %" PRIu64 "\n", m->a, m->b,
+               m->cfg->games, m->cfg->openings ? ", openings" : "", m->cfg->seed);
+    if (m->quiet)
+        return;
+    char llr[64] = "";
+    if (m->cfg->sprt)
+        snprintf(llr, sizeof llr, "  LLR %+.2f",
+                 match_llr(w, d, l, m->cfg->elo0, m->cfg->elo1));
+    char opening[32] = "";
+    if (gm->opening >= 0)
+        snprintf(opening, sizeof opening, " opening %d,", gm->opening + 1);
+    printf("game %d/%d:%s A %s as %s: %s (%s, %d plies)  A: +%d =%d -%d%s\n", gm->index + 1,
+           m->cfg->games, opening, gm->a_result > 0 ? "wins" : gm->a_result < 0 ? "loses" : "draws",
+           m->g->player_name(gm->a_player), s_result_text(m->g, gm->result),
+           game_reason_name(gm->result.reason), gm->plies, w, d, l, llr);
+    fflush(stdout);
+}
+
+/* Parses "elo0,elo1[,alpha,beta]". */
+static int s_parse_sprt(const char *arg, match_config *cfg)
+{
+    char buf[128];
+    if (strlen(arg) >= sizeof buf)
+        return KZ_EINVAL;
+    strcpy(buf, arg);
+    double v[4] = {0, 0, 0.05, 0.05};
+    int n = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (n == 4)
+            return KZ_EINVAL;
+        double lo = n < 2 ? -2000 : 1e-6, hi = n < 2 ? 2000 : 0.5;
+        if (parse_double(tok, lo, hi, &v[n]) != 0)
+            return KZ_EINVAL;
+        n++;
+    }
+    if ((n != 2 && n != 4) || !(v[0] < v[1]))
+        return KZ_EINVAL;
+    cfg->sprt = true;
+    cfg->elo0 = v[0];
+    cfg->elo1 = v[1];
+    cfg->alpha = v[2];
+    cfg->beta = v[3];
+    return 0;
+}
+
+int cmd_match(int argc, char **argv)
+{
+    static const char usage_head[] =
+        "usage: kz match A B [--games N] [--openings K] [--opening-turns T] [--seed S]\n"
+        "                    [--sprt ELO0,ELO1[,ALPHA,BETA]] [--quiet]\n\n"
+        "Plays N games (default 100) of player A against player B with alternating\n"
+        "colours (A is black in games 1, 3, ...). With --openings K, the games start from\n"
+        "K distinct positions reached by T random turns (default: the fewest turns that\n"
+        "give K distinct positions), each opening played once with each colour. Prints\n"
+        "a line per game, then from A's view: wins, draws, losses, the score with its 95%\n"
+        "interval (trinomial variance), the logistic Elo difference with its interval, and\n"
+        "with --sprt the log-likelihood ratio (GSPRT as fishtest; H0: Elo = ELO0, H1: Elo =\n"
+        "ELO1, alpha and beta default 0.05), stopping as soon as it accepts one hypothesis.\n"
+        "The same --seed (default 1) replays the same match.\n\n";
+    static const struct option opts[] = {
+        {"games", required_argument, NULL, 'n'},
+        {"openings", required_argument, NULL, 'k'},
+        {"opening-turns", required_argument, NULL, 't'},
+        {"seed", required_argument, NULL, 's'},
+        {"sprt", required_argument, NULL, 'S'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    match_config cfg;
+    match_config_default(&cfg);
+    bool quiet = false;
+    long v;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            if (parse_long(optarg, 1, 10000000, &v) != 0)
+                return kz_usage_error("match: --games must be a whole number 1..10000000, not '%s'",
+                                      optarg);
+            cfg.games = (int)v;
+            break;
+        case 'k':
+            if (parse_long(optarg, 1, MATCH_MAX_OPENINGS, &v) != 0)
+                return kz_usage_error("match: --openings must be a whole number 1..%d, not '%s'",
+                                      MATCH_MAX_OPENINGS, optarg);
+            cfg.openings = (int)v;
+            break;
+        case 't':
+            if (parse_long(optarg, 1, MATCH_MAX_OPENING_TURNS, &v) != 0)
+                return kz_usage_error("match: --opening-turns must be a whole number 1..%d, "
+                                      "not '%s'", MATCH_MAX_OPENING_TURNS, optarg);
+            cfg.opening_turns = (int)v;
+            break;
+        case 's':
+            if (parse_long(optarg, 0, INT64_MAX, &v) != 0)
+                return kz_usage_error("match: --seed must be a whole number >= 0, not '%s'",
+                                      optarg);
+            cfg.seed = (uint64_t)v;
+            break;
+        case 'S':
+            if (s_parse_sprt(optarg, &cfg) != 0)
+                return kz_usage_error("match: --sprt wants ELO0,ELO1[,ALPHA,BETA] with ELO0 < "
+                                      "ELO1 and ALPHA, BETA in (0, 0.5], not '%s'", optarg);
+            break;
+        case 'q': quiet = true; break;
+        case 'h':
+            fputs(usage_head, stdout);
+            fputs(player_spec_help(), stdout);
+            return 0;
+        default:
+            return kz_usage_error("match: unknown or incomplete option '%s' (see kz match --help)",
+                                  argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 2)
+        return kz_usage_error("match: give exactly two players A and B (see kz match --help)");
+    const game_def *g = game_default();
+    char err[300];
+    player *a = player_from_spec(g, argv[optind], err, sizeof err);
+    if (!a)
+        return kz_usage_error("match: %s", err);
+    player *b = player_from_spec(g, argv[optind + 1], err, sizeof err);
+    if (!b) {
+        player_destroy(&a);
+        return kz_usage_error("match: %s", err);
+    }
+    match_cli m = {.g = g, .cfg = &cfg, .a = player_name(a), .b = player_name(b), .quiet = quiet};
+    cfg.on_game = s_on_game;
+    cfg.ctx = &m;
+    int w, d, l, decision;
+    double t0 = time_now();
+    int rc = match_run(g, a, b, &cfg, &w, &d, &l, &decision);
+    double dt = time_now() - t0;
+    int status = 0;
+    if (rc == KZ_EINVAL && cfg.openings > 0 && w + d + l == 0) {
+        if (cfg.opening_turns)
+            status = kz_usage_error("match: cannot find %d distinct openings of %d random turns; "
+                                    "raise --opening-turns", cfg.openings, cfg.opening_turns);
+        else
+            status = kz_usage_error("match: cannot find %d distinct openings", cfg.openings);
+        goto out;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "kz: match: stopped after %d games: %s\n", w + d + l, err_str(rc));
+        status = 1;
+        goto out;
+    }
+    match_stats st;
+    match_stats_compute(w, d, l, &st);
+    char e[32], elo_lo[32], elo_hi[32];
+    s_fmt_elo(st.elo, e, sizeof e);
+    s_fmt_elo(st.elo_lo, elo_lo, sizeof elo_lo);
+    s_fmt_elo(st.elo_hi, elo_hi, sizeof elo_hi);
+    printf("result: %s vs %s after %d games (%.1f s)\n", m.a, m.b, st.games, dt);
+    printf("  W/D/L: %d/%d/%d\n", w, d, l);
+    printf("  score: %.3f +/- %.3f (95%%: %.3f .. %.3f)\n", st.score, MATCH_Z95 * st.sd,
+           st.score_lo, st.score_hi);
+    printf("  elo: %s (95%%: %s .. %s)\n", e, elo_lo, elo_hi);
+    if (cfg.sprt) {
+        double llr, lower, upper;
+        match_sprt_decide(w, d, l, cfg.elo0, cfg.elo1, cfg.alpha, cfg.beta, &llr);
+        match_sprt_bounds(cfg.alpha, cfg.beta, &lower, &upper);
+        printf("  sprt: elo0 %g, elo1 %g, alpha %g, beta %g: LLR %.3f in [%.3f, %.3f]: %s\n",
+               cfg.elo0, cfg.elo1, cfg.alpha, cfg.beta, llr, lower, upper,
+               decision == GATE_ACCEPT   ? "H1 accepted (A is stronger by elo1)"
+               : decision == GATE_REJECT ? "H0 accepted (A is not stronger by elo1)"
+                                         : "undecided");
+    }
+out:
+    player_destroy(&a);
+    player_destroy(&b);
+    return status;
+}
+
+/* ---- kz analyse ---------------------------------------------------------------------------- */
+
+/* The engine for analyse and play: --player, else mcts:MODEL:SIMS with a
+ * model, else uct:SIMS. */
+static player *s_engine(const game_def *g, const char *cmd, const char *spec, const char *model,
+                        long sims, char *err, size_t errlen)
+{
+    char buf[PLAYER_SPEC_MAX + 32];
+    if (!spec) {
+        if (model)
+            snprintf(buf, sizeof buf, "mcts:%s:%ld", model, sims > 0 ? sims : 200);
+        else
+            snprintf(buf, sizeof buf, "uct:%ld", sims > 0 ? sims : 1000);
+        spec = buf;
+    }
+    player *p = player_from_spec(g, spec, err, errlen);
+    if (!p)
+        kz_usage_error("%s: %s", cmd, err);
+    return p;
+}
+
+typedef struct engine_opts {
+    const char *model;    /* --model */
+    const char *spec;     /* --player */
+    const char *position; /* --position */
+    long sims;            /* --sims, 0 = the engine's default */
+    long seed;            /* --seed */
+    int color;            /* play: the person's player id */
+} engine_opts;
+
+/* Parses the options shared by analyse and play. Returns the index of the
+ * first operand, -1 after printing help, -2 on error. */
+static int s_engine_opts(int argc, char **argv, const char *usage, bool play, engine_opts *o)
+{
+    static const struct option opts[] = {
+        {"model", required_argument, NULL, 'm'},
+        {"sims", required_argument, NULL, 'n'},
+        {"player", required_argument, NULL, 'P'},
+        {"position", required_argument, NULL, 'p'},
+        {"seed", required_argument, NULL, 's'},
+        {"color", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (engine_opts){.seed = 1};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm': o->model = optarg; break;
+        case 'P': o->spec = optarg; break;
+        case 'p': o->position = optarg; break;
+        case 'n':
+            if (parse_long(optarg, 1, PLAYER_MAX_PLAYOUTS, &o->sims) != 0) {
+                kz_usage_error("%s: --sims must be a whole number 1..%d, not '%s'", argv[0],
+                               PLAYER_MAX_PLAYOUTS, optarg);
+                return -2;
+            }
+            break;
+        case 's':
+            if (parse_long(optarg, 0, INT64_MAX, &o->seed) != 0) {
+                kz_usage_error("%s: --seed must be a whole number >= 0, not '%s'", argv[0], optarg);
+                return -2;
+            }
+            break;
+        case 'c':
+            if (!play)
+                goto bad;
+            if (!strcmp(optarg, "b") || !strcmp(optarg, "black"))
+                o->color = 0;
+            else if (!strcmp(optarg, "w") || !strcmp(optarg, "white"))
+                o->color = 1;
+            else {
+                kz_usage_error("%s: --color must be b or w, not '%s'", argv[0], optarg);
+                return -2;
+            }
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            fputs(player_spec_help(), stdout);
+            return -1;
+        default:
+        bad:
+            kz_usage_error("%s: unknown or incomplete option '%s' (see kz %s --help)", argv[0],
+                           argv[optind - 1], argv[0]);
+            return -2;
+        }
+    }
+    if (o->spec && (o->model || o->sims)) {
+        kz_usage_error("%s: give either --player or --model/--sims, not both", argv[0]);
+        return -2;
+    }
+    return optind;
+}
+
+int cmd_analyse(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: kz analyse [--model M] [--sims N] [--player SPEC] [--position P] [--seed S]\n"
+        "                  [ACTION ...]\n\n"
+        "Plays the ACTIONs (R21) from P (R20; default the start position), then lets the\n"
+        "engine decide the next action and prints the board, the chosen action, the\n"
+        "value from the mover's view (in [-1, 1]), the work done, and the distribution\n"
+        "over the legal actions (visit shares for search players), most visited first.\n"
+        "The engine is --player SPEC if given, else mcts:M:N with --model M (N default\n"
+        "200), else uct:N (pure Monte-Carlo search, N default 1000).\n\n";
+    engine_opts o;
+    int first = s_engine_opts(argc, argv, usage, false, &o);
+    if (first < 0)
+        return first == -1 ? 0 : 2;
+    const game_def *g = game_default();
+    game_state s;
+    int rc = s_setup(g, "analyse", o.position, argc, argv, first, &s);
+    if (rc)
+        return rc;
+    char err[300];
+    player *p = s_engine(g, "analyse", o.spec, o.model, o.sims, err, sizeof err);
+    if (!p)
+        return 2;
+    player_info *info = xmalloc(sizeof *info);
+    int status = 0, action;
+    g->render(&s, stdout);
+    game_result r = g->result(&s);
+    if (r.over) {
+        printf("result: %s (%s)\n", s_result_text(g, r), game_reason_name(r.reason));
+        goto out;
+    }
+    player_new_game(p, (uint64_t)o.seed);
+    double t0 = time_now();
+    rc = player_choose(p, &s, &action, info);
+    double dt = time_now() - t0;
+    if (rc != 0) {
+        fprintf(stderr, "kz: analyse: %s failed: %s\n", player_name(p), err_str(rc));
+        status = 1;
+        goto out;
+    }
+    char buf[16];
+    g->format_action(action, buf, sizeof buf);
+    printf("engine: %s (%s to move)\n", player_name(p), g->player_name(g->to_move(&s)));
+    printf("chosen: %s\n", buf);
+    if (isnan(info->value))
+        printf("value: none (this player does not estimate one)\n");
+    else
+        printf("value: %+.3f\n", info->value);
+    if (info->score)
+        printf("score: %+ld (alpha-beta, %d per man)\n", info->score, PLAYER_EVAL_MAN);
+    printf("work: %ld in %.3f s\n", info->work, dt);
+    /* The legal actions by share, highest first (stable: ascending action on ties). */
+    int order[GAME_MAX_LEGAL];
+    for (int i = 0; i < info->n; i++)
+        order[i] = i;
+    for (int i = 1; i < info->n; i++)
+        for (int j = i; j > 0 && info->share[order[j]] > info->share[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    printf("distribution (%d legal actions):\n", info->n);
+    for (int i = 0; i < info->n; i++) {
+        int k = order[i];
+        g->format_action(info->actions[k], buf, sizeof buf);
+        printf("  %-7s %.3f%s\n", buf, info->share[k], info->actions[k] == action ? "  <-" : "");
+    }
+out:
+    free(info);
+    player_destroy(&p);
+    return status;
+}
+
+/* ---- kz play ------------------------------------------------------------------------------- */
+
+/* Reads one line into buf without its newline; false at end of input. Lines
+ * longer than the buffer are read whole and cut. */
+static bool s_read_line(FILE *in, char *buf, size_t len)
+{
+    if (!fgets(buf, (int)len, in))
+        return false;
+    size_t n = strlen(buf);
+    if (n > 0 && buf[n - 1] == '\n') {
+        buf[n - 1] = '\0';
+    } else {
+        int ch;
+        while ((ch = fgetc(in)) != EOF && ch != '\n')
+            ;
+    }
+    return true;
+}
+
+static char *s_trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+int cmd_play(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: kz play [--model M] [--sims N] [--player SPEC] [--color b|w]\n"
+        "               [--position P] [--seed S]\n\n"
+        "Plays a game against the engine in the terminal: you play --color (default b,\n"
+        "black, who moves first). Type an action as in R21 (e.g. 7-12; a capture as\n"
+        "7x17 or 7-17), one hop at a time: a capture sequence is entered hop by hop, and\n"
+        "the board is redrawn after every move. An illegal or unreadable action is refused\n"
+        "with the list of legal ones. `moves` lists the legal actions, `quit` (or the end\n"
+        "of input) ends the game. The engine is chosen as in kz analyse (default uct:1000,\n"
+        "or mcts:M:N with --model).\n\n";
+    engine_opts o;
+    int first = s_engine_opts(argc, argv, usage, true, &o);
+    if (first < 0)
+        return first == -1 ? 0 : 2;
+    if (first != argc)
+        return kz_usage_error("play: unexpected argument '%s' (see kz play --help)", argv[first]);
+    const game_def *g = game_default();
+    game_state s;
+    int rc = s_setup(g, "play", o.position, 0, NULL, 0, &s);
+    if (rc)
+        return rc;
+    char err[300];
+    player *p = s_engine(g, "play", o.spec, o.model, o.sims, err, sizeof err);
+    if (!p)
+        return 2;
+    player_new_game(p, (uint64_t)o.seed);
+    const char *you = g->player_name(o.color);
+    printf("You play %s; the engine (%s) plays %s.\n", you, player_name(p),
+           g->player_name(1 - o.color));
+    g->render(&s, stdout);
+    int status = 0;
+    game_result r;
+    char line[512], list[4096], buf[16];
+    while (!(r = g->result(&s)).over) {
+        int mover = g->to_move(&s), a;
+        if (mover != o.color) {
+            rc = player_choose(p, &s, &a, NULL);
+            if (rc != 0) {
+                fprintf(stderr, "kz: play: the engine failed: %s\n", err_str(rc));
+                status = 1;
+                goto out;
+            }
+            g->format_action(a, buf, sizeof buf);
+            player_observe(p, &s, a);
+            g->apply(&s, a);
+            printf("engine (%s) plays %s%s\n", g->player_name(mover), buf,
+                   g->mid_turn(&s) ? " and captures on" : "");
+            if (!g->mid_turn(&s))
+                g->render(&s, stdout);
+            continue;
+        }
+        printf("%s%s> ", you, g->mid_turn(&s) ? " (continue the capture)" : "");
+        fflush(stdout);
+        if (!s_read_line(stdin, line, sizeof line)) {
+            printf("\nend of input: game abandoned\n");
+            goto out;
+        }
+        char *t = s_trim(line);
+        if (!isatty(fileno(stdin)))
+            printf("%s\n", t); /* a transcript reads like a session */
+        if (!*t)
+            continue;
+        s_legal_list(g, &s, list, sizeof list);
+        if (!strcmp(t, "quit") || !strcmp(t, "resign")) {
+            printf("game abandoned\n");
+            goto out;
+        }
+        if (!strcmp(t, "moves") || !strcmp(t, "?") || !strcmp(t, "help")) {
+            printf("legal: %s\n", list);
+            continue;
+        }
+        if (g->parse_action(t, &a) != 0) {
+            printf("cannot read '%s' (write src-dst, e.g. 7-12); legal: %s\n", t, list);
+            continue;
+        }
+        if (!g->is_legal(&s, a)) {
+            printf("illegal: %s; legal: %s\n", t, list);
+            continue;
+        }
+        player_observe(p, &s, a);
+        g->apply(&s, a);
+        g->render(&s, stdout);
+    }
+    printf("result: %s (%s)%s\n", s_result_text(g, r), game_reason_name(r.reason),
+           r.winner < 0 ? "" : r.winner == o.color ? ": you win" : ": the engine wins");
+out:
+    player_destroy(&p);
+    return status;
+}

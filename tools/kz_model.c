@@ -1,0 +1,465 @@
+/* kz model init | info | dump, kz eval: model files from the command line
+ * (create, inspect, dump as JSON) and one position's evaluation. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "game.h"
+#include "kz.h"
+#include "model.h"
+#include "modelfile.h"
+#include "util.h"
+
+/* Loads a model file for the default game or prints why not (exit status 2). */
+static int s_load(const char *path, const game_def *g, model **m)
+{
+    char err[512];
+    if (modelfile_load(path, g, m, err, sizeof err) != 0)
+        return kz_usage_error("%s", err);
+    return 0;
+}
+
+static const char *s_opt_name(int kind)
+{
+    return kind == MODEL_OPT_ADAM ? "adam" : kind == MODEL_OPT_SGD ? "sgd" : "none";
+}
+
+/* An unknown option or a missing argument: the one-line error. */
+static int s_bad_option(const char *cmd, char **argv)
+{
+    return kz_usage_error("%s: unknown or incomplete option '%s' (see kz %s --help)", cmd,
+                          argv[optind - 1], cmd);
+}
+
+/* --- kz model init ------------------------------------------------------------ */
+
+static int s_model_init(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: kz model init [--blocks N] [--filters F] [--value-hidden H] [--seed S]\n"
+        "                     [--version V] [--force] OUT\n\n"
+        "Writes a new model with random weights (He initialisation, reproducible from\n"
+        "the seed) for the game's input and action shapes to OUT, atomically. Defaults\n"
+        "are the specification's: 6 blocks of 64 filters, value head 64 wide, seed 1,\n"
+        "version 0 (unversioned). An existing OUT is kept unless --force.\n";
+    static const struct option opts[] = {
+        {"blocks", required_argument, NULL, 'b'}, {"filters", required_argument, NULL, 'f'},
+        {"value-hidden", required_argument, NULL, 'v'}, {"seed", required_argument, NULL, 's'},
+        {"version", required_argument, NULL, 'V'}, {"force", no_argument, NULL, 'F'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    const game_def *g = game_default();
+    model_arch a;
+    model_arch_default(&a, g);
+    long seed = 1, version = 0, v;
+    bool force = false;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b':
+            if (parse_long(optarg, 0, 128, &v))
+                return kz_usage_error("model init: --blocks must be 0..128, not '%s'", optarg);
+            a.blocks = (int)v;
+            break;
+        case 'f':
+            if (parse_long(optarg, 1, 1024, &v))
+                return kz_usage_error("model init: --filters must be 1..1024, not '%s'", optarg);
+            a.filters = (int)v;
+            break;
+        case 'v':
+            if (parse_long(optarg, 1, 4096, &v))
+                return kz_usage_error("model init: --value-hidden must be 1..4096, not '%s'",
+                                      optarg);
+            a.value_hidden = (int)v;
+            break;
+        case 's':
+            if (parse_long(optarg, 0, INT64_MAX, &seed))
+                return kz_usage_error("model init: --seed must be a whole number >= 0, not '%s'",
+                                      optarg);
+            break;
+        case 'V':
+            if (parse_long(optarg, 0, UINT32_MAX, &version))
+                return kz_usage_error("model init: --version must be 0..%u, not '%s'",
+                                      UINT32_MAX, optarg);
+            break;
+        case 'F': force = true; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: return s_bad_option("model init", argv);
+        }
+    }
+    if (argc - optind != 1)
+        return kz_usage_error("model init: give exactly one OUT file (see kz model init --help)");
+    const char *out = argv[optind];
+    struct stat st;
+    if (!force && stat(out, &st) == 0)
+        return kz_usage_error("model init: '%s' exists; use --force to replace it", out);
+    char err[200];
+    if (model_arch_check(&a, err, sizeof err))
+        return kz_usage_error("model init: %s", err);
+    model *m = model_new(&a, (uint64_t)seed);
+    if (!m)
+        return kz_usage_error("model init: cannot make the model (out of memory?)");
+    model_set_version(m, (uint32_t)version, 0);
+    int rc = modelfile_save(m, out, false);
+    if (rc) {
+        fprintf(stderr, "kz: model init: cannot write '%s': %s\n", out, err_str(rc));
+        model_destroy(&m);
+        return 1;
+    }
+    char desc[200];
+    model_arch_describe(&a, desc, sizeof desc);
+    printf("wrote %s: %s, %zu parameters, checksum %016" PRIx64 "\n", out, desc,
+           model_arch_param_count(&a), model_checksum(m));
+    model_destroy(&m);
+    return 0;
+}
+
+/* --- kz model info ------------------------------------------------------------- */
+
+static void s_iso_time(int64_t ms, char *buf, size_t len)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, len - n, ".%03dZ", (int)(ms % 1000 + 1000) % 1000);
+}
+
+static int s_model_info(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: kz model info FILE\n\n"
+        "Checks a model file (any game) and prints its game, architecture, parameter\n"
+        "count, forward FLOPs per position, version, parent, training step, creation\n"
+        "time, weights checksum and optimizer state (checkpoints).\n";
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(usage, stdout);
+            return 0;
+        }
+        return s_bad_option("model info", argv);
+    }
+    if (argc - optind != 1)
+        return kz_usage_error("model info: give exactly one FILE (see kz model info --help)");
+    const char *path = argv[optind];
+    model *m = NULL;
+    int rc = s_load(path, NULL, &m);
+    if (rc)
+        return rc;
+    const model_arch *a = model_get_arch(m);
+    struct stat st;
+    long long bytes = stat(path, &st) == 0 ? (long long)st.st_size : -1;
+    size_t stats = 0;
+    for (int i = 0; i < model_tensor_count(m); i++) {
+        model_tensor_info ti;
+        model_tensor_info_get(m, i, &ti);
+        stats += ti.kind == MODEL_TENSOR_STAT ? ti.size : 0;
+    }
+    char when[64];
+    s_iso_time(model_created_ms(m), when, sizeof when);
+    printf("file:          %s (%s, %lld bytes)\n", path,
+           model_optim_kind(m) ? "checkpoint" : "published", bytes);
+    printf("game:          %s\n", a->game);
+    printf("architecture:  %d blocks x %d filters, input %dx%dx%d, %d actions\n", a->blocks,
+           a->filters, a->in_planes, a->height, a->width, a->actions);
+    printf("heads:         policy %d filters, value %d filters, value hidden %d\n",
+           a->policy_filters, a->value_filters, a->value_hidden);
+    printf("parameters:    %zu trainable, %zu running statistics\n",
+           model_arch_param_count(a), stats);
+    printf("forward:       %.2f MFLOP per position\n", model_arch_forward_flops(a) / 1e6);
+    printf("version:       %u (parent %u)\n", model_version(m), model_parent_version(m));
+    printf("train step:    %" PRIu64 "\n", model_step(m));
+    printf("created:       %s\n", when);
+    printf("checksum:      %016" PRIx64 "\n", model_checksum(m));
+    if (model_optim_kind(m))
+        printf("optimizer:     %s, %" PRIu64 " steps\n", s_opt_name(model_optim_kind(m)),
+               model_optim_steps(m));
+    else
+        printf("optimizer:     none\n");
+    model_destroy(&m);
+    return 0;
+}
+
+/* --- kz model dump --------------------------------------------------------------- */
+
+static void s_json_tensor(FILE *out, const char *name, const model_tensor_info *ti,
+                          const float *data, bool with_data)
+{
+    fprintf(out, "    {\"name\": \"%s\", \"shape\": [", name);
+    for (int k = 0; k < ti->ndim; k++)
+        fprintf(out, k ? ", %d" : "%d", ti->shape[k]);
+    fprintf(out, "]");
+    if (with_data) {
+        fprintf(out, ", \"data\": [");
+        for (size_t i = 0; i < ti->size; i++)
+            fprintf(out, i ? ",%.9g" : "%.9g", (double)data[i]);
+        fprintf(out, "]");
+    }
+    fprintf(out, "}");
+}
+
+static int s_model_dump(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: kz model dump [--no-data] FILE\n\n"
+        "Prints a model file (any game) as one JSON object: game, architecture,\n"
+        "metadata, checksum and every tensor's name, canonical (PyTorch) shape and\n"
+        "values (row-major, %.9g: exact floats), then, for checkpoints, the optimizer\n"
+        "state the same way. --no-data leaves out the values.\n";
+    static const struct option opts[] = {
+        {"no-data", no_argument, NULL, 'n'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    bool with_data = true;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (c == 'n') {
+            with_data = false;
+            continue;
+        }
+        return s_bad_option("model dump", argv);
+    }
+    if (argc - optind != 1)
+        return kz_usage_error("model dump: give exactly one FILE (see kz model dump --help)");
+    model *m = NULL;
+    int rc = s_load(argv[optind], NULL, &m);
+    if (rc)
+        return rc;
+    const model_arch *a = model_get_arch(m);
+    FILE *out = stdout;
+    static char obuf[1 << 16];
+    setvbuf(out, obuf, _IOFBF, sizeof obuf);
+    fprintf(out, "{\n  \"format\": %d,\n  \"game\": \"%s\",\n", MODELFILE_FORMAT, a->game);
+    fprintf(out,
+            "  \"arch\": {\"in_planes\": %d, \"height\": %d, \"width\": %d, \"actions\": %d, "
+            "\"blocks\": %d, \"filters\": %d, \"policy_filters\": %d, \"value_filters\": %d, "
+            "\"value_hidden\": %d, \"bn_eps\": %.9g},\n",
+            a->in_planes, a->height, a->width, a->actions, a->blocks, a->filters,
+            a->policy_filters, a->value_filters, a->value_hidden, (double)model_bn_eps(m));
+    fprintf(out,
+            "  \"version\": %u,\n  \"parent_version\": %u,\n  \"train_step\": %" PRIu64
+            ",\n  \"created_ms\": %" PRId64 ",\n  \"checksum\": \"%016" PRIx64 "\",\n",
+            model_version(m), model_parent_version(m), model_step(m), model_created_ms(m),
+            model_checksum(m));
+    size_t biggest = 1;
+    for (int i = 0; i < model_tensor_count(m); i++) {
+        model_tensor_info ti;
+        model_tensor_info_get(m, i, &ti);
+        biggest = ti.size > biggest ? ti.size : biggest;
+    }
+    float *buf = xmalloc(biggest * sizeof *buf);
+    fprintf(out, "  \"tensors\": [\n");
+    for (int i = 0; i < model_tensor_count(m); i++) {
+        model_tensor_info ti;
+        model_tensor_info_get(m, i, &ti);
+        model_tensor_read(m, i, buf);
+        s_json_tensor(out, ti.name, &ti, buf, with_data);
+        fprintf(out, i + 1 < model_tensor_count(m) ? ",\n" : "\n");
+    }
+    fprintf(out, "  ]");
+    int kind = model_optim_kind(m);
+    if (kind) {
+        static const char *const names[2][2] = {{"sgd.momentum", ""}, {"adam.m", "adam.v"}};
+        fprintf(out, ",\n  \"optimizer\": {\"kind\": \"%s\", \"steps\": %" PRIu64
+                     ", \"slots\": [\n",
+                s_opt_name(kind), model_optim_steps(m));
+        bool first = true;
+        for (int s = 0; s < model_optim_slots(m); s++)
+            for (int i = 0; i < model_tensor_count(m); i++) {
+                model_tensor_info ti;
+                model_tensor_info_get(m, i, &ti);
+                if (ti.kind == MODEL_TENSOR_STAT)
+                    continue;
+                char name[128];
+                snprintf(name, sizeof name, "%s/%s", names[kind - 1][s], ti.name);
+                model_optim_read(m, s, i, buf);
+                fprintf(out, first ? "" : ",\n");
+                s_json_tensor(out, name, &ti, buf, with_data);
+                first = false;
+            }
+        fprintf(out, "\n  ]}");
+    }
+    fprintf(out, "\n}\n");
+    free(buf);
+    model_destroy(&m);
+    if (fflush(out) != 0) {
+        fprintf(stderr, "kz: model dump: write failed: %s\n", strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+int cmd_model(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: kz model init|info|dump ...\n\n"
+        "Model files (common/modelfile.h):\n"
+        "  init [--blocks N --filters F --value-hidden H --seed S --version V] OUT\n"
+        "                 write a new randomly initialised model\n"
+        "  info FILE      architecture, parameter count, version, checksum\n"
+        "  dump FILE      every tensor's name, shape and values as JSON\n"
+        "`kz model SUBCOMMAND --help` describes each.\n";
+    if (argc < 2)
+        return kz_usage_error("model: give a subcommand: init, info or dump (see kz model --help)");
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "init"))
+        return s_model_init(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "info"))
+        return s_model_info(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "dump"))
+        return s_model_dump(argc - 1, argv + 1);
+    return kz_usage_error("model: unknown subcommand '%s' (see kz model --help)", argv[1]);
+}
+
+/* --- kz eval ------------------------------------------------------------------------ */
+
+/* One legal action's prior, for sorting. */
+typedef struct s_prior {
+    int action; /* real orientation */
+    float p;    /* softmax over the legal actions */
+    float logit;/* raw network output */
+} s_prior;
+
+static int s_cmp_prior(const void *x, const void *y)
+{
+    const s_prior *a = x, *b = y;
+    if (a->p != b->p)
+        return a->p < b->p ? 1 : -1;
+    return a->action - b->action;
+}
+
+/* Sets up P (or the start) and plays argv[first..argc); 0 or 2 after an error. */
+static int s_position(const game_def *g, const char *position, int argc, char **argv, int first,
+                      game_state *s)
+{
+    char err[200];
+    if (position) {
+        if (g->parse_position(s, position, err, sizeof err) != 0)
+            return kz_usage_error("eval: %s", err);
+    } else {
+        g->init(s);
+    }
+    for (int i = first; i < argc; i++) {
+        int a;
+        if (g->parse_action(argv[i], &a) != 0)
+            return kz_usage_error("eval: cannot parse action '%s'", argv[i]);
+        if (g->result(s).over)
+            return kz_usage_error("eval: action %d '%s': the game is already over",
+                                  i - first + 1, argv[i]);
+        if (!g->is_legal(s, a))
+            return kz_usage_error("eval: action %d '%s' is illegal here (see kz moves)",
+                                  i - first + 1, argv[i]);
+        g->apply(s, a);
+    }
+    return 0;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: kz eval MODEL [--position P] [--json] [--threads N] [ACTION ...]\n\n"
+        "Evaluates the position after the actions (from P, default the start) with the\n"
+        "model: the value for the player to move (-1..1) and the policy over the legal\n"
+        "actions (softmax of the logits over them), best first. --json prints one JSON\n"
+        "object instead. --threads sets OpenBLAS's threads (default 1).\n";
+    static const struct option opts[] = {
+        {"position", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
+        {"threads", required_argument, NULL, 't'},  {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *position = NULL;
+    bool json = false;
+    long threads = 1;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p': position = optarg; break;
+        case 'j': json = true; break;
+        case 't':
+            if (parse_long(optarg, 1, 64, &threads))
+                return kz_usage_error("eval: --threads must be 1..64, not '%s'", optarg);
+            break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: return s_bad_option("eval", argv);
+        }
+    }
+    if (argc - optind < 1)
+        return kz_usage_error("eval: give a MODEL file (see kz eval --help)");
+    const game_def *g = game_default();
+    game_state s;
+    int rc = s_position(g, position, argc, argv, optind + 1, &s);
+    if (rc)
+        return rc;
+    model *m = NULL;
+    if ((rc = s_load(argv[optind], g, &m)) != 0)
+        return rc;
+    model_set_threads((int)threads);
+    model_eval *e = model_eval_new(m, 1);
+    int A = g->action_count;
+    float *planes = xmalloc((size_t)g->planes * g->height * g->width * sizeof *planes);
+    float *logits = xmalloc((size_t)A * sizeof *logits), value;
+    g->encode_planes(&s, planes);
+    model_eval_run(e, planes, 1, logits, &value);
+    uint16_t legal[GAME_MAX_LEGAL], canon[GAME_MAX_LEGAL];
+    float probs[GAME_MAX_LEGAL];
+    s_prior pr[GAME_MAX_LEGAL];
+    game_result res = g->result(&s);
+    int n = res.over ? 0 : g->legal_actions(&s, legal);
+    for (int i = 0; i < n; i++)
+        canon[i] = (uint16_t)g->canonical_action(&s, legal[i]);
+    model_softmax_masked(logits, canon, n, probs);
+    for (int i = 0; i < n; i++)
+        pr[i] = (s_prior){legal[i], probs[i], logits[canon[i]]};
+    qsort(pr, (size_t)n, sizeof *pr, s_cmp_prior);
+    char pos[256], act[32];
+    g->format_position(&s, pos, sizeof pos);
+    const char *mover = g->player_name(g->to_move(&s));
+    if (json) {
+        printf("{\"position\": \"%s\", \"to_move\": \"%s\", \"over\": %s, \"value\": %.6f, "
+               "\"model_version\": %u, \"model_checksum\": \"%016" PRIx64 "\", \"policy\": [",
+               pos, mover, res.over ? "true" : "false", (double)value, model_version(m),
+               model_checksum(m));
+        for (int i = 0; i < n; i++) {
+            g->format_action(pr[i].action, act, sizeof act);
+            printf("%s{\"action\": \"%s\", \"prior\": %.6f, \"logit\": %.6f}", i ? ", " : "",
+                   act, (double)pr[i].p, (double)pr[i].logit);
+        }
+        printf("]}\n");
+    } else {
+        printf("position: %s (%s to move)\n", pos, mover);
+        printf("value:    %+.4f for %s\n", (double)value, mover);
+        if (res.over)
+            printf("the game is over (%s)\n", game_reason_name(res.reason));
+        else
+            printf("policy over %d legal actions:\n", n);
+        for (int i = 0; i < n; i++) {
+            g->format_action(pr[i].action, act, sizeof act);
+            printf("  %-8s %.4f  (logit %+.3f)\n", act, (double)pr[i].p, (double)pr[i].logit);
+        }
+    }
+    free(planes);
+    free(logits);
+    model_eval_destroy(&e);
+    model_destroy(&m);
+    return 0;
+}

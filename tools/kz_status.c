@@ -1,0 +1,489 @@
+/* kz status: fetches a coordinator's GET /status (plain HTTP/1.0 over a TCP
+ * socket) and prints it for a person, or raw with --json. */
+#include <errno.h>
+#include <netdb.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "kz.h"
+#include "util.h"
+
+/* --- a small JSON reader ----------------------------------------------------------- */
+
+enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
+
+typedef struct jnode jnode;
+struct jnode {
+    int type;       /* J_* */
+    double num;     /* J_NUM, J_BOOL (0/1) */
+    char *str;      /* J_STR value; the key when inside an object */
+    char *key;      /* member name inside an object, else NULL */
+    jnode *child;   /* first element or member */
+    jnode *next;    /* next sibling */
+};
+
+typedef struct jparser {
+    const char *p;   /* cursor */
+    const char *end; /* end of input */
+    int depth;       /* nesting */
+} jparser;
+
+static void j_free(jnode *n)
+{
+    while (n) {
+        jnode *next = n->next;
+        j_free(n->child);
+        free(n->str);
+        free(n->key);
+        free(n);
+        n = next;
+    }
+}
+
+static void j_ws(jparser *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
+        j->p++;
+}
+
+static char *j_string(jparser *j)
+{
+    if (j->p >= j->end || *j->p != '"')
+        return NULL;
+    j->p++;
+    size_t cap = 32, n = 0;
+    char *s = xmalloc(cap);
+    while (j->p < j->end && *j->p != '"') {
+        char ch = *j->p++;
+        if (ch == '\\' && j->p < j->end) {
+            char e = *j->p++;
+            if (e == 'u' && j->end - j->p >= 4) {
+                unsigned v = (unsigned)strtoul((char[5]){j->p[0], j->p[1], j->p[2], j->p[3], 0},
+                                               NULL, 16);
+                j->p += 4;
+                ch = v < 0x80 ? (char)v : '?';
+            } else {
+                ch = e == 'n' ? '\n' : e == 't' ? '\t' : e;
+            }
+        }
+        if (n + 2 > cap) {
+            cap *= 2;
+            s = realloc(s, cap);
+            KZ_CHECK(s != NULL);
+        }
+        s[n++] = ch;
+    }
+    s[n] = 0;
+    if (j->p >= j->end) {
+        free(s);
+        return NULL;
+    }
+    j->p++;
+    return s;
+}
+
+static jnode *j_value(jparser *j)
+{
+    j_ws(j);
+    if (j->p >= j->end || ++j->depth > 64)
+        return NULL;
+    jnode *n = xcalloc(1, sizeof *n);
+    char ch = *j->p;
+    if (ch == '{' || ch == '[') {
+        n->type = ch == '{' ? J_OBJ : J_ARR;
+        char close = ch == '{' ? '}' : ']';
+        j->p++;
+        jnode **tail = &n->child;
+        j_ws(j);
+        if (j->p < j->end && *j->p == close) {
+            j->p++;
+            j->depth--;
+            return n;
+        }
+        for (;;) {
+            char *key = NULL;
+            if (n->type == J_OBJ) {
+                j_ws(j);
+                key = j_string(j);
+                j_ws(j);
+                if (!key || j->p >= j->end || *j->p != ':') {
+                    free(key);
+                    j_free(n);
+                    return NULL;
+                }
+                j->p++;
+            }
+            jnode *v = j_value(j);
+            if (!v) {
+                free(key);
+                j_free(n);
+                return NULL;
+            }
+            v->key = key;
+            *tail = v;
+            tail = &v->next;
+            j_ws(j);
+            if (j->p < j->end && *j->p == ',') {
+                j->p++;
+                continue;
+            }
+            if (j->p < j->end && *j->p == close) {
+                j->p++;
+                break;
+            }
+            j_free(n);
+            return NULL;
+        }
+    } else if (ch == '"') {
+        n->type = J_STR;
+        n->str = j_string(j);
+        if (!n->str) {
+            j_free(n);
+            return NULL;
+        }
+    } else if (!strncmp(j->p, "true", 4) || !strncmp(j->p, "false", 5)) {
+        n->type = J_BOOL;
+        n->num = *j->p == 't';
+        j->p += *j->p == 't' ? 4 : 5;
+    } else if (!strncmp(j->p, "null", 4)) {
+        n->type = J_NULL;
+        j->p += 4;
+    } else {
+        char *e;
+        n->type = J_NUM;
+        n->num = strtod(j->p, &e);
+        if (e == j->p) {
+            j_free(n);
+            return NULL;
+        }
+        j->p = e;
+    }
+    j->depth--;
+    return n;
+}
+
+/* Member `path` ("a.b.c") of an object; NULL if absent. */
+static const jnode *j_get(const jnode *n, const char *path)
+{
+    char part[64];
+    while (n && *path) {
+        const char *dot = strchr(path, '.');
+        size_t len = dot ? (size_t)(dot - path) : strlen(path);
+        snprintf(part, sizeof part, "%.*s", (int)len, path);
+        const jnode *c = n->type == J_OBJ ? n->child : NULL;
+        while (c && strcmp(c->key, part))
+            c = c->next;
+        n = c;
+        path += len + (dot ? 1 : 0);
+    }
+    return n;
+}
+
+static double j_num(const jnode *n, const char *path)
+{
+    const jnode *v = j_get(n, path);
+    return v && (v->type == J_NUM || v->type == J_BOOL) ? v->num : 0;
+}
+
+static const char *j_str(const jnode *n, const char *path)
+{
+    const jnode *v = j_get(n, path);
+    return v && v->type == J_STR ? v->str : "";
+}
+
+/* --- HTTP ---------------------------------------------------------------------------- */
+
+/* GETs url; on success *body is malloc'd (caller frees). Messages go to err. */
+static int s_http_get(const char *url, char **body, char *err, size_t errlen)
+{
+    char host[256], path[512] = "/status";
+    int port = 80;
+    const char *p = url;
+    if (!strncmp(p, "http://", 7))
+        p += 7;
+    else if (strstr(p, "://")) {
+        snprintf(err, errlen, "only http:// URLs: '%s'", url);
+        return KZ_EINVAL;
+    }
+    size_t hl = strcspn(p, ":/");
+    if (hl == 0 || hl >= sizeof host) {
+        snprintf(err, errlen, "no host in '%s'", url);
+        return KZ_EINVAL;
+    }
+    memcpy(host, p, hl);
+    host[hl] = 0;
+    p += hl;
+    if (*p == ':') {
+        long v;
+        char num[16];
+        size_t nl = strcspn(p + 1, "/");
+        snprintf(num, sizeof num, "%.*s", (int)(nl < 15 ? nl : 15), p + 1);
+        if (parse_long(num, 1, 65535, &v)) {
+            snprintf(err, errlen, "bad port in '%s'", url);
+            return KZ_EINVAL;
+        }
+        port = (int)v;
+        p += 1 + nl;
+    }
+    if (*p == '/' && p[1])
+        snprintf(path, sizeof path, "%s", p);
+    struct addrinfo hints = {0}, *ai;
+    hints.ai_socktype = SOCK_STREAM;
+    char portstr[8];
+    snprintf(portstr, sizeof portstr, "%d", port);
+    int rc = getaddrinfo(host, portstr, &hints, &ai);
+    if (rc) {
+        snprintf(err, errlen, "%s: %s", host, gai_strerror(rc));
+        return KZ_EIO;
+    }
+    int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    struct timeval tv = {5, 0};
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    }
+    if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen)) {
+        snprintf(err, errlen, "cannot connect to %s:%d: %s", host, port, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(ai);
+        return KZ_EIO;
+    }
+    freeaddrinfo(ai);
+    char req[1024];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\nConnection: close\r\n\r\n",
+                     path, host);
+    if (write(fd, req, (size_t)n) != n) {
+        snprintf(err, errlen, "cannot send to %s:%d", host, port);
+        close(fd);
+        return KZ_EIO;
+    }
+    size_t cap = 65536, len = 0;
+    char *buf = xmalloc(cap);
+    for (;;) {
+        if (len + 4096 > cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            KZ_CHECK(buf != NULL);
+        }
+        ssize_t r = read(fd, buf + len, cap - len - 1);
+        if (r < 0) {
+            snprintf(err, errlen, "reading from %s:%d: %s", host, port, strerror(errno));
+            free(buf);
+            close(fd);
+            return KZ_EIO;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    buf[len] = 0;
+    int code = 0;
+    char *hdr_end = strstr(buf, "\r\n\r\n");
+    if (sscanf(buf, "HTTP/%*s %d", &code) != 1 || !hdr_end) {
+        snprintf(err, errlen, "%s:%d did not answer HTTP", host, port);
+        free(buf);
+        return KZ_EIO;
+    }
+    if (code != 200) {
+        snprintf(err, errlen, "%s%s answered %d", url, path, code);
+        free(buf);
+        return KZ_EREJECTED;
+    }
+    size_t off = (size_t)(hdr_end + 4 - buf);
+    memmove(buf, buf + off, len - off + 1);
+    *body = buf;
+    return 0;
+}
+
+/* --- printing ---------------------------------------------------------------------- */
+
+static void s_duration(double s, char *buf, size_t len)
+{
+    if (s < 0)
+        snprintf(buf, len, "never");
+    else if (s < 120)
+        snprintf(buf, len, "%.1fs", s);
+    else if (s < 7200)
+        snprintf(buf, len, "%.0fm", s / 60);
+    else if (s < 172800)
+        snprintf(buf, len, "%.1fh", s / 3600);
+    else
+        snprintf(buf, len, "%.1fd", s / 86400);
+}
+
+static void s_print(const jnode *j, FILE *o)
+{
+    char up[32];
+    s_duration(j_num(j, "coordinator.uptime_s"), up, sizeof up);
+    fprintf(o, "coordinator %s (%s, protocol %.0f), up %s\n", j_str(j, "coordinator.name"),
+            j_str(j, "coordinator.game"), j_num(j, "coordinator.protocol"), up);
+    fprintf(o, "models      best %.0f, latest %.0f, candidate %.0f, queued %.0f, promotions %.0f\n",
+            j_num(j, "models.best"), j_num(j, "models.latest"), j_num(j, "models.candidate"),
+            j_num(j, "models.queued"), j_num(j, "models.promotions"));
+    double w = j_num(j, "arena.wins"), d = j_num(j, "arena.draws"), l = j_num(j, "arena.losses");
+    if (j_num(j, "arena.candidate") > 0) {
+        double n = w + d + l;
+        fprintf(o, "arena       candidate %.0f vs best %.0f: %.0f/%.0f played, +%.0f =%.0f -%.0f "
+                   "(score %.3f), %.0f assigned, %.0f open\n",
+                j_num(j, "arena.candidate"), j_num(j, "arena.best"), n, j_num(j, "arena.games"),
+                w, d, l, n > 0 ? (w + d / 2) / n : 0.0, j_num(j, "arena.assigned"),
+                j_num(j, "arena.open"));
+    } else {
+        fprintf(o, "arena       none running\n");
+    }
+    if (j_num(j, "arena.last.candidate") > 0)
+        fprintf(o, "            last: candidate %.0f %s (+%.0f =%.0f -%.0f)\n",
+                j_num(j, "arena.last.candidate"),
+                j_num(j, "arena.last.promoted") ? "promoted" : "rejected",
+                j_num(j, "arena.last.wins"), j_num(j, "arena.last.draws"),
+                j_num(j, "arena.last.losses"));
+    fprintf(o, "replay      %.0f games, %.0f positions; window [%.0f, %.0f) = %.0f of %.0f\n",
+            j_num(j, "replay.games"), j_num(j, "replay.positions"), j_num(j, "replay.window_lo"),
+            j_num(j, "replay.window_hi"), j_num(j, "replay.window_positions"),
+            j_num(j, "replay.window"));
+    fprintf(o, "ingest      %.0f stored (%.1f games/s, %.0f positions/s), %.0f duplicates, "
+               "%.0f rejected",
+            j_num(j, "ingest.accepted"), j_num(j, "ingest.games_per_s"),
+            j_num(j, "ingest.positions_per_s"), j_num(j, "ingest.duplicates"),
+            j_num(j, "ingest.rejected"));
+    const jnode *rb = j_get(j, "ingest.rejected_by_reason");
+    bool first = true;
+    for (const jnode *c = rb ? rb->child : NULL; c; c = c->next)
+        if (c->num > 0) {
+            fprintf(o, "%s%s %.0f", first ? " (" : ", ", c->key, c->num);
+            first = false;
+        }
+    fprintf(o, "%s\n", first ? "" : ")");
+    if (j_num(j, "trainer.seen")) {
+        char ago[32];
+        s_duration(j_num(j, "trainer.last_contact_s"), ago, sizeof ago);
+        fprintf(o, "trainer     step %.0f, loss %.4f (policy %.4f, value %.4f), %.2f steps/s, "
+                   "last contact %s ago\n",
+                j_num(j, "trainer.step"), j_num(j, "trainer.loss"),
+                j_num(j, "trainer.policy_loss"), j_num(j, "trainer.value_loss"),
+                j_num(j, "trainer.steps_per_s"), ago);
+    } else {
+        fprintf(o, "trainer     not seen\n");
+    }
+    fprintf(o, "clients     %.0f live of %.0f known\n", j_num(j, "workers.live"),
+            j_num(j, "workers.known"));
+    const jnode *list = j_get(j, "workers.list");
+    if (list && list->child)
+        fprintf(o, "  %-28s %-8s %-16s %6s %8s %7s %6s %5s\n", "ID", "ROLE", "HOST", "LAST",
+                "GAMES", "G/MIN", "REJ", "ARENA");
+    for (const jnode *c = list ? list->child : NULL; c; c = c->next) {
+        char last[32];
+        s_duration(j_num(c, "last_contact_s"), last, sizeof last);
+        fprintf(o, "  %-28.28s %-8.8s %-16.16s %6s %8.0f %7.1f %6.0f %5.0f%s\n", j_str(c, "id"),
+                j_str(c, "role"), j_str(c, "host"), last, j_num(c, "games"),
+                j_num(c, "games_per_min"), j_num(c, "rejected"), j_num(c, "arena_slots"),
+                j_num(c, "alive") ? "" : "  (gone)");
+    }
+}
+
+/* One line: what `make run` prints every few seconds. */
+static void s_print_line(const jnode *j, FILE *o)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    fprintf(o, "%02d:%02d:%02d games %.0f (%.1f/min) positions %.0f", tm.tm_hour, tm.tm_min,
+            tm.tm_sec, j_num(j, "replay.games"), 60 * j_num(j, "ingest.games_per_s"),
+            j_num(j, "replay.positions"));
+    if (j_num(j, "trainer.seen"))
+        fprintf(o, " | step %.0f loss %.3f", j_num(j, "trainer.step"), j_num(j, "trainer.loss"));
+    else
+        fprintf(o, " | step -");
+    fprintf(o, " | best v%.0f", j_num(j, "models.best"));
+    if (j_num(j, "arena.candidate") > 0)
+        fprintf(o, " | arena v%.0f %.0f/%.0f +%.0f =%.0f -%.0f", j_num(j, "arena.candidate"),
+                j_num(j, "arena.wins") + j_num(j, "arena.draws") + j_num(j, "arena.losses"),
+                j_num(j, "arena.games"), j_num(j, "arena.wins"), j_num(j, "arena.draws"),
+                j_num(j, "arena.losses"));
+    if (j_num(j, "arena.last.candidate") > 0)
+        fprintf(o, " | last arena v%.0f %s +%.0f =%.0f -%.0f", j_num(j, "arena.last.candidate"),
+                j_num(j, "arena.last.promoted") ? "promoted" : "rejected",
+                j_num(j, "arena.last.wins"), j_num(j, "arena.last.draws"),
+                j_num(j, "arena.last.losses"));
+    else
+        fprintf(o, " | last arena -");
+    fprintf(o, " | workers %.0f", j_num(j, "workers.live"));
+    if (j_num(j, "ingest.rejected") > 0)
+        fprintf(o, " | rejected %.0f", j_num(j, "ingest.rejected"));
+    fprintf(o, "\n");
+}
+
+typedef struct status_config {
+    bool json; /* print the raw JSON */
+    bool line; /* print one summary line */
+} status_config;
+
+static const config_option s_status_options[] = {
+    {"json", CONFIG_BOOL, "false", 0, 0, offsetof(status_config, json),
+     "print the JSON document as received"},
+    {"line", CONFIG_BOOL, "false", 0, 0, offsetof(status_config, line),
+     "print one line: time, games (per minute), positions, trainer step and loss, best "
+     "version, running and last arena, live workers"},
+};
+#define N_STATUS_OPTIONS (sizeof s_status_options / sizeof s_status_options[0])
+
+int cmd_status(int argc, char **argv)
+{
+    status_config cfg;
+    const char *pos[1];
+    size_t npos = 0;
+    char err[512];
+    int rc = config_parse(s_status_options, N_STATUS_OPTIONS, &cfg, argc, argv, pos, 1, &npos, err, sizeof err);
+    if (rc == CONFIG_HELP) {
+        printf("usage: kz status [URL] [--json | --line]\n\n"
+               "Prints a coordinator's status (GET URL, default http://127.0.0.1:8080/status;\n"
+               "a URL without a path gets /status): models, arena, replay store, ingest and\n"
+               "rejections, trainer, and every client with its last contact and speed.\n"
+               "Exit status 1 when the coordinator cannot be reached.\n\n");
+        config_help(s_status_options, N_STATUS_OPTIONS, stdout);
+        return 0;
+    }
+    if (rc)
+        return kz_usage_error("status: %s", err);
+    if (cfg.json && cfg.line)
+        return kz_usage_error("status: --json and --line exclude each other");
+    const char *url = npos ? pos[0] : "http://127.0.0.1:8080/status";
+    char *body;
+    rc = s_http_get(url, &body, err, sizeof err);
+    if (rc == KZ_EINVAL)
+        return kz_usage_error("status: %s", err);
+    if (rc) {
+        fprintf(stderr, "kz: status: %s\n", err);
+        return 1;
+    }
+    if (cfg.json) {
+        fputs(body, stdout);
+        free(body);
+        return 0;
+    }
+    jparser jp = {body, body + strlen(body), 0};
+    jnode *j = j_value(&jp);
+    if (!j || j->type != J_OBJ) {
+        fprintf(stderr, "kz: status: %s did not return a JSON object\n", url);
+        j_free(j);
+        free(body);
+        return 1;
+    }
+    if (cfg.line)
+        s_print_line(j, stdout);
+    else
+        s_print(j, stdout);
+    j_free(j);
+    free(body);
+    return 0;
+}
