@@ -35,6 +35,9 @@
  * terminal test read off the state and the legal-action count, each child
  * made by copy + apply, leaves too.
  */
+/* This file alone at -O3 (the project builds at -O2): the rules engine is the
+ * hot loop of perft and search, and -O3 saves it ~3.5% of its instructions. */
+#pragma GCC optimize("O3")
 #include "khreibaga.h"
 
 #include <assert.h>
