@@ -35,6 +35,9 @@
  * terminal test read off the state and the legal-action count, each child
  * made by copy + apply, leaves too.
  */
+/* This file alone at -O3 (the project builds at -O2): the rules engine is the
+ * hot loop of perft and search, and -O3 saves it ~3.5% of its instructions. */
+#pragma GCC optimize("O3")
 #include "khreibaga.h"
 
 #include <assert.h>
@@ -356,10 +359,19 @@ static int s_chain_king(int sq, uint32_t occ, uint32_t opp, int left)
 {
     if (!(T.lines[sq] & opp))
         return 0;
-    int best = 0;
-    for (uint32_t e = s_king_sees(sq, occ) & opp; e; e &= e - 1) {
-        int cap = s_lsb(e);
-        uint32_t cbit = e & -e;
+    /* The enemies it can take: those it sees with an empty point behind. */
+    uint32_t takes = 0;
+    for (uint32_t e = s_king_sees(sq, occ) & opp; e; e &= e - 1)
+        if (T.behind[sq][s_lsb(e)] & ~occ)
+            takes |= e & -e;
+    if (!takes)
+        return 0;
+    if (left == 1)
+        return 1;
+    int best = 1;
+    for (; takes; takes &= takes - 1) {
+        int cap = s_lsb(takes);
+        uint32_t cbit = takes & -takes;
         for (uint32_t lands = s_king_lands(sq, cap, occ); lands; lands &= lands - 1) {
             int v = 1 + s_chain_king(s_lsb(lands), occ & ~cbit, opp & ~cbit, left - 1);
             if (v > best) {
