@@ -399,21 +399,24 @@ static bool s_cond_learning(cluster *c)
            s_num(c, "arena.last.candidate") >= 2 && c->wit.n_acked >= 3;
 }
 
-static double s_games_at_restart;   /* replay.games seen first after the restart */
+static double s_w1_games_at_restart;/* the surviving worker's count first seen after it, -1 */
 static double s_trainer_step_before;/* trainer.step seen before the crash */
 
 /* Phase 2: after the restart, the surviving worker's games arrive again and
  * the trainer steps on. */
 static bool s_cond_carried_on(cluster *c)
 {
-    if (s_games_at_restart < 0)
-        s_games_at_restart = s_num(c, "replay.games");
     if (!s_full)
         return c->wit.rec == NULL && c->wit.n_acked >= 12;
+    /* Its queue of games finished while the coordinator was away may arrive
+     * at once: wait for games beyond the count first seen. */
     int w1 = s_worker_index(c, c->worker_id[1]);
     char path[64];
     snprintf(path, sizeof path, "workers.list.%d.games", w1);
-    return w1 >= 0 && s_num(c, path) >= 2 && s_num(c, "trainer.step") > s_trainer_step_before &&
+    double games = w1 >= 0 ? s_num(c, path) : 0;
+    if (s_w1_games_at_restart < 0)
+        s_w1_games_at_restart = games;
+    return games >= s_w1_games_at_restart + 3 && s_num(c, "trainer.step") > s_trainer_step_before &&
            c->wit.rec == NULL && c->wit.n_acked >= 6;
 }
 
@@ -451,6 +454,23 @@ static int s_scan_game(void *ctx, uint64_t seq, const uint8_t *rec, size_t len)
         s->worker1_after++;
     record_destroy(&r);
     return 0;
+}
+
+/* Games in the store (the coordinator must not be running). */
+static uint64_t s_store_games(cluster *c)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/store", c->dir);
+    store_options so;
+    store_options_default(&so);
+    so.map_bytes = 16u << 20;
+    store *s = NULL;
+    int rc = store_open(&s, dir, &so);
+    cr_assert_eq(rc, 0, "cannot open the store: %s", err_str(rc));
+    store_stats st;
+    store_get_stats(s, &st);
+    store_close(&s);
+    return st.games;
 }
 
 /* The whole scenario on a prepared cluster (addresses and namespaces set). */
@@ -496,6 +516,9 @@ static void s_scenario(cluster *c)
         cr_expect_neq(best, cand, "rejected candidate %g is the best", cand);
     }
 
+    double promoted = s_full ? s_num(c, "arena.last.promoted") : 0;
+    double step_seen = s_full ? s_num(c, "trainer.step") : 0;
+
     /* Step 3. Crash: SIGKILL a worker and the coordinator mid-run. */
     double games_before = s_num(c, "replay.games");
     s_trainer_step_before = s_num(c, "trainer.step");
@@ -507,15 +530,19 @@ static void s_scenario(cluster *c)
     cr_assert(!s_full || proc_wait_exit(&c->worker[0], 10), "worker survived SIGKILL");
     cr_assert(proc_wait_exit(&c->coord, 10), "coordinator survived SIGKILL");
     cr_expect(WIFSIGNALED(c->coord.status) && WTERMSIG(c->coord.status) == SIGKILL);
+    /* What the store holds at the crash: every game acknowledged so far. */
+    uint64_t games_at_crash = s_store_games(c);
+    cr_expect_geq((double)games_at_crash, games_before,
+                  "games counted in /status before the crash are not in the store");
     /* The witness keeps submitting into the void for a moment. */
     for (int i = 0; i < 3; i++)
         s_witness_pump(&c->wit);
 
     /* Step 4. Restart the coordinator on the same store; the others go on. */
-    s_games_at_restart = -1;
+    s_w1_games_at_restart = -1;
     s_start_coordinator(c);
-    cr_expect_geq(s_num(c, "replay.games"), games_before,
-                  "games acknowledged before the crash were lost");
+    cr_expect_eq(s_num(c, "replay.games"), (double)games_at_crash,
+                 "the restarted coordinator does not see the store as it was");
     s_wait(c, s_cond_carried_on, "the surviving worker's and the witness's games, "
                                  "and trainer steps, after the restart", false);
 
@@ -544,14 +571,15 @@ static void s_scenario(cluster *c)
     cr_assert_eq(store_open(&s, buf, &so), 0, "cannot open the coordinator's store");
     store_stats stats;
     store_get_stats(s, &stats);
-    store_scan scan = {.restart_seq = (uint64_t)s_games_at_restart,
+    store_scan scan = {.restart_seq = games_at_crash,
                        .worker1_id = c->worker_id[1]};
     cr_assert_eq(store_foreach_game(s, s_scan_game, &scan), 0);
     cr_expect_eq(scan.bad, 0, "%d stored records do not unpack", scan.bad);
     cr_expect_eq(scan.n, stats.games, "games listed %zu, counted %llu", scan.n,
                  (unsigned long long)stats.games);
-    cr_expect_geq((double)scan.n, games_before, "games lost: %zu stored, %g before the crash",
-                  scan.n, games_before);
+    cr_expect_geq((double)scan.n, (double)games_at_crash,
+                  "games lost: %zu stored, %llu at the crash", scan.n,
+                  (unsigned long long)games_at_crash);
     qsort(scan.ids, scan.n, 16, s_cmp_id);
     for (size_t i = 1; i < scan.n; i++)
         cr_expect_neq(memcmp(scan.ids[i - 1], scan.ids[i], 16), 0, "a game is stored twice");
@@ -565,6 +593,12 @@ static void s_scenario(cluster *c)
     cr_expect_eq(missing, 0, "%zu of %zu acknowledged games are not in the store", missing,
                  c->wit.n_acked);
     cr_expect(!s_full || scan.worker1_after > 0, "no game of the surviving worker after the restart");
+    fprintf(stderr, "e2e%s: %zu games stored (%llu at the crash, %llu of the surviving worker "
+                    "after it); witness %zu acknowledged, %zu duplicates; trainer step %g; "
+                    "arena: candidate %g %s (+%g =%g -%g), best %g\n",
+            c->netns ? " (namespaces)" : "", scan.n, (unsigned long long)games_at_crash,
+            (unsigned long long)scan.worker1_after, c->wit.n_acked, c->wit.duplicates,
+            step_seen, cand, promoted ? "promoted" : "rejected", w, d, l, best);
     free(scan.ids);
     store_close(&s);
 }
