@@ -210,6 +210,13 @@ static int s_openings(const game_def *g, int k, int turns, uint64_t seed, game_s
         }
         if (!ok || g->result(&s).over)
             continue;
+        /* Level: the greedy value (material after one turn and the forced
+         * captures that follow) is even. */
+        int a;
+        long score;
+        player_alphabeta_search(g, &s, 1, false, &a, &score);
+        if (score != 0)
+            continue;
         uint64_t h = g->hash(&s);
         bool dup = false;
         for (int i = 0; i < found && !dup; i++)

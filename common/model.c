@@ -18,7 +18,9 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "model files assume li
 
 /* Bytes of im2col a chunk of positions may use in the evaluator: chunks of
  * this size keep the GEMM's input and the epilogue's writes in L2. */
+#ifndef EVAL_CHUNK_BYTES
 #define EVAL_CHUNK_BYTES (448u * 1024u)
+#endif
 
 float *model_alloc_floats(size_t n, bool zero)
 {
@@ -732,6 +734,13 @@ model_eval *model_eval_new(const model *m, int max_batch)
 }
 
 int model_eval_max_batch(const model_eval *e) { return e->max_batch; }
+int model_eval_chunk(const model_eval *e, int B)
+{
+    if (B <= 0)
+        return 0;
+    int n = (B + e->chunk - 1) / e->chunk;
+    return (B + n - 1) / n;
+}
 
 /* The stem's im2col straight from (nc, C, H, W) planes. */
 static void s_stem_im2col(const model_eval *e, const float *x, int nc)
@@ -750,31 +759,50 @@ static void s_stem_im2col(const model_eval *e, const float *x, int nc)
     }
 }
 
+/* Vectors of 16 floats at any alignment, aliasing floats: GCC lowers their
+ * operations to the widest registers of the clone being compiled. */
+typedef float s_v16 __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int32_t s_v16i __attribute__((vector_size(64), aligned(4), may_alias));
+
+/* The hot element-wise loops are compiled for AVX-512, AVX2 and the baseline,
+ * picked at load time (GCC function multi-versioning). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define S_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define S_CLONES
+#endif
+
 /* The epilogue of a 3x3 conv: y = relu(out + bias [+ skip]) written to every
  * im2col slot of `col` that board point feeds. The skip is the centre tap of
  * col itself (the block's input), read before it is overwritten. */
-static void s_epilogue(const model_eval *e, float *restrict col, const float *restrict out,
-                       const float *restrict bias, int nc, bool skip)
+S_CLONES static void s_epilogue(const model_eval *e, float *col, const float *out,
+                                const float *bias, int nc, bool skip)
 {
-    int F = e->F, HW = e->HW;
+    int F = e->F, HW = e->HW, F16 = F & ~15;
+    const s_v16 zero = {0};
     for (int b = 0; b < nc; b++) {
         float *base = col + (size_t)b * HW * 9 * F;
         for (int p = 0; p < HW; p++) {
             const float *o = out + ((size_t)b * HW + p) * F;
             const int *s = e->scat + p * 9;
-            float *centre = base + (size_t)s[0] * F;
-            if (skip)
-                for (int f = 0; f < F; f++) {
-                    float v = o[f] + bias[f] + centre[f];
-                    centre[f] = v > 0.0f ? v : 0.0f;
-                }
-            else
-                for (int f = 0; f < F; f++) {
-                    float v = o[f] + bias[f];
-                    centre[f] = v > 0.0f ? v : 0.0f;
-                }
-            for (int k = 1; k < e->nscat[p]; k++)
-                memcpy(base + (size_t)s[k] * F, centre, (size_t)F * sizeof *centre);
+            int n = e->nscat[p];
+            float *dst[9];
+            for (int k = 0; k < n; k++)
+                dst[k] = base + (size_t)s[k] * F;
+            for (int f = 0; f < F16; f += 16) {
+                s_v16 v = *(const s_v16 *)(o + f) + *(const s_v16 *)(bias + f);
+                if (skip)
+                    v += *(const s_v16 *)(dst[0] + f);
+                v = (s_v16)((s_v16i)v & (s_v16i)(v > zero));
+                for (int k = 0; k < n; k++)
+                    *(s_v16 *)(dst[k] + f) = v;
+            }
+            for (int f = F16; f < F; f++) {
+                float v = o[f] + bias[f] + (skip ? dst[0][f] : 0.0f);
+                v = v > 0.0f ? v : 0.0f;
+                for (int k = 0; k < n; k++)
+                    dst[k][f] = v;
+            }
         }
     }
 }
@@ -785,8 +813,9 @@ void model_eval_run(model_eval *e, const float *x, int B, float *logits, float *
     if (B == 0)
         return;
     int C = e->C, HW = e->HW, F = e->F, K = 9 * F, Pf = e->Pf, Vf = e->Vf, P = Pf + Vf;
-    for (int b0 = 0; b0 < B; b0 += e->chunk) {
-        int nc = B - b0 < e->chunk ? B - b0 : e->chunk, M = nc * HW;
+    int chunk = model_eval_chunk(e, B);
+    for (int b0 = 0; b0 < B; b0 += chunk) {
+        int nc = B - b0 < chunk ? B - b0 : chunk, M = nc * HW;
         /* Step 1. Stem: im2col from the planes, GEMM, bias + ReLU into colp. */
         s_stem_im2col(e, x + (size_t)b0 * C * HW, nc);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, F, 9 * C, 1.0f, e->col0, 9 * C,

@@ -179,6 +179,9 @@ typedef struct model_eval model_eval;
 model_eval *model_eval_new(const model *m, int max_batch);
 void model_eval_destroy(model_eval **e);
 int model_eval_max_batch(const model_eval *e);
+/* Positions per internal chunk of the tower for a batch of B (the batch is
+ * split into equal chunks of at most a cache-sized maximum; for benchmarks). */
+int model_eval_chunk(const model_eval *e, int B);
 /* Evaluates B positions (0 <= B <= max_batch): x (B, C, H, W) -> logits
  * (B, A), values (B) in [-1, 1] from the view of the player to move. Allocates
  * nothing. */

@@ -137,7 +137,7 @@ static int s_pieces(const game_def *g, const game_state *s)
 
 /* Whether the mover at a turn start must capture: under compulsory capture
  * every legal action then captures, so one action tells. */
-static bool s_must_capture(const game_def *g, const game_state *s)
+bool player_must_capture(const game_def *g, const game_state *s)
 {
     uint16_t legal[GAME_MAX_LEGAL];
     int n = g->legal_actions(s, legal);
@@ -186,7 +186,7 @@ static long s_ab(ab_search *ab, const game_state *s, int depth, int qleft, int h
     }
     if (depth == 0) {
         assert(!g->mid_turn(s)); /* depth drops only when a turn ends */
-        if (qleft == 0 || !s_must_capture(g, s))
+        if (qleft == 0 || !player_must_capture(g, s))
             return player_evaluate(g, s, ab->mobility);
         depth = 1; /* quiescence: the forced captures are searched as one more turn */
         qleft--;

@@ -134,6 +134,9 @@ void player_destroy(player **p);
 /* Evaluation of s from the mover's view, as described above; `mobility`
  * selects the alphabeta (true) or greedy (false) evaluation. */
 long player_evaluate(const game_def *g, const game_state *s, bool mobility);
+/* Whether the mover in s (a turn start) must capture: the first legal action
+ * removes a piece (compulsory capture makes every other one capture too). */
+bool player_must_capture(const game_def *g, const game_state *s);
 /* Runs the alpha-beta search of the alphabeta player (mobility true) or the
  * greedy player (mobility false, depth 1) on s without randomness: ties go to
  * the lowest action. Writes the best action and its score (mover's view);
