@@ -194,10 +194,6 @@ typedef struct cluster {
 
 static cluster s_cl;
 
-/* Until kz-worker and kz-trainer are built, only the coordinator and the
- * witness run (the crash, restart and exactly-once checks still apply). */
-static bool s_full;
-
 /* True when pid is gone (or a zombie nobody has reaped yet). */
 static bool s_pid_gone(int pid)
 {
@@ -371,9 +367,9 @@ static void s_wait(cluster *c, cond_fn cond, const char *what, bool worker0_aliv
             return;
         if (!proc_alive(&c->coord))
             s_fail_with_logs(c, "the coordinator died");
-        if (s_full && !proc_alive(&c->trainer))
+        if (!proc_alive(&c->trainer))
             s_fail_with_logs(c, "the trainer died");
-        for (int i = worker0_alive ? 0 : 1; s_full && i < N_WORKERS; i++)
+        for (int i = worker0_alive ? 0 : 1; i < N_WORKERS; i++)
             if (!proc_alive(&c->worker[i]))
                 s_fail_with_logs(c, "a worker died");
         if (harness_now() > end) {
@@ -388,8 +384,6 @@ static void s_wait(cluster *c, cond_fn cond, const char *what, bool worker0_aliv
 /* Phase 1: games from both workers, training steps, an arena decided. */
 static bool s_cond_learning(cluster *c)
 {
-    if (!s_full)
-        return c->wit.n_acked >= 6;
     int w0 = s_worker_index(c, c->worker_id[0]), w1 = s_worker_index(c, c->worker_id[1]);
     char p0[64], p1[64];
     snprintf(p0, sizeof p0, "workers.list.%d.games", w0);
@@ -406,8 +400,6 @@ static double s_trainer_step_before;/* trainer.step seen before the crash */
  * the trainer steps on. */
 static bool s_cond_carried_on(cluster *c)
 {
-    if (!s_full)
-        return c->wit.rec == NULL && c->wit.n_acked >= 12;
     /* Its queue of games finished while the coordinator was away may arrive
      * at once: wait for games beyond the count first seen. */
     int w1 = s_worker_index(c, c->worker_id[1]);
@@ -494,40 +486,36 @@ static void s_scenario(cluster *c)
     s_start_coordinator(c);
     snprintf(buf, sizeof buf, "tcp://127.0.0.1:%d", c->port);
     cr_assert_eq(s_witness_init(&c->wit, c->netns ? c->ns_coord : NULL, buf), 0);
-    for (int i = 0; s_full && i < N_WORKERS; i++)
+    for (int i = 0; i < N_WORKERS; i++)
         s_start_worker(c, i);
-    if (s_full)
-        s_start_trainer(c);
+    s_start_trainer(c);
 
     /* Step 2. Learning: games, steps, an arena decided by the gate. */
     s_wait(c, s_cond_learning, "games from both workers, training steps and a decided arena",
            true);
-    double cand = s_full ? s_num(c, "arena.last.candidate") : 0;
+    double cand = s_num(c, "arena.last.candidate");
     double best = s_num(c, "models.best");
     double w = s_num(c, "arena.last.wins"), d = s_num(c, "arena.last.draws"),
            l = s_num(c, "arena.last.losses");
-    cr_expect(!s_full || (w + d + l >= 1 && w + d + l <= ARENA_GAMES), "arena tally +%g =%g -%g", w, d, l);
-    if (!s_full) {
-        cr_expect_eq(best, 1, "no trainer, yet best is %g", best);
-    } else if (s_num(c, "arena.last.promoted")) {
+    cr_expect(w + d + l >= 1 && w + d + l <= ARENA_GAMES, "arena tally +%g =%g -%g", w, d, l);
+    if (s_num(c, "arena.last.promoted")) {
         cr_expect_geq(best, cand, "promoted candidate %g but best is %g", cand, best);
         cr_expect_gt(s_num(c, "models.promotions"), 0);
     } else {
         cr_expect_neq(best, cand, "rejected candidate %g is the best", cand);
     }
 
-    double promoted = s_full ? s_num(c, "arena.last.promoted") : 0;
-    double step_seen = s_full ? s_num(c, "trainer.step") : 0;
+    double promoted = s_num(c, "arena.last.promoted");
+    double step_seen = s_num(c, "trainer.step");
 
     /* Step 3. Crash: SIGKILL a worker and the coordinator mid-run. */
     double games_before = s_num(c, "replay.games");
     s_trainer_step_before = s_num(c, "trainer.step");
     size_t acked_before = c->wit.n_acked;
     cr_assert_gt(games_before, 0);
-    if (s_full)
-        proc_signal(&c->worker[0], SIGKILL);
+    proc_signal(&c->worker[0], SIGKILL);
     proc_signal(&c->coord, SIGKILL);
-    cr_assert(!s_full || proc_wait_exit(&c->worker[0], 10), "worker survived SIGKILL");
+    cr_assert(proc_wait_exit(&c->worker[0], 10), "worker survived SIGKILL");
     cr_assert(proc_wait_exit(&c->coord, 10), "coordinator survived SIGKILL");
     cr_expect(WIFSIGNALED(c->coord.status) && WTERMSIG(c->coord.status) == SIGKILL);
     /* What the store holds at the crash: every game acknowledged so far. */
@@ -547,15 +535,12 @@ static void s_scenario(cluster *c)
                                  "and trainer steps, after the restart", false);
 
     /* Step 5. Stop cleanly: clients first (they drain), then the coordinator. */
-    int st;
-    if (s_full) {
-        st = proc_stop(&c->worker[1], SIGTERM, 30);
-        cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "worker exit status %#x:\n%s", st,
-                  proc_log_tail(&c->worker[1], 1500));
-        st = proc_stop(&c->trainer, SIGTERM, 30);
-        cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "trainer exit status %#x:\n%s", st,
-                  proc_log_tail(&c->trainer, 1500));
-    }
+    int st = proc_stop(&c->worker[1], SIGTERM, 30);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "worker exit status %#x:\n%s", st,
+              proc_log_tail(&c->worker[1], 1500));
+    st = proc_stop(&c->trainer, SIGTERM, 30);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "trainer exit status %#x:\n%s", st,
+              proc_log_tail(&c->trainer, 1500));
     st = proc_stop(&c->coord, SIGTERM, 30);
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "coordinator exit status %#x:\n%s", st,
               proc_log_tail(&c->coord, 1500));
@@ -592,7 +577,7 @@ static void s_scenario(cluster *c)
     }
     cr_expect_eq(missing, 0, "%zu of %zu acknowledged games are not in the store", missing,
                  c->wit.n_acked);
-    cr_expect(!s_full || scan.worker1_after > 0, "no game of the surviving worker after the restart");
+    cr_expect_gt(scan.worker1_after, 0, "no game of the surviving worker after the restart");
     fprintf(stderr, "e2e%s: %zu games stored (%llu at the crash, %llu of the surviving worker "
                     "after it); witness %zu acknowledged, %zu duplicates; trainer step %g; "
                     "arena: candidate %g %s (+%g =%g -%g), best %g\n",
@@ -603,21 +588,13 @@ static void s_scenario(cluster *c)
     store_close(&s);
 }
 
-static bool s_have_cluster_programs(void)
+static void s_need_programs(void)
 {
     char b[1024];
     const char *progs[] = {"kz", "kz-coordinator", "kz-worker", "kz-trainer"};
-    s_full = true;
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++)
-        if (access(harness_bin(b, sizeof b, progs[i]), X_OK)) {
-            if (i < 2) {
-                fprintf(stderr, "e2e: SKIPPED: %s is not built\n", b);
-                return false;
-            }
-            fprintf(stderr, "e2e: %s is not built: coordinator and witness only\n", b);
-            s_full = false;
-        }
-    return true;
+        cr_assert(!access(harness_bin(b, sizeof b, progs[i]), X_OK),
+                  "%s is not built (KZ_BIN_DIR)", b);
 }
 
 static void s_ports(cluster *c)
@@ -630,8 +607,7 @@ static void s_ports(cluster *c)
 
 Test(e2e, loopback, .fini = s_fini, .timeout = 240)
 {
-    if (!s_have_cluster_programs())
-        cr_skip_test("the cluster's programs are not all built");
+    s_need_programs();
     cluster *c = &s_cl;
     c->dir = harness_tmpdir("e2e");
     cr_assert_not_null(c->dir);
@@ -646,8 +622,7 @@ Test(e2e, loopback, .fini = s_fini, .timeout = 240)
  * (10.211.<i>.1 on the coordinator's side, 10.211.<i>.2 on the worker's). */
 Test(e2e, namespaces, .fini = s_fini, .timeout = 240)
 {
-    if (!s_have_cluster_programs())
-        cr_skip_test("the cluster's programs are not all built");
+    s_need_programs();
     char why[512];
     if (!netns_available(why, sizeof why)) {
         fprintf(stderr, "e2e::namespaces: SKIPPED: %s\n", why);
