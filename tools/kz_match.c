@@ -272,13 +272,13 @@ out:
 
 /* The engine for analyse and play: --player, else mcts:MODEL:SIMS with a
  * model, else uct:SIMS. */
-static player *s_engine(const game_def *g, const char *cmd, const char *spec, const char *model,
-                        long sims, char *err, size_t errlen)
+static player *s_engine(const game_def *g, const char *cmd, const char *spec,
+                        const char *model_path, long sims, char *err, size_t errlen)
 {
     char buf[PLAYER_SPEC_MAX + 32];
     if (!spec) {
-        if (model)
-            snprintf(buf, sizeof buf, "mcts:%s:%ld", model, sims > 0 ? sims : 200);
+        if (model_path)
+            snprintf(buf, sizeof buf, "mcts:%s:%ld", model_path, sims > 0 ? sims : 200);
         else
             snprintf(buf, sizeof buf, "uct:%ld", sims > 0 ? sims : 1000);
         spec = buf;
