@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
-#include "modelfile.h"
 #include "util.h"
 
 /* ---- 1. the interface ------------------------------------------------------------------- */
@@ -509,14 +507,8 @@ player *player_random_new(const game_def *g) { return s_player_new(g, &s_random_
 /* What the policy and mcts players share: the evaluator and what owns it. */
 typedef struct net {
     evaluator ev;         /* the evaluator used */
-    model_eval *owned;    /* the network when loaded from a file (owned), else NULL */
+    evaluator_net *owned; /* the network when loaded from a file (owned), else NULL */
 } net;
-
-static int s_model_run(void *ctx, const float *planes, int B, float *logits, float *values)
-{
-    model_eval_run(ctx, planes, B, logits, values);
-    return 0;
-}
 
 /* Opens MODEL ("uniform" or a model file for g) as an evaluator of batches up
  * to max_batch. 0, or the loader's error with the reason in err. */
@@ -528,23 +520,10 @@ static int s_net_open(const game_def *g, const char *path, int max_batch, net *n
         n->ev = evaluator_uniform(g);
         return 0;
     }
-    model *m = NULL;
-    char merr[256];
-    int rc = modelfile_load(path, g, &m, merr, sizeof merr);
-    if (rc != 0) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s", merr);
-        return rc;
-    }
-    n->owned = model_eval_new(m, max_batch);
-    model_destroy(&m);
-    if (!n->owned) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: out of memory for its evaluator", path);
-        return KZ_ENOMEM;
-    }
-    n->ev = (evaluator){.run = s_model_run, .ctx = n->owned, .max_batch = max_batch};
-    return 0;
+    int rc = evaluator_net_load(path, g, max_batch, &n->owned, err, errlen);
+    if (rc == 0)
+        n->ev = evaluator_net_get(n->owned);
+    return rc;
 }
 
 typedef struct policy {
@@ -593,7 +572,7 @@ static int s_policy_choose(player *p, const game_state *s, int n, const uint16_t
 static void s_policy_destroy(player *p)
 {
     policy *pol = p->impl;
-    model_eval_destroy(&pol->net.owned);
+    evaluator_net_destroy(&pol->net.owned);
     free(pol->planes);
     free(pol->logits);
     free(pol);
@@ -698,7 +677,7 @@ static void s_mcts_destroy(player *p)
 {
     mcts_player *mp = p->impl;
     mcts_batch_destroy(&mp->batch);
-    model_eval_destroy(&mp->net.owned);
+    evaluator_net_destroy(&mp->net.owned);
     free(mp);
 }
 
@@ -712,14 +691,14 @@ static player *s_mcts_make(const game_def *g, net *n, const mcts_settings *s, co
                            char *err, size_t errlen)
 {
     if (mcts_settings_check(s, err, errlen) != 0) {
-        model_eval_destroy(&n->owned);
+        evaluator_net_destroy(&n->owned);
         return NULL;
     }
     mcts_batch *b = mcts_batch_new(g, s, 1, n->ev);
     if (!b) {
         if (err && errlen)
             snprintf(err, errlen, "%s: out of memory for the search tree", name);
-        model_eval_destroy(&n->owned);
+        evaluator_net_destroy(&n->owned);
         return NULL;
     }
     player *p = s_player_new(g, &s_mcts_ops, name);
