@@ -509,7 +509,8 @@ int main(int argc, char **argv)
                "rather than reuse positions more than max_reuse times, submits a candidate\n"
                "every steps_per_candidate steps, checkpoints atomically and resumes from the\n"
                "checkpoint. SIGTERM/SIGINT: finish the step, checkpoint, exit 0.\n"
-               "Exit status: 0 clean stop, 1 fatal error, 2 bad settings. See docs/trainer.md.\n\n");
+               "Exit status: 0 clean stop, 1 fatal error, 2 bad settings.\n"
+               "See docs/trainer.md.\n\n");
         config_help(s_options, N_OPTIONS, stdout);
         return 0;
     }

@@ -377,6 +377,7 @@ static int s_check_connection(wk *w)
         w->connected_once = true;
     } else if (on && !w->online) {
         log_info("coordinator answering again; %zu games to deliver", client_pending(w->c));
+        w->next_job = w->next_best = 0; /* no back-off left over from the outage */
     } else if (!on && w->online) {
         log_warn("coordinator not answering: playing on with model %u, holding %zu games",
                  w->sp_net ? (unsigned)w->sp_net->version : 0u, client_pending(w->c));
