@@ -172,6 +172,10 @@ int config_read_file(const config_option *table, size_t n, void *out, const char
             break;
         }
     }
+    if (rc == 0 && ferror(f)) { /* a directory, an I/O error: not an empty file */
+        rc = errno ? errno : KZ_EIO;
+        snprintf(err, errlen, "%s: cannot read: %s", path, err_str(rc));
+    }
     fclose(f);
     return rc;
 }

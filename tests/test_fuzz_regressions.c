@@ -61,3 +61,23 @@ Test(fuzz_regressions, config_error_with_line_break_is_one_line)
     cr_assert_eq(config_set(s_table, N_OPT, &c, "na\nme", "v", err, sizeof err), KZ_EINVAL);
     cr_assert(s_one_line(err), "[%s]", err);
 }
+
+/* Review of the config boundary: --config naming a directory opened fine
+ * (fopen succeeds on directories), every read then failed, and the loop took
+ * that for an empty file: the settings silently stayed at their defaults. */
+Test(fuzz_regressions, config_file_that_is_a_directory_is_an_error)
+{
+    char dir[] = "/tmp/kz-fr-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    fr_config c;
+    char err[512] = "";
+    cr_assert_neq(config_read_file(s_table, N_OPT, &c, dir, err, sizeof err), 0);
+    cr_assert(s_one_line(err) && strstr(err, dir), "[%s]", err);
+    char flag[64];
+    snprintf(flag, sizeof flag, "--config=%s", dir);
+    char *argv[] = {"p", flag, NULL};
+    cr_assert_eq(config_parse(s_table, N_OPT, &c, 2, argv, NULL, 0, NULL, err, sizeof err),
+                 KZ_EINVAL);
+    cr_assert(s_one_line(err), "[%s]", err);
+    rmdir(dir);
+}
