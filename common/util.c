@@ -241,9 +241,10 @@ int file_read_all(const char *path, uint8_t **data, size_t *len)
         n += got;
         if (got == 0) {
             if (ferror(f)) {
+                int e = errno ? errno : KZ_EIO; /* EISDIR names a directory exactly */
                 free(buf);
                 fclose(f);
-                return KZ_EIO;
+                return e;
             }
             break;
         }

@@ -4,6 +4,7 @@
  * ...) through the module's real API and asserts the documented behaviour:
  * a one-line error and no crash, leak or silent acceptance. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "modelfile.h"
 #include "util.h"
 
 /* --- config ------------------------------------------------------------------ */
@@ -79,5 +81,27 @@ Test(fuzz_regressions, config_file_that_is_a_directory_is_an_error)
     cr_assert_eq(config_parse(s_table, N_OPT, &c, 2, argv, NULL, 0, NULL, err, sizeof err),
                  KZ_EINVAL);
     cr_assert(s_one_line(err), "[%s]", err);
+    rmdir(dir);
+}
+
+/* --- util ---------------------------------------------------------------------- */
+
+/* Review of the model-file boundary: a directory given as a model file was
+ * reported as "input/output error" (file_read_all turned every read error
+ * into KZ_EIO); the errno says what is wrong. */
+Test(fuzz_regressions, reading_a_directory_as_a_file_says_so)
+{
+    char dir[] = "/tmp/kz-fr-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    uint8_t *data = (uint8_t *)1;
+    size_t len = 7;
+    cr_assert_eq(file_read_all(dir, &data, &len), EISDIR);
+    cr_assert_null(data);
+    cr_assert_eq(len, 0);
+    model *m = NULL;
+    char err[512] = "";
+    cr_assert_neq(modelfile_load(dir, NULL, &m, err, sizeof err), 0);
+    cr_assert_null(m);
+    cr_assert(strstr(err, "directory") && s_one_line(err), "[%s]", err);
     rmdir(dir);
 }
