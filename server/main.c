@@ -77,6 +77,8 @@ static const config_option s_options[] = {
     {"log_s", CONFIG_INT, "30", 1, 86400, O(log_s), "progress log period in seconds"},
     {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
      "sampling seed (0 = from the clock)"},
+    {"max_clients", CONFIG_INT, "4096", 16, 1000000, O(max_clients),
+     "client ids tracked at most (then the longest-gone are forgotten)"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 

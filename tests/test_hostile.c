@@ -555,6 +555,63 @@ Test(hostile, coordinator_survives_made_up_client_ids)
     harness_fini(&h);
 }
 
+/* A stream of fresh client ids (each message another id) used to grow the
+ * worker table and /status without bound (16 MB of JSON rebuilt every 250 ms
+ * after 50000 ids). Now at most max_clients are tracked. */
+Test(hostile, coordinator_tracks_at_most_max_clients)
+{
+    harness h;
+    harness_init(&h, "hostile-cap");
+    const char *extra[] = {"--max_clients=64", "--max_msg_bytes=65536",
+                           "--max_record_bytes=32768", NULL};
+    harness_coord_start(&h, extra);
+    peer p;
+    s_peer_open(&p, &h);
+    wire_msg r = {0};
+    char id[32];
+    /* Step 1. 200 ids at once: all answered, 64 tracked, the rest refused a
+     * job (every tracked one is live). */
+    for (int i = 0; i < 200; i++) {
+        snprintf(id, sizeof id, "flood-%d", i);
+        wire_msg m = {.kind = WIRE_JOB_REQUEST, .client = id, .request_id = (uint64_t)i + 1,
+                      .u.job_request = {1, 0, NULL, 0}};
+        s_send_msg(&p, &m);
+    }
+    int jobs = 0, refused = 0;
+    for (int i = 0; i < 200; i++) {
+        cr_assert(s_recv_msg(&p, 10, &r), "only %d of 200 job requests answered", i);
+        if (r.kind == WIRE_JOB)
+            jobs++;
+        else if (r.kind == WIRE_ERROR && r.u.error.code == WIRE_ERR_INTERNAL &&
+                 strstr(r.u.error.message, "too many clients"))
+            refused++;
+        wire_msg_clear(&r);
+    }
+    cr_assert_eq(jobs, 64);
+    cr_assert_eq(refused, 200 - 64);
+    cr_assert_eq(harness_wait_status(&h, "\"workers\"", "refused", 136, 5), 136);
+    cr_assert_eq(harness_status_num(&h, "\"workers\"", "known"), 64);
+    /* Step 2. Once they are gone (expiry_ms 2000), new ids take their place. */
+    double end = time_now() + 10;
+    while (harness_status_num(&h, "\"workers\"", "live") > 0 && time_now() < end)
+        harness_sleep(0.05);
+    cr_assert_eq(harness_status_num(&h, "\"workers\"", "live"), 0,
+                 "the flood's clients never expired");
+    wire_msg m = {.kind = WIRE_JOB_REQUEST, .client = "latecomer", .request_id = 999,
+                  .u.job_request = {1, 0, NULL, 0}};
+    s_send_msg(&p, &m);
+    cr_assert(s_recv_msg(&p, 10, &r));
+    cr_assert_eq(r.kind, WIRE_JOB, "a new client after the flood expired got %s",
+                 wire_kind_name(r.kind));
+    wire_msg_clear(&r);
+    cr_assert_eq(harness_wait_status(&h, "\"workers\"", "forgotten", 1, 5), 1);
+    cr_assert_eq(harness_status_num(&h, "\"workers\"", "known"), 64);
+    s_peer_close(&p);
+    s_assert_still_serving(&h, 9000);
+    s_assert_clean_stop(&h);
+    harness_fini(&h);
+}
+
 /* --- the status port ---------------------------------------------------------------- */
 
 Test(hostile, status_port_refuses_what_it_does_not_serve)
