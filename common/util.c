@@ -70,6 +70,10 @@ void log_write(int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* One entry, one line: text from the network cannot forge entries. */
+    for (char *c = msg; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
@@ -296,6 +300,23 @@ int file_write_atomic(const char *path, const void *data, size_t len)
         close(dfd);
     }
     return 0;
+}
+
+char *text_printable(char *buf, size_t len, const char *s, size_t n)
+{
+    if (!len)
+        return buf;
+    size_t o = 0, i = 0;
+    for (; s && i < n && s[i] && o + 1 < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        buf[o++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+    }
+    if (s && i < n && s[i] && len >= 4) { /* cut short: say so */
+        memcpy(buf + len - 4, "...", 3);
+        o = len - 1;
+    }
+    buf[o] = 0;
+    return buf;
 }
 
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)

@@ -105,3 +105,44 @@ Test(fuzz_regressions, reading_a_directory_as_a_file_says_so)
     cr_assert(strstr(err, "directory") && s_one_line(err), "[%s]", err);
     rmdir(dir);
 }
+
+/* Review of the log boundary: log lines quote client ids, record fields and
+ * peers' messages; one with a line break forged a second entry in the
+ * coordinator's log ("...\n2026-... ERROR ..."). */
+Test(fuzz_regressions, a_log_entry_is_one_line_whatever_it_quotes)
+{
+    char path[] = "/tmp/kz-fr-log-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    log_init("fr");
+    log_set_level(LOG_INFO);
+    log_warn("client %s is here", "w1\n2026-01-01T00:00:00.000Z ERROR kz-coordinator[1] forged\r");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    uint8_t *data;
+    size_t len;
+    cr_assert_eq(file_read_all(path, &data, &len), 0);
+    unlink(path);
+    int lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += data[i] == '\n';
+    cr_assert_eq(lines, 1, "%.*s", (int)len, data);
+    cr_assert(memmem(data, len, "w1?2026", 7) && memmem(data, len, "forged?", 7));
+    free(data);
+}
+
+Test(fuzz_regressions, text_printable_cuts_and_masks)
+{
+    char buf[8];
+    cr_assert_str_eq(text_printable(buf, sizeof buf, "ab\ncd", 99), "ab?cd");
+    cr_assert_str_eq(text_printable(buf, sizeof buf, "abcdefghij", 99), "abcd...");
+    cr_assert_str_eq(text_printable(buf, sizeof buf, "abcdefg", 99), "abcdefg");
+    cr_assert_str_eq(text_printable(buf, sizeof buf, "abcdefghij", 3), "abc");
+    cr_assert_str_eq(text_printable(buf, sizeof buf, NULL, 3), "");
+    cr_assert_str_eq(text_printable(buf, 2, "xyz", 3), "x");
+}
