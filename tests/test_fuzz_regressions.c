@@ -12,8 +12,11 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "game.h"
 #include "modelfile.h"
+#include "record.h"
 #include "util.h"
+#include "validate.h"
 
 /* --- config ------------------------------------------------------------------ */
 
@@ -145,4 +148,55 @@ Test(fuzz_regressions, text_printable_cuts_and_masks)
     cr_assert_str_eq(text_printable(buf, sizeof buf, "abcdefghij", 3), "abc");
     cr_assert_str_eq(text_printable(buf, sizeof buf, NULL, 3), "");
     cr_assert_str_eq(text_printable(buf, 2, "xyz", 3), "x");
+}
+
+/* --- records ------------------------------------------------------------------ */
+
+/* A valid record with one string field (protobuf field number `field`)
+ * overridden by appending it again: the last occurrence wins. */
+static uint8_t *s_record_with(int field, const char *value, size_t *len)
+{
+    validate_random_opts o = {.model_version = 1, .max_moves = 400};
+    uint8_t *buf = NULL;
+    for (uint64_t seed = 1; validate_random_record(game_default(), seed, &o, &buf, len); seed++)
+        ;
+    size_t n = strlen(value);
+    cr_assert_lt(n, 128);
+    buf = realloc(buf, *len + 2 + n);
+    cr_assert_not_null(buf);
+    buf[*len] = (uint8_t)(field << 3 | 2);
+    buf[*len + 1] = (uint8_t)n;
+    memcpy(buf + *len + 2, value, n);
+    *len += 2 + n;
+    return buf;
+}
+
+/* fuzz_record, fuzz_record_file: a record's end reason or game name with a
+ * line break was quoted verbatim in the one-line error of record_unpack,
+ * record_validate and the coordinator's validator (whose detail goes back
+ * to the worker and into the coordinator's log). */
+Test(fuzz_regressions, record_strings_with_line_breaks_give_one_line_errors)
+{
+    const game_def *g = game_default();
+    game_record *r = record_new();
+    validator *v = validator_new(g, NULL);
+    cr_assert(r && v);
+    char err[256];
+    validate_result res;
+    size_t len;
+    uint8_t *buf = s_record_with(10, "no\rpieces\n", &len); /* reason */
+    cr_assert_eq(record_unpack(buf, len, r, err, sizeof err), KZ_ECORRUPT);
+    cr_assert(s_one_line(err) && strstr(err, "end reason"), "[%s]", err);
+    cr_assert_eq(validate_record(v, buf, len, 1, &res), VALIDATE_WRONG_RESULT);
+    cr_assert(s_one_line(res.detail) && strstr(res.detail, "reason"), "[%s]", res.detail);
+    free(buf);
+    buf = s_record_with(2, "khreibaga\nforged", &len); /* game */
+    cr_assert_eq(validate_record(v, buf, len, 1, &res), VALIDATE_WRONG_GAME);
+    cr_assert(s_one_line(res.detail), "[%s]", res.detail);
+    cr_assert_eq(record_unpack(buf, len, r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(record_validate(g, r, err, sizeof err), KZ_EMISMATCH);
+    cr_assert(s_one_line(err), "[%s]", err);
+    free(buf);
+    validator_destroy(&v);
+    record_destroy(&r);
 }
