@@ -601,12 +601,7 @@ int wire_endpoint_check(const char *ep, bool bind, char *err, size_t errlen)
     if (ok)
         return 0;
     char shown[64];
-    size_t n = 0;
-    for (const char *c = ep ? ep : ""; *c && n + 4 < sizeof shown; c++)
-        shown[n++] = (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c;
-    shown[n] = 0;
-    if (ep && strlen(ep) > n)
-        snprintf(shown + n, sizeof shown - n, "...");
+    text_printable(shown, sizeof shown, ep, SIZE_MAX);
     snprintf(err, errlen, "'%s' is not an endpoint (%s%s)", shown, want,
              bind ? "; PORT may be *" : "");
     return KZ_EINVAL;
