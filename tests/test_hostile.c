@@ -158,6 +158,12 @@ static char *s_http_raw(int port, const char *req, size_t len, size_t *got)
     return buf;
 }
 
+/* s_http_raw with a NUL-terminated request. */
+static char *s_http_req(int port, const char *req, size_t *got)
+{
+    return s_http_raw(port, req, strlen(req), got);
+}
+
 /* The status code of an HTTP answer, 0 when there is none. */
 static int s_http_code(const char *answer)
 {
@@ -526,21 +532,22 @@ Test(hostile, coordinator_survives_made_up_client_ids)
     /* Both documents are rebuilt after the heartbeats; fetch fresh ones. */
     harness_sleep(0.1);
     size_t got;
-    char *doc = s_http_raw(h.http_port, "GET /status HTTP/1.0\r\n\r\n", 27, &got);
+    char *doc = s_http_req(h.http_port, "GET /status HTTP/1.0\r\n\r\n", &got);
     cr_assert_not_null(doc, "no /status");
     const char *body = strstr(doc, "\r\n\r\n");
     cr_assert(s_http_code(doc) == 200 && body, "%.80s", doc);
     cr_assert(s_json_valid(body + 4), "/status is not well-formed JSON with hostile ids");
     cr_assert(strstr(body, "evil\\\"\\\\\\u0001"), "ids are escaped in /status");
     free(doc);
-    doc = s_http_raw(h.http_port, "GET /metrics HTTP/1.0\r\n\r\n", 28, &got);
+    doc = s_http_req(h.http_port, "GET /metrics HTTP/1.0\r\n\r\n", &got);
     cr_assert_not_null(doc);
     body = strstr(doc, "\r\n\r\n");
     cr_assert_not_null(body);
     /* Prometheus text: every line a comment or `name{labels} value`, none
      * broken by an id's control characters. */
     int lines = 0;
-    for (char *save, *l = strtok_r((char *)body + 4, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    char *save = NULL;
+    for (char *l = strtok_r((char *)body + 4, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         lines++;
         cr_assert(l[0] == '#' || (l[0] >= 'a' && l[0] <= 'z'), "bad metrics line '%.60s'", l);
         for (const char *c = l; *c; c++)
@@ -639,7 +646,7 @@ Test(hostile, status_port_refuses_what_it_does_not_serve)
         {"GET /status HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n", 0, 499},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        a = s_http_raw(h.http_port, cases[i].req, strlen(cases[i].req), &got);
+        a = s_http_req(h.http_port, cases[i].req, &got);
         cr_assert_not_null(a, "connection refused on case %zu", i);
         int code = s_http_code(a);
         cr_assert((code == 0 && cases[i].lo == 0) || (code >= cases[i].lo && code <= cases[i].hi),
@@ -695,7 +702,7 @@ Test(hostile, status_port_refuses_what_it_does_not_serve)
     for (int i = 0; i < 16; i++)
         close(idle[i]);
     /* Step 4. Still serving, documents intact. */
-    a = s_http_raw(h.http_port, "GET /status HTTP/1.0\r\n\r\n", 24, &got);
+    a = s_http_req(h.http_port, "GET /status HTTP/1.0\r\n\r\n", &got);
     cr_assert_eq(s_http_code(a), 200);
     cr_assert(s_json_valid(strstr(a, "\r\n\r\n") + 4));
     free(a);
