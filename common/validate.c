@@ -311,6 +311,20 @@ static int s_validate(validator *v, const Kz__GameRecord *rec, uint32_t max_mode
     }
     if (rec->winner < -1 || rec->winner > 1)
         return s_fail(out, VALIDATE_MALFORMED, "winner %d", rec->winner);
+    /* What record_unpack (record.h) refuses must not be stored: the tools
+     * read stored games with it. Its bounds, field by field. */
+    if (rec->candidate_player != 0 && rec->candidate_player != 1)
+        return s_fail(out, VALIDATE_MALFORMED, "candidate_player %d is not 0 or 1",
+                      rec->candidate_player);
+    if (strlen(rec->worker_id) >= sizeof out->worker_id)
+        return s_fail(out, VALIDATE_MALFORMED, "worker_id longer than %zu bytes",
+                      sizeof out->worker_id - 1);
+    const Kz__SearchSettings *ss = rec->settings;
+    if (ss && (ss->simulations > 100000000 || ss->temperature_plies > 100000000 ||
+               ss->virtual_loss_leaves > 65536 || !isfinite(ss->c_puct) ||
+               !isfinite(ss->dirichlet_alpha) || !isfinite(ss->dirichlet_epsilon) ||
+               !isfinite(ss->fpu)))
+        return s_fail(out, VALIDATE_MALFORMED, "search settings out of range");
 
     game_state s;
     if (rec->start_position[0]) {

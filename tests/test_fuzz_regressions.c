@@ -152,23 +152,31 @@ Test(fuzz_regressions, text_printable_cuts_and_masks)
 
 /* --- records ------------------------------------------------------------------ */
 
-/* A valid record with one string field (protobuf field number `field`)
- * overridden by appending it again: the last occurrence wins. */
-static uint8_t *s_record_with(int field, const char *value, size_t *len)
+/* A valid record with `extra` (n bytes of protobuf fields) appended: a
+ * field given again overrides (scalars, strings) or merges (messages). */
+static uint8_t *s_record_raw(const void *extra, size_t n, size_t *len)
 {
     validate_random_opts o = {.model_version = 1, .max_moves = 400};
     uint8_t *buf = NULL;
     for (uint64_t seed = 1; validate_random_record(game_default(), seed, &o, &buf, len); seed++)
         ;
+    buf = realloc(buf, *len + n);
+    cr_assert_not_null(buf);
+    memcpy(buf + *len, extra, n);
+    *len += n;
+    return buf;
+}
+
+/* The same with one string field (protobuf field number `field`) set again. */
+static uint8_t *s_record_with(int field, const char *value, size_t *len)
+{
+    uint8_t f[130];
     size_t n = strlen(value);
     cr_assert_lt(n, 128);
-    buf = realloc(buf, *len + 2 + n);
-    cr_assert_not_null(buf);
-    buf[*len] = (uint8_t)(field << 3 | 2);
-    buf[*len + 1] = (uint8_t)n;
-    memcpy(buf + *len + 2, value, n);
-    *len += 2 + n;
-    return buf;
+    f[0] = (uint8_t)(field << 3 | 2);
+    f[1] = (uint8_t)n;
+    memcpy(f + 2, value, n);
+    return s_record_raw(f, n + 2, len);
 }
 
 /* fuzz_record, fuzz_record_file: a record's end reason or game name with a
@@ -199,4 +207,42 @@ Test(fuzz_regressions, record_strings_with_line_breaks_give_one_line_errors)
     free(buf);
     validator_destroy(&v);
     record_destroy(&r);
+}
+
+/* fuzz_record: the coordinator's validator accepted (and stored) self-play
+ * records that record_unpack refuses, so `kz store --games` could not read
+ * them back: a candidate_player of 18602315, a worker_id over 63 bytes, a
+ * NaN in the search settings. */
+Test(fuzz_regressions, the_validator_refuses_what_record_unpack_refuses)
+{
+    validator *v = validator_new(game_default(), NULL);
+    game_record *r = record_new();
+    cr_assert(v && r);
+    validate_result res;
+    char err[256];
+    size_t len;
+    uint8_t *buf = s_record_raw((const uint8_t[]){0x30, 0xcb, 0xb2, 0xef, 0x08}, 5, &len);
+    cr_assert_neq(record_unpack(buf, len, r, err, sizeof err), 0);
+    cr_assert_eq(validate_record(v, buf, len, 1, &res), VALIDATE_MALFORMED, "%s", res.detail);
+    cr_assert(strstr(res.detail, "candidate_player"), "%s", res.detail);
+    free(buf);
+    char id[80];
+    memset(id, 'w', 70);
+    id[70] = 0;
+    buf = s_record_with(15, id, &len);
+    cr_assert_neq(record_unpack(buf, len, r, err, sizeof err), 0);
+    cr_assert_eq(validate_record(v, buf, len, 1, &res), VALIDATE_MALFORMED, "%s", res.detail);
+    free(buf);
+    /* settings { c_puct: NaN } */
+    buf = s_record_raw((const uint8_t[]){0x62, 0x05, 0x15, 0x00, 0x00, 0xc0, 0x7f}, 7, &len);
+    cr_assert_neq(record_unpack(buf, len, r, err, sizeof err), 0);
+    cr_assert_eq(validate_record(v, buf, len, 1, &res), VALIDATE_MALFORMED, "%s", res.detail);
+    free(buf);
+    /* Unchanged: the plain record passes both. */
+    buf = s_record_raw("", 0, &len);
+    cr_assert_eq(validate_record(v, buf, len, 1, &res), VALIDATE_OK, "%s", res.detail);
+    cr_assert_eq(record_unpack(buf, len, r, err, sizeof err), 0, "%s", err);
+    free(buf);
+    record_destroy(&r);
+    validator_destroy(&v);
 }
