@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "game.h"
+#include "model.h"
 #include "modelfile.h"
 #include "record.h"
 #include "util.h"
@@ -245,4 +246,60 @@ Test(fuzz_regressions, the_validator_refuses_what_record_unpack_refuses)
     free(buf);
     record_destroy(&r);
     validator_destroy(&v);
+}
+
+/* --- model files ---------------------------------------------------------------- */
+
+/* Replaces the first occurrence of `from` in a model file's payload by `to`
+ * (same length) and fixes the header's payload checksum. */
+static void s_patch_model(uint8_t *buf, size_t len, const char *from, const char *to)
+{
+    size_t n = strlen(from);
+    cr_assert_eq(strlen(to), n);
+    uint8_t *at = memmem(buf + MODELFILE_HEADER_BYTES, len - MODELFILE_HEADER_BYTES, from, n);
+    cr_assert_not_null(at, "'%s' not in the payload", from);
+    memcpy(at, to, n);
+    uint64_t sum = hash_bytes(buf + MODELFILE_HEADER_BYTES, len - MODELFILE_HEADER_BYTES, 0);
+    for (int i = 0; i < 8; i++)
+        buf[24 + i] = (uint8_t)(sum >> (8 * i));
+}
+
+/* fuzz_modelfile: a tensor name (or the game name) with a line break was
+ * quoted verbatim: "unexpected tensor 'blocks.0.conv1.wei\rht'" printed
+ * as two lines; a game name with one loaded. */
+Test(fuzz_regressions, model_file_names_with_line_breaks_give_one_line_errors)
+{
+    const game_def *g = game_default();
+    model_arch a;
+    model_arch_default(&a, g);
+    a.blocks = 1;
+    a.filters = 2;
+    model *m = model_new(&a, 1);
+    cr_assert_not_null(m);
+    cr_assert_eq(model_optim_reset(m, MODEL_OPT_ADAM, 3), 0);
+    uint8_t *buf;
+    size_t len;
+    cr_assert_eq(modelfile_encode(m, true, &buf, &len), 0);
+    model_destroy(&m);
+    const char *cases[][2] = {
+        {"stem.conv.weight", "stem.conv.wei\rht"},     /* a tensor */
+        {"adam.v/stem.conv.weight", "adam.v/stem.conv.we\nght"}, /* an optimizer slot */
+        {"khreibaga", "khre\nbaga"},                  /* the game */
+    };
+    for (size_t k = 0; k < 3; k++) {
+        uint8_t *copy = malloc(len);
+        cr_assert_not_null(copy);
+        memcpy(copy, buf, len);
+        s_patch_model(copy, len, cases[k][0], cases[k][1]);
+        for (int expect = 0; expect < 2; expect++) {
+            char err[512] = "";
+            model *out = NULL;
+            cr_assert_eq(modelfile_from_bytes(copy, len, expect ? g : NULL, &out, err, sizeof err),
+                         KZ_ECORRUPT, "case %zu: %s", k, err);
+            cr_assert_null(out);
+            cr_assert(s_one_line(err), "case %zu: [%s]", k, err);
+        }
+        free(copy);
+    }
+    free(buf);
 }
