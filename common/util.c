@@ -35,10 +35,8 @@ const char *err_str(int rc)
     case KZ_EREJECTED: return "rejected by peer";
     default: break;
     }
-    if (rc < 0 && rc > -1000)
-        return mdb_strerror(rc); /* LMDB's own codes, -30800 .. */
-    if (rc <= -30800)
-        return mdb_strerror(rc);
+    if (rc >= MDB_KEYEXIST && rc <= MDB_LAST_ERRCODE)
+        return mdb_strerror(rc); /* LMDB's own codes, -30799 .. -30780 */
     if (rc > 0)
         return strerror(rc);
     return "unknown error";

@@ -5,6 +5,7 @@
  * a one-line error and no crash, leak or silent acceptance. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <lmdb.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,4 +303,18 @@ Test(fuzz_regressions, model_file_names_with_line_breaks_give_one_line_errors)
         free(copy);
     }
     free(buf);
+}
+
+/* Review of the store boundary: err_str's LMDB range was wrong (-30800 and
+ * below, where LMDB has no codes), so every LMDB error - a full map, a
+ * corrupt or truncated data file - was reported as "unknown error". */
+Test(fuzz_regressions, err_str_names_lmdb_errors)
+{
+    cr_assert(strstr(err_str(MDB_INVALID), "MDB_INVALID"), "%s", err_str(MDB_INVALID));
+    cr_assert(strstr(err_str(MDB_MAP_FULL), "MDB_MAP_FULL"), "%s", err_str(MDB_MAP_FULL));
+    cr_assert(strstr(err_str(MDB_KEYEXIST), "MDB_KEYEXIST"));
+    cr_assert(strstr(err_str(MDB_BAD_DBI), "MDB_BAD_DBI"));
+    cr_assert_str_eq(err_str(KZ_ECORRUPT), "corrupted data");
+    cr_assert_str_eq(err_str(ENOSPC), strerror(ENOSPC));
+    cr_assert_str_eq(err_str(-5), "unknown error");
 }
