@@ -17,6 +17,7 @@
 #include "model.h"
 #include "modelfile.h"
 #include "record.h"
+#include "store.h"
 #include "util.h"
 #include "validate.h"
 
@@ -317,4 +318,48 @@ Test(fuzz_regressions, err_str_names_lmdb_errors)
     cr_assert_str_eq(err_str(KZ_ECORRUPT), "corrupted data");
     cr_assert_str_eq(err_str(ENOSPC), strerror(ENOSPC));
     cr_assert_str_eq(err_str(-5), "unknown error");
+}
+
+/* Review of the store boundary: a data.mdb cut short (a bad copy, a full
+ * disk) made the first read of a missing page fault: kz-coordinator and
+ * `kz store` died of SIGBUS. Now store_open refuses it. */
+Test(fuzz_regressions, a_truncated_store_is_refused_not_a_crash)
+{
+    char dir[] = "/tmp/kz-fr-store-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    store_options o;
+    store_options_default(&o);
+    o.no_sync = true;
+    store *st = NULL;
+    cr_assert_eq(store_open(&st, dir, &o), 0);
+    /* Enough to span many pages: a few models of 64 KiB. */
+    static uint8_t blob[1 << 16];
+    memset(blob, 7, sizeof blob);
+    for (int i = 0; i < 4; i++) {
+        store_model_info info = {.checksum = (uint64_t)i + 1};
+        blob[0] = (uint8_t)i;
+        cr_assert_eq(store_add_model(st, blob, sizeof blob, &info), 0);
+    }
+    store_close(&st);
+    char path[64];
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    struct stat sb;
+    cr_assert_eq(stat(path, &sb), 0);
+    cr_assert_gt(sb.st_size, 200000);
+    cr_assert_eq(truncate(path, 20000), 0);
+    cr_assert_eq(store_open(&st, dir, &o), KZ_ECORRUPT);
+    cr_assert_null(st);
+    /* Not an LMDB file at all. */
+    static uint8_t junk[100000];
+    rng_t r;
+    rng_seed(&r, 1);
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (uint8_t)rng_next(&r);
+    cr_assert_eq(file_write_atomic(path, junk, sizeof junk), 0);
+    int rc = store_open(&st, dir, &o);
+    cr_assert_neq(rc, 0);
+    cr_assert(strstr(err_str(rc), "MDB_INVALID"), "%s", err_str(rc));
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
 }
