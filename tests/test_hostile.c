@@ -48,6 +48,10 @@
 
 TestSuite(hostile, .fini = harness_cleanup, .timeout = 120);
 
+/* Runs a program of KZ_BIN_DIR (argv[0] its name) with the output of fd (1
+ * or 2) captured in buf, the other discarded; the waitpid status. Below. */
+static int s_run_fd(const char *const *argv, int fd, char *buf, size_t cap);
+
 /* --- raw ZeroMQ peer ------------------------------------------------------------- */
 
 /* A DEALER socket of its own context, talking to h's coordinator. */
@@ -512,6 +516,14 @@ Test(hostile, coordinator_survives_made_up_client_ids)
     peer p;
     s_peer_open(&p, &h);
     wire_msg r = {0};
+    /* A Hello whose role and host carry a terminal escape sequence. */
+    wire_msg hello = {.kind = WIRE_HELLO, .client = "esc\x1b[2J", .request_id = 100000,
+                      .u.hello = {"wor\x1b]0;pwned\x07ker", "ho\x1b[31mst", 1, "kz", "khreibaga",
+                                  1}};
+    s_send_msg(&p, &hello);
+    cr_assert(s_recv_msg(&p, 10, &r));
+    cr_assert_eq(r.kind, WIRE_WELCOME);
+    wire_msg_clear(&r);
     /* Ids with quotes, backslashes, control bytes, and beyond the 64 bytes
      * the coordinator keeps: the status documents must stay well-formed. */
     char id[300];
@@ -556,6 +568,17 @@ Test(hostile, coordinator_survives_made_up_client_ids)
     }
     cr_assert_gt(lines, 2 * n);
     free(doc);
+    /* `kz status` prints the ids, roles and hosts for a person: no control
+     * characters reach the terminal. */
+    char url[64], out[1 << 17];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/status", h.http_port);
+    const char *argv[] = {"kz", "status", url, NULL};
+    int st = s_run_fd(argv, 1, out, sizeof out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "kz status: %d", harness_exit_code(st));
+    cr_assert(strstr(out, "esc?[2J") && strstr(out, "evil"), "%.300s", out);
+    for (const char *c = out; *c; c++)
+        cr_assert(*c == '\n' || ((unsigned char)*c >= 0x20 && *c != 0x7f),
+                  "control byte 0x%02x in kz status output", (unsigned char)*c);
     s_peer_close(&p);
     s_assert_still_serving(&h, 7000);
     s_assert_clean_stop(&h);
@@ -713,9 +736,15 @@ Test(hostile, status_port_refuses_what_it_does_not_serve)
 
 /* --- bad flags and files ---------------------------------------------------------- */
 
-/* Runs KZ_BIN_DIR/argv[0] with argv (stdin /dev/null, stdout discarded) for at
- * most 60 s; returns the waitpid status and stderr in err (NUL-terminated). */
+/* Runs KZ_BIN_DIR/argv[0] with argv (stdin /dev/null) for at most 60 s;
+ * returns the waitpid status with stderr in err (NUL-terminated) and stdout
+ * discarded. */
 static int s_run(const char *const *argv, char *err, size_t cap)
+{
+    return s_run_fd(argv, 2, err, cap);
+}
+
+static int s_run_fd(const char *const *argv, int fd, char *err, size_t cap)
 {
     char bin[512];
     const char *dir = getenv("KZ_BIN_DIR");
@@ -731,8 +760,8 @@ static int s_run(const char *const *argv, char *err, size_t cap)
             _exit(127);
         int nul = open("/dev/null", O_RDWR);
         dup2(nul, 0);
-        dup2(nul, 1);
-        dup2(fds[1], 2);
+        dup2(nul, 3 - fd);
+        dup2(fds[1], fd);
         close(fds[0]);
         close(fds[1]);
         /* The default thresholds: a test run's KZ_LOG must not change what is
