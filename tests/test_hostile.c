@@ -501,10 +501,43 @@ Test(hostile, coordinator_refuses_truncated_records_and_stores_duplicates_once)
     cr_assert_geq(harness_wait_status(&h, "\"ingest\"", "duplicates", flood - 1, 5), flood - 1);
     cr_assert_geq(harness_status_num(&h, "\"ingest\"", "rejected"), sent + 1);
     free(rec);
+
+    /* Step 4. A valid game whose worker_id carries a line break, spaces and
+     * a terminal escape: stored, and listed by `kz store --games` as one
+     * line of eight words without control characters. */
+    validate_random_opts o = {.model_version = 1, .worker_id = "a b\n9 x\x1b[2J", .max_moves = 400};
+    for (uint64_t seed = 300;; seed++)
+        if (validate_random_record(game_default(), seed, &o, &rec, &len) == 0)
+            break;
+    wire_msg odd = {.kind = WIRE_GAME_SUBMIT, .request_id = 6, .u.game_submit = {rec, len, 0}};
+    s_send_msg(&p, &odd);
+    cr_assert(s_recv_msg(&p, 10, &r));
+    cr_assert_eq(r.kind, WIRE_GAME_ACK);
+    wire_msg_clear(&r);
+    free(rec);
     s_peer_close(&p);
     s_assert_still_serving(&h, 6000);
-    cr_assert_eq(harness_wait_status(&h, "\"replay\"", "games", 2, 5), 2);
+    cr_assert_eq(harness_wait_status(&h, "\"replay\"", "games", 3, 5), 3);
     s_assert_clean_stop(&h);
+    char dir[160], out[8192];
+    snprintf(dir, sizeof dir, "--data_dir=%s/store", h.dir);
+    const char *argv[] = {"kz", "store", dir, "--games", NULL};
+    int st = s_run_fd(argv, 1, out, sizeof out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "kz store: %d", harness_exit_code(st));
+    int games = 0;
+    char *save = NULL;
+    for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        if (!strncmp(l, "store ", 6) || !strchr("0123456789", l[0]))
+            continue; /* the summary and headings */
+        games++;
+        int words = 0;
+        for (char *c = l; *c; c++) {
+            cr_assert((unsigned char)*c >= 0x20 && *c != 0x7f, "control byte in '%s'", l);
+            words += *c != ' ' && (c == l || c[-1] == ' ');
+        }
+        cr_assert_eq(words, 8, "game line '%s'", l);
+    }
+    cr_assert_eq(games, 3);
     harness_fini(&h);
 }
 
