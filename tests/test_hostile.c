@@ -307,6 +307,7 @@ static void s_assert_clean_stop(harness *h)
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status %d (see %s)",
               harness_exit_code(st), h->coord_log);
     cr_assert_eq(harness_count(h->coord_log, "ERROR: AddressSanitizer"), 0);
+    cr_assert_eq(harness_count(h->coord_log, "ERROR: LeakSanitizer"), 0);
     cr_assert_eq(harness_count(h->coord_log, "runtime error"), 0);
 }
 
