@@ -964,6 +964,14 @@ Test(hostile, kz_commands_refuse_bad_flags_with_one_line)
     EXPECT_ONE_LINE("--data_dir", "kz", "store", "--data_dir");
     EXPECT_ONE_LINE("--position", "kz", "moves", "--position");
     EXPECT_ONE_LINE("--sims", "kz", "analyse", "--sims");
+    EXPECT_ONE_LINE("--position", "kz", "perft", "--position");
+    EXPECT_ONE_LINE("--position", "kz", "show", "--position");
+    EXPECT_ONE_LINE("--game", "kz", "records", "--game");
+    EXPECT_ONE_LINE("--blocks", "kz", "model", "init", "--blocks");
+    EXPECT_ONE_LINE("--position", "kz", "eval", "--position");
+    EXPECT_ONE_LINE("--color", "kz", "play", "--color");
+    EXPECT_ONE_LINE("--player", "kz", "analyse", "--player");
+    EXPECT_ONE_LINE("--seed", "kz", "match", "random", "random", "--seed");
     /* Out of range or malformed values. */
     EXPECT_ONE_LINE("DEPTH", "kz", "perft", "0");
     EXPECT_ONE_LINE("DEPTH", "kz", "perft", "99999999999999999999");
@@ -974,6 +982,14 @@ Test(hostile, kz_commands_refuse_bad_flags_with_one_line)
     EXPECT_ONE_LINE("--games", "kz", "match", "random", "random", "--games=0");
     EXPECT_ONE_LINE("--sprt", "kz", "match", "random", "random", "--sprt=35,0");
     EXPECT_ONE_LINE("--blocks", "kz", "model", "init", "--blocks=999", "/tmp/never.kzm");
+    EXPECT_ONE_LINE("--filters", "kz", "model", "init", "--filters=0", "/tmp/never.kzm");
+    EXPECT_ONE_LINE("--game", "kz", "records", "--game=0", "x.rec");
+    EXPECT_ONE_LINE("--color", "kz", "play", "--color=x");
+    EXPECT_ONE_LINE("--sims", "kz", "play", "--sims=0");
+    EXPECT_ONE_LINE("unknown player", "kz", "analyse", "--player=nope");
+    EXPECT_ONE_LINE("--openings", "kz", "match", "random", "random", "--openings=0");
+    EXPECT_ONE_LINE("--parallel", "kz", "selfplay", "--parallel=0");
+    EXPECT_ONE_LINE("--fpu", "kz", "selfplay", "--fpu=3");
     EXPECT_ONE_LINE("--threads", "kz", "eval", "--threads=0", "x.kzm");
     EXPECT_ONE_LINE("workers", "kz", "loadgen", "--workers=0");
     EXPECT_ONE_LINE("repeat", "kz", "loadgen", "--repeat=2");
