@@ -1172,11 +1172,12 @@ Test(hostile, full_disk_never_acknowledges_a_game_it_did_not_store, .fini = s_un
                   "%d games stored on a full disk without one failure", submitted);
     client_stats st;
     client_get_stats(c, &st);
-    /* Every acknowledgement stands for a stored game; the rest are held. */
+    /* Every acknowledgement stands for a stored game (an ack may still be on
+     * its way: stored >= acked); the rest are held. */
     double stored = harness_status_num(&h, "\"replay\"", "games");
     cr_assert_eq(st.rejected, 0, "games rejected on a full disk");
-    cr_assert_eq((double)st.acked, stored, "acked %llu, stored %.0f",
-                 (unsigned long long)st.acked, stored);
+    cr_assert_leq((double)st.acked, stored, "acked %llu, stored %.0f",
+                  (unsigned long long)st.acked, stored);
     cr_assert_eq(st.acked + client_pending(c), (uint64_t)submitted);
     cr_assert_gt(client_pending(c), 0);
     char buf[256];
