@@ -195,25 +195,6 @@ typedef struct cluster {
 
 static cluster s_cl;
 
-/* True when pid is gone (or a zombie nobody has reaped yet). */
-static bool s_pid_gone(int pid)
-{
-    if (kill(pid, 0) && errno == ESRCH)
-        return true;
-    char path[64], line[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return true;
-    bool zombie = false;
-    if (fgets(line, sizeof line, f)) {
-        const char *rp = strrchr(line, ')');
-        zombie = rp && rp[1] == ' ' && rp[2] == 'Z';
-    }
-    fclose(f);
-    return zombie;
-}
-
 static void s_netns_cleanup_stale(void)
 {
     /* Namespaces of earlier runs whose test process is gone. */
@@ -227,7 +208,7 @@ static void s_netns_cleanup_stale(void)
         int pid;
         char kind;
         if (sscanf(e->d_name, NS_PREFIX "%d%c", &pid, &kind) == 2 && (kind == 'c' || kind == 'w') &&
-            pid != getpid() && s_pid_gone(pid))
+            pid != getpid() && harness_pid_gone(pid))
             snprintf(names[n++], sizeof names[0], "%s", e->d_name);
     }
     closedir(d);
