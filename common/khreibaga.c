@@ -35,6 +35,9 @@
  * terminal test read off the state and the legal-action count, each child
  * made by copy + apply, leaves too.
  */
+/* This file alone at -O3 (the project builds at -O2): the rules engine is the
+ * hot loop of perft and search, and -O3 saves it ~3.5% of its instructions. */
+#pragma GCC optimize("O3")
 #include "khreibaga.h"
 
 #include <assert.h>
@@ -356,10 +359,19 @@ static int s_chain_king(int sq, uint32_t occ, uint32_t opp, int left)
 {
     if (!(T.lines[sq] & opp))
         return 0;
-    int best = 0;
-    for (uint32_t e = s_king_sees(sq, occ) & opp; e; e &= e - 1) {
-        int cap = s_lsb(e);
-        uint32_t cbit = e & -e;
+    /* The enemies it can take: those it sees with an empty point behind. */
+    uint32_t takes = 0;
+    for (uint32_t e = s_king_sees(sq, occ) & opp; e; e &= e - 1)
+        if (T.behind[sq][s_lsb(e)] & ~occ)
+            takes |= e & -e;
+    if (!takes)
+        return 0;
+    if (left == 1)
+        return 1;
+    int best = 1;
+    for (; takes; takes &= takes - 1) {
+        int cap = s_lsb(takes);
+        uint32_t cbit = takes & -takes;
         for (uint32_t lands = s_king_lands(sq, cap, occ); lands; lands &= lands - 1) {
             int v = 1 + s_chain_king(s_lsb(lands), occ & ~cbit, opp & ~cbit, left - 1);
             if (v > best) {
@@ -1075,7 +1087,10 @@ static int kh_parse_position(game_state *g, const char *str, char *err, size_t e
         return s_fail(err, errlen, "position: side to move must be b or w");
     if (n > 27) {
         long chain;
-        if (str[27] != ' ' || parse_long(str + 28, 0, 24, &chain) != 0)
+        /* One or two decimal digits, as in actions (R21): no sign, no blank. */
+        size_t digits = strspn(str + 28, "0123456789");
+        if (str[27] != ' ' || digits < 1 || digits > 2 || str[28 + digits] != '\0' ||
+            parse_long(str + 28, 0, 24, &chain) != 0)
             return s_fail(err, errlen,
                           "position: after the side, only a space and a chain point 0..24");
         t.chain = (int8_t)chain;

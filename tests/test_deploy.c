@@ -74,17 +74,11 @@ Test(deploy, install_layout, .fini = s_fini, .timeout = 120)
     int rc = s_install(out, sizeof out, s_tmp, "/usr/local", "/etc");
     cr_assert_eq(rc, 0, "install.sh failed (%d):\n%s", rc, out);
 
-    /* Programs: every one that is built is installed, executable. */
+    /* Programs: all four, executable. */
     for (size_t i = 0; i < N_OF(s_progs); i++) {
-        char built[1024];
-        harness_bin(built, sizeof built, s_progs[i]);
-        if (access(built, X_OK))
-            continue;
         snprintf(path, sizeof path, "%s/usr/local/bin/%s", s_tmp, s_progs[i]);
         cr_expect(!access(path, X_OK), "%s not installed as an executable", path);
     }
-    snprintf(path, sizeof path, "%s/usr/local/bin/kz-coordinator", s_tmp);
-    cr_assert(!access(path, X_OK), "kz-coordinator must be installed");
 
     /* Units: the final paths (never DESTDIR), no placeholder left. */
     for (size_t i = 0; i < N_OF(s_units); i++) {
@@ -187,11 +181,8 @@ Test(deploy, systemd_analyze_verify, .fini = s_fini, .timeout = 120)
     argv[n++] = "verify";
     for (size_t i = 0; i < N_OF(s_units); i++) {
         char built[1024];
-        if (access(harness_bin(built, sizeof built, s_unit_progs[i]), X_OK)) {
-            fprintf(stderr, "deploy::systemd_analyze_verify: %s not checked: %s is not built\n",
-                    s_units[i], built);
-            continue;
-        }
+        cr_assert(!access(harness_bin(built, sizeof built, s_unit_progs[i]), X_OK),
+                  "%s is not built", built);
         snprintf(paths[i], sizeof paths[i], "%s/lib/systemd/system/%s", prefix, s_units[i]);
         argv[n++] = paths[i];
     }
@@ -243,4 +234,109 @@ Test(deploy, example_coordinator_conf, .fini = s_fini, .timeout = 60)
     cr_expect_not_null(strstr(logtext, "arena_games = 50"), "log:\n%s", logtext);
     cr_expect_not_null(strstr(logtext, "simulations = 200"), "log:\n%s", logtext);
     free(logtext);
+}
+
+/* A client of the coordinator started from an example configuration. */
+static bool s_status_has_client(int http, const char *role, const char *id_prefix)
+{
+    char *body = NULL;
+    if (http_get(NULL, "127.0.0.1", http, "/status", &body))
+        return false;
+    bool found = false;
+    for (int i = 0; i < 64 && !found; i++) {
+        char path[64], got[128], id[128];
+        double alive = 0;
+        snprintf(path, sizeof path, "workers.list.%d.role", i);
+        if (!json_string(body, path, got, sizeof got))
+            break;
+        snprintf(path, sizeof path, "workers.list.%d.id", i);
+        json_string(body, path, id, sizeof id);
+        snprintf(path, sizeof path, "workers.list.%d.alive", i);
+        json_number(body, path, &alive);
+        found = !strcmp(got, role) && alive && !strncmp(id, id_prefix, strlen(id_prefix));
+    }
+    free(body);
+    return found;
+}
+
+/* The example worker.conf and trainer.conf are accepted by kz-worker and
+ * kz-trainer as they are (only the coordinator's address and the directories
+ * are moved): both connect to a coordinator and stop cleanly on SIGTERM. */
+Test(deploy, example_worker_and_trainer_conf, .fini = s_fini, .timeout = 120)
+{
+    char exe_w[1024], exe_t[1024], exe_c[1024], kz[1024];
+    harness_bin(exe_w, sizeof exe_w, "kz-worker");
+    harness_bin(exe_t, sizeof exe_t, "kz-trainer");
+    harness_bin(exe_c, sizeof exe_c, "kz-coordinator");
+    harness_bin(kz, sizeof kz, "kz");
+    cr_assert(!access(exe_w, X_OK) && !access(exe_t, X_OK), "kz-worker or kz-trainer is not built");
+    s_tmp = harness_tmpdir("conf2");
+    cr_assert_not_null(s_tmp);
+    char model[1024], out[2048];
+    snprintf(model, sizeof model, "%s/tiny.model", s_tmp);
+    char *init[] = {kz, "model", "init", "--blocks", "1", "--filters", "8", "--value-hidden", "8",
+                    model, NULL};
+    cr_assert_eq(proc_run(init, out, sizeof out, 60), 0, "kz model init: %s", out);
+
+    int http = tcp_free_port(), req = tcp_free_port(), pub = tcp_free_port();
+    cr_assert(http && req && pub);
+    char a_data[1024], a_bind[128], a_pub[128], a_http[64], a_model[1100], log_c[1024];
+    snprintf(a_data, sizeof a_data, "--data_dir=%s/store", s_tmp);
+    snprintf(a_bind, sizeof a_bind, "--bind=tcp://127.0.0.1:%d", req);
+    snprintf(a_pub, sizeof a_pub, "--pub_bind=tcp://127.0.0.1:%d", pub);
+    snprintf(a_http, sizeof a_http, "--http_port=%d", http);
+    snprintf(a_model, sizeof a_model, "--initial_model=%s", model);
+    snprintf(log_c, sizeof log_c, "%s/coordinator.log", s_tmp);
+    char *cargv[] = {exe_c, a_data, a_bind, a_pub, a_http, a_model, "--simulations=4",
+                     "--status_ms=100", NULL};
+    proc c, w, t;
+    cr_assert_eq(proc_start(&c, "coordinator", NULL, log_c, cargv), 0);
+
+    char w_conf[1024], w_ep[128], w_sub[128], w_cache[1024], log_w[1024];
+    snprintf(w_conf, sizeof w_conf, "--config=%s/deploy/worker.conf", harness_src_dir());
+    snprintf(w_ep, sizeof w_ep, "--endpoint=tcp://127.0.0.1:%d", req);
+    snprintf(w_sub, sizeof w_sub, "--sub_endpoint=tcp://127.0.0.1:%d", pub);
+    snprintf(w_cache, sizeof w_cache, "--model_cache_dir=%s/cache", s_tmp);
+    snprintf(log_w, sizeof log_w, "%s/worker.log", s_tmp);
+    char *wargv[] = {exe_w, w_conf, w_ep, w_sub, w_cache, "--worker_id=deploy-example-1", NULL};
+    cr_assert_eq(proc_start(&w, "worker", NULL, log_w, wargv), 0);
+
+    char t_conf[1024], t_ep[128], t_ckpt[1024], log_t[1024];
+    snprintf(t_conf, sizeof t_conf, "--config=%s/deploy/trainer.conf", harness_src_dir());
+    snprintf(t_ep, sizeof t_ep, "--endpoint=tcp://127.0.0.1:%d", req);
+    snprintf(t_ckpt, sizeof t_ckpt, "--checkpoint_dir=%s/trainer", s_tmp);
+    snprintf(log_t, sizeof log_t, "%s/trainer.log", s_tmp);
+    char *targv[] = {exe_t, t_conf, t_ep, t_ckpt, "--client_id=deploy-example-trainer", NULL};
+    cr_assert_eq(proc_start(&t, "trainer", NULL, log_t, targv), 0);
+
+    double end = harness_now() + 60;
+    bool worker_seen = false, trainer_seen = false;
+    while (!(worker_seen && trainer_seen)) {
+        cr_assert(proc_alive(&w), "kz-worker with deploy/worker.conf exited:\n%s",
+                  proc_log_tail(&w, 2000));
+        cr_assert(proc_alive(&t), "kz-trainer with deploy/trainer.conf exited:\n%s",
+                  proc_log_tail(&t, 2000));
+        cr_assert(proc_alive(&c), "coordinator exited:\n%s", proc_log_tail(&c, 2000));
+        cr_assert(harness_now() < end, "the worker (%d) or the trainer (%d) never connected",
+                  worker_seen, trainer_seen);
+        worker_seen = worker_seen || s_status_has_client(http, "worker", "deploy-example-1");
+        trainer_seen = trainer_seen || s_status_has_client(http, "trainer", "deploy-example-tr");
+        harness_sleep_ms(100);
+    }
+    int st = proc_stop(&w, SIGTERM, 30);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "worker exit status %#x:\n%s", st,
+              proc_log_tail(&w, 1500));
+    st = proc_stop(&t, SIGTERM, 30);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "trainer exit status %#x:\n%s", st,
+              proc_log_tail(&t, 1500));
+    proc_stop(&c, SIGTERM, 30);
+    /* The files' settings took effect. */
+    char *lw = s_read(log_w), *lt = s_read(log_t);
+    cr_assert(lw && lt);
+    cr_expect_not_null(strstr(lw, "parallel = 32"), "worker log:\n%s", lw);
+    cr_expect_not_null(strstr(lw, "drain_s = 10"), "worker log:\n%s", lw);
+    cr_expect_not_null(strstr(lt, "steps_per_candidate = 50"), "trainer log:\n%s", lt);
+    cr_expect_not_null(strstr(lt, "max_reuse = 4"), "trainer log:\n%s", lt);
+    free(lw);
+    free(lt);
 }

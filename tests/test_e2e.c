@@ -194,10 +194,6 @@ typedef struct cluster {
 
 static cluster s_cl;
 
-/* Until kz-worker and kz-trainer are built, only the coordinator and the
- * witness run (the crash, restart and exactly-once checks still apply). */
-static bool s_full;
-
 /* True when pid is gone (or a zombie nobody has reaped yet). */
 static bool s_pid_gone(int pid)
 {
@@ -299,7 +295,7 @@ static void s_fail_with_logs(cluster *c, const char *what)
 
 static void s_start_coordinator(cluster *c)
 {
-    char exe[1024], data[1024], bind[64], pub[64], http[32], model[600], log[1024];
+    char exe[1024], data[1024], bind[64], pub[64], http[32], model_arg[600], log[1024];
     harness_bin(exe, sizeof exe, "kz-coordinator");
     snprintf(data, sizeof data, "--data_dir=%s/store", c->dir);
     snprintf(bind, sizeof bind, "--bind=tcp://%s:%d", c->netns ? "0.0.0.0" : "127.0.0.1",
@@ -307,9 +303,9 @@ static void s_start_coordinator(cluster *c)
     snprintf(pub, sizeof pub, "--pub_bind=tcp://%s:%d", c->netns ? "0.0.0.0" : "127.0.0.1",
              c->pub_port);
     snprintf(http, sizeof http, "--http_port=%d", c->http_port);
-    snprintf(model, sizeof model, "--initial_model=%s", c->model);
+    snprintf(model_arg, sizeof model_arg, "--initial_model=%s", c->model);
     snprintf(log, sizeof log, "%s/coordinator.log", c->dir);
-    char *argv[] = {exe, data, bind, pub, "--http_bind=127.0.0.1", http, model,
+    char *argv[] = {exe, data, bind, pub, "--http_bind=127.0.0.1", http, model_arg,
                     "--simulations=8", "--selfplay_games=4",
                     "--arena_games=" S_STR(ARENA_GAMES), "--arena_threshold=0.55",
                     "--arena_per_worker=3", "--heartbeat_ms=200", "--expiry_ms=2000",
@@ -371,9 +367,9 @@ static void s_wait(cluster *c, cond_fn cond, const char *what, bool worker0_aliv
             return;
         if (!proc_alive(&c->coord))
             s_fail_with_logs(c, "the coordinator died");
-        if (s_full && !proc_alive(&c->trainer))
+        if (!proc_alive(&c->trainer))
             s_fail_with_logs(c, "the trainer died");
-        for (int i = worker0_alive ? 0 : 1; s_full && i < N_WORKERS; i++)
+        for (int i = worker0_alive ? 0 : 1; i < N_WORKERS; i++)
             if (!proc_alive(&c->worker[i]))
                 s_fail_with_logs(c, "a worker died");
         if (harness_now() > end) {
@@ -388,8 +384,6 @@ static void s_wait(cluster *c, cond_fn cond, const char *what, bool worker0_aliv
 /* Phase 1: games from both workers, training steps, an arena decided. */
 static bool s_cond_learning(cluster *c)
 {
-    if (!s_full)
-        return c->wit.n_acked >= 6;
     int w0 = s_worker_index(c, c->worker_id[0]), w1 = s_worker_index(c, c->worker_id[1]);
     char p0[64], p1[64];
     snprintf(p0, sizeof p0, "workers.list.%d.games", w0);
@@ -399,21 +393,22 @@ static bool s_cond_learning(cluster *c)
            s_num(c, "arena.last.candidate") >= 2 && c->wit.n_acked >= 3;
 }
 
-static double s_games_at_restart;   /* replay.games seen first after the restart */
+static double s_w1_games_at_restart;/* the surviving worker's count first seen after it, -1 */
 static double s_trainer_step_before;/* trainer.step seen before the crash */
 
 /* Phase 2: after the restart, the surviving worker's games arrive again and
  * the trainer steps on. */
 static bool s_cond_carried_on(cluster *c)
 {
-    if (s_games_at_restart < 0)
-        s_games_at_restart = s_num(c, "replay.games");
-    if (!s_full)
-        return c->wit.rec == NULL && c->wit.n_acked >= 12;
+    /* Its queue of games finished while the coordinator was away may arrive
+     * at once: wait for games beyond the count first seen. */
     int w1 = s_worker_index(c, c->worker_id[1]);
     char path[64];
     snprintf(path, sizeof path, "workers.list.%d.games", w1);
-    return w1 >= 0 && s_num(c, path) >= 2 && s_num(c, "trainer.step") > s_trainer_step_before &&
+    double games = w1 >= 0 ? s_num(c, path) : 0;
+    if (s_w1_games_at_restart < 0)
+        s_w1_games_at_restart = games;
+    return games >= s_w1_games_at_restart + 3 && s_num(c, "trainer.step") > s_trainer_step_before &&
            c->wit.rec == NULL && c->wit.n_acked >= 6;
 }
 
@@ -453,6 +448,23 @@ static int s_scan_game(void *ctx, uint64_t seq, const uint8_t *rec, size_t len)
     return 0;
 }
 
+/* Games in the store (the coordinator must not be running). */
+static uint64_t s_store_games(cluster *c)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/store", c->dir);
+    store_options so;
+    store_options_default(&so);
+    so.map_bytes = 16u << 20;
+    store *s = NULL;
+    int rc = store_open(&s, dir, &so);
+    cr_assert_eq(rc, 0, "cannot open the store: %s", err_str(rc));
+    store_stats st;
+    store_get_stats(s, &st);
+    store_close(&s);
+    return st.games;
+}
+
 /* The whole scenario on a prepared cluster (addresses and namespaces set). */
 static void s_scenario(cluster *c)
 {
@@ -474,61 +486,61 @@ static void s_scenario(cluster *c)
     s_start_coordinator(c);
     snprintf(buf, sizeof buf, "tcp://127.0.0.1:%d", c->port);
     cr_assert_eq(s_witness_init(&c->wit, c->netns ? c->ns_coord : NULL, buf), 0);
-    for (int i = 0; s_full && i < N_WORKERS; i++)
+    for (int i = 0; i < N_WORKERS; i++)
         s_start_worker(c, i);
-    if (s_full)
-        s_start_trainer(c);
+    s_start_trainer(c);
 
     /* Step 2. Learning: games, steps, an arena decided by the gate. */
     s_wait(c, s_cond_learning, "games from both workers, training steps and a decided arena",
            true);
-    double cand = s_full ? s_num(c, "arena.last.candidate") : 0;
+    double cand = s_num(c, "arena.last.candidate");
     double best = s_num(c, "models.best");
     double w = s_num(c, "arena.last.wins"), d = s_num(c, "arena.last.draws"),
            l = s_num(c, "arena.last.losses");
-    cr_expect(!s_full || (w + d + l >= 1 && w + d + l <= ARENA_GAMES), "arena tally +%g =%g -%g", w, d, l);
-    if (!s_full) {
-        cr_expect_eq(best, 1, "no trainer, yet best is %g", best);
-    } else if (s_num(c, "arena.last.promoted")) {
+    cr_expect(w + d + l >= 1 && w + d + l <= ARENA_GAMES, "arena tally +%g =%g -%g", w, d, l);
+    if (s_num(c, "arena.last.promoted")) {
         cr_expect_geq(best, cand, "promoted candidate %g but best is %g", cand, best);
         cr_expect_gt(s_num(c, "models.promotions"), 0);
     } else {
         cr_expect_neq(best, cand, "rejected candidate %g is the best", cand);
     }
 
+    double promoted = s_num(c, "arena.last.promoted");
+    double step_seen = s_num(c, "trainer.step");
+
     /* Step 3. Crash: SIGKILL a worker and the coordinator mid-run. */
     double games_before = s_num(c, "replay.games");
     s_trainer_step_before = s_num(c, "trainer.step");
     size_t acked_before = c->wit.n_acked;
     cr_assert_gt(games_before, 0);
-    if (s_full)
-        proc_signal(&c->worker[0], SIGKILL);
+    proc_signal(&c->worker[0], SIGKILL);
     proc_signal(&c->coord, SIGKILL);
-    cr_assert(!s_full || proc_wait_exit(&c->worker[0], 10), "worker survived SIGKILL");
+    cr_assert(proc_wait_exit(&c->worker[0], 10), "worker survived SIGKILL");
     cr_assert(proc_wait_exit(&c->coord, 10), "coordinator survived SIGKILL");
     cr_expect(WIFSIGNALED(c->coord.status) && WTERMSIG(c->coord.status) == SIGKILL);
+    /* What the store holds at the crash: every game acknowledged so far. */
+    uint64_t games_at_crash = s_store_games(c);
+    cr_expect_geq((double)games_at_crash, games_before,
+                  "games counted in /status before the crash are not in the store");
     /* The witness keeps submitting into the void for a moment. */
     for (int i = 0; i < 3; i++)
         s_witness_pump(&c->wit);
 
     /* Step 4. Restart the coordinator on the same store; the others go on. */
-    s_games_at_restart = -1;
+    s_w1_games_at_restart = -1;
     s_start_coordinator(c);
-    cr_expect_geq(s_num(c, "replay.games"), games_before,
-                  "games acknowledged before the crash were lost");
+    cr_expect_eq(s_num(c, "replay.games"), (double)games_at_crash,
+                 "the restarted coordinator does not see the store as it was");
     s_wait(c, s_cond_carried_on, "the surviving worker's and the witness's games, "
                                  "and trainer steps, after the restart", false);
 
     /* Step 5. Stop cleanly: clients first (they drain), then the coordinator. */
-    int st;
-    if (s_full) {
-        st = proc_stop(&c->worker[1], SIGTERM, 30);
-        cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "worker exit status %#x:\n%s", st,
-                  proc_log_tail(&c->worker[1], 1500));
-        st = proc_stop(&c->trainer, SIGTERM, 30);
-        cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "trainer exit status %#x:\n%s", st,
-                  proc_log_tail(&c->trainer, 1500));
-    }
+    int st = proc_stop(&c->worker[1], SIGTERM, 30);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "worker exit status %#x:\n%s", st,
+              proc_log_tail(&c->worker[1], 1500));
+    st = proc_stop(&c->trainer, SIGTERM, 30);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "trainer exit status %#x:\n%s", st,
+              proc_log_tail(&c->trainer, 1500));
     st = proc_stop(&c->coord, SIGTERM, 30);
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "coordinator exit status %#x:\n%s", st,
               proc_log_tail(&c->coord, 1500));
@@ -544,14 +556,15 @@ static void s_scenario(cluster *c)
     cr_assert_eq(store_open(&s, buf, &so), 0, "cannot open the coordinator's store");
     store_stats stats;
     store_get_stats(s, &stats);
-    store_scan scan = {.restart_seq = (uint64_t)s_games_at_restart,
+    store_scan scan = {.restart_seq = games_at_crash,
                        .worker1_id = c->worker_id[1]};
     cr_assert_eq(store_foreach_game(s, s_scan_game, &scan), 0);
     cr_expect_eq(scan.bad, 0, "%d stored records do not unpack", scan.bad);
     cr_expect_eq(scan.n, stats.games, "games listed %zu, counted %llu", scan.n,
                  (unsigned long long)stats.games);
-    cr_expect_geq((double)scan.n, games_before, "games lost: %zu stored, %g before the crash",
-                  scan.n, games_before);
+    cr_expect_geq((double)scan.n, (double)games_at_crash,
+                  "games lost: %zu stored, %llu at the crash", scan.n,
+                  (unsigned long long)games_at_crash);
     qsort(scan.ids, scan.n, 16, s_cmp_id);
     for (size_t i = 1; i < scan.n; i++)
         cr_expect_neq(memcmp(scan.ids[i - 1], scan.ids[i], 16), 0, "a game is stored twice");
@@ -564,26 +577,24 @@ static void s_scenario(cluster *c)
     }
     cr_expect_eq(missing, 0, "%zu of %zu acknowledged games are not in the store", missing,
                  c->wit.n_acked);
-    cr_expect(!s_full || scan.worker1_after > 0, "no game of the surviving worker after the restart");
+    cr_expect_gt(scan.worker1_after, 0, "no game of the surviving worker after the restart");
+    fprintf(stderr, "e2e%s: %zu games stored (%llu at the crash, %llu of the surviving worker "
+                    "after it); witness %zu acknowledged, %zu duplicates; trainer step %g; "
+                    "arena: candidate %g %s (+%g =%g -%g), best %g\n",
+            c->netns ? " (namespaces)" : "", scan.n, (unsigned long long)games_at_crash,
+            (unsigned long long)scan.worker1_after, c->wit.n_acked, c->wit.duplicates,
+            step_seen, cand, promoted ? "promoted" : "rejected", w, d, l, best);
     free(scan.ids);
     store_close(&s);
 }
 
-static bool s_have_cluster_programs(void)
+static void s_need_programs(void)
 {
     char b[1024];
     const char *progs[] = {"kz", "kz-coordinator", "kz-worker", "kz-trainer"};
-    s_full = true;
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++)
-        if (access(harness_bin(b, sizeof b, progs[i]), X_OK)) {
-            if (i < 2) {
-                fprintf(stderr, "e2e: SKIPPED: %s is not built\n", b);
-                return false;
-            }
-            fprintf(stderr, "e2e: %s is not built: coordinator and witness only\n", b);
-            s_full = false;
-        }
-    return true;
+        cr_assert(!access(harness_bin(b, sizeof b, progs[i]), X_OK),
+                  "%s is not built (KZ_BIN_DIR)", b);
 }
 
 static void s_ports(cluster *c)
@@ -596,8 +607,7 @@ static void s_ports(cluster *c)
 
 Test(e2e, loopback, .fini = s_fini, .timeout = 240)
 {
-    if (!s_have_cluster_programs())
-        cr_skip_test("the cluster's programs are not all built");
+    s_need_programs();
     cluster *c = &s_cl;
     c->dir = harness_tmpdir("e2e");
     cr_assert_not_null(c->dir);
@@ -612,8 +622,7 @@ Test(e2e, loopback, .fini = s_fini, .timeout = 240)
  * (10.211.<i>.1 on the coordinator's side, 10.211.<i>.2 on the worker's). */
 Test(e2e, namespaces, .fini = s_fini, .timeout = 240)
 {
-    if (!s_have_cluster_programs())
-        cr_skip_test("the cluster's programs are not all built");
+    s_need_programs();
     char why[512];
     if (!netns_available(why, sizeof why)) {
         fprintf(stderr, "e2e::namespaces: SKIPPED: %s\n", why);

@@ -417,7 +417,11 @@ static void s_print_line(const jnode *j, FILE *o)
                 j_num(j, "arena.last.losses"));
     else
         fprintf(o, " | last arena -");
-    fprintf(o, " | workers %.0f", j_num(j, "workers.live"));
+    int workers = 0;
+    const jnode *list = j_get(j, "workers.list");
+    for (const jnode *c = list ? list->child : NULL; c; c = c->next)
+        workers += j_num(c, "alive") && !strcmp(j_str(c, "role"), "worker");
+    fprintf(o, " | workers %d", workers);
     if (j_num(j, "ingest.rejected") > 0)
         fprintf(o, " | rejected %.0f", j_num(j, "ingest.rejected"));
     fprintf(o, "\n");

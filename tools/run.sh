@@ -97,7 +97,14 @@ log_s = 60
 EOF
 write_default "$VAR/etc/trainer.conf" <<EOF
 # kz-trainer settings for make run (kz-trainer --help lists them all).
-# endpoint and the checkpoint directory come from tools/run.sh.
+# endpoint and checkpoint_dir come from tools/run.sh.
+batch_size = 256
+min_positions = 2048
+max_reuse = 4
+steps_per_candidate = 50
+checkpoint_every = 50
+threads = 1
+log_s = 60
 EOF
 
 ENDPOINT=tcp://127.0.0.1:$PORT
@@ -112,7 +119,8 @@ fi
 # --- children -------------------------------------------------------------------------
 declare -A PID=()     # name -> pid
 declare -A CMD=()     # name -> command line (for restarts)
-declare -A STARTED=() # name -> start time (seconds)
+declare -A LAST_START=() # name -> $SECONDS at its last start
+declare -A FAILS=()   # name -> exits in a row within 10 s of starting
 ORDER=()              # names in start order
 
 if setpriv --help 2>/dev/null | grep -q -- --pdeathsig; then
@@ -130,7 +138,7 @@ spawn() { # name: (re)start CMD[name], output appended to var/log/name.log
         eval "exec setsid ${DEATHSIG[*]} ${CMD[$name]}"
     ) >> "$VAR/log/$name.log" 2>&1 < /dev/null &
     PID[$name]=$!
-    STARTED[$name]=$SECONDS
+    LAST_START[$name]=$SECONDS
     echo "${PID[@]}" > "$VAR/run.pids"
 }
 
@@ -148,7 +156,7 @@ stop_group() { # seconds name...: SIGTERM, wait up to the limit, then SIGKILL
     local limit=$1 name end
     shift
     for name in "$@"; do
-        alive "$name" && kill -TERM "${PID[$name]}" 2> /dev/null || true
+        if alive "$name"; then kill -TERM "${PID[$name]}" 2> /dev/null || true; fi
     done
     end=$((SECONDS + limit))
     for name in "$@"; do
@@ -157,7 +165,7 @@ stop_group() { # seconds name...: SIGTERM, wait up to the limit, then SIGKILL
             echo "run: $name did not stop within ${limit}s; killing it"
             kill -KILL "${PID[$name]}" 2> /dev/null || true
         fi
-        [[ -n ${PID[$name]:-} ]] && wait "${PID[$name]}" 2> /dev/null || true
+        if [[ -n ${PID[$name]:-} ]]; then wait "${PID[$name]}" 2> /dev/null || true; fi
         PID[$name]=
     done
 }
@@ -174,7 +182,7 @@ shutdown() {
     for name in "${ORDER[@]}"; do [[ $name != coordinator ]] && clients+=("$name"); done
     stop_group 30 "${clients[@]}"
     stop_group 30 coordinator
-    [[ -n ${WATCHDOG:-} ]] && kill "$WATCHDOG" 2> /dev/null || true
+    if [[ -n ${WATCHDOG:-} ]]; then kill "$WATCHDOG" 2> /dev/null || true; fi
     rm -f "$VAR/run.pids"
     echo "run: stopped. Data in $VAR; make run continues from it."
 }
@@ -183,6 +191,12 @@ trap 'shutdown; exit 143' TERM HUP
 trap 'shutdown' EXIT
 
 status_line() { "$KZ" status "$STATUS_URL" --line 2> /dev/null; }
+# True when the coordinator answering on the status port is the one we started
+# (another program may hold the port: then ours exits and must not be mistaken).
+ours() {
+    "$KZ" status "$STATUS_URL" --json 2> /dev/null |
+        grep -q "\"name\": \"[^\"]*:${PID[coordinator]}\""
+}
 
 # --- start ------------------------------------------------------------------------------
 start coordinator "$BUILD/kz-coordinator" --config="$VAR/etc/coordinator.conf" \
@@ -201,10 +215,10 @@ fi
 
 # Wait until the coordinator answers (or gives up: a port in use, a bad setting).
 end=$((SECONDS + 30))
-until status_line > /dev/null; do
+until ours; do
     if ! alive coordinator; then
         echo "run: the coordinator did not start; the end of $VAR/log/coordinator.log:" >&2
-        tail -n 15 "$VAR/log/coordinator.log" >&2
+        grep -v " config " "$VAR/log/coordinator.log" | tail -n 8 >&2
         echo "run: (another coordinator on port $PORT or $HTTP_PORT? set KZ_PORT / KZ_HTTP_PORT)" >&2
         exit 1
     fi
@@ -216,13 +230,14 @@ for ((i = 1; i <= N_WORKERS; i++)); do
     mkdir -p "$VAR/worker-$i"
     start "worker-$i" "$BUILD/kz-worker" --config="$VAR/etc/worker.conf" \
         --endpoint="$ENDPOINT" --sub_endpoint="$SUB_ENDPOINT" \
-        --worker_id="$(hostname)-run-$i" --model_cache_dir="$VAR/worker-$i"
+        --worker_id="$(uname -n)-run-$i" --model_cache_dir="$VAR/worker-$i"
 done
 start trainer "$BUILD/kz-trainer" --config="$VAR/etc/trainer.conf" \
     --endpoint="$ENDPOINT" --checkpoint_dir="$VAR/trainer"
 
 cat << EOF
 Khreibaga Zero: a coordinator, $N_WORKERS workers and a trainer on this machine.
+  start    $(status_line || echo "(no status)")
   network  $BLOCKS blocks x $FILTERS filters, search and arena as in $VAR/etc/*.conf
   status   $STATUS_URL   (or: $KZ status http://127.0.0.1:$HTTP_PORT)
   data     $VAR   logs $VAR/log/*.log
@@ -230,7 +245,6 @@ Ctrl-C stops everything; make run again continues where it stopped.
 EOF
 
 # --- progress -----------------------------------------------------------------------------
-declare -A LAST_RESTART=()
 while :; do
     sleep "$PROGRESS_S" &
     wait $! || true
@@ -238,13 +252,21 @@ while :; do
     echo "$line"
     for name in "${ORDER[@]}"; do
         alive "$name" && continue
-        status=0
-        [[ -n ${PID[$name]:-} ]] && { wait "${PID[$name]}" 2> /dev/null || status=$?; }
-        PID[$name]=
-        # Restart a child that died, but not more than once every 10 seconds.
-        if ((SECONDS - ${LAST_RESTART[$name]:-0} >= 10)); then
-            echo "run: $name exited (status $status); restarting it (see $VAR/log/$name.log)"
-            LAST_RESTART[$name]=$SECONDS
+        if [[ -n ${PID[$name]} ]]; then
+            if wait "${PID[$name]}" 2> /dev/null; then status=0; else status=$?; fi
+            PID[$name]=
+            lived=$((SECONDS - LAST_START[$name]))
+            if ((lived < 10)); then FAILS[$name]=$((${FAILS[$name]:-0} + 1)); else FAILS[$name]=0; fi
+            echo "run: $name exited (status $status) after ${lived}s; see $VAR/log/$name.log"
+            if ((FAILS[$name] >= 3)); then
+                echo "run: $name keeps failing; giving up. The end of its log:" >&2
+                grep -v " config " "$VAR/log/$name.log" | tail -n 8 >&2
+                exit 1
+            fi
+        fi
+        # Restart it, not sooner than 5 seconds after its last start.
+        if ((SECONDS - LAST_START[$name] >= 5)); then
+            echo "run: restarting $name"
             spawn "$name"
         fi
     done

@@ -301,9 +301,9 @@ static void s_report(tr *t)
 static void s_progress(tr *t, bool force)
 {
     double now = time_now();
-    if (!force && now - t->last_log < t->cfg.log_s)
+    if ((!force && now - t->last_log < t->cfg.log_s) || t->log_n == 0)
         return;
-    int n = t->log_n ? t->log_n : 1;
+    int n = t->log_n;
     log_info("progress: step %llu, loss %.4f (value %.4f, policy %.4f, l2 %.4f), lr %.3g, "
              "samples/s %.0f, positions %llu, games %llu, best %u, candidate %u, skipped %llu",
              (unsigned long long)model_step(t->m), t->log_acc[0] / n, t->log_acc[1] / n,
