@@ -1050,8 +1050,11 @@ Test(khreibaga, r22_perft_start_by_hand)
     game_state s;
     G()->init(&s);
     static const uint64_t want[] = {0, 3, 4, 5, 7, 9};
-    for (int d = 1; d <= 5; d++)
+    for (int d = 1; d <= 5; d++) {
         cr_assert_eq(s_perft(&s, d), want[d], "perft %d", d);
+        cr_assert_eq(game_perft(G(), &s, d), want[d], "game_perft %d", d);
+        cr_assert_eq(game_perft_generic(G(), &s, d), want[d], "game_perft_generic %d", d);
+    }
 }
 
 /* R22 deeper from the start: the engine and the independent reference
@@ -1063,8 +1066,10 @@ Test(khreibaga, r22_perft_deep_engine_equals_reference)
     ref_game *r = malloc(sizeof *r);
     ref_init(r);
     for (int d = 1; d <= 12; d++) {
-        uint64_t e = s_perft(&s, d), f = ref_perft(r, d);
+        uint64_t e = s_perft(&s, d), f = ref_perft(r, d), m = game_perft(G(), &s, d);
         cr_assert_eq(e, f, "perft %d: engine %llu, reference %llu", d, (unsigned long long)e,
+                     (unsigned long long)f);
+        cr_assert_eq(m, f, "perft %d: game_perft %llu, reference %llu", d, (unsigned long long)m,
                      (unsigned long long)f);
         cr_log_info("perft %d: %llu", d, (unsigned long long)e);
     }

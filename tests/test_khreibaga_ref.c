@@ -465,9 +465,12 @@ static void s_perft_agree(const char *pos, int depth)
     ref_game *r = malloc(sizeof *r);
     cr_assert_eq(ref_parse(r, pos, err, sizeof err), 0, "'%s': %s", pos, err);
     for (int d = 1; d <= depth; d++) {
-        uint64_t e = s_perft(&s, d), f = ref_perft(r, d);
+        uint64_t e = s_perft(&s, d), f = ref_perft(r, d), m = game_perft(g, &s, d);
         cr_assert_eq(e, f, "perft %d from '%s': engine %llu, reference %llu", d, pos,
                      (unsigned long long)e, (unsigned long long)f);
+        /* game_perft uses the module's own fast perft when it has one. */
+        cr_assert_eq(m, f, "perft %d from '%s': game_perft %llu, reference %llu", d, pos,
+                     (unsigned long long)m, (unsigned long long)f);
         cr_log_info("perft %d from '%s': %llu", d, pos, (unsigned long long)e);
     }
     free(r);
