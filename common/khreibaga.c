@@ -105,7 +105,7 @@ static struct {
     uint32_t adj[KH_POINTS];            /* the points one step away along a line */
     uint32_t jump_from[8];              /* points with a ray of length >= 2 in each direction */
     uint32_t man_caps[KH_POINTS];       /* the points a man on sq could jump over (R4) */
-    uint32_t hop_land[KH_POINTS][KH_POINTS]; /* landing point of a man's hop sq over c, or 0 */
+    uint32_t hop_land[KH_POINTS][32]; /* landing point of a man's hop sq over c, or 0 (c < 32) */
     uint32_t fwd[2][KH_POINTS];         /* a man's forward neighbours (R3) */
     uint32_t fwd_from[2][3];            /* points with a forward step, per forward direction */
     uint32_t between[KH_POINTS][KH_POINTS]; /* points strictly between src and dst on one line */
@@ -292,10 +292,16 @@ static inline uint32_t s_men_capturers(uint32_t men, uint32_t opp, uint32_t empt
  * with an empty point behind it. */
 static inline bool s_man_can_capture(int sq, uint32_t opp, uint32_t empty)
 {
-    for (uint32_t c = opp & T.man_caps[sq]; c; c &= c - 1)
-        if (T.hop_land[sq][s_lsb(c)] & empty)
-            return true;
-    return false;
+    /* The landing points behind the adjacent enemies: the first two without
+     * a branch (an empty c scans to 31, whose entry is 0), any more in a loop. */
+    uint32_t c = opp & T.man_caps[sq];
+    uint32_t lands = T.hop_land[sq][__builtin_ctz(c | 1u << 31)];
+    c &= c - 1;
+    lands |= T.hop_land[sq][__builtin_ctz(c | 1u << 31)];
+    c &= c - 1;
+    for (; c; c &= c - 1)
+        lands |= T.hop_land[sq][s_lsb(c)];
+    return (lands & empty) != 0;
 }
 
 /* What a king on sq sees (R5, R6): along each line, the empty points up to
