@@ -562,8 +562,9 @@ static inline void s_men_moves(int me, uint32_t men, uint32_t empty, uint32_t to
     }
 }
 
-/* The legal actions (see gen_out); returns their count. */
-static int s_gen(const kh_state *s, gen_out *g)
+/* The legal actions (see gen_out); returns their count. Inlined into perft
+ * (s_gen_call serves the rest). */
+static inline __attribute__((always_inline)) int s_gen(const kh_state *s, gen_out *g)
 {
     int me = s->side;
     uint32_t own = s->own, opp = s->opp, occ = own | opp;
@@ -580,7 +581,7 @@ static int s_gen(const kh_state *s, gen_out *g)
             s_king_hops(h, sq, occ & ~b, opp);
         else
             s_man_hops(h, sq, opp, empty);
-        return s_majority(h, own, opp, s->kings);
+        return h->n_more ? s_majority(h, own, opp, s->kings) : h->n;
     }
 
     /* Turn start: captures first (R8). */
@@ -610,6 +611,8 @@ static int s_gen(const kh_state *s, gen_out *g)
     return count;
 }
 
+static int s_gen_call(const kh_state *s, gen_out *g) { return s_gen(s, g); }
+
 /* The legal actions as one destination mask per source point (only the
  * entries of the sources in *srcs_out are written; at a turn start without
  * captures every piece is a source, with or without moves); returns their
@@ -617,7 +620,7 @@ static int s_gen(const kh_state *s, gen_out *g)
 static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *srcs_out)
 {
     gen_out g;
-    int n = s_gen(s, &g);
+    int n = s_gen_call(s, &g);
     if (g.h.n) {
         uint32_t srcs = 0;
         for (int i = 0; i < g.h.n; i++) {
