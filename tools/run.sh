@@ -16,6 +16,8 @@
 #   KZ_HTTP_PORT=N      status endpoint (default 8080)
 #   KZ_WORKERS=N        worker processes (default 2)
 #   KZ_PROGRESS_S=S     seconds between progress lines (default 5)
+#   KZ_BLOCKS, KZ_FILTERS, KZ_VALUE_HIDDEN
+#                       shape of the first network of a new var/ (default 3, 32, 32)
 #
 # Settings: var/etc/{coordinator,worker,trainer}.conf, written with the
 # defaults below on the first run; edit them and run again. var/log/*.log hold
@@ -31,14 +33,15 @@ HTTP_PORT=${KZ_HTTP_PORT:-8080}
 N_WORKERS=${KZ_WORKERS:-2}
 PROGRESS_S=${KZ_PROGRESS_S:-5}
 
-die() { echo "run: $*" >&2; exit 1; }
-for v in PORT HTTP_PORT N_WORKERS PROGRESS_S; do
-    [[ ${!v} =~ ^[0-9]+$ ]] || die "KZ_$v must be a number (got '${!v}')"
+die() { echo "run: $*" >&2; exit 1; }       # a failure at run time
+bad() { echo "run: $*" >&2; exit 2; }       # bad settings
+for v in KZ_PORT KZ_HTTP_PORT KZ_WORKERS KZ_PROGRESS_S KZ_BLOCKS KZ_FILTERS KZ_VALUE_HIDDEN; do
+    [[ -z ${!v:-} || ${!v} =~ ^[0-9]+$ ]] || bad "$v must be a number (got '${!v}')"
 done
-((PORT >= 1 && PORT < 65535)) || die "KZ_PORT must be in 1..65534"
-((HTTP_PORT >= 1 && HTTP_PORT <= 65535)) || die "KZ_HTTP_PORT must be in 1..65535"
-((N_WORKERS >= 1 && N_WORKERS <= 64)) || die "KZ_WORKERS must be in 1..64"
-((PROGRESS_S >= 1)) || die "KZ_PROGRESS_S must be at least 1"
+((PORT >= 1 && PORT < 65535)) || bad "KZ_PORT must be in 1..65534"
+((HTTP_PORT >= 1 && HTTP_PORT <= 65535)) || bad "KZ_HTTP_PORT must be in 1..65535"
+((N_WORKERS >= 1 && N_WORKERS <= 64)) || bad "KZ_WORKERS must be in 1..64"
+((PROGRESS_S >= 1)) || bad "KZ_PROGRESS_S must be at least 1"
 
 KZ=$BUILD/kz
 for prog in kz kz-coordinator; do
@@ -67,9 +70,9 @@ flock -n 9 || die "another make run is using $VAR (see $VAR/run.lock)"
 # same algorithm at a size that shows games, training steps and arenas within
 # minutes on a 2-core machine. The spec's setting is deploy/*.conf's; to run
 # it here, edit var/etc/*.conf (and delete var/ to start over with its network).
-BLOCKS=3
-FILTERS=32
-VALUE_HIDDEN=32
+BLOCKS=${KZ_BLOCKS:-3}
+FILTERS=${KZ_FILTERS:-32}
+VALUE_HIDDEN=${KZ_VALUE_HIDDEN:-32}
 
 write_default() { # file: write stdin there unless it exists
     if [[ -e $1 ]]; then cat > /dev/null; else cat > "$1"; fi
@@ -112,7 +115,7 @@ SUB_ENDPOINT=tcp://127.0.0.1:$((PORT + 1))
 STATUS_URL=http://127.0.0.1:$HTTP_PORT/status
 INITIAL_MODEL=$VAR/initial.model
 if [[ ! -e $INITIAL_MODEL ]]; then
-    "$KZ" model init --blocks $BLOCKS --filters $FILTERS --value-hidden $VALUE_HIDDEN \
+    "$KZ" model init --blocks "$BLOCKS" --filters "$FILTERS" --value-hidden "$VALUE_HIDDEN" \
         --seed "$(date +%s)" "$INITIAL_MODEL" > /dev/null || die "cannot create $INITIAL_MODEL"
 fi
 
@@ -174,7 +177,10 @@ STOPPING=0
 shutdown() {
     ((STOPPING)) && return
     STOPPING=1
-    trap '' INT TERM HUP
+    # Nothing may interrupt the stop: not a second Ctrl-C, not a closed
+    # terminal or pipe (then the messages are lost, the order is kept).
+    trap '' INT TERM HUP PIPE
+    set +e
     ((${#ORDER[@]})) || return 0
     echo
     echo "run: stopping (workers and trainer first, then the coordinator) ..."
@@ -187,7 +193,9 @@ shutdown() {
     echo "run: stopped. Data in $VAR; make run continues from it."
 }
 trap 'shutdown; exit 130' INT
-trap 'shutdown; exit 143' TERM HUP
+trap 'shutdown; exit 143' TERM
+trap 'shutdown; exit 129' HUP
+trap 'shutdown; exit 141' PIPE
 trap 'shutdown' EXIT
 
 status_line() { "$KZ" status "$STATUS_URL" --line 2> /dev/null; }
