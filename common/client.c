@@ -375,8 +375,11 @@ static void s_handle_async(client *c, const wire_msg *m)
             log_warn("client %s: coordinator error on request %llu: %s (%s)", c->id,
                      (unsigned long long)m->request_id, m->u.error.message,
                      wire_error_name(m->u.error.code));
-            /* An error about a queued game (e.g. too large) is final too. */
-            pending_game *p = s_find_pending(c, m->request_id);
+            /* An error about a queued game is final (e.g. too large), except
+             * a coordinator failure: that one is resent when due. */
+            pending_game *p = m->u.error.code == WIRE_ERR_INTERNAL
+                                  ? NULL
+                                  : s_find_pending(c, m->request_id);
             if (p) {
                 c->stats.rejected++;
                 c->stats.rejected_by_reason[15]++;

@@ -22,6 +22,8 @@
 
 #include "client.h"
 #include "game.h"
+#include "model.h"
+#include "modelfile.h"
 #include "util.h"
 #include "validate.h"
 #include "wire.h"
@@ -104,8 +106,10 @@ static void s_start(coordp *c)
     snprintf(a_bind, sizeof a_bind, "--bind=%s", c->endpoint);
     snprintf(a_pub, sizeof a_pub, "--pub_bind=%s", c->pub);
     snprintf(a_port, sizeof a_port, "--http_port=%d", c->http_port);
-    char *argv[24] = {bin, a_dir, a_bind, a_pub, a_port, "--sync=false", "--status_ms=20"};
-    int n = 7;
+    char *argv[24] = {bin,           a_dir,           a_bind,
+                      a_pub,         a_port,          "--sync=false",
+                      "--status_ms=20", "--initial_blocks=1", "--initial_filters=8"};
+    int n = 9;
     for (int i = 0; i < c->n_extra; i++)
         argv[n++] = c->extra[i];
     argv[n] = NULL;
@@ -139,7 +143,16 @@ static int s_stop(coordp *c)
 {
     int st = -1;
     kill(c->pid, SIGTERM);
-    cr_assert_eq(waitpid(c->pid, &st, 0), c->pid);
+    double deadline = time_now() + 15;
+    while (waitpid(c->pid, &st, WNOHANG) == 0) {
+        if (time_now() > deadline) {
+            kill(c->pid, SIGKILL);
+            waitpid(c->pid, &st, 0);
+            c->pid = 0;
+            cr_assert_fail("kz-coordinator did not stop within 15 s of SIGTERM");
+        }
+        usleep(10000);
+    }
     c->pid = 0;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
@@ -214,7 +227,7 @@ static void s_wait_status(const coordp *c, const char *after, const char *key, d
     cr_assert_fail("status %s.%s is %g, expected %g", after ? after : "", key, got, want);
 }
 
-Test(coordinator, games_are_acked_stored_once_and_reported, .timeout = 60)
+Test(coordinator, games_are_acked_stored_once_and_reported)
 {
     coordp c;
     s_setup(&c);
@@ -298,7 +311,7 @@ Test(coordinator, games_are_acked_stored_once_and_reported, .timeout = 60)
     s_teardown(&c);
 }
 
-Test(coordinator, bad_records_are_refused_with_their_reason, .timeout = 60)
+Test(coordinator, bad_records_are_refused_with_their_reason)
 {
     coordp c;
     s_setup(&c);
@@ -341,7 +354,7 @@ Test(coordinator, bad_records_are_refused_with_their_reason, .timeout = 60)
     s_teardown(&c);
 }
 
-Test(coordinator, another_protocol_version_is_refused_clearly, .timeout = 60)
+Test(coordinator, another_protocol_version_is_refused_clearly)
 {
     coordp c;
     s_setup(&c);
@@ -417,7 +430,7 @@ static uint8_t *s_arena_record(uint32_t slot, bool win, uint64_t *seed, size_t *
     }
 }
 
-Test(coordinator, arena_spread_reassigned_and_decided, .timeout = 60)
+Test(coordinator, arena_spread_reassigned_and_decided)
 {
     coordp c;
     s_setup(&c);
@@ -438,6 +451,12 @@ Test(coordinator, arena_spread_reassigned_and_decided, .timeout = 60)
     cr_assert_eq(client_get_model(a, 0, 0, &blob, &blen, &info), 0);
     cr_assert_eq(info.version, 1);
     cr_assert_eq(wire_blob_checksum(blob, blen), info.checksum);
+    model *m1 = NULL;
+    char merr[200];
+    cr_assert_eq(modelfile_from_bytes(blob, blen, game_default(), &m1, merr, sizeof merr), 0,
+                 "the bootstrap model is a real network: %s", merr);
+    cr_assert_eq(model_get_arch(m1)->blocks, 1);
+    model_destroy(&m1);
     free(blob);
     cr_assert_eq(client_get_model(a, 9, 0, &blob, &blen, NULL), KZ_ENOTFOUND);
 
@@ -449,15 +468,27 @@ Test(coordinator, arena_spread_reassigned_and_decided, .timeout = 60)
     cr_assert_eq(job->model_version, 1);
     cr_assert_eq(job->games, 8);
 
-    /* A candidate starts an arena; the same blob again is the same version. */
-    const char cand[] = "candidate model two";
+    /* Something that is not a model is refused. */
+    const char junk[] = "not a model";
     wire_candidate_ack ack;
-    cr_assert_eq(client_submit_candidate(trainer, (const uint8_t *)cand, sizeof cand, 1, 50, &ack),
-                 0);
+    cr_assert_eq(client_submit_candidate(trainer, (const uint8_t *)junk, sizeof junk, 1, 50, &ack),
+                 KZ_EREJECTED);
+    cr_assert(strstr(client_last_error(trainer), "not a usable model"), "%s",
+              client_last_error(trainer));
+    /* A candidate starts an arena; the same blob again is the same version. */
+    model_arch arch;
+    model_arch_default(&arch, game_default());
+    arch.blocks = 0;
+    arch.filters = 4;
+    model *mc = model_new(&arch, 42);
+    uint8_t *cand;
+    size_t cand_len;
+    cr_assert_eq(modelfile_to_bytes(mc, &cand, &cand_len), 0);
+    model_destroy(&mc);
+    cr_assert_eq(client_submit_candidate(trainer, cand, cand_len, 1, 50, &ack), 0);
     cr_assert_eq(ack.version, 2);
     cr_assert(!ack.queued && !ack.duplicate);
-    cr_assert_eq(client_submit_candidate(trainer, (const uint8_t *)cand, sizeof cand, 1, 50, &ack),
-                 0);
+    cr_assert_eq(client_submit_candidate(trainer, cand, cand_len, 1, 50, &ack), 0);
     cr_assert_eq(ack.version, 2);
     cr_assert(ack.duplicate);
 
@@ -472,7 +503,8 @@ Test(coordinator, arena_spread_reassigned_and_decided, .timeout = 60)
         a_slots[i] = job->arena_slots[i];
         cr_assert_eq(job->candidate_players[i], (int32_t)(a_slots[i] % 2));
     }
-    cr_assert_eq(job->model_checksum, wire_blob_checksum(cand, sizeof cand));
+    cr_assert_eq(job->model_checksum, wire_blob_checksum(cand, cand_len));
+    free(cand);
     cr_assert_eq(client_get_job(b, &jr, &job), 0);
     cr_assert_eq(job->kind, WIRE_JOB_ARENA);
     cr_assert_eq(job->n_arena, 2);
@@ -552,7 +584,7 @@ Test(coordinator, arena_spread_reassigned_and_decided, .timeout = 60)
     s_teardown(&c);
 }
 
-Test(coordinator, bad_settings_exit_2_with_one_line, .timeout = 30)
+Test(coordinator, bad_settings_exit_2_with_one_line)
 {
     const char *dir = getenv("KZ_BIN_DIR");
     cr_assert_not_null(dir);
@@ -572,7 +604,7 @@ Test(coordinator, bad_settings_exit_2_with_one_line, .timeout = 30)
     cr_assert(strstr(line, "no_such_thing"), "%s", line);
 }
 
-Test(coordinator, a_client_outlives_a_coordinator_crash, .timeout = 60)
+Test(coordinator, a_client_outlives_a_coordinator_crash)
 {
     coordp c;
     s_setup(&c);
@@ -609,6 +641,83 @@ Test(coordinator, a_client_outlives_a_coordinator_crash, .timeout = 60)
         free(recs[i]);
     client_destroy(&cl);
     zmq_ctx_term(zctx);
+    cr_assert_eq(s_stop(&c), 0);
+    s_teardown(&c);
+}
+
+/* Runs a shell command, returns its exit status and the first 64 KiB of its
+ * standard output in out. */
+static int s_run(const char *cmd, char *out, size_t cap)
+{
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t len = fread(out, 1, cap - 1, p);
+    out[len] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(coordinator, kz_status_and_kz_loadgen)
+{
+    coordp c;
+    s_setup(&c);
+    s_start(&c);
+    const char *dir = getenv("KZ_BIN_DIR");
+    static char out[1 << 16];
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s/kz loadgen --endpoint=%s --games=300 --workers=4 --pool=16 "
+                              "--repeat=0.1 2>/dev/null", dir, c.endpoint);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "loadgen: 300 acked ("), "%s", out);
+    cr_assert(strstr(out, " 0 rejected"), "%s", out);
+    long stored = -1, dups = -1;
+    const char *p = strstr(out, "acked (");
+    cr_assert(p && sscanf(p, "acked (%ld stored, %ld duplicates", &stored, &dups) == 2, "%s", out);
+    cr_assert_eq(stored + dups, 300);
+    s_wait_status(&c, "\"replay\"", "games", (double)stored);
+
+    snprintf(cmd, sizeof cmd, "%s/kz status http://127.0.0.1:%d 2>&1", dir, c.http_port);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 0, "%s", out);
+    char want[96];
+    snprintf(want, sizeof want, "replay      %ld games", stored);
+    cr_assert(strstr(out, want), "%s", out);
+    cr_assert(strstr(out, "models      best 1"), "%s", out);
+    cr_assert(strstr(out, "loadgen-"), "the simulated workers are listed: %s", out);
+    snprintf(cmd, sizeof cmd, "%s/kz status http://127.0.0.1:%d/status --json 2>&1", dir,
+             c.http_port);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert_eq(out[0], '{');
+    snprintf(cmd, sizeof cmd, "%s/kz status --bogus 2>&1", dir);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 2, "unknown flag: exit 2");
+    cr_assert(strstr(out, "--bogus"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/kz status http://127.0.0.1:1/ 2>&1", dir);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 1, "unreachable: exit 1");
+    cr_assert(strstr(out, "cannot connect"), "%s", out);
+    /* kz store lists each stored game once (the coordinator still runs). */
+    snprintf(cmd, sizeof cmd, "%s/kz store --data_dir=%s/store --games --models 2>&1", dir,
+             c.dir);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 0, "%s", out);
+    snprintf(want, sizeof want, ": %ld games,", stored);
+    cr_assert(strstr(out, want), "%s", out);
+    cr_assert(strstr(out, "model 1 parent 0 initial"), "%s", out);
+    long lines = 0;
+    char ids[400][33];
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        long seq;
+        char id[33];
+        if (sscanf(line, "%ld %32s selfplay", &seq, id) != 2)
+            continue;
+        for (long k = 0; k < lines; k++)
+            cr_assert_str_neq(ids[k], id, "game %s listed twice", id);
+        cr_assert_lt(lines, 400);
+        snprintf(ids[lines++], 33, "%s", id);
+    }
+    cr_assert_eq(lines, stored);
+    snprintf(cmd, sizeof cmd, "%s/kz store --data_dir=%s/nothing 2>&1", dir, c.dir);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 2);
+    snprintf(cmd, sizeof cmd, "%s/kz loadgen --help", dir);
+    cr_assert_eq(s_run(cmd, out, sizeof out), 0);
+    cr_assert(strstr(out, "--workers"), "%s", out);
     cr_assert_eq(s_stop(&c), 0);
     s_teardown(&c);
 }

@@ -277,7 +277,7 @@ static void s_fail_with_logs(cluster *c, const char *what)
 
 static void s_start_coordinator(cluster *c)
 {
-    char exe[1024], data[1024], bind[64], pub[64], http[32], model[600], log[1024];
+    char exe[1024], data[1024], bind[64], pub[64], http[32], model_arg[600], log[1024];
     harness_bin(exe, sizeof exe, "kz-coordinator");
     snprintf(data, sizeof data, "--data_dir=%s/store", c->dir);
     snprintf(bind, sizeof bind, "--bind=tcp://%s:%d", c->netns ? "0.0.0.0" : "127.0.0.1",
@@ -285,9 +285,9 @@ static void s_start_coordinator(cluster *c)
     snprintf(pub, sizeof pub, "--pub_bind=tcp://%s:%d", c->netns ? "0.0.0.0" : "127.0.0.1",
              c->pub_port);
     snprintf(http, sizeof http, "--http_port=%d", c->http_port);
-    snprintf(model, sizeof model, "--initial_model=%s", c->model);
+    snprintf(model_arg, sizeof model_arg, "--initial_model=%s", c->model);
     snprintf(log, sizeof log, "%s/coordinator.log", c->dir);
-    char *argv[] = {exe, data, bind, pub, "--http_bind=127.0.0.1", http, model,
+    char *argv[] = {exe, data, bind, pub, "--http_bind=127.0.0.1", http, model_arg,
                     "--simulations=8", "--selfplay_games=4",
                     "--arena_games=" S_STR(ARENA_GAMES), "--arena_threshold=0.55",
                     "--arena_per_worker=3", "--heartbeat_ms=200", "--expiry_ms=2000",

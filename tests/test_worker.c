@@ -194,20 +194,22 @@ Test(worker, plays_the_arena_and_switches_to_the_promoted_model)
     harness h;
     harness_init(&h, "warena");
     /* Threshold 0: the first win or draw promotes (an equal candidate loses
-     * all 10 games with a probability far below 1e-3). */
-    const char *cx[] = {"--arena_games=10", "--arena_threshold=0", "--arena_per_worker=4", NULL};
+     * all 10 games with a probability far below 1e-3). Small self-play jobs
+     * so that the worker asks for work often. */
+    const char *cx[] = {"--arena_games=10", "--arena_threshold=0", "--arena_per_worker=4",
+                        "--selfplay_games=2", NULL};
     harness_coord_start(&h, cx);
     char log[128];
     snprintf(log, sizeof log, "%s/worker.log", h.dir);
-    const char *extra[] = {"--parallel=4", "--max_games=40", NULL};
+    const char *extra[] = {"--parallel=4", NULL};
     pid_t w = s_worker(&h, log, extra);
     /* Self-play with model 1 first; then a candidate arrives. */
     cr_assert_geq(harness_wait_status(&h, "\"replay\"", "games", 4, 30), 4);
     cr_assert_eq(s_submit_candidate(&h), 2);
-    int st;
-    cr_assert(harness_wait(w, 60, &st), "the worker did not finish");
-    cr_expect_eq(harness_exit_code(st), 0, "see %s", log);
-    /* The arena was played with both models and decided; nothing rejected. */
+    /* The arena is played with both models and decided; self-play switches
+     * from model 1 to the promoted model 2. */
+    cr_assert(harness_wait_log(log, "self-play now with model 2 (was 1)", 30), "see %s", log);
+    cr_expect_eq(harness_count(log, "self-play now with model 1 (was 0)"), 1, "see %s", log);
     cr_expect_eq(harness_count(log, "arena: playing candidate 2 against best 1"), 1, "see %s",
                  log);
     cr_expect_eq(harness_wait_status(&h, "\"models\"", "promotions", 1, 5), 1);
@@ -217,11 +219,16 @@ Test(worker, plays_the_arena_and_switches_to_the_promoted_model)
     double losses = harness_status_num(&h, "\"last\"", "losses");
     cr_expect_geq(wins + draws, 1, "+%g =%g -%g", wins, draws, losses);
     cr_expect_eq(harness_status_num(&h, "\"ingest\"", "arena_counted"), wins + draws + losses);
+    /* Games of model 2 arrive; then a clean stop with everything stored. */
+    double g0 = harness_status_num(&h, "\"replay\"", "games");
+    cr_expect_geq(harness_wait_status(&h, "\"replay\"", "games", g0 + 2, 20), g0 + 2);
+    harness_signal(w, SIGTERM);
+    int st;
+    cr_assert(harness_wait(w, 30, &st), "the worker did not stop");
+    cr_expect_eq(harness_exit_code(st), 0, "see %s", log);
+    double finished = harness_log_num(log, "exit: games ");
+    cr_expect_eq(harness_wait_status(&h, "\"replay\"", "games", finished, 5), finished);
     cr_expect_eq(harness_status_num(&h, "\"ingest\"", "rejected"), 0);
-    /* Self-play switched from model 1 to the promoted model 2. */
-    cr_expect_eq(harness_count(log, "self-play now with model 1 (was 0)"), 1, "see %s", log);
-    cr_expect_eq(harness_count(log, "self-play now with model 2 (was 1)"), 1, "see %s", log);
-    cr_expect_eq(harness_wait_status(&h, "\"replay\"", "games", 40, 5), 40);
     harness_fini(&h);
 }
 
@@ -245,10 +252,12 @@ Test(worker, outlives_a_coordinator_restart_and_its_games_arrive_once)
     harness_sleep(0.5);
     cr_expect_eq(harness_log_num(log, "progress: games "), done, "games went on past the bound");
     cr_expect_eq(harness_log_num(log, ", pending "), 3);
-    /* Step 2. A new coordinator on the same store and ports gets them. */
+    /* Step 2. A new coordinator on the same store and ports gets them, and
+     * new games follow. */
     harness_coord_start(&h, NULL);
     cr_assert(harness_wait_log(log, "coordinator answering again", 15), "see %s", log);
-    harness_sleep(0.5);
+    cr_expect_geq(harness_wait_status(&h, "\"replay\"", "games", done + 2, 20), done + 2,
+                  "no new game after the restart (%g finished before)", done);
     /* Step 3. SIGTERM: exit 0 with nothing left unacknowledged. */
     harness_signal(w, SIGTERM);
     int st;
@@ -266,6 +275,18 @@ Test(worker, outlives_a_coordinator_restart_and_its_games_arrive_once)
     harness_fini(&h);
 }
 
+/* The games held by the last progress line after `mark` in the log (-1 if none). */
+static double s_pending_since(const char *log, const char *mark)
+{
+    char *text = harness_read(log);
+    const char *p = strstr(text, mark), *last = NULL;
+    for (p = p ? strstr(p, ", pending ") : NULL; p; p = strstr(p + 1, ", pending "))
+        last = p;
+    double v = last ? strtod(last + strlen(", pending "), NULL) : -1;
+    free(text);
+    return v;
+}
+
 Test(worker, second_sigterm_exits_at_once)
 {
     harness h;
@@ -276,12 +297,14 @@ Test(worker, second_sigterm_exits_at_once)
     const char *extra[] = {"--parallel=2", "--drain_s=60", NULL};
     pid_t w = s_worker(&h, log, extra);
     cr_assert_geq(harness_wait_status(&h, "\"replay\"", "games", 1, 30), 1);
-    /* Without a coordinator, finished games stay pending. */
+    /* Without a coordinator, finished games stay pending (a progress line
+     * after the worker noticed says so). */
     harness_coord_kill(&h, SIGKILL);
+    cr_assert(harness_wait_log(log, "coordinator not answering", 10), "see %s", log);
     double end = time_now() + 30;
-    while (!(harness_log_num(log, ", pending ") >= 1) && time_now() < end)
+    while (!(s_pending_since(log, "coordinator not answering") >= 1) && time_now() < end)
         harness_sleep(0.02);
-    cr_assert_geq(harness_log_num(log, ", pending "), 1, "no game held: %s", log);
+    cr_assert_geq(s_pending_since(log, "coordinator not answering"), 1, "no game held: %s", log);
     /* First SIGTERM: the moves in hand, then a (long) wait for acks. */
     harness_signal(w, SIGTERM);
     cr_assert(harness_wait_log(log, "waiting up to 60 s for", 10), "see %s", log);

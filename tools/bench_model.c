@@ -3,9 +3,8 @@
  * For 1 and 2 OpenBLAS threads and batches of 1, 8, 32, 64 and 256 positions
  * it measures the evaluator's positions per second and, interleaved with it
  * (so that both see the same machine), the GFLOP/s of sgemm alone on the
- * shapes of the network's GEMMs: once with the whole batch's rows and once
- * with the evaluator's chunk of rows. The network's efficiency is its FLOP
- * rate over the better of those two sgemm rates. Then training samples per
+ * network's GEMM calls (see `ref` below for the two references). The
+ * network's efficiency is its FLOP rate over the sgemm rate. Then training samples per
  * second at batch 256, counted as 3x the forward FLOPs, against the same
  * reference. Every figure is the median of several repetitions and is
  * printed with its formula. Run by `make bench`; about 30 s. */
@@ -19,72 +18,92 @@
 #include "util.h"
 
 #define REPS 5             /* repetitions per figure (median) */
-#define REP_SECONDS 0.06   /* target length of one repetition */
+#define REP_SECONDS 0.04   /* target length of one repetition */
 
 /* One GEMM shape: (M, K) x (K, N). */
 typedef struct shape {
     int M, K, N; /* rows, depth, columns */
-    int count;   /* how many of them one forward pass runs */
 } shape;
 
-/* The GEMMs of one forward pass over `rows` positions' worth of board
- * points (chunk) plus the heads' linears over B positions. */
-static int s_shapes(const model_arch *a, int chunk_pos, int B, shape *out)
-{
-    int HW = a->height * a->width, F = a->filters, M = chunk_pos * HW;
-    int chunks = (B + chunk_pos - 1) / chunk_pos, n = 0;
-    out[n++] = (shape){M, 9 * a->in_planes, F, chunks};
-    if (a->blocks)
-        out[n++] = (shape){M, 9 * F, F, 2 * a->blocks * chunks};
-    out[n++] = (shape){M, F, a->policy_filters + a->value_filters, chunks};
-    out[n++] = (shape){B, a->policy_filters * HW, a->actions, 1};
-    out[n++] = (shape){B, a->value_filters * HW, a->value_hidden, 1};
-    return n;
-}
-
-/* Buffers for running the shapes through sgemm alone. */
+/* sgemm alone on the network's GEMMs: per chunk of rows the stem, the
+ * 2*blocks tower convolutions and the heads' 1x1 convolution, then the heads'
+ * linears over the batch. `distinct` gives every layer its own weights and
+ * ping-pongs the activations between two buffers, as the network does (its
+ * 1.8 MB of weights do not stay in cache); otherwise every call reuses the
+ * same, hot, operands: the best sgemm can do on the shapes. */
 typedef struct ref {
-    shape s[8];  /* the shapes */
-    int n;       /* how many */
-    float *A, *W, *C; /* inputs and output, big enough for every shape */
-    double flops;/* per run */
+    shape s[64];     /* the calls of one chunk, then the linears */
+    int n_chunk;     /* calls per chunk */
+    int n;           /* calls in all */
+    int chunks;      /* chunks per batch */
+    float *A[2];     /* activations (ping-pong when distinct) */
+    float **W;       /* (n) weights, all the same buffer unless distinct */
+    float *C;        /* output */
+    double flops;    /* per run */
 } ref;
 
-static void s_ref_init(ref *r, const model_arch *a, int chunk_pos, int B)
+static float *s_filled(size_t n, int salt)
 {
-    r->n = s_shapes(a, chunk_pos, B, r->s);
+    float *p = xmalloc((n ? n : 1) * sizeof *p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (float)((i + (size_t)salt) % 7) * 0.01f;
+    return p;
+}
+
+static void s_ref_init(ref *r, const model_arch *a, int chunk_pos, int B, bool distinct)
+{
+    int HW = a->height * a->width, F = a->filters, M = chunk_pos * HW, n = 0;
+    r->s[n++] = (shape){M, 9 * a->in_planes, F};
+    for (int i = 0; i < 2 * a->blocks && n < 60; i++)
+        r->s[n++] = (shape){M, 9 * F, F};
+    r->s[n++] = (shape){M, F, a->policy_filters + a->value_filters};
+    r->n_chunk = n;
+    r->s[n++] = (shape){B, a->policy_filters * HW, a->actions};
+    r->s[n++] = (shape){B, a->value_filters * HW, a->value_hidden};
+    r->n = n;
+    r->chunks = (B + chunk_pos - 1) / chunk_pos;
     size_t amax = 1, wmax = 1, cmax = 1;
     r->flops = 0;
-    for (int i = 0; i < r->n; i++) {
+    for (int i = 0; i < n; i++) {
         shape *s = &r->s[i];
         amax = (size_t)s->M * s->K > amax ? (size_t)s->M * s->K : amax;
         wmax = (size_t)s->K * s->N > wmax ? (size_t)s->K * s->N : wmax;
         cmax = (size_t)s->M * s->N > cmax ? (size_t)s->M * s->N : cmax;
-        r->flops += 2.0 * s->M * s->K * s->N * s->count;
+        r->flops += 2.0 * s->M * s->K * s->N * (i < r->n_chunk ? r->chunks : 1);
     }
-    r->A = xmalloc(amax * sizeof(float));
-    r->W = xmalloc(wmax * sizeof(float));
-    r->C = xmalloc(cmax * sizeof(float));
-    for (size_t i = 0; i < amax; i++)
-        r->A[i] = (float)(i % 7) * 0.1f;
-    for (size_t i = 0; i < wmax; i++)
-        r->W[i] = (float)(i % 5) * 0.01f;
+    r->A[0] = s_filled(amax, 0);
+    r->A[1] = distinct ? s_filled(amax, 1) : r->A[0];
+    r->W = xcalloc((size_t)n, sizeof *r->W);
+    for (int i = 0; i < n; i++)
+        r->W[i] = distinct || i == 0 ? s_filled(distinct ? (size_t)r->s[i].K * r->s[i].N : wmax, i)
+                                     : r->W[0];
+    r->C = s_filled(cmax, 2);
 }
 
-static void s_ref_free(ref *r)
+static void s_ref_free(ref *r, bool distinct)
 {
-    free(r->A);
+    for (int i = 0; i < r->n; i++)
+        if (distinct || i == 0)
+            free(r->W[i]);
     free(r->W);
+    if (r->A[1] != r->A[0])
+        free(r->A[1]);
+    free(r->A[0]);
     free(r->C);
 }
 
 static void s_ref_run(ref *r)
 {
-    for (int i = 0; i < r->n; i++) {
+    for (int c = 0; c < r->chunks; c++)
+        for (int i = 0; i < r->n_chunk; i++) {
+            shape *s = &r->s[i];
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->M, s->N, s->K, 1.0f,
+                        r->A[i & 1], s->K, r->W[i], s->N, 0.0f, r->C, s->N);
+        }
+    for (int i = r->n_chunk; i < r->n; i++) {
         shape *s = &r->s[i];
-        for (int k = 0; k < s->count; k++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->M, s->N, s->K, 1.0f, r->A,
-                        s->K, r->W, s->N, 0.0f, r->C, s->N);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->M, s->N, s->K, 1.0f, r->A[0],
+                    s->K, r->W[i], s->N, 0.0f, r->C, s->N);
     }
 }
 
@@ -139,6 +158,7 @@ static double s_median(double *v, int n)
 static void s_measure(job **jobs, int n, double *med)
 {
     double t[8][REPS];
+    KZ_CHECK(n <= 8);
     for (int k = 0; k < n; k++)
         s_calibrate(jobs[k]);
     for (int rep = 0; rep < REPS; rep++)
@@ -182,11 +202,11 @@ int main(int argc, char **argv)
     printf("OpenBLAS: %s; each figure is the median of %d repetitions of >= %.0f ms\n\n",
            openblas_get_config(), REPS, REP_SECONDS * 1e3);
     static const int batches[] = {1, 8, 32, 64, 256};
-    double ref256[3] = {0};
+    double seq256[3] = {0}, hot256[3] = {0};
     for (int threads = 1; threads <= 2; threads++) {
         model_set_threads(threads);
         printf("forward, %d thread%s:\n", threads, threads > 1 ? "s" : "");
-        printf("  %4s %10s %9s %10s %10s %7s\n", "B", "pos/s", "net", "sgemm(B)", "sgemm(ch)",
+        printf("  %4s %9s %8s %9s %8s %9s %8s\n", "B", "pos/s", "net", "seq", "eff", "hot",
                "eff");
         for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; bi++) {
             int B = batches[bi];
@@ -194,30 +214,39 @@ int main(int argc, char **argv)
             float *x = s_inputs(&a, B, (uint64_t)B);
             float *logits = xmalloc((size_t)B * a.actions * sizeof *logits);
             float *values = xmalloc((size_t)B * sizeof *values);
-            ref rb, rc;
-            s_ref_init(&rb, &a, B, B);
-            s_ref_init(&rc, &a, model_eval_chunk(e, B), B);
-            job jn = {.kind = 0, .e = e, .x = x, .logits = logits, .values = values, .B = B};
-            job jb = {.kind = 1, .r = &rb}, jc = {.kind = 1, .r = &rc};
-            job *jobs[3] = {&jn, &jb, &jc};
-            double med[3];
-            s_measure(jobs, 3, med);
+            ref refs[4]; /* seq by chunk, seq whole batch, hot by chunk, hot whole batch */
+            job jobs_[5] = {{.kind = 0, .e = e, .x = x, .logits = logits, .values = values,
+                             .B = B}};
+            job *jobs[5] = {&jobs_[0]};
+            for (int k = 0; k < 4; k++) {
+                s_ref_init(&refs[k], &a, k % 2 ? B : model_eval_chunk(e, B), B, k < 2);
+                jobs_[1 + k] = (job){.kind = 1, .r = &refs[k]};
+                jobs[1 + k] = &jobs_[1 + k];
+            }
+            double med[5], rate[4];
+            s_measure(jobs, 5, med);
+            for (int k = 0; k < 4; k++)
+                rate[k] = refs[k].flops / med[1 + k] / 1e9;
             double pos = B / med[0], net = fpp * pos / 1e9;
-            double gb = rb.flops / med[1] / 1e9, gc = rc.flops / med[2] / 1e9;
-            double best = gb > gc ? gb : gc;
-            printf("  %4d %10.0f %9.1f %10.1f %10.1f %6.0f%%\n", B, pos, net, gb, gc,
-                   100 * net / best);
-            if (B == 256)
-                ref256[threads] = best;
-            s_ref_free(&rb);
-            s_ref_free(&rc);
+            double seq = rate[0] > rate[1] ? rate[0] : rate[1];
+            double hot = rate[2] > rate[3] ? rate[2] : rate[3];
+            printf("  %4d %9.0f %8.1f %9.1f %7.0f%% %9.1f %7.0f%%\n", B, pos, net, seq,
+                   100 * net / seq, hot, 100 * net / hot);
+            if (B == 256) {
+                seq256[threads] = seq;
+                hot256[threads] = hot;
+            }
+            for (int k = 0; k < 4; k++)
+                s_ref_free(&refs[k], k < 2);
             free(x), free(logits), free(values);
             model_eval_destroy(&e);
         }
-        printf("  pos/s = B / median time of model_eval_run(B); net = F x pos/s (GFLOP/s);\n"
-               "  sgemm(B) = FLOPs / time of sgemm alone on the network's GEMM shapes with all\n"
-               "  B*H*W rows at once, sgemm(ch) = the same in the evaluator's chunks of rows\n"
-               "  (GFLOP/s); eff = net / max(sgemm(B), sgemm(ch)).\n\n");
+        printf("  pos/s = B / median time of model_eval_run(B); net = F x pos/s (GFLOP/s).\n"
+               "  seq = GFLOP/s of sgemm alone running the network's GEMM calls (same shapes,\n"
+               "  each layer its own weights, as the evaluator does: in its chunks of rows or\n"
+               "  over the whole batch, whichever is faster); hot = the same calls with one\n"
+               "  reused weight and input buffer (cache-hot: the best sgemm does on the shapes).\n"
+               "  eff = net / seq and net / hot.\n\n");
     }
     /* Training at batch 256. */
     const int TB = 256;
@@ -239,10 +268,10 @@ int main(int argc, char **argv)
         double med;
         s_measure(jobs, 1, &med);
         double sps = TB / med, net = 3 * fpp * sps / 1e9;
-        printf("  %d thread%s: %7.0f samples/s, %.1f GFLOP/s = 3 x F x samples/s; efficiency "
-               "%.0f%% = that / sgemm %.1f GFLOP/s (forward shapes, B=256, %d thread%s)\n",
-               threads, threads > 1 ? "s" : " ", sps, net, 100 * net / ref256[threads],
-               ref256[threads], threads, threads > 1 ? "s" : "");
+        printf("  %d thread%s: %5.0f samples/s, %.1f GFLOP/s = 3 x F x samples/s; eff %.0f%% "
+               "of seq %.1f, %.0f%% of hot %.1f (forward, B=256)\n",
+               threads, threads > 1 ? "s" : " ", sps, net, 100 * net / seq256[threads],
+               seq256[threads], 100 * net / hot256[threads], hot256[threads]);
         model_train_destroy(&t);
         model_destroy(&mt);
     }

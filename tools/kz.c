@@ -27,6 +27,7 @@ static const kz_command s_commands[] = {
     {"play", cmd_play, "play against the engine in the terminal"},
     {"status", cmd_status, "print a coordinator's /status readably"},
     {"loadgen", cmd_loadgen, "imitate many workers submitting games (ingest load)"},
+    {"store", cmd_store, "summarize a coordinator's store, list its games and models"},
 };
 #define N_COMMANDS (sizeof s_commands / sizeof s_commands[0])
 

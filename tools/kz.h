@@ -32,5 +32,7 @@ int cmd_play(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 /* tools/kz_loadgen.c */
 int cmd_loadgen(int argc, char **argv);
+/* tools/kz_store.c */
+int cmd_store(int argc, char **argv);
 
 #endif

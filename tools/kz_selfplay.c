@@ -15,6 +15,7 @@
 #include "game.h"
 #include "kz.h"
 #include "mcts.h"
+#include "model.h"
 #include "record.h"
 #include "selfplay.h"
 #include "util.h"
@@ -22,17 +23,23 @@
 /* --- evaluators by name --------------------------------------------------------- */
 
 /* Opens the evaluator named by --model: "uniform" (or none) for the uniform
- * evaluator. 0, or 2 after printing a one-line error. */
-static int s_open_model(const game_def *g, const char *model, evaluator *ev, uint32_t *version)
+ * evaluator, else a model file, whose evaluator goes to *net (caller frees).
+ * 0, or 2 after printing a one-line error. */
+static int s_open_model(const game_def *g, const char *path, int max_batch, evaluator *ev,
+                        evaluator_net **net, uint32_t *version)
 {
-    if (!model || !strcmp(model, "uniform")) {
+    *net = NULL;
+    if (!path || !strcmp(path, "uniform")) {
         *ev = evaluator_uniform(g);
         *version = 0;
         return 0;
     }
-    return kz_usage_error("selfplay: cannot use model '%s': this build has no network yet "
-                          "(use --model uniform)",
-                          model);
+    char err[300];
+    if (evaluator_net_load(path, g, max_batch, net, err, sizeof err) != 0)
+        return kz_usage_error("selfplay: %s", err);
+    *ev = evaluator_net_get(*net);
+    *version = evaluator_net_version(*net);
+    return 0;
 }
 
 /* --- kz selfplay ------------------------------------------------------------------ */
@@ -79,8 +86,8 @@ int cmd_selfplay(int argc, char **argv)
         "on one evaluator, and writes every finished game to FILE as a record file\n"
         "(read it with `kz records FILE`). Every state is recorded, mid-sequence\n"
         "states too: the action, the visit distribution, the root value.\n\n"
-        "  --model M          model file, or `uniform` (default): every prior equal, every\n"
-        "                     value 0, so that self-play works before any training\n"
+        "  --model M          model file (kz model init), or `uniform` (default): every\n"
+        "                     prior equal, every value 0, so that self-play needs no model\n"
         "  --games N          games to play (required)\n"
         "  --out FILE         record file to create (required; overwritten)\n"
         "  --parallel G       games in progress at once, one batch (default 32)\n"
@@ -97,12 +104,13 @@ int cmd_selfplay(int argc, char **argv)
         "  --position P       start every game from the R20 position P\n"
         "  --model-version V  version number to record (default: the model's, 0 for uniform)\n"
         "  --worker-id ID     recorded in every game (default kz-selfplay)\n"
+        "  --threads N        OpenBLAS threads for the network (default 1)\n"
         "  --quiet            no progress lines\n\n"
         "Progress goes to stderr every 2 s; Ctrl-C stops starting games and finishes\n"
         "the ones in progress (a second Ctrl-C quits at once).\n";
     enum { O_MODEL = 256, O_GAMES, O_OUT, O_PARALLEL, O_SIMS, O_SEED, O_LEAVES, O_CPUCT,
            O_ALPHA, O_EPS, O_TEMP, O_FPU, O_NOREUSE, O_CACHE, O_POSITION, O_MVER, O_WORKER,
-           O_QUIET, O_HELP };
+           O_QUIET, O_THREADS, O_HELP };
     static const struct option opts[] = {
         {"model", required_argument, NULL, O_MODEL},
         {"games", required_argument, NULL, O_GAMES},
@@ -122,14 +130,15 @@ int cmd_selfplay(int argc, char **argv)
         {"model-version", required_argument, NULL, O_MVER},
         {"worker-id", required_argument, NULL, O_WORKER},
         {"quiet", no_argument, NULL, O_QUIET},
+        {"threads", required_argument, NULL, O_THREADS},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
     const game_def *g = game_default();
     selfplay_config cfg = {.search = mcts_settings_default(), .parallel = 32};
-    const char *model = NULL, *out_path = NULL;
+    const char *model_path = NULL, *out_path = NULL;
     bool have_seed = false, have_mver = false, quiet = false;
-    long games = 0, mver = 0;
+    long games = 0, mver = 0, threads = 1;
     optind = 1;
     opterr = 0;
     int c;
@@ -138,7 +147,7 @@ int cmd_selfplay(int argc, char **argv)
         double d = 0;
         const char *arg = optarg;
         switch (c) {
-        case O_MODEL: model = arg; break;
+        case O_MODEL: model_path = arg; break;
         case O_GAMES:
             if (parse_long(arg, 1, 100000000, &games))
                 return kz_usage_error("selfplay: --games must be from 1 to 100000000, not '%s'", arg);
@@ -209,6 +218,10 @@ int cmd_selfplay(int argc, char **argv)
             break;
         case O_WORKER: cfg.worker_id = arg; break;
         case O_QUIET: quiet = true; break;
+        case O_THREADS:
+            if (parse_long(arg, 1, 256, &threads))
+                return kz_usage_error("selfplay: --threads must be from 1 to 256, not '%s'", arg);
+            break;
         case O_HELP:
         case 'h': fputs(usage, stdout); return 0;
         default:
@@ -231,21 +244,28 @@ int cmd_selfplay(int argc, char **argv)
             cfg.seed = (uint64_t)time_wall_ms();
         cfg.seed >>= 1; /* printable as a plain positive number */
     }
+    if (model_set_threads((int)threads) < 0)
+        return kz_usage_error("selfplay: cannot set %ld threads", threads);
     evaluator ev;
-    uint32_t version;
-    int rc = s_open_model(g, model, &ev, &version);
+    evaluator_net *net;
+    uint32_t version = 0;
+    int rc = s_open_model(g, model_path, cfg.parallel * cfg.search.leaves_per_tree, &ev, &net,
+                          &version);
     if (rc)
         return rc;
     cfg.model_version = have_mver ? (uint32_t)mver : version;
 
     char err[256];
     selfplay *sp = selfplay_new(g, &cfg, ev, err, sizeof err);
-    if (!sp)
+    if (!sp) {
+        evaluator_net_destroy(&net);
         return kz_usage_error("selfplay: %s", err);
+    }
     sp_sink sink = {0};
     rc = record_file_create(out_path, &sink.out, err, sizeof err);
     if (rc) {
         selfplay_destroy(&sp);
+        evaluator_net_destroy(&net);
         fprintf(stderr, "kz: selfplay: %s\n", err);
         return 1;
     }
@@ -254,7 +274,7 @@ int cmd_selfplay(int argc, char **argv)
                 "selfplay: %d games, %d at once, %d simulations, %d leaves per tree, seed %" PRIu64
                 ", model %s, to %s\n",
                 cfg.games, cfg.parallel, cfg.search.simulations, cfg.search.leaves_per_tree,
-                cfg.seed, model ? model : "uniform", out_path);
+                cfg.seed, model_path ? model_path : "uniform", out_path);
     s_interrupted = 0;
     struct sigaction sa = {.sa_handler = s_on_signal};
     sigemptyset(&sa.sa_mask);
@@ -316,6 +336,7 @@ int cmd_selfplay(int argc, char **argv)
         printf("warning: %" PRIu64 " searches stopped early on a full tree arena\n",
                m->arena_full);
     selfplay_destroy(&sp);
+    evaluator_net_destroy(&net);
     return status;
 }
 

@@ -301,9 +301,9 @@ static void s_report(tr *t)
 static void s_progress(tr *t, bool force)
 {
     double now = time_now();
-    if (!force && now - t->last_log < t->cfg.log_s)
+    if ((!force && now - t->last_log < t->cfg.log_s) || t->log_n == 0)
         return;
-    int n = t->log_n ? t->log_n : 1;
+    int n = t->log_n;
     log_info("progress: step %llu, loss %.4f (value %.4f, policy %.4f, l2 %.4f), lr %.3g, "
              "samples/s %.0f, positions %llu, games %llu, best %u, candidate %u, skipped %llu",
              (unsigned long long)model_step(t->m), t->log_acc[0] / n, t->log_acc[1] / n,
@@ -509,7 +509,8 @@ int main(int argc, char **argv)
                "rather than reuse positions more than max_reuse times, submits a candidate\n"
                "every steps_per_candidate steps, checkpoints atomically and resumes from the\n"
                "checkpoint. SIGTERM/SIGINT: finish the step, checkpoint, exit 0.\n"
-               "Exit status: 0 clean stop, 1 fatal error, 2 bad settings. See docs/trainer.md.\n\n");
+               "Exit status: 0 clean stop, 1 fatal error, 2 bad settings.\n"
+               "See docs/trainer.md.\n\n");
         config_help(s_options, N_OPTIONS, stdout);
         return 0;
     }

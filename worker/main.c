@@ -69,6 +69,7 @@ static const config_option s_options[] = {
 
 #define ARENA_QUEUE_MAX 1024 /* arena games of one job */
 #define BACKOFF_S 2.0        /* pause after a failed job or model request */
+#define EVAL_BATCH_MAX 1024  /* largest network batch (bounds the evaluator's memory) */
 
 /* Arena games assigned by the last arena job and not started yet. */
 typedef struct arena_queue {
@@ -96,6 +97,8 @@ typedef struct wk {
     double next_job;          /* no job request before this time_now() */
     double next_best;         /* no attempt to switch models before this */
     bool connected_once;      /* the coordinator has answered once */
+    bool wait_logged;         /* "not answering yet" said */
+    double started;           /* time_now() at start */
     bool online;              /* it answers now */
     bool stopping;            /* stop mode: moves in hand, then drain */
     uint64_t dropped;         /* finished games that could not be queued */
@@ -362,6 +365,11 @@ static int s_check_connection(wk *w)
         return KZ_EMISMATCH;
     }
     bool on = client_connected(w->c);
+    if (!on && !w->connected_once && !w->wait_logged &&
+        time_now() - w->started > w->cfg.timeout_ms / 1000.0 * w->cfg.retries) {
+        log_warn("coordinator at %s not answering yet; waiting", w->cfg.endpoint);
+        w->wait_logged = true;
+    }
     if (on && !w->connected_once) {
         log_info("connected to coordinator %s (game %s, best %u)",
                  wel->coordinator ? wel->coordinator : "?", wel->game ? wel->game : "?",
@@ -369,6 +377,7 @@ static int s_check_connection(wk *w)
         w->connected_once = true;
     } else if (on && !w->online) {
         log_info("coordinator answering again; %zu games to deliver", client_pending(w->c));
+        w->next_job = w->next_best = 0; /* no back-off left over from the outage */
     } else if (!on && w->online) {
         log_warn("coordinator not answering: playing on with model %u, holding %zu games",
                  w->sp_net ? (unsigned)w->sp_net->version : 0u, client_pending(w->c));
@@ -382,7 +391,7 @@ static int s_loop(wk *w)
 {
     static uint32_t slots[ARENA_QUEUE_MAX];
     int rc = 0;
-    w->last_log = time_now();
+    w->last_log = w->started = time_now();
     for (;;) {
         if (s_stop && !w->stopping) {
             log_info("stopping: finishing the moves in hand (%d games in play)",
@@ -515,8 +524,12 @@ int main(int argc, char **argv)
     cc.max_msg_bytes = (size_t)w.cfg.max_msg_bytes;
     cc.max_pending = (size_t)w.cfg.max_pending;
     w.c = w.zctx ? client_new(w.zctx, &cc) : NULL;
+    /* The search hands the network its leaves in chunks of at most this. */
+    long eval_batch = w.cfg.parallel * w.cfg.leaves_per_tree;
+    if (eval_batch > EVAL_BATCH_MAX)
+        eval_batch = EVAL_BATCH_MAX;
     w.nc = netcache_new(w.g, w.cfg.model_cache_dir, (int)w.cfg.model_cache_keep,
-                        (int)(w.cfg.parallel * w.cfg.leaves_per_tree));
+                        (int)eval_batch);
     w.gm = w.c ? games_new(w.g, &w.cfg, client_id(w.c), seed, err, sizeof err) : NULL;
     if (!w.c || !w.nc || !w.gm) {
         log_error("cannot start: %s", !w.c ? "no client (see above)" : !w.nc ? "model cache"

@@ -121,7 +121,7 @@ static void s_prune(const netcache *nc)
             sscanf(e->d_name, "%u-%16llx.%3s", &v, &s, tail) != 3 || strcmp(tail, "kzm"))
             continue;
         versions[n] = v;
-        snprintf(names[n], 64, "%s", e->d_name);
+        memcpy(names[n], e->d_name, strlen(e->d_name) + 1); /* < 64, checked above */
         n++;
     }
     closedir(d);
