@@ -130,13 +130,15 @@ else
 fi
 
 spawn() { # name: (re)start CMD[name], output appended to var/log/name.log
-    local name=$1
+    local name=$1 log=$VAR/log/$1.log
+    # Keep a log from growing without end: past 64 MiB it becomes name.log.1.
+    if [[ -f $log ]] && (($(stat -c %s "$log") > 64 << 20)); then mv -f "$log" "$log.1"; fi
     # The subshell execs setsid, so $! is the program's pid and this script its
     # parent (what the parent-death signal watches).
     (
         exec 9>&-
         eval "exec setsid ${DEATHSIG[*]} ${CMD[$name]}"
-    ) >> "$VAR/log/$name.log" 2>&1 < /dev/null &
+    ) >> "$log" 2>&1 < /dev/null &
     PID[$name]=$!
     LAST_START[$name]=$SECONDS
     echo "${PID[@]}" > "$VAR/run.pids"
