@@ -72,26 +72,27 @@ static void s_compare(const game_state *a, const game_state *b, const char *ctx,
     if (gn->to_move(a) != go->to_move(b) || gn->mid_turn(a) != go->mid_turn(b) ||
         gn->ply(a) != go->ply(b))
         cr_assert_fail("%s [%s]: to_move/mid_turn/ply %d/%d/%d != frozen %d/%d/%d", ctx, pa,
-                 gn->to_move(a), gn->mid_turn(a), gn->ply(a), go->to_move(b), go->mid_turn(b),
-                 go->ply(b));
+                       gn->to_move(a), gn->mid_turn(a), gn->ply(a), go->to_move(b), go->mid_turn(b),
+                       go->ply(b));
     if (khreibaga_chain_point(a) != khreibaga_frozen_chain_point(b) ||
         khreibaga_no_progress(a) != khreibaga_frozen_no_progress(b) ||
         khreibaga_repetitions(a) != khreibaga_frozen_repetitions(b))
         cr_assert_fail("%s [%s]: chain/no_progress/reps %d/%d/%d != frozen %d/%d/%d", ctx, pa,
-                 khreibaga_chain_point(a), khreibaga_no_progress(a), khreibaga_repetitions(a),
-                 khreibaga_frozen_chain_point(b), khreibaga_frozen_no_progress(b),
-                 khreibaga_frozen_repetitions(b));
+                       khreibaga_chain_point(a), khreibaga_no_progress(a), khreibaga_repetitions(a),
+                       khreibaga_frozen_chain_point(b), khreibaga_frozen_no_progress(b),
+                       khreibaga_frozen_repetitions(b));
 
     game_result ra = gn->result(a), rb = go->result(b);
     if (ra.over != rb.over || ra.winner != rb.winner || ra.reason != rb.reason)
         cr_assert_fail("%s [%s]: result %d/%d/%s != frozen %d/%d/%s", ctx, pa, ra.over, ra.winner,
-                 game_reason_name(ra.reason), rb.over, rb.winner, game_reason_name(rb.reason));
+                       game_reason_name(ra.reason), rb.over, rb.winner,
+                       game_reason_name(rb.reason));
 
     uint16_t la[GAME_MAX_LEGAL], lb[GAME_MAX_LEGAL];
     int na = gn->legal_actions(a, la), nb = go->legal_actions(b, lb);
     if (na != nb || memcmp(la, lb, sizeof la[0] * (size_t)na))
-        cr_assert_fail("%s [%s]: %d legal actions != frozen %d (or their order differs)", ctx, pa, na,
-                 nb);
+        cr_assert_fail("%s [%s]: %d legal actions != frozen %d (or their order differs)", ctx, pa,
+                       na, nb);
     uint8_t ma[KH_ACTIONS], mb[KH_ACTIONS];
     gn->legal_mask(a, ma);
     go->legal_mask(b, mb);
@@ -331,7 +332,7 @@ Test(khreibaga_diff, random_positions)
         int rc_b = s_old()->parse_position(&b, pos, err_b, sizeof err_b);
         if (rc_a != rc_b || (rc_a != 0 && strcmp(err_a, err_b)))
             cr_assert_fail("position '%s': parse %d '%s' != frozen %d '%s'", pos, rc_a, err_a, rc_b,
-                     err_b);
+                           err_b);
         if (rc_a != 0) {
             st.parse_errors++;
             continue;
