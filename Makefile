@@ -4,6 +4,8 @@
 #   make check      build with -Werror and run every Criterion test
 #   make asan       the same tests under AddressSanitizer + UBSan
 #   make bench      the benchmarks
+#   make install    binaries, systemd units, example configuration
+#                   (PREFIX=/usr/local SYSCONFDIR=/etc DESTDIR=; see deploy/)
 # Objects go to $(BUILD) (default build/); generated protobuf code to $(BUILD)/gen/.
 
 BUILD    ?= build
@@ -123,12 +125,23 @@ bench: $(BINS) $(BENCHES)
 run: $(BINS)
 	./tools/run.sh $(BUILD)
 
+# Installs what is built (tools/install.sh): $(PREFIX)/bin, the units in
+# $(UNITDIR), example configuration in $(PREFIX)/share/khreibaga/examples and,
+# where absent (never overwritten), in $(SYSCONFDIR)/khreibaga.
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+.PHONY: install
+install: $(BINS)
+	./tools/install.sh --build=$(BUILD) --destdir="$(DESTDIR)" --prefix=$(PREFIX) \
+	    --sysconfdir=$(SYSCONFDIR) --unitdir=$(UNITDIR)
+
 .PHONY: clean
 clean:
 	rm -rf build build-asan
 
 .PHONY: help
 help:
-	@sed -n '2,8p' Makefile
+	@sed -n '2,9p' Makefile
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1116,7 +1116,10 @@ static int kh_parse_position(game_state *g, const char *str, char *err, size_t e
         return s_fail(err, errlen, "position: side to move must be b or w");
     if (n > 27) {
         long chain;
-        if (str[27] != ' ' || parse_long(str + 28, 0, 24, &chain) != 0)
+        /* One or two decimal digits, as in actions (R21): no sign, no blank. */
+        size_t digits = strspn(str + 28, "0123456789");
+        if (str[27] != ' ' || digits < 1 || digits > 2 || str[28 + digits] != '\0' ||
+            parse_long(str + 28, 0, 24, &chain) != 0)
             return s_fail(err, errlen,
                           "position: after the side, only a space and a chain point 0..24");
         t.chain = (int8_t)chain;

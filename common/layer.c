@@ -4,25 +4,33 @@
 #include <assert.h>
 #include <cblas.h>
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 void layer_im2col3x3(float *col, const float *in, int N, int H, int W, int C)
 {
-    size_t K = (size_t)9 * C;
+    /* In NHWC the three taps of a kernel row are three neighbouring board
+     * points, contiguous in the input as in the im2col row: one copy each. */
+    size_t K = (size_t)9 * C, c = (size_t)C;
     for (int n = 0; n < N; n++)
         for (int y = 0; y < H; y++)
             for (int x = 0; x < W; x++) {
                 float *row = col + ((size_t)(n * H + y) * W + x) * K;
-                for (int ky = 0; ky < 3; ky++)
-                    for (int kx = 0; kx < 3; kx++) {
-                        float *dst = row + (size_t)(ky * 3 + kx) * C;
-                        int yy = y + ky - 1, xx = x + kx - 1;
-                        if (yy < 0 || yy >= H || xx < 0 || xx >= W)
-                            memset(dst, 0, (size_t)C * sizeof *dst);
-                        else
-                            memcpy(dst, in + ((size_t)(n * H + yy) * W + xx) * C,
-                                   (size_t)C * sizeof *dst);
+                int lo = x == 0, hi = x == W - 1 ? 2 : 3; /* taps kx in [lo, hi) */
+                for (int ky = 0; ky < 3; ky++) {
+                    float *dst = row + (size_t)ky * 3 * c;
+                    int yy = y + ky - 1;
+                    if (yy < 0 || yy >= H) {
+                        memset(dst, 0, 3 * c * sizeof *dst);
+                        continue;
                     }
+                    const float *src = in + ((size_t)(n * H + yy) * W + x - 1) * c;
+                    if (lo)
+                        memset(dst, 0, c * sizeof *dst);
+                    memcpy(dst + lo * c, src + lo * c, (size_t)(hi - lo) * c * sizeof *dst);
+                    if (hi < 3)
+                        memset(dst + 2 * c, 0, c * sizeof *dst);
+                }
             }
 }
 
@@ -178,35 +186,100 @@ void layer_linear_backward_naive(float *din, float *dw, float *dbias, const floa
         }
 }
 
+/* Rows per float partial sum before it joins the double total. */
+#define COL_BLOCK 64
+
+/* s[f] += sum over rows of in[m][f] (- mean[f] when mean, squared when sq,
+ * times g[m][f] when g): per-channel sums over M rows, in float blocks of
+ * COL_BLOCK rows added into double. */
+LAYER_CLONES static void s_colsum(double *s, const float *in, const float *mean, const float *g,
+                                  bool sq, int M, int F)
+{
+    float part[F > 0 ? F : 1];
+    int F16 = F & ~15;
+    for (int m0 = 0; m0 < M; m0 += COL_BLOCK) {
+        int m1 = m0 + COL_BLOCK < M ? m0 + COL_BLOCK : M;
+        memset(part, 0, sizeof part);
+        for (int m = m0; m < m1; m++) {
+            const float *r = in + (size_t)m * F, *gr = g ? g + (size_t)m * F : NULL;
+            for (int f = 0; f < F16; f += 16) {
+                layer_v16 v = *(const layer_v16 *)(r + f);
+                if (mean)
+                    v -= *(const layer_v16 *)(mean + f);
+                if (sq)
+                    v *= v;
+                if (gr)
+                    v *= *(const layer_v16 *)(gr + f);
+                *(layer_v16 *)(part + f) += v;
+            }
+            for (int f = F16; f < F; f++) {
+                float v = r[f] - (mean ? mean[f] : 0.0f);
+                v = sq ? v * v : v;
+                part[f] += gr ? v * gr[f] : v;
+            }
+        }
+        for (int f = 0; f < F; f++)
+            s[f] += part[f];
+    }
+}
+
+/* out[m][f] = in[m][f] * a[f] + b[f] (+= into out when acc; out may be in). */
+LAYER_CLONES static void s_affine(float *out, const float *in, const float *a, const float *b,
+                                  bool acc, int M, int F)
+{
+    int F16 = F & ~15;
+    for (int m = 0; m < M; m++) {
+        const float *r = in + (size_t)m * F;
+        float *o = out + (size_t)m * F;
+        for (int f = 0; f < F16; f += 16) {
+            layer_v16 v = *(const layer_v16 *)(r + f) * *(const layer_v16 *)(a + f) +
+                          *(const layer_v16 *)(b + f);
+            if (acc)
+                v += *(const layer_v16 *)(o + f);
+            *(layer_v16 *)(o + f) = v;
+        }
+        for (int f = F16; f < F; f++)
+            o[f] = (acc ? o[f] : 0.0f) + r[f] * a[f] + b[f];
+    }
+}
+
 void layer_bn_forward_train(float *out, float *mean, float *var, float *rstd, const float *in,
                             const float *gamma, const float *beta, float eps, int M, int F)
 {
-    /* Two passes in double: the mean, then the centred second moment, which
-     * stays accurate when the mean is large compared with the spread. */
+    /* Two passes: the mean, then the centred second moment, which stays
+     * accurate when the mean is large compared with the spread. */
     double s[F > 0 ? F : 1];
+    float a[F > 0 ? F : 1], b[F > 0 ? F : 1];
+    memset(s, 0, sizeof s);
+    s_colsum(s, in, NULL, NULL, false, M, F);
     for (int f = 0; f < F; f++)
-        s[f] = 0;
-    for (int m = 0; m < M; m++)
-        for (int f = 0; f < F; f++)
-            s[f] += in[(size_t)m * F + f];
-    for (int f = 0; f < F; f++) {
         mean[f] = (float)(s[f] / M);
-        s[f] = 0;
-    }
-    for (int m = 0; m < M; m++)
-        for (int f = 0; f < F; f++) {
-            double d = (double)in[(size_t)m * F + f] - mean[f];
-            s[f] += d * d;
-        }
+    memset(s, 0, sizeof s);
+    s_colsum(s, in, mean, NULL, true, M, F);
     for (int f = 0; f < F; f++) {
         var[f] = (float)(s[f] / M);
         rstd[f] = (float)(1.0 / sqrt(s[f] / M + eps));
+        a[f] = gamma[f] * rstd[f];
+        b[f] = beta[f] - mean[f] * a[f];
     }
-    for (int m = 0; m < M; m++)
-        for (int f = 0; f < F; f++) {
-            size_t i = (size_t)m * F + f;
-            out[i] = gamma[f] * (in[i] - mean[f]) * rstd[f] + beta[f];
-        }
+    s_affine(out, in, a, b, false, M, F);
+}
+
+/* din[m][f] += c1[f] dout[m][f] + c2[f] in[m][f] + c3[f]. */
+LAYER_CLONES static void s_bn_din(float *din, const float *dout, const float *in, const float *c1,
+                                  const float *c2, const float *c3, int M, int F)
+{
+    int F16 = F & ~15;
+    for (int m = 0; m < M; m++) {
+        size_t o = (size_t)m * F;
+        for (int f = 0; f < F16; f += 16)
+            *(layer_v16 *)(din + o + f) +=
+                *(const layer_v16 *)(c1 + f) * *(const layer_v16 *)(dout + o + f) +
+                *(const layer_v16 *)(c2 + f) * *(const layer_v16 *)(in + o + f) +
+                *(const layer_v16 *)(c3 + f);
+        for (int f = F16; f < F; f++)
+            din[o + f] += c1[f] * dout[o + f] + c2[f] * in[o + f] + c3[f];
+    }
 }
 
 void layer_bn_backward(float *din, float *dgamma, float *dbeta, const float *dout,
@@ -215,33 +288,27 @@ void layer_bn_backward(float *din, float *dgamma, float *dbeta, const float *dou
 {
     /* With xhat = (in - mean) rstd and g = dout: dbeta = sum g, dgamma =
      * sum g xhat, din = gamma rstd / M (M g - sum g - xhat sum g xhat). */
-    double sg[F > 0 ? F : 1], sgx[F > 0 ? F : 1];
-    for (int f = 0; f < F; f++)
-        sg[f] = sgx[f] = 0;
-    for (int m = 0; m < M; m++)
-        for (int f = 0; f < F; f++) {
-            size_t i = (size_t)m * F + f;
-            sg[f] += dout[i];
-            sgx[f] += (double)dout[i] * (in[i] - mean[f]) * rstd[f];
-        }
+    double sg[F > 0 ? F : 1], sgc[F > 0 ? F : 1];
+    memset(sg, 0, sizeof sg);
+    memset(sgc, 0, sizeof sgc);
+    s_colsum(sg, dout, NULL, NULL, false, M, F);
+    s_colsum(sgc, in, mean, dout, false, M, F); /* sum g (in - mean) */
     for (int f = 0; f < F; f++) {
         dbeta[f] += (float)sg[f];
-        dgamma[f] += (float)sgx[f];
+        dgamma[f] += (float)(sgc[f] * rstd[f]);
     }
     if (!din)
         return;
-    float a[F > 0 ? F : 1], mg[F > 0 ? F : 1], mgx[F > 0 ? F : 1];
+    /* din = a (g - mg - (in - mean) rstd mgx), a = gamma rstd, mg = sum g / M,
+     * mgx = sum g xhat / M: linear in g and in per channel. */
+    float c1[F > 0 ? F : 1], c2[F > 0 ? F : 1], c3[F > 0 ? F : 1];
     for (int f = 0; f < F; f++) {
-        a[f] = gamma[f] * rstd[f];
-        mg[f] = (float)(sg[f] / M);
-        mgx[f] = (float)(sgx[f] / M);
+        double a = (double)gamma[f] * rstd[f], mg = sg[f] / M, mgx = sgc[f] * rstd[f] / M;
+        c1[f] = (float)a;
+        c2[f] = (float)(-a * rstd[f] * mgx);
+        c3[f] = (float)(-a * mg + a * rstd[f] * mgx * mean[f]);
     }
-    for (int m = 0; m < M; m++)
-        for (int f = 0; f < F; f++) {
-            size_t i = (size_t)m * F + f;
-            float xhat = (in[i] - mean[f]) * rstd[f];
-            din[i] += a[f] * (dout[i] - mg[f] - xhat * mgx[f]);
-        }
+    s_bn_din(din, dout, in, c1, c2, c3, M, F);
 }
 
 void layer_bn_forward_eval(float *out, const float *in, const float *gamma, const float *beta,
@@ -266,17 +333,44 @@ void layer_bn_update_running(float *run_mean, float *run_var, const float *mean,
     }
 }
 
-void layer_relu_forward(float *out, const float *in, size_t n)
+LAYER_CLONES void layer_relu_forward(float *out, const float *in, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    const layer_v16 zero = {0};
+    size_t n16 = n & ~(size_t)15;
+    for (size_t i = 0; i < n16; i += 16) {
+        layer_v16 v = *(const layer_v16 *)(in + i);
+        *(layer_v16 *)(out + i) = (layer_v16)((layer_v16i)v & (layer_v16i)(v > zero));
+    }
+    for (size_t i = n16; i < n; i++)
         out[i] = in[i] > 0.0f ? in[i] : 0.0f;
 }
 
-void layer_relu_backward(float *din, const float *dout, const float *out, size_t n)
+LAYER_CLONES void layer_relu_backward(float *din, const float *dout, const float *out, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    const layer_v16 zero = {0};
+    size_t n16 = n & ~(size_t)15;
+    for (size_t i = 0; i < n16; i += 16) {
+        layer_v16i keep = *(const layer_v16 *)(out + i) > zero;
+        *(layer_v16 *)(din + i) +=
+            (layer_v16)((layer_v16i) * (const layer_v16 *)(dout + i) & keep);
+    }
+    for (size_t i = n16; i < n; i++)
         if (out[i] > 0.0f)
             din[i] += dout[i];
+}
+
+LAYER_CLONES void layer_add_relu(float *out, const float *in, size_t n)
+{
+    const layer_v16 zero = {0};
+    size_t n16 = n & ~(size_t)15;
+    for (size_t i = 0; i < n16; i += 16) {
+        layer_v16 v = *(const layer_v16 *)(out + i) + *(const layer_v16 *)(in + i);
+        *(layer_v16 *)(out + i) = (layer_v16)((layer_v16i)v & (layer_v16i)(v > zero));
+    }
+    for (size_t i = n16; i < n; i++) {
+        float v = out[i] + in[i];
+        out[i] = v > 0.0f ? v : 0.0f;
+    }
 }
 
 void layer_tanh_forward(float *out, const float *in, size_t n)

@@ -22,6 +22,20 @@
 #define KZ_LAYER_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+/* SIMD for the element-wise loops of the model module: vectors of 16 floats
+ * at any alignment that may alias floats (GCC lowers them to the widest
+ * registers available), and LAYER_CLONES, which compiles a function for
+ * AVX-512, AVX2 and the baseline, picked when the program loads (GCC
+ * function multi-versioning). */
+typedef float layer_v16 __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int32_t layer_v16i __attribute__((vector_size(64), aligned(4), may_alias));
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define LAYER_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define LAYER_CLONES
+#endif
 
 /* im2col for a 3x3 convolution with padding 1: col (N*H*W, 9*C) from
  * in (N, H, W, C); out-of-board taps are written as zeros. */
@@ -81,6 +95,9 @@ void layer_bn_update_running(float *run_mean, float *run_var, const float *mean,
 /* out = max(in, 0) (out may equal in); din += dout where out > 0. */
 void layer_relu_forward(float *out, const float *in, size_t n);
 void layer_relu_backward(float *din, const float *dout, const float *out, size_t n);
+
+/* out = max(out + in, 0): a residual connection's sum and ReLU. */
+void layer_add_relu(float *out, const float *in, size_t n);
 
 /* out = tanh(in); din += dout * (1 - out^2). */
 void layer_tanh_forward(float *out, const float *in, size_t n);

@@ -28,9 +28,9 @@
  * running averages; loss = mean_b (z - v)^2 + mean_b (-pi^T log softmax) +
  * c * sum of squared conv/linear weights (not BN parameters, not biases).
  *
- * Threads: OpenBLAS's thread count is process-wide (model_set_threads). A
+ * Threads: the thread count is process-wide (model_set_threads). A
  * model is not locked: read it from many threads (model_eval_new, save) or
- * write it from one (model_train_step, model_tensor_set), not both at once.
+ * write it from one (model_train_step, model_tensor_write), not both at once.
  * An evaluator or a trainer belongs to one thread at a time. */
 #ifndef KZ_MODEL_H
 #define KZ_MODEL_H
@@ -74,6 +74,8 @@ bool model_arch_equal(const model_arch *a, const model_arch *b);
 void model_arch_describe(const model_arch *a, char *buf, size_t len);
 /* Trainable parameters of the shape (weights, biases, BN gamma and beta). */
 size_t model_arch_param_count(const model_arch *a);
+/* Every float of a model of the shape: parameters and running statistics. */
+size_t model_arch_float_count(const model_arch *a);
 /* Floating-point operations of one position's forward pass, counting a
  * multiply-add as 2 and only the convolutions and linear layers (about
  * 22.4 million at 6x64 on 7x5x5). */
@@ -114,9 +116,13 @@ void model_set_bn_eps(model *m, float eps);
  * equal checksums on every platform. */
 uint64_t model_checksum(const model *m);
 
-/* Sets OpenBLAS's thread count for this process (n >= 1) and returns the
- * count in effect, or KZ_EINVAL for n < 1. Workers use 1 and one process
- * per core; several single-threaded evaluators may run in parallel threads. */
+/* Sets the thread count for this process (n >= 1): OpenBLAS's (training
+ * uses its threaded GEMMs) and that of evaluators made afterwards (see
+ * model_eval_new). Returns the count in effect, or KZ_EINVAL for n < 1.
+ * Without a call, OpenBLAS's default (OPENBLAS_NUM_THREADS or the cores)
+ * applies. Call it at start-up, not while evaluators run. Workers use 1 and
+ * one process per core; several single-threaded evaluators may run in
+ * parallel threads. */
 int model_set_threads(int n);
 
 /* --- Named tensors (canonical layout), for files and tools ----------------- */
@@ -175,10 +181,21 @@ typedef struct model_eval model_eval;
 /* An evaluator for batches of up to max_batch positions, with batch norm
  * folded. It copies the weights it needs: the model may change or be
  * destroyed afterwards. NULL when max_batch < 1 or out of memory. Caller owns
- * the result; one evaluator per thread. */
+ * the result; one evaluator per thread.
+ * Threads: with a thread count n > 1 in effect (model_set_threads), the
+ * evaluator starts n - 1 helper threads and splits each batch's tower among
+ * them and the caller, each running sgemm single-threaded: while any such
+ * run is under way OpenBLAS's own count is 1, restored after the last one
+ * (other threads' OpenBLAS calls run single-threaded meanwhile). */
 model_eval *model_eval_new(const model *m, int max_batch);
+/* Stops the helper threads and frees *e (NULL-safe); sets *e to NULL. */
 void model_eval_destroy(model_eval **e);
 int model_eval_max_batch(const model_eval *e);
+/* Threads working on one batch (1 + helpers). */
+int model_eval_lanes(const model_eval *e);
+/* Positions per internal chunk of the tower for a batch of B (the batch is
+ * split into equal chunks of at most a cache-sized maximum; for benchmarks). */
+int model_eval_chunk(const model_eval *e, int B);
 /* Evaluates B positions (0 <= B <= max_batch): x (B, C, H, W) -> logits
  * (B, A), values (B) in [-1, 1] from the view of the player to move. Allocates
  * nothing. */

@@ -294,10 +294,7 @@ static void s_forward(model_train *t, const float *x, const float *pi, const flo
         s_convbn_fwd(t, &m->convs[2 * i], &t->bn[1 + 2 * i], z1, a1, h, true);
         layer_relu_forward(a1, a1, MF);
         s_convbn_fwd(t, &m->convs[2 * i + 1], &t->bn[2 + 2 * i], z2, ho, a1, true);
-        for (size_t k = 0; k < MF; k++) {
-            float v = ho[k] + h[k];
-            ho[k] = v > 0.0f ? v : 0.0f;
-        }
+        layer_add_relu(ho, h, MF);
         h = ho;
     }
     /* Step 2. Policy head. */

@@ -404,6 +404,14 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
             goto out;
         }
     }
+    /* Every float is in the payload: a small file cannot make a huge model. */
+    uint64_t floats = model_arch_float_count(&a);
+    if (floats * sizeof(float) > plen) {
+        rc = s_fail(err, errlen, KZ_ECORRUPT,
+                    "corrupt: the architecture needs %llu floats, the payload has %llu bytes",
+                    (unsigned long long)floats, (unsigned long long)plen);
+        goto out;
+    }
     bool ckpt = flags & MODELFILE_FLAG_CHECKPOINT;
     if (ckpt != (mf->optimizer != NULL)) {
         rc = s_fail(err, errlen, KZ_ECORRUPT, "corrupt: the checkpoint flag says %s",

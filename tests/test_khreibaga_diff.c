@@ -330,7 +330,13 @@ Test(khreibaga_diff, random_positions)
         strcpy(err_b, "unset");
         int rc_a = s_new()->parse_position(&a, pos, err_a, sizeof err_a);
         int rc_b = s_old()->parse_position(&b, pos, err_b, sizeof err_b);
-        if (rc_a != rc_b || (rc_a != 0 && strcmp(err_a, err_b)))
+        /* Both must accept or both reject; the wording of a rejection may
+         * differ. One exception: the parser was made stricter since the
+         * freeze (R20 allows exactly one space before the chain point, the
+         * frozen copy let strtol skip more), so on the deliberately
+         * malformed strings the engine may reject what the copy accepted. */
+        bool malformed = i % 5 == 4;
+        if (rc_a != rc_b && !(malformed && rc_a != 0))
             cr_assert_fail("position '%s': parse %d '%s' != frozen %d '%s'", pos, rc_a, err_a, rc_b,
                            err_b);
         if (rc_a != 0) {

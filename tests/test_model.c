@@ -406,3 +406,32 @@ Test(model, set_threads)
     cr_assert_eq(model_set_threads(0), KZ_EINVAL);
     cr_assert_eq(model_set_threads(1), 1);
 }
+
+Test(model, eval_with_helper_threads_equals_reference)
+{
+    /* Two threads: the batch's chunks are shared between the caller and a
+     * helper thread; results equal the reference and a one-thread evaluator's. */
+    model_arch a = s_arch("g", 7, 5, 5, 625, 2, 16);
+    model *m = model_new(&a, 17);
+    s_randomize_bn(m, 18);
+    cr_assert_eq(model_set_threads(2), 2);
+    float *x = s_planes(&a, 70, 19);
+    model_eval *e2 = model_eval_new(m, 70);
+    cr_assert_eq(model_eval_lanes(e2), 2);
+    int sizes[] = {1, 2, 3, 9, 70};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+        s_check_eval(m, x, sizes[k], 70);
+    cr_assert_eq(model_set_threads(1), 1);
+    model_eval *e1 = model_eval_new(m, 70);
+    cr_assert_eq(model_eval_lanes(e1), 1);
+    float *l1 = malloc(70 * 625 * sizeof *l1), *l2 = malloc(70 * 625 * sizeof *l2);
+    float v1[70], v2[70];
+    model_eval_run(e1, x, 70, l1, v1);
+    model_eval_run(e2, x, 70, l2, v2);
+    for (int i = 0; i < 70 * 625; i++)
+        cr_assert_float_eq(l1[i], l2[i], 1e-5);
+    model_eval_destroy(&e1);
+    model_eval_destroy(&e2);
+    free(l1), free(l2), free(x);
+    model_destroy(&m);
+}

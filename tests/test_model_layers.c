@@ -201,20 +201,22 @@ static double s_bn_loss(void *p)
     return s_dot(c->out, c->r, (size_t)c->M * c->F);
 }
 
-Test(model_layers, batchnorm_train_statistics_and_gradients)
+/* Batch norm on M rows of F channels (F = 3, 16 and 21 cover the scalar, the
+ * vector and the mixed code paths). */
+static void s_bn_case(int M, int F, uint64_t seed)
 {
     rng_t r;
-    rng_seed(&r, 4);
-    bn_ctx c = {.M = 13, .F = 3};
+    rng_seed(&r, seed);
+    bn_ctx c = {.M = M, .F = F};
     size_t n = (size_t)c.M * c.F;
     c.in = s_rand(&r, n, 2.0);
     for (size_t i = 0; i < n; i++)
-        c.in[i] += 3.0f * (float)(i % 3); /* per-channel offsets */
-    c.gamma = s_rand(&r, 3, 1.0);
-    c.beta = s_rand(&r, 3, 1.0);
+        c.in[i] += 3.0f * (float)(i % F % 3); /* per-channel offsets */
+    c.gamma = s_rand(&r, (size_t)F, 1.0);
+    c.beta = s_rand(&r, (size_t)F, 1.0);
     c.r = s_rand(&r, n, 1.0);
     c.out = s_zeros(n);
-    c.mean = s_zeros(3), c.var = s_zeros(3), c.rstd = s_zeros(3);
+    c.mean = s_zeros((size_t)F), c.var = s_zeros((size_t)F), c.rstd = s_zeros((size_t)F);
     s_bn_loss(&c);
     /* Statistics computed independently. */
     for (int f = 0; f < c.F; f++) {
@@ -232,25 +234,34 @@ Test(model_layers, batchnorm_train_statistics_and_gradients)
             cr_assert_float_eq(c.out[m * c.F + f], want, 1e-4);
         }
     }
-    float *din = s_zeros(n), *dg = s_zeros(3), *db = s_zeros(3);
+    float *din = s_zeros(n), *dg = s_zeros((size_t)F), *db = s_zeros((size_t)F);
     layer_bn_backward(din, dg, db, c.r, c.in, c.mean, c.rstd, c.gamma, c.M, c.F);
     s_gradcheck("bn din", c.in, din, n, s_bn_loss, &c, 1e-2f, 2e-3, 5e-3);
-    s_gradcheck("bn dgamma", c.gamma, dg, 3, s_bn_loss, &c, 1e-2f, 2e-3, 5e-3);
-    s_gradcheck("bn dbeta", c.beta, db, 3, s_bn_loss, &c, 1e-2f, 2e-3, 5e-3);
+    s_gradcheck("bn dgamma", c.gamma, dg, (size_t)F, s_bn_loss, &c, 1e-2f, 2e-3, 5e-3);
+    s_gradcheck("bn dbeta", c.beta, db, (size_t)F, s_bn_loss, &c, 1e-2f, 2e-3, 5e-3);
     /* Running averages: (1 - m) old + m batch, variance unbiased. */
-    float rm[3] = {1, 2, 3}, rv[3] = {4, 5, 6};
+    float *rm = s_zeros((size_t)F), *rv = s_zeros((size_t)F);
+    for (int f = 0; f < F; f++)
+        rm[f] = (float)(f + 1), rv[f] = (float)(f + 4);
     s_bn_loss(&c);
     layer_bn_update_running(rm, rv, c.mean, c.var, 0.25f, c.M, c.F);
-    for (int f = 0; f < 3; f++) {
+    for (int f = 0; f < F; f++) {
         cr_assert_float_eq(rm[f], 0.75 * (f + 1) + 0.25 * c.mean[f], 1e-5);
-        cr_assert_float_eq(rv[f], 0.75 * (f + 4) + 0.25 * c.var[f] * 13.0 / 12.0, 1e-4);
+        cr_assert_float_eq(rv[f], 0.75 * (f + 4) + 0.25 * c.var[f] * M / (M - 1.0), 1e-4);
     }
     /* Eval mode equals train mode when the running stats are the batch's. */
     float *ev = s_zeros(n);
     layer_bn_forward_eval(ev, c.in, c.gamma, c.beta, c.mean, c.var, 1e-5f, c.M, c.F);
     s_assert_close(ev, c.out, n, 1e-4, 1e-4, "bn eval");
     free(c.in), free(c.gamma), free(c.beta), free(c.r), free(c.out), free(c.mean), free(c.var);
-    free(c.rstd), free(din), free(dg), free(db), free(ev);
+    free(c.rstd), free(din), free(dg), free(db), free(ev), free(rm), free(rv);
+}
+
+Test(model_layers, batchnorm_train_statistics_and_gradients)
+{
+    s_bn_case(13, 3, 4);
+    s_bn_case(70, 16, 5); /* more rows than one float block of the sums */
+    s_bn_case(9, 21, 6);
 }
 
 /* --- Activations and losses ---------------------------------------------------------- */

@@ -349,7 +349,7 @@ static uint8_t *s_frame(const Kz__ModelFile *mf, uint32_t flags, size_t *len)
 /* The kinds of damage applied to a decoded ModelFile before re-framing. */
 enum {
     D_MISSING, D_EXTRA, D_DUP, D_SHAPE, D_COUNT, D_NAN, D_NEGVAR, D_WSUM, D_ARCH, D_EPS,
-    D_FLAG_NO_OPT, D_OPT_MISSING, D_OPT_KIND, D_NOARCH, D_N
+    D_HUGE, D_FLAG_NO_OPT, D_OPT_MISSING, D_OPT_KIND, D_NOARCH, D_N
 };
 
 static void s_damage_case(int kind, const char *what)
@@ -394,6 +394,7 @@ static void s_damage_case(int kind, const char *what)
     case D_WSUM: mf->weights_checksum ^= 1; break;
     case D_ARCH: arch->filters = 0; break;
     case D_EPS: arch->bn_eps = -1.0f; break;
+    case D_HUGE: arch->blocks = 50, arch->filters = 512; break;
     case D_FLAG_NO_OPT: flags = MODELFILE_FLAG_CHECKPOINT; break;
     case D_OPT_MISSING: opt->n_slots--; break;
     case D_OPT_KIND: opt->kind = (Kz__OptimizerKind)7; break;
@@ -432,6 +433,7 @@ Test(modelfile, inconsistent_contents_are_rejected)
     s_damage_case(D_WSUM, "weights checksum mismatch");
     s_damage_case(D_ARCH, "invalid architecture: filters is 0");
     s_damage_case(D_EPS, "invalid batch-norm epsilon");
+    s_damage_case(D_HUGE, "the architecture needs 236152696 floats");
     s_damage_case(D_FLAG_NO_OPT, "the checkpoint flag says optimizer state, there is none");
     s_damage_case(D_OPT_MISSING, "optimizer tensor 'adam.v/value.fc2.bias' is missing");
     s_damage_case(D_OPT_KIND, "unknown optimizer kind 7");
