@@ -1,6 +1,9 @@
 /* test_khreibaga_diff: the safety net of the rules engine's speed work. The
- * engine (common/khreibaga.c) is compared with a frozen copy of itself taken
- * before any optimisation (tests/khreibaga_frozen.c): over thousands of seeded
+ * engine (common/khreibaga.c) is compared with a frozen copy of itself
+ * (tests/khreibaga_frozen.c, whose top names the commit: first the engine
+ * before any optimisation, 30ff042; re-frozen after the strict R20 chain-point
+ * fix from an engine that had passed this test against that first copy, so
+ * the chain of exact agreement reaches back to it): over thousands of seeded
  * random games from the start, from random valid positions (men and kings of
  * both sides, mid-sequence states given as strings and reached by play) and
  * from malformed position strings, every observable of the game interface
@@ -8,8 +11,9 @@
  * mask, is_legal), the position string, side to move, turn progress, ply,
  * result and reason, canonical planes, hash, packed bytes, canonical actions,
  * the no-progress and repetition counters, and the state after copy + apply.
- * Perft (R22) from the start is checked against the engine's own earlier
- * values, and from random positions against the frozen engine.
+ * (Parse errors: both must reject, the wording may differ.) Perft (R22) from
+ * the start is checked against the engine's own earlier values, and from
+ * random positions against the frozen engine.
  *
  * The frozen copy is the oracle for "unchanged", not for "correct": rule
  * correctness is argued by the rule tests and by an independent reference
