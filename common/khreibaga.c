@@ -1,39 +1,53 @@
 /* khreibaga: the rules engine (R1-R22 of ../shared/khreibaga-rules.md).
  *
- * Representation. Bitboards in 32-bit words, bit sq = point sq: one word per
- * colour for all its pieces, one word for the kings of both colours. Rays
- * (R1's lines from each point in each of 8 directions) are precomputed once
- * as bitboards; the nearest piece on a ray is one bit scan.
+ * Representation. Bitboards in 32-bit words, bit sq = point sq: the pieces
+ * of the side to move (own), those of the other side (opp), the kings of
+ * both; the turn passing swaps own and opp. Everything geometric is a table
+ * filled once at start-up (s_init_tables) or a constant checked there.
  *
- * Legal actions at a turn start. Step 1: every first capture hop. The men's
- * are found for all men at once, direction by direction, with constant
- * shifts of the whole board; the kings' by walking their rays. For each hop a
- * cheap test says whether the piece could capture again after it. Step 2,
- * the majority rule (R8): when no hop can go on, every hop is legal; when
- * exactly one can, it alone is (its sequence is longer than all others);
- * only when several can is the longest chain after each of them searched,
- * depth first over bitboards, and those reaching the maximum are legal.
- * Without captures, the simple moves (R3, R5). Mid-sequence the same two
- * steps run on the one piece that must go on: the hops made so far belong to
- * a maximal sequence, so the legal next hops are those with the longest chain
- * left. apply() itself only asks whether the piece can capture again (R8: a
- * sequence goes on while it can), which costs no search.
+ * Men (R3, R4). Simple moves: three direction bitboards, constant shifts of
+ * all men at once. First capture hops: for each of the 4 axes (N/S, E/W,
+ * NE/SW, NW/SE) one 64-bit word holds, with right shifts only, the men that
+ * hop up the axis (low half) and the landing points of the hops down it (high
+ * half). A single man's capture test (does it go on after a hop?) looks up
+ * the landing points behind its adjacent enemies without a branch per enemy.
+ *
+ * Kings (R5, R6). For each of the up to 4 lines through a point, the line's
+ * occupancy, masked and multiplied, indexes what a king there sees: the
+ * empty points up to the nearest piece each way, and those pieces. Simple
+ * moves are what it sees that is empty; captures are the enemies it sees
+ * with an empty point behind them, landing on any empty point beyond up to
+ * the next piece (tables behind/away).
+ *
+ * Legal actions (R8, R9). Step 1: every capture hop with a flag: can the
+ * piece capture again after it. Step 2, the majority rule: when no hop can
+ * go on, every hop is legal; when exactly one can, it alone is (its sequence
+ * is longer than all others); only when several can is the longest chain
+ * after each searched, depth first over bitboards, and those reaching the
+ * maximum are legal. Without captures, the simple moves. Mid-sequence the
+ * same two steps run on the one piece that must go on: the hops made so far
+ * belong to a maximal sequence, so the legal next hops are those with the
+ * longest chain left. apply() itself only asks whether the piece can capture
+ * again (R8: a sequence goes on while it can), which costs no search.
  *
  * Repetition (R14). Between a capture or a man move and the next one, only kings
  * move, and no earlier position can recur across a capture (pieces only
  * disappear) or a man move (men only move forward, never back, and never
  * un-promote). So history is kept only since the last such turn, and within it
  * the men never change: a position is identified exactly by the kings of both
- * colours and the side to move, 51 bits in one uint64. At most 51 turn starts
+ * sides and the side to move, 51 bits in one uint64. At most 51 turn starts
  * fit between two resets before R13 ends the game. Within the window the
  * turn starts alternate sides, and a king move always changes its side's
  * kings, so a position can only recur 4, 6, 8, ... turns later: only those
- * entries are compared. Mid-sequence the history is empty: the turn will end
- * with a capture, which resets it.
+ * entries are compared. Right after a reset the window's one key is left
+ * implicit until a king move needs it; mid-sequence the history is empty (the
+ * turn will end with a capture, which resets it).
  *
  * Perft (R22) has its own loop here (game_def.perft): no indirect calls, the
- * terminal test read off the state and the legal-action count, each child
- * made by copy + apply, leaves too.
+ * terminal test read off the state and the legal-action count, every child
+ * made in full, leaves too, by the same make functions apply() uses, written
+ * straight from the parent's values (no copy of the parent first) and given
+ * what generation found (the captured point, whether the piece goes on).
  */
 /* This file alone at -O3 (the project builds at -O2): the rules engine is the
  * hot loop of perft and search, and -O3 saves it ~3.5% of its instructions. */
@@ -98,20 +112,20 @@ typedef struct king_lines {
 #define KL_SHIFT 27
 
 static struct {
-    king_lines kl[KH_POINTS];           /* a king's view along its lines, by point */
-    uint32_t away[KH_POINTS][KH_POINTS];   /* the points behind c seen from sq on their line */
-    uint32_t behind[KH_POINTS][KH_POINTS]; /* the first of them (0 if none, or off-line) */
-    uint32_t lines[KH_POINTS];          /* all points on the lines through a point */
-    uint32_t adj[KH_POINTS];            /* the points one step away along a line */
-    uint32_t jump_from[8];              /* points with a ray of length >= 2 in each direction */
-    uint32_t man_caps[KH_POINTS];       /* the points a man on sq could jump over (R4) */
-    uint32_t hop_land[KH_POINTS][32]; /* landing point of a man's hop sq over c, or 0 (c < 32) */
-    uint32_t fwd[2][KH_POINTS];         /* a man's forward neighbours (R3) */
-    uint32_t fwd_from[2][3];            /* points with a forward step, per forward direction */
+    king_lines kl[KH_POINTS];               /* a king's view along its lines, by point */
+    uint32_t away[KH_POINTS][KH_POINTS];    /* the points behind c seen from sq on their line */
+    uint32_t behind[KH_POINTS][KH_POINTS];  /* the first of them (0 if none, or off-line) */
+    uint32_t lines[KH_POINTS];              /* all points on the lines through a point */
+    uint32_t adj[KH_POINTS];                /* the points one step away along a line */
+    uint32_t jump_from[8];                  /* points with a ray of length >= 2, by direction */
+    uint32_t man_caps[KH_POINTS];           /* the points a man on sq could jump over (R4) */
+    uint32_t hop_land[KH_POINTS][32];       /* landing of a man's hop sq over c < 32, or 0 */
+    uint32_t fwd[2][KH_POINTS];             /* a man's forward neighbours (R3) */
+    uint32_t fwd_from[2][3];                /* points with a forward step, by forward direction */
     uint32_t between[KH_POINTS][KH_POINTS]; /* points strictly between src and dst on one line */
     uint16_t rot_action[KH_ACTIONS];        /* R16 rotation of an action */
     uint16_t mirror_action[KH_ACTIONS];     /* R19 mirror of an action */
-    uint64_t zob[4][KH_POINTS];             /* hash keys: black man, black king, white man, white king */
+    uint64_t zob[4][KH_POINTS];             /* hash keys: black/white man/king, by point */
 } T;
 
 /* Forward directions of each colour (R3): N, NE, NW for Black, S, SE, SW for White. */

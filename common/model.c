@@ -537,6 +537,22 @@ void model_softmax_masked(const float *logits, const uint16_t *legal, int n, flo
         probs[i] *= inv;
 }
 
+void model_softmax_mask(const float *logits, const uint8_t *mask, int A, float *probs)
+{
+    float mx = -INFINITY;
+    for (int a = 0; a < A; a++)
+        if (mask[a] && logits[a] > mx)
+            mx = logits[a];
+    double sum = 0;
+    for (int a = 0; a < A; a++) {
+        probs[a] = mask[a] ? expf(logits[a] - mx) : 0.0f;
+        sum += probs[a];
+    }
+    float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
+    for (int a = 0; a < A; a++)
+        probs[a] *= inv;
+}
+
 void model_mirror_sample(const game_def *g, float *planes, float *pi)
 {
     int A = g->action_count;

@@ -369,6 +369,18 @@ Test(model, softmax_masked)
     uint16_t one = 1;
     model_softmax_masked(logits, &one, 1, p);
     cr_assert_float_eq(p[0], 1.0, 1e-7);
+    /* The mask form agrees with the list form and zeroes the rest. */
+    uint8_t mask[10] = {0};
+    float pm[10];
+    mask[2] = mask[5] = mask[9] = 1;
+    model_softmax_mask(logits, mask, 10, pm);
+    model_softmax_masked(logits, legal, 3, p);
+    for (int a = 0; a < 10; a++)
+        cr_assert_float_eq(pm[a], a == 2 ? p[0] : a == 5 ? p[1] : a == 9 ? p[2] : 0.0, 1e-7);
+    memset(mask, 0, sizeof mask);
+    model_softmax_mask(logits, mask, 10, pm);
+    for (int a = 0; a < 10; a++)
+        cr_assert_eq(pm[a], 0.0f);
 }
 
 Test(model, mirror_sample_mirrors_planes_and_policy)
