@@ -621,9 +621,17 @@ int main(int argc, char **argv)
         /* A clean stop keeps every step taken. */
         if (model_step(t.m) != t.ckpt_step && s_checkpoint(&t))
             rc = rc ? rc : KZ_EIO;
-        if (t.cand)
-            s_submit_candidate(&t);
-        s_report(&t);
+        /* Last words only to a coordinator that is there: after a stop
+         * signal, waiting out the retries to an absent one would hold the
+         * exit for tens of seconds (the checkpoint above is what matters). */
+        if (!s_stop || client_connected(t.c)) {
+            if (t.cand)
+                s_submit_candidate(&t);
+            s_report(&t);
+        } else {
+            log_warn("exit: coordinator unreachable; %s",
+                     t.cand ? "pending candidate not resubmitted" : "no final stats sent");
+        }
     }
     s_progress(&t, true);
     log_info("exit: step %llu, samples %llu (mirrored %llu, skipped %llu)",
