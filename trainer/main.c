@@ -568,6 +568,7 @@ int main(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    client_set_interrupt(t.c, &s_stop); /* a stop signal cuts a waiting request short */
     rc = s_start_model(&t);
     if (rc) {
         rc = s_stop ? 0 : 1;
@@ -624,6 +625,7 @@ int main(int argc, char **argv)
         /* Last words only to a coordinator that is there: after a stop
          * signal, waiting out the retries to an absent one would hold the
          * exit for tens of seconds (the checkpoint above is what matters). */
+        client_set_interrupt(t.c, NULL); /* the last words may wait their normal time */
         if (!s_stop || client_connected(t.c)) {
             if (t.cand)
                 s_submit_candidate(&t);
