@@ -4,6 +4,9 @@
 #   make check      build with -Werror and run every Criterion test
 #   make asan       the same tests under AddressSanitizer + UBSan
 #   make bench      the benchmarks
+#   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each (clang; docs/fuzzing.md)
+#   make install    binaries, systemd units, example configuration
+#                   (PREFIX=/usr/local SYSCONFDIR=/etc DESTDIR=; see deploy/)
 # Objects go to $(BUILD) (default build/); generated protobuf code to $(BUILD)/gen/.
 
 BUILD    ?= build
@@ -119,16 +122,89 @@ asan:
 bench: $(BINS) $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
+# --- fuzzing (clang + libFuzzer; see docs/fuzzing.md) -------------------------
+# tools/fuzz/fuzz_<target>.c -> build-fuzz/fuzz_<target>, linked with common/
+# and the generated protobuf code compiled again with the sanitizers.
+# `make fuzz` builds them, writes the generated seeds, and runs each for
+# FUZZ_SECONDS; new inputs go to build-fuzz/corpus/<target>, crashes to
+# build-fuzz/artifacts/. `make fuzz-build` only builds.
+FUZZ_BUILD   := build-fuzz
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -O1 -g $(FUZZ_SAN) -Icommon -Itools/fuzz \
+                -I$(FUZZ_BUILD)/gen $(PKG_CFLAGS)
+FUZZ_SRC     := $(wildcard tools/fuzz/fuzz_*.c)
+FUZZ_BINS    := $(FUZZ_SRC:tools/fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_LIB_OBJ := $(COMMON_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) \
+                $(PROTO_SRC:proto/%.proto=$(FUZZ_BUILD)/obj/gen/%.pb-c.o)
+FUZZ_LIB     := $(FUZZ_BUILD)/libkz.a
+# Per-target input size caps: records and model blobs need room.
+FUZZ_MAXLEN_record := 65536
+FUZZ_MAXLEN_record_file := 65536
+FUZZ_MAXLEN_modelfile := 131072
+FUZZ_MAXLEN_wire := 16384
+
+$(FUZZ_BUILD)/gen/%.pb-c.c $(FUZZ_BUILD)/gen/%.pb-c.h: proto/%.proto
+	@mkdir -p $(FUZZ_BUILD)/gen
+	protoc-c --proto_path=proto --c_out=$(FUZZ_BUILD)/gen $<
+$(FUZZ_BUILD)/obj/gen/%.o: $(FUZZ_BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+$(FUZZ_BUILD)/obj/common/%.o: common/%.c $(PROTO_SRC:proto/%.proto=$(FUZZ_BUILD)/gen/%.pb-c.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+$(FUZZ_LIB): $(FUZZ_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(FUZZ_BUILD)/fuzz_%: tools/fuzz/fuzz_%.c tools/fuzz/fuzz.h $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(PKG_LIBS) -lpthread
+$(FUZZ_BUILD)/fuzz_seeds: tools/fuzz/seeds.c $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) $(PKG_LIBS) -lpthread
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_BINS) $(FUZZ_BUILD)/fuzz_seeds
+fuzz: fuzz-build
+	@$(FUZZ_BUILD)/fuzz_seeds $(FUZZ_BUILD)/seeds
+	@mkdir -p $(FUZZ_BUILD)/artifacts
+	@for b in $(FUZZ_BINS); do t=$${b##*/fuzz_}; \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  dirs="$(FUZZ_BUILD)/corpus/$$t"; \
+	  for d in $(FUZZ_BUILD)/seeds/$$t tools/fuzz/corpus/$$t; do \
+	    [ -d $$d ] && dirs="$$dirs $$d"; done; \
+	  maxlen=$$(case $$t in record) echo $(FUZZ_MAXLEN_record);; \
+	    record_file) echo $(FUZZ_MAXLEN_record_file);; modelfile) echo $(FUZZ_MAXLEN_modelfile);; \
+	    wire) echo $(FUZZ_MAXLEN_wire);; *) echo 4096;; esac); \
+	  $$b -max_total_time=$(FUZZ_SECONDS) -max_len=$$maxlen -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t- $$dirs \
+	    2> $(FUZZ_BUILD)/fuzz_$$t.log || { tail -40 $(FUZZ_BUILD)/fuzz_$$t.log; exit 1; }; \
+	  grep -E '^(#[0-9]+ *DONE|stat::number_of_executed_units|stat::average_exec_per_sec)' \
+	    $(FUZZ_BUILD)/fuzz_$$t.log | tr '\n' ' '; echo; \
+	done
+
 .PHONY: run
 run: $(BINS)
 	./tools/run.sh $(BUILD)
 
+# Installs what is built (tools/install.sh): $(PREFIX)/bin, the units in
+# $(UNITDIR), example configuration in $(PREFIX)/share/khreibaga/examples and,
+# where absent (never overwritten), in $(SYSCONFDIR)/khreibaga.
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+.PHONY: install
+install: $(BINS)
+	./tools/install.sh --build=$(BUILD) --destdir="$(DESTDIR)" --prefix=$(PREFIX) \
+	    --sysconfdir=$(SYSCONFDIR) --unitdir=$(UNITDIR)
+
 .PHONY: clean
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 .PHONY: help
 help:
-	@sed -n '2,8p' Makefile
+	@sed -n '2,10p' Makefile
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)

@@ -19,7 +19,13 @@ typedef struct pending_game {
     size_t len;          /* bytes in record */
     uint32_t arena_slot; /* arena slot, 0 for self-play */
     double sent_at;      /* time_now() of the last send, 0 = never sent */
+    double due;          /* time_now() when it is resent unless answered */
+    int sends;           /* times sent */
 } pending_game;
+
+/* Resend backoff of a game: timeout, then doubling up to 8 timeouts, so that
+ * an overloaded coordinator is not buried under copies of its backlog. */
+static double s_resend_after(const client *c, int sends);
 
 struct client {
     void *zctx;                  /* borrowed ZeroMQ context */
@@ -159,6 +165,16 @@ static void s_send_game(client *c, pending_game *p)
     m.u.game_submit = (wire_game_submit){p->record, p->len, p->arena_slot};
     s_send(c, &m);
     p->sent_at = time_now();
+    p->due = p->sent_at + s_resend_after(c, p->sends);
+    p->sends++;
+}
+
+static double s_resend_after(const client *c, int sends)
+{
+    double t = c->cfg.timeout_ms / 1000.0;
+    for (int i = 0; i < sends && i < 3; i++)
+        t *= 2;
+    return t;
 }
 
 /* Lazy Pirate: drop the socket (and whatever it queued), open a new one,
@@ -359,8 +375,11 @@ static void s_handle_async(client *c, const wire_msg *m)
             log_warn("client %s: coordinator error on request %llu: %s (%s)", c->id,
                      (unsigned long long)m->request_id, m->u.error.message,
                      wire_error_name(m->u.error.code));
-            /* An error about a queued game (e.g. too large) is final too. */
-            pending_game *p = s_find_pending(c, m->request_id);
+            /* An error about a queued game is final (e.g. too large), except
+             * a coordinator failure: that one is resent when due. */
+            pending_game *p = m->u.error.code == WIRE_ERR_INTERNAL
+                                  ? NULL
+                                  : s_find_pending(c, m->request_id);
             if (p) {
                 c->stats.rejected++;
                 c->stats.rejected_by_reason[15]++;
@@ -484,7 +503,7 @@ static void s_timers(client *c)
     if (c->n_pending)
         for (size_t i = 0; i < c->cfg.max_pending; i++) {
             pending_game *p = &c->pending[i];
-            if (p->len && now - p->sent_at > timeout) {
+            if (p->len && now >= p->due) {
                 s_send_game(c, p);
                 c->stats.resent++;
             }
@@ -506,8 +525,8 @@ static int s_next_timer_ms(const client *c)
     }
     if (c->n_pending)
         for (size_t i = 0; i < c->cfg.max_pending; i++)
-            if (c->pending[i].len && c->pending[i].sent_at + timeout < next)
-                next = c->pending[i].sent_at + timeout;
+            if (c->pending[i].len && c->pending[i].due < next)
+                next = c->pending[i].due;
     double ms = (next - now) * 1000.0 + 1.0;
     return ms < 0 ? 0 : ms > 1e6 ? 1000000 : (int)ms;
 }

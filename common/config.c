@@ -33,15 +33,37 @@ static const config_option *s_find(const config_option *t, size_t n, const char 
     return NULL;
 }
 
+/* Text from a user (a value, a key, an argument) made fit for a one-line
+ * message: at most len - 4 bytes, control characters shown as '?', "..."
+ * when cut. Returns buf. */
+static const char *s_show(const char *text, size_t n, char *buf, size_t len)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n && text[i]; i++) {
+        if (o + 4 >= len) {
+            memcpy(buf + o, "...", 3);
+            o += 3;
+            break;
+        }
+        unsigned char ch = (unsigned char)text[i];
+        buf[o++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+    }
+    buf[o] = 0;
+    return buf;
+}
+#define SHOW_MAX 80 /* bytes of user text quoted in a message */
+
 static int s_set(const config_option *o, void *out, const char *value, char *err, size_t errlen)
 {
     char *field = (char *)out + o->offset;
+    char shown[SHOW_MAX];
+    s_show(value, strlen(value), shown, sizeof shown);
     switch (o->type) {
     case CONFIG_INT: {
         long v;
         if (parse_long(value, (long)o->min, (long)o->max, &v)) {
             snprintf(err, errlen, "%s: '%s' is not a whole number in [%.0f, %.0f]", o->name,
-                     value, o->min, o->max);
+                     shown, o->min, o->max);
             return KZ_EINVAL;
         }
         *(long *)field = v;
@@ -50,8 +72,8 @@ static int s_set(const config_option *o, void *out, const char *value, char *err
     case CONFIG_DOUBLE: {
         double v;
         if (parse_double(value, o->min, o->max, &v)) {
-            snprintf(err, errlen, "%s: '%s' is not a number in [%g, %g]", o->name, value, o->min,
-                     o->max);
+            snprintf(err, errlen, "%s: '%s' is not a number in [%g, %g]", o->name, shown,
+                     o->min, o->max);
             return KZ_EINVAL;
         }
         *(double *)field = v;
@@ -65,7 +87,7 @@ static int s_set(const config_option *o, void *out, const char *value, char *err
                    !strcasecmp(value, "off") || !strcmp(value, "0")) {
             *(bool *)field = false;
         } else {
-            snprintf(err, errlen, "%s: '%s' is not true/false", o->name, value);
+            snprintf(err, errlen, "%s: '%s' is not true/false", o->name, shown);
             return KZ_EINVAL;
         }
         return 0;
@@ -87,7 +109,9 @@ int config_set(const config_option *table, size_t n, void *out, const char *key,
 {
     const config_option *o = s_find(table, n, key, strlen(key));
     if (!o) {
-        snprintf(err, errlen, "unknown setting '%s' (see --help)", key);
+        char shown[SHOW_MAX];
+        snprintf(err, errlen, "unknown setting '%s' (see --help)",
+                 s_show(key, strlen(key), shown, sizeof shown));
         return KZ_EINVAL;
     }
     return s_set(o, out, value, err, errlen);
@@ -107,12 +131,15 @@ static char *s_trim(char *s)
 int config_read_file(const config_option *table, size_t n, void *out, const char *path,
                      char *err, size_t errlen)
 {
+    char shown[256];
+    s_show(path, strlen(path), shown, sizeof shown);
     FILE *f = fopen(path, "r");
     if (!f) {
         int e = errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        snprintf(err, errlen, "%s: %s", shown, strerror(e));
         return e;
     }
+    path = shown; /* only messages name it from here on */
     char line[1024];
     int lineno = 0, rc = 0;
     while (fgets(line, sizeof line, f)) {
@@ -144,6 +171,10 @@ int config_read_file(const config_option *table, size_t n, void *out, const char
             rc = KZ_EINVAL;
             break;
         }
+    }
+    if (rc == 0 && ferror(f)) { /* a directory, an I/O error: not an empty file */
+        rc = errno ? errno : KZ_EIO;
+        snprintf(err, errlen, "%s: cannot read: %s", path, err_str(rc));
     }
     fclose(f);
     return rc;
@@ -185,7 +216,9 @@ int config_parse(const config_option *table, size_t n, void *out, int argc, char
         const char *a = argv[i];
         if (strncmp(a, "--", 2)) {
             if (!positional || !n_positional || *n_positional >= max_positional) {
-                snprintf(err, errlen, "unexpected argument '%s'", a);
+                char shown[SHOW_MAX];
+                snprintf(err, errlen, "unexpected argument '%s'",
+                         s_show(a, strlen(a), shown, sizeof shown));
                 return KZ_EINVAL;
             }
             positional[(*n_positional)++] = a;
@@ -200,7 +233,9 @@ int config_parse(const config_option *table, size_t n, void *out, int argc, char
         }
         const config_option *o = s_find(table, n, key, keylen);
         if (!o) {
-            snprintf(err, errlen, "unknown option '--%.*s' (see --help)", (int)keylen, key);
+            char shown[SHOW_MAX];
+            snprintf(err, errlen, "unknown option '--%s' (see --help)",
+                     s_show(key, keylen, shown, sizeof shown));
             return KZ_EINVAL;
         }
         const char *value = eq ? eq + 1 : NULL;

@@ -1,7 +1,12 @@
-/* evaluator: the uniform evaluator. See evaluator.h. */
+/* evaluator: the uniform evaluator and the network's. See evaluator.h. */
 #include "evaluator.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "model.h"
+#include "modelfile.h"
+#include "util.h"
 
 static int s_uniform_run(void *ctx, const float *planes, int B, float *logits, float *values)
 {
@@ -16,3 +21,73 @@ evaluator evaluator_uniform(const game_def *g)
 {
     return (evaluator){.run = s_uniform_run, .ctx = (void *)g, .max_batch = EVALUATOR_UNLIMITED};
 }
+
+struct evaluator_net {
+    model_eval *eval;  /* the folded network */
+    int max_batch;     /* largest batch */
+    uint32_t version;  /* the model's version */
+    uint64_t checksum; /* the model's weights checksum */
+};
+
+evaluator_net *evaluator_net_new(const model *m, int max_batch)
+{
+    if (!m || max_batch < 1)
+        return NULL;
+    evaluator_net *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->eval = model_eval_new(m, max_batch);
+    if (!e->eval) {
+        free(e);
+        return NULL;
+    }
+    e->max_batch = max_batch;
+    e->version = model_version(m);
+    e->checksum = model_checksum(m);
+    return e;
+}
+
+int evaluator_net_load(const char *path, const game_def *g, int max_batch, evaluator_net **out,
+                       char *err, size_t errlen)
+{
+    *out = NULL;
+    model *m = NULL;
+    int rc = modelfile_load(path, g, &m, err, errlen);
+    if (rc != 0)
+        return rc;
+    *out = evaluator_net_new(m, max_batch);
+    model_destroy(&m);
+    if (!*out) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: out of memory for an evaluator of batch %d", path,
+                     max_batch);
+        return KZ_ENOMEM;
+    }
+    return 0;
+}
+
+void evaluator_net_destroy(evaluator_net **pe)
+{
+    if (!pe || !*pe)
+        return;
+    model_eval_destroy(&(*pe)->eval);
+    free(*pe);
+    *pe = NULL;
+}
+
+static int s_net_run(void *ctx, const float *planes, int B, float *logits, float *values)
+{
+    evaluator_net *e = ctx;
+    if (B < 0 || B > e->max_batch)
+        return KZ_EINVAL;
+    model_eval_run(e->eval, planes, B, logits, values);
+    return 0;
+}
+
+evaluator evaluator_net_get(evaluator_net *e)
+{
+    return (evaluator){.run = s_net_run, .ctx = e, .max_batch = e->max_batch};
+}
+
+uint32_t evaluator_net_version(const evaluator_net *e) { return e->version; }
+uint64_t evaluator_net_checksum(const evaluator_net *e) { return e->checksum; }

@@ -42,7 +42,7 @@ int game_result_for(game_result r, int player)
     return r.winner == player ? 1 : -1;
 }
 
-uint64_t game_perft(const game_def *g, const game_state *s, int depth)
+uint64_t game_perft_generic(const game_def *g, const game_state *s, int depth)
 {
     if (depth == 0)
         return 1;
@@ -55,7 +55,12 @@ uint64_t game_perft(const game_def *g, const game_state *s, int depth)
         game_state c;
         g->copy(&c, s);
         g->apply(&c, legal[i]);
-        total += game_perft(g, &c, depth - 1);
+        total += game_perft_generic(g, &c, depth - 1);
     }
     return total;
+}
+
+uint64_t game_perft(const game_def *g, const game_state *s, int depth)
+{
+    return g->perft ? g->perft(s, depth) : game_perft_generic(g, s, depth);
 }

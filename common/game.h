@@ -118,6 +118,10 @@ struct game_def {
     void (*render)(const game_state *s, FILE *out);
     /* "black", "white", ... */
     const char *(*player_name)(int player);
+    /* Optional (NULL: none): the module's own perft, counting exactly what
+     * game_perft's generic loop counts (same full make-move at every node),
+     * only faster; game_perft calls it when set. */
+    uint64_t (*perft)(const game_state *s, int depth);
 };
 
 /* The registered games; NULL when the name is unknown. */
@@ -129,8 +133,12 @@ const char *game_reason_name(int reason);
 /* Reverses every row of (C, H, W) planes in place (the left-right mirror). */
 void game_mirror_planes(const game_def *g, float *planes);
 /* Perft (R22): leaf nodes of the action tree to `depth`, full make-move at
- * every node, terminal nodes above the depth counting nothing. */
+ * every node, terminal nodes above the depth counting nothing. Uses the
+ * module's g->perft when it has one, else the generic loop over the other
+ * game_def functions (game_perft_generic). */
 uint64_t game_perft(const game_def *g, const game_state *s, int depth);
+/* The generic loop: result, legal_actions, then copy + apply + recurse. */
+uint64_t game_perft_generic(const game_def *g, const game_state *s, int depth);
 /* Result from the view of `player`: +1 win, -1 loss, 0 draw (r must be over). */
 int game_result_for(game_result r, int player);
 

@@ -186,15 +186,27 @@ void match_config_default(match_config *c)
                         .sprt = false, .elo0 = 0, .elo1 = 35, .alpha = 0.05, .beta = 0.05};
 }
 
+/* Whether h is among the n hashes in seen; adds it if not (seen has room). */
+static bool s_seen(uint64_t *seen, int *n, uint64_t h)
+{
+    for (int i = 0; i < *n; i++)
+        if (seen[i] == h)
+            return true;
+    seen[(*n)++] = h;
+    return false;
+}
+
 static int s_openings(const game_def *g, int k, int turns, uint64_t seed, game_state *out)
 {
     rng_t rng;
     rng_seed(&rng, seed);
-    uint64_t *hashes = xmalloc((size_t)k * sizeof *hashes);
-    int found = 0;
-    long attempts = 0, max_attempts = 200L * k + 1000;
+    /* Every distinct position met is judged once; the search gives up when
+     * OPENING_PATIENCE draws in a row bring no position not met before. */
+    enum { OPENING_PATIENCE = 500 };
+    int max_seen = 50 * k + 2000, n_seen = 0, found = 0, stale = 0;
+    uint64_t *seen = xmalloc((size_t)max_seen * sizeof *seen);
     uint16_t legal[GAME_MAX_LEGAL];
-    while (found < k && attempts++ < max_attempts) {
+    while (found < k && stale < OPENING_PATIENCE && n_seen < max_seen) {
         game_state s;
         g->init(&s);
         bool ok = true;
@@ -208,18 +220,20 @@ static int s_openings(const game_def *g, int k, int turns, uint64_t seed, game_s
                 g->apply(&s, legal[rng_below(&rng, (uint32_t)n)]);
             } while (g->mid_turn(&s));
         }
-        if (!ok || g->result(&s).over)
+        if (!ok || g->result(&s).over || s_seen(seen, &n_seen, g->hash(&s))) {
+            stale++;
             continue;
-        uint64_t h = g->hash(&s);
-        bool dup = false;
-        for (int i = 0; i < found && !dup; i++)
-            dup = hashes[i] == h;
-        if (dup)
-            continue;
-        hashes[found] = h;
-        out[found++] = s;
+        }
+        stale = 0;
+        /* Level: the greedy value (material after one turn and the forced
+         * captures that follow) is even. */
+        int a;
+        long score;
+        player_alphabeta_search(g, &s, 1, false, &a, &score);
+        if (score == 0)
+            out[found++] = s;
     }
-    free(hashes);
+    free(seen);
     return found == k ? 0 : KZ_EINVAL;
 }
 

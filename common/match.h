@@ -132,7 +132,10 @@ typedef struct match_config {
 void match_config_default(match_config *c);
 
 /* K distinct positions (by game_def->hash), each reached from the start by
- * `turns` random turns without ending the game. 0, or KZ_EINVAL when fewer
+ * `turns` random turns without ending the game, with level material and no
+ * capture pending (player_evaluate without mobility is 0 and the mover need
+ * not capture): random turns easily blunder a piece, and a lost opening
+ * played with both colours only adds a pair of noise games. 0, or KZ_EINVAL when fewer
  * than K distinct ones turn up (too few turns for that many openings).
  * turns = 0 tries 1, 2, ... MATCH_MAX_OPENING_TURNS turns and uses the first
  * that gives K (fewer random turns leave the games more natural). */

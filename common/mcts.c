@@ -76,6 +76,8 @@ typedef struct tree {
 
 typedef struct pending {
     int tree;          /* tree index */
+    bool known;        /* answered by the cache: priors already set, value below */
+    float value;       /* known: the cached value */
     uint32_t node;     /* the leaf waiting for its evaluation */
     uint32_t slot;     /* its row in the evaluator's input and output */
     uint32_t canon;    /* offset of its canonical actions in mcts_batch.canon */
@@ -546,18 +548,26 @@ static int s_select(mcts_batch *b, int ti)
             } else {
                 uint64_t h = g->hash(&st);
                 cache_entry *e = s_cache_find(b, h, n);
-                if (e && e->n != CACHE_WAITING) {
-                    for (int k = 0; k < n; k++)
-                        t->nodes[first + k].prior = e->priors[k];
-                    nd->flags |= F_EXPANDED;
-                    b->stats.cache_hits++;
-                    s_expanded(b, t, x);
-                    s_backup(b, t, x, e->value);
-                    return SEL_DONE;
-                }
                 pending *p = &b->pend[b->n_pend];
                 p->tree = ti;
                 p->node = x;
+                p->known = false;
+                if (e && e->n != CACHE_WAITING) {
+                    /* Answered by the cache, but backed up with the batch like
+                     * any leaf, so that a tree searches the same whatever the
+                     * cache holds. */
+                    for (int k = 0; k < n; k++)
+                        t->nodes[first + k].prior = e->priors[k];
+                    p->known = true;
+                    p->value = e->value;
+                    p->cache_ix = NONE;
+                    b->stats.cache_hits++;
+                    b->n_pend++;
+                    nd->flags |= F_PENDING;
+                    if (x != 0)
+                        t->inflight++;
+                    return SEL_PENDING;
+                }
                 p->hash = h;
                 p->canon = (uint32_t)b->n_pend * (uint32_t)g->max_legal;
                 p->cache_ix = NONE;
@@ -654,6 +664,8 @@ static int s_check_outputs(const mcts_batch *b)
     int A = b->g->action_count;
     for (int k = 0; k < b->n_pend; k++) {
         const pending *p = &b->pend[k];
+        if (p->known)
+            continue;
         float v = b->values[p->slot];
         if (!(v >= -1.0001f && v <= 1.0001f))
             return KZ_EINVAL;
@@ -674,6 +686,14 @@ static void s_finish_pending(mcts_batch *b)
         const pending *p = &b->pend[k];
         tree *t = &b->trees[p->tree];
         node *nd = &t->nodes[p->node];
+        if (p->known) {
+            nd->flags = (uint8_t)((nd->flags & ~F_PENDING) | F_EXPANDED);
+            if (p->node != 0)
+                t->inflight--;
+            s_expanded(b, t, p->node);
+            s_backup(b, t, p->node, p->value);
+            continue;
+        }
         int n = nd->n_children;
         const float *lg = b->logits + (size_t)p->slot * A;
         const uint16_t *canon = b->canon + p->canon;
@@ -744,7 +764,7 @@ int mcts_batch_step(mcts_batch *b)
     }
     /* Steps 2 and 3. */
     if (b->n_pend > 0) {
-        int rc = s_evaluate(b);
+        int rc = b->n_slots > 0 ? s_evaluate(b) : 0;
         if (rc == 0)
             rc = s_check_outputs(b);
         if (rc != 0) {

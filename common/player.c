@@ -5,7 +5,9 @@
  *   2. material and evaluation read from the canonical planes
  *   3. alpha-beta (and greedy, its depth-1 material-only case)
  *   4. UCT with random playouts
- *   5. random, network hooks, spec parsing */
+ *   5. random
+ *   6. the network players (raw policy; PUCT search of mcts.h)
+ *   7. spec parsing */
 #include "player.h"
 
 #include <assert.h>
@@ -25,6 +27,10 @@ typedef struct player_ops {
                   player_info *info);
     /* Frees the kind's own memory (p->impl); may be NULL. */
     void (*destroy_impl)(player *p);
+    /* Sees an action played in s (player_observe); may be NULL. */
+    void (*observe)(player *p, const game_state *s, int action);
+    /* Starts a new game (after the reseed); may be NULL. */
+    void (*new_game)(player *p);
 } player_ops;
 
 struct player {
@@ -51,6 +57,8 @@ void player_new_game(player *p, uint64_t seed)
 {
     assert(p);
     rng_seed(&p->rng, seed);
+    if (p->ops->new_game)
+        p->ops->new_game(p);
 }
 
 static void s_info_init(player_info *info, int n, const uint16_t *legal)
@@ -63,6 +71,8 @@ static void s_info_init(player_info *info, int n, const uint16_t *legal)
     for (int i = 0; i < n; i++) {
         info->actions[i] = legal[i];
         info->share[i] = 0;
+        info->prior[i] = NAN;
+        info->q[i] = NAN;
     }
 }
 
@@ -92,7 +102,8 @@ int player_choose(player *p, const game_state *s, int *action, player_info *info
 
 void player_observe(player *p, const game_state *s, int action)
 {
-    (void)p, (void)s, (void)action; /* no baseline keeps a tree between moves */
+    if (p->ops->observe)
+        p->ops->observe(p, s, action);
 }
 
 const char *player_name(const player *p) { return p->name; }
@@ -137,7 +148,7 @@ static int s_pieces(const game_def *g, const game_state *s)
 
 /* Whether the mover at a turn start must capture: under compulsory capture
  * every legal action then captures, so one action tells. */
-static bool s_must_capture(const game_def *g, const game_state *s)
+bool player_must_capture(const game_def *g, const game_state *s)
 {
     uint16_t legal[GAME_MAX_LEGAL];
     int n = g->legal_actions(s, legal);
@@ -186,7 +197,7 @@ static long s_ab(ab_search *ab, const game_state *s, int depth, int qleft, int h
     }
     if (depth == 0) {
         assert(!g->mid_turn(s)); /* depth drops only when a turn ends */
-        if (qleft == 0 || !s_must_capture(g, s))
+        if (qleft == 0 || !player_must_capture(g, s))
             return player_evaluate(g, s, ab->mobility);
         depth = 1; /* quiescence: the forced captures are searched as one more turn */
         qleft--;
@@ -435,8 +446,11 @@ static int s_uct_choose(player *p, const game_state *root, int n, const uint16_t
     if (info) {
         info->work = u->cfg.playouts;
         info->value = visit_sum ? 2 * reward_sum / (double)visit_sum - 1 : 0;
-        for (int i = 0; i < rootn->nchild; i++)
-            info->share[i] = visit_sum ? (float)u->nodes[rootn->first + i].visits / visit_sum : 0;
+        for (int i = 0; i < rootn->nchild; i++) {
+            const uct_node *c = &u->nodes[rootn->first + i];
+            info->share[i] = visit_sum ? (float)c->visits / visit_sum : 0;
+            info->q[i] = c->visits ? 2 * c->reward / c->visits - 1 : NAN;
+        }
     }
     return 0;
 }
@@ -470,7 +484,7 @@ player *player_uct_new(const game_def *g, const player_uct_config *cfg)
     return p;
 }
 
-/* ---- 5. random, network hooks, specs ---------------------------------------------------- */
+/* ---- 5. random -------------------------------------------------------------------------- */
 
 static int s_random_choose(player *p, const game_state *s, int n, const uint16_t *legal,
                            int *action, player_info *info)
@@ -488,23 +502,235 @@ static const player_ops s_random_ops = {.choose = s_random_choose};
 
 player *player_random_new(const game_def *g) { return s_player_new(g, &s_random_ops, "random"); }
 
-player *player_policy_new(const game_def *g, const char *model_path, char *err, size_t errlen)
+/* ---- 6. network players ------------------------------------------------------------------ */
+
+/* What the policy and mcts players share: the evaluator and what owns it. */
+typedef struct net {
+    evaluator ev;         /* the evaluator used */
+    evaluator_net *owned; /* the network when loaded from a file (owned), else NULL */
+} net;
+
+/* Opens MODEL ("uniform" or a model file for g) as an evaluator of batches up
+ * to max_batch. 0, or the loader's error with the reason in err. */
+static int s_net_open(const game_def *g, const char *path, int max_batch, net *n, char *err,
+                      size_t errlen)
 {
-    (void)g;
-    if (err)
-        snprintf(err, errlen, "policy:%s: the network is not in this build yet", model_path);
-    return NULL;
+    memset(n, 0, sizeof *n);
+    if (!strcmp(path, "uniform")) {
+        n->ev = evaluator_uniform(g);
+        return 0;
+    }
+    int rc = evaluator_net_load(path, g, max_batch, &n->owned, err, errlen);
+    if (rc == 0)
+        n->ev = evaluator_net_get(n->owned);
+    return rc;
 }
 
-player *player_mcts_new(const game_def *g, const char *model_path, int sims, char *err,
-                        size_t errlen)
+typedef struct policy {
+    net net;        /* the network */
+    float *planes;  /* (C, H, W) */
+    float *logits;  /* (A) */
+} policy;
+
+static int s_policy_choose(player *p, const game_state *s, int n, const uint16_t *legal,
+                           int *action, player_info *info)
 {
-    (void)g, (void)sims;
-    if (err)
-        snprintf(err, errlen, "mcts:%s: the network and search are not in this build yet",
-                 model_path);
-    return NULL;
+    const game_def *g = p->g;
+    policy *pol = p->impl;
+    float value;
+    g->encode_planes(s, pol->planes);
+    int rc = pol->net.ev.run(pol->net.ev.ctx, pol->planes, 1, pol->logits, &value);
+    if (rc != 0)
+        return rc;
+    /* The network speaks canonical actions (R16). Ties go to the lower action. */
+    int best = 0;
+    float top = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        float l = pol->logits[g->canonical_action(s, legal[i])];
+        if (!isfinite(l))
+            return KZ_EINVAL;
+        if (l > top) {
+            top = l;
+            best = i;
+        }
+    }
+    *action = legal[best];
+    if (info) {
+        double sum = 0;
+        for (int i = 0; i < n; i++)
+            sum += exp((double)pol->logits[g->canonical_action(s, legal[i])] - top);
+        for (int i = 0; i < n; i++) {
+            double e = exp((double)pol->logits[g->canonical_action(s, legal[i])] - top);
+            info->share[i] = info->prior[i] = (float)(e / sum);
+        }
+        info->value = value;
+        info->work = 1;
+    }
+    return 0;
 }
+
+static void s_policy_destroy(player *p)
+{
+    policy *pol = p->impl;
+    evaluator_net_destroy(&pol->net.owned);
+    free(pol->planes);
+    free(pol->logits);
+    free(pol);
+}
+
+static const player_ops s_policy_ops = {.choose = s_policy_choose,
+                                        .destroy_impl = s_policy_destroy};
+
+static player *s_policy_make(const game_def *g, const net *n, const char *name)
+{
+    player *p = s_player_new(g, &s_policy_ops, name);
+    policy *pol = xcalloc(1, sizeof *pol);
+    pol->net = *n;
+    pol->planes = xmalloc((size_t)g->planes * g->height * g->width * sizeof *pol->planes);
+    pol->logits = xmalloc((size_t)g->action_count * sizeof *pol->logits);
+    p->impl = pol;
+    return p;
+}
+
+player *player_policy_new_evaluator(const game_def *g, evaluator ev, const char *name)
+{
+    return s_policy_make(g, &(net){.ev = ev}, name);
+}
+
+player *player_policy_new(const game_def *g, const char *model_path, char *err, size_t errlen)
+{
+    net n;
+    if (s_net_open(g, model_path, 1, &n, err, errlen) != 0)
+        return NULL;
+    char name[PLAYER_SPEC_MAX];
+    snprintf(name, sizeof name, "policy:%s", model_path);
+    return s_policy_make(g, &n, name);
+}
+
+typedef struct mcts_player {
+    net net;             /* the network */
+    mcts_batch *batch;   /* one tree, kept between moves */
+    mcts_result result;  /* the last search's result */
+} mcts_player;
+
+mcts_settings player_mcts_settings(int sims)
+{
+    mcts_settings s = mcts_settings_default();
+    s.simulations = sims;
+    s.dirichlet_epsilon = 0;
+    return s;
+}
+
+static int s_mcts_choose(player *p, const game_state *s, int n, const uint16_t *legal,
+                         int *action, player_info *info)
+{
+    const game_def *g = p->g;
+    mcts_player *mp = p->impl;
+    (void)n, (void)legal;
+    /* Step 1. Continue from the kept tree when it stands at s, else start afresh. */
+    enum mcts_status st = mcts_batch_status(mp->batch, 0);
+    if (st == MCTS_IDLE || st == MCTS_OVER ||
+        g->hash(mcts_batch_state(mp->batch, 0)) != g->hash(s))
+        mcts_batch_reset(mp->batch, 0, s, rng_next(&p->rng));
+    /* Step 2. Search to the simulation count. */
+    int rc = mcts_batch_run(mp->batch);
+    if (rc != 0) {
+        mcts_batch_clear(mp->batch, 0);
+        return rc;
+    }
+    mcts_result *r = &mp->result;
+    mcts_batch_result(mp->batch, 0, r);
+    KZ_CHECK(r->n == n);
+    *action = r->best;
+    if (info) {
+        info->value = r->value;
+        info->work = r->total;
+        for (int i = 0; i < r->n; i++) {
+            KZ_CHECK(r->actions[i] == info->actions[i]);
+            info->share[i] = r->total ? (float)r->visits[i] / (float)r->total : 0;
+            info->prior[i] = r->priors[i];
+            info->q[i] = r->visits[i] ? r->q[i] : NAN;
+        }
+    }
+    return 0;
+}
+
+static void s_mcts_observe(player *p, const game_state *s, int action)
+{
+    mcts_player *mp = p->impl;
+    enum mcts_status st = mcts_batch_status(mp->batch, 0);
+    if (st == MCTS_IDLE || st == MCTS_OVER)
+        return;
+    if (p->g->hash(mcts_batch_state(mp->batch, 0)) == p->g->hash(s))
+        mcts_batch_advance(mp->batch, 0, action); /* keeps the chosen subtree */
+    else
+        mcts_batch_clear(mp->batch, 0);
+}
+
+static void s_mcts_new_game(player *p)
+{
+    mcts_player *mp = p->impl;
+    mcts_batch_clear(mp->batch, 0);
+}
+
+static void s_mcts_destroy(player *p)
+{
+    mcts_player *mp = p->impl;
+    mcts_batch_destroy(&mp->batch);
+    evaluator_net_destroy(&mp->net.owned);
+    free(mp);
+}
+
+static const player_ops s_mcts_ops = {.choose = s_mcts_choose,
+                                      .destroy_impl = s_mcts_destroy,
+                                      .observe = s_mcts_observe,
+                                      .new_game = s_mcts_new_game};
+
+/* Takes ownership of n->owned (freed on failure too). */
+static player *s_mcts_make(const game_def *g, net *n, const mcts_settings *s, const char *name,
+                           char *err, size_t errlen)
+{
+    if (mcts_settings_check(s, err, errlen) != 0) {
+        evaluator_net_destroy(&n->owned);
+        return NULL;
+    }
+    mcts_batch *b = mcts_batch_new(g, s, 1, n->ev);
+    if (!b) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: out of memory for the search tree", name);
+        evaluator_net_destroy(&n->owned);
+        return NULL;
+    }
+    player *p = s_player_new(g, &s_mcts_ops, name);
+    mcts_player *mp = xcalloc(1, sizeof *mp);
+    mp->net = *n;
+    mp->batch = b;
+    p->impl = mp;
+    return p;
+}
+
+player *player_mcts_new_evaluator(const game_def *g, evaluator ev, const mcts_settings *s,
+                                  const char *name, char *err, size_t errlen)
+{
+    net n = {.ev = ev};
+    return s_mcts_make(g, &n, s, name, err, errlen);
+}
+
+player *player_mcts_new(const game_def *g, const char *model_path, const mcts_settings *s,
+                        char *err, size_t errlen)
+{
+    if (mcts_settings_check(s, err, errlen) != 0)
+        return NULL;
+    net n;
+    /* A tree sends at most leaves_per_tree leaves to one batch. */
+    if (s_net_open(g, model_path, s->leaves_per_tree, &n, err, errlen) != 0)
+        return NULL;
+    char name[PLAYER_SPEC_MAX];
+    snprintf(name, sizeof name, "mcts:%s:%d", model_path, s->simulations);
+    return s_mcts_make(g, &n, s, name, err, errlen);
+}
+
+/* ---- 7. specs ----------------------------------------------------------------------------- */
 
 const char *player_spec_help(void)
 {
@@ -517,7 +743,9 @@ const char *player_spec_help(void)
            "  alphabeta:D       alpha-beta, D turns deep (1..32), material + mobility,\n"
            "                    quiescence over forced captures\n"
            "  policy:MODEL      the network's most probable legal action\n"
-           "  mcts:MODEL[:SIMS] the network with PUCT search (default 200 simulations)\n";
+           "  mcts:MODEL[:SIMS] the network with PUCT search, SIMS simulations per action\n"
+           "                    (1..1000000, default 200), the most visited action played\n"
+           "MODEL is a model file, or `uniform` (equal priors, value 0: no network).\n";
 }
 
 static void s_set_err(char *err, size_t errlen, const char *fmt, const char *arg)
@@ -580,9 +808,9 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
         char *cs = arg ? strrchr(arg, ':') : NULL;
         if (cs) {
             *cs++ = '\0';
-            if (parse_long(cs, 1, PLAYER_MAX_PLAYOUTS, &sims) != 0) {
+            if (parse_long(cs, 1, PLAYER_MAX_SIMS, &sims) != 0) {
                 s_set_err(err, errlen,
-                          "bad player '%s': write mcts:MODEL[:SIMS], SIMS 1..10000000", spec);
+                          "bad player '%s': write mcts:MODEL[:SIMS], SIMS 1..1000000", spec);
                 return NULL;
             }
         }
@@ -590,7 +818,8 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
             s_set_err(err, errlen, "bad player '%s': write mcts:MODEL[:SIMS]", spec);
             return NULL;
         }
-        return player_mcts_new(g, arg, (int)sims, err, errlen);
+        mcts_settings ms = player_mcts_settings((int)sims);
+        return player_mcts_new(g, arg, &ms, err, errlen);
     }
     s_set_err(err, errlen,
               "unknown player '%s' (random, greedy, uct:N, alphabeta:D, policy:M, mcts:M:N)",

@@ -14,9 +14,12 @@
  *   alphabeta:D   alpha-beta at depth D turns with the material-and-mobility
  *                 evaluation and quiescence (below).
  *   policy:MODEL  argmax of the network's policy over the legal actions.
- *   mcts:MODEL[:SIMS]  the network with PUCT search (default 200 simulations).
- * (policy and mcts need the network and search modules; until they are in
- * this build, their constructors fail with a clear message.)
+ *   mcts:MODEL[:SIMS]  the network with the batched PUCT search of mcts.h
+ *                 (default 200 simulations), always playing the most visited
+ *                 action, with no root noise, and keeping the chosen subtree
+ *                 between moves (player_observe advances it).
+ * MODEL is a model file (modelfile.h) for the game, or `uniform`: the uniform
+ * evaluator (equal priors, value 0), search without a network.
  *
  * A player is asked for EVERY action, each hop of a capture sequence too
  * (R9); a state with one legal action needs no thinking, and every player
@@ -60,7 +63,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "evaluator.h"
 #include "game.h"
+#include "mcts.h"
 
 #define PLAYER_EVAL_MAN 100         /* material value of a man */
 #define PLAYER_EVAL_KING 250        /* material value of a (flying) king */
@@ -69,6 +74,7 @@
 #define PLAYER_QUIESCENCE_TURNS 8   /* most forced-capture turns searched past depth 0 */
 #define PLAYER_MAX_DEPTH 32         /* largest alpha-beta depth in turns */
 #define PLAYER_MAX_PLAYOUTS 10000000 /* largest UCT playout count */
+#define PLAYER_MAX_SIMS 1000000     /* largest MCTS simulation count (mcts.h's limit) */
 #define PLAYER_SPEC_MAX 256         /* longest player spec string */
 
 typedef struct player player;
@@ -84,6 +90,9 @@ typedef struct player_info {
     uint16_t actions[GAME_MAX_LEGAL];    /* the legal actions, ascending */
     float share[GAME_MAX_LEGAL];         /* UCT/MCTS: visit share; policy: probability;
                                             alpha-beta/greedy: 1 for the chosen, else 0 */
+    float prior[GAME_MAX_LEGAL];         /* MCTS/policy: the network's prior; else NAN */
+    float q[GAME_MAX_LEGAL];             /* UCT/MCTS: mean value of the action from the
+                                            mover's view (NAN if unvisited); else NAN */
     long work;                           /* playouts, simulations or nodes spent */
 } player_info;
 
@@ -103,11 +112,22 @@ player *player_greedy_new(const game_def *g);
 player *player_uct_new(const game_def *g, const player_uct_config *cfg);
 /* Alpha-beta at `depth` turns (1..PLAYER_MAX_DEPTH). */
 player *player_alphabeta_new(const game_def *g, int depth);
-/* The raw network policy, and network + PUCT search with `sims` simulations.
- * The model file is read here; NULL with the reason in err on failure. */
+/* The search settings of an mcts player with `sims` simulations: the
+ * defaults of mcts.h with no root noise (dirichlet_epsilon 0). */
+mcts_settings player_mcts_settings(int sims);
+/* The raw network policy, and the network with PUCT search (settings s,
+ * copied; the player always plays the most visited action, whatever
+ * s->temperature_plies says). The model file (or "uniform") is read here;
+ * NULL with a one-line reason in err when it cannot be used or s is invalid. */
 player *player_policy_new(const game_def *g, const char *model_path, char *err, size_t errlen);
-player *player_mcts_new(const game_def *g, const char *model_path, int sims, char *err,
-                        size_t errlen);
+player *player_mcts_new(const game_def *g, const char *model_path, const mcts_settings *s,
+                        char *err, size_t errlen);
+/* The same over an evaluator the caller already has (e.g. a worker's
+ * network): ev is copied, its ctx borrowed and must outlive the player.
+ * `name` is what player_name reports. NULL (with err) for invalid settings. */
+player *player_policy_new_evaluator(const game_def *g, evaluator ev, const char *name);
+player *player_mcts_new_evaluator(const game_def *g, evaluator ev, const mcts_settings *s,
+                                  const char *name, char *err, size_t errlen);
 
 /* Builds a player from a spec ("random", "greedy", "uct:1000", "uct:1000:1.4",
  * "alphabeta:4", "policy:MODEL", "mcts:MODEL:200"). NULL with a one-line
@@ -134,6 +154,9 @@ void player_destroy(player **p);
 /* Evaluation of s from the mover's view, as described above; `mobility`
  * selects the alphabeta (true) or greedy (false) evaluation. */
 long player_evaluate(const game_def *g, const game_state *s, bool mobility);
+/* Whether the mover in s (a turn start) must capture: the first legal action
+ * removes a piece (compulsory capture makes every other one capture too). */
+bool player_must_capture(const game_def *g, const game_state *s);
 /* Runs the alpha-beta search of the alphabeta player (mobility true) or the
  * greedy player (mobility false, depth 1) on s without randomness: ties go to
  * the lowest action. Writes the best action and its score (mover's view);

@@ -749,6 +749,30 @@ int store_find_game(store *s, const uint8_t *game_id, uint64_t *sequence)
     return rc;
 }
 
+int store_find_record(store *s, const uint8_t *game_id, const uint8_t *record, size_t len,
+                      uint64_t *sequence)
+{
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    MDB_val k = {STORE_GAME_ID_BYTES, (void *)game_id}, d;
+    rc = mdb_get(txn, s->dedup, &k, &d);
+    if (!rc && d.mv_size == 8) {
+        uint64_t seq = s_get_be64(d.mv_data);
+        MDB_val gk = {8, d.mv_data}, gd;
+        rc = mdb_get(txn, s->games, &gk, &gd);
+        if (!rc && gd.mv_size == len && !memcmp(gd.mv_data, record, len))
+            *sequence = seq;
+        else
+            rc = KZ_ENOTFOUND;
+    } else {
+        rc = KZ_ENOTFOUND;
+    }
+    mdb_txn_abort(txn);
+    return rc;
+}
+
 int store_get_game(store *s, uint64_t sequence, uint8_t **record, size_t *len)
 {
     MDB_txn *txn;

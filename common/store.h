@@ -139,6 +139,11 @@ int store_prune(store *s, uint64_t *pruned);
 
 /* The game sequence of a stored game id; KZ_ENOTFOUND if not stored. */
 int store_find_game(store *s, const uint8_t *game_id, uint64_t *sequence);
+/* Whether the game stored under game_id has exactly these record bytes (a
+ * resubmission): 0 and *sequence, else KZ_ENOTFOUND. One read transaction,
+ * no copy: the coordinator's fast path for resent games. */
+int store_find_record(store *s, const uint8_t *game_id, const uint8_t *record, size_t len,
+                      uint64_t *sequence);
 /* A copy (caller frees) of stored game `sequence`. */
 int store_get_game(store *s, uint64_t sequence, uint8_t **record, size_t *len);
 /* Calls fn for every stored game in sequence order (stops when fn returns

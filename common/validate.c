@@ -21,6 +21,7 @@ struct validator {
     uint32_t *actions;      /* (max_entries) */
     float *probs;           /* (max_entries) */
     uint8_t *legal_mask;    /* (action_count) 1 for the legal actions of the state in hand */
+    uint32_t npos;          /* training positions of the record in hand */
     uint8_t *arena;         /* (arena_cap) bump allocator for unpacking one record */
     size_t arena_cap;       /* bytes */
     size_t arena_used;      /* bytes handed out for the record in hand */
@@ -164,13 +165,14 @@ static int s_check_move(validator *v, const Kz__MoveRecord *mv, uint32_t i, cons
         return s_fail(out, VALIDATE_MALFORMED,
                       "move %u (ply %d): %zu policy actions but %zu shares", i, ply,
                       mv->n_policy_actions, mv->n_policy);
-    size_t n = mv->n_policy;
-    if (n == 0)
-        return s_fail(out, VALIDATE_MALFORMED, "move %u (ply %d): empty policy", i, ply);
+    size_t n = mv->n_policy; /* 0: a player that does not search (no training target) */
     /* Step 1. NaN and infinity first: they would confuse every later check. */
     if (!isfinite(mv->root_value))
         return s_fail(out, VALIDATE_NAN, "move %u (ply %d): root value is %f", i, ply,
                       (double)mv->root_value);
+    if (mv->root_value < -1.0001f || mv->root_value > 1.0001f)
+        return s_fail(out, VALIDATE_MALFORMED, "move %u (ply %d): root value %g outside [-1, 1]",
+                      i, ply, (double)mv->root_value);
     for (size_t k = 0; k < n; k++)
         if (!isfinite(mv->policy[k]))
             return s_fail(out, VALIDATE_NAN, "move %u (ply %d): policy share %zu is %f", i, ply,
@@ -182,6 +184,9 @@ static int s_check_move(validator *v, const Kz__MoveRecord *mv, uint32_t i, cons
     for (int k = 0; k < nl; k++)
         v->legal_mask[legal[k]] = 1;
     int rc = s_check_policy(v, mv, i, ply, out);
+    if (rc == VALIDATE_OK && mv->forced && nl != 1)
+        rc = s_fail(out, VALIDATE_MALFORMED, "move %u (ply %d): marked forced with %d legal "
+                    "actions", i, ply, nl);
     if (rc == VALIDATE_OK && (mv->action >= (uint32_t)g->action_count ||
                               !v->legal_mask[mv->action])) {
         char name[32];
@@ -229,7 +234,7 @@ static int s_check_policy(validator *v, const Kz__MoveRecord *mv, uint32_t i, in
                           (double)mv->policy[k]);
         sum += mv->policy[k];
     }
-    if (fabs(sum - 1.0) > v->lim.policy_tolerance)
+    if (n > 0 && fabs(sum - 1.0) > v->lim.policy_tolerance)
         return s_fail(out, VALIDATE_POLICY_SUM, "move %u (ply %d): policy sums to %.6f", i, ply,
                       sum);
     return VALIDATE_OK;
@@ -242,10 +247,14 @@ static int s_record_position(validator *v, const Kz__MoveRecord *mv, uint32_t i,
 {
     const game_def *g = v->g;
     size_t n = mv->n_policy;
+    (void)i;
+    if (n == 0)
+        return VALIDATE_OK; /* no search, no policy target: not a training position */
     if (*entries + n > v->max_entries)
         return s_fail(out, VALIDATE_OVERSIZED, "too many policy entries");
-    g->pack(s, v->packed + (size_t)i * (size_t)g->packed_bytes);
-    v->mover[i] = (int8_t)g->to_move(s);
+    uint32_t p = v->npos++;
+    g->pack(s, v->packed + (size_t)p * (size_t)g->packed_bytes);
+    v->mover[p] = (int8_t)g->to_move(s);
     uint32_t *ca = v->actions + *entries;
     float *cp = v->probs + *entries;
     for (size_t k = 0; k < n; k++) {
@@ -253,9 +262,9 @@ static int s_record_position(validator *v, const Kz__MoveRecord *mv, uint32_t i,
         cp[k] = mv->policy[k];
     }
     s_sort_policy(ca, cp, (uint32_t)n);
-    v->offsets[i] = *entries;
+    v->offsets[p] = *entries;
     *entries += (uint32_t)n;
-    v->offsets[i + 1] = *entries;
+    v->offsets[p + 1] = *entries;
     return VALIDATE_OK;
 }
 
@@ -312,6 +321,7 @@ static int s_validate(validator *v, const Kz__GameRecord *rec, uint32_t max_mode
     }
     uint32_t entries = 0;
     v->offsets[0] = 0;
+    v->npos = 0;
     for (size_t i = 0; i < rec->n_moves; i++) {
         game_result r = g->result(&s);
         if (r.over)
@@ -338,9 +348,9 @@ static int s_validate(validator *v, const Kz__GameRecord *rec, uint32_t max_mode
         return s_fail(out, VALIDATE_WRONG_RESULT, "plies %u recorded, the replay gives %d",
                       rec->plies, g->ply(&s));
     /* Outcomes from each mover's view. */
-    for (size_t i = 0; i < rec->n_moves; i++)
+    for (uint32_t i = 0; i < v->npos; i++)
         v->z[i] = r.winner < 0 ? 0.0f : r.winner == v->mover[i] ? 1.0f : -1.0f;
-    out->n_positions = (uint32_t)rec->n_moves;
+    out->n_positions = v->npos;
     out->packed_bytes = (uint32_t)g->packed_bytes;
     out->packed = v->packed;
     out->z = v->z;
@@ -429,6 +439,7 @@ int validate_random_record(const game_def *g, uint64_t seed, const validate_rand
             pol[ne + (size_t)k] = 1.0f / (float)nl;
         }
         mv->n_policy_actions = mv->n_policy = (size_t)nl;
+        mv->forced = nl == 1;
         ne += (size_t)nl;
         mv->action = legal[rng_below(&r, (uint32_t)nl)];
         g->apply(&s, (int)mv->action);

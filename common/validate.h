@@ -8,8 +8,13 @@
  * winner/reason/plies that the replay does not reproduce. The reason numbers
  * are the wire's RejectReason (docs/protocol.md).
  *
+ * Moves may carry an empty policy (a player that does not search); a move
+ * marked `forced` must have exactly one legal action; root values must lie
+ * in [-1, 1] (the same rules as record_validate in record.h).
+ *
  * For a valid record the result also holds one training position per move
- * (every state a move was chosen in, mid-capture-sequence states included):
+ * with a policy (every state a move was searched in, mid-capture-sequence
+ * states included):
  * the position packed by game_def->pack, the outcome z from the mover's view
  * (+1, 0, -1), and the policy mapped to canonical actions, ascending.
  *
@@ -69,7 +74,7 @@ typedef struct validate_result {
     uint32_t plies;            /* completed turns */
     char worker_id[64];        /* the record's worker_id (truncated) */
     /* Training positions of a valid record, borrowed until the next call. */
-    uint32_t n_positions;      /* N, one per move */
+    uint32_t n_positions;      /* N, one per move with a policy */
     uint32_t packed_bytes;     /* P */
     const uint8_t *packed;     /* (N, P) */
     const float *z;            /* (N) */

@@ -10,31 +10,22 @@
 #include <string.h>
 
 #include "coordinator.h"
+#include "match.h"
+#include "model.h"
+#include "modelfile.h"
 #include "util.h"
 
 #define ARENA_MAGIC "KZA1"
 #define ARENA_HEADER 20
 
-/* Gate outcomes (common/match.h's gate_decision, once it lands). */
-enum { DECIDE_CONTINUE = 0, DECIDE_ACCEPT = 1, DECIDE_REJECT = 2 };
-
-/* The promotion gate. Fixed-length arena: promote when the candidate's score
- * (wins + draws / 2) over arena_games games exceeds arena_threshold; decided
- * as soon as the rest of the games cannot change the outcome.
- * TODO(players): replace the body by gate_decide() from common/match.h
- * (configured from cfg.arena_*) once branch `players` is merged; this is the
- * only place that decides. */
+/* The promotion gate shared with `kz match` (common/match.h): default 50
+ * games, score > 0.55 with draws half, decided early when certain; SPRT as
+ * an option. The arena's slot count is the gate's game count. */
 static int s_decide(const coord *c, uint32_t w, uint32_t d, uint32_t l)
 {
-    double games = (double)c->ar.games;
-    double need = c->cfg.arena_threshold * games; /* the score must exceed this */
-    double score = w + 0.5 * d;
-    double left = games - (double)(w + d + l);
-    if (score > need)
-        return DECIDE_ACCEPT;
-    if (score + left <= need)
-        return DECIDE_REJECT;
-    return DECIDE_CONTINUE;
+    gate_config g = c->gate;
+    g.games = (int)c->ar.games;
+    return gate_decide(&g, (int)w, (int)d, (int)l);
 }
 
 static void s_free_arena(arena *a)
@@ -149,9 +140,9 @@ static void s_maybe_decide(coord *c)
     if (!a->candidate)
         return;
     int d = s_decide(c, a->wins, a->draws, a->losses);
-    if (d == DECIDE_CONTINUE)
+    if (d == GATE_CONTINUE)
         return;
-    bool promote = d == DECIDE_ACCEPT;
+    bool promote = d == GATE_ACCEPT;
     uint32_t played = a->wins + a->draws + a->losses;
     log_info("arena: candidate %u %s after %u games (+%u =%u -%u, score %.3f)", a->candidate,
              promote ? "PROMOTED" : "rejected", played, a->wins, a->draws, a->losses,
@@ -264,6 +255,15 @@ int arena_add_candidate(coord *c, const wire_candidate_submit *cs, wire_candidat
         snprintf(err, errlen, "candidate checksum %016llx does not match its blob (%016llx)",
                  (unsigned long long)cs->checksum, (unsigned long long)sum);
         return KZ_ECORRUPT;
+    }
+    /* Only models workers can load: a valid model file for this game. */
+    model *m0 = NULL;
+    char merr[200];
+    int mrc = modelfile_from_bytes(cs->blob, cs->blob_len, c->g, &m0, merr, sizeof merr);
+    model_destroy(&m0);
+    if (mrc) {
+        snprintf(err, errlen, "candidate is not a usable model: %s", merr);
+        return KZ_EINVAL;
     }
     if (cs->parent_version > store_latest_model(c->st)) {
         snprintf(err, errlen, "parent version %u unknown", cs->parent_version);

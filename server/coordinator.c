@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "model.h"
+#include "modelfile.h"
 #include "util.h"
 
 #define LOG_REJECTS_PER_WORKER 20 /* then only every 1000th */
@@ -108,24 +110,40 @@ const model_cache_entry *coord_model(coord *c, uint32_t version)
     return lru;
 }
 
-/* The blob of version 1 when the store has none: the file given by
- * initial_model, else a freshly initialized network.
- * TODO(net): a random-init network through common/model.h + modelfile.h
- * once branch `net` is merged; until then an opaque placeholder blob. */
+/* The blob of version 1 when the store has none: the model file given by
+ * initial_model (checked), else a freshly initialized network of the
+ * specification's shape (initial_blocks x initial_filters). */
 static int s_initial_blob(coord *c, uint8_t **blob, size_t *len)
 {
+    char err[256];
     if (c->cfg.initial_model[0]) {
-        int rc = file_read_all(c->cfg.initial_model, blob, len);
-        if (rc)
-            log_error("cannot read initial_model %s: %s", c->cfg.initial_model, err_str(rc));
+        model *m = NULL;
+        int rc = modelfile_load(c->cfg.initial_model, c->g, &m, err, sizeof err);
+        if (rc) {
+            log_error("initial_model: %s", err);
+            return rc;
+        }
+        rc = modelfile_to_bytes(m, blob, len);
+        model_destroy(&m);
         return rc;
     }
-    static const char placeholder[] = "kz placeholder model: no network API in this build";
-    *len = sizeof placeholder - 1;
-    *blob = xmalloc(*len);
-    memcpy(*blob, placeholder, *len);
-    log_warn("bootstrap: no network API in this build; version 1 is a placeholder blob");
-    return 0;
+    model_arch a;
+    model_arch_default(&a, c->g);
+    a.blocks = (int)c->cfg.initial_blocks;
+    a.filters = (int)c->cfg.initial_filters;
+    if (model_arch_check(&a, err, sizeof err)) {
+        log_error("initial model shape: %s", err);
+        return KZ_EINVAL;
+    }
+    model *m = model_new(&a, c->cfg.seed ? (uint64_t)c->cfg.seed : c->instance);
+    if (!m)
+        return KZ_ENOMEM;
+    model_set_version(m, 1, 0);
+    int rc = modelfile_to_bytes(m, blob, len);
+    model_arch_describe(&a, err, sizeof err);
+    log_info("bootstrap: random-init network %s", err);
+    model_destroy(&m);
+    return rc;
 }
 
 static int s_bootstrap(coord *c)
@@ -272,6 +290,22 @@ static void s_ingest(coord *c, worker *w)
     const wire_game_submit *gs = &it->msg.u.game_submit;
     validate_result v;
     c->received++;
+    /* Fast path: a resent game already stored byte for byte (its id leads the
+     * encoding) is acknowledged again without replaying it. */
+    uint64_t seq;
+    if (gs->record_len > 18 && gs->record[0] == 0x0a && gs->record[1] == 16 &&
+        store_find_record(c->st, gs->record + 2, gs->record, gs->record_len, &seq) == 0) {
+        c->duplicates++;
+        if (w)
+            w->duplicates++;
+        wire_msg m = {0};
+        m.request_id = it->request_id;
+        m.kind = WIRE_GAME_ACK;
+        m.u.game_ack = (wire_game_ack){gs->record + 2, 16, true, seq};
+        s_send(c, it->route, it->route_len, &m);
+        wire_msg_clear(&it->msg);
+        return;
+    }
     int reason = validate_record(c->val, gs->record, gs->record_len, store_latest_model(c->st),
                                  &v);
     char detail[192];
@@ -599,6 +633,19 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
     c->stop = stop;
     c->started = time_now();
     pthread_mutex_init(&c->snap_lock, NULL);
+    gate_config_default(&c->gate);
+    c->gate.games = (int)cfg->arena_games;
+    c->gate.threshold = cfg->arena_threshold;
+    c->gate.sprt = cfg->arena_sprt;
+    c->gate.elo0 = cfg->arena_elo0;
+    c->gate.elo1 = cfg->arena_elo1;
+    c->gate.alpha = cfg->arena_alpha;
+    c->gate.beta = cfg->arena_beta;
+    char gerr[200];
+    if (gate_config_check(&c->gate, gerr, sizeof gerr)) {
+        log_error("arena settings: %s", gerr);
+        return KZ_EINVAL;
+    }
     c->g = game_find(cfg->game);
     if (!c->g) {
         log_error("unknown game '%s'", cfg->game);
@@ -650,6 +697,7 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
     c->pub = c->router ? s_socket(c, ZMQ_PUB, cfg->pub_bind) : NULL;
     if (!c->router || !c->pub)
         return KZ_EIO;
+    status_refresh(c); /* before the endpoint answers */
     if ((rc = status_start(c)))
         return rc;
     store_stats st;

@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "game.h"
+#include "match.h"
 #include "store.h"
 #include "validate.h"
 #include "wire.h"
@@ -54,6 +55,8 @@ typedef struct coord_config {
     double arena_alpha;                 /* gate: SPRT alpha */
     double arena_beta;                  /* gate: SPRT beta */
     long arena_per_worker;              /* most arena games per job */
+    long initial_blocks;                /* random-init model: residual blocks */
+    long initial_filters;               /* random-init model: filters */
     long wait_ms;                       /* retry_ms of a wait job */
     long status_ms;                     /* snapshot refresh period */
     long log_s;                         /* progress log period */
@@ -135,6 +138,7 @@ typedef struct ingest_item {
 
 typedef struct coord {
     coord_config cfg;           /* settings */
+    gate_config gate;           /* promotion gate (from cfg.arena_*) */
     const game_def *g;          /* the game */
     void *zctx;                 /* ZeroMQ context */
     void *router;               /* requests */

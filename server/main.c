@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "coordinator.h"
+#include "match.h"
 #include "util.h"
 
 #define O(f) offsetof(coord_config, f)
@@ -61,6 +62,10 @@ static const config_option s_options[] = {
     {"arena_beta", CONFIG_DOUBLE, "0.05", 0.0001, 0.5, O(arena_beta), "gate: SPRT beta"},
     {"arena_per_worker", CONFIG_INT, "8", 1, 1024, O(arena_per_worker),
      "most arena games handed to one worker at a time"},
+    {"initial_blocks", CONFIG_INT, "6", 0, 128, O(initial_blocks),
+     "residual blocks of the random-init model 1 of an empty store"},
+    {"initial_filters", CONFIG_INT, "64", 1, 1024, O(initial_filters),
+     "filters of the random-init model 1 of an empty store"},
     {"wait_ms", CONFIG_INT, "1000", 10, 600000, O(wait_ms), "retry_ms of a wait job"},
     {"status_ms", CONFIG_INT, "250", 10, 60000, O(status_ms),
      "refresh period of /status and /metrics"},
@@ -105,6 +110,19 @@ int main(int argc, char **argv)
     if (cfg.max_record_bytes + 1024 > cfg.max_msg_bytes) {
         fprintf(stderr, "kz-coordinator: max_msg_bytes (%ld) must exceed max_record_bytes "
                         "(%ld) by 1 KiB\n", cfg.max_msg_bytes, cfg.max_record_bytes);
+        return 2;
+    }
+    gate_config gate;
+    gate_config_default(&gate);
+    gate.games = (int)cfg.arena_games;
+    gate.threshold = cfg.arena_threshold;
+    gate.sprt = cfg.arena_sprt;
+    gate.elo0 = cfg.arena_elo0;
+    gate.elo1 = cfg.arena_elo1;
+    gate.alpha = cfg.arena_alpha;
+    gate.beta = cfg.arena_beta;
+    if (gate_config_check(&gate, err, sizeof err)) {
+        fprintf(stderr, "kz-coordinator: arena settings: %s\n", err);
         return 2;
     }
     config_log(s_options, N_OPTIONS, &cfg);

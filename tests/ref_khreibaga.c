@@ -340,7 +340,7 @@ int ref_parse(ref_game *g, const char *str, char *err, size_t errlen)
     g->chain = -1;
     if (len > 27) {
         if (str[27] != ' ' || str[28] < '0' || str[28] > '9' ||
-            (len == 30 && (str[29] < '0' || str[29] > '9' || str[28] == '0'))) {
+            (len == 30 && (str[29] < '0' || str[29] > '9'))) {
             snprintf(err, errlen, "bad chain point");
             return -1;
         }

@@ -267,26 +267,31 @@ Test(gate, sprt_mode)
 
 /* ---- match play ---- */
 
-Test(match, openings_distinct)
+Test(match, openings_distinct_and_level)
 {
     const game_def *g = game_default();
-    game_state o[40];
-    cr_assert_eq(match_openings(g, 40, 7, 5, o), 0);
-    for (int i = 0; i < 40; i++) {
+    game_state o[30];
+    cr_assert_eq(match_openings(g, 30, 10, 5, o), 0);
+    for (int i = 0; i < 30; i++) {
         cr_assert(!g->result(&o[i]).over);
         cr_assert(!g->mid_turn(&o[i]));
-        cr_assert_eq(g->ply(&o[i]), 7);
+        cr_assert_eq(g->ply(&o[i]), 10);
+        int a;
+        long score;
+        player_alphabeta_search(g, &o[i], 1, false, &a, &score);
+        cr_assert_eq(score, 0, "opening %d is not level", i);
         for (int j = 0; j < i; j++)
             cr_assert_neq(g->hash(&o[i]), g->hash(&o[j]), "openings %d and %d equal", i, j);
     }
     /* Black has 3 first moves: no 5 distinct positions after one turn. */
     cr_assert_eq(match_openings(g, 5, 1, 5, o), KZ_EINVAL);
-    cr_assert_eq(match_openings(g, 3, 1, 5, o), 0);
-    /* Automatic: the fewest turns that give 40. */
-    cr_assert_eq(match_openings(g, 40, 0, 5, o), 0);
+    /* Automatic: the fewest turns that give 30. */
+    cr_assert_eq(match_openings(g, 30, 0, 5, o), 0);
     int turns = g->ply(&o[0]);
-    game_state tmp[40];
-    cr_assert_eq(match_openings(g, 40, turns - 1, 5, tmp), KZ_EINVAL);
+    for (int i = 1; i < 30; i++)
+        cr_assert_eq(g->ply(&o[i]), turns);
+    game_state tmp[30];
+    cr_assert_eq(match_openings(g, 30, turns - 1, 5, tmp), KZ_EINVAL);
 }
 
 /* Records what match_run reports. */

@@ -17,6 +17,8 @@
 
 #include "game.h"
 #include "match.h"
+#include "model.h"
+#include "modelfile.h"
 #include "player.h"
 #include "util.h"
 
@@ -549,6 +551,11 @@ Test(kz_play, engine_moves_first_and_eof_ends)
     cr_assert_not_null(strstr(out, "engine (black) plays "), "%s", out);
     cr_assert_not_null(strstr(out, "white to move"), "%s", out);
     cr_assert_not_null(strstr(out, "end of input"), "%s", out);
+    /* The search over the uniform evaluator as the engine. */
+    rc = s_kz("play --color w --model uniform --sims 20", "", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "the engine (mcts:uniform:20) plays black"), "%s", out);
+    cr_assert_not_null(strstr(out, "engine (black) plays "), "%s", out);
     /* A few actions, then EOF in the middle of the game. */
     rc = s_kz("play --player greedy", "7-12\n", out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
@@ -599,6 +606,14 @@ Test(kz_analyse, reports_the_choice)
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert_not_null(strstr(out, "chosen: 5-20\n"), "%s", out);
     cr_assert_not_null(strstr(out, "value: +1.000"), "%s", out);
+    /* The search over the uniform evaluator, with its priors and values. */
+    rc = s_kz("analyse --model uniform --sims 200 --position '.....w......w.......w...B b' 24-0",
+              "", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "engine: mcts:uniform:200"), "%s", out);
+    cr_assert_not_null(strstr(out, "chosen: 0-10\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "share prior q"), "%s", out);
+    cr_assert_not_null(strstr(out, "work: 200 "), "%s", out);
     rc = s_kz("analyse --position 'b........................ w'", "", out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert_not_null(strstr(out, "result: black (no-pieces)"), "%s", out);
@@ -620,4 +635,205 @@ Test(kz_analyse, bad_input)
     int rc = s_kz("analyse 7-13", "", out, sizeof out);
     cr_assert_eq(rc, 2);
     cr_assert_not_null(strstr(out, "legal: "), "%s", out);
+}
+
+/* ---- the network players ---- */
+
+/* The uniform evaluator, counting the positions it is asked about. */
+typedef struct counting {
+    evaluator inner;  /* the real evaluator */
+    long positions;   /* positions evaluated */
+    long calls;       /* calls of run */
+} counting;
+
+static int s_counting_run(void *ctx, const float *planes, int B, float *logits, float *values)
+{
+    counting *c = ctx;
+    c->positions += B;
+    c->calls++;
+    return c->inner.run(c->inner.ctx, planes, B, logits, values);
+}
+
+static evaluator s_counting(counting *c, const game_def *g)
+{
+    *c = (counting){.inner = evaluator_uniform(g)};
+    return (evaluator){.run = s_counting_run, .ctx = c, .max_batch = 64};
+}
+
+Test(player, mcts_player_searches_and_reports)
+{
+    const game_def *g = game_default();
+    char err[300];
+    /* Mid-sequence: 0-15 is recaptured at once (a terminal loss the search sees
+     * through the rules even with a uniform evaluator), 0-10 is safe. */
+    game_state s;
+    int good;
+    s_tactic_state(g, &s_tactics[3], &s, &good);
+    player *p = player_from_spec(g, "mcts:uniform:200", err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    cr_assert_str_eq(player_name(p), "mcts:uniform:200");
+    player_new_game(p, 1);
+    player_info info;
+    int a;
+    cr_assert_eq(player_choose(p, &s, &a, &info), 0);
+    cr_assert_eq(a, good);
+    cr_assert_eq(info.work, 200);
+    double share = 0, prior = 0;
+    for (int k = 0; k < info.n; k++) {
+        share += info.share[k];
+        prior += info.prior[k];
+        if (info.actions[k] != good)
+            cr_assert_float_eq(info.q[k], -1.0, 1e-6, "the recapture is a certain loss");
+    }
+    cr_assert_float_eq(share, 1.0, 1e-5);
+    cr_assert_float_eq(prior, 1.0, 1e-5);
+    player_destroy(&p);
+}
+
+Test(player, mcts_player_reuses_its_tree)
+{
+    /* After its own move and the reply (player_observe), the next search starts
+     * from the kept subtree and needs fewer evaluations than a fresh one. */
+    const game_def *g = game_default();
+    counting ca, cb;
+    char err[300];
+    mcts_settings ms = player_mcts_settings(300);
+    ms.cache_entries = 0; /* every leaf goes to the evaluator */
+    player *a = player_mcts_new_evaluator(g, s_counting(&ca, g), &ms, "a", err, sizeof err);
+    player *b = player_mcts_new_evaluator(g, s_counting(&cb, g), &ms, "b", err, sizeof err);
+    cr_assert(a && b, "%s", err);
+    player_new_game(a, 1);
+    player_new_game(b, 1);
+    /* Play until a state at a turn start with several legal actions, observed by a. */
+    game_state s;
+    g->init(&s);
+    int moves = 0;
+    for (int k = 0; k < 6; k++) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        int n = g->legal_actions(&s, legal), act;
+        if (n > 1) {
+            cr_assert_eq(player_choose(a, &s, &act, NULL), 0);
+            moves++;
+        } else {
+            act = legal[0];
+        }
+        player_observe(a, &s, act);
+        g->apply(&s, act);
+    }
+    cr_assert_gt(moves, 0);
+    uint16_t legal[GAME_MAX_LEGAL];
+    while (g->legal_actions(&s, legal) < 2) { /* make sure the next search has a choice */
+        player_observe(a, &s, legal[0]);
+        g->apply(&s, legal[0]);
+    }
+    long before = ca.positions;
+    player_info ia, ib;
+    int x, y;
+    cr_assert_eq(player_choose(a, &s, &x, &ia), 0);
+    cr_assert_eq(player_choose(b, &s, &y, &ib), 0); /* b never saw the game: fresh tree */
+    long reused = ca.positions - before, fresh = cb.positions;
+    cr_assert_eq(ia.work, 300);
+    cr_assert_eq(ib.work, 300);
+    cr_assert_lt(reused, fresh, "reused %ld evaluations, fresh %ld", reused, fresh);
+    /* Choosing again at an unrelated state (no observe) starts afresh, no crash. */
+    game_state t;
+    g->init(&t);
+    cr_assert_eq(player_choose(a, &t, &x, &ia), 0);
+    cr_assert_eq(ia.work, 300);
+    cr_assert(g->is_legal(&t, x));
+    player_destroy(&a);
+    player_destroy(&b);
+}
+
+Test(player, policy_player_follows_the_network)
+{
+    const game_def *g = game_default();
+    char err[300];
+    /* Uniform logits: every legal action equally likely, ties to the lowest. */
+    player *p = player_from_spec(g, "policy:uniform", err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    game_state s;
+    g->init(&s);
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(&s, legal), a;
+    player_info info;
+    cr_assert_eq(player_choose(p, &s, &a, &info), 0);
+    cr_assert_eq(a, legal[0]);
+    cr_assert_float_eq(info.value, 0.0, 1e-9);
+    for (int k = 0; k < n; k++)
+        cr_assert_float_eq(info.prior[k], 1.0 / n, 1e-6);
+    player_destroy(&p);
+    /* A real network from a model file: its choice is the argmax of its own
+     * logits over the legal actions, read at the canonical actions (R16). */
+    model_arch arch;
+    model_arch_default(&arch, g);
+    arch.blocks = 1;
+    arch.filters = 8;
+    model *m = model_new(&arch, 42);
+    cr_assert_not_null(m);
+    char dir[] = "/tmp/kz_test_policy_XXXXXX", path[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/m.kzm", dir);
+    cr_assert_eq(modelfile_save(m, path, false), 0);
+    char spec[300];
+    snprintf(spec, sizeof spec, "policy:%s", path);
+    p = player_from_spec(g, spec, err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    model_eval *e = model_eval_new(m, 1);
+    float planes[7 * 25], logits[625], value;
+    rng_t rng;
+    rng_seed(&rng, 3);
+    for (int k = 0; k < 30 && !g->result(&s).over; k++) {
+        n = g->legal_actions(&s, legal);
+        if (n > 1) {
+            g->encode_planes(&s, planes);
+            model_eval_run(e, planes, 1, logits, &value);
+            int best = legal[0];
+            for (int i = 1; i < n; i++)
+                if (logits[g->canonical_action(&s, legal[i])] >
+                    logits[g->canonical_action(&s, best)])
+                    best = legal[i];
+            cr_assert_eq(player_choose(p, &s, &a, &info), 0);
+            cr_assert_eq(a, best, "ply %d", k);
+            cr_assert_float_eq(info.value, value, 1e-6);
+        }
+        g->apply(&s, legal[rng_below(&rng, (uint32_t)n)]);
+    }
+    model_eval_destroy(&e);
+    player_destroy(&p);
+    /* And an mcts player over the same file plays a legal game. */
+    snprintf(spec, sizeof spec, "mcts:%s:20", path);
+    p = player_from_spec(g, spec, err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    player *r = player_random_new(g);
+    player *pl[2] = {p, r};
+    game_state start;
+    g->init(&start);
+    game_result res;
+    int plies;
+    cr_assert_eq(match_play_game(g, pl, &start, 5, &res, &plies, NULL), 0);
+    cr_assert(res.over && plies > 0);
+    player_destroy(&p);
+    player_destroy(&r);
+    model_destroy(&m);
+    unlink(path);
+    rmdir(dir);
+}
+
+Test(player, network_player_errors)
+{
+    const game_def *g = game_default();
+    char err[300];
+    const char *bad[] = {"policy:/nonexistent/m.kzm", "mcts:/nonexistent/m.kzm:10",
+                         "mcts:/etc/hostname:10", "mcts:uniform:1000001"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        player *p = player_from_spec(g, bad[i], err, sizeof err);
+        cr_assert_null(p, "%s", bad[i]);
+        cr_assert_gt(strlen(err), 10, "%s: no reason", bad[i]);
+    }
+    mcts_settings ms = player_mcts_settings(0);
+    counting c;
+    cr_assert_null(player_mcts_new_evaluator(g, s_counting(&c, g), &ms, "x", err, sizeof err));
+    cr_assert_not_null(strstr(err, "simulations"), "%s", err);
 }

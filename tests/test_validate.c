@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "game.h"
+#include "record.h"
 #include "record.pb-c.h"
 #include "util.h"
 #include "validate.h"
@@ -371,6 +372,74 @@ Test(validate, wrong_results)
     r->n_moves++;
     EXPECT_REASON(r, VALIDATE_OK);
     kz__game_record__free_unpacked(r, NULL);
+}
+
+Test(validate, forced_flags_root_values_and_empty_policies)
+{
+    Kz__GameRecord *r = s_random_record(21, 0);
+    Kz__MoveRecord *m = s_move_with_choice(r);
+    m->forced = true; /* more than one legal action */
+    EXPECT_REASON(r, VALIDATE_MALFORMED);
+    m->forced = false;
+    m->root_value = 1.5f;
+    EXPECT_REASON(r, VALIDATE_MALFORMED);
+    m->root_value = -1.0f;
+    EXPECT_REASON(r, VALIDATE_OK);
+    /* A move without a policy (a player that does not search) is valid and
+     * gives no training position. */
+    size_t n = m->n_policy;
+    m->n_policy = m->n_policy_actions = 0;
+    validate_result res;
+    cr_assert_eq(s_check(r, &res), VALIDATE_OK, "%s", res.detail);
+    cr_assert_eq(res.n_positions, r->n_moves - 1);
+    m->n_policy = m->n_policy_actions = n;
+    kz__game_record__free_unpacked(r, NULL);
+}
+
+/* The search module's records (common/record.h) and ours agree. */
+Test(validate, records_from_the_record_module_pass)
+{
+    game_record *rec = record_new();
+    rng_t rng;
+    rng_seed(&rng, 31);
+    for (int game = 0; game < 10; game++) {
+        record_clear(rec);
+        cr_assert_eq(record_new_id(rec), 0);
+        snprintf(rec->game, sizeof rec->game, "%s", G->name);
+        rec->model_version = 1;
+        game_state s;
+        G->init(&s);
+        uint16_t legal[GAME_MAX_LEGAL];
+        float share[GAME_MAX_LEGAL];
+        while (!G->result(&s).over) {
+            int nl = G->legal_actions(&s, legal);
+            for (int k = 0; k < nl; k++)
+                share[k] = 1.0f / (float)nl;
+            int a = legal[rng_below(&rng, (uint32_t)nl)];
+            cr_assert_eq(record_add_move(rec, a, nl == 1, 0.0f, nl, legal, share), 0);
+            G->apply(&s, a);
+        }
+        game_result res = G->result(&s);
+        rec->winner = res.winner;
+        rec->reason = res.reason;
+        rec->plies = (uint32_t)G->ply(&s);
+        char err[200];
+        cr_assert_eq(record_validate(G, rec, err, sizeof err), 0, "%s", err);
+        uint8_t *buf;
+        size_t len;
+        cr_assert_eq(record_pack(rec, &buf, &len), 0);
+        validate_result vr;
+        cr_assert_eq(validate_record(V, buf, len, MAX_MODEL, &vr), VALIDATE_OK, "%s", vr.detail);
+        cr_assert_eq(vr.n_positions, (uint32_t)rec->n_moves);
+        free(buf);
+        /* And ours through theirs. */
+        validate_random_opts o = {.model_version = 1};
+        cr_assert_eq(validate_random_record(G, (uint64_t)game + 77, &o, &buf, &len), 0);
+        cr_assert_eq(record_unpack(buf, len, rec, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(record_validate(G, rec, err, sizeof err), 0, "%s", err);
+        free(buf);
+    }
+    record_destroy(&rec);
 }
 
 Test(validate, reason_names_match_the_protocol)

@@ -18,6 +18,8 @@ static const kz_command s_commands[] = {
     {"moves", cmd_moves, "list the legal actions after a sequence of actions"},
     {"show", cmd_show, "draw the board after a sequence of actions"},
     {"random-game", cmd_random_game, "play a random game and print it"},
+    {"selfplay", cmd_selfplay, "play self-play games with MCTS and write a record file"},
+    {"records", cmd_records, "summarise a record file or print one of its games"},
     {"model", cmd_model, "create, inspect and dump model files (init, info, dump)"},
     {"eval", cmd_eval, "evaluate a position with a model: value and policy"},
     {"match", cmd_match, "play two players against each other: score, Elo, SPRT"},
@@ -25,6 +27,7 @@ static const kz_command s_commands[] = {
     {"play", cmd_play, "play against the engine in the terminal"},
     {"status", cmd_status, "print a coordinator's /status readably"},
     {"loadgen", cmd_loadgen, "imitate many workers submitting games (ingest load)"},
+    {"store", cmd_store, "summarize a coordinator's store, list its games and models"},
 };
 #define N_COMMANDS (sizeof s_commands / sizeof s_commands[0])
 

@@ -74,7 +74,7 @@ static void s_fmt_elo(double e, char *buf, size_t len)
     if (isinf(e))
         snprintf(buf, len, "%sinf", e < 0 ? "-" : "+");
     else
-        snprintf(buf, len, "%+.0f", e);
+        snprintf(buf, len, "%+.0f", fabs(e) < 0.5 ? 0.0 : e); /* no "-0" */
 }
 
 /* ---- kz match ------------------------------------------------------------------------------ */
@@ -272,13 +272,13 @@ out:
 
 /* The engine for analyse and play: --player, else mcts:MODEL:SIMS with a
  * model, else uct:SIMS. */
-static player *s_engine(const game_def *g, const char *cmd, const char *spec, const char *model,
-                        long sims, char *err, size_t errlen)
+static player *s_engine(const game_def *g, const char *cmd, const char *spec,
+                        const char *model_path, long sims, char *err, size_t errlen)
 {
     char buf[PLAYER_SPEC_MAX + 32];
     if (!spec) {
-        if (model)
-            snprintf(buf, sizeof buf, "mcts:%s:%ld", model, sims > 0 ? sims : 200);
+        if (model_path)
+            snprintf(buf, sizeof buf, "mcts:%s:%ld", model_path, sims > 0 ? sims : 200);
         else
             snprintf(buf, sizeof buf, "uct:%ld", sims > 0 ? sims : 1000);
         spec = buf;
@@ -374,7 +374,8 @@ int cmd_analyse(int argc, char **argv)
         "value from the mover's view (in [-1, 1]), the work done, and the distribution\n"
         "over the legal actions (visit shares for search players), most visited first.\n"
         "The engine is --player SPEC if given, else mcts:M:N with --model M (N default\n"
-        "200), else uct:N (pure Monte-Carlo search, N default 1000).\n\n";
+        "200; M a model file or `uniform`), else uct:N (pure Monte-Carlo search, N default\n"
+        "1000). Search players also show each action's prior and mean value q.\n\n";
     engine_opts o;
     int first = s_engine_opts(argc, argv, usage, false, &o);
     if (first < 0)
@@ -426,11 +427,26 @@ int cmd_analyse(int argc, char **argv)
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
-    printf("distribution (%d legal actions):\n", info->n);
+    bool priors = false, qs = false;
+    for (int i = 0; i < info->n; i++) {
+        priors |= !isnan(info->prior[i]);
+        qs |= !isnan(info->q[i]);
+    }
+    printf("distribution (%d legal actions): action share%s%s\n", info->n,
+           priors ? " prior" : "", qs ? " q (mean value, mover's view)" : "");
     for (int i = 0; i < info->n; i++) {
         int k = order[i];
+        char extra[64] = "";
+        size_t used = 0;
+        if (priors)
+            used += (size_t)snprintf(extra, sizeof extra, "  %.3f", info->prior[k]);
+        if (qs && !isnan(info->q[k]))
+            snprintf(extra + used, sizeof extra - used, "  %+.3f", info->q[k]);
+        else if (qs)
+            snprintf(extra + used, sizeof extra - used, "  -");
         g->format_action(info->actions[k], buf, sizeof buf);
-        printf("  %-7s %.3f%s\n", buf, info->share[k], info->actions[k] == action ? "  <-" : "");
+        printf("  %-7s %.3f%s%s\n", buf, info->share[k], extra,
+               info->actions[k] == action ? "  <-" : "");
     }
 out:
     free(info);
@@ -478,7 +494,7 @@ int cmd_play(int argc, char **argv)
         "the board is redrawn after every move. An illegal or unreadable action is refused\n"
         "with the list of legal ones. `moves` lists the legal actions, `quit` (or the end\n"
         "of input) ends the game. The engine is chosen as in kz analyse (default uct:1000,\n"
-        "or mcts:M:N with --model).\n\n";
+        "or mcts:M:N with --model M, N from --sims, default 200).\n\n";
     engine_opts o;
     int first = s_engine_opts(argc, argv, usage, true, &o);
     if (first < 0)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -390,14 +391,57 @@ static void s_print(const jnode *j, FILE *o)
     }
 }
 
+/* One line: what `make run` prints every few seconds. */
+static void s_print_line(const jnode *j, FILE *o)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    fprintf(o, "%02d:%02d:%02d games %.0f (%.1f/min) positions %.0f", tm.tm_hour, tm.tm_min,
+            tm.tm_sec, j_num(j, "replay.games"), 60 * j_num(j, "ingest.games_per_s"),
+            j_num(j, "replay.positions"));
+    if (j_num(j, "trainer.seen") && j_num(j, "trainer.step") > 0)
+        fprintf(o, " | step %.0f loss %.3f", j_num(j, "trainer.step"), j_num(j, "trainer.loss"));
+    else if (j_num(j, "trainer.seen"))
+        fprintf(o, " | step 0 (waiting for positions)");
+    else
+        fprintf(o, " | step -");
+    fprintf(o, " | best v%.0f", j_num(j, "models.best"));
+    if (j_num(j, "arena.candidate") > 0)
+        fprintf(o, " | arena v%.0f %.0f/%.0f +%.0f =%.0f -%.0f", j_num(j, "arena.candidate"),
+                j_num(j, "arena.wins") + j_num(j, "arena.draws") + j_num(j, "arena.losses"),
+                j_num(j, "arena.games"), j_num(j, "arena.wins"), j_num(j, "arena.draws"),
+                j_num(j, "arena.losses"));
+    if (j_num(j, "arena.last.candidate") > 0)
+        fprintf(o, " | last arena v%.0f %s +%.0f =%.0f -%.0f", j_num(j, "arena.last.candidate"),
+                j_num(j, "arena.last.promoted") ? "promoted" : "rejected",
+                j_num(j, "arena.last.wins"), j_num(j, "arena.last.draws"),
+                j_num(j, "arena.last.losses"));
+    else
+        fprintf(o, " | last arena -");
+    int workers = 0;
+    const jnode *list = j_get(j, "workers.list");
+    for (const jnode *c = list ? list->child : NULL; c; c = c->next)
+        workers += j_num(c, "alive") && !strcmp(j_str(c, "role"), "worker");
+    fprintf(o, " | workers %d", workers);
+    if (j_num(j, "ingest.rejected") > 0)
+        fprintf(o, " | rejected %.0f", j_num(j, "ingest.rejected"));
+    fprintf(o, "\n");
+}
+
 typedef struct status_config {
     bool json; /* print the raw JSON */
+    bool line; /* print one summary line */
 } status_config;
 
 static const config_option s_status_options[] = {
     {"json", CONFIG_BOOL, "false", 0, 0, offsetof(status_config, json),
      "print the JSON document as received"},
+    {"line", CONFIG_BOOL, "false", 0, 0, offsetof(status_config, line),
+     "print one line: time, games (per minute), positions, trainer step and loss, best "
+     "version, running and last arena, live workers"},
 };
+#define N_STATUS_OPTIONS (sizeof s_status_options / sizeof s_status_options[0])
 
 int cmd_status(int argc, char **argv)
 {
@@ -405,18 +449,20 @@ int cmd_status(int argc, char **argv)
     const char *pos[1];
     size_t npos = 0;
     char err[512];
-    int rc = config_parse(s_status_options, 1, &cfg, argc, argv, pos, 1, &npos, err, sizeof err);
+    int rc = config_parse(s_status_options, N_STATUS_OPTIONS, &cfg, argc, argv, pos, 1, &npos, err, sizeof err);
     if (rc == CONFIG_HELP) {
-        printf("usage: kz status [URL] [--json]\n\n"
+        printf("usage: kz status [URL] [--json | --line]\n\n"
                "Prints a coordinator's status (GET URL, default http://127.0.0.1:8080/status;\n"
                "a URL without a path gets /status): models, arena, replay store, ingest and\n"
                "rejections, trainer, and every client with its last contact and speed.\n"
                "Exit status 1 when the coordinator cannot be reached.\n\n");
-        config_help(s_status_options, 1, stdout);
+        config_help(s_status_options, N_STATUS_OPTIONS, stdout);
         return 0;
     }
     if (rc)
         return kz_usage_error("status: %s", err);
+    if (cfg.json && cfg.line)
+        return kz_usage_error("status: --json and --line exclude each other");
     const char *url = npos ? pos[0] : "http://127.0.0.1:8080/status";
     char *body;
     rc = s_http_get(url, &body, err, sizeof err);
@@ -439,7 +485,10 @@ int cmd_status(int argc, char **argv)
         free(body);
         return 1;
     }
-    s_print(j, stdout);
+    if (cfg.line)
+        s_print_line(j, stdout);
+    else
+        s_print(j, stdout);
     j_free(j);
     free(body);
     return 0;

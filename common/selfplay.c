@@ -1,0 +1,278 @@
+/* selfplay: G games at once on one mcts_batch. See selfplay.h.
+ *
+ * Each slot (tree) holds one game: its record, its move-sampling generator and
+ * its index. selfplay_step first "settles" every slot (plays the moves whose
+ * search is complete, finishes games that ended, starts new ones), then runs
+ * one batched search step, then settles again so that finished games reach
+ * the callback without waiting for the next step. */
+#include "selfplay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+typedef struct slot {
+    int game;             /* index k of the game in this slot, -1 when idle */
+    rng_t rng;            /* move sampling */
+    game_record *rec;     /* the game so far (reused between games) */
+} slot;
+
+struct selfplay {
+    const game_def *g;     /* the game */
+    selfplay_config cfg;   /* settings (strings copied below) */
+    char worker_id[64];    /* copy of cfg.worker_id */
+    char start[64];        /* copy of cfg.start_position, "" for the initial position */
+    game_state start_state; /* the start of every game */
+    mcts_batch *batch;     /* the trees */
+    slot *slots;           /* (parallel) */
+    int next_game;         /* index of the next game to start */
+    int last_game;         /* games started stop before this index */
+    int active;            /* slots with a game */
+    selfplay_stats st;     /* counters (search copied on request) */
+};
+
+static int s_fail(char *err, size_t errlen, const char *msg)
+{
+    if (err && errlen)
+        snprintf(err, errlen, "%s", msg);
+    return KZ_EINVAL;
+}
+
+selfplay *selfplay_new(const game_def *g, const selfplay_config *cfg, evaluator ev, char *err,
+                       size_t errlen)
+{
+    char msg[200];
+    if (mcts_settings_check(&cfg->search, msg, sizeof msg) != 0) {
+        s_fail(err, errlen, msg);
+        return NULL;
+    }
+    if (cfg->games < 1 || cfg->parallel < 1 || cfg->parallel > 65536) {
+        s_fail(err, errlen, "games must be >= 1 and parallel from 1 to 65536");
+        return NULL;
+    }
+    if (cfg->worker_id && strlen(cfg->worker_id) >= 64) {
+        s_fail(err, errlen, "worker id longer than 63 characters");
+        return NULL;
+    }
+    selfplay *sp = calloc(1, sizeof *sp);
+    if (!sp) {
+        s_fail(err, errlen, "out of memory");
+        return NULL;
+    }
+    sp->g = g;
+    sp->cfg = *cfg;
+    snprintf(sp->worker_id, sizeof sp->worker_id, "%s", cfg->worker_id ? cfg->worker_id : "");
+    sp->cfg.worker_id = sp->worker_id;
+    if (cfg->start_position && cfg->start_position[0]) {
+        char perr[160];
+        if (strlen(cfg->start_position) >= sizeof sp->start ||
+            g->parse_position(&sp->start_state, cfg->start_position, perr, sizeof perr) != 0) {
+            snprintf(msg, sizeof msg, "start position: %s",
+                     strlen(cfg->start_position) >= sizeof sp->start ? "too long" : perr);
+            s_fail(err, errlen, msg);
+            goto out_fail;
+        }
+        if (g->result(&sp->start_state).over) {
+            s_fail(err, errlen, "start position: the game is already over there");
+            goto out_fail;
+        }
+        snprintf(sp->start, sizeof sp->start, "%s", cfg->start_position);
+    } else {
+        g->init(&sp->start_state);
+    }
+    sp->cfg.start_position = sp->start;
+    int G = cfg->parallel < cfg->games ? cfg->parallel : cfg->games;
+    sp->batch = mcts_batch_new(g, &cfg->search, G, ev);
+    sp->slots = calloc((size_t)G, sizeof *sp->slots);
+    if (!sp->batch || !sp->slots) {
+        s_fail(err, errlen, "out of memory");
+        goto out_fail;
+    }
+    for (int i = 0; i < G; i++) {
+        sp->slots[i].game = -1;
+        sp->slots[i].rec = record_new();
+        if (!sp->slots[i].rec) {
+            s_fail(err, errlen, "out of memory");
+            goto out_fail;
+        }
+    }
+    sp->last_game = cfg->games;
+    return sp;
+out_fail:
+    selfplay_destroy(&sp);
+    return NULL;
+}
+
+void selfplay_destroy(selfplay **psp)
+{
+    if (!psp || !*psp)
+        return;
+    selfplay *sp = *psp;
+    if (sp->slots) {
+        int G = sp->batch ? mcts_batch_trees(sp->batch) : 0;
+        for (int i = 0; i < G; i++)
+            record_destroy(&sp->slots[i].rec);
+    }
+    free(sp->slots);
+    mcts_batch_destroy(&sp->batch);
+    free(sp);
+    *psp = NULL;
+}
+
+void selfplay_stop_new(selfplay *sp) { sp->last_game = sp->next_game; }
+
+void selfplay_get_stats(const selfplay *sp, selfplay_stats *out)
+{
+    *out = sp->st;
+    out->search = *mcts_batch_stats(sp->batch);
+}
+
+/* Starts the next game in slot i, or makes the slot idle. 0 or an errno. */
+static int s_start_game(selfplay *sp, int i)
+{
+    slot *sl = &sp->slots[i];
+    if (sp->next_game >= sp->last_game) {
+        if (sl->game >= 0)
+            sp->active--;
+        sl->game = -1;
+        mcts_batch_clear(sp->batch, i);
+        return 0;
+    }
+    if (sl->game < 0)
+        sp->active++;
+    sl->game = sp->next_game++;
+    sp->st.games_started++;
+    uint64_t seed = sp->cfg.seed + (uint64_t)sl->game;
+    rng_seed(&sl->rng, seed);
+    game_record *r = sl->rec;
+    record_clear(r);
+    int rc = record_new_id(r);
+    if (rc != 0)
+        return rc;
+    snprintf(r->game, sizeof r->game, "%s", sp->g->name);
+    r->kind = RECORD_SELFPLAY;
+    r->model_version = sp->cfg.model_version;
+    snprintf(r->start_position, sizeof r->start_position, "%s", sp->start);
+    r->settings = sp->cfg.search;
+    r->seed = seed;
+    r->started_ms = time_wall_ms();
+    snprintf(r->worker_id, sizeof r->worker_id, "%s", sp->worker_id);
+    mcts_batch_reset(sp->batch, i, &sp->start_state, seed);
+    return 0;
+}
+
+/* Records the finished game in slot i and hands it to fn. */
+static int s_finish_game(selfplay *sp, int i, selfplay_game_fn fn, void *ctx)
+{
+    slot *sl = &sp->slots[i];
+    const game_def *g = sp->g;
+    const game_state *s = mcts_batch_state(sp->batch, i);
+    game_result res = g->result(s);
+    game_record *r = sl->rec;
+    r->winner = res.winner;
+    r->reason = res.reason;
+    r->plies = (uint32_t)g->ply(s);
+    r->finished_ms = time_wall_ms();
+    sp->st.games_done++;
+    sp->st.states += (uint64_t)r->n_moves;
+    sp->st.plies += r->plies;
+    if (res.winner >= 0)
+        sp->st.wins[res.winner]++;
+    else
+        sp->st.draws++;
+    if (res.reason >= 0 && res.reason < GAME_REASON_COUNT)
+        sp->st.reasons[res.reason]++;
+    return fn ? fn(ctx, r) : 0;
+}
+
+/* Plays every move whose search is complete in slot i, finishing and
+ * starting games as needed, until the slot searches or is idle. */
+static int s_settle(selfplay *sp, int i, selfplay_game_fn fn, void *ctx)
+{
+    slot *sl = &sp->slots[i];
+    const game_def *g = sp->g;
+    mcts_result res;
+    for (;;) {
+        enum mcts_status st = mcts_batch_status(sp->batch, i);
+        if (st == MCTS_SEARCHING)
+            return 0;
+        if (st == MCTS_IDLE) {
+            if (sp->next_game >= sp->last_game)
+                return 0;
+            int rc = s_start_game(sp, i);
+            if (rc != 0)
+                return rc;
+            continue;
+        }
+        if (st == MCTS_OVER) {
+            int rc = s_finish_game(sp, i, fn, ctx);
+            if (rc != 0)
+                return rc;
+            rc = s_start_game(sp, i);
+            if (rc != 0)
+                return rc;
+            continue;
+        }
+        /* MCTS_DONE: play the move. */
+        mcts_batch_result(sp->batch, i, &res);
+        const game_state *s = mcts_batch_state(sp->batch, i);
+        bool tau_one = g->ply(s) < sp->cfg.search.temperature_plies;
+        int action = mcts_result_choose(&res, tau_one, &sl->rng);
+        uint16_t acts[GAME_MAX_LEGAL];
+        float shares[GAME_MAX_LEGAL];
+        int n = 0;
+        if (res.forced) {
+            acts[0] = (uint16_t)action;
+            shares[0] = 1;
+            n = 1;
+            sp->st.forced++;
+        } else {
+            for (int k = 0; k < res.n; k++)
+                if (res.visits[k] > 0) {
+                    acts[n] = res.actions[k];
+                    shares[n] = (float)res.visits[k] / (float)res.total;
+                    n++;
+                }
+        }
+        if (record_add_move(sl->rec, action, res.forced, res.value, n, acts, shares) != 0)
+            return KZ_ENOMEM;
+        mcts_batch_advance(sp->batch, i, action);
+    }
+}
+
+static int s_settle_all(selfplay *sp, selfplay_game_fn fn, void *ctx)
+{
+    int G = mcts_batch_trees(sp->batch);
+    for (int i = 0; i < G; i++) {
+        int rc = s_settle(sp, i, fn, ctx);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int selfplay_step(selfplay *sp, selfplay_game_fn fn, void *ctx, int *remaining)
+{
+    double t0 = time_now();
+    int rc = s_settle_all(sp, fn, ctx);
+    if (rc == 0 && sp->active > 0) {
+        rc = mcts_batch_step(sp->batch);
+        if (rc >= 0)
+            rc = s_settle_all(sp, fn, ctx);
+    }
+    sp->st.seconds += time_now() - t0;
+    if (remaining)
+        *remaining = sp->active + (sp->last_game - sp->next_game);
+    return rc;
+}
+
+int selfplay_run(selfplay *sp, selfplay_game_fn fn, void *ctx)
+{
+    for (;;) {
+        int remaining;
+        int rc = selfplay_step(sp, fn, ctx, &remaining);
+        if (rc != 0 || remaining == 0)
+            return rc;
+    }
+}

@@ -1,0 +1,81 @@
+/* selfplay: plays games of a model against itself with the batched search,
+ * G games at once on one evaluator, and hands each finished game to a
+ * callback as a game_record (record.h). The worker and `kz selfplay` use it.
+ *
+ * Per game k (0, 1, 2, ... in the order games start) the seed is
+ * config.seed + k; it drives the root noise and the sampling of moves, and is
+ * stored in the record. The search is deterministic (mcts.h), so a fixed seed
+ * and configuration reproduce every game exactly (with an evaluator whose
+ * outputs do not depend on how positions are grouped into batches, such as
+ * the uniform one, game k is the same whatever `parallel` is). The game id
+ * is random (getrandom) and the timings are wall clock: they differ.
+ *
+ * Moves: while the turn count (game_def->ply) is below
+ * search.temperature_plies, the move is drawn with probability proportional
+ * to the visits (tau = 1), afterwards the most visited action is played. A
+ * state with one legal action is played at once (record_move.forced). Every
+ * state is recorded, mid-sequence states too.
+ *
+ * Threads: one thread at a time per selfplay object. */
+#ifndef KZ_SELFPLAY_H
+#define KZ_SELFPLAY_H
+
+#include <stdint.h>
+
+#include "evaluator.h"
+#include "game.h"
+#include "mcts.h"
+#include "record.h"
+
+typedef struct selfplay_config {
+    mcts_settings search;       /* search settings, recorded in every game */
+    int games;                  /* games to play, >= 1 */
+    int parallel;               /* games in progress at once (trees in one batch), >= 1 */
+    uint64_t seed;              /* game k plays with seed + k */
+    uint32_t model_version;     /* recorded in every game */
+    const char *worker_id;      /* recorded (copied at creation); NULL for "" */
+    const char *start_position; /* R20 start of every game (copied); NULL for the initial one */
+} selfplay_config;
+
+/* Called for each finished game. r is borrowed for the call only. A nonzero
+ * return stops the run and is returned by selfplay_step. */
+typedef int (*selfplay_game_fn)(void *ctx, const game_record *r);
+
+typedef struct selfplay_stats {
+    int games_started;   /* games begun */
+    int games_done;      /* games finished and handed to the callback */
+    uint64_t states;     /* states recorded (moves in all finished games) */
+    uint64_t plies;      /* completed turns in all finished games */
+    uint64_t forced;     /* forced states among them */
+    int wins[2];         /* finished games won by player 0 / 1 */
+    int draws;           /* finished games drawn */
+    int reasons[GAME_REASON_COUNT]; /* finished games by end reason */
+    double seconds;      /* wall time inside selfplay_step */
+    mcts_stats search;   /* the search's counters (mcts.h) */
+} selfplay_stats;
+
+typedef struct selfplay selfplay;
+
+/* A self-play run. ev's ctx is borrowed and must outlive the run. NULL with a
+ * one-line reason in err for bad settings (mcts_settings_check, games,
+ * parallel, an unparsable or finished start position) or when memory runs
+ * out. Caller owns the result: selfplay_destroy. */
+selfplay *selfplay_new(const game_def *g, const selfplay_config *cfg, evaluator ev, char *err,
+                       size_t errlen);
+/* Frees the run and sets *sp to NULL; NULL-safe. Unfinished games are dropped. */
+void selfplay_destroy(selfplay **sp);
+
+/* Plays until every tree has searched its move or the game ended: moves,
+ * finished games (fn), new games, and one batched search step. Sets
+ * *remaining (if not NULL) to the games still in progress or yet to start
+ * (0 when the run is complete). Returns 0, or an error: the evaluator's,
+ * KZ_ENOMEM, an errno from getrandom, or fn's nonzero return. */
+int selfplay_step(selfplay *sp, selfplay_game_fn fn, void *ctx, int *remaining);
+/* Steps until the run is complete; 0 or the first error of selfplay_step. */
+int selfplay_run(selfplay *sp, selfplay_game_fn fn, void *ctx);
+/* Starts no more games: the run completes when the games in progress end. */
+void selfplay_stop_new(selfplay *sp);
+/* The counters so far. */
+void selfplay_get_stats(const selfplay *sp, selfplay_stats *out);
+
+#endif

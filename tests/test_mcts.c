@@ -1,0 +1,759 @@
+/* Tests of common/mcts: the batched PUCT search, with real evaluators that
+ * know nothing about the game (uniform priors, value 0), so that the search
+ * is tested apart from training. Tactical positions are R20 strings; the
+ * expected answers come from a brute-force negamax written here, not from
+ * the search. Also a usage example of mcts.h. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evaluator.h"
+#include "game.h"
+#include "mcts.h"
+#include "util.h"
+
+/* --- helpers ----------------------------------------------------------------- */
+
+static game_state s_pos(const game_def *g, const char *str)
+{
+    game_state s;
+    char err[200];
+    int rc = g->parse_position(&s, str, err, sizeof err);
+    cr_assert_eq(rc, 0, "bad test position '%s': %s", str, err);
+    return s;
+}
+
+/* Brute-force negamax over atomic actions (R9) to `depth` hops: the value for
+ * the player to move, +1 win, -1 loss, 0 unknown or draw. Signs per R18,
+ * computed from to_move independently of the search. */
+static int s_negamax(const game_def *g, const game_state *s, int depth)
+{
+    game_result r = g->result(s);
+    if (r.over)
+        return game_result_for(r, g->to_move(s));
+    if (depth == 0)
+        return 0;
+    uint16_t acts[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, acts), best = -2, me = g->to_move(s);
+    for (int i = 0; i < n && best < 1; i++) {
+        game_state c = *s;
+        g->apply(&c, acts[i]);
+        int v = s_negamax(g, &c, depth - 1);
+        if (g->to_move(&c) != me)
+            v = -v;
+        if (v > best)
+            best = v;
+    }
+    return best;
+}
+
+/* The value of playing action a in s, for the player to move in s. */
+static int s_action_value(const game_def *g, const game_state *s, int a, int depth)
+{
+    game_state c = *s;
+    g->apply(&c, a);
+    int v = s_negamax(g, &c, depth - 1);
+    return g->to_move(&c) != g->to_move(s) ? -v : v;
+}
+
+/* R16 by hand: the colour-swapped, 180-degree-rotated twin of a position. */
+static void s_rotate_position(const char *in, char *out)
+{
+    size_t n = strlen(in);
+    for (int sq = 0; sq < 25; sq++) {
+        char c = in[sq];
+        char t = c == 'b' ? 'w' : c == 'B' ? 'W' : c == 'w' ? 'b' : c == 'W' ? 'B' : c;
+        out[24 - sq] = t;
+    }
+    out[25] = ' ';
+    out[26] = in[26] == 'b' ? 'w' : 'b';
+    out[27] = 0;
+    if (n > 27)
+        sprintf(out + 27, " %d", 24 - atoi(in + 28));
+}
+
+static int s_rotate_action(int a) { return (24 - a / 25) * 25 + (24 - a % 25); }
+
+static mcts_settings s_quiet_settings(int sims)
+{
+    mcts_settings s = mcts_settings_default();
+    s.simulations = sims;
+    s.dirichlet_epsilon = 0; /* no noise: the tests are about the search itself */
+    return s;
+}
+
+/* An evaluator that counts its calls and positions around the uniform one. */
+typedef struct counting {
+    evaluator inner; /* the real evaluator */
+    int calls;       /* run calls */
+    long positions;  /* positions evaluated */
+} counting;
+
+static int s_counting_run(void *ctx, const float *planes, int B, float *logits, float *values)
+{
+    counting *c = ctx;
+    c->calls++;
+    c->positions += B;
+    return c->inner.run(c->inner.ctx, planes, B, logits, values);
+}
+
+static evaluator s_counting(counting *c, evaluator inner)
+{
+    memset(c, 0, sizeof *c);
+    c->inner = inner;
+    return (evaluator){s_counting_run, c, inner.max_batch};
+}
+
+/* --- settings ---------------------------------------------------------------- */
+
+Test(mcts, settings_defaults_follow_the_specification)
+{
+    mcts_settings s = mcts_settings_default();
+    cr_assert_eq(s.simulations, 200);
+    cr_assert_eq(s.temperature_plies, 10);
+    cr_assert(s.reuse_tree);
+    cr_assert_eq(mcts_settings_check(&s, NULL, 0), 0);
+}
+
+Test(mcts, settings_out_of_range_are_rejected_with_a_reason)
+{
+    char err[128];
+    mcts_settings s = mcts_settings_default();
+    s.simulations = 0;
+    cr_assert_eq(mcts_settings_check(&s, err, sizeof err), KZ_EINVAL);
+    cr_assert(strstr(err, "simulations"), "%s", err);
+    s = mcts_settings_default();
+    s.c_puct = NAN;
+    cr_assert_eq(mcts_settings_check(&s, err, sizeof err), KZ_EINVAL);
+    s = mcts_settings_default();
+    s.dirichlet_epsilon = 1.5f;
+    cr_assert_eq(mcts_settings_check(&s, err, sizeof err), KZ_EINVAL);
+    s = mcts_settings_default();
+    s.leaves_per_tree = 0;
+    cr_assert_eq(mcts_settings_check(&s, err, sizeof err), KZ_EINVAL);
+    cr_assert_null(mcts_batch_new(game_default(), &s, 1, evaluator_uniform(game_default())));
+}
+
+/* --- visit counts and distributions --------------------------------------------- */
+
+/* Positions reached by random play from the start, mid-sequence ones included. */
+static int s_random_positions(const game_def *g, game_state *out, int want, uint64_t seed)
+{
+    rng_t r;
+    rng_seed(&r, seed);
+    int n = 0;
+    while (n < want) {
+        game_state s;
+        g->init(&s);
+        while (!g->result(&s).over && n < want) {
+            uint16_t acts[GAME_MAX_LEGAL];
+            int k = g->legal_actions(&s, acts);
+            if (k >= 2 && (g->mid_turn(&s) || rng_below(&r, 3) == 0))
+                out[n++] = s;
+            g->apply(&s, acts[rng_below(&r, (uint32_t)k)]);
+        }
+    }
+    return n;
+}
+
+Test(mcts, visits_sum_to_the_simulations_over_exactly_the_legal_actions)
+{
+    const game_def *g = game_default();
+    game_state pos[24];
+    int n = s_random_positions(g, pos, 24, 11);
+    int mid = 0;
+    for (int leaves = 1; leaves <= 16; leaves *= 4) {
+        mcts_settings s = s_quiet_settings(100);
+        s.leaves_per_tree = leaves;
+        s.dirichlet_epsilon = 0.25f;
+        for (int i = 0; i < n; i++) {
+            mcts_result r;
+            cr_assert_eq(mcts_search(g, &s, evaluator_uniform(g), &pos[i], (uint64_t)i, &r), 0);
+            uint16_t legal[GAME_MAX_LEGAL];
+            int nl = g->legal_actions(&pos[i], legal);
+            mid += g->mid_turn(&pos[i]);
+            cr_assert_eq(r.n, nl);
+            cr_assert_not(r.forced);
+            uint32_t sum = 0;
+            float psum = 0;
+            for (int k = 0; k < r.n; k++) {
+                cr_assert_eq(r.actions[k], legal[k], "distribution over a non-legal action");
+                sum += r.visits[k];
+                psum += r.priors[k];
+            }
+            cr_assert_eq(sum, 100u, "visits sum to %u, not 100 (leaves %d)", sum, leaves);
+            cr_assert_eq(r.total, 100u);
+            cr_assert_float_eq(psum, 1.0f, 1e-4);
+            cr_assert(r.value >= -1 && r.value <= 1);
+            bool best_legal = false;
+            for (int k = 0; k < nl; k++)
+                best_legal |= legal[k] == r.best;
+            cr_assert(best_legal);
+        }
+    }
+    cr_assert_gt(mid, 0, "the sample should include mid-sequence states");
+}
+
+Test(mcts, a_batch_of_trees_searches_each_as_if_alone)
+{
+    /* Trees in one batch share the evaluator calls and the cache, nothing else:
+     * with the same seeds each tree's result equals a search on its own. */
+    const game_def *g = game_default();
+    game_state pos[6];
+    s_random_positions(g, pos, 6, 5);
+    mcts_settings s = mcts_settings_default();
+    s.simulations = 64;
+    mcts_batch *b = mcts_batch_new(g, &s, 6, evaluator_uniform(g));
+    cr_assert_not_null(b);
+    for (int i = 0; i < 6; i++)
+        mcts_batch_reset(b, i, &pos[i], 100 + (uint64_t)i);
+    cr_assert_eq(mcts_batch_run(b), 0);
+    for (int i = 0; i < 6; i++) {
+        mcts_result together, alone;
+        cr_assert_eq(mcts_batch_status(b, i), MCTS_DONE);
+        mcts_batch_result(b, i, &together);
+        cr_assert_eq(mcts_search(g, &s, evaluator_uniform(g), &pos[i], 100 + (uint64_t)i, &alone),
+                     0);
+        cr_assert_eq(together.n, alone.n);
+        for (int k = 0; k < alone.n; k++)
+            cr_assert_eq(together.visits[k], alone.visits[k], "tree %d action %d", i, k);
+        cr_assert_eq(together.best, alone.best);
+    }
+    const mcts_stats *st = mcts_batch_stats(b);
+    cr_assert_gt(st->max_batch_seen, 6, "leaves of several trees share one evaluator call");
+    mcts_batch_destroy(&b);
+    cr_assert_null(b);
+    mcts_batch_destroy(&b); /* NULL-safe */
+}
+
+Test(mcts, fixed_seed_reproduces_the_search_and_the_noise_depends_on_it)
+{
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    mcts_settings set = mcts_settings_default();
+    set.simulations = 150;
+    mcts_result a, b, c;
+    cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &s, 42, &a), 0);
+    cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &s, 42, &b), 0);
+    bool differs = false;
+    for (uint64_t seed = 43; seed < 48 && !differs; seed++) {
+        cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &s, seed, &c), 0);
+        for (int k = 0; k < a.n; k++)
+            differs |= a.priors[k] != c.priors[k];
+    }
+    for (int k = 0; k < a.n; k++) {
+        cr_assert_eq(a.visits[k], b.visits[k]);
+        cr_assert_eq(a.priors[k], b.priors[k]);
+    }
+    cr_assert(differs, "the root noise should depend on the seed");
+}
+
+/* --- tactics: R18 signs through capture sequences ------------------------------------ */
+
+/* Black to move; exactly one action wins within 6 hops (the brute force
+ * below checks it). For most of them every other action was also checked,
+ * when they were chosen, not to win within 11 hops; in ".W....b..." slower
+ * wins exist from 7 hops on, and the search must still take the quick one. Each winning line passes through a
+ * multi-hop capture sequence. Mutation check: with s_backup negating the
+ * value at every edge (chess style) instead of only where the mover changes
+ * (R18), the search plays a non-winning action in the positions marked
+ * "sign" (400 simulations, each checked alone), and all three tactical tests
+ * below fail. */
+static const char *const s_wins[] = {
+    ".......b....b....bb..wW.. b", /* 18-24, then Black's 2-hop king capture; avoid 18-23 */
+    "....W....b.b....b........ b", /* 16-20: White's forced 2-hop, then Black's capture */
+    "...bW.w..........w.b.wB.B b", /* sign: 22-12 begins a 2-hop, then a king hunt */
+    ".WW........b..........B.. b", /* sign: 22-21, White's forced reply, Black's 2-hop */
+    ".W....b............w.BB.. b", /* sign: 22-24, White's reply, Black's 2-hop */
+    "...B...........b.w.b..w.W b", /* sign: 3-4, White captures, Black's 2-hop wins */
+    ".......w.b.w....w.......B b", /* sign: 24-20, then a 3-hop sweep */
+    "W...bB...W....w.....B.... b", /* sign: 5-10, then a 2-hop finish */
+};
+
+/* Mid-sequence roots (the chain point after the side): choose the next hop. */
+static const char *const s_mid_wins[] = {
+    "....b...........b...w..WB b 24",
+    ".....WB...BW............. b 10",
+    ".BW...........B....W..... b 1",   /* sign: 1-3 loses */
+    "...b...B.....b.Bw.....w.. b 15",  /* sign: 15-18 loses */
+};
+
+/* Some actions lose within 4 hops; at least one does not. */
+static const char *const s_traps[] = {
+    "..WW............Bw....B.. b", /* sign: only 16-19 holds */
+    "b.......W.w...........B.w b",
+    ".bW...B....w.wW.......... b",
+    ".b........W..b.....b..... b",
+    "...B...........b.w.b..w.W b",
+};
+
+static void s_check_win(const char *str, int leaves)
+{
+    const game_def *g = game_default();
+    game_state s = s_pos(g, str);
+    uint16_t acts[GAME_MAX_LEGAL];
+    int n = g->legal_actions(&s, acts), winner = -1, wins = 0;
+    for (int i = 0; i < n; i++)
+        if (s_action_value(g, &s, acts[i], 6) == 1) {
+            winner = acts[i];
+            wins++;
+        }
+    cr_assert_eq(wins, 1, "%s: %d winning actions by brute force, want 1", str, wins);
+    mcts_settings set = s_quiet_settings(400);
+    set.leaves_per_tree = leaves;
+    mcts_result r;
+    cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &s, 1, &r), 0);
+    char want[16], got[16];
+    g->format_action(winner, want, sizeof want);
+    g->format_action(r.best, got, sizeof got);
+    cr_assert_eq(r.best, winner, "%s (leaves %d): search plays %s, the win is %s", str, leaves,
+                 got, want);
+    for (int k = 0; k < r.n; k++)
+        if (r.actions[k] == winner)
+            cr_assert_gt(r.q[k], 0.5f, "%s: the winning action's value %.3f", str, r.q[k]);
+    cr_assert_gt(r.value, 0.0f, "%s: the root value should lean to the win (%.3f)", str, r.value);
+}
+
+static void s_check_twin_win(const char *str)
+{
+    /* The same position with colours swapped and the board rotated (R16):
+     * White must find the rotated winning action. */
+    const game_def *g = game_default();
+    char twin[40];
+    s_rotate_position(str, twin);
+    game_state s = s_pos(g, str), t = s_pos(g, twin);
+    mcts_settings set = s_quiet_settings(400);
+    mcts_result rs, rt;
+    cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &s, 1, &rs), 0);
+    cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &t, 1, &rt), 0);
+    cr_assert_eq(rt.best, s_rotate_action(rs.best), "%s vs its twin %s", str, twin);
+    cr_assert_eq(s_action_value(g, &t, rt.best, 6), 1, "%s: the twin's choice must win", twin);
+}
+
+Test(mcts, finds_the_win_past_multi_hop_sequences)
+{
+    for (size_t i = 0; i < sizeof s_wins / sizeof *s_wins; i++) {
+        s_check_win(s_wins[i], 1);
+        s_check_win(s_wins[i], 4);
+        s_check_twin_win(s_wins[i]);
+    }
+}
+
+Test(mcts, finds_the_winning_hop_from_a_mid_sequence_root)
+{
+    const game_def *g = game_default();
+    for (size_t i = 0; i < sizeof s_mid_wins / sizeof *s_mid_wins; i++) {
+        game_state s = s_pos(g, s_mid_wins[i]);
+        cr_assert(g->mid_turn(&s));
+        s_check_win(s_mid_wins[i], 1);
+        s_check_win(s_mid_wins[i], 4);
+        s_check_twin_win(s_mid_wins[i]);
+    }
+}
+
+Test(mcts, avoids_an_immediate_loss)
+{
+    const game_def *g = game_default();
+    for (size_t i = 0; i < sizeof s_traps / sizeof *s_traps; i++) {
+        game_state s = s_pos(g, s_traps[i]);
+        uint16_t acts[GAME_MAX_LEGAL];
+        int n = g->legal_actions(&s, acts), losing = 0;
+        for (int k = 0; k < n; k++)
+            losing += s_action_value(g, &s, acts[k], 4) == -1;
+        cr_assert(losing > 0 && losing < n, "%s: %d of %d actions lose", s_traps[i], losing, n);
+        for (int leaves = 1; leaves <= 4; leaves *= 4) {
+            mcts_settings set = s_quiet_settings(400);
+            set.leaves_per_tree = leaves;
+            mcts_result r;
+            cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &s, 1, &r), 0);
+            char got[16];
+            g->format_action(r.best, got, sizeof got);
+            cr_assert_neq(s_action_value(g, &s, r.best, 4), -1, "%s: search plays %s, which loses",
+                          s_traps[i], got);
+        }
+    }
+}
+
+Test(mcts, terminal_states_are_valued_by_the_rules_not_the_evaluator)
+{
+    /* Black's men on 6 and 10 can each capture White's last piece (on 11):
+     * both actions end the game. The evaluator says 0 everywhere, yet every
+     * visit of either child must bring back exactly +1 for Black. */
+    const game_def *g = game_default();
+    game_state s = s_pos(g, "......b...bw............. b");
+    mcts_result r;
+    mcts_settings set = s_quiet_settings(50);
+    cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &s, 1, &r), 0);
+    cr_assert_eq(r.n, 2);
+    for (int k = 0; k < r.n; k++) {
+        cr_assert_gt(r.visits[k], 0u);
+        cr_assert_eq(r.q[k], 1.0f, "q %f", r.q[k]);
+    }
+    /* 50 wins and the root's own evaluation (0) */
+    cr_assert_float_eq(r.value, 50.0f / 51.0f, 1e-6);
+    /* The same from White's side (R16 twin): wins for the mover again. */
+    char twin[40];
+    s_rotate_position("......b...bw............. b", twin);
+    game_state t = s_pos(g, twin);
+    cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &t, 1, &r), 0);
+    for (int k = 0; k < r.n; k++)
+        cr_assert_eq(r.q[k], 1.0f);
+    /* A finished game has nothing to search; neither do invalid settings. */
+    game_state over = s_pos(g, "....b.................... w");
+    cr_assert(g->result(&over).over);
+    cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &over, 1, &r), KZ_EINVAL);
+    cr_assert_eq(mcts_search(g, &(mcts_settings){0}, evaluator_uniform(g), &s, 1, &r), KZ_EINVAL);
+}
+
+/* --- forced states ------------------------------------------------------------------ */
+
+Test(mcts, a_forced_root_costs_no_evaluator_call)
+{
+    const game_def *g = game_default();
+    /* Find forced states (one legal action) by random play: mid-sequence hops
+     * and lone captures. */
+    rng_t r;
+    rng_seed(&r, 3);
+    int found = 0;
+    for (int game = 0; game < 50 && found < 10; game++) {
+        game_state s;
+        g->init(&s);
+        while (!g->result(&s).over && found < 10) {
+            uint16_t acts[GAME_MAX_LEGAL];
+            int n = g->legal_actions(&s, acts);
+            if (n == 1) {
+                counting c;
+                mcts_result res;
+                mcts_settings set = mcts_settings_default();
+                cr_assert_eq(mcts_search(g, &set, s_counting(&c, evaluator_uniform(g)), &s, 1,
+                                         &res), 0);
+                cr_assert_eq(c.calls, 0);
+                cr_assert(res.forced);
+                cr_assert_eq(res.n, 1);
+                cr_assert_eq(res.best, acts[0]);
+                found++;
+            }
+            g->apply(&s, acts[rng_below(&r, (uint32_t)n)]);
+        }
+    }
+    cr_assert_eq(found, 10);
+}
+
+/* In-tree forced states: every position the evaluator sees must have at least
+ * two legal actions. The evaluator looks the planes up in a table of every
+ * state within reach of the root (brute force), keyed by the planes' bytes. */
+#define REACH_SLOTS (1 << 16)
+typedef struct reach {
+    uint64_t key[REACH_SLOTS]; /* hash of the planes, 0 = empty */
+    int max_legal[REACH_SLOTS]; /* most legal actions among the states with those planes */
+    long seen, known, forced;  /* evaluated positions, found in the table, with max_legal 1 */
+    const game_def *g;         /* the game */
+} reach;
+
+static uint64_t s_planes_key(const float *planes, size_t n)
+{
+    return hash_bytes(planes, n * sizeof(float), 1) | 1;
+}
+
+static void s_reach_add(reach *t, const game_state *s, int depth)
+{
+    const game_def *g = t->g;
+    if (g->result(s).over)
+        return;
+    uint16_t acts[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, acts);
+    float planes[7 * 25];
+    g->encode_planes(s, planes);
+    uint64_t k = s_planes_key(planes, 7 * 25);
+    uint32_t i = (uint32_t)k & (REACH_SLOTS - 1);
+    while (t->key[i] && t->key[i] != k)
+        i = (i + 1) & (REACH_SLOTS - 1);
+    t->key[i] = k;
+    if (n > t->max_legal[i])
+        t->max_legal[i] = n;
+    if (depth == 0)
+        return;
+    for (int a = 0; a < n; a++) {
+        game_state c = *s;
+        g->apply(&c, acts[a]);
+        s_reach_add(t, &c, depth - 1);
+    }
+}
+
+static int s_reach_run(void *ctx, const float *planes, int B, float *logits, float *values)
+{
+    reach *t = ctx;
+    size_t C = 7 * 25;
+    for (int b = 0; b < B; b++) {
+        uint64_t k = s_planes_key(planes + b * C, C);
+        uint32_t i = (uint32_t)k & (REACH_SLOTS - 1);
+        while (t->key[i] && t->key[i] != k)
+            i = (i + 1) & (REACH_SLOTS - 1);
+        t->seen++;
+        if (t->key[i] == k) {
+            t->known++;
+            t->forced += t->max_legal[i] == 1;
+        }
+    }
+    memset(logits, 0, sizeof(float) * (size_t)B * (size_t)t->g->action_count);
+    memset(values, 0, sizeof(float) * (size_t)B);
+    return 0;
+}
+
+Test(mcts, forced_states_inside_the_tree_are_never_evaluated)
+{
+    const game_def *g = game_default();
+    /* Positions full of capture sequences and lone replies. */
+    const char *positions[] = {
+        ".......b....b....bb..wW.. b",
+        "...B...........b.w.b..w.W b",
+        ".W....b............w.BB.. b",
+    };
+    for (size_t p = 0; p < 3; p++) {
+        reach *t = calloc(1, sizeof *t);
+        t->g = g;
+        game_state s = s_pos(g, positions[p]);
+        s_reach_add(t, &s, 6);
+        mcts_settings set = s_quiet_settings(60);
+        set.cache_entries = 0; /* every expansion goes to the evaluator */
+        mcts_result r;
+        evaluator ev = {s_reach_run, t, 64};
+        cr_assert_eq(mcts_search(g, &set, ev, &s, 1, &r), 0);
+        cr_assert_gt(t->known, 5, "%s: the table should cover the shallow tree", positions[p]);
+        cr_assert_eq(t->forced, 0, "%s: %ld forced states were sent to the evaluator",
+                     positions[p], t->forced);
+        free(t);
+    }
+}
+
+/* --- tree reuse ---------------------------------------------------------------------- */
+
+Test(mcts, the_played_subtree_keeps_its_visits)
+{
+    const game_def *g = game_default();
+    game_state s = s_pos(g, ".W....b............w.BB.. b");
+    for (int reuse = 0; reuse <= 1; reuse++) {
+        mcts_settings set = s_quiet_settings(300);
+        set.reuse_tree = reuse;
+        counting c;
+        mcts_batch *b = mcts_batch_new(g, &set, 1, s_counting(&c, evaluator_uniform(g)));
+        mcts_batch_reset(b, 0, &s, 9);
+        cr_assert_eq(mcts_batch_status(b, 0), MCTS_SEARCHING);
+        cr_assert_eq(mcts_batch_run(b), 0);
+        mcts_result r;
+        mcts_batch_result(b, 0, &r);
+        cr_assert_eq(r.total, 300u);
+        /* The most visited child that is not terminal and has a choice. */
+        int pick = -1;
+        uint32_t pick_visits = 0;
+        for (int k = 0; k < r.n; k++) {
+            game_state c2 = s;
+            g->apply(&c2, r.actions[k]);
+            uint16_t acts[GAME_MAX_LEGAL];
+            if (g->result(&c2).over || g->legal_actions(&c2, acts) < 2)
+                continue;
+            if (r.visits[k] > pick_visits) {
+                pick = r.actions[k];
+                pick_visits = r.visits[k];
+            }
+        }
+        cr_assert_gt(pick_visits, 10u);
+        const mcts_stats *st = mcts_batch_stats(b);
+        uint64_t sims_before = st->simulations;
+        mcts_batch_advance(b, 0, pick);
+        mcts_result kept;
+        mcts_batch_result(b, 0, &kept);
+        if (reuse) {
+            /* The child's first visit expanded it; every later one went on
+             * to one of its children. */
+            cr_assert_eq(kept.total, pick_visits - 1, "kept %u of %u", kept.total, pick_visits);
+        } else {
+            cr_assert_eq(kept.total, 0u);
+        }
+        cr_assert_eq(mcts_batch_run(b), 0);
+        mcts_batch_result(b, 0, &r);
+        cr_assert_eq(r.total, 300u, "the root reaches the simulations either way");
+        cr_assert_eq(st->simulations - sims_before, 300u - kept.total,
+                     "only the missing simulations are run");
+        mcts_batch_destroy(&b);
+    }
+}
+
+/* --- evaluator contract --------------------------------------------------------------- */
+
+/* Puts logit 8 on one canonical action and 30 on every action of a given list
+ * of canonical actions that must not count (illegal ones). */
+typedef struct biased {
+    int favour;          /* canonical action with logit 8 */
+    int n_bad;           /* entries of bad */
+    int bad[8];          /* canonical actions with logit 30 */
+} biased;
+
+static int s_biased_run(void *ctx, const float *planes, int B, float *logits, float *values)
+{
+    const biased *bz = ctx;
+    (void)planes;
+    for (int b = 0; b < B; b++) {
+        float *l = logits + (size_t)b * 625;
+        for (int a = 0; a < 625; a++)
+            l[a] = 0;
+        l[bz->favour] = 8;
+        for (int k = 0; k < bz->n_bad; k++)
+            l[bz->bad[k]] = 30;
+        values[b] = 0;
+    }
+    return 0;
+}
+
+Test(mcts, priors_are_read_at_canonical_actions_over_legal_actions_only)
+{
+    const game_def *g = game_default();
+    /* White to move: the network sees the board rotated (R16), so real action
+     * src-dst is canonical (24-src)*25 + (24-dst), computed here by hand. */
+    game_state s = s_pos(g, "bbbbb.bbbb.b.b...wwwwwwww w");
+    cr_assert_eq(g->to_move(&s), 1);
+    uint16_t acts[GAME_MAX_LEGAL];
+    int n = g->legal_actions(&s, acts);
+    cr_assert_geq(n, 3);
+    int target = acts[n - 1];
+    biased bz = {.favour = s_rotate_action(target), .n_bad = 0};
+    /* Illegal actions with huge logits must not take prior mass. */
+    for (int a = 0; a < 625 && bz.n_bad < 8; a++) {
+        if (g->is_legal(&s, a) || a == s_rotate_action(target))
+            continue;
+        if (g->is_legal(&s, s_rotate_action(a)))
+            continue; /* canonical index of a legal action */
+        bz.bad[bz.n_bad++] = a;
+    }
+    mcts_settings set = s_quiet_settings(20);
+    mcts_result r;
+    cr_assert_eq(mcts_search(g, &set, (evaluator){s_biased_run, &bz, 8}, &s, 1, &r), 0);
+    double want = exp(8.0) / (exp(8.0) + (n - 1));
+    float sum = 0;
+    for (int k = 0; k < r.n; k++) {
+        sum += r.priors[k];
+        if (r.actions[k] == target)
+            cr_assert_float_eq(r.priors[k], (float)want, 1e-4, "prior %f", r.priors[k]);
+    }
+    cr_assert_float_eq(sum, 1.0f, 1e-5);
+    cr_assert_eq(r.best, target);
+}
+
+/* Fails from its `fail_from`-th call on, or returns NaN values. */
+typedef struct faulty {
+    int calls;     /* calls so far */
+    int fail_from; /* first failing call (1-based), 0 = never */
+    bool nan;      /* return NaN values instead of an error */
+} faulty;
+
+static int s_faulty_run(void *ctx, const float *planes, int B, float *logits, float *values)
+{
+    faulty *f = ctx;
+    (void)planes;
+    f->calls++;
+    memset(logits, 0, sizeof(float) * (size_t)B * 625);
+    for (int b = 0; b < B; b++)
+        values[b] = f->nan ? NAN : 0;
+    if (f->fail_from && f->calls >= f->fail_from)
+        return KZ_EIO;
+    return 0;
+}
+
+Test(mcts, evaluator_failures_are_returned_and_leave_the_trees_usable)
+{
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    mcts_settings set = s_quiet_settings(100);
+    faulty f = {.fail_from = 3};
+    mcts_batch *b = mcts_batch_new(g, &set, 2, (evaluator){s_faulty_run, &f, 4});
+    mcts_batch_reset(b, 0, &s, 1);
+    mcts_batch_reset(b, 1, &s, 2);
+    int rc;
+    do
+        rc = mcts_batch_step(b);
+    while (rc > 0);
+    cr_assert_eq(rc, KZ_EIO);
+    /* A working evaluator finishes the searches exactly. */
+    mcts_batch_set_evaluator(b, evaluator_uniform(g));
+    cr_assert_eq(mcts_batch_run(b), 0);
+    for (int i = 0; i < 2; i++) {
+        mcts_result r;
+        mcts_batch_result(b, i, &r);
+        cr_assert_eq(r.total, 100u);
+    }
+    /* Non-finite values are refused. */
+    faulty nanf = {.nan = true};
+    mcts_batch_set_evaluator(b, (evaluator){s_faulty_run, &nanf, 4});
+    mcts_batch_reset(b, 0, &s, 3);
+    cr_assert_eq(mcts_batch_run(b), KZ_EINVAL);
+    mcts_batch_destroy(&b);
+}
+
+Test(mcts, evaluator_batches_respect_max_batch)
+{
+    const game_def *g = game_default();
+    game_state pos[8];
+    s_random_positions(g, pos, 8, 21);
+    mcts_settings set = s_quiet_settings(40);
+    set.leaves_per_tree = 8;
+    counting c;
+    evaluator inner = evaluator_uniform(g);
+    inner.max_batch = 5;
+    mcts_batch *b = mcts_batch_new(g, &set, 8, s_counting(&c, inner));
+    for (int i = 0; i < 8; i++)
+        mcts_batch_reset(b, i, &pos[i], (uint64_t)i);
+    cr_assert_eq(mcts_batch_run(b), 0);
+    const mcts_stats *st = mcts_batch_stats(b);
+    cr_assert_eq(st->max_batch_seen, 5);
+    cr_assert_eq(st->evaluator_calls, (uint64_t)c.calls);
+    cr_assert_eq(st->evaluated, (uint64_t)c.positions);
+    mcts_batch_destroy(&b);
+}
+
+Test(mcts, the_cache_answers_repeated_positions_without_changing_results)
+{
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    mcts_settings with = s_quiet_settings(200), without = with;
+    without.cache_entries = 0;
+    counting c1, c2;
+    mcts_result r1, r2;
+    /* Two trees on the same position: the second is answered from the cache. */
+    mcts_batch *b = mcts_batch_new(g, &with, 1, s_counting(&c1, evaluator_uniform(g)));
+    mcts_batch_reset(b, 0, &s, 1);
+    cr_assert_eq(mcts_batch_run(b), 0);
+    long first = c1.positions;
+    mcts_batch_reset(b, 0, &s, 1);
+    cr_assert_eq(mcts_batch_run(b), 0);
+    mcts_batch_result(b, 0, &r1);
+    cr_assert_lt(c1.positions - first, first / 4, "the repeat should mostly hit the cache");
+    cr_assert_gt(mcts_batch_stats(b)->cache_hits, 0u);
+    mcts_batch_destroy(&b);
+    cr_assert_eq(mcts_search(g, &without, s_counting(&c2, evaluator_uniform(g)), &s, 1, &r2), 0);
+    for (int k = 0; k < r1.n; k++)
+        cr_assert_eq(r1.visits[k], r2.visits[k]);
+}
+
+Test(mcts, choose_samples_by_visits_or_takes_the_most_visited)
+{
+    mcts_result r = {.n = 3, .actions = {5, 9, 11}, .visits = {10, 30, 60}, .total = 100,
+                     .best = 11};
+    rng_t rng;
+    rng_seed(&rng, 1);
+    int count[3] = {0, 0, 0};
+    for (int i = 0; i < 20000; i++) {
+        int a = mcts_result_choose(&r, true, &rng);
+        count[a == 5 ? 0 : a == 9 ? 1 : 2]++;
+    }
+    /* Expected 2000 / 6000 / 12000; 5 standard deviations of slack. */
+    cr_assert(abs(count[0] - 2000) < 5 * 43, "%d", count[0]);
+    cr_assert(abs(count[1] - 6000) < 5 * 65, "%d", count[1]);
+    cr_assert(abs(count[2] - 12000) < 5 * 70, "%d", count[2]);
+    for (int i = 0; i < 100; i++)
+        cr_assert_eq(mcts_result_choose(&r, false, &rng), 11);
+}

@@ -1,0 +1,467 @@
+/* Tests of common/selfplay: G games at once on one evaluator, their records,
+ * reproducibility from a seed, and the cost of forced states. Also a usage
+ * example of selfplay.h. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evaluator.h"
+#include "game.h"
+#include "record.h"
+#include "selfplay.h"
+#include "util.h"
+
+#define MAX_GAMES 32
+
+/* Collects the finished games, indexed by their seed offset. */
+typedef struct collect {
+    uint64_t seed0;                /* the run's seed */
+    game_record *by_game[MAX_GAMES]; /* game k (seed seed0 + k), NULL until finished */
+    int finished;                  /* callbacks so far */
+    int stop_after;                /* return an error at this callback (0 = never) */
+} collect;
+
+static int s_collect(void *ctx, const game_record *r)
+{
+    collect *c = ctx;
+    c->finished++;
+    if (c->stop_after && c->finished == c->stop_after)
+        return KZ_EIO;
+    uint64_t k = r->seed - c->seed0;
+    cr_assert_lt(k, (uint64_t)MAX_GAMES);
+    cr_assert_null(c->by_game[k], "game %d finished twice", (int)k);
+    c->by_game[k] = record_new();
+    cr_assert_eq(record_copy(c->by_game[k], r), 0);
+    return 0;
+}
+
+static void s_collect_free(collect *c)
+{
+    for (int k = 0; k < MAX_GAMES; k++)
+        record_destroy(&c->by_game[k]);
+}
+
+static selfplay_config s_config(int games, int parallel, uint64_t seed)
+{
+    selfplay_config cfg = {.search = mcts_settings_default(), .games = games,
+                           .parallel = parallel, .seed = seed, .model_version = 1};
+    cfg.search.simulations = 32;
+    return cfg;
+}
+
+static void s_run(const selfplay_config *cfg, evaluator ev, collect *c, selfplay_stats *st)
+{
+    const game_def *g = game_default();
+    char err[200];
+    memset(c, 0, sizeof *c);
+    c->seed0 = cfg->seed;
+    selfplay *sp = selfplay_new(g, cfg, ev, err, sizeof err);
+    cr_assert_not_null(sp, "%s", err);
+    cr_assert_eq(selfplay_run(sp, s_collect, c), 0);
+    if (st)
+        selfplay_get_stats(sp, st);
+    selfplay_destroy(&sp);
+    cr_assert_null(sp);
+}
+
+/* Same play: everything but the id and the wall-clock times. */
+static bool s_same_play(const game_record *a, const game_record *b)
+{
+    if (a->n_moves != b->n_moves || a->winner != b->winner || a->reason != b->reason ||
+        a->plies != b->plies || a->seed != b->seed || a->n_policy != b->n_policy)
+        return false;
+    for (int k = 0; k < a->n_moves; k++)
+        if (a->moves[k].action != b->moves[k].action ||
+            a->moves[k].root_value != b->moves[k].root_value ||
+            a->moves[k].forced != b->moves[k].forced ||
+            a->moves[k].policy_n != b->moves[k].policy_n)
+            return false;
+    return !memcmp(a->policy, b->policy, sizeof(float) * a->n_policy) &&
+           !memcmp(a->policy_actions, b->policy_actions, sizeof(uint16_t) * a->n_policy);
+}
+
+Test(selfplay, plays_every_game_and_each_record_is_valid)
+{
+    const game_def *g = game_default();
+    collect c;
+    selfplay_stats st;
+    selfplay_config cfg = s_config(10, 4, 100);
+    cfg.worker_id = "w-1";
+    s_run(&cfg, evaluator_uniform(g), &c, &st);
+    cr_assert_eq(c.finished, 10);
+    cr_assert_eq(st.games_done, 10);
+    cr_assert_eq(st.games_started, 10);
+    cr_assert_eq(st.wins[0] + st.wins[1] + st.draws, 10);
+    uint64_t states = 0, forced = 0;
+    for (int k = 0; k < 10; k++) {
+        game_record *r = c.by_game[k];
+        cr_assert_not_null(r, "game %d missing", k);
+        char err[200];
+        cr_assert_eq(record_validate(g, r, err, sizeof err), 0, "game %d: %s", k, err);
+        cr_assert_eq(r->model_version, 1u);
+        cr_assert_str_eq(r->worker_id, "w-1");
+        cr_assert_str_eq(r->game, "khreibaga");
+        cr_assert_eq(r->settings.simulations, 32);
+        cr_assert_leq(r->started_ms, r->finished_ms);
+        /* Forced exactly where one action is legal; searched states carry
+         * 32 simulations' worth of shares (multiples of 1/32). */
+        game_state s;
+        g->init(&s);
+        for (int m = 0; m < r->n_moves; m++) {
+            uint16_t acts[GAME_MAX_LEGAL];
+            int n = g->legal_actions(&s, acts);
+            const record_move *mv = &r->moves[m];
+            cr_assert_eq(mv->forced, n == 1, "game %d move %d", k, m);
+            forced += mv->forced;
+            if (!mv->forced)
+                for (int j = 0; j < mv->policy_n; j++) {
+                    float v = r->policy[mv->policy_off + j] * 32;
+                    cr_assert_float_eq(v, (float)(int)(v + 0.5f), 1e-3);
+                }
+            g->apply(&s, mv->action);
+        }
+        states += (uint64_t)r->n_moves;
+    }
+    cr_assert_eq(st.states, states);
+    cr_assert_eq(st.forced, forced);
+    /* Ids are unique. */
+    for (int a = 0; a < 10; a++)
+        for (int b = a + 1; b < 10; b++)
+            cr_assert_neq(memcmp(c.by_game[a]->id, c.by_game[b]->id, RECORD_ID_BYTES), 0);
+    s_collect_free(&c);
+}
+
+Test(selfplay, a_fixed_seed_reproduces_every_game)
+{
+    const game_def *g = game_default();
+    collect a, b, d, e;
+    selfplay_config cfg = s_config(6, 3, 777);
+    s_run(&cfg, evaluator_uniform(g), &a, NULL);
+    s_run(&cfg, evaluator_uniform(g), &b, NULL);
+    for (int k = 0; k < 6; k++)
+        cr_assert(s_same_play(a.by_game[k], b.by_game[k]), "game %d differs between runs", k);
+    /* With the uniform evaluator, a game does not depend on its neighbours. */
+    selfplay_config one = s_config(6, 1, 777);
+    s_run(&one, evaluator_uniform(g), &d, NULL);
+    for (int k = 0; k < 6; k++)
+        cr_assert(s_same_play(a.by_game[k], d.by_game[k]), "game %d differs with parallel 1", k);
+    /* Another seed plays other games. */
+    selfplay_config other = s_config(6, 3, 778);
+    s_run(&other, evaluator_uniform(g), &e, NULL);
+    int same = 0;
+    for (int k = 0; k < 5; k++)
+        same += s_same_play(a.by_game[k + 1], e.by_game[k]); /* same seeds 778..782 */
+    cr_assert_eq(same, 5, "game k of seed 777 is game k-1 of seed 778");
+    int differ = 0;
+    for (int k = 0; k < 6; k++) {
+        e.by_game[k]->seed = a.by_game[k]->seed; /* compare the play only */
+        differ += !s_same_play(a.by_game[k], e.by_game[k]);
+    }
+    cr_assert_gt(differ, 3);
+    s_collect_free(&a);
+    s_collect_free(&b);
+    s_collect_free(&d);
+    s_collect_free(&e);
+}
+
+/* Counts positions and calls of a real evaluator. */
+typedef struct counting {
+    evaluator inner; /* the real evaluator */
+    long calls;      /* run calls */
+    long positions;  /* positions evaluated */
+} counting;
+
+static int s_counting_run(void *ctx, const float *planes, int B, float *logits, float *values)
+{
+    counting *c = ctx;
+    c->calls++;
+    c->positions += B;
+    return c->inner.run(c->inner.ctx, planes, B, logits, values);
+}
+
+Test(selfplay, games_share_evaluator_batches_and_forced_moves_are_free)
+{
+    const game_def *g = game_default();
+    counting cnt = {.inner = evaluator_uniform(g)};
+    evaluator ev = {s_counting_run, &cnt, 1024};
+    collect c;
+    selfplay_stats st;
+    selfplay_config cfg = s_config(8, 8, 5);
+    cfg.search.leaves_per_tree = 4;
+    s_run(&cfg, ev, &c, &st);
+    cr_assert_eq(st.search.evaluator_calls, (uint64_t)cnt.calls);
+    cr_assert_eq(st.search.evaluated, (uint64_t)cnt.positions);
+    cr_assert_gt(st.search.max_batch_seen, 8, "leaves of several games in one batch");
+    cr_assert_leq(st.search.max_batch_seen, 32);
+    /* Forced states were played: at least one game has some; they cost no
+     * search: the simulations equal 32 per searched state, minus the visits
+     * that the reused subtree already held. */
+    cr_assert_gt(st.forced, 0u);
+    uint64_t searched = st.states - st.forced;
+    cr_assert_leq(st.search.simulations, searched * 32);
+    cr_assert_geq(st.search.simulations, searched * 32 / 4, "reuse cannot cover that much");
+    s_collect_free(&c);
+}
+
+Test(selfplay, stop_new_finishes_the_games_in_progress)
+{
+    const game_def *g = game_default();
+    selfplay_config cfg = s_config(20, 4, 9);
+    char err[200];
+    selfplay *sp = selfplay_new(g, &cfg, evaluator_uniform(g), err, sizeof err);
+    collect c = {.seed0 = 9};
+    int remaining;
+    cr_assert_eq(selfplay_step(sp, s_collect, &c, &remaining), 0);
+    cr_assert_eq(remaining, 20);
+    selfplay_stop_new(sp);
+    cr_assert_eq(selfplay_run(sp, s_collect, &c), 0);
+    selfplay_stats st;
+    selfplay_get_stats(sp, &st);
+    cr_assert_eq(st.games_started, 4);
+    cr_assert_eq(st.games_done, 4);
+    cr_assert_eq(c.finished, 4);
+    selfplay_destroy(&sp);
+    s_collect_free(&c);
+}
+
+Test(selfplay, callback_errors_stop_the_run)
+{
+    const game_def *g = game_default();
+    selfplay_config cfg = s_config(6, 2, 3);
+    char err[200];
+    selfplay *sp = selfplay_new(g, &cfg, evaluator_uniform(g), err, sizeof err);
+    collect c = {.seed0 = 3, .stop_after = 2};
+    cr_assert_eq(selfplay_run(sp, s_collect, &c), KZ_EIO);
+    cr_assert_eq(c.finished, 2);
+    selfplay_destroy(&sp);
+    s_collect_free(&c);
+}
+
+Test(selfplay, bad_configurations_are_refused_with_a_reason)
+{
+    const game_def *g = game_default();
+    char err[200];
+    selfplay_config cfg = s_config(0, 2, 1);
+    cr_assert_null(selfplay_new(g, &cfg, evaluator_uniform(g), err, sizeof err));
+    cr_assert(strstr(err, "games"), "%s", err);
+    cfg = s_config(2, 2, 1);
+    cfg.search.simulations = -3;
+    cr_assert_null(selfplay_new(g, &cfg, evaluator_uniform(g), err, sizeof err));
+    cr_assert(strstr(err, "simulations"), "%s", err);
+    cfg = s_config(2, 2, 1);
+    cfg.start_position = "bbbb";
+    cr_assert_null(selfplay_new(g, &cfg, evaluator_uniform(g), err, sizeof err));
+    cr_assert(strstr(err, "start position"), "%s", err);
+    cfg.start_position = "....b.................... w"; /* White has lost */
+    cr_assert_null(selfplay_new(g, &cfg, evaluator_uniform(g), err, sizeof err));
+    cr_assert(strstr(err, "over"), "%s", err);
+}
+
+Test(selfplay, games_from_a_given_position)
+{
+    const game_def *g = game_default();
+    collect c;
+    selfplay_config cfg = s_config(3, 3, 50);
+    cfg.start_position = ".......b....b....bb..wW.. b";
+    s_run(&cfg, evaluator_uniform(g), &c, NULL);
+    for (int k = 0; k < 3; k++) {
+        game_record *r = c.by_game[k];
+        cr_assert_str_eq(r->start_position, ".......b....b....bb..wW.. b");
+        char err[200];
+        cr_assert_eq(record_validate(g, r, err, sizeof err), 0, "%s", err);
+    }
+    s_collect_free(&c);
+}
+
+/* --- kz selfplay and kz records, the real binary (KZ_BIN_DIR) ------------------------ */
+
+#include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct cli {
+    char dir[64]; /* temp dir, the commands' working directory */
+    char *out;    /* last stdout (owned) */
+    char *err;    /* last stderr (owned) */
+} cli;
+
+static void s_cli_init(cli *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->dir, sizeof c->dir, "/tmp/kz-selfplay-cli-XXXXXX");
+    cr_assert_not_null(mkdtemp(c->dir));
+}
+
+static void s_cli_done(cli *c)
+{
+    free(c->out);
+    free(c->err);
+    DIR *d = opendir(c->dir);
+    struct dirent *e;
+    char p[512];
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            snprintf(p, sizeof p, "%s/%s", c->dir, e->d_name);
+            unlink(p);
+        }
+    if (d)
+        closedir(d);
+    rmdir(c->dir);
+}
+
+static char *s_slurp(const char *path)
+{
+    uint8_t *data;
+    size_t len;
+    cr_assert_eq(file_read_all(path, &data, &len), 0, "%s", path);
+    char *s = realloc(data, len + 1);
+    s[len] = 0;
+    return s;
+}
+
+/* Runs `kz ARGS` in c->dir; the exit status; stdout/stderr kept in c. */
+static int s_kz(cli *c, const char *args)
+{
+    const char *bin = getenv("KZ_BIN_DIR");
+    cr_assert_not_null(bin, "KZ_BIN_DIR must name the build directory");
+    char cmd[1024], p[128];
+    snprintf(cmd, sizeof cmd, "cd %s && %s/kz %s >out.txt 2>err.txt", c->dir, bin, args);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st), "kz %s did not exit normally", args);
+    free(c->out);
+    free(c->err);
+    snprintf(p, sizeof p, "%s/out.txt", c->dir);
+    c->out = s_slurp(p);
+    snprintf(p, sizeof p, "%s/err.txt", c->dir);
+    c->err = s_slurp(p);
+    return WEXITSTATUS(st);
+}
+
+/* The lines of a `kz records --game K` listing that describe moves. */
+static void s_move_lines(const char *listing, char *out, size_t cap)
+{
+    out[0] = 0;
+    const char *p = listing;
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        int k;
+        if (sscanf(p, " %d ", &k) == 1 && strlen(out) + n + 2 < cap) {
+            strncat(out, p, n);
+            strcat(out, "\n");
+        }
+        p += n + (eol ? 1 : 0);
+    }
+}
+
+Test(selfplay_cli, writes_records_that_kz_records_summarises_and_replays)
+{
+    cli c;
+    s_cli_init(&c);
+    cr_assert_eq(s_kz(&c, "selfplay --games 4 --parallel 2 --sims 16 --seed 5 --out a.rec "
+                          "--quiet"), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "games: 4 written to a.rec"), "%s", c.out);
+    cr_assert_eq(s_kz(&c, "records a.rec"), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "games: 4"), "%s", c.out);
+    cr_assert(strstr(c.out, "checked by replay: 4 valid, 0 invalid"), "%s", c.out);
+    cr_assert(strstr(c.out, "by reason:"), "%s", c.out);
+    cr_assert(strstr(c.out, "mean length:"), "%s", c.out);
+    /* The same seed gives the same games, move for move. */
+    cr_assert_eq(s_kz(&c, "selfplay --games 4 --parallel 4 --sims 16 --seed 5 --out b.rec "
+                          "--quiet"), 0, "%s", c.err);
+    static char la[1 << 16], lb[1 << 16];
+    for (int k = 1; k <= 4; k++) {
+        char args[64];
+        snprintf(args, sizeof args, "records a.rec --game %d", k);
+        cr_assert_eq(s_kz(&c, args), 0, "%s", c.err);
+        cr_assert(strstr(c.out, "result:"), "%s", c.out);
+        s_move_lines(c.out, la, sizeof la);
+        snprintf(args, sizeof args, "records b.rec --game %d", k);
+        cr_assert_eq(s_kz(&c, args), 0, "%s", c.err);
+        s_move_lines(c.out, lb, sizeof lb);
+        cr_assert_gt(strlen(la), 20u);
+        /* Games finish in another order with another --parallel: find game k
+         * of a.rec among b.rec's by its seed line instead when they differ. */
+        if (strcmp(la, lb) != 0) {
+            bool found = false;
+            for (int j = 1; j <= 4 && !found; j++) {
+                snprintf(args, sizeof args, "records b.rec --game %d", j);
+                cr_assert_eq(s_kz(&c, args), 0);
+                s_move_lines(c.out, lb, sizeof lb);
+                found = !strcmp(la, lb);
+            }
+            cr_assert(found, "game %d of a.rec is not in b.rec", k);
+        }
+    }
+    s_cli_done(&c);
+}
+
+Test(selfplay_cli, bad_input_gives_one_line_and_status_2)
+{
+    cli c;
+    s_cli_init(&c);
+    cr_assert_eq(s_kz(&c, "selfplay --games 0 --out x.rec"), 2);
+    cr_assert(strstr(c.err, "--games"), "%s", c.err);
+    cr_assert_eq(s_kz(&c, "selfplay --games 2"), 2);
+    cr_assert(strstr(c.err, "--out"), "%s", c.err);
+    cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --bogus"), 2);
+    cr_assert(strstr(c.err, "--bogus"), "%s", c.err);
+    cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --sims abc"), 2);
+    cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --epsilon 2"), 2);
+    cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --model nonexistent.kzm"), 2);
+    cr_assert(strstr(c.err, "nonexistent.kzm"), "%s", c.err);
+    cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --position bbb"), 2);
+    cr_assert(strstr(c.err, "position"), "%s", c.err);
+    cr_assert_eq(strchr(c.err, '\n'), c.err + strlen(c.err) - 1, "one line: %s", c.err);
+    cr_assert_eq(s_kz(&c, "records"), 2);
+    cr_assert_eq(s_kz(&c, "records missing.rec"), 2);
+    cr_assert(strstr(c.err, "missing.rec"), "%s", c.err);
+    /* A truncated file: the games before the damage are counted, then status 2. */
+    cr_assert_eq(s_kz(&c, "selfplay --games 3 --parallel 3 --sims 8 --seed 1 --out t.rec "
+                          "--quiet"), 0, "%s", c.err);
+    char path[128];
+    snprintf(path, sizeof path, "%s/t.rec", c.dir);
+    uint8_t *data;
+    size_t len;
+    cr_assert_eq(file_read_all(path, &data, &len), 0);
+    cr_assert_eq(truncate(path, (off_t)(len - 5)), 0);
+    free(data);
+    cr_assert_eq(s_kz(&c, "records t.rec"), 2);
+    cr_assert(strstr(c.err, "truncated"), "%s", c.err);
+    cr_assert(strstr(c.out, "games: 2"), "%s", c.out);
+    cr_assert_eq(s_kz(&c, "records t.rec --game 9"), 2);
+    cr_assert_eq(s_kz(&c, "records t.rec --game x"), 2);
+    cr_assert(strstr(c.err, "--game"), "%s", c.err);
+    s_cli_done(&c);
+}
+
+Test(selfplay_cli, help_describes_every_option)
+{
+    cli c;
+    s_cli_init(&c);
+    cr_assert_eq(s_kz(&c, "selfplay --help"), 0);
+    const char *flags[] = {"--model", "--games", "--out", "--parallel", "--sims", "--seed",
+                           "--leaves", "--c-puct", "--alpha", "--epsilon", "--temp-plies",
+                           "--fpu", "--no-reuse", "--cache", "--position", "--model-version",
+                           "--worker-id", "--threads", "--quiet"};
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
+        cr_assert(strstr(c.out, flags[i]), "help lacks %s", flags[i]);
+    cr_assert_eq(s_kz(&c, "records --help"), 0);
+    cr_assert(strstr(c.out, "--game"), "%s", c.out);
+    s_cli_done(&c);
+}
+
+Test(selfplay_cli, plays_with_a_model_file)
+{
+    cli c;
+    s_cli_init(&c);
+    cr_assert_eq(s_kz(&c, "model init --blocks 1 --filters 8 --value-hidden 8 --seed 3 "
+                          "--version 12 m.kzm"), 0, "%s", c.err);
+    cr_assert_eq(s_kz(&c, "selfplay --model m.kzm --games 2 --parallel 2 --sims 8 --seed 2 "
+                          "--out m.rec --quiet"), 0, "%s", c.err);
+    cr_assert_eq(s_kz(&c, "records m.rec"), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "model versions 12..12"), "%s", c.out);
+    cr_assert(strstr(c.out, "2 valid"), "%s", c.out);
+    s_cli_done(&c);
+}

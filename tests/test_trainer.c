@@ -1,0 +1,267 @@
+/* Tests of the real kz-trainer binary against a real kz-coordinator on
+ * loopback (temp LMDB store holding valid random-play games, a tiny
+ * network): bad settings, training steps and a candidate every K steps with
+ * its lineage, the reuse limit (it waits for fresh positions), resuming at
+ * the same step with the optimizer state after kill -9, and the same
+ * candidate resubmitted after a restart at a candidate step. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "client.h"
+#include "cluster_harness.h"
+#include "game.h"
+#include "model.h"
+#include "modelfile.h"
+#include "util.h"
+
+TestSuite(trainer, .fini = harness_cleanup, .timeout = 90);
+
+/* Starts a trainer of h with its common flags plus extra (NULL-terminated). */
+static pid_t s_trainer(const harness *h, const char *log, const char *const *extra)
+{
+    static char a_end[96], a_dir[128];
+    snprintf(a_end, sizeof a_end, "--endpoint=%s", h->endpoint);
+    snprintf(a_dir, sizeof a_dir, "--checkpoint_dir=%s/trainer", h->dir);
+    const char *args[40] = {a_end,          a_dir,           "--batch_size=32",
+                            "--min_positions=64", "--timeout_ms=500", "--retries=2",
+                            "--wait_ms=50", "--stats_s=0.1", "--log_s=0.2", "--seed=3"};
+    int n = 10;
+    for (int i = 0; extra && extra[i]; i++)
+        args[n++] = extra[i];
+    args[n] = NULL;
+    return harness_spawn("kz-trainer", args, log);
+}
+
+/* Runs a trainer to its end; returns the exit code. */
+static int s_run(const harness *h, const char *log, const char *const *extra)
+{
+    pid_t pid = s_trainer(h, log, extra);
+    int st;
+    cr_assert(harness_wait(pid, 60, &st), "kz-trainer did not finish (see %s)", log);
+    return harness_exit_code(st);
+}
+
+/* The trainer's checkpoint (caller destroys). */
+static model *s_checkpoint(const harness *h)
+{
+    char path[128], err[300];
+    snprintf(path, sizeof path, "%s/trainer/checkpoint.kzm", h->dir);
+    model *m;
+    cr_assert_eq(modelfile_load(path, game_default(), &m, err, sizeof err), 0, "%s", err);
+    return m;
+}
+
+/* Model `version` from the coordinator (caller destroys). */
+static model *s_fetch(const harness *h, uint32_t version)
+{
+    void *zctx = zmq_ctx_new();
+    client_config cfg;
+    client_config_default(&cfg);
+    cfg.endpoint = h->endpoint;
+    cfg.role = "tool";
+    cfg.timeout_ms = 1000;
+    client *c = client_new(zctx, &cfg);
+    uint8_t *blob;
+    size_t len;
+    cr_assert_eq(client_get_model(c, version, 0, &blob, &len, NULL), 0, "%s",
+                 client_last_error(c));
+    model *m;
+    char err[300];
+    cr_assert_eq(modelfile_from_bytes(blob, len, game_default(), &m, err, sizeof err), 0, "%s",
+                 err);
+    free(blob);
+    client_destroy(&c);
+    zmq_ctx_term(zctx);
+    return m;
+}
+
+Test(trainer, bad_settings_exit_2_with_one_line)
+{
+    harness h;
+    harness_init(&h, "tbad");
+    char log[128];
+    static const char *const cases[][2] = {
+        {"--optimizer=rmsprop", "optimizer"}, {"--schedule=linear", "schedule"},
+        {"--batch_size=0", "batch_size"},     {"--lr=fast", "lr"},
+        {"--no_such_key=1", "unknown option"}, {"--mirror=maybe", "mirror"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(log, sizeof log, "%s/bad%zu.log", h.dir, i);
+        const char *args[] = {cases[i][0], NULL};
+        pid_t pid = harness_spawn("kz-trainer", args, log);
+        int st;
+        cr_assert(harness_wait(pid, 20, &st));
+        cr_expect_eq(harness_exit_code(st), 2, "%s", cases[i][0]);
+        char *text = harness_read(log);
+        cr_expect_eq(harness_count(log, "\n"), 1, "%s: not one line: %s", cases[i][0], text);
+        cr_expect(strstr(text, "kz-trainer: ") == text, "%s: %s", cases[i][0], text);
+        cr_expect_not_null(strstr(text, cases[i][1]), "%s: %s", cases[i][0], text);
+        free(text);
+    }
+    snprintf(log, sizeof log, "%s/help.log", h.dir);
+    const char *hargs[] = {"--help", NULL};
+    pid_t pid = harness_spawn("kz-trainer", hargs, log);
+    int st;
+    cr_assert(harness_wait(pid, 20, &st));
+    cr_expect_eq(harness_exit_code(st), 0);
+    static const char *const keys[] = {"--batch_size", "--lr", "--optimizer", "--schedule",
+                                       "--l2", "--steps_per_candidate", "--checkpoint_dir",
+                                       "--max_reuse", "--threads", "--mirror"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        cr_expect_gt(harness_count(log, keys[i]), 0, "--help lacks %s", keys[i]);
+    harness_fini(&h);
+}
+
+Test(trainer, trains_and_submits_a_candidate_every_k_steps)
+{
+    harness h;
+    harness_init(&h, "tsteps");
+    harness_coord_start(&h, NULL);
+    harness_submit_random_games(&h, 20, 100);
+    char log[128];
+    snprintf(log, sizeof log, "%s/trainer.log", h.dir);
+    const char *extra[] = {"--steps_per_candidate=5", "--max_steps=12", "--max_reuse=0", NULL};
+    cr_assert_eq(s_run(&h, log, extra), 0, "see %s", log);
+    cr_expect_eq(harness_count(log, "starting from model 1 of the coordinator"), 1);
+    cr_expect_eq(harness_count(log, "candidate: step 5 registered as version 2 (parent 1)"), 1,
+                 "see %s", log);
+    cr_expect_eq(harness_count(log, "candidate: step 10 registered as version 3 (parent 2"), 1,
+                 "see %s", log);
+    /* The coordinator has both candidates and the trainer's last report. */
+    cr_expect_eq(harness_status_num(&h, "\"models\"", "latest"), 3);
+    cr_expect_eq(harness_wait_status(&h, "\"trainer\"", "step", 12, 5), 12);
+    cr_expect_eq(harness_status_num(&h, "\"trainer\"", "samples_seen"), 12 * 32);
+    cr_expect_eq(harness_status_num(&h, "\"trainer\"", "last_candidate"), 3);
+    cr_expect_gt(harness_status_num(&h, "\"trainer\"", "loss"), 0);
+    cr_expect_gt(harness_status_num(&h, "\"trainer\"", "samples_per_s"), 0);
+    /* The registered candidates are the trainer's weights at steps 5 and 10,
+     * each trained from the one before. */
+    model *m1 = s_fetch(&h, 1), *m2 = s_fetch(&h, 2), *m3 = s_fetch(&h, 3);
+    cr_expect_eq(model_step(m1), 0);
+    cr_expect_eq(model_step(m2), 5);
+    cr_expect_eq(model_parent_version(m2), 1);
+    cr_expect_eq(model_step(m3), 10);
+    cr_expect_eq(model_parent_version(m3), 2);
+    cr_expect_neq(model_checksum(m1), model_checksum(m2));
+    cr_expect_neq(model_checksum(m2), model_checksum(m3));
+    /* The checkpoint holds step 12 with Adam's state of 12 updates. */
+    model *ck = s_checkpoint(&h);
+    cr_expect_eq(model_step(ck), 12);
+    cr_expect_eq(model_optim_kind(ck), MODEL_OPT_ADAM);
+    cr_expect_eq(model_optim_steps(ck), 12);
+    cr_expect_eq(model_parent_version(ck), 3);
+    cr_expect_neq(model_checksum(ck), model_checksum(m3));
+    model_destroy(&m1);
+    model_destroy(&m2);
+    model_destroy(&m3);
+    model_destroy(&ck);
+    harness_fini(&h);
+}
+
+Test(trainer, waits_for_fresh_positions_under_the_reuse_limit)
+{
+    harness h;
+    harness_init(&h, "treuse");
+    harness_coord_start(&h, NULL);
+    harness_submit_random_games(&h, 3, 200);
+    double p1 = harness_wait_status(&h, "\"replay\"", "window_hi", 1, 5);
+    cr_assert_gt(p1, 32, "too few positions (%g) for this test", p1);
+    char log[128];
+    snprintf(log, sizeof log, "%s/trainer.log", h.dir);
+    const char *extra[] = {"--max_reuse=1", "--min_positions=1", "--steps_per_candidate=1000",
+                           NULL};
+    pid_t t = s_trainer(&h, log, extra);
+    /* Step 1. It trains on each position at most once, then waits. */
+    cr_assert(harness_wait_log(log, "waiting: reuse limit", 30), "see %s", log);
+    double want = floor(p1 / 32);
+    cr_expect_eq(harness_wait_status(&h, "\"trainer\"", "step", want, 5), want);
+    harness_sleep(0.5);
+    cr_expect_eq(harness_status_num(&h, "\"trainer\"", "step"), want, "trained past the limit");
+    /* Step 2. Fresh games let it go on, again up to the limit. */
+    harness_submit_random_games(&h, 6, 300);
+    double p2 = harness_wait_status(&h, "\"replay\"", "window_hi", p1 + 1, 5);
+    double want2 = floor(p2 / 32);
+    cr_assert_gt(want2, want);
+    cr_expect_eq(harness_wait_status(&h, "\"trainer\"", "step", want2, 20), want2);
+    harness_sleep(0.5);
+    cr_expect_eq(harness_status_num(&h, "\"trainer\"", "step"), want2, "trained past the limit");
+    /* Step 3. SIGTERM: a checkpoint at that step, exit 0. */
+    harness_signal(t, SIGTERM);
+    int st;
+    cr_assert(harness_wait(t, 20, &st));
+    cr_expect_eq(harness_exit_code(st), 0, "see %s", log);
+    model *ck = s_checkpoint(&h);
+    cr_expect_eq(model_step(ck), (uint64_t)want2);
+    model_destroy(&ck);
+    harness_fini(&h);
+}
+
+Test(trainer, resumes_at_the_same_step_with_its_optimizer_after_kill_9)
+{
+    harness h;
+    harness_init(&h, "tresume");
+    harness_coord_start(&h, NULL);
+    harness_submit_random_games(&h, 20, 400);
+    char log[128];
+    snprintf(log, sizeof log, "%s/trainer.log", h.dir);
+    const char *extra[] = {"--checkpoint_every=3", "--steps_per_candidate=1000",
+                           "--max_reuse=0", NULL};
+    pid_t t = s_trainer(&h, log, extra);
+    cr_assert(harness_wait_log(log, "checkpoint: step 6 ->", 30), "see %s", log);
+    harness_signal(t, SIGKILL);
+    int st;
+    cr_assert(harness_wait(t, 10, &st));
+    /* The checkpoint on disk: a multiple of 3 steps, Adam with as many updates. */
+    model *ck = s_checkpoint(&h);
+    uint64_t S = model_step(ck);
+    cr_assert_geq(S, 6);
+    cr_expect_eq(S % 3, 0);
+    cr_expect_eq(model_optim_kind(ck), MODEL_OPT_ADAM);
+    cr_expect_eq(model_optim_steps(ck), S);
+    model_destroy(&ck);
+    /* Restarted, it resumes there and carries the optimizer on. */
+    char a_max[48], want[96];
+    snprintf(a_max, sizeof a_max, "--max_steps=%llu", (unsigned long long)(S + 3));
+    const char *extra2[] = {"--checkpoint_every=3", "--steps_per_candidate=1000",
+                            "--max_reuse=0", a_max, NULL};
+    cr_assert_eq(s_run(&h, log, extra2), 0, "see %s", log);
+    snprintf(want, sizeof want, "at step %llu (optimizer adam, %llu updates",
+             (unsigned long long)S, (unsigned long long)S);
+    cr_expect_eq(harness_count(log, want), 1, "no '%s' in %s", want, log);
+    ck = s_checkpoint(&h);
+    cr_expect_eq(model_step(ck), S + 3);
+    cr_expect_eq(model_optim_steps(ck), S + 3);
+    model_destroy(&ck);
+    cr_expect_eq(harness_wait_status(&h, "\"trainer\"", "step", (double)(S + 3), 5),
+                 (double)(S + 3));
+    harness_fini(&h);
+}
+
+Test(trainer, resubmits_the_same_candidate_after_a_restart_at_a_candidate_step)
+{
+    harness h;
+    harness_init(&h, "tdup");
+    harness_coord_start(&h, NULL);
+    harness_submit_random_games(&h, 20, 500);
+    char log[128];
+    snprintf(log, sizeof log, "%s/trainer.log", h.dir);
+    const char *extra[] = {"--steps_per_candidate=5", "--max_steps=5", "--max_reuse=0", NULL};
+    cr_assert_eq(s_run(&h, log, extra), 0, "see %s", log);
+    cr_expect_eq(harness_count(log, "registered as version 2 (parent 1)"), 1, "see %s", log);
+    const char *extra2[] = {"--steps_per_candidate=5", "--max_steps=7", "--max_reuse=0", NULL};
+    cr_assert_eq(s_run(&h, log, extra2), 0, "see %s", log);
+    cr_expect_eq(harness_count(log, "step 5 registered as version 2 (parent 1, duplicate"), 1,
+                 "see %s", log);
+    cr_expect_eq(harness_status_num(&h, "\"models\"", "latest"), 2);
+    model *ck = s_checkpoint(&h);
+    cr_expect_eq(model_step(ck), 7);
+    cr_expect_eq(model_parent_version(ck), 2);
+    model_destroy(&ck);
+    harness_fini(&h);
+}

@@ -1,0 +1,644 @@
+/* kz-trainer: the cluster's trainer (see trainer.h and docs/trainer.md).
+ * Resumes from its checkpoint (or starts from a model file or the
+ * coordinator's best), pulls batches, trains with mirror augmentation, paces
+ * itself by the positions stored (max_reuse), submits a candidate every K
+ * steps, checkpoints atomically, and reports losses and speed.
+ * SIGTERM/SIGINT: finish the step, checkpoint, exit 0; a second signal
+ * exits at once. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "client.h"
+#include "config.h"
+#include "model.h"
+#include "modelfile.h"
+#include "trainer.h"
+#include "util.h"
+
+#define O(f) offsetof(trainer_config, f)
+static const config_option s_options[] = {
+    {"endpoint", CONFIG_STRING, "tcp://127.0.0.1:5555", 0, 0, O(endpoint),
+     "coordinator request endpoint (its ROUTER)"},
+    {"client_id", CONFIG_STRING, "", 0, 0, O(client_id),
+     "stable client id (\"\" = <host>-<pid>-<random>)"},
+    {"game", CONFIG_STRING, "khreibaga", 0, 0, O(game), "game module"},
+    {"checkpoint_dir", CONFIG_STRING, "./var/trainer", 0, 0, O(checkpoint_dir),
+     "directory of checkpoint.kzm (created if absent)"},
+    {"init_model", CONFIG_STRING, "", 0, 0, O(init_model),
+     "model file to start from without a checkpoint (\"\" = the coordinator's best)"},
+    {"batch_size", CONFIG_INT, "256", 1, 65536, O(batch_size), "samples per training step"},
+    {"min_positions", CONFIG_INT, "4096", 1, 1099511627776.0, O(min_positions),
+     "train only once the replay window holds this many positions"},
+    {"max_reuse", CONFIG_DOUBLE, "4", 0, 1000000, O(max_reuse),
+     "at most this many samples trained per position stored (0 = no limit)"},
+    {"steps_per_candidate", CONFIG_INT, "50", 1, 1000000000, O(steps_per_candidate),
+     "K: submit a candidate every K steps"},
+    {"checkpoint_every", CONFIG_INT, "50", 1, 1000000000, O(checkpoint_every),
+     "steps between checkpoints (candidate steps and stops are always checkpointed)"},
+    {"optimizer", CONFIG_STRING, "adam", 0, 0, O(optimizer), "adam or sgd"},
+    {"lr", CONFIG_DOUBLE, "0.001", 0, 10, O(lr), "base learning rate"},
+    {"schedule", CONFIG_STRING, "constant", 0, 0, O(schedule),
+     "learning-rate schedule: constant, step or cosine"},
+    {"step_every", CONFIG_INT, "100000", 1, 1e12, O(step_every), "step schedule: period"},
+    {"step_gamma", CONFIG_DOUBLE, "0.1", 0, 1, O(step_gamma), "step schedule: decay factor"},
+    {"cosine_steps", CONFIG_INT, "100000", 1, 1e12, O(cosine_steps),
+     "cosine schedule: steps to reach lr_min"},
+    {"lr_min", CONFIG_DOUBLE, "0", 0, 10, O(lr_min), "cosine schedule: final rate"},
+    {"warmup_steps", CONFIG_INT, "0", 0, 1e12, O(warmup_steps), "linear warm-up steps"},
+    {"momentum", CONFIG_DOUBLE, "0.9", 0, 0.999999, O(momentum), "SGD momentum"},
+    {"adam_beta1", CONFIG_DOUBLE, "0.9", 0, 0.999999, O(adam_beta1), "Adam beta1"},
+    {"adam_beta2", CONFIG_DOUBLE, "0.999", 0, 0.999999, O(adam_beta2), "Adam beta2"},
+    {"l2", CONFIG_DOUBLE, "0.0001", 0, 1, O(l2), "c, the L2 coefficient"},
+    {"clip_norm", CONFIG_DOUBLE, "0", 0, 1000000, O(clip_norm),
+     "clip the gradient's global norm to this (0 = off)"},
+    {"mirror", CONFIG_BOOL, "true", 0, 0, O(mirror),
+     "mirror each sample with probability 1/2 (R19)"},
+    {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads"},
+    {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
+     "augmentation seed (0 = from the clock)"},
+    {"timeout_ms", CONFIG_INT, "5000", 10, 600000, O(timeout_ms),
+     "wait for an answer before resending (Lazy Pirate)"},
+    {"retries", CONFIG_INT, "3", 1, 100, O(retries), "attempts of a request before waiting"},
+    {"max_msg_bytes", CONFIG_INT, "67108864", 65536, 2147483647, O(max_msg_bytes),
+     "largest inbound message"},
+    {"wait_ms", CONFIG_INT, "1000", 10, 600000, O(wait_ms),
+     "poll period while waiting for positions or the coordinator"},
+    {"stats_s", CONFIG_DOUBLE, "5", 0.1, 86400, O(stats_s), "period of the TrainerStats report"},
+    {"log_s", CONFIG_DOUBLE, "30", 0.1, 86400, O(log_s), "period of the progress line"},
+    {"max_steps", CONFIG_INT, "0", 0, 1e12, O(max_steps),
+     "stop cleanly once the step count reaches this (0 = never)"},
+};
+#define N_OPTIONS (sizeof s_options / sizeof s_options[0])
+
+/* The trainer: everything the loop works with. */
+typedef struct tr {
+    trainer_config cfg;        /* settings */
+    const game_def *g;         /* the game */
+    void *zctx;                /* ZeroMQ context */
+    client *c;                 /* coordinator client */
+    model *m;                  /* the weights being trained (owned) */
+    model_train *t;            /* trainer of m (owned) */
+    train_config tc;           /* optimizer settings */
+    char ckpt[CONFIG_STR_MAX + 32]; /* checkpoint path */
+    uint64_t ckpt_step;        /* step of the last checkpoint written or read */
+    uint32_t lineage;          /* version the weights were last registered as */
+    float *x;                  /* (B, C, H, W) inputs */
+    float *pi;                 /* (B, A) policy targets */
+    float *z;                  /* (B) outcomes */
+    rng_t rng;                 /* augmentation */
+    batch_counts counts;       /* samples used, mirrored, skipped */
+    uint64_t window_hi;        /* positions ever stored (last reply) */
+    uint64_t window_lo;        /* window start (last reply) */
+    uint64_t games_total;      /* games stored (last reply) */
+    uint32_t best;             /* best version (last reply) */
+    uint8_t *cand;             /* a candidate blob awaiting its ack, NULL none */
+    size_t cand_len;           /* bytes in cand */
+    uint64_t cand_step;        /* its step */
+    double cand_retry;         /* no resubmission before this time_now() */
+    uint32_t last_candidate;   /* version of the last candidate registered */
+    double acc[4];             /* losses since the last report: total, value, policy, l2 */
+    int acc_n;                 /* steps in acc */
+    uint64_t acc_samples;      /* samples in acc */
+    double acc_time;           /* training seconds in acc */
+    double lr;                 /* learning rate of the last step */
+    wire_trainer_stats reported; /* the last report delivered */
+    double last_stats;         /* time_now() of the last report */
+    double last_log;           /* time_now() of the last progress line */
+    double last_wait_log;      /* time_now() of the last waiting line */
+    double log_acc[4];         /* losses since the last progress line */
+    int log_n;                 /* steps in log_acc */
+    uint64_t log_samples;      /* samples since the last progress line */
+    double log_time;           /* training seconds since the last progress line */
+    bool offline_logged;       /* "not answering" said once */
+} tr;
+
+static volatile sig_atomic_t s_stop;
+
+static void s_on_signal(int sig)
+{
+    if (s_stop) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    s_stop = 1;
+}
+
+/* mkdir -p. 0 or errno. */
+static int s_mkdirs(const char *dir)
+{
+    char buf[CONFIG_STR_MAX];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0755) && errno != EEXIST)
+                return errno;
+            *p = '/';
+        }
+    if (mkdir(buf, 0755) && errno != EEXIST)
+        return errno;
+    return 0;
+}
+
+/* The optimizer settings from the config; KZ_EINVAL with err on a bad name. */
+static int s_train_config(const trainer_config *cfg, train_config *tc, char *err, size_t errlen)
+{
+    train_config_default(tc);
+    if (!strcmp(cfg->optimizer, "adam"))
+        tc->optimizer = MODEL_OPT_ADAM;
+    else if (!strcmp(cfg->optimizer, "sgd"))
+        tc->optimizer = MODEL_OPT_SGD;
+    else {
+        snprintf(err, errlen, "optimizer: '%s' is not adam or sgd", cfg->optimizer);
+        return KZ_EINVAL;
+    }
+    if (!strcmp(cfg->schedule, "constant"))
+        tc->schedule = MODEL_LR_CONSTANT;
+    else if (!strcmp(cfg->schedule, "step"))
+        tc->schedule = MODEL_LR_STEP;
+    else if (!strcmp(cfg->schedule, "cosine"))
+        tc->schedule = MODEL_LR_COSINE;
+    else {
+        snprintf(err, errlen, "schedule: '%s' is not constant, step or cosine", cfg->schedule);
+        return KZ_EINVAL;
+    }
+    tc->lr = (float)cfg->lr;
+    tc->step_every = (uint64_t)cfg->step_every;
+    tc->step_gamma = (float)cfg->step_gamma;
+    tc->cosine_steps = (uint64_t)cfg->cosine_steps;
+    tc->lr_min = (float)cfg->lr_min;
+    tc->warmup_steps = (uint64_t)cfg->warmup_steps;
+    tc->momentum = (float)cfg->momentum;
+    tc->adam_beta1 = (float)cfg->adam_beta1;
+    tc->adam_beta2 = (float)cfg->adam_beta2;
+    tc->l2 = (float)cfg->l2;
+    tc->clip_norm = (float)cfg->clip_norm;
+    char sub[200];
+    if (train_config_check(tc, sub, sizeof sub)) {
+        snprintf(err, errlen, "%s", sub);
+        return KZ_EINVAL;
+    }
+    return 0;
+}
+
+/* Waits while nothing can be done, servicing the client (heartbeats). */
+static void s_wait(tr *t)
+{
+    client_poll(t->c, (int)t->cfg.wait_ms);
+}
+
+/* A line at most every log_s while waiting. */
+static bool s_wait_log_due(tr *t)
+{
+    double now = time_now();
+    if (t->last_wait_log && now - t->last_wait_log < t->cfg.log_s)
+        return false;
+    t->last_wait_log = now;
+    return true;
+}
+
+/* Writes the checkpoint. 0 or an error (logged). */
+static int s_checkpoint(tr *t)
+{
+    int rc = modelfile_save(t->m, t->ckpt, true);
+    if (rc) {
+        log_error("checkpoint: cannot write %s: %s", t->ckpt, err_str(rc));
+        return rc;
+    }
+    t->ckpt_step = model_step(t->m);
+    log_info("checkpoint: step %llu -> %s", (unsigned long long)t->ckpt_step, t->ckpt);
+    return 0;
+}
+
+/* Sends the pending candidate. KZ_EVERSION when refused, else 0. */
+static int s_submit_candidate(tr *t)
+{
+    wire_candidate_ack ack;
+    int rc = client_submit_candidate(t->c, t->cand, t->cand_len, t->lineage, t->cand_step, &ack);
+    if (rc == KZ_EVERSION)
+        return rc;
+    if (rc == KZ_EREJECTED) {
+        log_error("candidate of step %llu refused: %s", (unsigned long long)t->cand_step,
+                  client_last_error(t->c));
+    } else if (rc) {
+        log_warn("candidate of step %llu not acknowledged yet: %s; retrying",
+                 (unsigned long long)t->cand_step, client_last_error(t->c));
+        t->cand_retry = time_now() + t->cfg.wait_ms / 1000.0;
+        return 0;
+    } else {
+        log_info("candidate: step %llu registered as version %u (parent %u%s%s)",
+                 (unsigned long long)t->cand_step, (unsigned)ack.version, (unsigned)t->lineage,
+                 ack.duplicate ? ", duplicate" : "", ack.queued ? ", queued" : "");
+        t->lineage = ack.version;
+        t->last_candidate = ack.version;
+        model_set_version(t->m, 0, t->lineage);
+    }
+    free(t->cand);
+    t->cand = NULL;
+    return 0;
+}
+
+/* A candidate of the current weights: checkpoint first, then submit. */
+static int s_candidate(tr *t)
+{
+    model_set_created_ms(t->m, time_wall_ms());
+    model_set_version(t->m, 0, t->lineage);
+    int rc = s_checkpoint(t);
+    if (rc)
+        return rc;
+    free(t->cand);
+    t->cand = NULL;
+    rc = modelfile_to_bytes(t->m, &t->cand, &t->cand_len);
+    if (rc) {
+        log_error("candidate: cannot serialise the model: %s", err_str(rc));
+        return rc;
+    }
+    t->cand_step = model_step(t->m);
+    return s_submit_candidate(t);
+}
+
+/* Sends TrainerStats: the averages since the last report, or (no step
+ * since, e.g. while waiting) the last ones again. */
+static void s_report(tr *t)
+{
+    wire_trainer_stats st = t->reported;
+    st.step = model_step(t->m);
+    if (t->acc_n) {
+        st.loss = (float)(t->acc[0] / t->acc_n);
+        st.value_loss = (float)(t->acc[1] / t->acc_n);
+        st.policy_loss = (float)(t->acc[2] / t->acc_n);
+        st.l2_loss = (float)(t->acc[3] / t->acc_n);
+    }
+    if (t->acc_time > 0) {
+        st.steps_per_s = (float)(t->acc_n / t->acc_time);
+        st.samples_per_s = (float)(t->acc_samples / t->acc_time);
+    }
+    st.learning_rate = (float)(t->lr ? t->lr : train_config_lr(&t->tc, st.step));
+    st.samples_seen = st.step * (uint64_t)t->cfg.batch_size;
+    st.last_candidate = t->last_candidate;
+    int rc = client_report_stats(t->c, &st);
+    t->last_stats = time_now();
+    if (rc) {
+        log_debug("stats not delivered: %s", client_last_error(t->c));
+        return;
+    }
+    t->reported = st;
+    memset(t->acc, 0, sizeof t->acc);
+    t->acc_n = 0;
+    t->acc_samples = 0;
+    t->acc_time = 0;
+}
+
+static void s_progress(tr *t, bool force)
+{
+    double now = time_now();
+    if ((!force && now - t->last_log < t->cfg.log_s) || t->log_n == 0)
+        return;
+    int n = t->log_n;
+    log_info("progress: step %llu, loss %.4f (value %.4f, policy %.4f, l2 %.4f), lr %.3g, "
+             "samples/s %.0f, positions %llu, games %llu, best %u, candidate %u, skipped %llu",
+             (unsigned long long)model_step(t->m), t->log_acc[0] / n, t->log_acc[1] / n,
+             t->log_acc[2] / n, t->log_acc[3] / n, t->lr,
+             t->log_time > 0 ? t->log_samples / t->log_time : 0.0,
+             (unsigned long long)t->window_hi, (unsigned long long)t->games_total,
+             (unsigned)t->best, (unsigned)t->last_candidate,
+             (unsigned long long)t->counts.skipped);
+    memset(t->log_acc, 0, sizeof t->log_acc);
+    t->log_n = 0;
+    t->log_samples = 0;
+    t->log_time = 0;
+    t->last_log = now;
+}
+
+/* Notes the counts of a batch reply. */
+static void s_note_reply(tr *t, const wire_batch_reply *b)
+{
+    t->window_hi = b->window_hi;
+    t->window_lo = b->window_lo;
+    t->games_total = b->games_total;
+    if (b->best_version)
+        t->best = b->best_version;
+}
+
+/* Logs a failed request once until the coordinator answers again. */
+static void s_offline(tr *t)
+{
+    if (!t->offline_logged)
+        log_warn("coordinator not answering: %s; waiting", client_last_error(t->c));
+    t->offline_logged = true;
+}
+
+static void s_online(tr *t)
+{
+    if (t->offline_logged)
+        log_info("coordinator answering again");
+    t->offline_logged = false;
+}
+
+/* One pass: pacing, a batch, a step, candidate/checkpoint. 0 or fatal. */
+static int s_iterate(tr *t)
+{
+    uint64_t step = model_step(t->m);
+    uint64_t B = (uint64_t)t->cfg.batch_size;
+    const wire_batch_reply *b;
+    /* Step 1. Pacing: wait for fresh positions rather than reuse old ones. */
+    if (t->cfg.max_reuse > 0 && (double)(step + 1) * B > t->cfg.max_reuse * t->window_hi) {
+        int rc = client_get_batch(t->c, 0, 0, &b); /* counts only */
+        if (rc == KZ_EVERSION)
+            return rc;
+        if (rc) {
+            s_offline(t);
+            s_wait(t);
+            return 0;
+        }
+        s_online(t);
+        s_note_reply(t, b);
+        if ((double)(step + 1) * B > t->cfg.max_reuse * t->window_hi) {
+            if (s_wait_log_due(t))
+                log_info("waiting: reuse limit (%llu samples trained on %llu positions, "
+                         "max_reuse %g)",
+                         (unsigned long long)(step * B), (unsigned long long)t->window_hi,
+                         t->cfg.max_reuse);
+            s_wait(t);
+            return 0;
+        }
+    }
+    /* Step 2. A batch. */
+    int rc = client_get_batch(t->c, (uint32_t)B, (uint64_t)t->cfg.min_positions, &b);
+    if (rc == KZ_EVERSION)
+        return rc;
+    if (rc) {
+        s_offline(t);
+        s_wait(t);
+        return 0;
+    }
+    s_online(t);
+    s_note_reply(t, b);
+    if (b->n == 0) {
+        if (s_wait_log_due(t))
+            log_info("waiting: window holds %llu positions, need %ld",
+                     (unsigned long long)(t->window_hi - t->window_lo), t->cfg.min_positions);
+        s_wait(t);
+        return 0;
+    }
+    t->last_wait_log = 0;
+    uint64_t skipped = t->counts.skipped;
+    int n = batch_fill(t->g, b, t->cfg.mirror, &t->rng, t->x, t->pi, t->z, (int)B, &t->counts);
+    if (t->counts.skipped > skipped)
+        log_warn("batch: %llu of %u samples unusable, skipped",
+                 (unsigned long long)(t->counts.skipped - skipped), (unsigned)b->n);
+    if (n == 0)
+        return 0;
+    /* Step 3. The step. */
+    train_losses l;
+    double t0 = time_now();
+    model_train_step(t->t, t->x, t->pi, t->z, n, &l);
+    double dt = time_now() - t0;
+    if (!isfinite(l.total)) {
+        log_error("step %llu: the loss is not finite (%g); stopping without a checkpoint",
+                  (unsigned long long)step, l.total);
+        return KZ_EINVAL;
+    }
+    double parts[4] = {l.total, l.value, l.policy, l.l2};
+    for (int k = 0; k < 4; k++) {
+        t->acc[k] += parts[k];
+        t->log_acc[k] += parts[k];
+    }
+    t->acc_n++;
+    t->log_n++;
+    t->acc_samples += (uint64_t)n;
+    t->log_samples += (uint64_t)n;
+    t->acc_time += dt;
+    t->log_time += dt;
+    t->lr = l.lr;
+    /* Step 4. Candidate or checkpoint. */
+    step = model_step(t->m);
+    if (step % (uint64_t)t->cfg.steps_per_candidate == 0)
+        return s_candidate(t);
+    if (step % (uint64_t)t->cfg.checkpoint_every == 0)
+        return s_checkpoint(t);
+    return 0;
+}
+
+/* The start model: the checkpoint, init_model, or the coordinator's best. */
+static int s_start_model(tr *t)
+{
+    char err[512];
+    struct stat sb;
+    if (stat(t->ckpt, &sb) == 0) {
+        int rc = modelfile_load(t->ckpt, t->g, &t->m, err, sizeof err);
+        if (rc) {
+            log_error("cannot resume: %s", err);
+            return rc;
+        }
+        t->ckpt_step = model_step(t->m);
+        t->lineage = model_parent_version(t->m);
+        log_info("resuming from %s at step %llu (optimizer %s, %llu updates, lineage %u)",
+                 t->ckpt, (unsigned long long)t->ckpt_step,
+                 model_optim_kind(t->m) == MODEL_OPT_ADAM  ? "adam"
+                 : model_optim_kind(t->m) == MODEL_OPT_SGD ? "sgd"
+                                                           : "none",
+                 (unsigned long long)model_optim_steps(t->m), (unsigned)t->lineage);
+        return 0;
+    }
+    if (t->cfg.init_model[0]) {
+        int rc = modelfile_load(t->cfg.init_model, t->g, &t->m, err, sizeof err);
+        if (rc) {
+            log_error("cannot start: %s", err);
+            return rc;
+        }
+        t->lineage = model_version(t->m);
+        log_info("starting from %s (version %u), step %llu", t->cfg.init_model,
+                 (unsigned)t->lineage, (unsigned long long)model_step(t->m));
+        model_set_version(t->m, 0, t->lineage);
+        return 0;
+    }
+    /* The coordinator's best, as long as it takes. */
+    for (;;) {
+        if (s_stop)
+            return KZ_ETIMEOUT;
+        uint8_t *blob;
+        size_t len;
+        wire_model_reply info;
+        int rc = client_get_model(t->c, 0, 0, &blob, &len, &info);
+        if (rc == KZ_EVERSION)
+            return rc;
+        if (rc) {
+            s_offline(t);
+            s_wait(t);
+            continue;
+        }
+        s_online(t);
+        uint32_t v = info.version;
+        rc = modelfile_from_bytes(blob, len, t->g, &t->m, err, sizeof err);
+        free(blob);
+        if (rc) {
+            log_error("the coordinator's best model %u is not usable: %s", (unsigned)v, err);
+            return rc;
+        }
+        char arch[128];
+        model_arch_describe(model_get_arch(t->m), arch, sizeof arch);
+        t->lineage = v;
+        model_set_version(t->m, 0, v);
+        log_info("starting from model %u of the coordinator (%s), step %llu", (unsigned)v, arch,
+                 (unsigned long long)model_step(t->m));
+        return 0;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    log_init("kz-trainer");
+    static tr t;
+    char err[512];
+    int rc = config_parse(s_options, N_OPTIONS, &t.cfg, argc, argv, NULL, 0, NULL, err,
+                          sizeof err);
+    if (rc == CONFIG_HELP) {
+        printf("usage: kz-trainer [--config=FILE] [--key=value ...]\n\n"
+               "The Khreibaga Zero trainer: pulls batches from the coordinator's replay\n"
+               "window, trains the network with mirror augmentation, waits for fresh games\n"
+               "rather than reuse positions more than max_reuse times, submits a candidate\n"
+               "every steps_per_candidate steps, checkpoints atomically and resumes from the\n"
+               "checkpoint. SIGTERM/SIGINT: finish the step, checkpoint, exit 0.\n"
+               "Exit status: 0 clean stop, 1 fatal error, 2 bad settings.\n"
+               "See docs/trainer.md.\n\n");
+        config_help(s_options, N_OPTIONS, stdout);
+        return 0;
+    }
+    if (rc) {
+        fprintf(stderr, "kz-trainer: %s\n", err);
+        return 2;
+    }
+    t.g = game_find(t.cfg.game);
+    if (!t.g) {
+        fprintf(stderr, "kz-trainer: game: unknown game module '%s'\n", t.cfg.game);
+        return 2;
+    }
+    if (s_train_config(&t.cfg, &t.tc, err, sizeof err)) {
+        fprintf(stderr, "kz-trainer: %s\n", err);
+        return 2;
+    }
+    if (!t.cfg.endpoint[0] || !t.cfg.checkpoint_dir[0]) {
+        fprintf(stderr, "kz-trainer: %s: must not be empty\n",
+                !t.cfg.endpoint[0] ? "endpoint" : "checkpoint_dir");
+        return 2;
+    }
+    config_log(s_options, N_OPTIONS, &t.cfg);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_signal; /* no SA_RESTART: polls return EINTR */
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    rc = s_mkdirs(t.cfg.checkpoint_dir);
+    if (rc) {
+        log_error("checkpoint_dir %s: %s", t.cfg.checkpoint_dir, strerror(rc));
+        return 1;
+    }
+    snprintf(t.ckpt, sizeof t.ckpt, "%s/checkpoint.kzm", t.cfg.checkpoint_dir);
+    model_set_threads((int)t.cfg.threads);
+    rng_seed(&t.rng, t.cfg.seed ? (uint64_t)t.cfg.seed
+                                : mix64((uint64_t)time_wall_ms() ^ ((uint64_t)getpid() << 40)));
+    t.zctx = zmq_ctx_new();
+    client_config cc;
+    client_config_default(&cc);
+    cc.endpoint = t.cfg.endpoint;
+    cc.sub_endpoint = NULL;
+    cc.client_id = t.cfg.client_id;
+    cc.role = "trainer";
+    cc.game = t.cfg.game;
+    cc.slots = 0;
+    cc.timeout_ms = (int)t.cfg.timeout_ms;
+    cc.retries = (int)t.cfg.retries;
+    cc.max_msg_bytes = (size_t)t.cfg.max_msg_bytes;
+    cc.max_pending = 1;
+    t.c = t.zctx ? client_new(t.zctx, &cc) : NULL;
+    if (!t.c) {
+        rc = 1;
+        goto out;
+    }
+    rc = s_start_model(&t);
+    if (rc) {
+        rc = s_stop ? 0 : 1;
+        goto out;
+    }
+    t.t = model_train_new(t.m, &t.tc, (int)t.cfg.batch_size);
+    size_t B = (size_t)t.cfg.batch_size;
+    size_t P = (size_t)t.g->planes * t.g->height * t.g->width;
+    t.x = malloc(B * P * sizeof *t.x);
+    t.pi = malloc(B * (size_t)t.g->action_count * sizeof *t.pi);
+    t.z = malloc(B * sizeof *t.z);
+    if (!t.t || !t.x || !t.pi || !t.z) {
+        log_error("cannot start: out of memory for batches of %zu", B);
+        rc = 1;
+        goto out;
+    }
+    uint64_t K = (uint64_t)t.cfg.steps_per_candidate;
+    uint64_t step0 = model_step(t.m);
+    log_info("trainer %s: step %llu, batch %zu, K %llu, max_reuse %g, checkpoint %s",
+             client_id(t.c), (unsigned long long)step0, B, (unsigned long long)K,
+             t.cfg.max_reuse, t.ckpt);
+    if (step0 > 0 && step0 % K == 0 && t.ckpt_step == step0) {
+        /* Resumed at a candidate step: the same bytes again (a duplicate if the
+         * coordinator registered them before the restart). */
+        rc = modelfile_to_bytes(t.m, &t.cand, &t.cand_len);
+        t.cand_step = step0;
+        if (rc == 0)
+            rc = s_submit_candidate(&t);
+        if (rc) {
+            rc = 1;
+            goto out;
+        }
+    }
+    t.last_log = t.last_stats = time_now();
+    while (!s_stop && !(t.cfg.max_steps && model_step(t.m) >= (uint64_t)t.cfg.max_steps)) {
+        if (t.cand && time_now() >= t.cand_retry) {
+            rc = s_submit_candidate(&t);
+            if (rc)
+                break;
+        }
+        if (time_now() - t.last_stats >= t.cfg.stats_s)
+            s_report(&t);
+        rc = s_iterate(&t);
+        if (rc)
+            break;
+        s_progress(&t, false);
+    }
+    if (rc == KZ_EVERSION)
+        log_error("the coordinator refused this trainer: %s", client_last_error(t.c));
+    if (rc == 0 || rc == KZ_EVERSION) {
+        /* A clean stop keeps every step taken. */
+        if (model_step(t.m) != t.ckpt_step && s_checkpoint(&t))
+            rc = rc ? rc : KZ_EIO;
+        if (t.cand)
+            s_submit_candidate(&t);
+        s_report(&t);
+    }
+    s_progress(&t, true);
+    log_info("exit: step %llu, samples %llu (mirrored %llu, skipped %llu)",
+             (unsigned long long)model_step(t.m), (unsigned long long)t.counts.used,
+             (unsigned long long)t.counts.mirrored, (unsigned long long)t.counts.skipped);
+    rc = rc ? 1 : 0;
+out:
+    free(t.x);
+    free(t.pi);
+    free(t.z);
+    free(t.cand);
+    model_train_destroy(&t.t);
+    model_destroy(&t.m);
+    client_destroy(&t.c);
+    if (t.zctx)
+        zmq_ctx_term(t.zctx);
+    return rc;
+}

@@ -1,0 +1,78 @@
+/* trainer: kz-trainer's settings and the pieces its files share (trainer/
+ * only). See docs/trainer.md for the program's behaviour.
+ *
+ *   main.c   settings table, signals, start (checkpoint, file or the
+ *            coordinator's best), the training loop: pacing, steps,
+ *            candidates, checkpoints, stats
+ *   batch.c  a BatchReply (packed positions, sparse canonical policies, z)
+ *            into the dense arrays model_train_step takes, with mirror
+ *            augmentation
+ *
+ * Threads: everything runs on the main thread. */
+#ifndef KZ_TRAINER_TRAINER_H
+#define KZ_TRAINER_TRAINER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "game.h"
+#include "util.h"
+#include "wire.h"
+
+/* Settings (the table in main.c; docs/trainer.md). */
+typedef struct trainer_config {
+    char endpoint[CONFIG_STR_MAX];       /* coordinator ROUTER */
+    char client_id[CONFIG_STR_MAX];      /* client id, "" automatic */
+    char game[CONFIG_STR_MAX];           /* game module */
+    char checkpoint_dir[CONFIG_STR_MAX]; /* holds checkpoint.kzm */
+    char init_model[CONFIG_STR_MAX];     /* start model file, "" = the coordinator's best */
+    long batch_size;                     /* samples per step */
+    long min_positions;                  /* window size before training starts */
+    double max_reuse;                    /* samples per stored position, 0 = no limit */
+    long steps_per_candidate;            /* K */
+    long checkpoint_every;               /* steps between checkpoints */
+    char optimizer[CONFIG_STR_MAX];      /* "adam" or "sgd" */
+    double lr;                           /* base learning rate */
+    char schedule[CONFIG_STR_MAX];       /* "constant", "step", "cosine" */
+    long step_every;                     /* step schedule: period */
+    double step_gamma;                   /* step schedule: factor */
+    long cosine_steps;                   /* cosine schedule: T */
+    double lr_min;                       /* cosine schedule: final rate */
+    long warmup_steps;                   /* linear warm-up */
+    double momentum;                     /* SGD momentum */
+    double adam_beta1;                   /* Adam beta1 */
+    double adam_beta2;                   /* Adam beta2 */
+    double l2;                           /* L2 coefficient c */
+    double clip_norm;                    /* gradient norm clip, 0 off */
+    bool mirror;                         /* mirror augmentation */
+    long threads;                        /* OpenBLAS threads */
+    long seed;                           /* augmentation seed, 0 = clock */
+    long timeout_ms;                     /* request timeout */
+    long retries;                        /* attempts per request */
+    long max_msg_bytes;                  /* ZMQ_MAXMSGSIZE */
+    long wait_ms;                        /* poll period while waiting */
+    double stats_s;                      /* TrainerStats period */
+    double log_s;                        /* progress line period */
+    long max_steps;                      /* stop at this step, 0 never */
+} trainer_config;
+
+/* Counters of batch_fill. */
+typedef struct batch_counts {
+    uint64_t used;     /* samples written */
+    uint64_t mirrored; /* of which mirrored */
+    uint64_t skipped;  /* samples refused (undecodable position, bad policy or z) */
+} batch_counts;
+
+/* Writes the usable samples of b (at most max) as dense arrays for model g's
+ * shape: x (n, C, H, W) from game_def->unpack_planes, pi (n, A) with each
+ * sample's sparse policy spread out (renormalised to sum 1), z (n). With
+ * `mirror`, each sample is mirrored (planes and policy, R19) with
+ * probability 1/2 drawn from rng. A sample whose position does not unpack,
+ * whose policy names an action outside [0, A) or has a negative, non-finite
+ * or all-zero share, or whose z is not in [-1, 1], is skipped and counted.
+ * Returns n, the samples written. Allocates nothing. */
+int batch_fill(const game_def *g, const wire_batch_reply *b, bool mirror, rng_t *rng, float *x,
+               float *pi, float *z, int max, batch_counts *counts);
+
+#endif

@@ -1,0 +1,564 @@
+/* kz-worker: a stateless self-play worker (see worker.h and docs/worker.md).
+ * Asks the coordinator for jobs, fetches the models they name, plays many
+ * games at once with the batched search, submits every finished game and
+ * holds it until acknowledged. SIGTERM/SIGINT: finish the moves in hand,
+ * submit what is complete, wait (bounded) for the acks, exit 0; a second
+ * signal exits at once. */
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "config.h"
+#include "util.h"
+#include "worker.h"
+
+#define O(f) offsetof(worker_config, f)
+static const config_option s_options[] = {
+    {"endpoint", CONFIG_STRING, "tcp://127.0.0.1:5555", 0, 0, O(endpoint),
+     "coordinator request endpoint (its ROUTER)"},
+    {"sub_endpoint", CONFIG_STRING, "tcp://127.0.0.1:5556", 0, 0, O(sub_endpoint),
+     "coordinator announcement endpoint (its PUB); \"\" = none"},
+    {"worker_id", CONFIG_STRING, "", 0, 0, O(worker_id),
+     "stable client id (\"\" = <host>-<pid>-<random>); under systemd e.g. %H-%i"},
+    {"game", CONFIG_STRING, "khreibaga", 0, 0, O(game), "game module"},
+    {"parallel", CONFIG_INT, "32", 1, 4096, O(parallel), "games played at once"},
+    {"simulations", CONFIG_INT, "0", 0, 100000, O(simulations),
+     "MCTS simulations per move: 0 = the job's (200 if it says 0), N = always N"},
+    {"c_puct", CONFIG_DOUBLE, "1.5", 0.01, 100, O(c_puct), "PUCT exploration constant"},
+    {"dirichlet_alpha", CONFIG_DOUBLE, "1.0", 0.001, 100, O(dirichlet_alpha),
+     "root noise concentration (self-play)"},
+    {"dirichlet_epsilon", CONFIG_DOUBLE, "0.25", 0, 1, O(dirichlet_epsilon),
+     "root noise weight in self-play games (arena games: none)"},
+    {"temperature_plies", CONFIG_INT, "10", 0, 100000, O(temperature_plies),
+     "self-play: sample moves by visits while the turn count is below this"},
+    {"arena_temperature_plies", CONFIG_INT, "4", 0, 100000, O(arena_temperature_plies),
+     "arena: sample moves by visits while the turn count is below this"},
+    {"fpu", CONFIG_DOUBLE, "0.25", 0, 2, O(fpu), "first-play urgency reduction"},
+    {"leaves_per_tree", CONFIG_INT, "4", 1, 64, O(leaves_per_tree),
+     "leaves each tree adds to a network batch (virtual loss)"},
+    {"cache_entries", CONFIG_INT, "65536", 0, 16777216, O(cache_entries),
+     "evaluation cache entries per search (0 = off)"},
+    {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads (one worker per core: 1)"},
+    {"model_cache_dir", CONFIG_STRING, "./var/models", 0, 0, O(model_cache_dir),
+     "directory of cached model blobs (shared by workers is fine); \"\" = memory only"},
+    {"model_cache_keep", CONFIG_INT, "8", 1, 10000, O(model_cache_keep),
+     "model files kept in model_cache_dir (newest versions)"},
+    {"timeout_ms", CONFIG_INT, "3000", 10, 600000, O(timeout_ms),
+     "wait for an answer before resending (Lazy Pirate)"},
+    {"retries", CONFIG_INT, "2", 1, 100, O(retries),
+     "attempts of a job or model request before giving up for now"},
+    {"heartbeat_ms", CONFIG_INT, "1000", 10, 600000, O(heartbeat_ms),
+     "heartbeat period (until the coordinator says otherwise)"},
+    {"max_msg_bytes", CONFIG_INT, "67108864", 65536, 2147483647, O(max_msg_bytes),
+     "largest inbound message (must hold a model blob)"},
+    {"max_pending", CONFIG_INT, "1024", 1, 1000000, O(max_pending),
+     "games held until acknowledged; games in play + held never exceed it"},
+    {"drain_s", CONFIG_DOUBLE, "10", 0, 3600, O(drain_s),
+     "at a stop, wait at most this long for acknowledgements"},
+    {"max_games", CONFIG_INT, "0", 0, 1000000000, O(max_games),
+     "stop after this many finished games (0 = never)"},
+    {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
+     "seed of the games' random choices (0 = from the clock)"},
+    {"log_s", CONFIG_DOUBLE, "30", 0.1, 86400, O(log_s), "period of the progress line"},
+};
+#define N_OPTIONS (sizeof s_options / sizeof s_options[0])
+
+#define ARENA_QUEUE_MAX 1024 /* arena games of one job */
+#define BACKOFF_S 2.0        /* pause after a failed job or model request */
+#define EVAL_BATCH_MAX 1024  /* largest network batch (bounds the evaluator's memory) */
+
+/* Arena games assigned by the last arena job and not started yet. */
+typedef struct arena_queue {
+    uint32_t candidate, best;            /* versions */
+    wnet *net_cand, *net_best;           /* their nets (a reference each while queued) */
+    uint32_t slots[ARENA_QUEUE_MAX];     /* coordinator slots */
+    int32_t colours[ARENA_QUEUE_MAX];    /* 0: the candidate moves first */
+    size_t n, next;                      /* queued, next to start */
+    int simulations;                     /* per move */
+} arena_queue;
+
+/* The worker: everything main's loop works with. */
+typedef struct wk {
+    worker_config cfg;        /* settings */
+    const game_def *g;        /* the game */
+    void *zctx;               /* ZeroMQ context */
+    client *c;                /* coordinator client */
+    netcache *nc;             /* models */
+    games *gm;                /* games in play */
+    wnet *sp_net;             /* the self-play model (pinned), NULL before one */
+    uint32_t sp_budget;       /* self-play games the last job still allows */
+    int sp_sims;              /* simulations of self-play games */
+    arena_queue aq;           /* arena games to start */
+    uint32_t arena_logged;    /* candidate of the last "arena:" line */
+    double next_job;          /* no job request before this time_now() */
+    double next_best;         /* no attempt to switch models before this */
+    bool connected_once;      /* the coordinator has answered once */
+    bool wait_logged;         /* "not answering yet" said */
+    double started;           /* time_now() at start */
+    bool online;              /* it answers now */
+    bool stopping;            /* stop mode: moves in hand, then drain */
+    uint64_t dropped;         /* finished games that could not be queued */
+    double last_log;          /* time_now() of the last progress line */
+    games_stats log_st;       /* counters at the last progress line */
+    client_stats log_cs;      /* client counters at the last progress line */
+} wk;
+
+static volatile sig_atomic_t s_stop;
+
+/* First signal: stop cleanly. Second: die by the signal at once. */
+static void s_on_signal(int sig)
+{
+    if (s_stop) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    s_stop = 1;
+}
+
+static int s_sims(const wk *w, uint32_t job_sims)
+{
+    if (w->cfg.simulations > 0)
+        return (int)w->cfg.simulations;
+    return job_sims > 0 && job_sims <= 100000 ? (int)job_sims : 200;
+}
+
+/* Games that may start now: free slots, the queue bound, max_games. */
+static int s_room(const wk *w)
+{
+    long room = w->cfg.max_pending - (long)client_pending(w->c) - games_in_play(w->gm);
+    long free_slots = games_free(w->gm);
+    if (free_slots < room)
+        room = free_slots;
+    if (w->cfg.max_games) {
+        games_stats st;
+        games_get_stats(w->gm, &st);
+        long left = w->cfg.max_games - (long)st.started;
+        if (left < room)
+            room = left;
+    }
+    return room > 0 ? (int)room : 0;
+}
+
+/* Switches self-play to model `version` (checksum 0: unknown). */
+static void s_use_model(wk *w, uint32_t version, uint64_t checksum)
+{
+    if (w->sp_net && w->sp_net->version == version)
+        return;
+    wnet *n;
+    char err[300];
+    int rc = netcache_get(w->nc, w->c, version, checksum, &n, err, sizeof err);
+    if (rc) {
+        log_warn("cannot use model %u for self-play: %s", (unsigned)version, err);
+        w->next_best = time_now() + BACKOFF_S;
+        return;
+    }
+    log_info("self-play now with model %u (was %u)", (unsigned)version,
+             w->sp_net ? (unsigned)w->sp_net->version : 0u);
+    if (w->sp_net)
+        w->sp_net->pinned = false;
+    n->pinned = true;
+    w->sp_net = n;
+    netcache_collect(w->nc);
+}
+
+static void s_arena_clear(wk *w)
+{
+    arena_queue *q = &w->aq;
+    if (q->net_cand)
+        q->net_cand->refs--;
+    if (q->net_best)
+        q->net_best->refs--;
+    q->net_cand = q->net_best = NULL;
+    q->n = q->next = 0;
+    netcache_collect(w->nc);
+}
+
+/* The arena slots in hand: in play and queued. */
+static size_t s_arena_in_hand(const wk *w, uint32_t *cand, uint32_t *slots, size_t max)
+{
+    const arena_queue *q = &w->aq;
+    *cand = q->next < q->n ? q->candidate : games_arena_candidate(w->gm);
+    size_t n = *cand ? games_arena_slots(w->gm, *cand, slots, max) : 0;
+    if (q->candidate == *cand)
+        for (size_t k = q->next; k < q->n && n < max; k++)
+            slots[n++] = q->slots[k];
+    return n;
+}
+
+/* Asks for a job and takes it on. Returns KZ_EVERSION when refused. */
+static int s_request_job(wk *w)
+{
+    static uint32_t slots[ARENA_QUEUE_MAX];
+    uint32_t cand;
+    size_t n = s_arena_in_hand(w, &cand, slots, ARENA_QUEUE_MAX);
+    wire_job_request jr = {(uint32_t)s_room(w), cand, slots, n};
+    const wire_job *job;
+    int rc = client_get_job(w->c, &jr, &job);
+    if (rc == KZ_EVERSION)
+        return rc;
+    if (rc) {
+        log_warn("no job: %s", client_last_error(w->c));
+        w->next_job = time_now() + BACKOFF_S;
+        return 0;
+    }
+    if (job->kind == WIRE_JOB_WAIT) {
+        w->next_job = time_now() + (job->retry_ms ? job->retry_ms : 1000) / 1000.0;
+        return 0;
+    }
+    if (job->kind == WIRE_JOB_SELFPLAY) {
+        uint32_t v = job->model_version;
+        uint64_t sum = job->model_checksum;
+        w->sp_budget = job->games ? job->games : 1;
+        w->sp_sims = s_sims(w, job->simulations);
+        s_use_model(w, v, sum); /* the job's pointers are dead after this */
+        if (!w->sp_net || w->sp_net->version != v) {
+            w->sp_budget = 0;
+            w->next_job = time_now() + BACKOFF_S;
+        }
+        return 0;
+    }
+    if (job->kind != WIRE_JOB_ARENA || job->n_arena == 0) {
+        log_warn("job of unknown kind %d ignored", job->kind);
+        w->next_job = time_now() + BACKOFF_S;
+        return 0;
+    }
+    /* Arena: copy the job before the next client call. */
+    arena_queue *q = &w->aq;
+    q->candidate = job->model_version;
+    q->best = job->opponent_version;
+    uint64_t cand_sum = job->model_checksum, best_sum = job->opponent_checksum;
+    q->n = job->n_arena < ARENA_QUEUE_MAX ? job->n_arena : ARENA_QUEUE_MAX;
+    q->next = 0;
+    memcpy(q->slots, job->arena_slots, q->n * sizeof *q->slots);
+    memcpy(q->colours, job->candidate_players, q->n * sizeof *q->colours);
+    q->simulations = s_sims(w, job->simulations);
+    char err[300];
+    wnet *nc, *nb;
+    rc = netcache_get(w->nc, w->c, q->candidate, cand_sum, &nc, err, sizeof err);
+    if (rc == 0) {
+        nc->refs++;
+        q->net_cand = nc;
+        rc = netcache_get(w->nc, w->c, q->best, best_sum, &nb, err, sizeof err);
+        if (rc == 0) {
+            nb->refs++;
+            q->net_best = nb;
+        }
+    }
+    if (rc) {
+        log_warn("arena of candidate %u dropped: %s", (unsigned)q->candidate, err);
+        s_arena_clear(w);
+        w->next_job = time_now() + BACKOFF_S;
+        return rc == KZ_EVERSION ? rc : 0;
+    }
+    if (q->candidate != w->arena_logged)
+        log_info("arena: playing candidate %u against best %u (%zu games in this job)",
+                 (unsigned)q->candidate, (unsigned)q->best, q->n);
+    w->arena_logged = q->candidate;
+    return 0;
+}
+
+/* Starts every game that may start now. 0 or a fatal error. */
+static int s_start_games(wk *w)
+{
+    char err[300];
+    bool offline = w->connected_once && !w->online;
+    for (;;) {
+        if (s_room(w) <= 0)
+            return 0;
+        arena_queue *q = &w->aq;
+        game_spec spec = {0};
+        if (q->next < q->n) {
+            int cp = q->colours[q->next] ? 1 : 0;
+            spec.kind = RECORD_ARENA;
+            spec.net[cp] = q->net_cand;
+            spec.net[1 - cp] = q->net_best;
+            spec.model_version = q->candidate;
+            spec.opponent_version = q->best;
+            spec.candidate_player = cp;
+            spec.arena_slot = q->slots[q->next];
+            spec.simulations = q->simulations;
+        } else if (w->sp_net && (w->sp_budget > 0 || offline)) {
+            spec.kind = RECORD_SELFPLAY;
+            spec.net[0] = spec.net[1] = w->sp_net;
+            spec.model_version = w->sp_net->version;
+            spec.simulations = w->sp_sims ? w->sp_sims : s_sims(w, 0);
+        } else {
+            return 0;
+        }
+        int rc = games_start(w->gm, &spec, err, sizeof err);
+        if (rc) {
+            log_error("cannot start a game: %s", err);
+            return rc;
+        }
+        if (spec.kind == RECORD_ARENA) {
+            if (++q->next == q->n)
+                s_arena_clear(w);
+        } else if (w->sp_budget > 0) {
+            w->sp_budget--;
+        }
+    }
+}
+
+/* A finished game: queue it for submission (the client resends it until
+ * acknowledged). */
+static int s_on_game(void *ctx, const game_record *r, uint32_t arena_slot)
+{
+    wk *w = ctx;
+    uint8_t *buf;
+    size_t len;
+    int rc = record_pack(r, &buf, &len);
+    if (rc) {
+        log_error("a finished game cannot be packed: %s", err_str(rc));
+        w->dropped++;
+        return 0;
+    }
+    rc = client_submit_game(w->c, buf, len, arena_slot);
+    free(buf);
+    if (rc == KZ_EVERSION)
+        return rc;
+    if (rc) {
+        log_error("a finished game (%zu bytes) cannot be submitted: %s", len, err_str(rc));
+        w->dropped++;
+    }
+    return 0;
+}
+
+static void s_progress(wk *w, bool force)
+{
+    double now = time_now();
+    if (!force && now - w->last_log < w->cfg.log_s)
+        return;
+    games_stats st;
+    client_stats cs;
+    games_get_stats(w->gm, &st);
+    client_get_stats(w->c, &cs);
+    double dt = now - w->last_log;
+    uint64_t dg = st.finished - w->log_st.finished;
+    double evals = (double)(st.evaluated - w->log_st.evaluated);
+    double calls = (double)(st.eval_calls - w->log_st.eval_calls);
+    log_info("progress: games %llu (+%llu, %.0f/h) arena %llu, positions %llu, in play %d, "
+             "pending %zu, acked %llu, rejected %llu, model %u, sims/s %.0f, evals/s %.0f, "
+             "batch %.1f",
+             (unsigned long long)st.finished, (unsigned long long)dg,
+             dt > 0 ? dg * 3600.0 / dt : 0.0, (unsigned long long)st.finished_arena,
+             (unsigned long long)st.positions, games_in_play(w->gm), client_pending(w->c),
+             (unsigned long long)cs.acked, (unsigned long long)cs.rejected,
+             w->sp_net ? (unsigned)w->sp_net->version : 0u,
+             dt > 0 ? (double)(st.simulations - w->log_st.simulations) / dt : 0.0,
+             dt > 0 ? evals / dt : 0.0, calls > 0 ? evals / calls : 0.0);
+    w->last_log = now;
+    w->log_st = st;
+    w->log_cs = cs;
+}
+
+/* Connection bookkeeping: the Welcome's game, going offline and back. */
+static int s_check_connection(wk *w)
+{
+    const wire_welcome *wel = client_welcome(w->c);
+    if (wel->game && wel->game[0] && strcmp(wel->game, w->cfg.game)) {
+        log_error("the coordinator plays '%s', this worker '%s'", wel->game, w->cfg.game);
+        return KZ_EMISMATCH;
+    }
+    bool on = client_connected(w->c);
+    if (!on && !w->connected_once && !w->wait_logged &&
+        time_now() - w->started > w->cfg.timeout_ms / 1000.0 * w->cfg.retries) {
+        log_warn("coordinator at %s not answering yet; waiting", w->cfg.endpoint);
+        w->wait_logged = true;
+    }
+    if (on && !w->connected_once) {
+        log_info("connected to coordinator %s (game %s, best %u)",
+                 wel->coordinator ? wel->coordinator : "?", wel->game ? wel->game : "?",
+                 (unsigned)client_best_version(w->c));
+        w->connected_once = true;
+    } else if (on && !w->online) {
+        log_info("coordinator answering again; %zu games to deliver", client_pending(w->c));
+        w->next_job = w->next_best = 0; /* no back-off left over from the outage */
+    } else if (!on && w->online) {
+        log_warn("coordinator not answering: playing on with model %u, holding %zu games",
+                 w->sp_net ? (unsigned)w->sp_net->version : 0u, client_pending(w->c));
+    }
+    w->online = on;
+    return 0;
+}
+
+/* The main loop until a stop has completed. 0 or a fatal error. */
+static int s_loop(wk *w)
+{
+    static uint32_t slots[ARENA_QUEUE_MAX];
+    int rc = 0;
+    w->last_log = w->started = time_now();
+    for (;;) {
+        if (s_stop && !w->stopping) {
+            log_info("stopping: finishing the moves in hand (%d games in play)",
+                     games_in_play(w->gm));
+            w->stopping = true;
+            games_stop(w->gm);
+            s_arena_clear(w);
+        }
+        if (w->stopping && games_in_play(w->gm) == 0)
+            return 0;
+        rc = client_poll(w->c, 0);
+        if (rc)
+            break;
+        rc = s_check_connection(w);
+        if (rc)
+            break;
+        double now = time_now();
+        if (!w->stopping) {
+            wire_announcement an = {0};
+            uint64_t an_sum = 0;
+            if (client_next_announcement(w->c, &an)) {
+                log_info("announcement: model %u is the new best (+%u =%u -%u against %u)",
+                         (unsigned)an.best_version, (unsigned)an.wins, (unsigned)an.draws,
+                         (unsigned)an.losses, (unsigned)an.previous_version);
+                an_sum = an.checksum;
+                w->next_best = 0;
+            }
+            uint32_t best = client_best_version(w->c);
+            if (best && w->sp_net && best > w->sp_net->version && now >= w->next_best)
+                s_use_model(w, best, best == an.best_version ? an_sum : 0);
+            if (w->online && w->aq.next == w->aq.n && w->sp_budget == 0 && s_room(w) > 0 &&
+                now >= w->next_job) {
+                rc = s_request_job(w);
+                if (rc)
+                    break;
+            }
+            rc = s_start_games(w);
+            if (rc)
+                break;
+        }
+        uint32_t cand;
+        size_t n = s_arena_in_hand(w, &cand, slots, ARENA_QUEUE_MAX);
+        games_stats st;
+        games_get_stats(w->gm, &st);
+        client_set_status(w->c, (uint32_t)games_in_play(w->gm), st.finished, cand, slots, n);
+        if (games_in_play(w->gm) > 0) {
+            rc = games_step(w->gm, s_on_game, w);
+            if (rc)
+                break;
+        } else {
+            client_poll(w->c, 50);
+        }
+        if (w->cfg.max_games && st.finished >= (uint64_t)w->cfg.max_games && !w->stopping)
+            s_stop = 1;
+        s_progress(w, false);
+    }
+    if (rc == KZ_EVERSION)
+        log_error("the coordinator refused this worker: %s", client_last_error(w->c));
+    else if (rc != KZ_EMISMATCH)
+        log_error("fatal: %s", err_str(rc));
+    return rc;
+}
+
+/* After a stop: wait up to drain_s for the acknowledgements. */
+static void s_drain(wk *w)
+{
+    double deadline = time_now() + w->cfg.drain_s;
+    if (client_pending(w->c))
+        log_info("waiting up to %.0f s for %zu acknowledgements", w->cfg.drain_s,
+                 client_pending(w->c));
+    while (client_pending(w->c) && time_now() < deadline)
+        if (client_poll(w->c, 100))
+            break;
+}
+
+int main(int argc, char **argv)
+{
+    log_init("kz-worker");
+    static wk w;
+    char err[512];
+    int rc = config_parse(s_options, N_OPTIONS, &w.cfg, argc, argv, NULL, 0, NULL, err,
+                          sizeof err);
+    if (rc == CONFIG_HELP) {
+        printf("usage: kz-worker [--config=FILE] [--key=value ...]\n\n"
+               "A Khreibaga Zero self-play worker: asks the coordinator for jobs, plays\n"
+               "self-play and arena games with the batched search, submits every finished\n"
+               "game and holds it until acknowledged. SIGTERM/SIGINT: finish the moves in\n"
+               "hand, submit what is complete, exit 0 (a second signal exits at once).\n"
+               "Exit status: 0 clean stop, 1 fatal error, 2 bad settings. See docs/worker.md.\n\n");
+        config_help(s_options, N_OPTIONS, stdout);
+        return 0;
+    }
+    if (rc) {
+        fprintf(stderr, "kz-worker: %s\n", err);
+        return 2;
+    }
+    w.g = game_find(w.cfg.game);
+    if (!w.g) {
+        fprintf(stderr, "kz-worker: game: unknown game module '%s'\n", w.cfg.game);
+        return 2;
+    }
+    if (!w.cfg.endpoint[0]) {
+        fprintf(stderr, "kz-worker: endpoint: must not be empty\n");
+        return 2;
+    }
+    config_log(s_options, N_OPTIONS, &w.cfg);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_signal; /* no SA_RESTART: polls return EINTR */
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    model_set_threads((int)w.cfg.threads);
+    uint64_t seed = w.cfg.seed ? (uint64_t)w.cfg.seed
+                               : mix64((uint64_t)time_wall_ms() ^ ((uint64_t)getpid() << 40));
+    w.zctx = zmq_ctx_new();
+    client_config cc;
+    client_config_default(&cc);
+    cc.endpoint = w.cfg.endpoint;
+    cc.sub_endpoint = w.cfg.sub_endpoint;
+    cc.client_id = w.cfg.worker_id;
+    cc.role = "worker";
+    cc.game = w.cfg.game;
+    cc.slots = (uint32_t)w.cfg.parallel;
+    cc.timeout_ms = (int)w.cfg.timeout_ms;
+    cc.retries = (int)w.cfg.retries;
+    cc.heartbeat_ms = (int)w.cfg.heartbeat_ms;
+    cc.max_msg_bytes = (size_t)w.cfg.max_msg_bytes;
+    cc.max_pending = (size_t)w.cfg.max_pending;
+    w.c = w.zctx ? client_new(w.zctx, &cc) : NULL;
+    /* The search hands the network its leaves in chunks of at most this. */
+    long eval_batch = w.cfg.parallel * w.cfg.leaves_per_tree;
+    if (eval_batch > EVAL_BATCH_MAX)
+        eval_batch = EVAL_BATCH_MAX;
+    w.nc = netcache_new(w.g, w.cfg.model_cache_dir, (int)w.cfg.model_cache_keep,
+                        (int)eval_batch);
+    w.gm = w.c ? games_new(w.g, &w.cfg, client_id(w.c), seed, err, sizeof err) : NULL;
+    if (!w.c || !w.nc || !w.gm) {
+        log_error("cannot start: %s", !w.c ? "no client (see above)" : !w.nc ? "model cache"
+                                                                              : err);
+        rc = 1;
+        goto out;
+    }
+    log_info("worker %s starting: parallel %ld, endpoint %s, seed %llu", client_id(w.c),
+             w.cfg.parallel, w.cfg.endpoint, (unsigned long long)seed);
+    rc = s_loop(&w) ? 1 : 0;
+    s_drain(&w);
+    games_stats st;
+    client_stats cs;
+    games_get_stats(w.gm, &st);
+    client_get_stats(w.c, &cs);
+    log_info("exit: games %llu, submitted %llu, acked %llu, rejected %llu, unacknowledged %zu, "
+             "abandoned %llu, dropped %llu",
+             (unsigned long long)st.finished, (unsigned long long)cs.submitted,
+             (unsigned long long)cs.acked, (unsigned long long)cs.rejected, client_pending(w.c),
+             (unsigned long long)st.abandoned, (unsigned long long)w.dropped);
+out:
+    if (w.sp_net)
+        w.sp_net->pinned = false;
+    if (w.nc)
+        s_arena_clear(&w);
+    games_destroy(&w.gm);
+    netcache_destroy(&w.nc);
+    client_destroy(&w.c);
+    if (w.zctx)
+        zmq_ctx_term(w.zctx);
+    return rc;
+}

@@ -1,0 +1,256 @@
+/* netcache: the worker's models by version, in memory (with an evaluator
+ * each) and on disk (blobs named <version>-<checksum>.kzm, written
+ * atomically so that several workers can share the directory). See worker.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "modelfile.h"
+#include "util.h"
+#include "wire.h"
+#include "worker.h"
+
+#define NETCACHE_MAX 8  /* models in memory at once */
+#define NETCACHE_BAD 16 /* unusable blobs remembered */
+
+struct netcache {
+    const game_def *g;           /* the game */
+    char dir[CONFIG_STR_MAX];    /* disk cache, "" none */
+    int keep;                    /* files kept on disk */
+    int max_batch;               /* evaluator batch size */
+    wnet *nets[NETCACHE_MAX];    /* in memory, NULL = free entry */
+    uint64_t bad[NETCACHE_BAD];  /* checksums of blobs that are not usable models */
+    int n_bad;                   /* entries written (ring) */
+};
+
+static int s_run(void *ctx, const float *planes, int B, float *logits, float *values)
+{
+    model_eval_run(ctx, planes, B, logits, values);
+    return 0;
+}
+
+netcache *netcache_new(const game_def *g, const char *dir, int keep, int max_batch)
+{
+    if (!g || keep < 1 || max_batch < 1 || (dir && strlen(dir) >= CONFIG_STR_MAX))
+        return NULL;
+    netcache *nc = xcalloc(1, sizeof *nc);
+    nc->g = g;
+    snprintf(nc->dir, sizeof nc->dir, "%s", dir ? dir : "");
+    nc->keep = keep;
+    nc->max_batch = max_batch;
+    if (nc->dir[0] && mkdir(nc->dir, 0755) && errno != EEXIST) {
+        log_warn("model cache %s: %s; keeping models in memory only", nc->dir, strerror(errno));
+        nc->dir[0] = 0;
+    }
+    return nc;
+}
+
+static void s_free_net(wnet **pn)
+{
+    if (!*pn)
+        return;
+    model_eval_destroy(&(*pn)->eval);
+    free(*pn);
+    *pn = NULL;
+}
+
+void netcache_destroy(netcache **pnc)
+{
+    if (!pnc || !*pnc)
+        return;
+    netcache *nc = *pnc;
+    for (int i = 0; i < NETCACHE_MAX; i++) {
+        KZ_CHECK(!nc->nets[i] || nc->nets[i]->refs == 0);
+        s_free_net(&nc->nets[i]);
+    }
+    free(nc);
+    *pnc = NULL;
+}
+
+void netcache_collect(netcache *nc)
+{
+    for (int i = 0; i < NETCACHE_MAX; i++)
+        if (nc->nets[i] && nc->nets[i]->refs == 0 && !nc->nets[i]->pinned) {
+            log_debug("model %u dropped from memory", nc->nets[i]->version);
+            s_free_net(&nc->nets[i]);
+        }
+}
+
+int netcache_count(const netcache *nc)
+{
+    int n = 0;
+    for (int i = 0; i < NETCACHE_MAX; i++)
+        n += nc->nets[i] != NULL;
+    return n;
+}
+
+static bool s_is_bad(const netcache *nc, uint64_t sum)
+{
+    int n = nc->n_bad < NETCACHE_BAD ? nc->n_bad : NETCACHE_BAD;
+    for (int i = 0; i < n; i++)
+        if (nc->bad[i] == sum)
+            return true;
+    return false;
+}
+
+static void s_path(const netcache *nc, uint32_t version, uint64_t sum, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%u-%016llx.kzm", nc->dir, (unsigned)version, (unsigned long long)sum);
+}
+
+/* Keeps the `keep` newest versions' files of the disk cache. */
+static void s_prune(const netcache *nc)
+{
+    DIR *d = opendir(nc->dir);
+    if (!d)
+        return;
+    enum { MAXF = 4096 };
+    uint32_t *versions = xmalloc(MAXF * sizeof *versions);
+    char(*names)[64] = xmalloc(MAXF * sizeof *names);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < MAXF) {
+        unsigned v;
+        unsigned long long s;
+        char tail[8];
+        if (strlen(e->d_name) >= 64 ||
+            sscanf(e->d_name, "%u-%16llx.%3s", &v, &s, tail) != 3 || strcmp(tail, "kzm"))
+            continue;
+        versions[n] = v;
+        memcpy(names[n], e->d_name, strlen(e->d_name) + 1); /* < 64, checked above */
+        n++;
+    }
+    closedir(d);
+    if (n > (size_t)nc->keep) {
+        /* The keep-th largest version: files below it go. */
+        uint32_t *sorted = xmalloc(n * sizeof *sorted);
+        memcpy(sorted, versions, n * sizeof *sorted);
+        for (size_t i = 1; i < n; i++) /* insertion sort, descending; n is small */
+            for (size_t j = i; j > 0 && sorted[j] > sorted[j - 1]; j--) {
+                uint32_t t = sorted[j];
+                sorted[j] = sorted[j - 1];
+                sorted[j - 1] = t;
+            }
+        uint32_t limit = sorted[nc->keep - 1];
+        for (size_t i = 0; i < n; i++)
+            if (versions[i] < limit) {
+                char path[CONFIG_STR_MAX + 80];
+                snprintf(path, sizeof path, "%s/%s", nc->dir, names[i]);
+                if (unlink(path) == 0)
+                    log_debug("model cache: removed %s", path);
+            }
+        free(sorted);
+    }
+    free(versions);
+    free(names);
+}
+
+/* Decodes a blob into a new net in a free entry. */
+static int s_load(netcache *nc, uint32_t version, uint64_t sum, const uint8_t *blob, size_t len,
+                  const char *from, wnet **out, char *err, size_t errlen)
+{
+    int slot = -1;
+    for (int i = 0; i < NETCACHE_MAX && slot < 0; i++)
+        if (!nc->nets[i])
+            slot = i;
+    if (slot < 0) {
+        netcache_collect(nc);
+        for (int i = 0; i < NETCACHE_MAX && slot < 0; i++)
+            if (!nc->nets[i])
+                slot = i;
+    }
+    if (slot < 0) {
+        snprintf(err, errlen, "model %u: %d models already in use", (unsigned)version,
+                 NETCACHE_MAX);
+        return KZ_EFULL;
+    }
+    model *m = NULL;
+    char merr[256];
+    int rc = modelfile_from_bytes(blob, len, nc->g, &m, merr, sizeof merr);
+    if (rc) {
+        snprintf(err, errlen, "model %u (%zu bytes) is not a usable model: %s", (unsigned)version,
+                 len, merr);
+        nc->bad[nc->n_bad++ % NETCACHE_BAD] = sum;
+        return KZ_ECORRUPT;
+    }
+    wnet *n = xcalloc(1, sizeof *n);
+    n->version = version;
+    n->checksum = sum;
+    n->eval = model_eval_new(m, nc->max_batch);
+    model_arch_describe(model_get_arch(m), n->arch, sizeof n->arch);
+    model_destroy(&m);
+    if (!n->eval) {
+        free(n);
+        snprintf(err, errlen, "model %u: out of memory for its evaluator", (unsigned)version);
+        return KZ_ENOMEM;
+    }
+    n->ev = (evaluator){.run = s_run, .ctx = n->eval, .max_batch = nc->max_batch};
+    nc->nets[slot] = n;
+    log_info("model %u loaded (%s, from %s)", (unsigned)version, n->arch, from);
+    *out = n;
+    return 0;
+}
+
+int netcache_get(netcache *nc, client *c, uint32_t version, uint64_t checksum, wnet **out,
+                 char *err, size_t errlen)
+{
+    *out = NULL;
+    /* Step 1. Memory. */
+    for (int i = 0; i < NETCACHE_MAX; i++) {
+        wnet *n = nc->nets[i];
+        if (n && n->version == version && (!checksum || n->checksum == checksum)) {
+            *out = n;
+            return 0;
+        }
+    }
+    if (checksum && s_is_bad(nc, checksum)) {
+        snprintf(err, errlen, "model %u is not a usable model (checked before)",
+                 (unsigned)version);
+        return KZ_ECORRUPT;
+    }
+    /* Step 2. Disk, when the checksum says which file. */
+    char path[CONFIG_STR_MAX + 40];
+    if (nc->dir[0] && checksum) {
+        s_path(nc, version, checksum, path, sizeof path);
+        uint8_t *blob;
+        size_t len;
+        if (file_read_all(path, &blob, &len) == 0) {
+            if (wire_blob_checksum(blob, len) == checksum) {
+                int rc = s_load(nc, version, checksum, blob, len, "the disk cache", out, err,
+                                errlen);
+                free(blob);
+                return rc;
+            }
+            log_warn("model cache: %s fails its checksum; fetching again", path);
+            free(blob);
+        }
+    }
+    /* Step 3. The coordinator. */
+    uint8_t *blob;
+    size_t len;
+    wire_model_reply info;
+    int rc = client_get_model(c, version, checksum, &blob, &len, &info);
+    if (rc) {
+        snprintf(err, errlen, "model %u: %s", (unsigned)version,
+                 rc == KZ_ETIMEOUT || rc == KZ_ECORRUPT || rc == KZ_ENOTFOUND
+                     ? client_last_error(c)
+                     : err_str(rc));
+        return rc;
+    }
+    uint64_t sum = wire_blob_checksum(blob, len);
+    rc = s_load(nc, info.version, sum, blob, len, "the coordinator", out, err, errlen);
+    if (rc == 0 && nc->dir[0]) {
+        s_path(nc, info.version, sum, path, sizeof path);
+        int wrc = file_write_atomic(path, blob, len);
+        if (wrc)
+            log_warn("model cache: cannot write %s: %s", path, err_str(wrc));
+        else
+            s_prune(nc);
+    }
+    free(blob);
+    return rc;
+}
