@@ -1000,10 +1000,10 @@ void model_eval_run(model_eval *e, const float *x, int B, float *logits, float *
         /* Each lane's sgemm calls run in its own thread, single-threaded. */
         s_blas_single(true);
         pthread_mutex_lock(&e->mu);
-        e->pending = used - 1;
+        e->pending = e->lanes - 1; /* every helper wakes; the unused ones idle */
         e->gen++;
         for (int i = used; i < e->lanes; i++)
-            e->lane[i].b0 = e->lane[i].b1 = 0; /* idle this run */
+            e->lane[i].b0 = e->lane[i].b1 = 0;
         pthread_cond_broadcast(&e->go);
         pthread_mutex_unlock(&e->mu);
         s_lane_run(&e->lane[0]);
