@@ -179,7 +179,7 @@ fuzz: fuzz-build
 	  $$b -max_total_time=$(FUZZ_SECONDS) -max_len=$$maxlen -timeout=10 -rss_limit_mb=2048 \
 	    -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t- $$dirs \
 	    2> $(FUZZ_BUILD)/fuzz_$$t.log || { tail -40 $(FUZZ_BUILD)/fuzz_$$t.log; exit 1; }; \
-	  grep -E '^(#[0-9]+ *DONE|stat::number_of_executed_units|stat::average_exec_per_sec)' \
+	  grep -E '^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::average_exec_per_sec)' \
 	    $(FUZZ_BUILD)/fuzz_$$t.log | tr '\n' ' '; echo; \
 	done
 

@@ -33,23 +33,10 @@ static const config_option *s_find(const config_option *t, size_t n, const char 
     return NULL;
 }
 
-/* Text from a user (a value, a key, an argument) made fit for a one-line
- * message: at most len - 4 bytes, control characters shown as '?', "..."
- * when cut. Returns buf. */
+/* User text (a value, a key, an argument) in a one-line message. */
 static const char *s_show(const char *text, size_t n, char *buf, size_t len)
 {
-    size_t o = 0;
-    for (size_t i = 0; i < n && text[i]; i++) {
-        if (o + 4 >= len) {
-            memcpy(buf + o, "...", 3);
-            o += 3;
-            break;
-        }
-        unsigned char ch = (unsigned char)text[i];
-        buf[o++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
-    }
-    buf[o] = 0;
-    return buf;
+    return text_printable(buf, len, text, n);
 }
 #define SHOW_MAX 80 /* bytes of user text quoted in a message */
 

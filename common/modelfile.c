@@ -251,7 +251,10 @@ static bool s_ends_with(const char *s, const char *suffix)
 static int s_arch_from_msg(const Kz__ModelArch *ma, model_arch *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
-    if (!ma->game || strlen(ma->game) >= sizeof a->game)
+    bool printable = ma->game != NULL;
+    for (const char *c = ma->game; printable && *c; c++)
+        printable = (unsigned char)*c >= 0x20 && *c != 0x7f;
+    if (!printable || strlen(ma->game) >= sizeof a->game)
         return s_fail(err, errlen, KZ_ECORRUPT, "invalid architecture: bad game name");
     snprintf(a->game, sizeof a->game, "%s", ma->game);
     uint32_t f[9] = {ma->in_planes, ma->height,         ma->width,
@@ -280,11 +283,13 @@ static int s_load_tensors(model *m, const Kz__ModelFile *mf, char *err, size_t e
     for (size_t k = 0; k < mf->n_tensors; k++) {
         const Kz__Tensor *t = mf->tensors[k];
         const char *name = t->name ? t->name : "";
+        char shown[84]; /* the name from the file, fit for a one-line message */
+        text_printable(shown, sizeof shown, name, SIZE_MAX);
         int i = model_tensor_find(m, name);
         if (i < 0)
-            return s_fail(err, errlen, KZ_ECORRUPT, "unexpected tensor '%.80s'", name);
+            return s_fail(err, errlen, KZ_ECORRUPT, "unexpected tensor '%s'", shown);
         if (seen[i])
-            return s_fail(err, errlen, KZ_ECORRUPT, "tensor '%s' appears twice", name);
+            return s_fail(err, errlen, KZ_ECORRUPT, "tensor '%s' appears twice", shown);
         seen[i] = true;
         model_tensor_info ti;
         model_tensor_info_get(m, i, &ti);
@@ -319,6 +324,8 @@ static int s_load_optimizer(model *m, const Kz__OptimizerState *os, char *err, s
     for (size_t k = 0; k < os->n_slots; k++) {
         const Kz__Tensor *t = os->slots[k];
         const char *name = t->name ? t->name : "", *slash = strchr(name, '/');
+        char shown[84]; /* the name from the file, fit for a one-line message */
+        text_printable(shown, sizeof shown, name, SIZE_MAX);
         int s = -1, i = -1;
         for (int j = 0; slash && j < slots; j++)
             if ((size_t)(slash - name) == strlen(s_slot_names[kind - 1][j]) &&
@@ -330,11 +337,11 @@ static int s_load_optimizer(model *m, const Kz__OptimizerState *os, char *err, s
         if (i >= 0)
             model_tensor_info_get(m, i, &ti);
         if (s < 0 || i < 0 || ti.kind == MODEL_TENSOR_STAT)
-            return s_fail(err, errlen, KZ_ECORRUPT, "unexpected optimizer tensor '%.80s'", name);
+            return s_fail(err, errlen, KZ_ECORRUPT, "unexpected optimizer tensor '%s'", shown);
         if (seen[s][i])
-            return s_fail(err, errlen, KZ_ECORRUPT, "optimizer tensor '%s' appears twice", name);
+            return s_fail(err, errlen, KZ_ECORRUPT, "optimizer tensor '%s' appears twice", shown);
         seen[s][i] = true;
-        int rc = s_check_tensor(t, &ti, name, kind == MODEL_OPT_ADAM && s == 1, err, errlen);
+        int rc = s_check_tensor(t, &ti, shown, kind == MODEL_OPT_ADAM && s == 1, err, errlen);
         if (rc)
             return rc;
         model_optim_write(m, s, i, t->data);

@@ -302,7 +302,9 @@ int record_unpack(const uint8_t *data, size_t len, game_record *r, char *err, si
     r->winner = gr->winner;
     r->reason = s_reason_from_name(gr->reason);
     if (r->reason < 0) {
-        s_err(err, errlen, rc, "unknown end reason '%.40s'", gr->reason);
+        char shown[44];
+        s_err(err, errlen, rc, "unknown end reason '%s'",
+              text_printable(shown, sizeof shown, gr->reason, SIZE_MAX));
         goto out;
     }
     r->seed = gr->seed;
@@ -374,9 +376,11 @@ out:
 static int s_check(const game_def *g, const game_record *r, game_state *final, char *err,
                    size_t errlen)
 {
-    if (strcmp(r->game, g->name) != 0)
-        return s_err(err, errlen, KZ_EMISMATCH, "record is for game '%s', not '%s'", r->game,
-                     g->name);
+    if (strcmp(r->game, g->name) != 0) {
+        char shown[sizeof r->game];
+        return s_err(err, errlen, KZ_EMISMATCH, "record is for game '%s', not '%s'",
+                     text_printable(shown, sizeof shown, r->game, sizeof r->game), g->name);
+    }
     game_state s;
     if (r->start_position[0]) {
         char perr[160];

@@ -144,6 +144,17 @@ int store_open(store **out, const char *dir, const store_options *o)
     MDB_envinfo info;
     mdb_env_info(s->env, &info);
     s->map_bytes = info.me_mapsize;
+    /* A data file shorter than its last used page (cut short by a copy or a
+     * full disk) would fault (SIGBUS) on the first read of a missing page. */
+    MDB_stat est;
+    mdb_filehandle_t fd;
+    struct stat sb;
+    if (mdb_env_stat(s->env, &est) == 0 && mdb_env_get_fd(s->env, &fd) == 0 &&
+        fstat(fd, &sb) == 0 &&
+        ((uint64_t)info.me_last_pgno + 1) * est.ms_psize > (uint64_t)sb.st_size) {
+        rc = KZ_ECORRUPT;
+        goto out_env;
+    }
 
     MDB_txn *txn;
     rc = mdb_txn_begin(s->env, NULL, 0, &txn);

@@ -52,7 +52,9 @@ typedef struct store_options {
 void store_options_default(store_options *o);
 
 /* Opens (creating the directory and databases when absent) the store in dir.
- * 0 and *out (caller owns: store_close), or an error. */
+ * 0 and *out (caller owns: store_close), or an error: MDB_INVALID for a
+ * file that is not an LMDB environment, KZ_ECORRUPT for one shorter than its
+ * last used page (cut short) or with inconsistent counters. */
 int store_open(store **out, const char *dir, const store_options *o);
 /* Closes and frees; NULL-safe, sets *s to NULL. */
 void store_close(store **s);

@@ -35,10 +35,8 @@ const char *err_str(int rc)
     case KZ_EREJECTED: return "rejected by peer";
     default: break;
     }
-    if (rc < 0 && rc > -1000)
-        return mdb_strerror(rc); /* LMDB's own codes, -30800 .. */
-    if (rc <= -30800)
-        return mdb_strerror(rc);
+    if (rc >= MDB_KEYEXIST && rc <= MDB_LAST_ERRCODE)
+        return mdb_strerror(rc); /* LMDB's own codes, -30799 .. -30780 */
     if (rc > 0)
         return strerror(rc);
     return "unknown error";
@@ -70,6 +68,10 @@ void log_write(int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* One entry, one line: text from the network cannot forge entries. */
+    for (char *c = msg; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
@@ -241,9 +243,10 @@ int file_read_all(const char *path, uint8_t **data, size_t *len)
         n += got;
         if (got == 0) {
             if (ferror(f)) {
+                int e = errno ? errno : KZ_EIO; /* EISDIR names a directory exactly */
                 free(buf);
                 fclose(f);
-                return KZ_EIO;
+                return e;
             }
             break;
         }
@@ -295,6 +298,23 @@ int file_write_atomic(const char *path, const void *data, size_t len)
         close(dfd);
     }
     return 0;
+}
+
+char *text_printable(char *buf, size_t len, const char *s, size_t n)
+{
+    if (!len)
+        return buf;
+    size_t o = 0, i = 0;
+    for (; s && i < n && s[i] && o + 1 < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        buf[o++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+    }
+    if (s && i < n && s[i] && len >= 4) { /* cut short: say so */
+        memcpy(buf + len - 4, "...", 3);
+        o = len - 1;
+    }
+    buf[o] = 0;
+    return buf;
 }
 
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)

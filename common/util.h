@@ -5,7 +5,8 @@
  * LMDB's negative codes as they are, or the project's own codes (KZ_E*, from
  * -1000 down). err_str() names them all.
  *
- * Logging: log_debug/info/warn/error write one line to stderr:
+ * Logging: log_debug/info/warn/error write one line to stderr (control
+ * characters in the message, e.g. from a client id, are shown as '?'):
  *   2026-11-22T01:02:03.456Z INFO  kz-worker[1234] message
  * The level threshold is set by log_set_level() or the KZ_LOG environment
  * variable (debug, info, warn, error). Thread-safe (one fprintf per line). */
@@ -87,6 +88,12 @@ int file_read_all(const char *path, uint8_t **data, size_t *len);
 /* Writes a file atomically: temp file in the same directory, fsync, rename,
  * fsync of the directory. 0 or errno. */
 int file_write_atomic(const char *path, const void *data, size_t len);
+
+/* Text from outside (a record's string, a client id, a flag's value) made
+ * fit for a one-line message: copies at most n bytes of s (up to its NUL)
+ * into buf, control characters shown as '?', "..." when cut to fit len.
+ * Always NUL-terminated; returns buf. */
+char *text_printable(char *buf, size_t len, const char *s, size_t n);
 
 /* A 64-bit checksum of bytes (FNV-1a, then mixed); stable across platforms. */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);

@@ -285,9 +285,10 @@ static int s_validate(validator *v, const Kz__GameRecord *rec, uint32_t max_mode
     out->candidate_player = rec->candidate_player;
     out->winner = rec->winner;
     out->plies = rec->plies;
+    char shown[44]; /* a string of the record, fit for a one-line detail */
     if (strcmp(rec->game, g->name))
-        return s_fail(out, VALIDATE_WRONG_GAME, "game '%.40s', this cluster plays '%s'",
-                      rec->game, g->name);
+        return s_fail(out, VALIDATE_WRONG_GAME, "game '%s', this cluster plays '%s'",
+                      text_printable(shown, sizeof shown, rec->game, SIZE_MAX), g->name);
     if (rec->kind != KZ__GAME_KIND__GAME_KIND_SELFPLAY &&
         rec->kind != KZ__GAME_KIND__GAME_KIND_ARENA)
         return s_fail(out, VALIDATE_MALFORMED, "unknown game kind %d", (int)rec->kind);
@@ -310,6 +311,20 @@ static int s_validate(validator *v, const Kz__GameRecord *rec, uint32_t max_mode
     }
     if (rec->winner < -1 || rec->winner > 1)
         return s_fail(out, VALIDATE_MALFORMED, "winner %d", rec->winner);
+    /* What record_unpack (record.h) refuses must not be stored: the tools
+     * read stored games with it. Its bounds, field by field. */
+    if (rec->candidate_player != 0 && rec->candidate_player != 1)
+        return s_fail(out, VALIDATE_MALFORMED, "candidate_player %d is not 0 or 1",
+                      rec->candidate_player);
+    if (strlen(rec->worker_id) >= sizeof out->worker_id)
+        return s_fail(out, VALIDATE_MALFORMED, "worker_id longer than %zu bytes",
+                      sizeof out->worker_id - 1);
+    const Kz__SearchSettings *ss = rec->settings;
+    if (ss && (ss->simulations > 100000000 || ss->temperature_plies > 100000000 ||
+               ss->virtual_loss_leaves > 65536 || !isfinite(ss->c_puct) ||
+               !isfinite(ss->dirichlet_alpha) || !isfinite(ss->dirichlet_epsilon) ||
+               !isfinite(ss->fpu)))
+        return s_fail(out, VALIDATE_MALFORMED, "search settings out of range");
 
     game_state s;
     if (rec->start_position[0]) {
@@ -342,8 +357,9 @@ static int s_validate(validator *v, const Kz__GameRecord *rec, uint32_t max_mode
         return s_fail(out, VALIDATE_WRONG_RESULT, "winner %d recorded, the replay gives %d (%s)",
                       rec->winner, r.winner, game_reason_name(r.reason));
     if (strcmp(rec->reason, game_reason_name(r.reason)))
-        return s_fail(out, VALIDATE_WRONG_RESULT, "reason '%.40s' recorded, the replay gives '%s'",
-                      rec->reason, game_reason_name(r.reason));
+        return s_fail(out, VALIDATE_WRONG_RESULT, "reason '%s' recorded, the replay gives '%s'",
+                      text_printable(shown, sizeof shown, rec->reason, SIZE_MAX),
+                      game_reason_name(r.reason));
     if (rec->plies != (uint32_t)g->ply(&s))
         return s_fail(out, VALIDATE_WRONG_RESULT, "plies %u recorded, the replay gives %d",
                       rec->plies, g->ply(&s));

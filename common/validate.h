@@ -5,7 +5,10 @@
  * does not decode, names another game, an unknown model version, contains an
  * illegal action (or play after the end), a policy entry on an illegal action,
  * policy shares outside [0,1] or not summing to 1, a NaN or infinity, or a
- * winner/reason/plies that the replay does not reproduce. The reason numbers
+ * winner/reason/plies that the replay does not reproduce, or a field that
+ * record_unpack (record.h) would refuse (candidate_player not 0 or 1, a
+ * worker_id over 63 bytes, search settings out of range): the tools read
+ * stored games with it. The reason numbers
  * are the wire's RejectReason (docs/protocol.md).
  *
  * Moves may carry an empty policy (a player that does not search); a move

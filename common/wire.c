@@ -576,3 +576,33 @@ void wire_make_error(const wire_msg *req, wire_msg *reply, uint32_t code, const 
     reply->kind = WIRE_ERROR;
     reply->u.error = (wire_error){code, message, WIRE_PROTOCOL_VERSION};
 }
+
+int wire_endpoint_check(const char *ep, bool bind, char *err, size_t errlen)
+{
+    static const char *const want = "tcp://HOST:PORT, ipc://PATH or inproc://NAME";
+    const char *sep = ep ? strstr(ep, "://") : NULL;
+    const char *rest = sep ? sep + 3 : NULL;
+    bool ok = false;
+    if (sep && (size_t)(sep - ep) == 3 && !strncmp(ep, "tcp", 3)) {
+        const char *colon = strrchr(rest, ':');
+        if (colon && colon > rest) {
+            const char *port = colon + 1;
+            long v;
+            ok = (bind && !strcmp(port, "*")) ||
+                 (strspn(port, "0123456789") == strlen(port) &&
+                  parse_long(port, 1, 65535, &v) == 0);
+            for (const char *c = rest; ok && c < colon; c++)
+                ok = (unsigned char)*c > 0x20 && (unsigned char)*c < 0x7f;
+        }
+    } else if (sep && (((size_t)(sep - ep) == 3 && !strncmp(ep, "ipc", 3)) ||
+                       ((size_t)(sep - ep) == 6 && !strncmp(ep, "inproc", 6)))) {
+        ok = rest[0] != 0;
+    }
+    if (ok)
+        return 0;
+    char shown[64];
+    text_printable(shown, sizeof shown, ep, SIZE_MAX);
+    snprintf(err, errlen, "'%s' is not an endpoint (%s%s)", shown, want,
+             bind ? "; PORT may be *" : "");
+    return KZ_EINVAL;
+}

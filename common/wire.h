@@ -288,6 +288,12 @@ void wire_msg_clear(wire_msg *m);
  * versions. */
 void wire_make_refusal(const wire_msg *req, wire_msg *reply, char *msgbuf, size_t msglen);
 
+/* Checks the syntax of a ZeroMQ endpoint from a setting before anything
+ * uses it: tcp://HOST:PORT (PORT 1..65535, or '*' when `bind`), ipc://PATH or
+ * inproc://NAME. 0, or KZ_EINVAL with a one-line reason in err. Does not
+ * resolve names or try the address (a bind can still fail at start). */
+int wire_endpoint_check(const char *endpoint, bool bind, char *err, size_t errlen);
+
 /* Fills `reply` as an Error with code and message (borrowed) for req. */
 void wire_make_error(const wire_msg *req, wire_msg *reply, uint32_t code, const char *message);
 

@@ -306,14 +306,19 @@ void arena_reconcile(coord *c, int w, uint32_t candidate, const uint32_t *slots,
     arena *a = &c->ar;
     if (!a->candidate)
         return;
+    /* Two passes, O(n + games) whatever the list holds (a request may carry
+     * millions of entries): mark w's open slots that the list names, then
+     * release w's unmarked ones and unmark the rest. */
+    int held = -2 - w; /* owner value of a marked slot, during the passes */
+    if (candidate == a->candidate)
+        for (size_t k = 0; k < n; k++)
+            if (slots[k] < a->games && a->owner[slots[k]] == w &&
+                a->result[slots[k]] == SLOT_OPEN)
+                a->owner[slots[k]] = held;
     for (uint32_t i = 0; i < a->games; i++) {
-        if (a->owner[i] != w || a->result[i] != SLOT_OPEN)
-            continue;
-        bool held = false;
-        if (candidate == a->candidate)
-            for (size_t k = 0; k < n && !held; k++)
-                held = slots[k] == i;
-        if (!held) {
+        if (a->owner[i] == held) {
+            a->owner[i] = w;
+        } else if (a->owner[i] == w && a->result[i] == SLOT_OPEN) {
             a->owner[i] = -1;
             if (c->workers[w].arena_slots)
                 c->workers[w].arena_slots--;

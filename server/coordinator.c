@@ -9,6 +9,7 @@
 #include "coordinator.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,30 @@ worker *coord_worker(coord *c, const char *id)
         if (!strcmp(w->id, key))
             return w;
         h = (h + 1) & (c->windex_cap - 1);
+    }
+    if (c->n_workers >= (size_t)c->cfg.max_clients) {
+        /* A stream of made-up ids must not grow the table (and /status)
+         * without bound: reuse the entry silent the longest among the gone. */
+        size_t victim = SIZE_MAX;
+        for (size_t i = 0; i < c->n_workers; i++)
+            if (!c->workers[i].alive &&
+                (victim == SIZE_MAX || c->workers[i].last_seen < c->workers[victim].last_seen))
+                victim = i;
+        if (victim == SIZE_MAX) {
+            if (c->clients_refused++ % 1000 == 0)
+                log_warn("max_clients (%ld) clients are live: new client ids turned away",
+                         c->cfg.max_clients);
+            return NULL;
+        }
+        if (c->clients_forgotten++ % 1000 == 0)
+            log_info("max_clients (%ld) reached: forgetting silent clients to make room",
+                     c->cfg.max_clients);
+        worker *w = &c->workers[victim];
+        memset(w, 0, sizeof *w);
+        snprintf(w->id, sizeof w->id, "%s", key);
+        w->first_seen = time_now();
+        s_windex_rebuild(c, c->windex_cap);
+        return w;
     }
     if (c->n_workers == c->cap_workers) {
         size_t cap = c->cap_workers ? c->cap_workers * 2 : 64;
@@ -503,7 +528,8 @@ static void s_handle(coord *c, const uint8_t *route, size_t rl, const void *data
         break;
     case WIRE_JOB_REQUEST:
         if (wi < 0) {
-            s_error(c, route, rl, req->request_id, WIRE_ERR_INTERNAL, "out of memory");
+            s_error(c, route, rl, req->request_id, WIRE_ERR_INTERNAL,
+                    "too many clients (max_clients); ask again later");
             break;
         }
         s_handle_job(c, route, rl, req, wi);

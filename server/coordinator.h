@@ -61,6 +61,7 @@ typedef struct coord_config {
     long status_ms;                     /* snapshot refresh period */
     long log_s;                         /* progress log period */
     long seed;                          /* sampling seed (0 = from the clock) */
+    long max_clients;                   /* client ids tracked at most */
 } coord_config;
 
 /* One client (worker, trainer or tool), by its stable id. */
@@ -190,6 +191,8 @@ typedef struct coord {
     uint64_t requests;          /* messages handled */
     uint64_t malformed;         /* undecodable messages */
     uint64_t refused_version;   /* other protocol versions */
+    uint64_t clients_forgotten; /* silent clients dropped to make room for new ids */
+    uint64_t clients_refused;   /* new ids turned away: max_clients all live */
     uint64_t batches_served;    /* BatchReplies with n > 0 */
     uint64_t samples_served;    /* samples in them */
     double rate_games;          /* stored games per second (smoothed) */
@@ -214,6 +217,10 @@ typedef struct coord {
 int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop);
 int coord_run(coord *c);
 void coord_fini(coord *c);
+/* The worker entry of client id (created on first sight). At most
+ * max_clients ids are tracked: a new id then takes the place of the client
+ * silent the longest among those that are gone (expired, so holding no arena
+ * slots); NULL when every tracked client is live (or out of memory). */
 worker *coord_worker(coord *c, const char *id);
 /* Blob of a model (cached); NULL if unknown. Borrowed until the next call. */
 const model_cache_entry *coord_model(coord *c, uint32_t version);

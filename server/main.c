@@ -1,15 +1,20 @@
 /* kz-coordinator: the cluster's coordinator (see coordinator.h and
  * docs/protocol.md). Reads its settings, opens the store, serves until
  * SIGTERM or SIGINT, then stops cleanly (pending games committed first). */
+#include <arpa/inet.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "coordinator.h"
 #include "match.h"
+#include "model.h"
+#include "modelfile.h"
 #include "util.h"
+#include "wire.h"
 
 #define O(f) offsetof(coord_config, f)
 static const config_option s_options[] = {
@@ -72,6 +77,8 @@ static const config_option s_options[] = {
     {"log_s", CONFIG_INT, "30", 1, 86400, O(log_s), "progress log period in seconds"},
     {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
      "sampling seed (0 = from the clock)"},
+    {"max_clients", CONFIG_INT, "4096", 16, 1000000, O(max_clients),
+     "client ids tracked at most (then the longest-gone are forgotten)"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
@@ -81,6 +88,50 @@ static void s_on_signal(int sig)
 {
     (void)sig;
     s_stop = 1;
+}
+
+/* The settings a start would trip over, checked up front: the game module,
+ * the endpoints' syntax, the status address, a data_dir that is not a
+ * directory, and initial_model (read and validated for the game; the store
+ * reads it again only when it is empty). 0 or KZ_EINVAL / the load's error
+ * with one line in err. */
+static int s_check_settings(const coord_config *cfg, char *err, size_t errlen)
+{
+    char why[400];
+    const game_def *g = game_find(cfg->game);
+    if (!g) {
+        snprintf(err, errlen, "game: unknown game module '%.60s'", cfg->game);
+        return KZ_EINVAL;
+    }
+    const char *which = NULL;
+    if (wire_endpoint_check(cfg->bind, true, why, sizeof why))
+        which = "bind";
+    else if (wire_endpoint_check(cfg->pub_bind, true, why, sizeof why))
+        which = "pub_bind";
+    if (which) {
+        snprintf(err, errlen, "%s: %s", which, why);
+        return KZ_EINVAL;
+    }
+    struct in_addr addr;
+    if (cfg->http_port && inet_pton(AF_INET, cfg->http_bind, &addr) != 1) {
+        snprintf(err, errlen, "http_bind: '%.60s' is not an IPv4 address", cfg->http_bind);
+        return KZ_EINVAL;
+    }
+    struct stat sb;
+    if (stat(cfg->data_dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "data_dir: '%.200s' is not a directory", cfg->data_dir);
+        return KZ_EINVAL;
+    }
+    if (cfg->initial_model[0]) {
+        model *m = NULL;
+        int rc = modelfile_load(cfg->initial_model, g, &m, why, sizeof why);
+        model_destroy(&m);
+        if (rc) {
+            snprintf(err, errlen, "initial_model: %s", why);
+            return rc;
+        }
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -110,6 +161,12 @@ int main(int argc, char **argv)
     if (cfg.max_record_bytes + 1024 > cfg.max_msg_bytes) {
         fprintf(stderr, "kz-coordinator: max_msg_bytes (%ld) must exceed max_record_bytes "
                         "(%ld) by 1 KiB\n", cfg.max_msg_bytes, cfg.max_record_bytes);
+        return 2;
+    }
+    /* Everything that can be checked without starting is checked before the
+     * configuration is logged: a bad setting is one line and exit status 2. */
+    if (s_check_settings(&cfg, err, sizeof err)) {
+        fprintf(stderr, "kz-coordinator: %s\n", err);
         return 2;
     }
     gate_config gate;

@@ -130,8 +130,10 @@ static void s_build_status(coord *c, sbuf *b)
     for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
         sb_printf(b, "%s\"%s\": %llu", r > 1 ? ", " : "", validate_reason_name(r),
                   (unsigned long long)c->rejected_by[r]);
-    sb_printf(b, "}},\n  \"workers\": {\"live\": %zu, \"known\": %zu, \"list\": [", live,
-              c->n_workers);
+    sb_printf(b, "}},\n  \"workers\": {\"live\": %zu, \"known\": %zu, \"forgotten\": %llu, "
+                 "\"refused\": %llu, \"list\": [",
+              live, c->n_workers, (unsigned long long)c->clients_forgotten,
+              (unsigned long long)c->clients_refused);
     for (size_t i = 0; i < c->n_workers; i++) {
         const worker *w = &c->workers[i];
         sb_printf(b, "%s\n    {\"id\": ", i ? "," : "");

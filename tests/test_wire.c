@@ -376,3 +376,26 @@ Test(wire, names)
     cr_assert_str_eq(wire_kind_name(-1), "?");
     cr_assert_str_eq(wire_error_name(WIRE_ERR_VERSION), "version");
 }
+
+/* Endpoints from settings are checked before use (kz-coordinator, kz-worker,
+ * kz-trainer, kz loadgen refuse a bad one with one line). */
+Test(wire, endpoint_syntax)
+{
+    char err[200];
+    const char *good[] = {"tcp://127.0.0.1:5555", "tcp://coord.example:1", "tcp://[::1]:65535",
+                          "ipc:///run/kz.sock", "inproc://x"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        cr_assert_eq(wire_endpoint_check(good[i], false, err, sizeof err), 0, "%s: %s", good[i],
+                     err);
+    cr_assert_eq(wire_endpoint_check("tcp://0.0.0.0:*", true, err, sizeof err), 0);
+    const char *bad[] = {"", "garbage", "tcp://", "tcp://host", "tcp://:5555", "tcp://h:0",
+                         "tcp://h:65536", "tcp://h:-1", "tcp://h:5x", "tcp://h:*", "udp://h:1",
+                         "ipc://", "tcp://a b:1", "tcp://h\n:1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        cr_assert_eq(wire_endpoint_check(bad[i], false, err, sizeof err), KZ_EINVAL, "'%s'",
+                     bad[i]);
+        cr_assert(err[0] && !strchr(err, '\n'), "'%s': [%s]", bad[i], err);
+    }
+    cr_assert_eq(wire_endpoint_check(NULL, false, err, sizeof err), KZ_EINVAL);
+}

@@ -69,6 +69,8 @@ int cmd_loadgen(int argc, char **argv)
     const game_def *g = game_find(cfg.game);
     if (!g)
         return kz_usage_error("loadgen: unknown game '%s'", cfg.game);
+    if (wire_endpoint_check(cfg.endpoint, false, err, sizeof err))
+        return kz_usage_error("loadgen: endpoint: %s", err);
 
     /* Step 1. The pool of valid records. */
     uint8_t **pool = xcalloc((size_t)cfg.pool, sizeof *pool);

@@ -387,8 +387,11 @@ static void s_print_game(const game_def *g, const game_record *r, long index)
     char id[2 * RECORD_ID_BYTES + 1];
     for (int i = 0; i < RECORD_ID_BYTES; i++)
         snprintf(id + 2 * i, 3, "%02x", r->id[i]);
+    char worker[sizeof r->worker_id]; /* from the file: no control characters */
+    text_printable(worker, sizeof worker, r->worker_id[0] ? r->worker_id : "-",
+                   sizeof r->worker_id);
     printf("game %ld: id %s, model %u, seed %" PRIu64 ", worker %s\n", index, id,
-           r->model_version, r->seed, r->worker_id[0] ? r->worker_id : "-");
+           r->model_version, r->seed, worker);
     printf("search: %d simulations, c_puct %.2f, alpha %.2f, epsilon %.2f, %d sampled plies, "
            "fpu %.2f, %d leaves per tree%s\n",
            r->settings.simulations, r->settings.c_puct, r->settings.dirichlet_alpha,

@@ -79,7 +79,9 @@ static char *j_string(jparser *j)
             s = realloc(s, cap);
             KZ_CHECK(s != NULL);
         }
-        s[n++] = ch;
+        /* Strings are printed to a terminal and come from any client (ids,
+         * hosts): no escape sequences, no line breaks. */
+        s[n++] = (unsigned char)ch < 0x20 || ch == 0x7f ? '?' : ch;
     }
     s[n] = 0;
     if (j->p >= j->end) {

@@ -49,9 +49,14 @@ static int s_print_game(void *ctx, uint64_t seq, const uint8_t *bytes, size_t le
     char id[2 * RECORD_ID_BYTES + 1];
     for (int i = 0; i < RECORD_ID_BYTES; i++)
         snprintf(id + 2 * i, 3, "%02x", r->id[i]);
+    char worker[sizeof r->worker_id]; /* any client's: one word, no control characters */
+    text_printable(worker, sizeof worker, r->worker_id[0] ? r->worker_id : "-",
+                   sizeof r->worker_id);
+    for (char *c = worker; *c; c++)
+        *c = *c == ' ' ? '_' : *c;
     printf("%llu %s %s %u %d %s %u %s\n", (unsigned long long)seq, id,
            r->kind == RECORD_ARENA ? "arena" : "selfplay", r->model_version, r->winner,
-           game_reason_name(r->reason), r->plies, r->worker_id[0] ? r->worker_id : "-");
+           game_reason_name(r->reason), r->plies, worker);
     return 0;
 }
 

@@ -22,6 +22,7 @@
 #include "modelfile.h"
 #include "trainer.h"
 #include "util.h"
+#include "wire.h"
 
 #define O(f) offsetof(trainer_config, f)
 static const config_option s_options[] = {
@@ -429,6 +430,24 @@ static int s_iterate(tr *t)
     return 0;
 }
 
+/* The model file s_start_model will read (the checkpoint when there is one,
+ * else init_model), read and validated up front so that a bad one stops the
+ * trainer with one line. 0, or its error with the message in err. */
+static int s_check_start_file(const tr *t, char *err, size_t errlen)
+{
+    struct stat sb;
+    bool ckpt = stat(t->ckpt, &sb) == 0;
+    if (!ckpt && !t->cfg.init_model[0])
+        return 0;
+    char why[400];
+    model *m = NULL;
+    int rc = modelfile_load(ckpt ? t->ckpt : t->cfg.init_model, t->g, &m, why, sizeof why);
+    model_destroy(&m);
+    if (rc)
+        snprintf(err, errlen, "%s: %s", ckpt ? "checkpoint" : "init_model", why);
+    return rc;
+}
+
 /* The start model: the checkpoint, init_model, or the coordinator's best. */
 static int s_start_model(tr *t)
 {
@@ -532,6 +551,23 @@ int main(int argc, char **argv)
                 !t.cfg.endpoint[0] ? "endpoint" : "checkpoint_dir");
         return 2;
     }
+    if (wire_endpoint_check(t.cfg.endpoint, false, err, sizeof err)) {
+        fprintf(stderr, "kz-trainer: endpoint: %s\n", err);
+        return 2;
+    }
+    /* The directory and the start model are checked before anything is
+     * logged: a bad one is one line and exit status 2. */
+    rc = s_mkdirs(t.cfg.checkpoint_dir);
+    if (rc) {
+        fprintf(stderr, "kz-trainer: checkpoint_dir %s: %s\n", t.cfg.checkpoint_dir,
+                strerror(rc));
+        return 2;
+    }
+    snprintf(t.ckpt, sizeof t.ckpt, "%s/checkpoint.kzm", t.cfg.checkpoint_dir);
+    if (s_check_start_file(&t, err, sizeof err)) {
+        fprintf(stderr, "kz-trainer: %s\n", err);
+        return 2;
+    }
     config_log(s_options, N_OPTIONS, &t.cfg);
 
     struct sigaction sa;
@@ -541,12 +577,6 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    rc = s_mkdirs(t.cfg.checkpoint_dir);
-    if (rc) {
-        log_error("checkpoint_dir %s: %s", t.cfg.checkpoint_dir, strerror(rc));
-        return 1;
-    }
-    snprintf(t.ckpt, sizeof t.ckpt, "%s/checkpoint.kzm", t.cfg.checkpoint_dir);
     model_set_threads((int)t.cfg.threads);
     rng_seed(&t.rng, t.cfg.seed ? (uint64_t)t.cfg.seed
                                 : mix64((uint64_t)time_wall_ms() ^ ((uint64_t)getpid() << 40)));

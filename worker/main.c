@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "util.h"
+#include "wire.h"
 #include "worker.h"
 
 #define O(f) offsetof(worker_config, f)
@@ -495,6 +496,14 @@ int main(int argc, char **argv)
     }
     if (!w.cfg.endpoint[0]) {
         fprintf(stderr, "kz-worker: endpoint: must not be empty\n");
+        return 2;
+    }
+    if (wire_endpoint_check(w.cfg.endpoint, false, err, sizeof err)) {
+        fprintf(stderr, "kz-worker: endpoint: %s\n", err);
+        return 2;
+    }
+    if (w.cfg.sub_endpoint[0] && wire_endpoint_check(w.cfg.sub_endpoint, false, err, sizeof err)) {
+        fprintf(stderr, "kz-worker: sub_endpoint: %s\n", err);
         return 2;
     }
     config_log(s_options, N_OPTIONS, &w.cfg);
