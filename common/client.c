@@ -29,6 +29,7 @@ static double s_resend_after(const client *c, int sends);
 
 struct client {
     void *zctx;                  /* borrowed ZeroMQ context */
+    volatile sig_atomic_t *interrupt; /* borrowed stop flag, NULL none (client_set_interrupt) */
     void *dealer;                /* requests, owned */
     void *sub;                   /* announcements, owned, NULL without sub_endpoint */
     client_config cfg;           /* configuration (strings point into ours below) */
@@ -560,6 +561,8 @@ static void s_service(client *c, int timeout_ms)
     }
 }
 
+void client_set_interrupt(client *c, volatile sig_atomic_t *flag) { c->interrupt = flag; }
+
 int client_poll(client *c, int timeout_ms)
 {
     if (c->refused)
@@ -586,6 +589,11 @@ int client_call(client *c, wire_msg *req, const wire_msg **reply)
         }
         double deadline = time_now() + c->cfg.timeout_ms / 1000.0;
         while (!c->got_reply && !c->refused) {
+            if (c->interrupt && *c->interrupt) {
+                c->waiting_id = 0;
+                s_set_error(c, "interrupted");
+                return EINTR;
+            }
             double left = (deadline - time_now()) * 1000.0;
             if (left <= 0)
                 break;

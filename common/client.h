@@ -31,6 +31,7 @@
 #ifndef KZ_CLIENT_H
 #define KZ_CLIENT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -148,6 +149,10 @@ bool client_connected(const client *c);
 const wire_welcome *client_welcome(const client *c);
 /* The last error message received or produced ("" if none). Borrowed. */
 const char *client_last_error(const client *c);
+/* Makes synchronous calls give up with EINTR as soon as *flag is non-zero
+ * (a program's stop flag, set by its signal handler), instead of waiting out
+ * their retries. NULL (the default) turns it off. The flag is borrowed. */
+void client_set_interrupt(client *c, volatile sig_atomic_t *flag);
 /* Counters. */
 void client_get_stats(const client *c, client_stats *out);
 

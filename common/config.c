@@ -40,6 +40,17 @@ static const char *s_show(const char *text, size_t n, char *buf, size_t len)
 }
 #define SHOW_MAX 80 /* bytes of user text quoted in a message */
 
+/* Whether a word can be a boolean's value ("--flag false"); anything else
+ * after a bare boolean flag is the next argument ("--json URL"). */
+static bool s_is_bool_word(const char *w)
+{
+    static const char *words[] = {"true", "false", "yes", "no", "on", "off", "1", "0"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (!strcasecmp(w, words[i]))
+            return true;
+    return false;
+}
+
 static int s_set(const config_option *o, void *out, const char *value, char *err, size_t errlen)
 {
     char *field = (char *)out + o->offset;
@@ -227,8 +238,8 @@ int config_parse(const config_option *table, size_t n, void *out, int argc, char
         }
         const char *value = eq ? eq + 1 : NULL;
         if (!value) {
-            if (o->type == CONFIG_BOOL && (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2))) {
-                value = "true"; /* a bare boolean flag */
+            if (o->type == CONFIG_BOOL && (i + 1 >= argc || !s_is_bool_word(argv[i + 1]))) {
+                value = "true"; /* a bare boolean flag: the next word is not its value */
             } else if (i + 1 < argc) {
                 value = argv[++i];
             } else {

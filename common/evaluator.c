@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model.h"
 #include "modelfile.h"
 #include "util.h"
 

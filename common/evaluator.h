@@ -17,7 +17,8 @@
 #include <stdint.h>
 
 #include "game.h"
-#include "model.h"
+
+struct model; /* model.h; not included, so that its names stay out of this header's users */
 
 typedef struct evaluator {
     /* Evaluates B positions given as canonical planes (B, C, H, W); writes policy
@@ -38,7 +39,7 @@ evaluator evaluator_uniform(const game_def *g);
  * positions (it copies the weights; the model may go afterwards). */
 typedef struct evaluator_net evaluator_net;
 /* NULL when max_batch < 1 or out of memory. Caller owns the result. */
-evaluator_net *evaluator_net_new(const model *m, int max_batch);
+evaluator_net *evaluator_net_new(const struct model *m, int max_batch);
 /* Loads a model file for game g (modelfile_load) and makes its evaluator.
  * 0, or the loader's error (errno, KZ_EVERSION, KZ_EMISMATCH, KZ_ECORRUPT)
  * or KZ_ENOMEM, with a one-line message in err. Caller owns *out. */

@@ -1,39 +1,53 @@
 /* khreibaga: the rules engine (R1-R22 of ../shared/khreibaga-rules.md).
  *
- * Representation. Bitboards in 32-bit words, bit sq = point sq: one word per
- * colour for all its pieces, one word for the kings of both colours. Rays
- * (R1's lines from each point in each of 8 directions) are precomputed once
- * as bitboards; the nearest piece on a ray is one bit scan.
+ * Representation. Bitboards in 32-bit words, bit sq = point sq: the pieces
+ * of the side to move (own), those of the other side (opp), the kings of
+ * both; the turn passing swaps own and opp. Everything geometric is a table
+ * filled once at start-up (s_init_tables) or a constant checked there.
  *
- * Legal actions at a turn start. Step 1: every first capture hop. The men's
- * are found for all men at once, direction by direction, with constant
- * shifts of the whole board; the kings' by walking their rays. For each hop a
- * cheap test says whether the piece could capture again after it. Step 2,
- * the majority rule (R8): when no hop can go on, every hop is legal; when
- * exactly one can, it alone is (its sequence is longer than all others);
- * only when several can is the longest chain after each of them searched,
- * depth first over bitboards, and those reaching the maximum are legal.
- * Without captures, the simple moves (R3, R5). Mid-sequence the same two
- * steps run on the one piece that must go on: the hops made so far belong to
- * a maximal sequence, so the legal next hops are those with the longest chain
- * left. apply() itself only asks whether the piece can capture again (R8: a
- * sequence goes on while it can), which costs no search.
+ * Men (R3, R4). Simple moves: three direction bitboards, constant shifts of
+ * all men at once. First capture hops: for each of the 4 axes (N/S, E/W,
+ * NE/SW, NW/SE) one 64-bit word holds, with right shifts only, the men that
+ * hop up the axis (low half) and the landing points of the hops down it (high
+ * half). A single man's capture test (does it go on after a hop?) looks up
+ * the landing points behind its adjacent enemies without a branch per enemy.
+ *
+ * Kings (R5, R6). For each of the up to 4 lines through a point, the line's
+ * occupancy, masked and multiplied, indexes what a king there sees: the
+ * empty points up to the nearest piece each way, and those pieces. Simple
+ * moves are what it sees that is empty; captures are the enemies it sees
+ * with an empty point behind them, landing on any empty point beyond up to
+ * the next piece (tables behind/away).
+ *
+ * Legal actions (R8, R9). Step 1: every capture hop with a flag: can the
+ * piece capture again after it. Step 2, the majority rule: when no hop can
+ * go on, every hop is legal; when exactly one can, it alone is (its sequence
+ * is longer than all others); only when several can is the longest chain
+ * after each searched, depth first over bitboards, and those reaching the
+ * maximum are legal. Without captures, the simple moves. Mid-sequence the
+ * same two steps run on the one piece that must go on: the hops made so far
+ * belong to a maximal sequence, so the legal next hops are those with the
+ * longest chain left. apply() itself only asks whether the piece can capture
+ * again (R8: a sequence goes on while it can), which costs no search.
  *
  * Repetition (R14). Between a capture or a man move and the next one, only kings
  * move, and no earlier position can recur across a capture (pieces only
  * disappear) or a man move (men only move forward, never back, and never
  * un-promote). So history is kept only since the last such turn, and within it
  * the men never change: a position is identified exactly by the kings of both
- * colours and the side to move, 51 bits in one uint64. At most 51 turn starts
+ * sides and the side to move, 51 bits in one uint64. At most 51 turn starts
  * fit between two resets before R13 ends the game. Within the window the
  * turn starts alternate sides, and a king move always changes its side's
  * kings, so a position can only recur 4, 6, 8, ... turns later: only those
- * entries are compared. Mid-sequence the history is empty: the turn will end
- * with a capture, which resets it.
+ * entries are compared. Right after a reset the window's one key is left
+ * implicit until a king move needs it; mid-sequence the history is empty (the
+ * turn will end with a capture, which resets it).
  *
  * Perft (R22) has its own loop here (game_def.perft): no indirect calls, the
- * terminal test read off the state and the legal-action count, each child
- * made by copy + apply, leaves too.
+ * terminal test read off the state and the legal-action count, every child
+ * made in full, leaves too, by the same make functions apply() uses, written
+ * straight from the parent's values (no copy of the parent first) and given
+ * what generation found (the captured point, whether the piece goes on).
  */
 /* This file alone at -O3 (the project builds at -O2): the rules engine is the
  * hot loop of perft and search, and -O3 saves it ~3.5% of its instructions. */
@@ -55,7 +69,8 @@
 #define MAX_HOPS 128 /* most capture hops in one state: 12 pieces, each at most 10 (checked) */
 
 typedef struct kh_state {
-    uint32_t pieces[2];      /* all pieces of Black [0] and White [1] */
+    uint32_t own;            /* the pieces of the side to move */
+    uint32_t opp;            /* the other side's pieces */
     uint32_t kings;          /* kings of both colours */
     uint16_t ply;            /* completed turns */
     uint8_t side;            /* player to move: 0 Black, 1 White */
@@ -97,20 +112,20 @@ typedef struct king_lines {
 #define KL_SHIFT 27
 
 static struct {
-    king_lines kl[KH_POINTS];           /* a king's view along its lines, by point */
-    uint32_t away[KH_POINTS][KH_POINTS];   /* the points behind c seen from sq on their line */
-    uint32_t behind[KH_POINTS][KH_POINTS]; /* the first of them (0 if none, or off-line) */
-    uint32_t lines[KH_POINTS];          /* all points on the lines through a point */
-    uint32_t adj[KH_POINTS];            /* the points one step away along a line */
-    uint32_t jump_from[8];              /* points with a ray of length >= 2 in each direction */
-    uint32_t man_caps[KH_POINTS];       /* the points a man on sq could jump over (R4) */
-    uint32_t hop_land[KH_POINTS][KH_POINTS]; /* landing point of a man's hop sq over c, or 0 */
-    uint32_t fwd[2][KH_POINTS];         /* a man's forward neighbours (R3) */
-    uint32_t fwd_from[2][3];            /* points with a forward step, per forward direction */
+    king_lines kl[KH_POINTS];               /* a king's view along its lines, by point */
+    uint32_t away[KH_POINTS][KH_POINTS];    /* the points behind c seen from sq on their line */
+    uint32_t behind[KH_POINTS][KH_POINTS];  /* the first of them (0 if none, or off-line) */
+    uint32_t lines[KH_POINTS];              /* all points on the lines through a point */
+    uint32_t adj[KH_POINTS];                /* the points one step away along a line */
+    uint32_t jump_from[8];                  /* points with a ray of length >= 2, by direction */
+    uint32_t man_caps[KH_POINTS];           /* the points a man on sq could jump over (R4) */
+    uint32_t hop_land[KH_POINTS][32];       /* landing of a man's hop sq over c < 32, or 0 */
+    uint32_t fwd[2][KH_POINTS];             /* a man's forward neighbours (R3) */
+    uint32_t fwd_from[2][3];                /* points with a forward step, by forward direction */
     uint32_t between[KH_POINTS][KH_POINTS]; /* points strictly between src and dst on one line */
     uint16_t rot_action[KH_ACTIONS];        /* R16 rotation of an action */
     uint16_t mirror_action[KH_ACTIONS];     /* R19 mirror of an action */
-    uint64_t zob[4][KH_POINTS];             /* hash keys: black man, black king, white man, white king */
+    uint64_t zob[4][KH_POINTS];             /* hash keys: black/white man/king, by point */
 } T;
 
 /* Forward directions of each colour (R3): N, NE, NW for Black, S, SE, SW for White. */
@@ -259,10 +274,14 @@ static inline int s_lsb(uint32_t x) { return __builtin_ctz(x); }
 /* The far row of a colour (R10): row 4 for Black, row 0 for White. */
 static inline uint32_t s_far_row(int side) { return ROW4 >> (20 * side); }
 
-/* The turn-start key within a history window (see the file comment). */
+/* The pieces of a colour (0 Black, 1 White). */
+static inline uint32_t s_colour(const kh_state *s, int c) { return c == s->side ? s->own : s->opp; }
+
+/* The turn-start key within a history window (see the file comment): the
+ * kings of the side to move, those of the other side, the side. */
 static inline uint64_t s_key(const kh_state *s)
 {
-    return (uint64_t)(s->kings & s->pieces[0]) | (uint64_t)(s->kings & s->pieces[1]) << 25 |
+    return (uint64_t)(s->kings & s->own) | (uint64_t)(s->kings & s->opp) << 25 |
            (uint64_t)s->side << 50;
 }
 
@@ -287,10 +306,16 @@ static inline uint32_t s_men_capturers(uint32_t men, uint32_t opp, uint32_t empt
  * with an empty point behind it. */
 static inline bool s_man_can_capture(int sq, uint32_t opp, uint32_t empty)
 {
-    for (uint32_t c = opp & T.man_caps[sq]; c; c &= c - 1)
-        if (T.hop_land[sq][s_lsb(c)] & empty)
-            return true;
-    return false;
+    /* The landing points behind the adjacent enemies: the first two without
+     * a branch (an empty c scans to 31, whose entry is 0), any more in a loop. */
+    uint32_t c = opp & T.man_caps[sq];
+    uint32_t lands = T.hop_land[sq][__builtin_ctz(c | 1u << 31)];
+    c &= c - 1;
+    lands |= T.hop_land[sq][__builtin_ctz(c | 1u << 31)];
+    c &= c - 1;
+    for (; c; c &= c - 1)
+        lands |= T.hop_land[sq][s_lsb(c)];
+    return (lands & empty) != 0;
 }
 
 /* What a king on sq sees (R5, R6): along each line, the empty points up to
@@ -551,11 +576,12 @@ static inline void s_men_moves(int me, uint32_t men, uint32_t empty, uint32_t to
     }
 }
 
-/* The legal actions (see gen_out); returns their count. */
-static int s_gen(const kh_state *s, gen_out *g)
+/* The legal actions (see gen_out); returns their count. Inlined into perft
+ * (s_gen_call serves the rest). */
+static inline __attribute__((always_inline)) int s_gen(const kh_state *s, gen_out *g)
 {
     int me = s->side;
-    uint32_t own = s->pieces[me], opp = s->pieces[me ^ 1], occ = own | opp;
+    uint32_t own = s->own, opp = s->opp, occ = own | opp;
     uint32_t empty = ALL_POINTS & ~occ;
     hop_list *h = &g->h;
     h->n = h->n_more = 0;
@@ -569,7 +595,7 @@ static int s_gen(const kh_state *s, gen_out *g)
             s_king_hops(h, sq, occ & ~b, opp);
         else
             s_man_hops(h, sq, opp, empty);
-        return s_majority(h, own, opp, s->kings);
+        return h->n_more ? s_majority(h, own, opp, s->kings) : h->n;
     }
 
     /* Turn start: captures first (R8). */
@@ -599,6 +625,8 @@ static int s_gen(const kh_state *s, gen_out *g)
     return count;
 }
 
+static int s_gen_call(const kh_state *s, gen_out *g) { return s_gen(s, g); }
+
 /* The legal actions as one destination mask per source point (only the
  * entries of the sources in *srcs_out are written; at a turn start without
  * captures every piece is a source, with or without moves); returns their
@@ -606,7 +634,7 @@ static int s_gen(const kh_state *s, gen_out *g)
 static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *srcs_out)
 {
     gen_out g;
-    int n = s_gen(s, &g);
+    int n = s_gen_call(s, &g);
     if (g.h.n) {
         uint32_t srcs = 0;
         for (int i = 0; i < g.h.n; i++) {
@@ -621,9 +649,9 @@ static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *s
         return n;
     }
     int me = s->side;
-    *srcs_out = s->pieces[me];
-    uint32_t empty = ALL_POINTS & ~(s->pieces[0] | s->pieces[1]);
-    for (uint32_t m = s->pieces[me] & ~s->kings; m; m &= m - 1) {
+    *srcs_out = s->own;
+    uint32_t empty = ALL_POINTS & ~(s->own | s->opp);
+    for (uint32_t m = s->own & ~s->kings; m; m &= m - 1) {
         int sq = s_lsb(m);
         dsts[sq] = T.fwd[me][sq] & empty; /* forward only (R3) */
     }
@@ -637,7 +665,7 @@ static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *s
 static bool s_has_action(const kh_state *s)
 {
     int me = s->side;
-    uint32_t own = s->pieces[me], opp = s->pieces[me ^ 1], occ = own | opp;
+    uint32_t own = s->own, opp = s->opp, occ = own | opp;
     uint32_t men = own & ~s->kings, empty = ALL_POINTS & ~occ;
     static const int fwd_step[2][3] = {{5, 6, 4}, {5, 4, 6}}; /* up for Black, down for White */
     for (int k = 0; k < 3; k++) {
@@ -691,7 +719,7 @@ static bool kh_is_legal(const game_state *g, int action)
         return false;
     const kh_state *s = CS(g);
     int src = action / 25, dst = action % 25;
-    if (!(s->pieces[s->side] >> src & 1))
+    if (!(s->own >> src & 1))
         return false;
     if (s->chain >= 0 && src != s->chain)
         return false;
@@ -712,8 +740,8 @@ static bool kh_is_legal(const game_state *g, int action)
 static inline void s_put_after_progress(kh_state *c, int me, uint32_t own, uint32_t opp,
                                         uint32_t kings, int ply)
 {
-    c->pieces[me] = own;
-    c->pieces[me ^ 1] = opp;
+    c->own = opp; /* the move passes */
+    c->opp = own;
     c->kings = kings;
     c->ply = (uint16_t)ply;
     c->side = (uint8_t)(me ^ 1);
@@ -736,8 +764,7 @@ typedef struct kh_before {
 
 static inline kh_before s_before(const kh_state *s)
 {
-    return (kh_before){s->side, s->pieces[s->side], s->pieces[s->side ^ 1], s->kings, s->ply,
-                       s->no_progress};
+    return (kh_before){s->side, s->own, s->opp, s->kings, s->ply, s->no_progress};
 }
 
 /* The simple move of a man from sb to db (bits): progress (R13); a man
@@ -758,8 +785,8 @@ static inline void s_make_hop(kh_state *c, kh_before b, uint32_t sb, uint32_t cb
     uint32_t own = b.own ^ move, opp = b.opp ^ cb; /* R7: the captured piece leaves at once */
     uint32_t kings = (b.kings ^ (move & (0u - ((b.kings & sb) != 0)))) & ~cb;
     if (more) {
-        c->pieces[b.me] = own;
-        c->pieces[b.me ^ 1] = opp;
+        c->own = own;
+        c->opp = opp;
         c->kings = kings;
         c->ply = (uint16_t)b.ply;
         c->side = (uint8_t)b.me;
@@ -783,7 +810,9 @@ static inline void s_make_king_move(kh_state *s, uint32_t sb, uint32_t db)
         n = 1;
     }
     int me = s->side;
-    s->pieces[me] ^= sb | db;
+    uint32_t own = s->own ^ (sb | db);
+    s->own = s->opp; /* the move passes */
+    s->opp = own;
     s->kings ^= sb | db;
     s->side = (uint8_t)(me ^ 1);
     s->ply += s->ply < UINT16_MAX;
@@ -805,8 +834,7 @@ static inline void s_make_king_move(kh_state *s, uint32_t sb, uint32_t db)
 /* Plays the hop or simple move src -> dst of the side to move. */
 static inline void s_apply(kh_state *s, int src, int dst)
 {
-    int me = s->side;
-    uint32_t sb = 1u << src, db = 1u << dst, opp = s->pieces[me ^ 1];
+    uint32_t sb = 1u << src, db = 1u << dst, opp = s->opp;
     uint32_t captured = T.between[src][dst] & opp;
     bool king = s->kings & sb;
     if (!captured) {
@@ -819,7 +847,7 @@ static inline void s_apply(kh_state *s, int src, int dst)
     /* R8: the sequence goes on while the piece can capture. (Which next hops
      * are legal is decided by legal_actions: the majority rule.) */
     opp ^= captured;
-    uint32_t occ = (s->pieces[me] & ~sb) | opp;
+    uint32_t occ = (s->own & ~sb) | opp;
     bool more = king ? s_king_can_capture(dst, occ, opp)
                      : s_man_can_capture(dst, opp, ALL_POINTS & ~occ);
     s_make_hop(s, s_before(s), sb, captured, 1u << dst, more);
@@ -828,7 +856,7 @@ static inline void s_apply(kh_state *s, int src, int dst)
 static void kh_apply(game_state *g, int action)
 {
     assert(action >= 0 && action < KH_ACTIONS);
-    assert(CS(g)->pieces[CS(g)->side] >> (action / 25) & 1);
+    assert(CS(g)->own >> (action / 25) & 1);
     s_apply(S(g), action / 25, action % 25);
 }
 
@@ -926,7 +954,7 @@ static game_result kh_result(const game_state *g)
         return r; /* R12: decided only at the start of a turn */
     int me = s->side;
     /* R12 before R13, R14, R15: a loss stands over a draw. */
-    if (!s->pieces[me]) {
+    if (!s->own) {
         r = (game_result){true, me ^ 1, GAME_REASON_NO_PIECES};
     } else if (!s_has_action(s)) {
         r = (game_result){true, me ^ 1, GAME_REASON_NO_MOVES};
@@ -952,8 +980,8 @@ static void kh_init(game_state *g)
 {
     memset(g, 0, sizeof *g);
     kh_state *s = S(g);
-    s->pieces[0] = 0xfffu;               /* R2: points 0..11 */
-    s->pieces[1] = 0xfffu << 13;         /* points 13..24 */
+    s->own = 0xfffu;       /* R2: Black, to move, on points 0..11 */
+    s->opp = 0xfffu << 13; /* White on points 13..24 */
     s->chain = -1;
     s_reset_history(s);
 }
@@ -983,7 +1011,7 @@ static void s_planes(uint32_t own, uint32_t opp, uint32_t kings, int side, bool 
 static void kh_encode_planes(const game_state *g, float *out)
 {
     const kh_state *s = CS(g);
-    s_planes(s->pieces[s->side], s->pieces[s->side ^ 1], s->kings, s->side,
+    s_planes(s->own, s->opp, s->kings, s->side,
              s->chain < 0 && s->reps >= 2, s->ply, out);
 }
 
@@ -1004,7 +1032,7 @@ static uint64_t kh_hash(const game_state *g)
     const kh_state *s = CS(g);
     uint64_t h = 0;
     for (int c = 0; c < 2; c++)
-        for (uint32_t m = s->pieces[c]; m; m &= m - 1) {
+        for (uint32_t m = s_colour(s, c); m; m &= m - 1) {
             int sq = s_lsb(m);
             h ^= T.zob[c * 2 + (s->kings >> sq & 1)][sq];
         }
@@ -1018,7 +1046,7 @@ static uint64_t kh_hash(const game_state *g)
 static void kh_pack(const game_state *g, uint8_t *out)
 {
     const kh_state *s = CS(g);
-    uint32_t w[3] = {s->pieces[0], s->pieces[1], s->kings};
+    uint32_t w[3] = {s_colour(s, 0), s_colour(s, 1), s->kings};
     for (int i = 0; i < 3; i++)
         for (int k = 0; k < 4; k++)
             out[i * 4 + k] = (uint8_t)(w[i] >> (8 * k));
@@ -1055,6 +1083,7 @@ static int kh_parse_position(game_state *g, const char *str, char *err, size_t e
 {
     char msg[160];
     kh_state t;
+    uint32_t pieces[2] = {0, 0}; /* Black's, White's */
     memset(&t, 0, sizeof t);
     t.chain = -1;
     if (!str)
@@ -1068,10 +1097,10 @@ static int kh_parse_position(game_state *g, const char *str, char *err, size_t e
         char c = str[sq];
         uint32_t b = 1u << sq;
         switch (c) {
-        case 'b': t.pieces[0] |= b; break;
-        case 'B': t.pieces[0] |= b; t.kings |= b; break;
-        case 'w': t.pieces[1] |= b; break;
-        case 'W': t.pieces[1] |= b; t.kings |= b; break;
+        case 'b': pieces[0] |= b; break;
+        case 'B': pieces[0] |= b; t.kings |= b; break;
+        case 'w': pieces[1] |= b; break;
+        case 'W': pieces[1] |= b; t.kings |= b; break;
         case '.': break;
         default:
             snprintf(msg, sizeof msg, "position: bad character '%c' at point %d (use b B w W .)",
@@ -1095,14 +1124,16 @@ static int kh_parse_position(game_state *g, const char *str, char *err, size_t e
                           "position: after the side, only a space and a chain point 0..24");
         t.chain = (int8_t)chain;
     }
+    t.own = pieces[t.side];
+    t.opp = pieces[t.side ^ 1];
     for (int c = 0; c < 2; c++)
-        if (s_popcount(t.pieces[c]) > 12) {
+        if (s_popcount(pieces[c]) > 12) {
             snprintf(msg, sizeof msg, "position: %s has %d pieces (at most 12)",
-                     c ? "white" : "black", s_popcount(t.pieces[c]));
+                     c ? "white" : "black", s_popcount(pieces[c]));
             return s_fail(err, errlen, msg);
         }
     for (int c = 0; c < 2; c++) {
-        uint32_t bad = t.pieces[c] & ~t.kings & s_far_row(c);
+        uint32_t bad = pieces[c] & ~t.kings & s_far_row(c);
         if (t.chain >= 0 && c == t.side)
             bad &= ~(1u << t.chain); /* R10: a chain man may stand on the far row */
         if (bad) {
@@ -1113,13 +1144,13 @@ static int kh_parse_position(game_state *g, const char *str, char *err, size_t e
     }
     if (t.chain >= 0) {
         int sq = t.chain;
-        if (!(t.pieces[t.side] >> sq & 1)) {
+        if (!(pieces[t.side] >> sq & 1)) {
             snprintf(msg, sizeof msg, "position: chain point %d holds no piece of the side to move",
                      sq);
             return s_fail(err, errlen, msg);
         }
-        uint32_t b = 1u << sq, opp = t.pieces[t.side ^ 1];
-        uint32_t occ = (t.pieces[t.side] & ~b) | opp;
+        uint32_t b = 1u << sq, opp = pieces[t.side ^ 1];
+        uint32_t occ = (pieces[t.side] & ~b) | opp;
         bool more = t.kings & b ? s_king_can_capture(sq, occ, opp)
                                 : s_man_can_capture(sq, opp, ALL_POINTS & ~occ);
         if (!more) {
@@ -1137,9 +1168,9 @@ char khreibaga_piece_at(const game_state *g, int sq)
 {
     const kh_state *s = CS(g);
     uint32_t b = 1u << sq;
-    if (s->pieces[0] & b)
+    if (s_colour(s, 0) & b)
         return s->kings & b ? 'B' : 'b';
-    if (s->pieces[1] & b)
+    if (s_colour(s, 1) & b)
         return s->kings & b ? 'W' : 'w';
     return '.';
 }

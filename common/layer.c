@@ -9,21 +9,28 @@
 
 void layer_im2col3x3(float *col, const float *in, int N, int H, int W, int C)
 {
-    size_t K = (size_t)9 * C;
+    /* In NHWC the three taps of a kernel row are three neighbouring board
+     * points, contiguous in the input as in the im2col row: one copy each. */
+    size_t K = (size_t)9 * C, c = (size_t)C;
     for (int n = 0; n < N; n++)
         for (int y = 0; y < H; y++)
             for (int x = 0; x < W; x++) {
                 float *row = col + ((size_t)(n * H + y) * W + x) * K;
-                for (int ky = 0; ky < 3; ky++)
-                    for (int kx = 0; kx < 3; kx++) {
-                        float *dst = row + (size_t)(ky * 3 + kx) * C;
-                        int yy = y + ky - 1, xx = x + kx - 1;
-                        if (yy < 0 || yy >= H || xx < 0 || xx >= W)
-                            memset(dst, 0, (size_t)C * sizeof *dst);
-                        else
-                            memcpy(dst, in + ((size_t)(n * H + yy) * W + xx) * C,
-                                   (size_t)C * sizeof *dst);
+                int lo = x == 0, hi = x == W - 1 ? 2 : 3; /* taps kx in [lo, hi) */
+                for (int ky = 0; ky < 3; ky++) {
+                    float *dst = row + (size_t)ky * 3 * c;
+                    int yy = y + ky - 1;
+                    if (yy < 0 || yy >= H) {
+                        memset(dst, 0, 3 * c * sizeof *dst);
+                        continue;
                     }
+                    const float *src = in + ((size_t)(n * H + yy) * W + x - 1) * c;
+                    if (lo)
+                        memset(dst, 0, c * sizeof *dst);
+                    memcpy(dst + lo * c, src + lo * c, (size_t)(hi - lo) * c * sizeof *dst);
+                    if (hi < 3)
+                        memset(dst + 2 * c, 0, c * sizeof *dst);
+                }
             }
 }
 

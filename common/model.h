@@ -205,6 +205,10 @@ void model_eval_run(model_eval *e, const float *x, int B, float *logits, float *
  * n == 0 nothing is written). Stable for any finite logits. */
 void model_softmax_masked(const float *logits, const uint16_t *legal, int n, float *probs);
 
+/* probs[a] = softmax over {a : mask[a]} of logits[a] for a in [0, A), 0 for
+ * the others (mask as game_def.legal_mask writes it; all zero when none). */
+void model_softmax_mask(const float *logits, const uint8_t *mask, int A, float *probs);
+
 /* The same forward pass the slow, obvious way: direct convolutions, batch
  * norm from the running statistics (unfolded), double accumulators. For
  * tests and for checking an evaluator. Allocates; not for hot paths. */

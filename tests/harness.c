@@ -113,6 +113,8 @@ static void s_child_setup(pid_t parent)
     if (getppid() != parent) /* the parent died before the prctl */
         _exit(127);
     signal(SIGPIPE, SIG_DFL);
+    signal(SIGINT, SIG_DFL); /* a shell script may trap it (Ctrl-C tests) */
+    signal(SIGQUIT, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -338,6 +340,46 @@ int tcp_free_port(void)
         port = ntohs(a.sin_port);
     close(fd);
     return port;
+}
+
+static bool s_port_bindable(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    bool ok = !bind(fd, (struct sockaddr *)&a, sizeof a);
+    close(fd);
+    return ok;
+}
+
+int tcp_free_port_pair(void)
+{
+    for (int i = 0; i < 100; i++) {
+        int p = tcp_free_port();
+        if (p > 0 && p < 65535 && s_port_bindable(p + 1))
+            return p;
+    }
+    return 0;
+}
+
+bool harness_pid_gone(int pid)
+{
+    if (kill(pid, 0) && errno == ESRCH)
+        return true;
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    bool zombie = false;
+    if (fgets(line, sizeof line, f)) {
+        const char *rp = strrchr(line, ')');
+        zombie = rp && rp[1] == ' ' && rp[2] == 'Z';
+    }
+    fclose(f);
+    return zombie;
 }
 
 /* A TCP socket made inside namespace netns (NULL: ours): network namespaces

@@ -74,6 +74,11 @@ const char *proc_log_tail(const proc *p, size_t max);
 
 /* A TCP port that was free on 127.0.0.1 a moment ago (0 on failure). */
 int tcp_free_port(void);
+/* A port P such that P and P + 1 were both free a moment ago (0 on failure). */
+int tcp_free_port_pair(void);
+
+/* True when pid no longer runs (gone, or a zombie nobody has reaped yet). */
+bool harness_pid_gone(int pid);
 
 /* GET http://host:port/path; on 200, *body is malloc'd (caller frees). With
  * netns non-NULL the connection is made inside that namespace. 0, errno, or

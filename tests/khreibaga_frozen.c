@@ -1,20 +1,28 @@
-/* khreibaga_frozen: FROZEN copy of common/khreibaga.c as of commit 30ff042, the
- * oracle of tests/test_khreibaga_diff.c (see khreibaga_frozen.h). Do not edit
- * beyond the renaming block and the include line; the original header comment follows.
+/* khreibaga_frozen: FROZEN copy of common/khreibaga.c as of branch `rules`
+ * commit 6d281b1 merged with main f8abd8c (the perf engine plus the strict R20
+ * chain point), the oracle of tests/test_khreibaga_diff.c (see
+ * khreibaga_frozen.h). Do not edit beyond the renaming block and the include
+ * line; the original header comment follows.
  *
  * khreibaga: the rules engine (R1-R22 of ../shared/khreibaga-rules.md).
  *
  * Representation. Bitboards in 32-bit words, bit sq = point sq: one word per
  * colour for all its pieces, one word for the kings of both colours. Rays
- * (R1's lines from each point in each of 8 directions) are precomputed once.
+ * (R1's lines from each point in each of 8 directions) are precomputed once
+ * as bitboards; the nearest piece on a ray is one bit scan.
  *
- * Majority rule (R8) without enumerating sequences on every call: the longest
- * capture chain from a landing point is found by a depth-first search over
- * bitboards (s_max_chain), only when legal actions are listed. At a turn start
- * the legal actions are the first hops whose chain length is the global
- * maximum. Mid-sequence, the hops made so far belong to a maximal sequence, so
- * the legal next hops are those of the chain piece with the longest chain left.
- * apply() itself only asks whether the piece can capture again (R8: a
+ * Legal actions at a turn start. Step 1: every first capture hop. The men's
+ * are found for all men at once, direction by direction, with constant
+ * shifts of the whole board; the kings' by walking their rays. For each hop a
+ * cheap test says whether the piece could capture again after it. Step 2,
+ * the majority rule (R8): when no hop can go on, every hop is legal; when
+ * exactly one can, it alone is (its sequence is longer than all others);
+ * only when several can is the longest chain after each of them searched,
+ * depth first over bitboards, and those reaching the maximum are legal.
+ * Without captures, the simple moves (R3, R5). Mid-sequence the same two
+ * steps run on the one piece that must go on: the hops made so far belong to
+ * a maximal sequence, so the legal next hops are those with the longest chain
+ * left. apply() itself only asks whether the piece can capture again (R8: a
  * sequence goes on while it can), which costs no search.
  *
  * Repetition (R14). Between a capture or a man move and the next one, only kings
@@ -23,7 +31,15 @@
  * un-promote). So history is kept only since the last such turn, and within it
  * the men never change: a position is identified exactly by the kings of both
  * colours and the side to move, 51 bits in one uint64. At most 51 turn starts
- * fit between two resets before R13 ends the game.
+ * fit between two resets before R13 ends the game. Within the window the
+ * turn starts alternate sides, and a king move always changes its side's
+ * kings, so a position can only recur 4, 6, 8, ... turns later: only those
+ * entries are compared. Mid-sequence the history is empty: the turn will end
+ * with a capture, which resets it.
+ *
+ * Perft (R22) has its own loop here (game_def.perft): no indirect calls, the
+ * terminal test read off the state and the legal-action count, each child
+ * made by copy + apply, leaves too.
  */
 /* The exported names of khreibaga.c, renamed for the frozen copy (only in this
  * file: the test sees both engines under their own names). */
@@ -46,91 +62,191 @@
 #define ALL_POINTS 0x1ffffffu
 #define ROW0 0x1fu
 #define ROW4 (0x1fu << 20)
+#define MAX_HOPS 128 /* most capture hops in one state: 12 pieces, each at most 10 (checked) */
 
 typedef struct kh_state {
-    uint32_t pieces[2];     /* all pieces of Black [0] and White [1] */
-    uint32_t kings;         /* kings of both colours */
-    uint8_t side;           /* player to move: 0 Black, 1 White */
-    int8_t chain;           /* point of the piece that must hop on, -1 at a turn start */
-    uint8_t no_progress;    /* R13: turns since the last capture or man move */
-    uint8_t reps;           /* R14: occurrences of this turn-start position, 0 mid-sequence */
-    uint8_t hist_len;       /* entries in hist */
-    uint16_t ply;           /* completed turns */
+    uint32_t pieces[2];      /* all pieces of Black [0] and White [1] */
+    uint32_t kings;          /* kings of both colours */
+    uint16_t ply;            /* completed turns */
+    uint8_t side;            /* player to move: 0 Black, 1 White */
+    int8_t chain;            /* point of the piece that must hop on, -1 at a turn start */
+    uint8_t no_progress;     /* R13: turns since the last capture or man move */
+    uint8_t reps;            /* R14: occurrences of this turn-start position, 0 mid-sequence */
+    uint8_t hist_len;        /* entries in hist, 0 when implicit (see below) */
     uint64_t hist[HIST_MAX]; /* turn-start keys since the last capture or man move */
 } kh_state;
+/* History (R14): hist[0..hist_len) are the keys (s_key) of the turn starts
+ * since the last capture or man move, oldest first, this one last. Right
+ * after such a turn the window holds only the current position: then
+ * hist_len is 0 and its key is written only when a king's simple move
+ * starts to need it. Mid-sequence hist_len is 0 too (the turn will end with
+ * a capture). */
+
+/* The bytes before the history: what every copy takes. */
+#define HEAD_BYTES offsetof(kh_state, hist)
 
 _Static_assert(sizeof(kh_state) <= GAME_STATE_BYTES, "kh_state must fit game_state");
 
-/* Directions: N, S, E, W, NE, NW, SE, SW as (drow, dcol). */
+/* Directions as (drow, dcol), and their step in point numbers. */
+enum { DIR_N, DIR_S, DIR_E, DIR_W, DIR_NE, DIR_NW, DIR_SE, DIR_SW };
 static const int DR[8] = {1, -1, 0, 0, 1, 1, -1, -1};
 static const int DC[8] = {0, 0, 1, -1, 1, -1, 1, -1};
+#define STEP(d) ((d) == DIR_N ? 5 : (d) == DIR_S ? -5 : (d) == DIR_E ? 1 : (d) == DIR_W ? -1 \
+                 : (d) == DIR_NE ? 6 : (d) == DIR_NW ? 4 : (d) == DIR_SE ? -4 : -6)
 
-/* A man's capture hop: the point jumped over and the landing point. */
-typedef struct hop {
-    int8_t cap;  /* adjacent point holding the enemy */
-    int8_t land; /* the point directly behind it */
-} hop_t;
+/* A king's view along the (up to 4) lines through its point, for R5 and R6.
+ * For line k: the occupancy of its points, masked and multiplied, gives in
+ * its top 5 bits (>> 27) an index; att[k][index] is what the king sees along
+ * that line: the empty points up to the nearest piece each way, and those
+ * nearest pieces. Absent lines have mask 0 and an empty att[k][0]. */
+typedef struct king_lines {
+    uint32_t mask[4];    /* the line's points */
+    uint32_t mul[4];     /* gathers them into bits 27..31 */
+    uint32_t att[4][32]; /* seen points, by gathered occupancy */
+} king_lines;
+#define KL_SHIFT 27
 
 static struct {
-    int8_t ray[KH_POINTS][8][5];   /* points along each direction, -1 terminated */
-    hop_t man_hops[KH_POINTS][8];  /* a man's possible capture hops (R4) */
-    uint8_t n_man_hops[KH_POINTS]; /* their count */
-    uint32_t man_caps[KH_POINTS];  /* the points a man on sq could jump over */
-    uint32_t fwd[2][KH_POINTS];         /* a man's forward neighbours (R3) */
-    int shift[8];                       /* sq offset of one step in each direction */
-    uint32_t raymask[KH_POINTS][8];     /* the points of each ray, as a bitboard */
+    king_lines kl[KH_POINTS];           /* a king's view along its lines, by point */
+    uint32_t away[KH_POINTS][KH_POINTS];   /* the points behind c seen from sq on their line */
+    uint32_t behind[KH_POINTS][KH_POINTS]; /* the first of them (0 if none, or off-line) */
+    uint32_t lines[KH_POINTS];          /* all points on the lines through a point */
+    uint32_t adj[KH_POINTS];            /* the points one step away along a line */
     uint32_t jump_from[8];              /* points with a ray of length >= 2 in each direction */
-    uint8_t ray_len[KH_POINTS][8]; /* their count */
+    uint32_t man_caps[KH_POINTS];       /* the points a man on sq could jump over (R4) */
+    uint32_t hop_land[KH_POINTS][KH_POINTS]; /* landing point of a man's hop sq over c, or 0 */
+    uint32_t fwd[2][KH_POINTS];         /* a man's forward neighbours (R3) */
+    uint32_t fwd_from[2][3];            /* points with a forward step, per forward direction */
     uint32_t between[KH_POINTS][KH_POINTS]; /* points strictly between src and dst on one line */
-    int8_t line_dir[KH_POINTS][KH_POINTS];  /* direction from src to dst, -1 if not on a line */
     uint16_t rot_action[KH_ACTIONS];        /* R16 rotation of an action */
     uint16_t mirror_action[KH_ACTIONS];     /* R19 mirror of an action */
     uint64_t zob[4][KH_POINTS];             /* hash keys: black man, black king, white man, white king */
 } T;
 
+/* Forward directions of each colour (R3): N, NE, NW for Black, S, SE, SW for White. */
+static const int FWD_DIR[2][3] = {{DIR_N, DIR_NE, DIR_NW}, {DIR_S, DIR_SE, DIR_SW}};
+
+/* The points of direction d from sq to the board's edge, nearest first;
+ * returns their count. Diagonals only through points with r+c even (R1). */
+static int s_ray(int sq, int d, int *pts)
+{
+    int r = sq / 5, c = sq % 5, n = 0;
+    if (d >= 4 && (r + c) % 2)
+        return 0;
+    for (int rr = r + DR[d], cc = c + DC[d]; rr >= 0 && rr < 5 && cc >= 0 && cc < 5;
+         rr += DR[d], cc += DC[d])
+        pts[n++] = rr * 5 + cc;
+    return n;
+}
+
+/* Fills T.kl[sq] line k (directions d and its opposite d + 1 ... as the
+ * pairs N/S, E/W, NE/SW, NW/SE): finds a multiplier that gathers the line's
+ * occupancy injectively into bits 27..31, then what a king sees for each. */
+static void s_init_king_line(int sq, int k, int d_fwd, int d_back)
+{
+    int fwd[5], back[5], nf = s_ray(sq, d_fwd, fwd), nb = s_ray(sq, d_back, back);
+    if (nf + nb == 0)
+        return; /* no such line through sq */
+    int pts[9], n = 0;
+    for (int i = nb - 1; i >= 0; i--)
+        pts[n++] = back[i];
+    pts[n++] = sq;
+    for (int i = 0; i < nf; i++)
+        pts[n++] = fwd[i];
+    /* Ascending point order along the line, either way round. */
+    if (pts[0] > pts[n - 1])
+        for (int i = 0; i < n / 2; i++) {
+            int t = pts[i];
+            pts[i] = pts[n - 1 - i];
+            pts[n - 1 - i] = t;
+        }
+    king_lines *kl = &T.kl[sq];
+    uint32_t mask = 0;
+    for (int i = 0; i < n; i++)
+        mask |= 1u << pts[i];
+    for (int order = 0; order < 2 && !kl->mask[k]; order++) {
+        uint32_t mul = 0;
+        for (int i = 0; i < n; i++)
+            mul |= 1u << (KL_SHIFT + (order ? n - 1 - i : i) - pts[i]);
+        uint32_t seen = 0;
+        bool injective = true;
+        for (uint32_t sub = 0; sub < 1u << n && injective; sub++) {
+            uint32_t x = 0;
+            for (int i = 0; i < n; i++)
+                x |= (sub >> i & 1) << pts[i];
+            uint32_t idx = (x * mul) >> KL_SHIFT;
+            injective = !(seen >> idx & 1);
+            seen |= 1u << idx;
+        }
+        if (injective) {
+            kl->mask[k] = mask;
+            kl->mul[k] = mul;
+        }
+    }
+    KZ_CHECK(kl->mask[k] != 0);
+    for (uint32_t sub = 0; sub < 1u << n; sub++) {
+        uint32_t x = 0;
+        for (int i = 0; i < n; i++)
+            x |= (sub >> i & 1) << pts[i];
+        uint32_t att = 0;
+        for (int i = 0; i < nf; i++) {
+            att |= 1u << fwd[i];
+            if (x >> fwd[i] & 1)
+                break;
+        }
+        for (int i = 0; i < nb; i++) {
+            att |= 1u << back[i];
+            if (x >> back[i] & 1)
+                break;
+        }
+        kl->att[k][(x * kl->mul[k]) >> KL_SHIFT] = att;
+    }
+}
+
 /* Filled once before main() runs; read-only afterwards (so thread-safe). */
 __attribute__((constructor)) static void s_init_tables(void)
 {
     memset(&T, 0, sizeof T);
-    memset(T.line_dir, -1, sizeof T.line_dir);
     for (int sq = 0; sq < KH_POINTS; sq++) {
-        int r = sq / 5, c = sq % 5;
         for (int d = 0; d < 8; d++) {
-            int n = 0;
-            bool diag = d >= 4;
-            /* R1: diagonals only through points with r+c even. */
-            if (!diag || (r + c) % 2 == 0) {
-                int rr = r + DR[d], cc = c + DC[d];
-                uint32_t path = 0;
-                while (rr >= 0 && rr < 5 && cc >= 0 && cc < 5) {
-                    int t = rr * 5 + cc;
-                    T.ray[sq][d][n++] = (int8_t)t;
-                    T.between[sq][t] = path;
-                    T.line_dir[sq][t] = (int8_t)d;
-                    T.raymask[sq][d] |= 1u << t;
-                    path |= 1u << t;
-                    rr += DR[d];
-                    cc += DC[d];
-                }
+            int pts[5], n = s_ray(sq, d, pts);
+            uint32_t path = 0;
+            for (int i = 0; i < n; i++) {
+                T.between[sq][pts[i]] = path;
+                T.lines[sq] |= 1u << pts[i];
+                path |= 1u << pts[i];
             }
-            T.ray_len[sq][d] = (uint8_t)n;
-            for (int k = n; k < 5; k++)
-                T.ray[sq][d][k] = -1;
-            if (n >= 2) {
-                hop_t h = {T.ray[sq][d][0], T.ray[sq][d][1]};
-                T.man_hops[sq][T.n_man_hops[sq]++] = h;
-                T.man_caps[sq] |= 1u << h.cap;
+            for (int i = 0; i + 1 < n; i++) {
+                T.away[sq][pts[i]] = (path & ~T.between[sq][pts[i]]) & ~(1u << pts[i]);
+                T.behind[sq][pts[i]] = 1u << pts[i + 1];
+            }
+            if (n >= 1) {
+                T.adj[sq] |= 1u << pts[0];
+                for (int side = 0; side < 2; side++)
+                    for (int k = 0; k < 3; k++)
+                        if (FWD_DIR[side][k] == d) {
+                            T.fwd[side][sq] |= 1u << pts[0];
+                            T.fwd_from[side][k] |= 1u << sq;
+                        }
             }
             if (n >= 2) {
-                T.shift[d] = T.ray[sq][d][0] - sq;
                 T.jump_from[d] |= 1u << sq;
+                T.man_caps[sq] |= 1u << pts[0];
+                T.hop_land[sq][pts[0]] = 1u << pts[1];
             }
-            /* R3: forward is N, NE, NW for Black and S, SE, SW for White. */
-            if (n >= 1 && (d == 0 || d == 4 || d == 5))
-                T.fwd[0][sq] |= 1u << T.ray[sq][d][0];
-            if (n >= 1 && (d == 1 || d == 6 || d == 7))
-                T.fwd[1][sq] |= 1u << T.ray[sq][d][0];
         }
+        /* A piece's hops: at most one per landing point on its rays,
+         * i.e. per ray point but the first. MAX_HOPS holds 12 pieces' worth. */
+        int most = 0;
+        for (int d = 0; d < 8; d++) {
+            int pts[5], n = s_ray(sq, d, pts);
+            most += n > 1 ? n - 1 : 0;
+        }
+        KZ_CHECK(12 * most <= MAX_HOPS);
+        s_init_king_line(sq, 0, DIR_N, DIR_S);
+        s_init_king_line(sq, 1, DIR_E, DIR_W);
+        s_init_king_line(sq, 2, DIR_NE, DIR_SW);
+        s_init_king_line(sq, 3, DIR_NW, DIR_SE);
     }
     for (int a = 0; a < KH_ACTIONS; a++) {
         int s = a / 25, d = a % 25;
@@ -151,7 +267,7 @@ static inline int s_popcount(uint32_t x) { return __builtin_popcount(x); }
 static inline int s_lsb(uint32_t x) { return __builtin_ctz(x); }
 
 /* The far row of a colour (R10): row 4 for Black, row 0 for White. */
-static inline uint32_t s_far_row(int side) { return side == 0 ? ROW4 : ROW0; }
+static inline uint32_t s_far_row(int side) { return ROW4 >> (20 * side); }
 
 /* The turn-start key within a history window (see the file comment). */
 static inline uint64_t s_key(const kh_state *s)
@@ -160,224 +276,361 @@ static inline uint64_t s_key(const kh_state *s)
            (uint64_t)s->side << 50;
 }
 
-/* The point of `mask` nearest to the ray's origin in direction d (mask != 0):
- * directions with a positive step grow from the origin, the others shrink. */
-static inline int s_nearest(uint32_t mask, int d)
+/* x shifted by a constant number of points: up (left) for by > 0. */
+#define SHIFT(x, by) ((by) >= 0 ? (x) << ((by) & 31) : (x) >> (-(by) & 31))
+
+/* The men (of `men`) that can capture in direction d: an enemy on the next
+ * point along a line, an empty point after it. */
+#define MEN_HOP_DIR(men, opp, empty, d) \
+    ((men) & T.jump_from[d] & SHIFT(opp, -STEP(d)) & SHIFT(empty, -2 * STEP(d)))
+
+/* The men (of `men`) that have at least one capture (R4). */
+static inline uint32_t s_men_capturers(uint32_t men, uint32_t opp, uint32_t empty)
 {
-    return (d == 0 || d == 2 || d == 4 || d == 5) ? __builtin_ctz(mask) : 31 - __builtin_clz(mask);
+    return MEN_HOP_DIR(men, opp, empty, DIR_N) | MEN_HOP_DIR(men, opp, empty, DIR_S) |
+           MEN_HOP_DIR(men, opp, empty, DIR_E) | MEN_HOP_DIR(men, opp, empty, DIR_W) |
+           MEN_HOP_DIR(men, opp, empty, DIR_NE) | MEN_HOP_DIR(men, opp, empty, DIR_NW) |
+           MEN_HOP_DIR(men, opp, empty, DIR_SE) | MEN_HOP_DIR(men, opp, empty, DIR_SW);
 }
 
-/* Step 1: single capture hops of one piece (R4, R6). The moving piece has
- * been lifted from its square (R7): `occ` excludes it; `opp` holds the enemy's
- * pieces. Runs BODY with LAND (landing point) and CAP (captured point) bound
- * for each hop. Men use the precomputed (cap, land) pairs; kings walk the
- * rays of length >= 2. */
-#define FOR_EACH_HOP(sq, is_king, occ, opp, LAND, CAP, BODY)                               \
-    do {                                                                                    \
-        if (!(is_king)) {                                                                   \
-            const hop_t *h_ = T.man_hops[sq];                                               \
-            for (int i_ = 0, n_ = T.n_man_hops[sq]; i_ < n_; i_++) {                        \
-                int c_ = h_[i_].cap, l_ = h_[i_].land;                                      \
-                if (((opp) >> c_ & 1) && !((occ) >> l_ & 1)) {                              \
-                    int LAND = l_, CAP = c_;                                                \
-                    BODY                                                                    \
-                }                                                                           \
-            }                                                                               \
-        } else {                                                                            \
-            for (int d_ = 0; d_ < 8; d_++) {                                                \
-                uint32_t b_ = T.raymask[sq][d_] & (occ);                                    \
-                if (!b_)                                                                    \
-                    continue;                                                               \
-                int c_ = s_nearest(b_, d_);                                                 \
-                if (!((opp) >> c_ & 1))                                                     \
-                    continue;                                                               \
-                uint32_t after_ = T.raymask[c_][d_], b2_ = after_ & (occ);                  \
-                uint32_t lands_ = b2_ ? after_ & ~T.raymask[s_nearest(b2_, d_)][d_] & ~b2_  \
-                                      : after_;                                             \
-                for (; lands_; lands_ &= lands_ - 1) {                                      \
-                    int LAND = s_lsb(lands_), CAP = c_;                                     \
-                    BODY                                                                    \
-                }                                                                           \
-            }                                                                               \
-        }                                                                                   \
-    } while (0)
-
-static inline uint32_t s_shift(uint32_t x, int by) { return by >= 0 ? x << by : x >> -by; }
-
-/* The men (in `men`) that have at least one capture, for all men at once:
- * in each direction, an enemy on the next point and an empty point after. */
-static inline uint32_t s_man_capturers(uint32_t men, uint32_t opp, uint32_t empty)
+/* Whether a man on sq has a capture (R4): an adjacent enemy along a line
+ * with an empty point behind it. */
+static inline bool s_man_can_capture(int sq, uint32_t opp, uint32_t empty)
 {
-    uint32_t r = 0;
-    for (int d = 0; d < 8; d++) {
-        int sh = T.shift[d];
-        r |= T.jump_from[d] & s_shift(opp, -sh) & s_shift(empty, -2 * sh);
-    }
-    return r & men;
-}
-
-/* Step 2: the longest chain of captures a piece standing (lifted) on sq can
- * still make. `own` excludes the moving piece; `opp` holds the enemies left.
- * Stops early once every enemy piece would be taken. */
-static int s_max_chain_man(int sq, uint32_t opp, uint32_t empty, int all)
-{
-    if (!(T.man_caps[sq] & opp))
-        return 0;
-    int best = 0;
-    const hop_t *h = T.man_hops[sq];
-    for (int i = 0, n = T.n_man_hops[sq]; i < n; i++) {
-        uint32_t cbit = 1u << h[i].cap;
-        if ((opp & cbit) && (empty >> h[i].land & 1)) {
-            int v = 1 + s_max_chain_man(h[i].land, opp & ~cbit, empty | cbit, all - 1);
-            if (v > best) {
-                best = v;
-                if (v == all)
-                    break;
-            }
-        }
-    }
-    return best;
-}
-
-static int s_max_chain(int sq, bool is_king, uint32_t own, uint32_t opp)
-{
-    if (!is_king)
-        return s_max_chain_man(sq, opp, ALL_POINTS & ~(own | opp), s_popcount(opp));
-    int best = 0, all = s_popcount(opp);
-    uint32_t occ = own | opp;
-    FOR_EACH_HOP(sq, true, occ, opp, land, cap, {
-        int v = 1 + s_max_chain(land, true, own, opp & ~(1u << cap));
-        if (v > best) {
-            best = v;
-            if (best == all)
-                return best;
-        }
-    });
-    return best;
-}
-
-/* Whether the piece on sq (lifted) has any capture at all. */
-static bool s_can_capture(int sq, bool is_king, uint32_t own, uint32_t opp)
-{
-    uint32_t occ = own | opp;
-    FOR_EACH_HOP(sq, is_king, occ, opp, land, cap, {
-        (void)land;
-        (void)cap;
-        return true;
-    });
+    for (uint32_t c = opp & T.man_caps[sq]; c; c &= c - 1)
+        if (T.hop_land[sq][s_lsb(c)] & empty)
+            return true;
     return false;
 }
 
-/* Step 3: the legal actions as one destination mask per source point. Returns
- * the number of legal actions. */
-static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *srcs_out)
+/* What a king on sq sees (R5, R6): along each line, the empty points up to
+ * the nearest piece each way, and those pieces. `occ`: the pieces on board
+ * (the king's own point may be in it or not). */
+static inline uint32_t s_king_sees(int sq, uint32_t occ)
 {
-    int me = s->side;
-    uint32_t own = s->pieces[me], opp = s->pieces[me ^ 1];
-    int count = 0;
+    const king_lines *kl = &T.kl[sq];
+    return kl->att[0][((occ & kl->mask[0]) * kl->mul[0]) >> KL_SHIFT] |
+           kl->att[1][((occ & kl->mask[1]) * kl->mul[1]) >> KL_SHIFT] |
+           kl->att[2][((occ & kl->mask[2]) * kl->mul[2]) >> KL_SHIFT] |
+           kl->att[3][((occ & kl->mask[3]) * kl->mul[3]) >> KL_SHIFT];
+}
 
-    if (s->chain >= 0) {
-        /* Mid-sequence (R9): hops of the chain piece that still complete a
-         * maximal sequence. The hops made so far belong to some maximal
-         * sequence, so those are exactly the hops with the longest chain
-         * left from here. */
-        int sq = s->chain, best = 0;
-        bool king = s->kings >> sq & 1;
-        *srcs_out = 1u << sq;
-        dsts[sq] = 0;
-        uint32_t own_rest = own & ~(1u << sq);
-        uint32_t occ = own_rest | opp;
-        FOR_EACH_HOP(sq, king, occ, opp, land, cap, {
-            int v = 1 + s_max_chain(land, king, own_rest, opp & ~(1u << cap));
+/* Whether a king on sq has a capture (R6): a nearest piece along a line is
+ * an enemy with an empty point right behind it. `occ` holds every piece but
+ * the king itself. */
+static inline bool s_king_can_capture(int sq, uint32_t occ, uint32_t opp)
+{
+    if (!(T.lines[sq] & opp))
+        return false;
+    for (uint32_t e = s_king_sees(sq, occ) & opp; e; e &= e - 1)
+        if (T.behind[sq][s_lsb(e)] & ~occ)
+            return true;
+    return false;
+}
+
+/* The points a king on sq can land on after capturing the enemy on c, the
+ * nearest piece along their line (R6): the empty points behind c up to the
+ * next piece. `occ` holds every piece but the king. */
+static inline uint32_t s_king_lands(int sq, int c, uint32_t occ)
+{
+    uint32_t away = T.away[sq][c], b = away & occ;
+    /* Up the line from sq the next piece is the lowest of b, down it the
+     * highest (both forms give all of `away` when b is empty). */
+    uint32_t up = away & ((b & -b) - 1);
+    uint32_t down = away & ~((1u << (31 - __builtin_clz(b << 1 | 1))) - 1);
+    return c > sq ? up : down;
+}
+
+/* The longest chain of captures a man on sq can still make. `opp` holds the
+ * enemies left, `empty` the empty points (those the man left and the pieces
+ * it took included). Stops early once `left` (all enemies) would be taken. */
+static int s_chain_man(int sq, uint32_t opp, uint32_t empty, int left)
+{
+    int best = 0;
+    for (uint32_t c = opp & T.man_caps[sq]; c; c &= c - 1) {
+        int cap = s_lsb(c);
+        uint32_t land = T.hop_land[sq][cap] & empty;
+        if (!land)
+            continue;
+        uint32_t cbit = 1u << cap;
+        int v = 1 + s_chain_man(s_lsb(land), opp & ~cbit, empty | cbit, left - 1);
+        if (v > best) {
+            best = v;
+            if (v == left)
+                return v;
+        }
+    }
+    return best;
+}
+
+/* The longest chain of captures a king on sq can still make; `occ` holds
+ * every piece but the king, `opp` the enemies left (`left` of them). */
+static int s_chain_king(int sq, uint32_t occ, uint32_t opp, int left)
+{
+    if (!(T.lines[sq] & opp))
+        return 0;
+    int best = 0;
+    for (uint32_t e = s_king_sees(sq, occ) & opp; e; e &= e - 1) {
+        int cap = s_lsb(e);
+        uint32_t cbit = e & -e;
+        for (uint32_t lands = s_king_lands(sq, cap, occ); lands; lands &= lands - 1) {
+            int v = 1 + s_chain_king(s_lsb(lands), occ & ~cbit, opp & ~cbit, left - 1);
             if (v > best) {
                 best = v;
-                dsts[sq] = 0;
-                count = 0;
+                if (v == left)
+                    return v;
             }
-            if (v == best && !(dsts[sq] >> land & 1)) {
-                dsts[sq] |= 1u << land;
-                count++;
-            }
-        });
-        return count;
-    }
-
-    /* Turn start: captures first (R8), by majority. Men's first hops are
-     * found for all men at once, direction by direction; kings walk their
-     * rays. Each hop's value is one plus the longest chain after it. */
-    int best = 0;
-    uint32_t empty = ALL_POINTS & ~(own | opp);
-    uint32_t men = own & ~s->kings, srcs = 0;
-    int all = s_popcount(opp);
-#define KH_RECORD_HOP(SQ, LAND, V)                                                          \
-    do {                                                                                    \
-        int v_ = (V);                                                                       \
-        if (v_ > best) {                                                                    \
-            /* A longer sequence: everything found so far is illegal. */                  \
-            best = v_;                                                                      \
-            srcs = 0;                                                                       \
-            count = 0;                                                                      \
-        }                                                                                   \
-        if (v_ == best) {                                                                   \
-            if (!(srcs >> (SQ) & 1)) {                                                      \
-                srcs |= 1u << (SQ);                                                         \
-                dsts[SQ] = 0;                                                               \
-            }                                                                               \
-            if (!(dsts[SQ] >> (LAND) & 1)) {                                                \
-                dsts[SQ] |= 1u << (LAND);                                                   \
-                count++;                                                                    \
-            }                                                                               \
-        }                                                                                   \
-    } while (0)
-    for (int d = 0; d < 8; d++) {
-        int sh = T.shift[d];
-        uint32_t c = men & T.jump_from[d] & s_shift(opp, -sh) & s_shift(empty, -2 * sh);
-        for (; c; c &= c - 1) {
-            int sq = s_lsb(c), cap = sq + sh, land = sq + 2 * sh;
-            uint32_t cbit = 1u << cap, opp2 = opp & ~cbit;
-            int v = 1;
-            if (T.man_caps[land] & opp2)
-                v += s_max_chain_man(land, opp2, empty | cbit | 1u << sq, all - 1);
-            KH_RECORD_HOP(sq, land, v);
         }
     }
-    for (uint32_t m = own & s->kings; m; m &= m - 1) {
+    return best;
+}
+
+/* The capture hops found in one state, as bits: point from, point taken,
+ * landing point, and whether the piece could capture again after it. */
+typedef struct hop_list {
+    int n;                  /* hops */
+    int n_more;             /* of which can go on */
+    uint32_t sb[MAX_HOPS];  /* the hopping piece's point */
+    uint32_t cb[MAX_HOPS];  /* the captured piece's point */
+    uint32_t lb[MAX_HOPS];  /* the landing point */
+    uint8_t more[MAX_HOPS]; /* 1 if a further capture follows (R8) */
+} hop_list;
+
+static inline void s_hop_add(hop_list *h, uint32_t sb, uint32_t cb, uint32_t lb, bool more)
+{
+    int i = h->n++;
+    h->sb[i] = sb;
+    h->cb[i] = cb;
+    h->lb[i] = lb;
+    h->more[i] = more;
+    h->n_more += more;
+}
+
+/* The men's first hops along one axis (a direction with step +st and its
+ * opposite), both at once in a 64-bit word: the low half holds the men that
+ * hop up the axis (enemy at +st, empty at +2st), the half from bit AXIS_HI
+ * the landing points of the hops down it (a man at +2st, enemy at +st).
+ * Only right shifts, so one shift serves both halves; AXIS_HI is high enough
+ * that nothing shifted out of the upper half reaches the board's 25 bits.
+ * `oo` and `ee` are the enemies and the empty points in both halves. */
+#define AXIS_HI 38
+static inline uint64_t s_axis_hops(uint32_t men, uint64_t oo, uint32_t empty, uint64_t ee,
+                                   int d_up, int d_down, int st)
+{
+    uint64_t downs = ((uint64_t)(men & T.jump_from[d_down]) << AXIS_HI | empty) >> 2 * st;
+    uint64_t ups = ee | (men & T.jump_from[d_up]);
+    return downs & (oo >> st) & ups;
+}
+
+/* Adds the hops found by s_axis_hops. */
+static inline void s_axis_add(hop_list *h, uint64_t x, uint32_t opp, uint32_t empty, int st)
+{
+    for (; x; x &= x - 1) {
+        uint64_t b = x & -x;
+        uint32_t up = (uint32_t)b, down = (uint32_t)(b >> AXIS_HI); /* one of them is 0 */
+        uint32_t sb = up | down << 2 * st, cb = (up | down) << st, lb = up << 2 * st | down;
+        s_hop_add(h, sb, cb, lb, s_man_can_capture(s_lsb(lb), opp & ~cb, empty | cb | sb));
+    }
+}
+
+/* All first hops of the men in `men`, axis by axis (`empty`: the empty
+ * points). */
+static inline void s_men_hops(hop_list *h, uint32_t men, uint32_t opp, uint32_t empty)
+{
+    uint64_t oo = (uint64_t)opp << AXIS_HI | opp, ee = (uint64_t)empty << AXIS_HI;
+    uint64_t ns = s_axis_hops(men, oo, empty, ee, DIR_N, DIR_S, 5);
+    uint64_t ew = s_axis_hops(men, oo, empty, ee, DIR_E, DIR_W, 1);
+    uint64_t nesw = s_axis_hops(men, oo, empty, ee, DIR_NE, DIR_SW, 6);
+    uint64_t nwse = s_axis_hops(men, oo, empty, ee, DIR_NW, DIR_SE, 4);
+    if (!(ns | ew | nesw | nwse))
+        return;
+    s_axis_add(h, ns, opp, empty, 5);
+    s_axis_add(h, ew, opp, empty, 1);
+    s_axis_add(h, nesw, opp, empty, 6);
+    s_axis_add(h, nwse, opp, empty, 4);
+}
+
+/* The hops of the one man on sq. */
+static inline void s_man_hops(hop_list *h, int sq, uint32_t opp, uint32_t empty)
+{
+    uint32_t sb = 1u << sq;
+    for (uint32_t c = opp & T.man_caps[sq]; c; c &= c - 1) {
+        uint32_t lb = T.hop_land[sq][s_lsb(c)] & empty, cb = c & -c;
+        if (lb)
+            s_hop_add(h, sb, cb, lb, s_man_can_capture(s_lsb(lb), opp & ~cb, empty | cb | sb));
+    }
+}
+
+/* The hops of the king on sq over the enemies in `e`, those it sees;
+ * `occ` holds every piece but the king. */
+static inline void s_king_hops_over(hop_list *h, int sq, uint32_t e, uint32_t occ, uint32_t opp)
+{
+    uint32_t sb = 1u << sq;
+    for (; e; e &= e - 1) {
+        uint32_t cb = e & -e;
+        for (uint32_t lands = s_king_lands(sq, s_lsb(e), occ); lands; lands &= lands - 1) {
+            uint32_t lb = lands & -lands;
+            s_hop_add(h, sb, cb, lb, s_king_can_capture(s_lsb(lb), occ & ~cb, opp & ~cb));
+        }
+    }
+}
+
+/* All hops of the king on sq; `occ` holds every piece but the king. */
+static inline void s_king_hops(hop_list *h, int sq, uint32_t occ, uint32_t opp)
+{
+    if (T.lines[sq] & opp)
+        s_king_hops_over(h, sq, s_king_sees(sq, occ) & opp, occ, opp);
+}
+
+/* Step 2, the majority rule (R8): keeps only the legal hops in h (in their
+ * order) and returns their count. `own` and `opp` are the pieces on board
+ * (each hopping piece on its source point). */
+static int s_majority(hop_list *h, uint32_t own, uint32_t opp, uint32_t kings)
+{
+    int n = 0;
+    if (h->n_more == 0)
+        return h->n; /* no hop goes on: every hop is a whole sequence of one */
+    if (h->n_more == 1) {
+        /* Exactly one goes on: its sequence is longer than any other. */
+        while (!h->more[n])
+            n++;
+        h->sb[0] = h->sb[n];
+        h->cb[0] = h->cb[n];
+        h->lb[0] = h->lb[n];
+        h->more[0] = 1;
+        return h->n = 1;
+    }
+    /* Several go on: the longest chain after each decides. */
+    int8_t val[MAX_HOPS];
+    int best = 0, left = s_popcount(opp) - 1;
+    uint32_t empty = ALL_POINTS & ~(own | opp);
+    for (int i = 0; i < h->n; i++) {
+        int v = 0;
+        if (h->more[i]) {
+            int land = s_lsb(h->lb[i]);
+            uint32_t sb = h->sb[i], cb = h->cb[i];
+            if (kings & sb)
+                v = 1 + s_chain_king(land, (own | opp) & ~(sb | cb), opp & ~cb, left);
+            else
+                v = 1 + s_chain_man(land, opp & ~cb, empty | sb | cb, left);
+        }
+        val[i] = (int8_t)v;
+        best = v > best ? v : best;
+    }
+    for (int i = 0; i < h->n; i++) {
+        if (val[i] != best)
+            continue;
+        h->sb[n] = h->sb[i];
+        h->cb[n] = h->cb[i];
+        h->lb[n] = h->lb[i];
+        h->more[n] = h->more[i];
+        n++;
+    }
+    return h->n = n;
+}
+
+/* The legal actions of a state, as s_gen finds them. */
+typedef struct gen_out {
+    hop_list h;                  /* captures (R8): the legal hops; h.n == 0 if none */
+    uint32_t men_to[3];          /* else the men's simple moves (R3): destinations per */
+                                 /* forward direction, FWD_DIR order */
+    uint32_t king_srcs;          /* the kings (with or without simple moves) */
+    uint32_t king_to[KH_POINTS]; /* each king's simple moves (R5), at its point */
+} gen_out;
+
+/* The men's simple moves (R3): forward only, one step to an empty point. */
+static inline void s_men_moves(int me, uint32_t men, uint32_t empty, uint32_t to[3])
+{
+    if (me == 0) {
+        to[0] = (men & T.fwd_from[0][0]) << 5 & empty;
+        to[1] = (men & T.fwd_from[0][1]) << 6 & empty;
+        to[2] = (men & T.fwd_from[0][2]) << 4 & empty;
+    } else {
+        to[0] = (men & T.fwd_from[1][0]) >> 5 & empty;
+        to[1] = (men & T.fwd_from[1][1]) >> 4 & empty;
+        to[2] = (men & T.fwd_from[1][2]) >> 6 & empty;
+    }
+}
+
+/* The legal actions (see gen_out); returns their count. */
+static int s_gen(const kh_state *s, gen_out *g)
+{
+    int me = s->side;
+    uint32_t own = s->pieces[me], opp = s->pieces[me ^ 1], occ = own | opp;
+    uint32_t empty = ALL_POINTS & ~occ;
+    hop_list *h = &g->h;
+    h->n = h->n_more = 0;
+
+    if (s->chain >= 0) {
+        /* Mid-sequence (R9): the hops of the chain piece that still complete a
+         * maximal sequence, i.e. those with the longest chain left. */
+        int sq = s->chain;
+        uint32_t b = 1u << sq;
+        if (s->kings & b)
+            s_king_hops(h, sq, occ & ~b, opp);
+        else
+            s_man_hops(h, sq, opp, empty);
+        return s_majority(h, own, opp, s->kings);
+    }
+
+    /* Turn start: captures first (R8). */
+    uint32_t men = own & ~s->kings, kings = own & s->kings;
+    s_men_hops(h, men, opp, empty);
+    for (uint32_t m = kings; m; m &= m - 1) {
+        /* What the king sees serves its captures now, its moves below. */
         int sq = s_lsb(m);
-        uint32_t own_rest = own & ~(1u << sq);
-        uint32_t occ = own_rest | opp;
-        FOR_EACH_HOP(sq, true, occ, opp, land, cap, {
-            KH_RECORD_HOP(sq, land, 1 + s_max_chain(land, true, own_rest, opp & ~(1u << cap)));
-        });
+        uint32_t sees = s_king_sees(sq, occ);
+        g->king_to[sq] = sees;
+        if (sees & opp)
+            s_king_hops_over(h, sq, sees & opp, occ & ~(1u << sq), opp);
     }
-#undef KH_RECORD_HOP
-    if (best > 0) {
-        *srcs_out = srcs;
-        return count;
-    }
+    if (h->n)
+        return h->n_more ? s_majority(h, own, opp, s->kings) : h->n;
 
     /* No capture: simple moves (R3, R5). */
-    uint32_t occ = own | opp;
-    *srcs_out = own;
-    for (uint32_t m = own; m; m &= m - 1) {
+    s_men_moves(me, men, empty, g->men_to);
+    int count = s_popcount(g->men_to[0]) + s_popcount(g->men_to[1]) + s_popcount(g->men_to[2]);
+    g->king_srcs = kings;
+    for (uint32_t m = kings; m; m &= m - 1) {
         int sq = s_lsb(m);
-        if (s->kings >> sq & 1) {
-            dsts[sq] = 0;
-            for (int d = 0; d < 8; d++)
-                for (int k = 0; k < T.ray_len[sq][d]; k++) {
-                    int t = T.ray[sq][d][k];
-                    if (occ >> t & 1)
-                        break;
-                    dsts[sq] |= 1u << t;
-                    count++;
-                }
-        } else {
-            /* Forward only (R3). */
-            uint32_t to = T.fwd[me][sq] & ~occ;
-            dsts[sq] = to;
-            count += s_popcount(to);
-        }
+        uint32_t to = g->king_to[sq] & ~occ;
+        g->king_to[sq] = to;
+        count += s_popcount(to);
     }
     return count;
+}
+
+/* The legal actions as one destination mask per source point (only the
+ * entries of the sources in *srcs_out are written; at a turn start without
+ * captures every piece is a source, with or without moves); returns their
+ * count. */
+static int s_legal_dsts(const kh_state *s, uint32_t dsts[KH_POINTS], uint32_t *srcs_out)
+{
+    gen_out g;
+    int n = s_gen(s, &g);
+    if (g.h.n) {
+        uint32_t srcs = 0;
+        for (int i = 0; i < g.h.n; i++) {
+            int src = s_lsb(g.h.sb[i]);
+            if (!(srcs & g.h.sb[i])) {
+                srcs |= g.h.sb[i];
+                dsts[src] = 0;
+            }
+            dsts[src] |= g.h.lb[i];
+        }
+        *srcs_out = srcs;
+        return n;
+    }
+    int me = s->side;
+    *srcs_out = s->pieces[me];
+    uint32_t empty = ALL_POINTS & ~(s->pieces[0] | s->pieces[1]);
+    for (uint32_t m = s->pieces[me] & ~s->kings; m; m &= m - 1) {
+        int sq = s_lsb(m);
+        dsts[sq] = T.fwd[me][sq] & empty; /* forward only (R3) */
+    }
+    for (uint32_t m = g.king_srcs; m; m &= m - 1)
+        dsts[s_lsb(m)] = g.king_to[s_lsb(m)];
+    return n;
 }
 
 /* Whether the mover has at least one legal action (cheaper than listing):
@@ -387,17 +640,17 @@ static bool s_has_action(const kh_state *s)
     int me = s->side;
     uint32_t own = s->pieces[me], opp = s->pieces[me ^ 1], occ = own | opp;
     uint32_t men = own & ~s->kings, empty = ALL_POINTS & ~occ;
-    for (uint32_t m = men; m; m &= m - 1)
-        if (T.fwd[me][s_lsb(m)] & empty)
+    static const int fwd_step[2][3] = {{5, 6, 4}, {5, 4, 6}}; /* up for Black, down for White */
+    for (int k = 0; k < 3; k++) {
+        uint32_t from = men & T.fwd_from[me][k];
+        if ((me == 0 ? from << fwd_step[0][k] : from >> fwd_step[1][k]) & empty)
             return true;
-    if (s_man_capturers(men, opp, empty))
+    }
+    if (s_men_capturers(men, opp, empty))
         return true;
     for (uint32_t m = own & s->kings; m; m &= m - 1) {
         int sq = s_lsb(m);
-        for (int d = 0; d < 8; d++)
-            if (T.ray_len[sq][d] && !(occ >> T.ray[sq][d][0] & 1))
-                return true;
-        if (s_can_capture(sq, true, own & ~(1u << sq), opp))
+        if ((T.adj[sq] & empty) || s_king_can_capture(sq, occ & ~(1u << sq), opp))
             return true;
     }
     return false;
@@ -448,80 +701,218 @@ static bool kh_is_legal(const game_state *g, int action)
     return (srcs >> src & 1) && (dsts[src] >> dst & 1);
 }
 
-/* Ends the turn (R10, R11, R13, R14): crowns a man that stopped on the far
- * row, passes the move, updates the counters and the history. */
-static void s_end_turn(kh_state *s, int last_sq, bool progress)
+/* The make functions below write the state after an action into c, from
+ * the state s before it; c may be s (apply) or a fresh state (perft, which
+ * then needs no copy of the head first). Each reads all it needs before it
+ * writes. */
+
+/* Writes the head of the turn-start state after a capture or a man move
+ * (R11, R13, R14): `me` moved, `own`/`opp` are its and the enemy's pieces
+ * now, `kings` all kings (crowning done), `ply` the completed turns. The
+ * history restarts from this position (see kh_state). */
+static inline void s_put_after_progress(kh_state *c, int me, uint32_t own, uint32_t opp,
+                                        uint32_t kings, int ply)
 {
-    int me = s->side;
-    if ((s_far_row(me) >> last_sq & 1) && !(s->kings >> last_sq & 1))
-        s->kings |= 1u << last_sq; /* R10: crowned as the turn ends */
-    s->side = (uint8_t)(me ^ 1);
-    s->chain = -1;
-    if (s->ply < UINT16_MAX)
-        s->ply++;
-    if (progress)
-        s->no_progress = 0;
-    else if (s->no_progress < 255)
-        s->no_progress++;
-    uint64_t key = s_key(s);
-    if (progress) {
-        s->hist[0] = key;
-        s->hist_len = 1;
-        s->reps = 1;
-        return;
+    c->pieces[me] = own;
+    c->pieces[me ^ 1] = opp;
+    c->kings = kings;
+    c->ply = (uint16_t)ply;
+    c->side = (uint8_t)(me ^ 1);
+    c->chain = -1;
+    c->no_progress = 0;
+    c->reps = 1;
+    c->hist_len = 0;
+}
+
+/* What the make functions read of the state before the action (perft reads
+ * it once for all the children of a node). */
+typedef struct kh_before {
+    int me;          /* the side to move */
+    uint32_t own;    /* its pieces */
+    uint32_t opp;    /* the enemy's */
+    uint32_t kings;  /* all kings */
+    int ply;         /* completed turns */
+    int no_progress; /* R13 counter */
+} kh_before;
+
+static inline kh_before s_before(const kh_state *s)
+{
+    return (kh_before){s->side, s->pieces[s->side], s->pieces[s->side ^ 1], s->kings, s->ply,
+                       s->no_progress};
+}
+
+/* The simple move of a man from sb to db (bits): progress (R13); a man
+ * stopping on the far row is crowned (R10). */
+static inline void s_make_man_move(kh_state *c, kh_before b, uint32_t sb, uint32_t db)
+{
+    s_put_after_progress(c, b.me, b.own ^ (sb | db), b.opp, b.kings | (s_far_row(b.me) & db),
+                         b.ply + (b.ply < UINT16_MAX));
+}
+
+/* The capture hop from sb over cb to lb (bits); `more` whether the piece can
+ * capture again from lb (R8: then the sequence goes on, else the turn ends
+ * and a man on the far row is crowned, R10). */
+static inline void s_make_hop(kh_state *c, kh_before b, uint32_t sb, uint32_t cb, uint32_t lb,
+                              bool more)
+{
+    uint32_t move = sb | lb;
+    uint32_t own = b.own ^ move, opp = b.opp ^ cb; /* R7: the captured piece leaves at once */
+    uint32_t kings = (b.kings ^ (move & (0u - ((b.kings & sb) != 0)))) & ~cb;
+    if (more) {
+        c->pieces[b.me] = own;
+        c->pieces[b.me ^ 1] = opp;
+        c->kings = kings;
+        c->ply = (uint16_t)b.ply;
+        c->side = (uint8_t)b.me;
+        c->chain = (int8_t)s_lsb(lb);
+        c->no_progress = (uint8_t)b.no_progress;
+        c->reps = 0;
+        c->hist_len = 0; /* the turn ends with a capture: history restarts */
+    } else {
+        s_put_after_progress(c, b.me, own, opp, kings | (s_far_row(b.me) & lb),
+                             b.ply + (b.ply < UINT16_MAX));
     }
+}
+
+/* Plays the simple move of a king from sb to db (bits), a turn without
+ * progress (R13): the position joins the history (R14). */
+static inline void s_make_king_move(kh_state *s, uint32_t sb, uint32_t db)
+{
+    int n = s->hist_len;
+    if (n == 0) {
+        s->hist[0] = s_key(s); /* the turn-start position, kept implicit until now */
+        n = 1;
+    }
+    int me = s->side;
+    s->pieces[me] ^= sb | db;
+    s->kings ^= sb | db;
+    s->side = (uint8_t)(me ^ 1);
+    s->ply += s->ply < UINT16_MAX;
+    s->no_progress += s->no_progress < 255;
+    uint64_t key = s_key(s);
     int reps = 1;
-    for (int i = 0; i < s->hist_len; i++)
+    for (int i = n - 4; i >= 0; i -= 2)
         reps += s->hist[i] == key;
-    if (s->hist_len == HIST_MAX) {
+    if (n == HIST_MAX) {
         /* Only reachable by playing on past an R13 draw; keep the newest. */
         memmove(s->hist, s->hist + 1, sizeof(uint64_t) * (HIST_MAX - 1));
-        s->hist_len--;
+        n--;
     }
-    s->hist[s->hist_len++] = key;
+    s->hist[n] = key;
+    s->hist_len = (uint8_t)(n + 1);
     s->reps = (uint8_t)(reps > 255 ? 255 : reps);
+}
+
+/* Plays the hop or simple move src -> dst of the side to move. */
+static inline void s_apply(kh_state *s, int src, int dst)
+{
+    int me = s->side;
+    uint32_t sb = 1u << src, db = 1u << dst, opp = s->pieces[me ^ 1];
+    uint32_t captured = T.between[src][dst] & opp;
+    bool king = s->kings & sb;
+    if (!captured) {
+        if (king)
+            s_make_king_move(s, sb, db);
+        else
+            s_make_man_move(s, s_before(s), sb, db);
+        return;
+    }
+    /* R8: the sequence goes on while the piece can capture. (Which next hops
+     * are legal is decided by legal_actions: the majority rule.) */
+    opp ^= captured;
+    uint32_t occ = (s->pieces[me] & ~sb) | opp;
+    bool more = king ? s_king_can_capture(dst, occ, opp)
+                     : s_man_can_capture(dst, opp, ALL_POINTS & ~occ);
+    s_make_hop(s, s_before(s), sb, captured, 1u << dst, more);
 }
 
 static void kh_apply(game_state *g, int action)
 {
-    kh_state *s = S(g);
     assert(action >= 0 && action < KH_ACTIONS);
-    int me = s->side;
-    int src = action / 25, dst = action % 25;
-    uint32_t sbit = 1u << src, dbit = 1u << dst;
-    assert(s->pieces[me] & sbit);
-    bool king = s->kings & sbit;
-    uint32_t captured = T.between[src][dst] & s->pieces[me ^ 1];
+    assert(CS(g)->pieces[CS(g)->side] >> (action / 25) & 1);
+    s_apply(S(g), action / 25, action % 25);
+}
 
-    /* Move the piece. */
-    s->pieces[me] = (s->pieces[me] & ~sbit) | dbit;
-    if (king)
-        s->kings = (s->kings & ~sbit) | dbit;
-
-    if (!captured) {
-        /* A simple move ends the turn; a man move is progress (R13). */
-        s_end_turn(s, dst, !king);
-        return;
+/* Perft (R22) as game_perft's generic loop counts it, without its indirect
+ * calls: at a turn start the game is over for a draw (R13-R15) or when there
+ * is no legal action (R12: no pieces or no moves; mid-sequence there always is
+ * one). Every child is made in full, leaves too: a copy (the history only for
+ * a king's simple move: every other action restarts it) and the same make
+ * functions apply() uses, given what generation found (captured point, whether
+ * the piece goes on). */
+static uint64_t s_perft(const kh_state *s, int depth)
+{
+    if (s->chain < 0 && (s->no_progress >= KH_NO_PROGRESS || s->reps >= 3 ||
+                         s->ply >= KH_MAX_PLIES))
+        return 0;
+    gen_out g;
+    if (s_gen(s, &g) == 0)
+        return 0;
+    uint64_t total = 0;
+    /* A leaf's child is made and then only counted: the barrier keeps the
+     * compiler from dropping its making as dead code. */
+#define KH_CHILD(c)                                                                         \
+    do {                                                                                    \
+        if (depth > 1) {                                                                    \
+            total += s_perft(&(c), depth - 1);                                              \
+        } else {                                                                            \
+            __asm__ volatile("" : : "r"(&(c)) : "memory");                                 \
+            total++;                                                                        \
+        }                                                                                   \
+    } while (0)
+    kh_before b = s_before(s);
+    if (g.h.n) {
+        for (int i = 0; i < g.h.n; i++) {
+            kh_state c;
+            s_make_hop(&c, b, g.h.sb[i], g.h.cb[i], g.h.lb[i], g.h.more[i]);
+            KH_CHILD(c);
+        }
+        return total;
     }
-    /* A capture hop: the captured piece leaves at once (R7). */
-    s->pieces[me ^ 1] &= ~captured;
-    s->kings &= ~captured;
-    /* R8: the sequence goes on while the piece can capture. (Which next hops
-     * are legal is decided by legal_actions: the majority rule.) */
-    uint32_t opp = s->pieces[me ^ 1];
-    if ((!king && !(T.man_caps[dst] & opp)) ||
-        !s_can_capture(dst, king, s->pieces[me] & ~dbit, opp)) {
-        s_end_turn(s, dst, true);
+    /* The men's moves, with each colour's constant steps. */
+#define KH_MEN_DIR(k, SB_OF_DB)                                                             \
+    for (uint32_t m = g.men_to[k]; m; m &= m - 1) {                                         \
+        uint32_t db = m & -m;                                                               \
+        kh_state c;                                                                         \
+        s_make_man_move(&c, b, SB_OF_DB, db);                                               \
+        KH_CHILD(c);                                                                        \
+    }
+    if (b.me == 0) {
+        b.me = 0; /* a constant for the compiler from here on */
+        KH_MEN_DIR(0, db >> 5);
+        KH_MEN_DIR(1, db >> 6);
+        KH_MEN_DIR(2, db >> 4);
     } else {
-        s->chain = (int8_t)dst;
-        s->reps = 0;
+        b.me = 1;
+        KH_MEN_DIR(0, db << 5);
+        KH_MEN_DIR(1, db << 4);
+        KH_MEN_DIR(2, db << 6);
     }
+#undef KH_MEN_DIR
+    for (uint32_t ks = g.king_srcs; ks; ks &= ks - 1) {
+        uint32_t sb = ks & -ks;
+        for (uint32_t m = g.king_to[s_lsb(ks)]; m; m &= m - 1) {
+            kh_state c;
+            memcpy(&c, s, HEAD_BYTES);
+            for (int i = 0; i < s->hist_len; i++)
+                c.hist[i] = s->hist[i];
+            s_make_king_move(&c, sb, m & -m);
+            KH_CHILD(c);
+        }
+    }
+#undef KH_CHILD
+    return total;
+}
+
+static uint64_t kh_perft(const game_state *g, int depth)
+{
+    return depth <= 0 ? 1 : s_perft(CS(g), depth);
 }
 
 static void kh_copy(game_state *dst, const game_state *src)
 {
     const kh_state *s = CS(src);
-    memcpy(dst->bytes, src->bytes, offsetof(kh_state, hist) + sizeof(uint64_t) * s->hist_len);
+    memcpy(dst->bytes, src->bytes, HEAD_BYTES + sizeof(uint64_t) * s->hist_len);
 }
 
 static int kh_to_move(const game_state *g) { return CS(g)->side; }
@@ -554,13 +945,8 @@ static void s_reset_history(kh_state *s)
 {
     s->no_progress = 0;
     s->ply = 0;
-    s->hist_len = 0;
-    if (s->chain < 0) {
-        s->hist[s->hist_len++] = s_key(s); /* R14: the first occurrence */
-        s->reps = 1;
-    } else {
-        s->reps = 0;
-    }
+    s->hist_len = 0; /* R14: the first occurrence, implicit (see kh_state) */
+    s->reps = s->chain < 0;
 }
 
 static void kh_init(game_state *g)
@@ -702,7 +1088,10 @@ static int kh_parse_position(game_state *g, const char *str, char *err, size_t e
         return s_fail(err, errlen, "position: side to move must be b or w");
     if (n > 27) {
         long chain;
-        if (str[27] != ' ' || parse_long(str + 28, 0, 24, &chain) != 0)
+        /* One or two decimal digits, as in actions (R21): no sign, no blank. */
+        size_t digits = strspn(str + 28, "0123456789");
+        if (str[27] != ' ' || digits < 1 || digits > 2 || str[28 + digits] != '\0' ||
+            parse_long(str + 28, 0, 24, &chain) != 0)
             return s_fail(err, errlen,
                           "position: after the side, only a space and a chain point 0..24");
         t.chain = (int8_t)chain;
@@ -730,8 +1119,11 @@ static int kh_parse_position(game_state *g, const char *str, char *err, size_t e
                      sq);
             return s_fail(err, errlen, msg);
         }
-        bool king = t.kings >> sq & 1;
-        if (!s_can_capture(sq, king, t.pieces[t.side] & ~(1u << sq), t.pieces[t.side ^ 1])) {
+        uint32_t b = 1u << sq, opp = t.pieces[t.side ^ 1];
+        uint32_t occ = (t.pieces[t.side] & ~b) | opp;
+        bool more = t.kings & b ? s_king_can_capture(sq, occ, opp)
+                                : s_man_can_capture(sq, opp, ALL_POINTS & ~occ);
+        if (!more) {
             snprintf(msg, sizeof msg, "position: the piece on chain point %d has no capture", sq);
             return s_fail(err, errlen, msg);
         }
@@ -868,4 +1260,5 @@ const game_def khreibaga_game = {
     .format_action = kh_format_action,
     .render = kh_render,
     .player_name = kh_player_name,
+    .perft = kh_perft,
 };

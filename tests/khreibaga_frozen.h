@@ -1,8 +1,8 @@
-/* khreibaga_frozen: a frozen copy of the Khreibaga rules engine as of commit
- * 30ff042 (common/khreibaga.c before the perf work), kept only as the oracle
- * of the differential test (test_khreibaga_diff.c). Same interface as
- * khreibaga.h under khreibaga_frozen_* names, so both engines link into the
- * one test runner. Never optimise or "fix" this copy: a rules fix goes into
+/* khreibaga_frozen: a frozen copy of the Khreibaga rules engine (the commit
+ * is named at the top of khreibaga_frozen.c), kept only as the oracle of the
+ * differential test (test_khreibaga_diff.c). Same interface as khreibaga.h
+ * under khreibaga_frozen_* names, so both engines link into the one test
+ * runner. Never optimise or "fix" this copy: a rules fix goes into
  * common/khreibaga.c, and then this copy is replaced by the fixed engine as a
  * whole (copy, keep the renaming block at its top). */
 #ifndef KZ_KHREIBAGA_FROZEN_H

@@ -42,4 +42,18 @@
 #define KL_LONG_TAIL_LENGTH "2-0 15-17 0-4 17-7 4-0 7-9 0-15 9-4"
 #define KL_LONG_TAIL_LOSS "2-17 15-19 23-13 19-14 13-3 14-4 3-1 4-0"
 
+/* R12 over R13: from KL_CAGE (White to move) both kings alone move for 50
+ * plies; Black's 50th, 21-6, shuts White's king on 5 in (6 is Black's king
+ * with White's own man on 7 behind it, 0 below, 10 and 15 above) while
+ * White's man on 7 is blocked by 2 and can jump nothing. At that turn start
+ * the no-progress count reaches 50 (R13) and White has no action (R12): the
+ * loss stands. Found by a search over king walks on the engine, like the
+ * lines above. */
+#define KL_CAGE "bBb.b..w.Wb.b..b.bb...... w"
+#define KL_CAGE_LINE \
+    "9-19 1-11 19-24 11-1 24-19 1-11 19-24 11-1 24-20 1-16 20-21 16-1 21-20 1-16 20-21 " \
+    "16-20 21-6 20-21 6-5 21-20 5-6 20-22 6-5 22-23 5-6 23-20 6-5 20-22 5-6 22-20 6-5 " \
+    "20-22 5-6 22-23 6-5 23-24 5-6 24-14 6-11 14-13 11-21 13-14 21-6 14-19 6-5 19-24 " \
+    "5-6 24-21 6-5 21-6"
+
 #endif

@@ -113,3 +113,25 @@ Test(config, positional_arguments_when_allowed)
     cr_assert_str_eq(pos[0], "http://x:1/");
     cr_assert_eq(c.port, 9);
 }
+
+Test(config, bare_boolean_flag_does_not_swallow_the_next_argument)
+{
+    demo_config c;
+    char err[256];
+    const char *pos[2];
+    size_t npos;
+    /* "--verbose URL": URL is a positional argument, not the flag's value. */
+    char *a[] = {"p", "--verbose", "http://x:1/"};
+    cr_assert_eq(config_parse(s_table, N_OPT, &c, 3, a, pos, 2, &npos, err, sizeof err),
+                 CONFIG_OK, "%s", err);
+    cr_assert(c.verbose);
+    cr_assert_eq(npos, 1);
+    cr_assert_str_eq(pos[0], "http://x:1/");
+    /* "--verbose false": a boolean word right after the flag is its value. */
+    char *b[] = {"p", "--verbose", "false", "--port", "7"};
+    cr_assert_eq(config_parse(s_table, N_OPT, &c, 5, b, pos, 2, &npos, err, sizeof err),
+                 CONFIG_OK, "%s", err);
+    cr_assert(!c.verbose);
+    cr_assert_eq(npos, 0);
+    cr_assert_eq(c.port, 7);
+}

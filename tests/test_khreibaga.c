@@ -752,6 +752,41 @@ Test(khreibaga, r12_loss_stands_over_length_draw)
     cr_assert_eq(r.reason, GAME_REASON_NO_PIECES);
 }
 
+/* R12 over R13: the 50-king-move line of khreibaga_lines.h (KL_CAGE). At ply
+ * 50 the count is 50 and White, to move, is stalemated: White's king on 5
+ * (odd: row 1 and column 0) meets Black's king on 6 with its own man on 7
+ * behind it, Black's 0 with the edge behind, and Black's 10 with 15 behind;
+ * White's man on 7 may only step to 2 (Black's) and jump nothing (2: edge
+ * behind, 6: own king behind, 12: 17 behind). Both R12 and R13 hold: the
+ * loss stands. */
+Test(khreibaga, r12_loss_stands_over_no_progress_draw)
+{
+    game_state s;
+    char err[200];
+    cr_assert_eq(G()->parse_position(&s, KL_CAGE, err, sizeof err), 0, "%s", err);
+    char *line = strdup(KL_CAGE_LINE), *save = NULL;
+    for (char *t = strtok_r(line, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        cr_assert(!G()->result(&s).over, "over at ply %d", G()->ply(&s));
+        int a;
+        cr_assert_eq(G()->parse_action(t, &a), 0);
+        cr_assert(G()->is_legal(&s, a), "ply %d: %s", G()->ply(&s), t);
+        G()->apply(&s, a);
+        cr_assert_lt(khreibaga_repetitions(&s), 3);
+    }
+    free(line);
+    cr_assert_eq(G()->ply(&s), 50);
+    cr_assert_eq(khreibaga_no_progress(&s), 50);
+    char buf[64];
+    G()->format_position(&s, buf, sizeof buf);
+    cr_assert_str_eq(buf, "b.b.bWBw..b.b..b.bb...... w");
+    uint16_t legal[GAME_MAX_LEGAL];
+    cr_assert_eq(G()->legal_actions(&s, legal), 0);
+    game_result r = G()->result(&s);
+    cr_assert(r.over);
+    cr_assert_eq(r.winner, 0);
+    cr_assert_eq(r.reason, GAME_REASON_NO_MOVES);
+}
+
 /* --- R16, R17: canonical planes -------------------------------------------------- */
 
 /* R16, R17: after 7-12 White is to move. Canonically White's men on 13..24
@@ -1050,8 +1085,11 @@ Test(khreibaga, r22_perft_start_by_hand)
     game_state s;
     G()->init(&s);
     static const uint64_t want[] = {0, 3, 4, 5, 7, 9};
-    for (int d = 1; d <= 5; d++)
+    for (int d = 1; d <= 5; d++) {
         cr_assert_eq(s_perft(&s, d), want[d], "perft %d", d);
+        cr_assert_eq(game_perft(G(), &s, d), want[d], "game_perft %d", d);
+        cr_assert_eq(game_perft_generic(G(), &s, d), want[d], "game_perft_generic %d", d);
+    }
 }
 
 /* R22 deeper from the start: the engine and the independent reference
@@ -1063,8 +1101,10 @@ Test(khreibaga, r22_perft_deep_engine_equals_reference)
     ref_game *r = malloc(sizeof *r);
     ref_init(r);
     for (int d = 1; d <= 12; d++) {
-        uint64_t e = s_perft(&s, d), f = ref_perft(r, d);
+        uint64_t e = s_perft(&s, d), f = ref_perft(r, d), m = game_perft(G(), &s, d);
         cr_assert_eq(e, f, "perft %d: engine %llu, reference %llu", d, (unsigned long long)e,
+                     (unsigned long long)f);
+        cr_assert_eq(m, f, "perft %d: game_perft %llu, reference %llu", d, (unsigned long long)m,
                      (unsigned long long)f);
         cr_log_info("perft %d: %llu", d, (unsigned long long)e);
     }

@@ -1,6 +1,9 @@
 /* test_khreibaga_diff: the safety net of the rules engine's speed work. The
- * engine (common/khreibaga.c) is compared with a frozen copy of itself taken
- * before any optimisation (tests/khreibaga_frozen.c): over thousands of seeded
+ * engine (common/khreibaga.c) is compared with a frozen copy of itself
+ * (tests/khreibaga_frozen.c, whose top names the commit: first the engine
+ * before any optimisation, 30ff042; re-frozen after the strict R20 chain-point
+ * fix from an engine that had passed this test against that first copy, so
+ * the chain of exact agreement reaches back to it): over thousands of seeded
  * random games from the start, from random valid positions (men and kings of
  * both sides, mid-sequence states given as strings and reached by play) and
  * from malformed position strings, every observable of the game interface
@@ -8,8 +11,9 @@
  * mask, is_legal), the position string, side to move, turn progress, ply,
  * result and reason, canonical planes, hash, packed bytes, canonical actions,
  * the no-progress and repetition counters, and the state after copy + apply.
- * Perft (R22) from the start is checked against the engine's own earlier
- * values, and from random positions against the frozen engine.
+ * (Parse errors: both must reject, the wording may differ.) Perft (R22) from
+ * the start is checked against the engine's own earlier values, and from
+ * random positions against the frozen engine.
  *
  * The frozen copy is the oracle for "unchanged", not for "correct": rule
  * correctness is argued by the rule tests and by an independent reference
@@ -72,26 +76,27 @@ static void s_compare(const game_state *a, const game_state *b, const char *ctx,
     if (gn->to_move(a) != go->to_move(b) || gn->mid_turn(a) != go->mid_turn(b) ||
         gn->ply(a) != go->ply(b))
         cr_assert_fail("%s [%s]: to_move/mid_turn/ply %d/%d/%d != frozen %d/%d/%d", ctx, pa,
-                 gn->to_move(a), gn->mid_turn(a), gn->ply(a), go->to_move(b), go->mid_turn(b),
-                 go->ply(b));
+                       gn->to_move(a), gn->mid_turn(a), gn->ply(a), go->to_move(b), go->mid_turn(b),
+                       go->ply(b));
     if (khreibaga_chain_point(a) != khreibaga_frozen_chain_point(b) ||
         khreibaga_no_progress(a) != khreibaga_frozen_no_progress(b) ||
         khreibaga_repetitions(a) != khreibaga_frozen_repetitions(b))
         cr_assert_fail("%s [%s]: chain/no_progress/reps %d/%d/%d != frozen %d/%d/%d", ctx, pa,
-                 khreibaga_chain_point(a), khreibaga_no_progress(a), khreibaga_repetitions(a),
-                 khreibaga_frozen_chain_point(b), khreibaga_frozen_no_progress(b),
-                 khreibaga_frozen_repetitions(b));
+                       khreibaga_chain_point(a), khreibaga_no_progress(a), khreibaga_repetitions(a),
+                       khreibaga_frozen_chain_point(b), khreibaga_frozen_no_progress(b),
+                       khreibaga_frozen_repetitions(b));
 
     game_result ra = gn->result(a), rb = go->result(b);
     if (ra.over != rb.over || ra.winner != rb.winner || ra.reason != rb.reason)
         cr_assert_fail("%s [%s]: result %d/%d/%s != frozen %d/%d/%s", ctx, pa, ra.over, ra.winner,
-                 game_reason_name(ra.reason), rb.over, rb.winner, game_reason_name(rb.reason));
+                       game_reason_name(ra.reason), rb.over, rb.winner,
+                       game_reason_name(rb.reason));
 
     uint16_t la[GAME_MAX_LEGAL], lb[GAME_MAX_LEGAL];
     int na = gn->legal_actions(a, la), nb = go->legal_actions(b, lb);
     if (na != nb || memcmp(la, lb, sizeof la[0] * (size_t)na))
-        cr_assert_fail("%s [%s]: %d legal actions != frozen %d (or their order differs)", ctx, pa, na,
-                 nb);
+        cr_assert_fail("%s [%s]: %d legal actions != frozen %d (or their order differs)", ctx, pa,
+                       na, nb);
     uint8_t ma[KH_ACTIONS], mb[KH_ACTIONS];
     gn->legal_mask(a, ma);
     go->legal_mask(b, mb);
@@ -337,7 +342,7 @@ Test(khreibaga_diff, random_positions)
         bool malformed = i % 5 == 4;
         if (rc_a != rc_b && !(malformed && rc_a != 0))
             cr_assert_fail("position '%s': parse %d '%s' != frozen %d '%s'", pos, rc_a, err_a, rc_b,
-                     err_b);
+                           err_b);
         if (rc_a != 0) {
             st.parse_errors++;
             continue;

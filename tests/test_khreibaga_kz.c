@@ -212,6 +212,19 @@ Test(khreibaga_kz, moves_result_length)
     }
 }
 
+/* R12 over R13 through the command line (KL_CAGE, see khreibaga_lines.h). */
+Test(khreibaga_kz, moves_result_loss_over_no_progress)
+{
+    char *line = strdup(KL_CAGE_LINE);
+    const char *args[80] = {"moves", "--position", KL_CAGE};
+    s_split(line, args, 3, 80);
+    s_run r = s_kz(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, "result: black (no-moves)\n");
+    s_free(&r);
+    free(line);
+}
+
 /* --- bad input --------------------------------------------------------------------- */
 
 Test(khreibaga_kz, bad_input_exits_2_with_one_line)

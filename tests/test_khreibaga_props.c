@@ -229,8 +229,11 @@ static void s_props_game(game_state s, rng_t *rng, s_stats *st)
         st->states++;
         st->mid += G()->mid_turn(&s);
         st->kings += strchr(pos, 'B') || strchr(pos, 'W');
-        game_state copy = s;
+        game_state copy = s, fast;
+        memset(&fast, 0x5a, sizeof fast);
+        G()->copy(&fast, &s);
         cr_assert_eq(G()->hash(&s), G()->hash(&copy), "hash of a copy");
+        cr_assert_eq(G()->hash(&s), G()->hash(&fast), "hash after game_def.copy");
         s_check_round_trip(&s, pos);
         /* The symmetry checks parse strings; do them on a sample. */
         if (rng_below(rng, 3) == 0) {
@@ -272,8 +275,21 @@ static void s_props_game(game_state s, rng_t *rng, s_stats *st)
                       "'%s': mid-sequence actions are hops of the chain piece", pos);
         char piece = khreibaga_piece_at(&s, src);
         int own = s_count(&s, mover), enemy = s_count(&s, 1 - mover);
+        G()->apply(&fast, a);
         G()->apply(&s, a);
         st->hops++;
+        {
+            /* game_def.copy + apply gives the same state as a full copy. */
+            char p1[64], p2[64];
+            G()->format_position(&s, p1, sizeof p1);
+            G()->format_position(&fast, p2, sizeof p2);
+            cr_assert_str_eq(p1, p2, "copy + apply differs");
+            cr_assert_eq(G()->hash(&s), G()->hash(&fast));
+            cr_assert_eq(khreibaga_no_progress(&s), khreibaga_no_progress(&fast));
+            cr_assert_eq(khreibaga_repetitions(&s), khreibaga_repetitions(&fast));
+            game_result r1 = G()->result(&s), r2 = G()->result(&fast);
+            cr_assert(r1.over == r2.over && r1.reason == r2.reason && r1.winner == r2.winner);
+        }
         cr_assert_eq(s_count(&s, mover), own, "the mover never loses a piece");
         if (cap >= 0) {
             st->captures++;

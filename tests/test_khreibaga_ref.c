@@ -316,22 +316,25 @@ Test(khreibaga_ref, random_endgames_agree)
         cr_expect_gt(ended[reason], 0, "no endgame ended by %s", game_reason_name(reason));
 }
 
-/* The 300-ply lines of khreibaga_lines.h, in lockstep: the reference must
- * find every action legal, agree on every state, and end the games as the
- * engine does (R15 by length; R12's loss over R15 in the other line). */
+/* The long lines of khreibaga_lines.h, in lockstep: the reference must find
+ * every action legal, agree on every state, and end the games as the engine
+ * does (R15 by length; R12's loss over R15; R12's loss over R13). */
 Test(khreibaga_ref, long_lines_reach_the_length_cap)
 {
-    static const char *tails[2] = {KL_LONG_TAIL_LENGTH, KL_LONG_TAIL_LOSS};
-    static const char *reasons[2] = {"length", "no-pieces"};
+    static const char *starts[3] = {KL_FORTRESS, KL_FORTRESS, KL_CAGE};
+    static const char *prefixes[3] = {KL_LONG_PREFIX, KL_LONG_PREFIX, ""};
+    static const char *tails[3] = {KL_LONG_TAIL_LENGTH, KL_LONG_TAIL_LOSS, KL_CAGE_LINE};
+    static const char *reasons[3] = {"length", "no-pieces", "no-moves"};
+    static const int plies[3] = {300, 300, 50};
     const game_def *g = game_default();
     ref_game *r = malloc(sizeof *r);
     char *line = malloc(8192);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         game_state s;
         char err[200], what[64];
-        cr_assert_eq(g->parse_position(&s, KL_FORTRESS, err, sizeof err), 0, "%s", err);
-        cr_assert_eq(ref_parse(r, KL_FORTRESS, err, sizeof err), 0, "%s", err);
-        snprintf(line, 8192, "%s%s", KL_LONG_PREFIX, tails[k]);
+        cr_assert_eq(g->parse_position(&s, starts[k], err, sizeof err), 0, "%s", err);
+        cr_assert_eq(ref_parse(r, starts[k], err, sizeof err), 0, "%s", err);
+        snprintf(line, 8192, "%s%s", prefixes[k], tails[k]);
         char *save = NULL;
         int n = 0;
         for (char *t = strtok_r(line, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
@@ -346,7 +349,7 @@ Test(khreibaga_ref, long_lines_reach_the_length_cap)
         const char *reason = ref_result(r, &winner);
         cr_assert(reason && !strcmp(reason, reasons[k]), "line %d ends by %s", k,
                   reason ? reason : "nothing");
-        cr_assert_eq(r->ply, 300);
+        cr_assert_eq(r->ply, plies[k]);
     }
     free(line);
     free(r);
@@ -465,9 +468,12 @@ static void s_perft_agree(const char *pos, int depth)
     ref_game *r = malloc(sizeof *r);
     cr_assert_eq(ref_parse(r, pos, err, sizeof err), 0, "'%s': %s", pos, err);
     for (int d = 1; d <= depth; d++) {
-        uint64_t e = s_perft(&s, d), f = ref_perft(r, d);
+        uint64_t e = s_perft(&s, d), f = ref_perft(r, d), m = game_perft(g, &s, d);
         cr_assert_eq(e, f, "perft %d from '%s': engine %llu, reference %llu", d, pos,
                      (unsigned long long)e, (unsigned long long)f);
+        /* game_perft uses the module's own fast perft when it has one. */
+        cr_assert_eq(m, f, "perft %d from '%s': game_perft %llu, reference %llu", d, pos,
+                     (unsigned long long)m, (unsigned long long)f);
         cr_log_info("perft %d from '%s': %llu", d, pos, (unsigned long long)e);
     }
     free(r);

@@ -369,6 +369,18 @@ Test(model, softmax_masked)
     uint16_t one = 1;
     model_softmax_masked(logits, &one, 1, p);
     cr_assert_float_eq(p[0], 1.0, 1e-7);
+    /* The mask form agrees with the list form and zeroes the rest. */
+    uint8_t mask[10] = {0};
+    float pm[10];
+    mask[2] = mask[5] = mask[9] = 1;
+    model_softmax_mask(logits, mask, 10, pm);
+    model_softmax_masked(logits, legal, 3, p);
+    for (int a = 0; a < 10; a++)
+        cr_assert_float_eq(pm[a], a == 2 ? p[0] : a == 5 ? p[1] : a == 9 ? p[2] : 0.0, 1e-7);
+    memset(mask, 0, sizeof mask);
+    model_softmax_mask(logits, mask, 10, pm);
+    for (int a = 0; a < 10; a++)
+        cr_assert_eq(pm[a], 0.0f);
 }
 
 Test(model, mirror_sample_mirrors_planes_and_policy)
@@ -421,6 +433,19 @@ Test(model, eval_with_helper_threads_equals_reference)
     int sizes[] = {1, 2, 3, 9, 70};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
         s_check_eval(m, x, sizes[k], 70);
+    /* Three lanes on small batches leave a helper idle now and then. */
+    cr_assert_eq(model_set_threads(3), 3);
+    model_eval *e3 = model_eval_new(m, 70);
+    cr_assert_eq(model_eval_lanes(e3), 3);
+    float lt[2 * 625], vt[2], lr[2 * 625], vr[2];
+    for (int k = 0; k < 20; k++) {
+        int B = 1 + k % 2;
+        model_eval_run(e3, x, B, lt, vt);
+        model_forward_reference(m, x, B, lr, vr);
+        for (int i = 0; i < B * 625; i++)
+            cr_assert(fabs(lt[i] - lr[i]) <= 2e-4 + 2e-4 * fabs(lr[i]));
+    }
+    model_eval_destroy(&e3);
     cr_assert_eq(model_set_threads(1), 1);
     model_eval *e1 = model_eval_new(m, 70);
     cr_assert_eq(model_eval_lanes(e1), 1);

@@ -370,13 +370,14 @@ Test(record, truncated_files_give_a_clear_error_at_every_cut)
 {
     games gs;
     s_play(&gs, 2, 45);
-    const char *path = s_tmp_path("trunc");
+    char path[256], cut_path[256]; /* s_tmp_path's buffer is static: copy each name */
+    snprintf(path, sizeof path, "%s", s_tmp_path("trunc"));
+    snprintf(cut_path, sizeof cut_path, "%s", s_tmp_path("cut"));
     s_write_file(path, &gs);
     uint8_t *data;
     size_t len;
     cr_assert_eq(file_read_all(path, &data, &len), 0);
     game_record *r = record_new();
-    const char *cut_path = s_tmp_path("cut");
     /* The byte where the second record starts: 8 + 4 + the first's length. */
     size_t first_end = 8 + 4 + (size_t)(data[8] | data[9] << 8 | data[10] << 16 | data[11] << 24);
     for (size_t cut = 0; cut < len; cut++) {

@@ -7,10 +7,19 @@
 
 #include <stdbool.h>
 
+#include "game.h"
+
 /* Prints "kz: <message>" to stderr and returns 2 (for `return usage_error(...)`). */
 int kz_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* True when argv holds -h or --help. */
 bool kz_wants_help(int argc, char **argv);
+
+/* Sets s to `position` (R20; NULL: the start) and plays argv[first..argc)
+ * (R21). 0, or 2 after a one-line error naming `cmd` (an unparsable or
+ * impossible position, an unparsable action, play after the end, an illegal
+ * action with the legal list). tools/kz_game.c. */
+int kz_setup(const game_def *g, const char *cmd, const char *position, int argc, char **argv,
+             int first, game_state *s);
 
 /* tools/kz_game.c */
 int cmd_perft(int argc, char **argv);

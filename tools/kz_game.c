@@ -10,27 +10,26 @@
 #include "kz.h"
 #include "util.h"
 
-/* Parses --position P (or the start) and then plays the actions in
- * argv[first..argc). 0, or 2 after printing a one-line error. */
-static int s_setup(const game_def *g, const char *position, int argc, char **argv, int first,
-                   game_state *s)
+int kz_setup(const game_def *g, const char *cmd, const char *position, int argc, char **argv,
+             int first, game_state *s)
 {
     char err[200];
     if (position) {
         if (g->parse_position(s, position, err, sizeof err) != 0)
-            return kz_usage_error("%s", err);
+            return kz_usage_error("%s: %s", cmd, err);
     } else {
         g->init(s);
     }
     for (int i = first; i < argc; i++) {
         int a;
         if (g->parse_action(argv[i], &a) != 0)
-            return kz_usage_error("cannot parse action '%s' (write src-dst, e.g. 7-12, points 0..24)",
-                                  argv[i]);
+            return kz_usage_error(
+                "%s: cannot parse action '%s' (write src-dst, e.g. 7-12, points 0..24)", cmd,
+                argv[i]);
         game_result r = g->result(s);
         if (r.over)
-            return kz_usage_error("action %d '%s': the game is already over (%s)", i - first + 1,
-                                  argv[i], game_reason_name(r.reason));
+            return kz_usage_error("%s: action %d '%s': the game is already over (%s)", cmd,
+                                  i - first + 1, argv[i], game_reason_name(r.reason));
         if (!g->is_legal(s, a)) {
             uint16_t legal[GAME_MAX_LEGAL];
             int n = g->legal_actions(s, legal);
@@ -40,8 +39,8 @@ static int s_setup(const game_def *g, const char *position, int argc, char **arg
                 strcat(list, k ? " " : "");
                 strcat(list, buf);
             }
-            return kz_usage_error("action %d '%s' is illegal here; legal: %s", i - first + 1,
-                                  argv[i], list);
+            return kz_usage_error("%s: action %d '%s' is illegal here; legal: %s", cmd,
+                                  i - first + 1, argv[i], list);
         }
         g->apply(s, a);
     }
@@ -94,7 +93,7 @@ int cmd_perft(int argc, char **argv)
                               argv[first]);
     const game_def *g = game_default();
     game_state s;
-    int rc = s_setup(g, position, 0, NULL, 0, &s);
+    int rc = kz_setup(g, "perft", position, 0, NULL, 0, &s);
     if (rc)
         return rc;
     uint64_t nodes = 0;
@@ -125,7 +124,7 @@ int cmd_moves(int argc, char **argv)
         return first == -1 ? 0 : 2;
     const game_def *g = game_default();
     game_state s;
-    int rc = s_setup(g, position, argc, argv, first, &s);
+    int rc = kz_setup(g, "moves", position, argc, argv, first, &s);
     if (rc)
         return rc;
     game_result r = g->result(&s);
@@ -157,7 +156,7 @@ int cmd_show(int argc, char **argv)
         return first == -1 ? 0 : 2;
     const game_def *g = game_default();
     game_state s;
-    int rc = s_setup(g, position, argc, argv, first, &s);
+    int rc = kz_setup(g, "show", position, argc, argv, first, &s);
     if (rc)
         return rc;
     g->render(&s, stdout);

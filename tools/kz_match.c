@@ -33,37 +33,6 @@ static void s_legal_list(const game_def *g, const game_state *s, char *buf, size
     }
 }
 
-/* Sets s to P (or the start) and plays argv[first..argc). 0, or 2 after a
- * one-line error naming `cmd`. */
-static int s_setup(const game_def *g, const char *cmd, const char *position, int argc,
-                   char **argv, int first, game_state *s)
-{
-    char err[200];
-    if (position) {
-        if (g->parse_position(s, position, err, sizeof err) != 0)
-            return kz_usage_error("%s: %s", cmd, err);
-    } else {
-        g->init(s);
-    }
-    for (int i = first; i < argc; i++) {
-        int a;
-        if (g->parse_action(argv[i], &a) != 0)
-            return kz_usage_error("%s: cannot parse action '%s' (write src-dst, e.g. 7-12)", cmd,
-                                  argv[i]);
-        game_result r = g->result(s);
-        if (r.over)
-            return kz_usage_error("%s: action '%s': the game is already over (%s)", cmd, argv[i],
-                                  game_reason_name(r.reason));
-        if (!g->is_legal(s, a)) {
-            char list[2048];
-            s_legal_list(g, s, list, sizeof list);
-            return kz_usage_error("%s: action '%s' is illegal here; legal: %s", cmd, argv[i], list);
-        }
-        g->apply(s, a);
-    }
-    return 0;
-}
-
 static const char *s_result_text(const game_def *g, game_result r)
 {
     return r.winner < 0 ? "draw" : g->player_name(r.winner);
@@ -382,7 +351,7 @@ int cmd_analyse(int argc, char **argv)
         return first == -1 ? 0 : 2;
     const game_def *g = game_default();
     game_state s;
-    int rc = s_setup(g, "analyse", o.position, argc, argv, first, &s);
+    int rc = kz_setup(g, "analyse", o.position, argc, argv, first, &s);
     if (rc)
         return rc;
     char err[300];
@@ -503,7 +472,7 @@ int cmd_play(int argc, char **argv)
         return kz_usage_error("play: unexpected argument '%s' (see kz play --help)", argv[first]);
     const game_def *g = game_default();
     game_state s;
-    int rc = s_setup(g, "play", o.position, 0, NULL, 0, &s);
+    int rc = kz_setup(g, "play", o.position, 0, NULL, 0, &s);
     if (rc)
         return rc;
     char err[300];

@@ -346,32 +346,6 @@ static int s_cmp_prior(const void *x, const void *y)
     return a->action - b->action;
 }
 
-/* Sets up P (or the start) and plays argv[first..argc); 0 or 2 after an error. */
-static int s_position(const game_def *g, const char *position, int argc, char **argv, int first,
-                      game_state *s)
-{
-    char err[200];
-    if (position) {
-        if (g->parse_position(s, position, err, sizeof err) != 0)
-            return kz_usage_error("eval: %s", err);
-    } else {
-        g->init(s);
-    }
-    for (int i = first; i < argc; i++) {
-        int a;
-        if (g->parse_action(argv[i], &a) != 0)
-            return kz_usage_error("eval: cannot parse action '%s'", argv[i]);
-        if (g->result(s).over)
-            return kz_usage_error("eval: action %d '%s': the game is already over",
-                                  i - first + 1, argv[i]);
-        if (!g->is_legal(s, a))
-            return kz_usage_error("eval: action %d '%s' is illegal here (see kz moves)",
-                                  i - first + 1, argv[i]);
-        g->apply(s, a);
-    }
-    return 0;
-}
-
 int cmd_eval(int argc, char **argv)
 {
     static const char usage[] =
@@ -407,7 +381,7 @@ int cmd_eval(int argc, char **argv)
         return kz_usage_error("eval: give a MODEL file (see kz eval --help)");
     const game_def *g = game_default();
     game_state s;
-    int rc = s_position(g, position, argc, argv, optind + 1, &s);
+    int rc = kz_setup(g, "eval", position, argc, argv, optind + 1, &s);
     if (rc)
         return rc;
     model *m = NULL;

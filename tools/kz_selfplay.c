@@ -15,6 +15,7 @@
 #include "game.h"
 #include "kz.h"
 #include "mcts.h"
+#include "model.h"
 #include "record.h"
 #include "selfplay.h"
 #include "util.h"

@@ -402,8 +402,10 @@ static void s_print_line(const jnode *j, FILE *o)
     fprintf(o, "%02d:%02d:%02d games %.0f (%.1f/min) positions %.0f", tm.tm_hour, tm.tm_min,
             tm.tm_sec, j_num(j, "replay.games"), 60 * j_num(j, "ingest.games_per_s"),
             j_num(j, "replay.positions"));
-    if (j_num(j, "trainer.seen"))
+    if (j_num(j, "trainer.seen") && j_num(j, "trainer.step") > 0)
         fprintf(o, " | step %.0f loss %.3f", j_num(j, "trainer.step"), j_num(j, "trainer.loss"));
+    else if (j_num(j, "trainer.seen"))
+        fprintf(o, " | step 0 (waiting for positions)");
     else
         fprintf(o, " | step -");
     fprintf(o, " | best v%.0f", j_num(j, "models.best"));

@@ -16,6 +16,9 @@
 #   KZ_HTTP_PORT=N      status endpoint (default 8080)
 #   KZ_WORKERS=N        worker processes (default 2)
 #   KZ_PROGRESS_S=S     seconds between progress lines (default 5)
+#   KZ_BLOCKS, KZ_FILTERS, KZ_VALUE_HIDDEN
+#                       shape of the first network of a new var/ (default 6, 64, 64:
+#                       the specification's)
 #
 # Settings: var/etc/{coordinator,worker,trainer}.conf, written with the
 # defaults below on the first run; edit them and run again. var/log/*.log hold
@@ -31,24 +34,20 @@ HTTP_PORT=${KZ_HTTP_PORT:-8080}
 N_WORKERS=${KZ_WORKERS:-2}
 PROGRESS_S=${KZ_PROGRESS_S:-5}
 
-die() { echo "run: $*" >&2; exit 1; }
-for v in PORT HTTP_PORT N_WORKERS PROGRESS_S; do
-    [[ ${!v} =~ ^[0-9]+$ ]] || die "KZ_$v must be a number (got '${!v}')"
+die() { echo "run: $*" >&2; exit 1; }       # a failure at run time
+bad() { echo "run: $*" >&2; exit 2; }       # bad settings
+for v in KZ_PORT KZ_HTTP_PORT KZ_WORKERS KZ_PROGRESS_S KZ_BLOCKS KZ_FILTERS KZ_VALUE_HIDDEN; do
+    [[ -z ${!v:-} || ${!v} =~ ^[0-9]+$ ]] || bad "$v must be a number (got '${!v}')"
 done
-((PORT >= 1 && PORT < 65535)) || die "KZ_PORT must be in 1..65534"
-((HTTP_PORT >= 1 && HTTP_PORT <= 65535)) || die "KZ_HTTP_PORT must be in 1..65535"
-((N_WORKERS >= 1 && N_WORKERS <= 64)) || die "KZ_WORKERS must be in 1..64"
-((PROGRESS_S >= 1)) || die "KZ_PROGRESS_S must be at least 1"
+((PORT >= 1 && PORT < 65535)) || bad "KZ_PORT must be in 1..65534"
+((HTTP_PORT >= 1 && HTTP_PORT <= 65535)) || bad "KZ_HTTP_PORT must be in 1..65535"
+((N_WORKERS >= 1 && N_WORKERS <= 64)) || bad "KZ_WORKERS must be in 1..64"
+((PROGRESS_S >= 1)) || bad "KZ_PROGRESS_S must be at least 1"
 
 KZ=$BUILD/kz
-for prog in kz kz-coordinator; do
+for prog in kz kz-coordinator kz-worker kz-trainer; do
     [[ -x $BUILD/$prog ]] || die "$BUILD/$prog is not built (make)"
 done
-if [[ ! -x $BUILD/kz-worker || ! -x $BUILD/kz-trainer ]]; then
-    # Until the worker and the trainer are built, the old demo.
-    echo "run: kz-worker and kz-trainer are not built yet; a demo instead: a random game."
-    exec "$KZ" random-game --seed "$(date +%s)" --show
-fi
 
 mkdir -p "$VAR/etc" "$VAR/log" "$VAR/coordinator" "$VAR/trainer"
 VAR=$(cd "$VAR" && pwd)
@@ -60,16 +59,17 @@ exec 9>"$VAR/run.lock"
 flock -n 9 || die "another make run is using $VAR (see $VAR/run.lock)"
 
 # --- the built-in configuration ----------------------------------------------------
-# The specification's network (6 blocks of 64 filters) at 200 simulations plays
-# about one game per core every ten seconds here and its first arena would come
-# after tens of minutes: too slow to watch. make run therefore trains a smaller
-# network (3 blocks of 32 filters) at 64 simulations with a 20-game arena, the
-# same algorithm at a size that shows games, training steps and arenas within
-# minutes on a 2-core machine. The spec's setting is deploy/*.conf's; to run
-# it here, edit var/etc/*.conf (and delete var/ to start over with its network).
-BLOCKS=3
-FILTERS=32
-VALUE_HIDDEN=32
+# The specification's setting: its network (6 residual blocks of 64 filters,
+# value head 64), 200 simulations per move, a candidate every 50 training
+# steps, 50-game arenas promoting above 55%. Measured on this 2-core machine
+# (shared with other work): games from the first seconds, training steps
+# within a minute, the first arena decided after about two minutes and a
+# promotion every few minutes after that, so no smaller setting is needed to
+# watch it learn. KZ_BLOCKS/KZ_FILTERS/KZ_VALUE_HIDDEN choose another shape for
+# a new var/; var/etc/*.conf hold the rest.
+BLOCKS=${KZ_BLOCKS:-6}
+FILTERS=${KZ_FILTERS:-64}
+VALUE_HIDDEN=${KZ_VALUE_HIDDEN:-64}
 
 write_default() { # file: write stdin there unless it exists
     if [[ -e $1 ]]; then cat > /dev/null; else cat > "$1"; fi
@@ -77,13 +77,13 @@ write_default() { # file: write stdin there unless it exists
 write_default "$VAR/etc/coordinator.conf" <<EOF
 # kz-coordinator settings for make run (kz-coordinator --help lists them all).
 # Endpoints and data_dir come from tools/run.sh (KZ_PORT, KZ_HTTP_PORT, KZ_VAR).
-simulations = 64
-selfplay_games = 16
-arena_games = 20
+simulations = 200
+selfplay_games = 64
+arena_games = 50
 arena_threshold = 0.55
-arena_per_worker = 4
-window = 100000
-map_mb = 64
+arena_per_worker = 8
+window = 500000
+map_mb = 256
 heartbeat_ms = 1000
 expiry_ms = 10000
 log_s = 60
@@ -91,7 +91,7 @@ EOF
 write_default "$VAR/etc/worker.conf" <<EOF
 # kz-worker settings for make run (kz-worker --help lists them all).
 # endpoint, sub_endpoint, worker_id and model_cache_dir come from tools/run.sh.
-parallel = 16
+parallel = 32
 threads = 1
 log_s = 60
 EOF
@@ -99,7 +99,7 @@ write_default "$VAR/etc/trainer.conf" <<EOF
 # kz-trainer settings for make run (kz-trainer --help lists them all).
 # endpoint and checkpoint_dir come from tools/run.sh.
 batch_size = 256
-min_positions = 2048
+min_positions = 4096
 max_reuse = 4
 steps_per_candidate = 50
 checkpoint_every = 50
@@ -112,7 +112,7 @@ SUB_ENDPOINT=tcp://127.0.0.1:$((PORT + 1))
 STATUS_URL=http://127.0.0.1:$HTTP_PORT/status
 INITIAL_MODEL=$VAR/initial.model
 if [[ ! -e $INITIAL_MODEL ]]; then
-    "$KZ" model init --blocks $BLOCKS --filters $FILTERS --value-hidden $VALUE_HIDDEN \
+    "$KZ" model init --blocks "$BLOCKS" --filters "$FILTERS" --value-hidden "$VALUE_HIDDEN" \
         --seed "$(date +%s)" "$INITIAL_MODEL" > /dev/null || die "cannot create $INITIAL_MODEL"
 fi
 
@@ -130,13 +130,15 @@ else
 fi
 
 spawn() { # name: (re)start CMD[name], output appended to var/log/name.log
-    local name=$1
+    local name=$1 log=$VAR/log/$1.log
+    # Keep a log from growing without end: past 64 MiB it becomes name.log.1.
+    if [[ -f $log ]] && (($(stat -c %s "$log") > 64 << 20)); then mv -f "$log" "$log.1"; fi
     # The subshell execs setsid, so $! is the program's pid and this script its
     # parent (what the parent-death signal watches).
     (
         exec 9>&-
         eval "exec setsid ${DEATHSIG[*]} ${CMD[$name]}"
-    ) >> "$VAR/log/$name.log" 2>&1 < /dev/null &
+    ) >> "$log" 2>&1 < /dev/null &
     PID[$name]=$!
     LAST_START[$name]=$SECONDS
     echo "${PID[@]}" > "$VAR/run.pids"
@@ -174,7 +176,10 @@ STOPPING=0
 shutdown() {
     ((STOPPING)) && return
     STOPPING=1
-    trap '' INT TERM HUP
+    # Nothing may interrupt the stop: not a second Ctrl-C, not a closed
+    # terminal or pipe (then the messages are lost, the order is kept).
+    trap '' INT TERM HUP PIPE
+    set +e
     ((${#ORDER[@]})) || return 0
     echo
     echo "run: stopping (workers and trainer first, then the coordinator) ..."
@@ -187,7 +192,9 @@ shutdown() {
     echo "run: stopped. Data in $VAR; make run continues from it."
 }
 trap 'shutdown; exit 130' INT
-trap 'shutdown; exit 143' TERM HUP
+trap 'shutdown; exit 143' TERM
+trap 'shutdown; exit 129' HUP
+trap 'shutdown; exit 141' PIPE
 trap 'shutdown' EXIT
 
 status_line() { "$KZ" status "$STATUS_URL" --line 2> /dev/null; }
@@ -238,7 +245,8 @@ start trainer "$BUILD/kz-trainer" --config="$VAR/etc/trainer.conf" \
 cat << EOF
 Khreibaga Zero: a coordinator, $N_WORKERS workers and a trainer on this machine.
   start    $(status_line || echo "(no status)")
-  network  $BLOCKS blocks x $FILTERS filters, search and arena as in $VAR/etc/*.conf
+  network  $("$KZ" model info "$INITIAL_MODEL" 2> /dev/null | sed -n 's/^architecture: *//p')
+  settings $VAR/etc/{coordinator,worker,trainer}.conf
   status   $STATUS_URL   (or: $KZ status http://127.0.0.1:$HTTP_PORT)
   data     $VAR   logs $VAR/log/*.log
 Ctrl-C stops everything; make run again continues where it stopped.

@@ -598,6 +598,7 @@ int main(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    client_set_interrupt(t.c, &s_stop); /* a stop signal cuts a waiting request short */
     rc = s_start_model(&t);
     if (rc) {
         rc = s_stop ? 0 : 1;
@@ -651,9 +652,18 @@ int main(int argc, char **argv)
         /* A clean stop keeps every step taken. */
         if (model_step(t.m) != t.ckpt_step && s_checkpoint(&t))
             rc = rc ? rc : KZ_EIO;
-        if (t.cand)
-            s_submit_candidate(&t);
-        s_report(&t);
+        /* Last words only to a coordinator that is there: after a stop
+         * signal, waiting out the retries to an absent one would hold the
+         * exit for tens of seconds (the checkpoint above is what matters). */
+        client_set_interrupt(t.c, NULL); /* the last words may wait their normal time */
+        if (!s_stop || client_connected(t.c)) {
+            if (t.cand)
+                s_submit_candidate(&t);
+            s_report(&t);
+        } else {
+            log_warn("exit: coordinator unreachable; %s",
+                     t.cand ? "pending candidate not resubmitted" : "no final stats sent");
+        }
     }
     s_progress(&t, true);
     log_info("exit: step %llu, samples %llu (mirrored %llu, skipped %llu)",
