@@ -134,7 +134,7 @@ Test(trainer, trains_and_submits_a_candidate_every_k_steps)
     cr_expect_eq(harness_count(log, "candidate: step 10 registered as version 3 (parent 2"), 1,
                  "see %s", log);
     /* The coordinator has both candidates and the trainer's last report. */
-    cr_expect_eq(harness_status_num(&h, "\"models\"", "latest"), 3);
+    cr_expect_eq(harness_wait_status(&h, "\"models\"", "latest", 3, 5), 3);
     cr_expect_eq(harness_wait_status(&h, "\"trainer\"", "step", 12, 5), 12);
     cr_expect_eq(harness_status_num(&h, "\"trainer\"", "samples_seen"), 12 * 32);
     cr_expect_eq(harness_status_num(&h, "\"trainer\"", "last_candidate"), 3);
