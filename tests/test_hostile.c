@@ -26,6 +26,7 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1206,4 +1207,52 @@ Test(hostile, full_disk_never_acknowledges_a_game_it_did_not_store, .fini = s_un
     cr_assert_eq(umount(s_mnt), 0, "umount %s: %s", s_mnt, strerror(errno));
     s_mnt[0] = 0;
     harness_fini(&h);
+}
+
+/* --- kz status against a hostile server ---------------------------------------- */
+
+/* A "status server" that answers 200 and then streams without end. */
+static void *s_endless_server(void *arg)
+{
+    int lfd = *(int *)arg;
+    int fd = accept(lfd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    char req[1024];
+    (void)recv(fd, req, sizeof req, 0);
+    static char chunk[1 << 16];
+    memset(chunk, ' ', sizeof chunk);
+    const char *head = "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{\"a\": ";
+    if (send(fd, head, strlen(head), MSG_NOSIGNAL) > 0)
+        while (send(fd, chunk, sizeof chunk, MSG_NOSIGNAL) > 0)
+            ;
+    close(fd);
+    return NULL;
+}
+
+/* A server that answers without end used to grow kz status's buffer until
+ * memory ran out; now the answer is capped (64 MiB) and the command fails
+ * with one line. */
+Test(hostile, kz_status_refuses_an_endless_answer)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t alen = sizeof a;
+    cr_assert_eq(getsockname(lfd, (struct sockaddr *)&a, &alen), 0);
+    cr_assert_eq(listen(lfd, 1), 0);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, s_endless_server, &lfd), 0);
+    char url[64], err[4096];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/status", ntohs(a.sin_port));
+    const char *argv[] = {"kz", "status", url, NULL};
+    int st = s_run(argv, err, sizeof err);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0, "kz status: %d, stderr: %s",
+              harness_exit_code(st), err);
+    cr_assert_eq(s_lines(err), 1, "stderr: %s", err);
+    cr_assert(strstr(err, "64 MiB"), "stderr: %s", err);
+    pthread_join(th, NULL);
+    close(lfd);
 }

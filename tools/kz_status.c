@@ -203,6 +203,9 @@ static const char *j_str(const jnode *n, const char *path)
 
 /* --- HTTP ---------------------------------------------------------------------------- */
 
+#define STATUS_MAX_BYTES (64u << 20) /* largest answer read */
+#define STATUS_MAX_SECONDS 30.0      /* longest a whole answer may take */
+
 /* GETs url; on success *body is malloc'd (caller frees). Messages go to err. */
 static int s_http_get(const char *url, char **body, char *err, size_t errlen)
 {
@@ -268,8 +271,11 @@ static int s_http_get(const char *url, char **body, char *err, size_t errlen)
         close(fd);
         return KZ_EIO;
     }
+    /* A server that never stops (or dribbles) must not keep us: the answer
+     * is bounded in size and in time. */
     size_t cap = 65536, len = 0;
     char *buf = xmalloc(cap);
+    double deadline = time_now() + STATUS_MAX_SECONDS;
     for (;;) {
         if (len + 4096 > cap) {
             cap *= 2;
@@ -277,8 +283,15 @@ static int s_http_get(const char *url, char **body, char *err, size_t errlen)
             KZ_CHECK(buf != NULL);
         }
         ssize_t r = read(fd, buf + len, cap - len - 1);
-        if (r < 0) {
-            snprintf(err, errlen, "reading from %s:%d: %s", host, port, strerror(errno));
+        const char *why = NULL;
+        if (r < 0)
+            why = errno == EAGAIN || errno == EWOULDBLOCK ? "silent for 5 s" : strerror(errno);
+        else if (r > 0 && len + (size_t)r > STATUS_MAX_BYTES)
+            why = "the answer exceeds 64 MiB";
+        else if (r > 0 && time_now() > deadline)
+            why = "no complete answer within 30 s";
+        if (why) {
+            snprintf(err, errlen, "reading from %s:%d: %s", host, port, why);
             free(buf);
             close(fd);
             return KZ_EIO;
