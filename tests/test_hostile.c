@@ -5,10 +5,12 @@
  *     mutated valid messages, reply kinds sent as requests, a frame beyond
  *     ZMQ_MAXMSGSIZE, a valid envelope of another protocol version, truncated
  *     and oversized records, a flood of duplicate submissions, hundreds of
- *     made-up client ids, and HTTP requests to unknown paths, with other
- *     methods, huge URLs and raw garbage on the status port. After each
- *     barrage the coordinator must still answer /healthz and acknowledge a
- *     valid game, and every request must have had its answer.
+ *     made-up client ids (with control characters; beyond max_clients), and
+ *     HTTP requests to unknown paths, with other methods, huge URLs and raw
+ *     garbage on the status port. After each barrage the coordinator must
+ *     still answer /healthz and acknowledge a valid game, and every request
+ *     must have had its answer; what `kz status` and `kz store --games`
+ *     print of it has no control characters.
  *   - every binary (kz and its subcommands, kz-coordinator, kz-worker,
  *     kz-trainer) given an unknown flag, a missing value, an out-of-range value,
  *     or a nonexistent, unreadable (a directory), corrupted or truncated config
@@ -17,6 +19,7 @@
  *     mount; skipped with a message otherwise). Games are refused or left
  *     unacknowledged while the disk is full, never acknowledged and lost, and
  *     are stored once space is freed.
+ *   - kz status against a server whose answer never ends.
  *
  * Uses tests/cluster_harness.h for processes, ports and /status. */
 #include <arpa/inet.h>
