@@ -4,6 +4,7 @@
 #   make check      build with -Werror and run every Criterion test
 #   make asan       the same tests under AddressSanitizer + UBSan
 #   make bench      the benchmarks
+#   make learn      the learning benchmark (30 minutes of training, then ratings)
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each (clang; docs/fuzzing.md)
 #   make install    binaries, systemd units, example configuration
 #                   (PREFIX=/usr/local SYSCONFDIR=/etc DESTDIR=; see deploy/)
@@ -118,9 +119,16 @@ check: $(BINS) $(TEST_BIN)
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" check
 
+# bench_learning is the long one (30 minutes and more): `make learn`, not `make bench`.
 .PHONY: bench
 bench: $(BINS) $(BENCHES)
-	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+	@for b in $(filter-out %/bench_learning,$(BENCHES)); do echo "== $$b"; $$b || exit 1; done
+
+# How strong the cluster gets (tools/bench_learning.c): LEARN_ARGS="--minutes=30 ...".
+LEARN_ARGS ?=
+.PHONY: learn
+learn: $(BINS) $(BUILD)/bench_learning
+	$(BUILD)/bench_learning $(LEARN_ARGS)
 
 # --- fuzzing (clang + libFuzzer; see docs/fuzzing.md) -------------------------
 # tools/fuzz/fuzz_<target>.c -> build-fuzz/fuzz_<target>, linked with common/

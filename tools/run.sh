@@ -19,6 +19,9 @@
 #   KZ_BLOCKS, KZ_FILTERS, KZ_VALUE_HIDDEN
 #                       shape of the first network of a new var/ (default 6, 64, 64:
 #                       the specification's)
+#   KZ_COORDINATOR_OPTS, KZ_WORKER_OPTS, KZ_TRAINER_OPTS
+#                       extra flags for each program ("--key=value ..."), after the
+#                       .conf files, so they win (make learn's A/B runs use them)
 #
 # Settings: var/etc/{coordinator,worker,trainer}.conf, written with the
 # defaults below on the first run; edit them and run again. var/log/*.log hold
@@ -206,9 +209,13 @@ ours() {
 }
 
 # --- start ------------------------------------------------------------------------------
+read -ra COORDINATOR_OPTS <<< "${KZ_COORDINATOR_OPTS:-}"
+read -ra WORKER_OPTS <<< "${KZ_WORKER_OPTS:-}"
+read -ra TRAINER_OPTS <<< "${KZ_TRAINER_OPTS:-}"
 start coordinator "$BUILD/kz-coordinator" --config="$VAR/etc/coordinator.conf" \
     --data_dir="$VAR/coordinator" --bind="$ENDPOINT" --pub_bind="$SUB_ENDPOINT" \
-    --http_bind=127.0.0.1 --http_port="$HTTP_PORT" --initial_model="$INITIAL_MODEL"
+    --http_bind=127.0.0.1 --http_port="$HTTP_PORT" --initial_model="$INITIAL_MODEL" \
+    ${COORDINATOR_OPTS[@]+"${COORDINATOR_OPTS[@]}"}
 if ((${#DEATHSIG[@]} == 0)); then
     # Without setpriv --pdeathsig: a watchdog stops the children if this script dies.
     (
@@ -237,10 +244,11 @@ for ((i = 1; i <= N_WORKERS; i++)); do
     mkdir -p "$VAR/worker-$i"
     start "worker-$i" "$BUILD/kz-worker" --config="$VAR/etc/worker.conf" \
         --endpoint="$ENDPOINT" --sub_endpoint="$SUB_ENDPOINT" \
-        --worker_id="$(uname -n)-run-$i" --model_cache_dir="$VAR/worker-$i"
+        --worker_id="$(uname -n)-run-$i" --model_cache_dir="$VAR/worker-$i" \
+        ${WORKER_OPTS[@]+"${WORKER_OPTS[@]}"}
 done
 start trainer "$BUILD/kz-trainer" --config="$VAR/etc/trainer.conf" \
-    --endpoint="$ENDPOINT" --checkpoint_dir="$VAR/trainer"
+    --endpoint="$ENDPOINT" --checkpoint_dir="$VAR/trainer" ${TRAINER_OPTS[@]+"${TRAINER_OPTS[@]}"}
 
 cat << EOF
 Khreibaga Zero: a coordinator, $N_WORKERS workers and a trainer on this machine.
