@@ -459,14 +459,109 @@ static void s_handle_batch(coord *c, const uint8_t *route, size_t rl, const wire
     s_send(c, route, rl, &m);
 }
 
-/* Handles one message (route = ROUTER identity). The message is decoded into
- * the next free ingest slot so that a game needs no copy. */
-static void s_handle(coord *c, const uint8_t *route, size_t rl, const void *data, size_t len)
+static void s_handle_hello(coord *c, const uint8_t *route, size_t rl, const wire_msg *req,
+                           worker *w)
 {
-    c->requests++;
+    if (w) {
+        snprintf(w->role, sizeof w->role, "%s", req->u.hello.role);
+        snprintf(w->host, sizeof w->host, "%s", req->u.hello.host);
+        w->pid = req->u.hello.pid;
+        w->slots = req->u.hello.slots;
+    }
+    if (strcmp(req->u.hello.game, c->g->name) && req->u.hello.game[0])
+        log_warn("client %s plays '%.30s', this cluster '%s'", req->client, req->u.hello.game,
+                 c->g->name);
+    wire_msg m = {0};
+    m.request_id = req->request_id;
+    m.kind = WIRE_WELCOME;
+    m.u.welcome = (wire_welcome){c->name, c->instance, c->g->name,
+                                 (uint32_t)c->cfg.heartbeat_ms, (uint32_t)c->cfg.expiry_ms,
+                                 (uint64_t)c->cfg.max_msg_bytes, c->best,
+                                 (uint64_t)c->cfg.max_record_bytes};
+    s_send(c, route, rl, &m);
+}
+
+static void s_handle_heartbeat(coord *c, const uint8_t *route, size_t rl, const wire_msg *req,
+                               worker *w)
+{
+    if (w) {
+        w->in_flight = req->u.heartbeat.games_in_flight;
+        w->done = req->u.heartbeat.games_done;
+        w->pending = req->u.heartbeat.pending;
+    }
+    wire_msg m = {0};
+    m.request_id = req->request_id;
+    m.kind = WIRE_HEARTBEAT_REPLY;
+    m.u.heartbeat_reply = (wire_heartbeat_reply){c->best, c->ar.candidate, c->instance};
+    s_send(c, route, rl, &m);
+}
+
+static void s_handle_model(coord *c, const uint8_t *route, size_t rl, const wire_msg *req)
+{
+    uint32_t v = req->u.model_request.version ? req->u.model_request.version : c->best;
+    const model_cache_entry *e = coord_model(c, v);
+    if (!e) {
+        char text[64];
+        snprintf(text, sizeof text, "no model version %u", v);
+        s_error(c, route, rl, req->request_id, WIRE_ERR_NOT_FOUND, text);
+        return;
+    }
+    wire_msg m = {0};
+    m.request_id = req->request_id;
+    m.kind = WIRE_MODEL_REPLY;
+    m.u.model_reply = (wire_model_reply){v, e->info.checksum, e->blob, e->len, e->info.parent,
+                                         e->info.created_ms, c->g->name};
+    s_send(c, route, rl, &m);
+}
+
+/* A game: the message stays in its ingest slot (c->items[c->n_items]), which
+ * s_ingest keeps for the commit or clears. */
+static void s_handle_game(coord *c, const uint8_t *route, size_t rl, worker *w, int wi)
+{
     ingest_item *it = &c->items[c->n_items];
-    wire_msg *req = &it->msg;
-    int rc = wire_decode(req, data, len, (size_t)c->cfg.max_msg_bytes);
+    memcpy(it->route, route, rl);
+    it->route_len = rl;
+    it->request_id = it->msg.request_id;
+    it->worker = wi;
+    s_ingest(c, w);
+}
+
+static void s_handle_candidate(coord *c, const uint8_t *route, size_t rl, const wire_msg *req)
+{
+    char err[160];
+    wire_candidate_ack ack;
+    int rc = arena_add_candidate(c, &req->u.candidate_submit, &ack, err, sizeof err);
+    if (rc) {
+        log_warn("candidate from %s refused: %s", req->client, err);
+        s_error(c, route, rl, req->request_id,
+                rc == KZ_EINVAL || rc == KZ_ECORRUPT ? WIRE_ERR_REFUSED : WIRE_ERR_INTERNAL, err);
+        return;
+    }
+    wire_msg m = {0};
+    m.request_id = req->request_id;
+    m.kind = WIRE_CANDIDATE_ACK;
+    m.u.candidate_ack = ack;
+    s_send(c, route, rl, &m);
+}
+
+static void s_handle_trainer_stats(coord *c, const uint8_t *route, size_t rl,
+                                   const wire_msg *req)
+{
+    c->trainer = req->u.trainer_stats;
+    c->trainer_seen = time_now();
+    c->trainer_seen_ms = time_wall_ms();
+    wire_msg m = {0};
+    m.request_id = req->request_id;
+    m.kind = WIRE_STATS_ACK;
+    m.u.stats_ack.best_version = c->best;
+    s_send(c, route, rl, &m);
+}
+
+/* Answers a message that cannot be handled: a version we do not speak (a
+ * refusal that names both versions), or bytes that do not decode. */
+static void s_handle_undecodable(coord *c, const uint8_t *route, size_t rl, const wire_msg *req,
+                                 int rc, size_t len)
+{
     if (rc == KZ_EVERSION) {
         char text[200];
         wire_msg m;
@@ -475,56 +570,49 @@ static void s_handle(coord *c, const uint8_t *route, size_t rl, const void *data
         log_warn("refused client '%.60s': protocol version %u (ours %d)", req->client,
                  req->version, WIRE_PROTOCOL_VERSION);
         s_send(c, route, rl, &m);
-        wire_msg_clear(req);
         return;
     }
+    c->malformed++;
+    char text[96];
+    snprintf(text, sizeof text, "undecodable message of %zu bytes (%s)", len, err_str(rc));
+    s_error(c, route, rl, 0, WIRE_ERR_MALFORMED, text);
+}
+
+/* Notes that a known client was heard from. */
+static void s_seen(worker *w)
+{
+    if (!w)
+        return;
+    w->last_seen = time_now();
+    w->last_seen_ms = time_wall_ms();
+    if (!w->alive) {
+        w->alive = true;
+        log_info("client %s is here", w->id);
+    }
+}
+
+/* Handles one message (route = ROUTER identity): decodes it into the next free
+ * ingest slot, so that a game needs no copy, and hands it to its kind's
+ * handler. */
+static void s_handle(coord *c, const uint8_t *route, size_t rl, const void *data, size_t len)
+{
+    c->requests++;
+    wire_msg *req = &c->items[c->n_items].msg;
+    int rc = wire_decode(req, data, len, (size_t)c->cfg.max_msg_bytes);
     if (rc) {
-        c->malformed++;
-        char text[96];
-        snprintf(text, sizeof text, "undecodable message of %zu bytes (%s)", len, err_str(rc));
-        s_error(c, route, rl, 0, WIRE_ERR_MALFORMED, text);
+        s_handle_undecodable(c, route, rl, req, rc, len);
         wire_msg_clear(req);
         return;
     }
     worker *w = coord_worker(c, req->client);
     int wi = w ? (int)(w - c->workers) : -1;
-    if (w) {
-        w->last_seen = time_now();
-        w->last_seen_ms = time_wall_ms();
-        if (!w->alive) {
-            w->alive = true;
-            log_info("client %s is here", w->id);
-        }
-    }
-    wire_msg m = {0};
-    m.request_id = req->request_id;
+    s_seen(w);
     switch (req->kind) {
     case WIRE_HELLO:
-        if (w) {
-            snprintf(w->role, sizeof w->role, "%s", req->u.hello.role);
-            snprintf(w->host, sizeof w->host, "%s", req->u.hello.host);
-            w->pid = req->u.hello.pid;
-            w->slots = req->u.hello.slots;
-        }
-        if (strcmp(req->u.hello.game, c->g->name) && req->u.hello.game[0])
-            log_warn("client %s plays '%.30s', this cluster '%s'", req->client,
-                     req->u.hello.game, c->g->name);
-        m.kind = WIRE_WELCOME;
-        m.u.welcome = (wire_welcome){c->name, c->instance, c->g->name,
-                                     (uint32_t)c->cfg.heartbeat_ms, (uint32_t)c->cfg.expiry_ms,
-                                     (uint64_t)c->cfg.max_msg_bytes, c->best,
-                                     (uint64_t)c->cfg.max_record_bytes};
-        s_send(c, route, rl, &m);
+        s_handle_hello(c, route, rl, req, w);
         break;
     case WIRE_HEARTBEAT:
-        if (w) {
-            w->in_flight = req->u.heartbeat.games_in_flight;
-            w->done = req->u.heartbeat.games_done;
-            w->pending = req->u.heartbeat.pending;
-        }
-        m.kind = WIRE_HEARTBEAT_REPLY;
-        m.u.heartbeat_reply = (wire_heartbeat_reply){c->best, c->ar.candidate, c->instance};
-        s_send(c, route, rl, &m);
+        s_handle_heartbeat(c, route, rl, req, w);
         break;
     case WIRE_JOB_REQUEST:
         if (wi < 0) {
@@ -534,54 +622,20 @@ static void s_handle(coord *c, const uint8_t *route, size_t rl, const void *data
         }
         s_handle_job(c, route, rl, req, wi);
         break;
-    case WIRE_MODEL_REQUEST: {
-        uint32_t v = req->u.model_request.version ? req->u.model_request.version : c->best;
-        const model_cache_entry *e = coord_model(c, v);
-        if (!e) {
-            char text[64];
-            snprintf(text, sizeof text, "no model version %u", v);
-            s_error(c, route, rl, req->request_id, WIRE_ERR_NOT_FOUND, text);
-            break;
-        }
-        m.kind = WIRE_MODEL_REPLY;
-        m.u.model_reply = (wire_model_reply){v, e->info.checksum, e->blob, e->len,
-                                             e->info.parent, e->info.created_ms, c->g->name};
-        s_send(c, route, rl, &m);
+    case WIRE_MODEL_REQUEST:
+        s_handle_model(c, route, rl, req);
         break;
-    }
     case WIRE_GAME_SUBMIT:
-        memcpy(it->route, route, rl);
-        it->route_len = rl;
-        it->request_id = req->request_id;
-        it->worker = wi;
-        s_ingest(c, w); /* keeps or clears the message */
+        s_handle_game(c, route, rl, w, wi); /* keeps or clears the message */
         return;
     case WIRE_BATCH_REQUEST:
         s_handle_batch(c, route, rl, req);
         break;
-    case WIRE_CANDIDATE_SUBMIT: {
-        char err[160];
-        wire_candidate_ack ack;
-        rc = arena_add_candidate(c, &req->u.candidate_submit, &ack, err, sizeof err);
-        if (rc) {
-            log_warn("candidate from %s refused: %s", req->client, err);
-            s_error(c, route, rl, req->request_id,
-                    rc == KZ_EINVAL || rc == KZ_ECORRUPT ? WIRE_ERR_REFUSED : WIRE_ERR_INTERNAL,
-                    err);
-            break;
-        }
-        m.kind = WIRE_CANDIDATE_ACK;
-        m.u.candidate_ack = ack;
-        s_send(c, route, rl, &m);
+    case WIRE_CANDIDATE_SUBMIT:
+        s_handle_candidate(c, route, rl, req);
         break;
-    }
     case WIRE_TRAINER_STATS:
-        c->trainer = req->u.trainer_stats;
-        c->trainer_seen = time_now();
-        c->trainer_seen_ms = time_wall_ms();
-        m.kind = WIRE_STATS_ACK;
-        m.u.stats_ack.best_version = c->best;
-        s_send(c, route, rl, &m);
+        s_handle_trainer_stats(c, route, rl, req);
         break;
     default: {
         char text[96];
