@@ -23,12 +23,20 @@ double match_elo_from_score(double score)
 
 double match_score_from_elo(double elo) { return 1.0 / (1.0 + pow(10.0, -elo / 400.0)); }
 
-void match_stats_compute(int wins, int draws, int losses, match_stats *out)
+/* The scorer for k outcomes x_i = i / (k - 1) (per-game score, ascending) with
+ * counts c[0..k-1], each observation worth per_unit games: trinomial (k = 3,
+ * games) or pentanomial (k = 5, pairs). See match.h for the formulas. */
+static void s_stats(const int *c, int k, int per_unit, match_stats *out)
 {
-    assert(wins >= 0 && draws >= 0 && losses >= 0);
     memset(out, 0, sizeof *out);
-    int n = wins + draws + losses;
-    out->games = n;
+    int n = 0;
+    double sum = 0;
+    for (int i = 0; i < k; i++) {
+        assert(c[i] >= 0);
+        n += c[i];
+        sum += c[i] * ((double)i / (k - 1));
+    }
+    out->games = n * per_unit;
     if (n == 0) {
         out->score = 0.5;
         out->score_lo = 0;
@@ -38,8 +46,12 @@ void match_stats_compute(int wins, int draws, int losses, match_stats *out)
         out->elo_hi = INFINITY;
         return;
     }
-    double s = (wins + 0.5 * draws) / n;
-    double v = (wins * (1 - s) * (1 - s) + draws * (0.5 - s) * (0.5 - s) + losses * s * s) / n;
+    double s = sum / n, v = 0;
+    for (int i = 0; i < k; i++) {
+        double d = (double)i / (k - 1) - s;
+        v += c[i] * d * d;
+    }
+    v /= n;
     out->score = s;
     out->sd = sqrt(v / n);
     out->score_lo = fmax(0.0, s - MATCH_Z95 * out->sd);
@@ -49,15 +61,24 @@ void match_stats_compute(int wins, int draws, int losses, match_stats *out)
     out->elo_hi = match_elo_from_score(out->score_hi);
 }
 
-/* The maximum-likelihood distribution over outcomes x[0..2] with mean s that
+void match_stats_compute(int wins, int draws, int losses, match_stats *out)
+{
+    assert(wins >= 0 && draws >= 0 && losses >= 0);
+    const int c[3] = {losses, draws, wins};
+    s_stats(c, 3, 1, out);
+}
+
+/* The maximum-likelihood distribution over outcomes x[0..k-1] with mean s that
  * is closest to the empirical p (fishtest's MLE_expected): q_i = p_i / (1 + t
  * (x_i - s)) where t solves the secular equation f(t) = sum p_i a_i / (1 + t
  * a_i) = 0, a_i = x_i - s. f falls strictly from +inf to -inf on the interval
- * where every 1 + t a_i > 0, so bisection finds its root. */
-static void s_mle(const double p[3], const double x[3], double s, double q[3])
+ * where every 1 + t a_i > 0, so bisection finds its root. The one solver of
+ * both the trinomial and the pentanomial GSPRT. */
+static void s_mle(const double *p, const double *x, int k, double s, double *q)
 {
-    double a[3], lo = -INFINITY, hi = INFINITY;
-    for (int i = 0; i < 3; i++) {
+    double a[MATCH_PENTA], lo = -INFINITY, hi = INFINITY;
+    assert(k <= MATCH_PENTA);
+    for (int i = 0; i < k; i++) {
         a[i] = x[i] - s;
         if (a[i] > 0)
             lo = fmax(lo, -1.0 / a[i]);
@@ -70,7 +91,7 @@ static void s_mle(const double p[3], const double x[3], double s, double q[3])
         if (t <= lo || t >= hi)
             break;
         double f = 0;
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < k; i++)
             f += p[i] * a[i] / (1 + t * a[i]);
         if (f > 0)
             lo = t;
@@ -78,30 +99,38 @@ static void s_mle(const double p[3], const double x[3], double s, double q[3])
             hi = t;
     }
     double t = 0.5 * (lo + hi);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < k; i++)
         q[i] = p[i] / (1 + t * a[i]);
+}
+
+/* The GSPRT's LLR for counts c[0..k-1] of outcomes x_i = i / (k - 1)
+ * (fishtest's LLR_logistic: results_to_pdf, then N' sum p_i log(q1_i / q0_i)). */
+static double s_llr(const int *counts, int k, double elo0, double elo1)
+{
+    assert(elo0 < elo1 && k <= MATCH_PENTA);
+    double c[MATCH_PENTA], x[MATCH_PENTA], p[MATCH_PENTA], q0[MATCH_PENTA], q1[MATCH_PENTA];
+    double n = 0;
+    for (int i = 0; i < k; i++) {
+        assert(counts[i] >= 0);
+        c[i] = counts[i] == 0 ? MATCH_REGULARISE : counts[i];
+        x[i] = (double)i / (k - 1);
+        n += c[i];
+    }
+    for (int i = 0; i < k; i++)
+        p[i] = c[i] / n;
+    s_mle(p, x, k, match_score_from_elo(elo0), q0);
+    s_mle(p, x, k, match_score_from_elo(elo1), q1);
+    double llr = 0;
+    for (int i = 0; i < k; i++)
+        llr += p[i] * (log(q1[i]) - log(q0[i]));
+    return n * llr;
 }
 
 double match_llr(int wins, int draws, int losses, double elo0, double elo1)
 {
     assert(wins >= 0 && draws >= 0 && losses >= 0 && elo0 < elo1);
-    double c[3] = {wins, draws, losses};
-    const double x[3] = {1.0, 0.5, 0.0};
-    double n = 0;
-    for (int i = 0; i < 3; i++) {
-        if (c[i] == 0)
-            c[i] = MATCH_REGULARISE;
-        n += c[i];
-    }
-    double p[3], q0[3], q1[3];
-    for (int i = 0; i < 3; i++)
-        p[i] = c[i] / n;
-    s_mle(p, x, match_score_from_elo(elo0), q0);
-    s_mle(p, x, match_score_from_elo(elo1), q1);
-    double llr = 0;
-    for (int i = 0; i < 3; i++)
-        llr += p[i] * (log(q1[i]) - log(q0[i]));
-    return n * llr;
+    const int c[3] = {losses, draws, wins};
+    return s_llr(c, 3, elo0, elo1);
 }
 
 void match_sprt_bounds(double alpha, double beta, double *lower, double *upper)
@@ -111,19 +140,52 @@ void match_sprt_bounds(double alpha, double beta, double *lower, double *upper)
     *upper = log((1 - beta) / alpha);
 }
 
-int match_sprt_decide(int wins, int draws, int losses, double elo0, double elo1, double alpha,
-                      double beta, double *llr)
+/* The SPRT's decision for an LLR. */
+static int s_sprt_decide(double l, double alpha, double beta)
 {
     double lower, upper;
     match_sprt_bounds(alpha, beta, &lower, &upper);
-    double l = match_llr(wins, draws, losses, elo0, elo1);
-    if (llr)
-        *llr = l;
     if (l >= upper)
         return GATE_ACCEPT;
     if (l <= lower)
         return GATE_REJECT;
     return GATE_CONTINUE;
+}
+
+int match_sprt_decide(int wins, int draws, int losses, double elo0, double elo1, double alpha,
+                      double beta, double *llr)
+{
+    double l = match_llr(wins, draws, losses, elo0, elo1);
+    if (llr)
+        *llr = l;
+    return s_sprt_decide(l, alpha, beta);
+}
+
+/* ---- pentanomial ------------------------------------------------------------------------- */
+
+void match_penta_add(int penta[MATCH_PENTA], int r1, int r2)
+{
+    assert(r1 >= -1 && r1 <= 1 && r2 >= -1 && r2 <= 1);
+    penta[2 + r1 + r2]++;
+}
+
+void match_penta_stats(const int penta[MATCH_PENTA], match_stats *out)
+{
+    s_stats(penta, MATCH_PENTA, 2, out);
+}
+
+double match_penta_llr(const int penta[MATCH_PENTA], double elo0, double elo1)
+{
+    return s_llr(penta, MATCH_PENTA, elo0, elo1);
+}
+
+int match_penta_sprt_decide(const int penta[MATCH_PENTA], double elo0, double elo1, double alpha,
+                            double beta, double *llr)
+{
+    double l = match_penta_llr(penta, elo0, elo1);
+    if (llr)
+        *llr = l;
+    return s_sprt_decide(l, alpha, beta);
 }
 
 /* ---- the gate ---------------------------------------------------------------------------- */

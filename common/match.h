@@ -29,6 +29,23 @@
  * accepts H0, otherwise continue. Unlike the plain normal approximation, this
  * stays sane with zero counts and few games (one win gives LLR ~ log(s1/s0)).
  *
+ * Pentanomial: game pairs. With a strong first- or second-mover advantage
+ * (in Khreibaga White wins ~90% of games between decent networks) single
+ * games mostly measure the colour, so each opening is played once with each
+ * colour and the PAIR is the unit of observation. A pair scores 0, 1/2, 1,
+ * 3/2 or 2 points for A (LL, LD, DD or WL, WD, WW; either order), counted in
+ * penta[0..4]. Over N pairs (2N games), with y_k = k/4 a pair's per-game score:
+ *   score      s = sum_k penta[k] y_k / N             (the same per-game score)
+ *   variance   per pair: v = sum_k penta[k] (y_k - s)^2 / N
+ *   interval   s +/- 1.959964 sqrt(v / N), Elo as above
+ * A pair's two games share the opening and swap the colours, so their results
+ * are correlated; the pair variance counts that, where the trinomial formula
+ * treats the games as independent and overstates the error when the colour or
+ * the opening decides much of a game (every pair WL: pair variance 0, trinomial
+ * 1/4 per game). The GSPRT is the same as above with the five outcomes y_k (fishtest's
+ * LLR_logistic on pentanomial results: a zero count becomes 0.001, N' is the
+ * regularised number of pairs, s0 and s1 are per-game scores).
+ *
  * Thread rules: the statistics are pure functions; match_run uses its players
  * from the calling thread only. */
 #ifndef KZ_MATCH_H
@@ -45,6 +62,7 @@
 #define MATCH_REGULARISE 1e-3          /* what a zero count becomes in the LLR */
 #define MATCH_MAX_OPENINGS 100000      /* most openings match_run accepts */
 #define MATCH_MAX_OPENING_TURNS 200    /* most random turns in an opening */
+#define MATCH_PENTA 5                  /* pair outcomes: LL, LD, DD or WL, WD, WW */
 
 /* ---- the gate: the specification's promotion rule, reused by the cluster ---- */
 
@@ -100,6 +118,20 @@ void match_sprt_bounds(double alpha, double beta, double *lower, double *upper);
  * llr may be NULL, else receives the LLR. */
 int match_sprt_decide(int wins, int draws, int losses, double elo0, double elo1, double alpha,
                       double beta, double *llr);
+
+/* Pentanomial (pairs of games, see above). A penta array is int[MATCH_PENTA],
+ * zeroed by the caller; counts must be >= 0. */
+/* Adds the pair of games with results r1, r2 (+1 A won, 0 draw, -1 A lost):
+ * penta[2 + r1 + r2]++. */
+void match_penta_add(int penta[MATCH_PENTA], int r1, int r2);
+/* The statistics above over the pairs in penta; out->games = 2 * pairs. With
+ * no pairs, as match_stats_compute with no games. */
+void match_penta_stats(const int penta[MATCH_PENTA], match_stats *out);
+/* The pentanomial GSPRT log-likelihood ratio (elo0 < elo1). */
+double match_penta_llr(const int penta[MATCH_PENTA], double elo0, double elo1);
+/* As match_sprt_decide, for pairs. */
+int match_penta_sprt_decide(const int penta[MATCH_PENTA], double elo0, double elo1, double alpha,
+                            double beta, double *llr);
 
 /* ---- playing ---- */
 

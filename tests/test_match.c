@@ -165,6 +165,161 @@ Test(match, sprt_bounds_and_decisions)
     cr_assert_eq(match_sprt_decide(0, 0, 0, 0, 35, 0.05, 0.05, &llr), GATE_CONTINUE);
 }
 
+/* ---- pentanomial: pairs of games ---- */
+
+Test(match, penta_counts_from_pairs)
+{
+    /* A pair's index is A's points in it, in half points: 2 + r1 + r2. Order does
+     * not matter (WL and LW, DW and WD are the same pair score), and DD and WL
+     * both score 1 point of 2. */
+    int p[MATCH_PENTA] = {0};
+    match_penta_add(p, -1, -1); /* LL: 0 points   -> [0] */
+    match_penta_add(p, -1, 0);  /* LD: 1/2        -> [1] */
+    match_penta_add(p, 0, -1);  /* DL: 1/2        -> [1] */
+    match_penta_add(p, 0, 0);   /* DD: 1          -> [2] */
+    match_penta_add(p, 1, -1);  /* WL: 1          -> [2] */
+    match_penta_add(p, -1, 1);  /* LW: 1          -> [2] */
+    match_penta_add(p, 1, 0);   /* WD: 3/2        -> [3] */
+    match_penta_add(p, 1, 1);   /* WW: 2          -> [4] */
+    match_penta_add(p, 1, 1);
+    const int want[MATCH_PENTA] = {1, 2, 3, 1, 2};
+    for (int k = 0; k < MATCH_PENTA; k++)
+        cr_assert_eq(p[k], want[k], "penta[%d] = %d, want %d", k, p[k], want[k]);
+}
+
+Test(match, penta_stats_worked_example)
+{
+    /* penta = 1/3/10/4/2: N = 20 pairs, 40 games. Per-game pair scores y = 0, 1/4, 1/2, 3/4, 1.
+     * s = (0 + 3*0.25 + 10*0.5 + 4*0.75 + 2*1) / 20 = 10.75 / 20 = 0.5375
+     * y - s = -0.5375, -0.2875, -0.0375, 0.2125, 0.4625; squared 0.28890625, 0.08265625,
+     *   0.00140625, 0.04515625, 0.21390625
+     * v = (0.28890625 + 3*0.08265625 + 10*0.00140625 + 4*0.04515625 + 2*0.21390625) / 20
+     *   = (0.28890625 + 0.24796875 + 0.0140625 + 0.180625 + 0.4278125) / 20
+     *   = 1.159375 / 20 = 0.05796875  (fishtest's stat_util.stats reports the variance per
+     *   game as 2v = 0.1159375 over 40 games, the same standard error:
+     *   sqrt(0.1159375 / 40) = sqrt(0.05796875 / 20))
+     * sd = sqrt(0.05796875 / 20) = sqrt(0.0028984375) = 0.0538371386
+     * 95%: 0.5375 -/+ 1.959964 * 0.0538371386 = 0.5375 -/+ 0.1055188 -> [0.4319812, 0.6430188]
+     * Elo(0.5375) = -400 log10(0.4625/0.5375) = -400 log10(0.8604651) = +26.1067
+     * Elo(0.4319812) = -400 log10(1/0.4319812 - 1) = -400 log10(1.3149158) = -47.5592
+     * Elo(0.6430188) = -400 log10(0.5551644) = +102.2314 */
+    const int p[MATCH_PENTA] = {1, 3, 10, 4, 2};
+    match_stats st;
+    match_penta_stats(p, &st);
+    cr_assert_eq(st.games, 40);
+    cr_assert_float_eq(st.score, 0.5375, 1e-12);
+    cr_assert_float_eq(st.sd, 0.0538371386, 1e-9);
+    cr_assert_float_eq(st.score_lo, 0.4319812, 1e-6);
+    cr_assert_float_eq(st.score_hi, 0.6430188, 1e-6);
+    cr_assert_float_eq(st.elo, 26.1067, 1e-3);
+    cr_assert_float_eq(st.elo_lo, -47.5592, 1e-3);
+    cr_assert_float_eq(st.elo_hi, 102.2314, 1e-3);
+}
+
+Test(match, penta_variance_sees_colour_bias)
+{
+    /* The colour decides every game: A wins with White and loses with Black, 10 pairs WL.
+     * Trinomial (10/0/10 as independent games): v = 1/4 per game, sd = sqrt(0.25/20) = 0.1118.
+     * Pentanomial: every pair scores exactly 1/2 per game, v = 0, sd = 0: the pairs show that
+     * the two players are equal, which the games taken one by one cannot. */
+    const int p[MATCH_PENTA] = {0, 0, 10, 0, 0};
+    match_stats pen, tri;
+    match_penta_stats(p, &pen);
+    match_stats_compute(10, 0, 10, &tri);
+    cr_assert_eq(pen.games, tri.games);
+    cr_assert_float_eq(pen.score, tri.score, 1e-12);
+    cr_assert_float_eq(pen.sd, 0.0, 1e-12);
+    cr_assert_float_eq(tri.sd, sqrt(0.25 / 20), 1e-12);
+    /* Edges: no pairs is like no games; all WW is a score of 1 and +inf Elo. */
+    const int none[MATCH_PENTA] = {0}, ww[MATCH_PENTA] = {0, 0, 0, 0, 6};
+    match_penta_stats(none, &pen);
+    cr_assert_eq(pen.games, 0);
+    cr_assert_float_eq(pen.score, 0.5, 1e-12);
+    match_penta_stats(ww, &pen);
+    cr_assert_eq(pen.games, 12);
+    cr_assert(isinf(pen.elo) && pen.elo > 0);
+}
+
+/* The normal approximation N (s1-s0)(2s-s0-s1) / (2v) for pairs (v per pair, N pairs). */
+static double s_penta_llr_normal(const int p[MATCH_PENTA], double elo0, double elo1)
+{
+    double n = 0, sum = 0, v = 0;
+    for (int k = 0; k < MATCH_PENTA; k++) {
+        n += p[k];
+        sum += p[k] * k / 4.0;
+    }
+    double s = sum / n;
+    for (int k = 0; k < MATCH_PENTA; k++)
+        v += p[k] * (k / 4.0 - s) * (k / 4.0 - s);
+    v /= n;
+    double s0 = 1 / (1 + pow(10, -elo0 / 400)), s1 = 1 / (1 + pow(10, -elo1 / 400));
+    return n * (s1 - s0) * (2 * s - s0 - s1) / (2 * v);
+}
+
+Test(match, penta_llr_against_fishtest)
+{
+    /* Reference values from fishtest's own code: server/fishtest/stats/LLRcalc.py,
+     * LLR_logistic(elo0, elo1, [LL, LD, DD+WL, WD, WW]) at official-stockfish/fishtest
+     * commit b8eecff220b562a0dc2c4e68d1fa02521e06d72c, run with python3 where scipy's brentq
+     * (not installed here) was replaced by bisection to machine precision. The same
+     * harness reproduces the trinomial values of llr_worked_examples above to 7 digits
+     * (LLR_logistic(0, 35, [8, 20, 12]) = 0.4027038, [10, 10, 30] -> 2.2152247). */
+    struct { int p[MATCH_PENTA]; double elo0, elo1, llr; } ref[] = {
+        {{1, 3, 10, 4, 2}, 0, 35, 0.2124988},
+        {{0, 0, 0, 0, 1}, 0, 35, 0.0958528},     /* one WW pair ~ log(s1/s0) = 0.0957 */
+        {{2, 5, 20, 8, 5}, 0, 35, 1.0000846},
+        {{0, 0, 3, 0, 0}, 0, 35, -0.3114253},    /* three even pairs: toward H0 */
+        {{5, 10, 40, 20, 25}, 0, 35, 5.5846923},
+        {{25, 20, 40, 10, 5}, 0, 35, -7.6719366},
+        {{10, 30, 100, 40, 20}, -10, 10, 3.6322293},
+        {{0, 0, 0, 0, 9}, 0, 200, 3.7659168},
+        {{20, 30, 50, 30, 20}, 0, 35, -2.0572850},
+        {{100, 300, 1000, 400, 200}, 0, 10, 14.8356269},
+        {{3, 0, 0, 0, 7}, 0, 35, 0.3523736},
+    };
+    for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++) {
+        double l = match_penta_llr(ref[i].p, ref[i].elo0, ref[i].elo1);
+        cr_assert_float_eq(l, ref[i].llr, 1e-6, "case %zu: %.7f, fishtest %.7f", i, l, ref[i].llr);
+    }
+}
+
+Test(match, penta_llr_properties)
+{
+    /* Mirror: reversing the pair counts maps s to 1 - s and Elo e to -e, so H0: 0 / H1: 35
+     * on p is H1: 0 / H0: -35 on the reversed p, with the sign swapped. */
+    const int p[MATCH_PENTA] = {2, 5, 20, 8, 5}, r[MATCH_PENTA] = {5, 8, 20, 5, 2};
+    cr_assert_float_eq(match_penta_llr(p, 0, 35), -match_penta_llr(r, -35, 0), 1e-9);
+    /* Large samples: the GSPRT tends to the normal approximation (within 2%). At
+     * 1/3/10/4/2 x 100 (2000 pairs), s = 0.5375, v = 0.05796875, elo 0/10. */
+    const int big[MATCH_PENTA] = {100, 300, 1000, 400, 200};
+    double exact = match_penta_llr(big, 0, 10), approx = s_penta_llr_normal(big, 0, 10);
+    cr_assert(fabs(exact - approx) < 0.02 * fabs(approx), "exact %f approx %f", exact, approx);
+    /* Pairs carry more evidence than the same games taken one by one when the colour
+     * decides many games: 40 WL pairs and 10 WW pairs (score 0.6) against the trinomial
+     * 50 + 20 wins, 40 losses, no draws of the same 100 games. */
+    const int biased[MATCH_PENTA] = {0, 0, 40, 0, 10};
+    cr_assert(match_penta_llr(biased, 0, 35) > match_llr(60, 0, 40, 0, 35));
+}
+
+Test(match, penta_sprt_decisions)
+{
+    /* Bounds +/-2.9444390 (alpha = beta = 0.05); LLRs from the fishtest table above. */
+    double llr;
+    const int acc[MATCH_PENTA] = {5, 10, 40, 20, 25}, rej[MATCH_PENTA] = {25, 20, 40, 10, 5};
+    const int mid[MATCH_PENTA] = {2, 5, 20, 8, 5}, ww9[MATCH_PENTA] = {0, 0, 0, 0, 9};
+    const int none[MATCH_PENTA] = {0};
+    cr_assert_eq(match_penta_sprt_decide(acc, 0, 35, 0.05, 0.05, &llr), GATE_ACCEPT);
+    cr_assert_float_eq(llr, 5.5846923, 1e-6);
+    cr_assert_eq(match_penta_sprt_decide(rej, 0, 35, 0.05, 0.05, NULL), GATE_REJECT);
+    cr_assert_eq(match_penta_sprt_decide(mid, 0, 35, 0.05, 0.05, NULL), GATE_CONTINUE);
+    /* 1.0000846 passes ln(0.7/0.3) = 0.8473 (alpha = beta = 0.3) but not ln(0.75/0.25) = 1.0986. */
+    cr_assert_eq(match_penta_sprt_decide(mid, 0, 35, 0.3, 0.3, NULL), GATE_ACCEPT);
+    cr_assert_eq(match_penta_sprt_decide(mid, 0, 35, 0.25, 0.25, NULL), GATE_CONTINUE);
+    /* 9 WW pairs at 0/200: 3.7659 >= 2.944. */
+    cr_assert_eq(match_penta_sprt_decide(ww9, 0, 200, 0.05, 0.05, NULL), GATE_ACCEPT);
+    cr_assert_eq(match_penta_sprt_decide(none, 0, 35, 0.05, 0.05, &llr), GATE_CONTINUE);
+}
+
 /* ---- the gate ---- */
 
 Test(gate, defaults)
