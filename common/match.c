@@ -192,21 +192,69 @@ int match_penta_sprt_decide(const int penta[MATCH_PENTA], double elo0, double el
 
 void gate_config_default(gate_config *c)
 {
-    *c = (gate_config){.games = 50, .threshold = 0.55, .sprt = false,
+    *c = (gate_config){.mode = GATE_MODE_SPEC, .games = 50, .threshold = 0.55, .sprt = false,
                        .elo0 = 0, .elo1 = 35, .alpha = 0.05, .beta = 0.05};
+}
+
+static const char *const s_gate_mode_names[GATE_MODES] = {"spec", "sprt", "none"};
+
+const char *gate_mode_name(gate_mode m)
+{
+    return (unsigned)m < GATE_MODES ? s_gate_mode_names[m] : "?";
+}
+
+int gate_mode_parse(const char *name, gate_mode *out)
+{
+    for (int m = 0; m < GATE_MODES; m++)
+        if (name && strcmp(name, s_gate_mode_names[m]) == 0) {
+            *out = (gate_mode)m;
+            return 0;
+        }
+    return KZ_EINVAL;
+}
+
+bool gate_uses_pairs(const gate_config *c) { return c->mode == GATE_MODE_SPRT; }
+
+#define S_STR2(x) #x
+#define S_STR(x) S_STR2(x)
+
+/* The SPRT parameters' check: a reason, or NULL. */
+static const char *s_gate_check_sprt(const gate_config *c)
+{
+    if (!(c->elo0 < c->elo1))
+        return "gate: SPRT elo0 must be below elo1";
+    if (!(fabs(c->elo0) <= GATE_MAX_ELO && fabs(c->elo1) <= GATE_MAX_ELO))
+        return "gate: SPRT elo0 and elo1 must be within +/-" S_STR(GATE_MAX_ELO);
+    if (!(c->alpha > 0 && c->alpha < 1 && c->beta > 0 && c->beta < 1))
+        return "gate: SPRT alpha and beta must be in (0, 1)";
+    return NULL;
 }
 
 int gate_config_check(const gate_config *c, char *err, size_t errlen)
 {
     const char *why = NULL;
-    if (c->games < 1)
-        why = "gate: games must be at least 1";
-    else if (!(c->threshold >= 0 && c->threshold < 1))
-        why = "gate: threshold must be in [0, 1)";
-    else if (c->sprt && !(c->elo0 < c->elo1))
-        why = "gate: SPRT elo0 must be below elo1";
-    else if (c->sprt && !(c->alpha > 0 && c->alpha < 1 && c->beta > 0 && c->beta < 1))
-        why = "gate: SPRT alpha and beta must be in (0, 1)";
+    switch (c->mode) {
+    case GATE_MODE_SPEC:
+        if (c->games < 1)
+            why = "gate: games must be at least 1";
+        else if (!(c->threshold >= 0 && c->threshold < 1))
+            why = "gate: threshold must be in [0, 1)";
+        else if (c->sprt)
+            why = s_gate_check_sprt(c);
+        break;
+    case GATE_MODE_SPRT:
+        if (c->games < 2 || c->games % 2)
+            why = "gate: in sprt mode games (the cap) must be even and at least 2: pairs of games";
+        else if (c->sprt)
+            why = "gate: the sprt flag belongs to spec mode (sprt mode is always an SPRT)";
+        else
+            why = s_gate_check_sprt(c);
+        break;
+    case GATE_MODE_NONE:
+        break;
+    default:
+        why = "gate: unknown mode (spec, sprt or none)";
+    }
     if (why && err && errlen)
         snprintf(err, errlen, "%s", why);
     return why ? KZ_EINVAL : 0;
@@ -231,6 +279,9 @@ static int s_gate_fixed(const gate_config *c, int wins, int draws, int n)
 int gate_decide(const gate_config *c, int wins, int draws, int losses)
 {
     assert(c && gate_config_check(c, NULL, 0) == 0 && wins >= 0 && draws >= 0 && losses >= 0);
+    assert(c->mode != GATE_MODE_SPRT); /* pairs: gate_decide_pairs */
+    if (c->mode == GATE_MODE_NONE)
+        return GATE_ACCEPT;
     int n = wins + draws + losses;
     if (c->sprt) {
         int d = match_sprt_decide(wins, draws, losses, c->elo0, c->elo1, c->alpha, c->beta, NULL);
@@ -238,6 +289,24 @@ int gate_decide(const gate_config *c, int wins, int draws, int losses)
             return d;
     }
     return s_gate_fixed(c, wins, draws, n);
+}
+
+int gate_decide_pairs(const gate_config *c, const int penta[MATCH_PENTA])
+{
+    assert(c && gate_config_check(c, NULL, 0) == 0);
+    assert(c->mode != GATE_MODE_SPEC); /* games: gate_decide */
+    if (c->mode == GATE_MODE_NONE)
+        return GATE_ACCEPT;
+    long pairs = 0, half_points = 0; /* a pair in penta[k] is worth k half points */
+    for (int k = 0; k < MATCH_PENTA; k++) {
+        assert(penta[k] >= 0);
+        pairs += penta[k];
+        half_points += (long)k * penta[k];
+    }
+    int d = match_penta_sprt_decide(penta, c->elo0, c->elo1, c->alpha, c->beta, NULL);
+    if (d != GATE_CONTINUE || 2 * pairs < c->games)
+        return d;
+    return half_points > 2 * pairs ? GATE_ACCEPT : GATE_REJECT; /* score > 1/2 of 4 per pair */
 }
 
 /* ---- playing ----------------------------------------------------------------------------- */

@@ -420,6 +420,133 @@ Test(gate, sprt_mode)
     cr_assert_eq(gate_decide(&c, 2, 0, 0), GATE_CONTINUE);
 }
 
+Test(gate, modes_names_and_checks)
+{
+    gate_config c;
+    char err[200];
+    gate_config_default(&c);
+    cr_assert_eq(c.mode, GATE_MODE_SPEC);
+    cr_assert(!gate_uses_pairs(&c));
+    /* Names round-trip; unknown names are refused and leave the mode alone. */
+    for (int m = 0; m < GATE_MODES; m++) {
+        gate_mode back = GATE_MODE_NONE + GATE_MODE_SPRT; /* neither */
+        cr_assert_eq(gate_mode_parse(gate_mode_name((gate_mode)m), &back), 0);
+        cr_assert_eq(back, m);
+    }
+    cr_assert_str_eq(gate_mode_name(GATE_MODE_SPEC), "spec");
+    cr_assert_str_eq(gate_mode_name(GATE_MODE_SPRT), "sprt");
+    cr_assert_str_eq(gate_mode_name(GATE_MODE_NONE), "none");
+    cr_assert_str_eq(gate_mode_name((gate_mode)7), "?");
+    gate_mode m = GATE_MODE_NONE;
+    cr_assert_eq(gate_mode_parse("SPRT", &m), KZ_EINVAL);
+    cr_assert_eq(gate_mode_parse("", &m), KZ_EINVAL);
+    cr_assert_eq(gate_mode_parse(NULL, &m), KZ_EINVAL);
+    cr_assert_eq(m, GATE_MODE_NONE);
+    /* sprt mode: the cap counts games, two per pair, so it is even. */
+    c.mode = GATE_MODE_SPRT;
+    cr_assert(gate_uses_pairs(&c));
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), 0);
+    c.games = 51;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+    cr_assert_not_null(strstr(err, "even"), "%s", err);
+    c.games = 0;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+    c.games = 2;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), 0);
+    c.threshold = 5; /* unused in sprt mode */
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), 0);
+    c.sprt = true;   /* the flag belongs to spec mode */
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+    cr_assert_not_null(strstr(err, "spec"), "%s", err);
+    c.sprt = false;
+    c.elo0 = 35;
+    c.elo1 = 0;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+    cr_assert_not_null(strstr(err, "elo0"), "%s", err);
+    c.elo0 = -2500;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+    cr_assert_not_null(strstr(err, "2000"), "%s", err);
+    c.elo0 = 0;
+    c.elo1 = 35;
+    c.alpha = 1;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+    /* none: nothing else matters. */
+    c.mode = GATE_MODE_NONE;
+    c.games = 0;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), 0);
+    c.mode = (gate_mode)3;
+    cr_assert_eq(gate_config_check(&c, err, sizeof err), KZ_EINVAL);
+    cr_assert_not_null(strstr(err, "mode"), "%s", err);
+}
+
+Test(gate, spec_mode_unchanged_by_the_modes)
+{
+    /* The default is the specification's gate, and setting the mode to spec
+     * explicitly is the same configuration: the fixed-mode cases above again. */
+    gate_config c;
+    gate_config_default(&c);
+    c.mode = GATE_MODE_SPEC;
+    cr_assert_eq(gate_decide(&c, 27, 1, 22), GATE_REJECT);
+    cr_assert_eq(gate_decide(&c, 28, 0, 22), GATE_ACCEPT);
+    cr_assert_eq(gate_decide(&c, 28, 0, 0), GATE_ACCEPT);
+    cr_assert_eq(gate_decide(&c, 0, 0, 23), GATE_REJECT);
+    cr_assert_eq(gate_decide(&c, 0, 0, 22), GATE_CONTINUE);
+}
+
+Test(gate, sprt_mode_on_pairs)
+{
+    /* elo 0/35, alpha = beta = 0.05: bounds +/-2.944. LLRs from fishtest's LLR_logistic
+     * (see penta_llr_against_fishtest; the ones not listed there, same provenance:
+     * 5/8/20/5/2 -> -2.3963930, 0/0/2/1/0 -> 0.2855838). */
+    gate_config c;
+    gate_config_default(&c);
+    c.mode = GATE_MODE_SPRT;
+    c.games = 400; /* a cap of 200 pairs */
+    const int acc[MATCH_PENTA] = {5, 10, 40, 20, 25};   /* LLR 5.585, score 0.6125 */
+    const int rej[MATCH_PENTA] = {25, 20, 40, 10, 5};   /* LLR -7.672 */
+    const int up[MATCH_PENTA] = {2, 5, 20, 8, 5};       /* LLR 1.000, score 0.55625 */
+    const int down[MATCH_PENTA] = {5, 8, 20, 5, 2};     /* LLR -2.396, score 0.44375 */
+    const int even[MATCH_PENTA] = {20, 30, 50, 30, 20}; /* LLR -2.057, score exactly 0.5 */
+    const int none[MATCH_PENTA] = {0};
+    cr_assert_eq(gate_decide_pairs(&c, acc), GATE_ACCEPT);
+    cr_assert_eq(gate_decide_pairs(&c, rej), GATE_REJECT);
+    cr_assert_eq(gate_decide_pairs(&c, up), GATE_CONTINUE);   /* 40 pairs < 200 */
+    cr_assert_eq(gate_decide_pairs(&c, down), GATE_CONTINUE);
+    cr_assert_eq(gate_decide_pairs(&c, none), GATE_CONTINUE);
+    /* At the cap (40 pairs = 80 games) an undecided SPRT gives way to score > 1/2. */
+    c.games = 80;
+    cr_assert_eq(gate_decide_pairs(&c, up), GATE_ACCEPT);
+    cr_assert_eq(gate_decide_pairs(&c, down), GATE_REJECT);
+    /* Beyond the cap, the same over all pairs; exactly 1/2 keeps the incumbent. */
+    cr_assert_eq(gate_decide_pairs(&c, even), GATE_REJECT);   /* 150 pairs > 40 */
+    /* Compared exactly in half points: 2 DD-or-WL pairs and 1 WD are 7 half points
+     * of 12 (score 7/12 > 1/2, LLR 0.286): accepted at a cap of 6 games; 3 even pairs
+     * (6 of 12) are not. */
+    c.games = 6;
+    const int seven[MATCH_PENTA] = {0, 0, 2, 1, 0}, six[MATCH_PENTA] = {0, 0, 3, 0, 0};
+    cr_assert_eq(gate_decide_pairs(&c, seven), GATE_ACCEPT);
+    cr_assert_eq(gate_decide_pairs(&c, six), GATE_REJECT);
+    /* The SPRT still decides before the cap with wider hypotheses: 9 WW pairs give
+     * LLR 3.766 at 0/200. */
+    c.games = 400;
+    c.elo1 = 200;
+    const int ww9[MATCH_PENTA] = {0, 0, 0, 0, 9}, ww2[MATCH_PENTA] = {0, 0, 0, 0, 2};
+    cr_assert_eq(gate_decide_pairs(&c, ww9), GATE_ACCEPT);
+    cr_assert_eq(gate_decide_pairs(&c, ww2), GATE_CONTINUE);
+}
+
+Test(gate, none_mode_accepts_at_once)
+{
+    gate_config c;
+    gate_config_default(&c);
+    c.mode = GATE_MODE_NONE;
+    const int none[MATCH_PENTA] = {0}, lost[MATCH_PENTA] = {9, 0, 0, 0, 0};
+    cr_assert_eq(gate_decide(&c, 0, 0, 0), GATE_ACCEPT);
+    cr_assert_eq(gate_decide(&c, 0, 0, 50), GATE_ACCEPT);
+    cr_assert_eq(gate_decide_pairs(&c, none), GATE_ACCEPT);
+    cr_assert_eq(gate_decide_pairs(&c, lost), GATE_ACCEPT);
+}
+
 /* ---- match play ---- */
 
 Test(match, openings_distinct_and_level)
