@@ -75,7 +75,7 @@ static void s_set_error(client *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->last_error, sizeof c->last_error, fmt, ap);
+    err_vset(c->last_error, sizeof c->last_error, 0, fmt, ap);
     va_end(ap);
 }
 

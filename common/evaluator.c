@@ -57,12 +57,9 @@ int evaluator_net_load(const char *path, const game_def *g, int max_batch, evalu
         return rc;
     *out = evaluator_net_new(m, max_batch);
     model_destroy(&m);
-    if (!*out) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: out of memory for an evaluator of batch %d", path,
-                     max_batch);
-        return KZ_ENOMEM;
-    }
+    if (!*out)
+        return err_set(err, errlen, KZ_ENOMEM, "%s: out of memory for an evaluator of batch %d",
+                       path, max_batch);
     return 0;
 }
 

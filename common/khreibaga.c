@@ -1071,27 +1071,19 @@ static int kh_unpack_planes(const uint8_t *in, float *out)
     return 0;
 }
 
-static int s_fail(char *err, size_t errlen, const char *msg)
-{
-    if (err && errlen)
-        snprintf(err, errlen, "%s", msg);
-    return KZ_EINVAL;
-}
-
 /* R20: 25 characters, a space, b or w, and mid-sequence a space and a point. */
 static int kh_parse_position(game_state *g, const char *str, char *err, size_t errlen)
 {
-    char msg[160];
     kh_state t;
     uint32_t pieces[2] = {0, 0}; /* Black's, White's */
     memset(&t, 0, sizeof t);
     t.chain = -1;
     if (!str)
-        return s_fail(err, errlen, "empty position");
+        return err_set(err, errlen, KZ_EINVAL, "empty position");
     size_t n = strlen(str);
     if (n < 27 || str[25] != ' ') {
-        return s_fail(err, errlen,
-                      "position must be 25 characters of b B w W . then a space and b or w");
+        return err_set(err, errlen, KZ_EINVAL,
+                       "position must be 25 characters of b B w W . then a space and b or w");
     }
     for (int sq = 0; sq < KH_POINTS; sq++) {
         char c = str[sq];
@@ -1103,9 +1095,9 @@ static int kh_parse_position(game_state *g, const char *str, char *err, size_t e
         case 'W': pieces[1] |= b; t.kings |= b; break;
         case '.': break;
         default:
-            snprintf(msg, sizeof msg, "position: bad character '%c' at point %d (use b B w W .)",
-                     isprint((unsigned char)c) ? c : '?', sq);
-            return s_fail(err, errlen, msg);
+            return err_set(err, errlen, KZ_EINVAL,
+                           "position: bad character '%c' at point %d (use b B w W .)",
+                           isprint((unsigned char)c) ? c : '?', sq);
         }
     }
     if (str[26] == 'b')
@@ -1113,50 +1105,44 @@ static int kh_parse_position(game_state *g, const char *str, char *err, size_t e
     else if (str[26] == 'w')
         t.side = 1;
     else
-        return s_fail(err, errlen, "position: side to move must be b or w");
+        return err_set(err, errlen, KZ_EINVAL, "position: side to move must be b or w");
     if (n > 27) {
         long chain;
         /* One or two decimal digits, as in actions (R21): no sign, no blank. */
         size_t digits = strspn(str + 28, "0123456789");
         if (str[27] != ' ' || digits < 1 || digits > 2 || str[28 + digits] != '\0' ||
             parse_long(str + 28, 0, 24, &chain) != 0)
-            return s_fail(err, errlen,
-                          "position: after the side, only a space and a chain point 0..24");
+            return err_set(err, errlen, KZ_EINVAL,
+                           "position: after the side, only a space and a chain point 0..24");
         t.chain = (int8_t)chain;
     }
     t.own = pieces[t.side];
     t.opp = pieces[t.side ^ 1];
     for (int c = 0; c < 2; c++)
-        if (s_popcount(pieces[c]) > 12) {
-            snprintf(msg, sizeof msg, "position: %s has %d pieces (at most 12)",
-                     c ? "white" : "black", s_popcount(pieces[c]));
-            return s_fail(err, errlen, msg);
-        }
+        if (s_popcount(pieces[c]) > 12)
+            return err_set(err, errlen, KZ_EINVAL, "position: %s has %d pieces (at most 12)",
+                           c ? "white" : "black", s_popcount(pieces[c]));
     for (int c = 0; c < 2; c++) {
         uint32_t bad = pieces[c] & ~t.kings & s_far_row(c);
         if (t.chain >= 0 && c == t.side)
             bad &= ~(1u << t.chain); /* R10: a chain man may stand on the far row */
-        if (bad) {
-            snprintf(msg, sizeof msg, "position: %s man on its promotion row at point %d",
-                     c ? "white" : "black", s_lsb(bad));
-            return s_fail(err, errlen, msg);
-        }
+        if (bad)
+            return err_set(err, errlen, KZ_EINVAL,
+                           "position: %s man on its promotion row at point %d",
+                           c ? "white" : "black", s_lsb(bad));
     }
     if (t.chain >= 0) {
         int sq = t.chain;
-        if (!(pieces[t.side] >> sq & 1)) {
-            snprintf(msg, sizeof msg, "position: chain point %d holds no piece of the side to move",
-                     sq);
-            return s_fail(err, errlen, msg);
-        }
+        if (!(pieces[t.side] >> sq & 1))
+            return err_set(err, errlen, KZ_EINVAL,
+                           "position: chain point %d holds no piece of the side to move", sq);
         uint32_t b = 1u << sq, opp = pieces[t.side ^ 1];
         uint32_t occ = (pieces[t.side] & ~b) | opp;
         bool more = t.kings & b ? s_king_can_capture(sq, occ, opp)
                                 : s_man_can_capture(sq, opp, ALL_POINTS & ~occ);
-        if (!more) {
-            snprintf(msg, sizeof msg, "position: the piece on chain point %d has no capture", sq);
-            return s_fail(err, errlen, msg);
-        }
+        if (!more)
+            return err_set(err, errlen, KZ_EINVAL,
+                           "position: the piece on chain point %d has no capture", sq);
     }
     s_reset_history(&t);
     memset(g, 0, sizeof *g);

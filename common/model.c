@@ -73,8 +73,8 @@ static int s_range(char *err, size_t errlen, const char *what, int v, int lo, in
 {
     if (v >= lo && v <= hi)
         return 0;
-    snprintf(err, errlen, "architecture: %s is %d, must be %d..%d", what, v, lo, hi);
-    return KZ_EINVAL;
+    return err_set(err, errlen, KZ_EINVAL, "architecture: %s is %d, must be %d..%d", what, v, lo,
+                   hi);
 }
 
 int model_arch_check(const model_arch *a, char *err, size_t errlen)

@@ -74,8 +74,8 @@ void train_config_default(train_config *c)
 
 static int s_bad(char *err, size_t errlen, const char *what, double v, const char *range)
 {
-    snprintf(err, errlen, "training config: %s is %g, must be %s", what, v, range);
-    return KZ_EINVAL;
+    return err_set(err, errlen, KZ_EINVAL, "training config: %s is %g, must be %s", what, v,
+                   range);
 }
 
 int train_config_check(const train_config *c, char *err, size_t errlen)

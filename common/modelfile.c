@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,19 +189,6 @@ int modelfile_save(const model *m, const char *path, bool checkpoint)
 
 /* --- Decoding ------------------------------------------------------------------ */
 
-static int s_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int s_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-
 static void s_shape_str(char *buf, size_t len, const uint32_t *shape, size_t n)
 {
     size_t o = (size_t)snprintf(buf, len, "[");
@@ -228,15 +214,15 @@ static int s_check_tensor(const Kz__Tensor *t, const model_tensor_info *ti, cons
         char got[96], need[96];
         s_shape_str(got, sizeof got, t->shape, t->n_shape > 8 ? 8 : t->n_shape);
         s_shape_str(need, sizeof need, want, (size_t)ti->ndim);
-        return s_fail(err, errlen, KZ_ECORRUPT,
+        return err_set(err, errlen, KZ_ECORRUPT,
                       "tensor '%s' has shape %s, the architecture needs %s", what, got, need);
     }
     if (t->n_data != ti->size)
-        return s_fail(err, errlen, KZ_ECORRUPT, "tensor '%s' has %zu values, its shape needs %zu",
+        return err_set(err, errlen, KZ_ECORRUPT, "tensor '%s' has %zu values, its shape needs %zu",
                       what, t->n_data, ti->size);
     for (size_t i = 0; i < t->n_data; i++)
         if (!isfinite(t->data[i]) || (nonneg && t->data[i] < 0))
-            return s_fail(err, errlen, KZ_ECORRUPT, "tensor '%s' holds %s value %g at index %zu",
+            return err_set(err, errlen, KZ_ECORRUPT, "tensor '%s' holds %s value %g at index %zu",
                           what, isfinite(t->data[i]) ? "a negative" : "a non-finite",
                           (double)t->data[i], i);
     return 0;
@@ -255,7 +241,7 @@ static int s_arch_from_msg(const Kz__ModelArch *ma, model_arch *a, char *err, si
     for (const char *c = ma->game; printable && *c; c++)
         printable = (unsigned char)*c >= 0x20 && *c != 0x7f;
     if (!printable || strlen(ma->game) >= sizeof a->game)
-        return s_fail(err, errlen, KZ_ECORRUPT, "invalid architecture: bad game name");
+        return err_set(err, errlen, KZ_ECORRUPT, "invalid architecture: bad game name");
     snprintf(a->game, sizeof a->game, "%s", ma->game);
     uint32_t f[9] = {ma->in_planes, ma->height,         ma->width,
                      ma->actions,   ma->blocks,         ma->filters,
@@ -267,9 +253,9 @@ static int s_arch_from_msg(const Kz__ModelArch *ma, model_arch *a, char *err, si
         *dst[i] = f[i] > INT_MAX ? INT_MAX : (int)f[i];
     char why[160];
     if (model_arch_check(a, why, sizeof why) != 0)
-        return s_fail(err, errlen, KZ_ECORRUPT, "invalid %s", why);
+        return err_set(err, errlen, KZ_ECORRUPT, "invalid %s", why);
     if (!(isfinite(ma->bn_eps) && ma->bn_eps > 0 && ma->bn_eps <= 1))
-        return s_fail(err, errlen, KZ_ECORRUPT, "invalid batch-norm epsilon %g",
+        return err_set(err, errlen, KZ_ECORRUPT, "invalid batch-norm epsilon %g",
                       (double)ma->bn_eps);
     return 0;
 }
@@ -287,9 +273,9 @@ static int s_load_tensors(model *m, const Kz__ModelFile *mf, char *err, size_t e
         text_printable(shown, sizeof shown, name, SIZE_MAX);
         int i = model_tensor_find(m, name);
         if (i < 0)
-            return s_fail(err, errlen, KZ_ECORRUPT, "unexpected tensor '%s'", shown);
+            return err_set(err, errlen, KZ_ECORRUPT, "unexpected tensor '%s'", shown);
         if (seen[i])
-            return s_fail(err, errlen, KZ_ECORRUPT, "tensor '%s' appears twice", shown);
+            return err_set(err, errlen, KZ_ECORRUPT, "tensor '%s' appears twice", shown);
         seen[i] = true;
         model_tensor_info ti;
         model_tensor_info_get(m, i, &ti);
@@ -304,7 +290,7 @@ static int s_load_tensors(model *m, const Kz__ModelFile *mf, char *err, size_t e
         if (!seen[i]) {
             model_tensor_info ti;
             model_tensor_info_get(m, i, &ti);
-            return s_fail(err, errlen, KZ_ECORRUPT, "tensor '%s' is missing", ti.name);
+            return err_set(err, errlen, KZ_ECORRUPT, "tensor '%s' is missing", ti.name);
         }
     return 0;
 }
@@ -315,9 +301,9 @@ static int s_load_optimizer(model *m, const Kz__OptimizerState *os, char *err, s
                : os->kind == KZ__OPTIMIZER_KIND__OPTIMIZER_ADAM ? MODEL_OPT_ADAM
                                                                 : -1;
     if (kind < 0)
-        return s_fail(err, errlen, KZ_ECORRUPT, "unknown optimizer kind %d", (int)os->kind);
+        return err_set(err, errlen, KZ_ECORRUPT, "unknown optimizer kind %d", (int)os->kind);
     if (model_optim_reset(m, kind, os->steps) != 0)
-        return s_fail(err, errlen, KZ_ENOMEM, "out of memory for the optimizer state");
+        return err_set(err, errlen, KZ_ENOMEM, "out of memory for the optimizer state");
     int nt = model_tensor_count(m), slots = model_optim_slots(m);
     bool seen[2][nt > 0 ? nt : 1];
     memset(seen, 0, sizeof seen);
@@ -337,9 +323,9 @@ static int s_load_optimizer(model *m, const Kz__OptimizerState *os, char *err, s
         if (i >= 0)
             model_tensor_info_get(m, i, &ti);
         if (s < 0 || i < 0 || ti.kind == MODEL_TENSOR_STAT)
-            return s_fail(err, errlen, KZ_ECORRUPT, "unexpected optimizer tensor '%s'", shown);
+            return err_set(err, errlen, KZ_ECORRUPT, "unexpected optimizer tensor '%s'", shown);
         if (seen[s][i])
-            return s_fail(err, errlen, KZ_ECORRUPT, "optimizer tensor '%s' appears twice", shown);
+            return err_set(err, errlen, KZ_ECORRUPT, "optimizer tensor '%s' appears twice", shown);
         seen[s][i] = true;
         int rc = s_check_tensor(t, &ti, shown, kind == MODEL_OPT_ADAM && s == 1, err, errlen);
         if (rc)
@@ -351,7 +337,7 @@ static int s_load_optimizer(model *m, const Kz__OptimizerState *os, char *err, s
             model_tensor_info ti;
             model_tensor_info_get(m, i, &ti);
             if (ti.kind != MODEL_TENSOR_STAT && !seen[s][i])
-                return s_fail(err, errlen, KZ_ECORRUPT, "optimizer tensor '%s/%s' is missing",
+                return err_set(err, errlen, KZ_ECORRUPT, "optimizer tensor '%s/%s' is missing",
                               s_slot_names[kind - 1][s], ti.name);
         }
     return 0;
@@ -364,42 +350,42 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
     /* Step 1. The header. */
     size_t head = len < sizeof s_magic ? len : sizeof s_magic;
     if (head && memcmp(buf, s_magic, head) != 0)
-        return s_fail(err, errlen, KZ_ECORRUPT, "not a model file (no KZMODEL magic)");
+        return err_set(err, errlen, KZ_ECORRUPT, "not a model file (no KZMODEL magic)");
     if (len < MODELFILE_HEADER_BYTES)
-        return s_fail(err, errlen, KZ_ECORRUPT,
+        return err_set(err, errlen, KZ_ECORRUPT,
                       "truncated: %zu bytes, shorter than the %d-byte header", len,
                       MODELFILE_HEADER_BYTES);
     uint32_t format = s_get32(buf + 8), flags = s_get32(buf + 12);
     uint64_t plen = s_get64(buf + 16), sum = s_get64(buf + 24);
     if (format != MODELFILE_FORMAT)
-        return s_fail(err, errlen, KZ_EVERSION,
+        return err_set(err, errlen, KZ_EVERSION,
                       "unknown model format version %u (this build reads version %d)", format,
                       MODELFILE_FORMAT);
     if (flags & ~MODELFILE_FLAG_CHECKPOINT)
-        return s_fail(err, errlen, KZ_ECORRUPT, "corrupt: unknown header flags 0x%x", flags);
+        return err_set(err, errlen, KZ_ECORRUPT, "corrupt: unknown header flags 0x%x", flags);
     size_t have = len - MODELFILE_HEADER_BYTES;
     if (plen > have)
-        return s_fail(err, errlen, KZ_ECORRUPT,
+        return err_set(err, errlen, KZ_ECORRUPT,
                       "truncated: the header announces %llu payload bytes, %zu are present",
                       (unsigned long long)plen, have);
     if (plen < have)
-        return s_fail(err, errlen, KZ_ECORRUPT, "corrupt: %zu unexpected bytes after the payload",
+        return err_set(err, errlen, KZ_ECORRUPT, "corrupt: %zu unexpected bytes after the payload",
                       have - (size_t)plen);
     const uint8_t *payload = buf + MODELFILE_HEADER_BYTES;
     uint64_t got = hash_bytes(payload, (size_t)plen, 0);
     if (got != sum)
-        return s_fail(err, errlen, KZ_ECORRUPT,
+        return err_set(err, errlen, KZ_ECORRUPT,
                       "corrupt: payload checksum mismatch (header %016llx, data %016llx)",
                       (unsigned long long)sum, (unsigned long long)got);
     /* Step 2. The payload. */
     Kz__ModelFile *mf = kz__model_file__unpack(NULL, (size_t)plen, payload);
     if (!mf)
-        return s_fail(err, errlen, KZ_ECORRUPT, "corrupt: the payload does not decode");
+        return err_set(err, errlen, KZ_ECORRUPT, "corrupt: the payload does not decode");
     model *m = NULL;
     model_arch a;
     int rc;
     if (!mf->arch) {
-        rc = s_fail(err, errlen, KZ_ECORRUPT, "corrupt: no architecture");
+        rc = err_set(err, errlen, KZ_ECORRUPT, "corrupt: no architecture");
         goto out;
     }
     if ((rc = s_arch_from_msg(mf->arch, &a, err, errlen)) != 0)
@@ -407,27 +393,27 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
     if (expect_game) {
         char why[240];
         if ((rc = model_arch_check_game(&a, expect_game, why, sizeof why)) != 0) {
-            s_fail(err, errlen, rc, "%s", why);
+            err_set(err, errlen, rc, "%s", why);
             goto out;
         }
     }
     /* Every float is in the payload: a small file cannot make a huge model. */
     uint64_t floats = model_arch_float_count(&a);
     if (floats * sizeof(float) > plen) {
-        rc = s_fail(err, errlen, KZ_ECORRUPT,
+        rc = err_set(err, errlen, KZ_ECORRUPT,
                     "corrupt: the architecture needs %llu floats, the payload has %llu bytes",
                     (unsigned long long)floats, (unsigned long long)plen);
         goto out;
     }
     bool ckpt = flags & MODELFILE_FLAG_CHECKPOINT;
     if (ckpt != (mf->optimizer != NULL)) {
-        rc = s_fail(err, errlen, KZ_ECORRUPT, "corrupt: the checkpoint flag says %s",
+        rc = err_set(err, errlen, KZ_ECORRUPT, "corrupt: the checkpoint flag says %s",
                     ckpt ? "optimizer state, there is none" : "none, there is optimizer state");
         goto out;
     }
     /* Step 3. Tensors, checksum, optimizer state, metadata. */
     if (!(m = model_new_blank(&a))) {
-        rc = s_fail(err, errlen, KZ_ENOMEM, "out of memory for the model");
+        rc = err_set(err, errlen, KZ_ENOMEM, "out of memory for the model");
         goto out;
     }
     model_set_bn_eps(m, mf->arch->bn_eps);
@@ -435,7 +421,7 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
         goto out;
     uint64_t wsum = model_checksum(m);
     if (wsum != mf->weights_checksum) {
-        rc = s_fail(err, errlen, KZ_ECORRUPT,
+        rc = err_set(err, errlen, KZ_ECORRUPT,
                     "corrupt: weights checksum mismatch (stored %016llx, computed %016llx)",
                     (unsigned long long)mf->weights_checksum, (unsigned long long)wsum);
         goto out;
@@ -462,11 +448,11 @@ int modelfile_load(const char *path, const game_def *expect_game, model **out, c
     size_t len;
     int rc = file_read_all(path, &buf, &len);
     if (rc)
-        return s_fail(err, errlen, rc, "cannot read model file '%s': %s", path, err_str(rc));
+        return err_set(err, errlen, rc, "cannot read model file '%s': %s", path, err_str(rc));
     char why[400];
     rc = modelfile_from_bytes(buf, len, expect_game, out, why, sizeof why);
     free(buf);
     if (rc)
-        s_fail(err, errlen, rc, "model file '%s': %s", path, why);
+        err_set(err, errlen, rc, "model file '%s': %s", path, why);
     return rc;
 }

@@ -696,8 +696,7 @@ static player *s_mcts_make(const game_def *g, net *n, const mcts_settings *s, co
     }
     mcts_batch *b = mcts_batch_new(g, s, 1, n->ev);
     if (!b) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: out of memory for the search tree", name);
+        err_set(err, errlen, KZ_ENOMEM, "%s: out of memory for the search tree", name);
         evaluator_net_destroy(&n->owned);
         return NULL;
     }
@@ -748,17 +747,11 @@ const char *player_spec_help(void)
            "MODEL is a model file, or `uniform` (equal priors, value 0: no network).\n";
 }
 
-static void s_set_err(char *err, size_t errlen, const char *fmt, const char *arg)
-{
-    if (err && errlen)
-        snprintf(err, errlen, fmt, arg);
-}
-
 player *player_from_spec(const game_def *g, const char *spec, char *err, size_t errlen)
 {
     char buf[PLAYER_SPEC_MAX];
     if (!spec || strlen(spec) >= sizeof buf) {
-        s_set_err(err, errlen, "player spec too long or missing%s", "");
+        err_set(err, errlen, KZ_EINVAL, "player spec too long or missing");
         return NULL;
     }
     strcpy(buf, spec);
@@ -767,7 +760,7 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
         *arg++ = '\0';
     if (!strcmp(buf, "random") || !strcmp(buf, "greedy")) {
         if (arg) {
-            s_set_err(err, errlen, "player '%s' takes no parameters", spec);
+            err_set(err, errlen, KZ_EINVAL, "player '%s' takes no parameters", spec);
             return NULL;
         }
         return buf[0] == 'r' ? player_random_new(g) : player_greedy_new(g);
@@ -780,9 +773,9 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
         long n;
         if (!arg || parse_long(arg, 1, PLAYER_MAX_PLAYOUTS, &n) != 0 ||
             (cs && parse_double(cs, 0, 100, &cfg.c) != 0)) {
-            s_set_err(err, errlen,
-                      "bad player '%s': write uct:N[:C], N playouts 1..10000000, C in [0,100]",
-                      spec);
+            err_set(err, errlen, KZ_EINVAL,
+                    "bad player '%s': write uct:N[:C], N playouts 1..10000000, C in [0,100]",
+                    spec);
             return NULL;
         }
         cfg.playouts = (int)n;
@@ -791,14 +784,15 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
     if (!strcmp(buf, "alphabeta")) {
         long d;
         if (!arg || parse_long(arg, 1, PLAYER_MAX_DEPTH, &d) != 0) {
-            s_set_err(err, errlen, "bad player '%s': write alphabeta:D with D in 1..32", spec);
+            err_set(err, errlen, KZ_EINVAL, "bad player '%s': write alphabeta:D with D in 1..32",
+                    spec);
             return NULL;
         }
         return player_alphabeta_new(g, (int)d);
     }
     if (!strcmp(buf, "policy")) {
         if (!arg || !*arg) {
-            s_set_err(err, errlen, "bad player '%s': write policy:MODEL", spec);
+            err_set(err, errlen, KZ_EINVAL, "bad player '%s': write policy:MODEL", spec);
             return NULL;
         }
         return player_policy_new(g, arg, err, errlen);
@@ -809,20 +803,19 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
         if (cs) {
             *cs++ = '\0';
             if (parse_long(cs, 1, PLAYER_MAX_SIMS, &sims) != 0) {
-                s_set_err(err, errlen,
-                          "bad player '%s': write mcts:MODEL[:SIMS], SIMS 1..1000000", spec);
+                err_set(err, errlen, KZ_EINVAL,
+                        "bad player '%s': write mcts:MODEL[:SIMS], SIMS 1..1000000", spec);
                 return NULL;
             }
         }
         if (!arg || !*arg) {
-            s_set_err(err, errlen, "bad player '%s': write mcts:MODEL[:SIMS]", spec);
+            err_set(err, errlen, KZ_EINVAL, "bad player '%s': write mcts:MODEL[:SIMS]", spec);
             return NULL;
         }
         mcts_settings ms = player_mcts_settings((int)sims);
         return player_mcts_new(g, arg, &ms, err, errlen);
     }
-    s_set_err(err, errlen,
-              "unknown player '%s' (random, greedy, uct:N, alphabeta:D, policy:M, mcts:M:N)",
-              spec);
+    err_set(err, errlen, KZ_EINVAL,
+            "unknown player '%s' (random, greedy, uct:N, alphabeta:D, policy:M, mcts:M:N)", spec);
     return NULL;
 }

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,19 +14,6 @@
 #include "util.h"
 
 static const uint8_t s_magic[6] = {'K', 'Z', 'R', 'E', 'C', 0};
-
-static int s_err(char *err, size_t errlen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int s_err(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
 
 /* --- in memory -------------------------------------------------------------- */
 
@@ -266,44 +252,44 @@ int record_unpack(const uint8_t *data, size_t len, game_record *r, char *err, si
 {
     record_clear(r);
     if (len > RECORD_MAX_BYTES)
-        return s_err(err, errlen, KZ_ECORRUPT, "record of %zu bytes exceeds the limit of %u", len,
+        return err_set(err, errlen, KZ_ECORRUPT, "record of %zu bytes exceeds the limit of %u", len,
                      RECORD_MAX_BYTES);
     Kz__GameRecord *gr = kz__game_record__unpack(NULL, len, data);
     if (!gr)
-        return s_err(err, errlen, KZ_ECORRUPT, "bytes do not decode as a GameRecord");
+        return err_set(err, errlen, KZ_ECORRUPT, "bytes do not decode as a GameRecord");
     int rc = KZ_ECORRUPT;
     if (gr->game_id.len != RECORD_ID_BYTES) {
-        s_err(err, errlen, rc, "game id has %zu bytes, not %d", gr->game_id.len, RECORD_ID_BYTES);
+        err_set(err, errlen, rc, "game id has %zu bytes, not %d", gr->game_id.len, RECORD_ID_BYTES);
         goto out;
     }
     memcpy(r->id, gr->game_id.data, RECORD_ID_BYTES);
     if (s_copy_str(r->game, sizeof r->game, gr->game) ||
         s_copy_str(r->start_position, sizeof r->start_position, gr->start_position) ||
         s_copy_str(r->worker_id, sizeof r->worker_id, gr->worker_id)) {
-        s_err(err, errlen, rc, "a string field (game, start position, worker id) is too long");
+        err_set(err, errlen, rc, "a string field (game, start position, worker id) is too long");
         goto out;
     }
     if (gr->kind != KZ__GAME_KIND__GAME_KIND_SELFPLAY && gr->kind != KZ__GAME_KIND__GAME_KIND_ARENA) {
-        s_err(err, errlen, rc, "unknown game kind %d", (int)gr->kind);
+        err_set(err, errlen, rc, "unknown game kind %d", (int)gr->kind);
         goto out;
     }
     r->kind = gr->kind == KZ__GAME_KIND__GAME_KIND_ARENA ? RECORD_ARENA : RECORD_SELFPLAY;
     r->model_version = gr->model_version;
     r->opponent_version = gr->opponent_version;
     if (gr->candidate_player < 0 || gr->candidate_player > 1) {
-        s_err(err, errlen, rc, "candidate player %d is not 0 or 1", (int)gr->candidate_player);
+        err_set(err, errlen, rc, "candidate player %d is not 0 or 1", (int)gr->candidate_player);
         goto out;
     }
     r->candidate_player = gr->candidate_player;
     if (gr->winner < -1 || gr->winner > 1) {
-        s_err(err, errlen, rc, "winner %d is not -1, 0 or 1", (int)gr->winner);
+        err_set(err, errlen, rc, "winner %d is not -1, 0 or 1", (int)gr->winner);
         goto out;
     }
     r->winner = gr->winner;
     r->reason = s_reason_from_name(gr->reason);
     if (r->reason < 0) {
         char shown[44];
-        s_err(err, errlen, rc, "unknown end reason '%s'",
+        err_set(err, errlen, rc, "unknown end reason '%s'",
               text_printable(shown, sizeof shown, gr->reason, SIZE_MAX));
         goto out;
     }
@@ -317,7 +303,7 @@ int record_unpack(const uint8_t *data, size_t len, game_record *r, char *err, si
             ss->virtual_loss_leaves > 65536 || !isfinite(ss->c_puct) ||
             !isfinite(ss->dirichlet_alpha) || !isfinite(ss->dirichlet_epsilon) ||
             !isfinite(ss->fpu)) {
-            s_err(err, errlen, rc, "search settings out of range");
+            err_set(err, errlen, rc, "search settings out of range");
             goto out;
         }
         r->settings.simulations = (int)ss->simulations;
@@ -330,35 +316,35 @@ int record_unpack(const uint8_t *data, size_t len, game_record *r, char *err, si
         r->settings.reuse_tree = !ss->no_tree_reuse;
     }
     if (gr->n_moves > RECORD_MAX_MOVES) {
-        s_err(err, errlen, rc, "%zu moves exceed the limit of %d", gr->n_moves, RECORD_MAX_MOVES);
+        err_set(err, errlen, rc, "%zu moves exceed the limit of %d", gr->n_moves, RECORD_MAX_MOVES);
         goto out;
     }
     for (size_t k = 0; k < gr->n_moves; k++) {
         const Kz__MoveRecord *m = gr->moves[k];
         if (m->action > UINT16_MAX) {
-            s_err(err, errlen, rc, "move %zu: action %u out of range", k + 1, m->action);
+            err_set(err, errlen, rc, "move %zu: action %u out of range", k + 1, m->action);
             goto out;
         }
         if (m->n_policy_actions != m->n_policy || m->n_policy > GAME_MAX_LEGAL) {
-            s_err(err, errlen, rc, "move %zu: %zu policy actions but %zu shares (at most %d)",
+            err_set(err, errlen, rc, "move %zu: %zu policy actions but %zu shares (at most %d)",
                   k + 1, m->n_policy_actions, m->n_policy, GAME_MAX_LEGAL);
             goto out;
         }
         if (!isfinite(m->root_value)) {
-            s_err(err, errlen, rc, "move %zu: root value is not a finite number", k + 1);
+            err_set(err, errlen, rc, "move %zu: root value is not a finite number", k + 1);
             goto out;
         }
         uint16_t acts[GAME_MAX_LEGAL];
         for (size_t j = 0; j < m->n_policy; j++) {
             if (m->policy_actions[j] > UINT16_MAX || !isfinite(m->policy[j])) {
-                s_err(err, errlen, rc, "move %zu: policy entry %zu out of range", k + 1, j + 1);
+                err_set(err, errlen, rc, "move %zu: policy entry %zu out of range", k + 1, j + 1);
                 goto out;
             }
             acts[j] = (uint16_t)m->policy_actions[j];
         }
         if (record_add_move(r, (int)m->action, m->forced, m->root_value, (int)m->n_policy, acts,
                             m->policy) != 0) {
-            rc = s_err(err, errlen, KZ_ENOMEM, "out of memory");
+            rc = err_set(err, errlen, KZ_ENOMEM, "out of memory");
             goto out;
         }
     }
@@ -378,14 +364,14 @@ static int s_check(const game_def *g, const game_record *r, game_state *final, c
 {
     if (strcmp(r->game, g->name) != 0) {
         char shown[sizeof r->game];
-        return s_err(err, errlen, KZ_EMISMATCH, "record is for game '%s', not '%s'",
+        return err_set(err, errlen, KZ_EMISMATCH, "record is for game '%s', not '%s'",
                      text_printable(shown, sizeof shown, r->game, sizeof r->game), g->name);
     }
     game_state s;
     if (r->start_position[0]) {
         char perr[160];
         if (g->parse_position(&s, r->start_position, perr, sizeof perr) != 0)
-            return s_err(err, errlen, KZ_EINVAL, "start position: %s", perr);
+            return err_set(err, errlen, KZ_EINVAL, "start position: %s", perr);
     } else {
         g->init(&s);
     }
@@ -395,7 +381,7 @@ static int s_check(const game_def *g, const game_record *r, game_state *final, c
         g->format_action(m->action < g->action_count ? m->action : 0, ab, sizeof ab);
         game_result res = g->result(&s);
         if (res.over)
-            return s_err(err, errlen, KZ_EILLEGAL, "move %d: the game was already over (%s)",
+            return err_set(err, errlen, KZ_EILLEGAL, "move %d: the game was already over (%s)",
                          k + 1, game_reason_name(res.reason));
         uint16_t legal[GAME_MAX_LEGAL];
         int n_legal = g->legal_actions(&s, legal);
@@ -403,13 +389,13 @@ static int s_check(const game_def *g, const game_record *r, game_state *final, c
         for (int j = 0; j < n_legal && !found; j++)
             found = legal[j] == m->action;
         if (!found)
-            return s_err(err, errlen, KZ_EILLEGAL, "move %d: action %u (%s) is illegal", k + 1,
+            return err_set(err, errlen, KZ_EILLEGAL, "move %d: action %u (%s) is illegal", k + 1,
                          m->action, m->action < g->action_count ? ab : "out of range");
         if (m->forced && n_legal != 1)
-            return s_err(err, errlen, KZ_EINVAL, "move %d: marked forced with %d legal actions",
+            return err_set(err, errlen, KZ_EINVAL, "move %d: marked forced with %d legal actions",
                          k + 1, n_legal);
         if (!(m->root_value >= -1.0001f && m->root_value <= 1.0001f))
-            return s_err(err, errlen, KZ_EINVAL, "move %d: root value %g outside [-1, 1]", k + 1,
+            return err_set(err, errlen, KZ_EINVAL, "move %d: root value %g outside [-1, 1]", k + 1,
                          m->root_value);
         double sum = 0;
         int li = 0; /* merge pointer: both lists ascend */
@@ -417,34 +403,34 @@ static int s_check(const game_def *g, const game_record *r, game_state *final, c
             uint16_t a = r->policy_actions[m->policy_off + j];
             float p = r->policy[m->policy_off + j];
             if (j > 0 && a <= r->policy_actions[m->policy_off + j - 1])
-                return s_err(err, errlen, KZ_EINVAL,
+                return err_set(err, errlen, KZ_EINVAL,
                              "move %d: policy actions not ascending and unique", k + 1);
             while (li < n_legal && legal[li] < a)
                 li++;
             if (li == n_legal || legal[li] != a)
-                return s_err(err, errlen, KZ_EILLEGAL, "move %d: policy on illegal action %u",
+                return err_set(err, errlen, KZ_EILLEGAL, "move %d: policy on illegal action %u",
                              k + 1, a);
             if (!(p >= 0 && p <= 1.0001f))
-                return s_err(err, errlen, KZ_EINVAL, "move %d: policy share %g outside [0, 1]",
+                return err_set(err, errlen, KZ_EINVAL, "move %d: policy share %g outside [0, 1]",
                              k + 1, p);
             sum += p;
         }
         if (m->policy_n > 0 && fabs(sum - 1.0) > 1e-3)
-            return s_err(err, errlen, KZ_EINVAL, "move %d: policy sums to %.6f, not 1", k + 1,
+            return err_set(err, errlen, KZ_EINVAL, "move %d: policy sums to %.6f, not 1", k + 1,
                          sum);
         g->apply(&s, m->action);
     }
     game_result res = g->result(&s);
     if (!res.over)
-        return s_err(err, errlen, KZ_EINVAL, "the game is not over after its %d moves",
+        return err_set(err, errlen, KZ_EINVAL, "the game is not over after its %d moves",
                      r->n_moves);
     if (res.winner != r->winner || res.reason != r->reason)
-        return s_err(err, errlen, KZ_EINVAL,
+        return err_set(err, errlen, KZ_EINVAL,
                      "recorded result (winner %d, %s) differs from the rules' (winner %d, %s)",
                      r->winner, game_reason_name(r->reason), res.winner,
                      game_reason_name(res.reason));
     if ((uint32_t)g->ply(&s) != r->plies)
-        return s_err(err, errlen, KZ_EINVAL, "recorded %u plies, the replay has %d", r->plies,
+        return err_set(err, errlen, KZ_EINVAL, "recorded %u plies, the replay has %d", r->plies,
                      g->ply(&s));
     *final = s;
     return 0;
@@ -495,12 +481,12 @@ int record_file_create(const char *path, record_file **out, char *err, size_t er
     *out = NULL;
     record_file *f = calloc(1, sizeof *f);
     if (!f)
-        return s_err(err, errlen, KZ_ENOMEM, "out of memory");
+        return err_set(err, errlen, KZ_ENOMEM, "out of memory");
     f->fp = fopen(path, "wb");
     if (!f->fp) {
         int e = errno;
         free(f);
-        return s_err(err, errlen, e, "cannot create %s: %s", path, strerror(e));
+        return err_set(err, errlen, e, "cannot create %s: %s", path, strerror(e));
     }
     f->writing = true;
     uint8_t hdr[8];
@@ -511,7 +497,7 @@ int record_file_create(const char *path, record_file **out, char *err, size_t er
         int e = errno ? errno : KZ_EIO;
         fclose(f->fp);
         free(f);
-        return s_err(err, errlen, e, "cannot write %s: %s", path, err_str(e));
+        return err_set(err, errlen, e, "cannot write %s: %s", path, err_str(e));
     }
     f->offset = sizeof hdr;
     *out = f;
@@ -523,20 +509,20 @@ int record_file_open(const char *path, record_file **out, char *err, size_t errl
     *out = NULL;
     record_file *f = calloc(1, sizeof *f);
     if (!f)
-        return s_err(err, errlen, KZ_ENOMEM, "out of memory");
+        return err_set(err, errlen, KZ_ENOMEM, "out of memory");
     f->fp = fopen(path, "rb");
     if (!f->fp) {
         int e = errno;
         free(f);
-        return s_err(err, errlen, e, "cannot open %s: %s", path, strerror(e));
+        return err_set(err, errlen, e, "cannot open %s: %s", path, strerror(e));
     }
     uint8_t hdr[8];
     size_t got = fread(hdr, 1, sizeof hdr, f->fp);
     int rc = 0;
     if (got != sizeof hdr || memcmp(hdr, s_magic, 6) != 0) {
-        rc = s_err(err, errlen, KZ_ECORRUPT, "%s is not a record file (bad header)", path);
+        rc = err_set(err, errlen, KZ_ECORRUPT, "%s is not a record file (bad header)", path);
     } else if ((hdr[6] | hdr[7] << 8) != RECORD_FILE_VERSION) {
-        rc = s_err(err, errlen, KZ_EVERSION, "%s: record file version %d, this build reads %d",
+        rc = err_set(err, errlen, KZ_EVERSION, "%s: record file version %d, this build reads %d",
                    path, hdr[6] | hdr[7] << 8, RECORD_FILE_VERSION);
     }
     if (rc != 0) {
@@ -552,19 +538,19 @@ int record_file_open(const char *path, record_file **out, char *err, size_t errl
 int record_file_write(record_file *f, const game_record *r, char *err, size_t errlen)
 {
     if (!f->writing)
-        return s_err(err, errlen, KZ_EINVAL, "record file is open for reading");
+        return err_set(err, errlen, KZ_EINVAL, "record file is open for reading");
     uint8_t *data;
     size_t len;
     int rc = record_pack(r, &data, &len);
     if (rc != 0)
-        return s_err(err, errlen, rc, "cannot pack record: %s", err_str(rc));
+        return err_set(err, errlen, rc, "cannot pack record: %s", err_str(rc));
     uint8_t pre[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
                       (uint8_t)(len >> 24)};
     if (fwrite(pre, 1, 4, f->fp) != 4 || fwrite(data, 1, len, f->fp) != len ||
         fflush(f->fp) != 0) {
         rc = errno ? errno : KZ_EIO;
         free(data);
-        return s_err(err, errlen, rc, "cannot write record %ld: %s", f->count + 1, err_str(rc));
+        return err_set(err, errlen, rc, "cannot write record %ld: %s", f->count + 1, err_str(rc));
     }
     free(data);
     f->count++;
@@ -578,15 +564,15 @@ static int s_fail_reader(record_file *f, char *err, size_t errlen, int rc, const
     f->failed = rc;
     snprintf(f->failed_msg, sizeof f->failed_msg, "record %ld at byte %ld: %s", f->count + 1,
              f->offset, msg);
-    return s_err(err, errlen, rc, "%s", f->failed_msg);
+    return err_set(err, errlen, rc, "%s", f->failed_msg);
 }
 
 int record_file_read(record_file *f, game_record *r, char *err, size_t errlen)
 {
     if (f->writing)
-        return s_err(err, errlen, KZ_EINVAL, "record file is open for writing");
+        return err_set(err, errlen, KZ_EINVAL, "record file is open for writing");
     if (f->failed)
-        return s_err(err, errlen, f->failed, "%s", f->failed_msg);
+        return err_set(err, errlen, f->failed, "%s", f->failed_msg);
     uint8_t pre[4];
     size_t got = fread(pre, 1, 4, f->fp);
     if (got == 0 && feof(f->fp))
@@ -606,7 +592,7 @@ int record_file_read(record_file *f, game_record *r, char *err, size_t errlen)
     if (len > f->cap) {
         uint8_t *b = realloc(f->buf, len);
         if (!b)
-            return s_err(err, errlen, KZ_ENOMEM, "out of memory");
+            return err_set(err, errlen, KZ_ENOMEM, "out of memory");
         f->buf = b;
         f->cap = len;
     }

@@ -32,32 +32,25 @@ struct selfplay {
     selfplay_stats st;     /* counters (search copied on request) */
 };
 
-static int s_fail(char *err, size_t errlen, const char *msg)
-{
-    if (err && errlen)
-        snprintf(err, errlen, "%s", msg);
-    return KZ_EINVAL;
-}
-
 selfplay *selfplay_new(const game_def *g, const selfplay_config *cfg, evaluator ev, char *err,
                        size_t errlen)
 {
     char msg[200];
     if (mcts_settings_check(&cfg->search, msg, sizeof msg) != 0) {
-        s_fail(err, errlen, msg);
+        err_set(err, errlen, KZ_EINVAL, "%s", msg);
         return NULL;
     }
     if (cfg->games < 1 || cfg->parallel < 1 || cfg->parallel > 65536) {
-        s_fail(err, errlen, "games must be >= 1 and parallel from 1 to 65536");
+        err_set(err, errlen, KZ_EINVAL, "games must be >= 1 and parallel from 1 to 65536");
         return NULL;
     }
     if (cfg->worker_id && strlen(cfg->worker_id) >= 64) {
-        s_fail(err, errlen, "worker id longer than 63 characters");
+        err_set(err, errlen, KZ_EINVAL, "worker id longer than 63 characters");
         return NULL;
     }
     selfplay *sp = calloc(1, sizeof *sp);
     if (!sp) {
-        s_fail(err, errlen, "out of memory");
+        err_set(err, errlen, KZ_ENOMEM, "out of memory");
         return NULL;
     }
     sp->g = g;
@@ -68,13 +61,12 @@ selfplay *selfplay_new(const game_def *g, const selfplay_config *cfg, evaluator 
         char perr[160];
         if (strlen(cfg->start_position) >= sizeof sp->start ||
             g->parse_position(&sp->start_state, cfg->start_position, perr, sizeof perr) != 0) {
-            snprintf(msg, sizeof msg, "start position: %s",
-                     strlen(cfg->start_position) >= sizeof sp->start ? "too long" : perr);
-            s_fail(err, errlen, msg);
+            err_set(err, errlen, KZ_EINVAL, "start position: %s",
+                    strlen(cfg->start_position) >= sizeof sp->start ? "too long" : perr);
             goto out_fail;
         }
         if (g->result(&sp->start_state).over) {
-            s_fail(err, errlen, "start position: the game is already over there");
+            err_set(err, errlen, KZ_EINVAL, "start position: the game is already over there");
             goto out_fail;
         }
         snprintf(sp->start, sizeof sp->start, "%s", cfg->start_position);
@@ -86,14 +78,14 @@ selfplay *selfplay_new(const game_def *g, const selfplay_config *cfg, evaluator 
     sp->batch = mcts_batch_new(g, &cfg->search, G, ev);
     sp->slots = calloc((size_t)G, sizeof *sp->slots);
     if (!sp->batch || !sp->slots) {
-        s_fail(err, errlen, "out of memory");
+        err_set(err, errlen, KZ_ENOMEM, "out of memory");
         goto out_fail;
     }
     for (int i = 0; i < G; i++) {
         sp->slots[i].game = -1;
         sp->slots[i].rec = record_new();
         if (!sp->slots[i].rec) {
-            s_fail(err, errlen, "out of memory");
+            err_set(err, errlen, KZ_ENOMEM, "out of memory");
             goto out_fail;
         }
     }

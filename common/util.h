@@ -13,6 +13,7 @@
 #ifndef KZ_UTIL_H
 #define KZ_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +35,15 @@ enum {
 
 /* A static string for any error code (ours, errno, LMDB's). */
 const char *err_str(int rc);
+
+/* The one-line message of a failing call: formats into err (at most errlen
+ * bytes, NUL-terminated) when err is non-NULL and errlen > 0, and returns rc,
+ * so that `return err_set(err, errlen, KZ_EINVAL, "x is %d", x);` reports and
+ * fails in one step. err_vset takes a va_list. */
+int err_set(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int err_vset(char *err, size_t errlen, int rc, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 
 enum { LOG_DEBUG = 0, LOG_INFO = 1, LOG_WARN = 2, LOG_ERROR = 3 };
 /* Sets the name printed in every line (default "kz") and reads KZ_LOG. */

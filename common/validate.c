@@ -126,7 +126,7 @@ static int s_fail(validate_result *out, int reason, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(out->detail, sizeof out->detail, fmt, ap);
+    err_vset(out->detail, sizeof out->detail, reason, fmt, ap);
     va_end(ap);
     out->reason = reason;
     out->n_positions = 0;
