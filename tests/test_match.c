@@ -754,6 +754,60 @@ Test(kz_match, runs_and_reports)
     cr_assert_not_null(strstr(out, "mcts:MODEL"));
 }
 
+Test(kz_match, pairs_lines)
+{
+    /* With --openings, games 2j-1 and 2j (one opening, both colours) form a pair. The
+     * test rebuilds the pentanomial counts from the per-game lines (A's result in each)
+     * with match_penta_add and checks the printed counts, the pair score
+     * sum_k k/4 penta[k] / pairs, and that the odd last game is named as left out. */
+    static char out[65536];
+    int rc = s_kz("match random random --games 9 --openings 4 --seed 3 --sprt 0,35", out,
+                  sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    int want[MATCH_PENTA] = {0}, prev = 0, games = 0;
+    for (const char *l = strstr(out, "\ngame "); l; l = strstr(l + 1, "\ngame ")) {
+        int i, n, o;
+        char verb[16];
+        cr_assert_eq(sscanf(l, "\ngame %d/%d: opening %d, A %15s", &i, &n, &o, verb), 4, "%s", l);
+        cr_assert_eq(i, ++games);
+        cr_assert_eq(o, (i - 1) / 2 % 4 + 1, "game %d: opening %d", i, o);
+        int r = !strcmp(verb, "wins") ? 1 : !strcmp(verb, "loses") ? -1 : 0;
+        if (i % 2)
+            prev = r;
+        else
+            match_penta_add(want, prev, r);
+    }
+    cr_assert_eq(games, 9);
+    const char *p = strstr(out, "  pairs: ");
+    cr_assert_not_null(p, "%s", out);
+    int pairs, got[MATCH_PENTA];
+    cr_assert_eq(sscanf(p, "  pairs: %d (LL/LD/DD+WL/WD/WW: %d/%d/%d/%d/%d)", &pairs, &got[0],
+                        &got[1], &got[2], &got[3], &got[4]), 6, "%s", p);
+    cr_assert_eq(pairs, 4);
+    double points = 0;
+    for (int k = 0; k < MATCH_PENTA; k++) {
+        cr_assert_eq(got[k], want[k], "penta[%d]: %s", k, out);
+        points += k / 4.0 * got[k];
+    }
+    cr_assert_not_null(strstr(p, "game 9 has no partner"), "%s", p);
+    double score, pm;
+    const char *sc = strstr(out, "  pair score: ");
+    cr_assert_not_null(sc, "%s", out);
+    cr_assert_eq(sscanf(sc, "  pair score: %lf +/- %lf", &score, &pm), 2);
+    cr_assert_float_eq(score, points / pairs, 0.0005, "%s", sc);
+    match_stats st;
+    match_penta_stats(got, &st);
+    cr_assert_float_eq(pm, MATCH_Z95 * st.sd, 0.0005, "%s", sc);
+    cr_assert_not_null(strstr(out, "  pair elo: "), "%s", out);
+    cr_assert_not_null(strstr(out, "  pair sprt: LLR "), "%s", out);
+    /* The trinomial lines are still there, and without --openings there are no pairs. */
+    cr_assert_not_null(strstr(out, "  W/D/L: "), "%s", out);
+    cr_assert_not_null(strstr(out, "  sprt: elo0 0, elo1 35"), "%s", out);
+    rc = s_kz("match greedy random --games 4 --quiet", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_null(strstr(out, "pair"), "%s", out);
+}
+
 Test(kz_match, bad_input)
 {
     static char out[8192];

@@ -53,11 +53,17 @@ typedef struct match_cli {
     const match_config *cfg; /* the settings (for SPRT progress) */
     const char *a, *b;      /* player names */
     bool quiet;             /* no per-game lines */
+    int prev;               /* A's result in the last even-numbered game (a pair's first) */
+    int penta[MATCH_PENTA]; /* completed pairs (games 2j, 2j+1: one opening, both colours) */
 } match_cli;
 
 static void s_on_game(void *ctx, const match_game *gm, int w, int d, int l)
 {
-    const match_cli *m = ctx;
+    match_cli *m = ctx;
+    if (gm->index % 2 == 0)
+        m->prev = gm->a_result;
+    else
+        match_penta_add(m->penta, m->prev, gm->a_result);
     if (gm->index == 0)
         printf("match: A = %s, B = %s, %d games%s, seed %" PRIu64 "\n", m->a, m->b,
                m->cfg->games, m->cfg->openings ? ", openings" : "", m->cfg->seed);
@@ -75,6 +81,36 @@ static void s_on_game(void *ctx, const match_game *gm, int w, int d, int l)
            m->g->player_name(gm->a_player), s_result_text(m->g, gm->result),
            game_reason_name(gm->result.reason), gm->plies, w, d, l, llr);
     fflush(stdout);
+}
+
+/* The pentanomial lines of the result, over the completed pairs of `games` games. */
+static void s_print_pairs(const match_cli *m, int games)
+{
+    const int *p = m->penta;
+    const match_config *cfg = m->cfg;
+    match_stats st;
+    match_penta_stats(p, &st);
+    char e[32], elo_lo[32], elo_hi[32];
+    s_fmt_elo(st.elo, e, sizeof e);
+    s_fmt_elo(st.elo_lo, elo_lo, sizeof elo_lo);
+    s_fmt_elo(st.elo_hi, elo_hi, sizeof elo_hi);
+    char odd[64] = "";
+    if (games % 2)
+        snprintf(odd, sizeof odd, "; game %d has no partner and is left out", games);
+    printf("  pairs: %d (LL/LD/DD+WL/WD/WW: %d/%d/%d/%d/%d)%s\n", st.games / 2, p[0], p[1], p[2],
+           p[3], p[4], odd);
+    printf("  pair score: %.3f +/- %.3f (95%%: %.3f .. %.3f)\n", st.score, MATCH_Z95 * st.sd,
+           st.score_lo, st.score_hi);
+    printf("  pair elo: %s (95%%: %s .. %s)\n", e, elo_lo, elo_hi);
+    if (cfg->sprt) {
+        double llr, lower, upper;
+        int dec = match_penta_sprt_decide(p, cfg->elo0, cfg->elo1, cfg->alpha, cfg->beta, &llr);
+        match_sprt_bounds(cfg->alpha, cfg->beta, &lower, &upper);
+        printf("  pair sprt: LLR %.3f in [%.3f, %.3f]: %s\n", llr, lower, upper,
+               dec == GATE_ACCEPT   ? "H1 accepted (A is stronger by elo1)"
+               : dec == GATE_REJECT ? "H0 accepted (A is not stronger by elo1)"
+                                    : "undecided");
+    }
 }
 
 /* Parses "elo0,elo1[,alpha,beta]". */
@@ -118,6 +154,10 @@ int cmd_match(int argc, char **argv)
         "interval (trinomial variance), the logistic Elo difference with its interval, and\n"
         "with --sprt the log-likelihood ratio (GSPRT as fishtest; H0: Elo = ELO0, H1: Elo =\n"
         "ELO1, alpha and beta default 0.05), stopping as soon as it accepts one hypothesis.\n"
+        "With --openings, games 2j-1 and 2j (one opening, both colours) also form a pair,\n"
+        "and the same figures follow for the pairs (pentanomial: LL/LD/DD+WL/WD/WW counts,\n"
+        "the score with its interval from the pair variance, its Elo, and with --sprt the\n"
+        "pentanomial LLR): pairs cancel most of the colour's and the opening's advantage.\n"
         "The same --seed (default 1) replays the same match.\n\n";
     static const struct option opts[] = {
         {"games", required_argument, NULL, 'n'},
@@ -231,6 +271,8 @@ int cmd_match(int argc, char **argv)
                : decision == GATE_REJECT ? "H0 accepted (A is not stronger by elo1)"
                                          : "undecided");
     }
+    if (cfg.openings > 0)
+        s_print_pairs(&m, w + d + l);
 out:
     player_destroy(&a);
     player_destroy(&b);
