@@ -1,9 +1,9 @@
 /* layer: the policy-value network's building blocks, forward and backward,
  * on OpenBLAS sgemm, each with a plain `_naive` twin that the tests compare
- * it with (and check by finite differences). model.c assembles the network
- * from these for training; its inference path (model_eval) fuses some of
- * them further and is tested against model_forward_reference, which is built
- * from the naive twins.
+ * it with (and check by finite differences). model_train.c assembles the
+ * network from these for training; the inference path (model_eval.c) fuses
+ * some of them further and is tested against model_forward_reference
+ * (model.c), which is built from the naive twins.
  *
  * Layout: activations are "rows": (N, H, W, C) row-major, i.e. a matrix of
  * M = N*H*W rows of C channels (NHWC). A 3x3 convolution (stride 1, zero

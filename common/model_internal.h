@@ -1,5 +1,5 @@
 /* model_internal: the model struct, shared by model.c (weights, files'
- * tensor access, inference) and model_train.c (training). Not for use outside
+ * tensor access), model_eval.c (inference) and model_train.c (training). Not for use outside
  * the model module. */
 #ifndef KZ_MODEL_INTERNAL_H
 #define KZ_MODEL_INTERNAL_H
@@ -71,5 +71,8 @@ static inline float *model_tdata(const model *m, int i)
 /* A 64-byte aligned float array, uninitialised (zeroed when zero is true);
  * NULL when out of memory. Free with free(). */
 float *model_alloc_floats(size_t n, bool zero);
+
+/* Threads of an evaluator made now: model_set_threads' count, else OpenBLAS's. */
+int model_threads(void);
 
 #endif
