@@ -131,6 +131,8 @@ mcts_settings mcts_settings_default(void)
         .reuse_tree = true,
         .cache_entries = 32768,
         .tree_nodes = 0,
+        .forced_playouts_k = 0,
+        .policy_pruning = false,
     };
 }
 
@@ -161,6 +163,10 @@ int mcts_settings_check(const mcts_settings *s, char *err, size_t errlen)
         return s_fail(err, errlen, "cache_entries must be from 0 to 16777216");
     if (s->tree_nodes != 0 && (s->tree_nodes < 2 * GAME_MAX_LEGAL || s->tree_nodes > (1 << 28)))
         return s_fail(err, errlen, "tree_nodes must be 0 (automatic) or from 512 to 268435456");
+    if (!(s->forced_playouts_k >= 0 && s->forced_playouts_k <= 100))
+        return s_fail(err, errlen, "forced_playouts_k must be in [0, 100] (0 = off)");
+    if (s->policy_pruning && !(s->forced_playouts_k > 0))
+        return s_fail(err, errlen, "policy_pruning needs forced_playouts_k > 0 (it prunes them)");
     return 0;
 }
 
@@ -170,6 +176,19 @@ int mcts_result_choose(const mcts_result *r, bool tau_one, rng_t *rng)
 {
     if (!tau_one || r->forced || r->total == 0)
         return r->best;
+    if (r->pruned) {
+        float x = (float)rng_uniform(rng);
+        int last = -1;
+        for (int k = 0; k < r->n; k++) {
+            if (r->target[k] <= 0)
+                continue;
+            last = k;
+            if (x < r->target[k])
+                return r->actions[k];
+            x -= r->target[k];
+        }
+        return last >= 0 ? r->actions[last] : r->best; /* rounding left x past the sum */
+    }
     uint32_t x = (uint32_t)(rng_uniform(rng) * r->total);
     for (int k = 0; k < r->n; k++) {
         if (x < r->visits[k])
@@ -177,6 +196,39 @@ int mcts_result_choose(const mcts_result *r, bool tau_one, rng_t *rng)
         x -= r->visits[k];
     }
     return r->best; /* not reached: x < total */
+}
+
+/* --- mechanics of the root methods ---------------------------------------------- */
+
+float mcts_forced_playouts(float k, float prior, uint32_t total)
+{
+    return sqrtf(k * prior * (float)total);
+}
+
+void mcts_prune_visits(int n, const uint32_t *visits, const float *priors, const float *q,
+                       int best, float c_puct, uint32_t parent_n, float k, uint32_t *out)
+{
+    assert(best >= 0 && best < n);
+    uint32_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += visits[i];
+    /* PUCT as s_pick computes it, with no visit in flight. */
+    float c_sqrt = c_puct * sqrtf((float)(parent_n > 1 ? parent_n : 1));
+    float best_u = q[best] + c_sqrt * priors[best] / (float)(1 + visits[best]);
+    for (int i = 0; i < n; i++) {
+        out[i] = visits[i];
+        if (i == best || visits[i] == 0)
+            continue;
+        uint32_t budget = (uint32_t)floorf(mcts_forced_playouts(k, priors[i], total));
+        uint32_t v = visits[i];
+        /* One visit at a time, while the child with one visit fewer would
+         * still not have been preferred to the best one. */
+        while (budget > 0 && v > 0 && q[i] + c_sqrt * priors[i] / (float)v < best_u) {
+            v--;
+            budget--;
+        }
+        out[i] = v <= 1 ? 0 : v;
+    }
 }
 
 /* --- batch lifecycle ----------------------------------------------------------- */
@@ -449,9 +501,31 @@ static void s_revert(tree *t, uint32_t x)
     }
 }
 
+/* Forced playouts: the first root child that has been visited and has fewer
+ * visits (in-flight ones included) than mcts_forced_playouts, or NONE. */
+static uint32_t s_forced_child(const mcts_batch *b, const tree *t)
+{
+    const node *p = &t->nodes[0];
+    const node *c = &t->nodes[p->first_child];
+    uint32_t total = 0;
+    for (uint32_t k = 0; k < p->n_children; k++)
+        total += (uint32_t)c[k].n + c[k].vl;
+    for (uint32_t k = 0; k < p->n_children; k++) {
+        uint32_t nv = (uint32_t)c[k].n + c[k].vl;
+        if (nv > 0 && (float)nv < mcts_forced_playouts(b->s.forced_playouts_k, c[k].prior, total))
+            return p->first_child + k;
+    }
+    return NONE;
+}
+
 /* The PUCT choice among the children of the expanded node x. */
 static uint32_t s_pick(const mcts_batch *b, const tree *t, uint32_t x)
 {
+    if (x == 0 && b->s.forced_playouts_k > 0) {
+        uint32_t f = s_forced_child(b, t);
+        if (f != NONE)
+            return f;
+    }
     const node *p = &t->nodes[x];
     int total = p->n + p->vl;
     float sqrt_n = sqrtf((float)(total > 1 ? total : 1));
@@ -808,6 +882,7 @@ void mcts_batch_result(const mcts_batch *b, int i, mcts_result *out)
     out->n = 0;
     out->total = 0;
     out->forced = false;
+    out->pruned = false;
     out->value = root->n > 0 ? root->w / (float)root->n : 0;
     if (t->status == MCTS_OVER || t->status == MCTS_IDLE) {
         out->best = -1;
@@ -839,6 +914,18 @@ void mcts_batch_result(const mcts_batch *b, int i, mcts_result *out)
             (out->visits[k] == out->visits[best] && out->priors[k] > out->priors[best]))
             best = k;
     out->best = out->actions[best];
+    for (int k = 0; k < out->n; k++)
+        out->target[k] = out->total ? (float)out->visits[k] / (float)out->total : 0;
+    if (out->total && b->s.policy_pruning) {
+        uint32_t pruned[GAME_MAX_LEGAL], sum = 0;
+        mcts_prune_visits(out->n, out->visits, out->priors, out->q, best, b->s.c_puct,
+                          (uint32_t)root->n, b->s.forced_playouts_k, pruned);
+        for (int k = 0; k < out->n; k++)
+            sum += pruned[k];
+        for (int k = 0; k < out->n; k++)
+            out->target[k] = (float)pruned[k] / (float)sum; /* sum > 0: best keeps its visits */
+        out->pruned = true;
+    }
     out->forced = t->n_legal == 1;
     if (out->forced)
         out->best = t->forced_action;

@@ -52,6 +52,20 @@
  * allocated after mcts_batch_new. Should a tree's arena fill up, its search stops early
  * for that move (counted in mcts_stats.arena_full).
  *
+ * Forced playouts and policy target pruning (KataGo, arXiv:1902.10565 section
+ * 3.2; settings forced_playouts_k, policy_pruning). With
+ * forced_playouts_k = k > 0, a root child c that has been visited (real or
+ * in-flight visits n(c) > 0) and has n(c) < sqrt(k * P(c) * sum_b n(b)) is
+ * selected before PUCT is consulted (the first such child in action order),
+ * so that the root noise's picks get enough visits to be judged. Those extra
+ * visits would teach the network the noise, so with policy_pruning the policy
+ * target (mcts_result.target) is computed from pruned visits: every child but
+ * the most visited one c* loses up to floor(sqrt(k * P(c) * sum N)) visits, one
+ * at a time while its PUCT value with the reduced count (its own mean value,
+ * the root's N) stays below PUCT(c*); a child left with one visit or none is
+ * removed. Moves sampled by visits (mcts_result_choose) then follow the
+ * pruned target too; the most visited action is unchanged.
+ *
  * Determinism. Given the same settings, seeds, evaluator outputs and call
  * sequence, everything is reproducible: no wall clock or global state enters
  * the search.
@@ -79,7 +93,12 @@
  * puts alpha near 1; epsilon 0.25 is AlphaZero's. fpu 0.25 lies between
  * KataGo's 0.2 and Leela Zero's larger reductions. Four leaves per tree keep
  * the virtual-loss distortion small at 200 simulations while G trees fill the
- * network's batch (G * 4 positions at most per call). */
+ * network's batch (G * 4 positions at most per call).
+ *
+ * The root methods (forced playouts, pruning) are off by default so that the
+ * search stays as measured until the lead measures them; when turned on,
+ * KataGo's k = 2 is the starting point. These settings are not in the game
+ * record (its format is unchanged). */
 typedef struct mcts_settings {
     int simulations;         /* root child visits per move (reused visits count); 200 */
     float c_puct;            /* exploration constant of PUCT; 1.5 */
@@ -91,11 +110,14 @@ typedef struct mcts_settings {
     bool reuse_tree;         /* keep the chosen child's subtree after a move; true */
     int cache_entries;       /* evaluation cache size (rounded up to a power of two), 0 = off; 65536 */
     int tree_nodes;          /* nodes per tree arena, 0 = automatic (64 * simulations + 4096) */
+    float forced_playouts_k; /* forced playouts at the root, 0 = off (KataGo: 2); 0 */
+    bool policy_pruning;     /* prune forced playouts from the policy target (needs k > 0); false */
 } mcts_settings;
 
 /* The defaults above (the specification's 200 simulations and 10 sampled plies). */
 mcts_settings mcts_settings_default(void);
-/* Checks ranges; 0, or KZ_EINVAL with a one-line reason in err. */
+/* Checks ranges (and that pruning goes with k > 0); 0, or KZ_EINVAL with a
+ * one-line reason in err. */
 int mcts_settings_check(const mcts_settings *s, char *err, size_t errlen);
 
 /* A search's outcome at one root. */
@@ -107,13 +129,32 @@ typedef struct mcts_result {
     float q[GAME_MAX_LEGAL];          /* mean value of each from the mover's view (0 if unvisited) */
     uint32_t total;                   /* sum of visits */
     float value;                      /* the root's mean value from the mover's view */
-    int best;                         /* the most visited action (ties: higher prior, then lower index) */
+    int best;                         /* the action to play: the most visited (ties: higher
+                                         prior, then lower index) */
     bool forced;                      /* exactly one legal action: played without search */
+    float target[GAME_MAX_LEGAL];     /* the policy target of each: visits / total (exactly
+                                         that float division), the pruned visits' shares
+                                         (policy_pruning); all 0 when total is 0 */
+    bool pruned;                      /* target holds pruned visits (policy_pruning) */
 } mcts_result;
 
 /* Picks the action to play: with tau_one, an action drawn with probability
- * proportional to its visits (from rng); otherwise r->best. */
+ * proportional to its visits (from rng), or to target when r->pruned;
+ * otherwise r->best. */
 int mcts_result_choose(const mcts_result *r, bool tau_one, rng_t *rng);
+
+/* The mechanics of the root methods, exported so that the tests can check
+ * them on hand-built numbers (the search calls these very functions).
+ *
+ * mcts_forced_playouts: KataGo's forced playout count sqrt(k * prior * total),
+ * total being the sum of the root children's visits. */
+float mcts_forced_playouts(float k, float prior, uint32_t total);
+/* Policy target pruning over n root children (visits, priors, mean values q
+ * from the mover's view, best = index of the most visited child, parent_n =
+ * the root's own visit count in PUCT's sqrt): writes the pruned visits to out
+ * (see above). */
+void mcts_prune_visits(int n, const uint32_t *visits, const float *priors, const float *q,
+                       int best, float c_puct, uint32_t parent_n, float k, uint32_t *out);
 
 /* Counters over a batch's life (reset by mcts_batch_reset_stats). */
 typedef struct mcts_stats {

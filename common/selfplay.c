@@ -220,10 +220,11 @@ static int s_settle(selfplay *sp, int i, selfplay_game_fn fn, void *ctx)
             n = 1;
             sp->st.forced++;
         } else {
+            /* The policy target: visits / total, or pruned visits (mcts.h). */
             for (int k = 0; k < res.n; k++)
-                if (res.visits[k] > 0) {
+                if (res.target[k] > 0) {
                     acts[n] = res.actions[k];
-                    shares[n] = (float)res.visits[k] / (float)res.total;
+                    shares[n] = res.target[k];
                     n++;
                 }
         }

@@ -12,9 +12,11 @@
  *
  * Moves: while the turn count (game_def->ply) is below
  * search.temperature_plies, the move is drawn with probability proportional
- * to the visits (tau = 1), afterwards the most visited action is played. A
- * state with one legal action is played at once (record_move.forced). Every
- * state is recorded, mid-sequence states too.
+ * to the visits (tau = 1), afterwards the most visited action is played
+ * (mcts_result_choose). A state with one legal action is played at once
+ * (record_move.forced). Every state is recorded, mid-sequence states too,
+ * with the search's policy target (mcts_result.target: the visit shares, or
+ * the pruned ones with policy_pruning).
  *
  * Threads: one thread at a time per selfplay object. */
 #ifndef KZ_SELFPLAY_H

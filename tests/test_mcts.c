@@ -851,3 +851,180 @@ Test(mcts, the_default_search_is_bit_identical_to_the_pinned_fingerprint)
     cr_log_info("default search fingerprint %016llx", (unsigned long long)h);
     cr_assert_eq(h, 0x796cd8312c9750feull, "fingerprint %016llx", (unsigned long long)h);
 }
+
+/* --- forced playouts and policy target pruning (KataGo 3.2) -------------------------- */
+
+Test(mcts, forced_playouts_follow_katago_s_formula)
+{
+    /* n_forced = sqrt(k * P * sum N): with k = 2, P = 0.1 and 200 visits,
+     * sqrt(40) = 6.32, so a child with 3 (or 6) visits is below it and must be
+     * chosen, one with 7 is not. */
+    float f = mcts_forced_playouts(2, 0.1f, 200);
+    cr_assert_float_eq(f, 6.3246f, 1e-4);
+    cr_assert_lt(3.0f, f);
+    cr_assert_lt(6.0f, f);
+    cr_assert_gt(7.0f, f);
+    cr_assert_eq(mcts_forced_playouts(0, 0.5f, 1000), 0.0f, "k = 0 forces nothing");
+}
+
+/* An evaluator whose logits put `logit` on one canonical action (0 elsewhere)
+ * and value 0: skewed priors that PUCT follows unless it is forced. */
+typedef struct skewed {
+    int favour;  /* canonical action */
+    float logit; /* its logit */
+} skewed;
+
+static int s_skewed_run(void *ctx, const float *planes, int B, float *logits, float *values)
+{
+    const skewed *sk = ctx;
+    (void)planes;
+    memset(logits, 0, sizeof(float) * (size_t)B * 625);
+    for (int b = 0; b < B; b++) {
+        logits[(size_t)b * 625 + sk->favour] = sk->logit;
+        values[b] = 0;
+    }
+    return 0;
+}
+
+Test(mcts, every_visited_root_child_gets_its_forced_playouts)
+{
+    /* Black to move at the start: 3 actions (the test checks), one favoured
+     * with logit 4 (P = e^4 / (e^4 + 2) = 0.965, the others 0.0177). With k =
+     * 20 each visited other child must end with at least sqrt(20 * 0.0177 *
+     * 300) - 1 = 9.3 visits; PUCT alone gives them 6 (checked first, so that
+     * the test can fail), and the visits still sum to the simulations. */
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    uint16_t acts[GAME_MAX_LEGAL];
+    int n = g->legal_actions(&s, acts);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(g->to_move(&s), 0, "Black's actions are their own canonical ones");
+    skewed sk = {.favour = acts[0], .logit = 4};
+    evaluator ev = {s_skewed_run, &sk, 64};
+    for (int leaves = 1; leaves <= 4; leaves *= 4) {
+        for (int pass = 0; pass < 2; pass++) {
+            mcts_settings set = s_quiet_settings(300);
+            set.leaves_per_tree = leaves;
+            set.forced_playouts_k = pass == 0 ? 0 : 20;
+            mcts_result r;
+            cr_assert_eq(mcts_search(g, &set, ev, &s, 1, &r), 0);
+            cr_assert_eq(r.total, 300u);
+            bool short_of_20 = false;
+            for (int k = 0; k < r.n; k++) {
+                float need = mcts_forced_playouts(20, r.priors[k], r.total);
+                if (r.visits[k] == 0)
+                    continue;
+                short_of_20 |= (float)r.visits[k] + 1 < need;
+                if (pass == 1)
+                    cr_assert_geq((float)r.visits[k] + 1, need,
+                                  "leaves %d: action %d has %u visits, its forced count is %.2f",
+                                  leaves, k, r.visits[k], need);
+            }
+            if (pass == 0)
+                cr_assert(short_of_20, "PUCT alone should leave some child below k = 20's count");
+            cr_assert_eq(r.best, acts[0], "the favoured action stays the most visited");
+            cr_assert_not(r.pruned);
+            for (int k = 0; k < r.n; k++)
+                cr_assert_eq(r.target[k], (float)r.visits[k] / (float)r.total,
+                             "without pruning the target is visits / total exactly");
+        }
+    }
+}
+
+Test(mcts, pruning_takes_back_forced_playouts_as_far_as_puct_allows)
+{
+    /* A hand-built root: 200 visits, parent N = 201, c_puct 1.5, k = 2.
+     *   c_sqrt = 1.5 * sqrt(201) = 21.266; the best child (index 0) has
+     *   PUCT* = 0.10 + 21.266 * 0.4 / 101 = 0.18422.
+     * A child may lose visit v -> v - 1 while q + 21.266 * P / v < PUCT*, at
+     * most floor(sqrt(2 * P * 200)) times:
+     *   1: P .30, q  .05, 60 visits: budget floor(sqrt(120)) = 10; PUCT would
+     *      allow down to 47 (v > 6.380 / .134 = 47.5), the budget stops at 50.
+     *   2: P .20, q  0,   30 visits: budget floor(sqrt(80)) = 8; PUCT stops at
+     *      23 (4.2532 / 23 = 0.18492 is not below 0.18422): 7 visits go.
+     *   3: P .05, q -.2,   7 visits: budget floor(sqrt(20)) = 4; PUCT would
+     *      allow down to 3 (v > 2.77), the budget stops there too: 3.
+     *   4: P .05, q -.5,   3 visits: down to 1 (1.0633 / 1 - .5 is not below),
+     *      and a child left with one visit is removed: 0.
+     *   5: no visits: stays 0. The best child keeps its 100. */
+    uint32_t visits[6] = {100, 60, 30, 7, 3, 0};
+    float priors[6] = {0.4f, 0.3f, 0.2f, 0.05f, 0.05f, 0.0f};
+    float q[6] = {0.10f, 0.05f, 0.0f, -0.2f, -0.5f, 0.0f};
+    uint32_t out[6];
+    mcts_prune_visits(6, visits, priors, q, 0, 1.5f, 201, 2, out);
+    uint32_t want[6] = {100, 50, 23, 3, 0, 0};
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(out[i], want[i], "child %d: %u visits after pruning, want %u", i, out[i],
+                     want[i]);
+    /* A child whose value makes it as good as the best keeps everything. */
+    q[1] = 0.5f;
+    mcts_prune_visits(6, visits, priors, q, 0, 1.5f, 201, 2, out);
+    cr_assert_eq(out[1], 60u);
+}
+
+Test(mcts, the_pruned_target_is_what_the_search_records_and_samples)
+{
+    const game_def *g = game_default();
+    game_state pos[8];
+    s_random_positions(g, pos, 8, 31);
+    evaluator ev = {s_hashed_run, NULL, 64};
+    int shrunk = 0;
+    for (int i = 0; i < 8; i++) {
+        mcts_settings set = mcts_settings_default(); /* root noise on: forced playouts' use */
+        set.simulations = 200;
+        set.forced_playouts_k = 2;
+        set.policy_pruning = true;
+        mcts_result r;
+        cr_assert_eq(mcts_search(g, &set, ev, &pos[i], (uint64_t)i, &r), 0);
+        cr_assert(r.pruned);
+        /* The result's target is mcts_prune_visits over its own numbers (a
+         * fresh root: N = total + 1, the root's own expansion). */
+        int best = -1;
+        for (int k = 0; k < r.n; k++)
+            if (r.actions[k] == r.best)
+                best = k;
+        cr_assert_geq(best, 0);
+        uint32_t pruned[GAME_MAX_LEGAL], sum = 0;
+        mcts_prune_visits(r.n, r.visits, r.priors, r.q, best, set.c_puct, r.total + 1, 2, pruned);
+        for (int k = 0; k < r.n; k++)
+            sum += pruned[k];
+        float tsum = 0;
+        for (int k = 0; k < r.n; k++) {
+            cr_assert_eq(r.target[k], (float)pruned[k] / (float)sum);
+            tsum += r.target[k];
+        }
+        cr_assert_float_eq(tsum, 1.0f, 1e-5);
+        shrunk += sum < r.total;
+        cr_assert_eq(pruned[best], r.visits[best]);
+    }
+    cr_assert_gt(shrunk, 0, "pruning should take visits back somewhere");
+    /* Sampling follows the pruned target: a removed action is never drawn. */
+    mcts_result r = {.n = 3, .actions = {5, 9, 11}, .visits = {30, 2, 68}, .total = 100,
+                     .best = 11, .target = {0.25f, 0, 0.75f}, .pruned = true};
+    rng_t rng;
+    rng_seed(&rng, 2);
+    int count[3] = {0, 0, 0};
+    for (int i = 0; i < 20000; i++) {
+        int a = mcts_result_choose(&r, true, &rng);
+        count[a == 5 ? 0 : a == 9 ? 1 : 2]++;
+    }
+    /* Expected 5000 / 0 / 15000; sd sqrt(20000 * .25 * .75) = 61, 5 sd of slack. */
+    cr_assert_eq(count[1], 0);
+    cr_assert(abs(count[0] - 5000) < 5 * 61, "%d", count[0]);
+}
+
+Test(mcts, pruning_without_forced_playouts_is_refused)
+{
+    char err[128];
+    mcts_settings s = mcts_settings_default();
+    s.policy_pruning = true;
+    cr_assert_eq(mcts_settings_check(&s, err, sizeof err), KZ_EINVAL);
+    cr_assert(strstr(err, "forced_playouts_k"), "%s", err);
+    s.forced_playouts_k = -1;
+    cr_assert_eq(mcts_settings_check(&s, err, sizeof err), KZ_EINVAL);
+    s.forced_playouts_k = NAN;
+    cr_assert_eq(mcts_settings_check(&s, err, sizeof err), KZ_EINVAL);
+    s.forced_playouts_k = 2;
+    cr_assert_eq(mcts_settings_check(&s, err, sizeof err), 0);
+}

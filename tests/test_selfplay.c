@@ -132,6 +132,50 @@ Test(selfplay, plays_every_game_and_each_record_is_valid)
     s_collect_free(&c);
 }
 
+/* The policy recorded for game k's first move is the search's target
+ * (mcts_result.target) from the start with seed seed + k: pruned visits here,
+ * which differ from the plain visit shares in some game (the start has a win
+ * to find, so the children's values differ and pruning has work). */
+Test(selfplay, records_the_search_s_policy_target)
+{
+    const game_def *g = game_default();
+    collect c;
+    selfplay_config cfg = s_config(6, 3, 500);
+    cfg.search.simulations = 64;
+    cfg.search.forced_playouts_k = 2;
+    cfg.search.policy_pruning = true;
+    cfg.start_position = ".W....b............w.BB.. b"; /* a win to find: values differ */
+    s_run(&cfg, evaluator_uniform(g), &c, NULL);
+    game_state start;
+    char perr[100];
+    cr_assert_eq(g->parse_position(&start, cfg.start_position, perr, sizeof perr), 0);
+    int differ = 0;
+    for (int k = 0; k < 6; k++) {
+        const game_record *r = c.by_game[k];
+        cr_assert_not_null(r);
+        mcts_result res;
+        cr_assert_eq(mcts_search(g, &cfg.search, evaluator_uniform(g), &start, cfg.seed + (uint64_t)k,
+                                 &res), 0);
+        cr_assert(res.pruned);
+        const record_move *mv = &r->moves[0];
+        int j = 0;
+        for (int a = 0; a < res.n; a++) {
+            differ += res.target[a] != (float)res.visits[a] / (float)res.total;
+            if (res.target[a] <= 0)
+                continue;
+            cr_assert_lt(j, (int)mv->policy_n);
+            cr_assert_eq(r->policy_actions[mv->policy_off + j], res.actions[a]);
+            cr_assert_eq(r->policy[mv->policy_off + j], res.target[a], "game %d action %d", k, a);
+            j++;
+        }
+        cr_assert_eq(j, (int)mv->policy_n);
+        char err[200];
+        cr_assert_eq(record_validate(g, r, err, sizeof err), 0, "game %d: %s", k, err);
+    }
+    cr_assert_gt(differ, 0, "pruning should change some target");
+    s_collect_free(&c);
+}
+
 Test(selfplay, a_fixed_seed_reproduces_every_game)
 {
     const game_def *g = game_default();
@@ -409,6 +453,9 @@ Test(selfplay_cli, bad_input_gives_one_line_and_status_2)
     cr_assert(strstr(c.err, "--bogus"), "%s", c.err);
     cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --sims abc"), 2);
     cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --epsilon 2"), 2);
+    cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --policy-pruning"), 2);
+    cr_assert(strstr(c.err, "forced_playouts_k"), "%s", c.err);
+    cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --forced-playouts-k -1"), 2);
     cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --model nonexistent.kzm"), 2);
     cr_assert(strstr(c.err, "nonexistent.kzm"), "%s", c.err);
     cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --position bbb"), 2);
@@ -444,7 +491,8 @@ Test(selfplay_cli, help_describes_every_option)
     const char *flags[] = {"--model", "--games", "--out", "--parallel", "--sims", "--seed",
                            "--leaves", "--c-puct", "--alpha", "--epsilon", "--temp-plies",
                            "--fpu", "--no-reuse", "--cache", "--position", "--model-version",
-                           "--worker-id", "--threads", "--quiet"};
+                           "--worker-id", "--threads", "--quiet", "--forced-playouts-k",
+                           "--policy-pruning"};
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
         cr_assert(strstr(c.out, flags[i]), "help lacks %s", flags[i]);
     cr_assert_eq(s_kz(&c, "records --help"), 0);

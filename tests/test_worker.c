@@ -62,6 +62,7 @@ Test(worker, bad_settings_exit_2_with_one_line)
         {"--drain_s=-1", "drain_s"},
         {"--game=chess", "chess"},
         {"--max_pending=many", "max_pending"},
+        {"--policy_pruning=true", "forced_playouts_k"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(log, sizeof log, "%s/bad%zu.log", h.dir, i);
@@ -91,7 +92,8 @@ Test(worker, bad_settings_exit_2_with_one_line)
     cr_expect_eq(s_run_alone(hargs, log), 0);
     static const char *const keys[] = {"--endpoint", "--sub_endpoint", "--parallel",
                                        "--simulations", "--threads", "--model_cache_dir",
-                                       "--timeout_ms", "--max_pending", "--worker_id", "--seed"};
+                                       "--timeout_ms", "--max_pending", "--worker_id", "--seed",
+                                       "--forced_playouts_k", "--policy_pruning"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_expect_eq(harness_count(log, keys[i]) > 0, true, "--help lacks %s", keys[i]);
     harness_fini(&h);

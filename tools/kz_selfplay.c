@@ -101,6 +101,10 @@ int cmd_selfplay(int argc, char **argv)
         "  --fpu X            first-play reduction (default 0.25)\n"
         "  --no-reuse         do not keep the subtree of the played action\n"
         "  --cache N          evaluation cache entries, 0 = off (default 32768)\n"
+        "  --forced-playouts-k K  KataGo forced playouts at the root, sqrt(K P N)\n"
+        "                     visits per visited child, 0 = off (default 0; KataGo 2)\n"
+        "  --policy-pruning   record the policy target with the forced playouts pruned\n"
+        "                     (needs --forced-playouts-k)\n"
         "  --position P       start every game from the R20 position P\n"
         "  --model-version V  version number to record (default: the model's, 0 for uniform)\n"
         "  --worker-id ID     recorded in every game (default kz-selfplay)\n"
@@ -110,7 +114,7 @@ int cmd_selfplay(int argc, char **argv)
         "the ones in progress (a second Ctrl-C quits at once).\n";
     enum { O_MODEL = 256, O_GAMES, O_OUT, O_PARALLEL, O_SIMS, O_SEED, O_LEAVES, O_CPUCT,
            O_ALPHA, O_EPS, O_TEMP, O_FPU, O_NOREUSE, O_CACHE, O_POSITION, O_MVER, O_WORKER,
-           O_QUIET, O_THREADS, O_HELP };
+           O_QUIET, O_THREADS, O_FORCED, O_PRUNING, O_HELP };
     static const struct option opts[] = {
         {"model", required_argument, NULL, O_MODEL},
         {"games", required_argument, NULL, O_GAMES},
@@ -131,6 +135,8 @@ int cmd_selfplay(int argc, char **argv)
         {"worker-id", required_argument, NULL, O_WORKER},
         {"quiet", no_argument, NULL, O_QUIET},
         {"threads", required_argument, NULL, O_THREADS},
+        {"forced-playouts-k", required_argument, NULL, O_FORCED},
+        {"policy-pruning", no_argument, NULL, O_PRUNING},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -209,6 +215,13 @@ int cmd_selfplay(int argc, char **argv)
                 return kz_usage_error("selfplay: --cache must be from 0 to 16777216, not '%s'", arg);
             cfg.search.cache_entries = (int)v;
             break;
+        case O_FORCED:
+            if (parse_double(arg, 0, 100, &d))
+                return kz_usage_error("selfplay: --forced-playouts-k must be in [0, 100], not "
+                                      "'%s'", arg);
+            cfg.search.forced_playouts_k = (float)d;
+            break;
+        case O_PRUNING: cfg.search.policy_pruning = true; break;
         case O_POSITION: cfg.start_position = arg; break;
         case O_MVER:
             if (parse_long(arg, 0, UINT32_MAX, &mver))

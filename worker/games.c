@@ -61,20 +61,39 @@ struct games {
     games_stats st;            /* counters (search counters of dead engines folded in) */
 };
 
-static void s_settings(const games *gm, int purpose, int sims, mcts_settings *s)
+static void s_settings_of(const worker_config *cfg, int purpose, int sims, mcts_settings *s)
 {
     *s = mcts_settings_default();
     s->simulations = sims;
-    s->c_puct = (float)gm->cfg.c_puct;
-    s->dirichlet_alpha = (float)gm->cfg.dirichlet_alpha;
-    s->dirichlet_epsilon = purpose == PURPOSE_ARENA ? 0.0f : (float)gm->cfg.dirichlet_epsilon;
-    s->temperature_plies = (int)(purpose == PURPOSE_ARENA ? gm->cfg.arena_temperature_plies
-                                                          : gm->cfg.temperature_plies);
-    s->fpu = (float)gm->cfg.fpu;
-    s->leaves_per_tree = (int)gm->cfg.leaves_per_tree;
+    s->c_puct = (float)cfg->c_puct;
+    s->dirichlet_alpha = (float)cfg->dirichlet_alpha;
+    s->dirichlet_epsilon = purpose == PURPOSE_ARENA ? 0.0f : (float)cfg->dirichlet_epsilon;
+    s->temperature_plies = (int)(purpose == PURPOSE_ARENA ? cfg->arena_temperature_plies
+                                                          : cfg->temperature_plies);
+    s->fpu = (float)cfg->fpu;
+    s->leaves_per_tree = (int)cfg->leaves_per_tree;
     s->reuse_tree = true;
-    s->cache_entries = (int)gm->cfg.cache_entries;
+    s->cache_entries = (int)cfg->cache_entries;
     s->tree_nodes = 0;
+    /* Forced playouts serve the training target: arena games play without them. */
+    s->forced_playouts_k = purpose == PURPOSE_ARENA ? 0.0f : (float)cfg->forced_playouts_k;
+    s->policy_pruning = purpose == PURPOSE_ARENA ? false : cfg->policy_pruning;
+}
+
+static void s_settings(const games *gm, int purpose, int sims, mcts_settings *s)
+{
+    s_settings_of(&gm->cfg, purpose, sims, s);
+}
+
+int games_check_settings(const worker_config *cfg, char *err, size_t errlen)
+{
+    mcts_settings s;
+    for (int purpose = PURPOSE_SELFPLAY; purpose <= PURPOSE_ARENA; purpose++) {
+        s_settings_of(cfg, purpose, 200, &s);
+        if (mcts_settings_check(&s, err, errlen))
+            return KZ_EINVAL;
+    }
+    return 0;
 }
 
 games *games_new(const game_def *g, const worker_config *cfg, const char *worker_id,
@@ -336,10 +355,11 @@ static int s_settle(games *gm, int i, games_done_fn fn, void *ctx)
             shares[0] = 1;
             n = 1;
         } else {
+            /* The policy target: visits / total, or pruned visits (mcts.h). */
             for (int k = 0; k < res.n; k++)
-                if (res.visits[k] > 0) {
+                if (res.target[k] > 0) {
                     acts[n] = res.actions[k];
-                    shares[n] = (float)res.visits[k] / (float)res.total;
+                    shares[n] = res.target[k];
                     n++;
                 }
         }

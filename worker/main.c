@@ -43,6 +43,10 @@ static const config_option s_options[] = {
      "leaves each tree adds to a network batch (virtual loss)"},
     {"cache_entries", CONFIG_INT, "65536", 0, 16777216, O(cache_entries),
      "evaluation cache entries per search (0 = off)"},
+    {"forced_playouts_k", CONFIG_DOUBLE, "0", 0, 100, O(forced_playouts_k),
+     "self-play: KataGo forced playouts sqrt(k P N) at the root, 0 = off (KataGo: 2)"},
+    {"policy_pruning", CONFIG_BOOL, "false", 0, 0, O(policy_pruning),
+     "self-play: prune the forced playouts from the recorded policy (needs k > 0)"},
     {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads (one worker per core: 1)"},
     {"model_cache_dir", CONFIG_STRING, "./var/models", 0, 0, O(model_cache_dir),
      "directory of cached model blobs (shared by workers is fine); \"\" = memory only"},
@@ -504,6 +508,10 @@ int main(int argc, char **argv)
     }
     if (w.cfg.sub_endpoint[0] && wire_endpoint_check(w.cfg.sub_endpoint, false, err, sizeof err)) {
         fprintf(stderr, "kz-worker: sub_endpoint: %s\n", err);
+        return 2;
+    }
+    if (games_check_settings(&w.cfg, err, sizeof err)) {
+        fprintf(stderr, "kz-worker: %s\n", err);
         return 2;
     }
     config_log(s_options, N_OPTIONS, &w.cfg);

@@ -47,6 +47,8 @@ typedef struct worker_config {
     double fpu;                           /* first-play urgency reduction */
     long leaves_per_tree;                 /* leaves per tree per batch */
     long cache_entries;                   /* evaluation cache entries */
+    double forced_playouts_k;             /* self-play: forced playouts, 0 off */
+    bool policy_pruning;                  /* self-play: prune them from the target */
     long threads;                         /* OpenBLAS threads */
     char model_cache_dir[CONFIG_STR_MAX]; /* disk cache, "" none */
     long model_cache_keep;                /* model files kept */
@@ -129,6 +131,9 @@ typedef struct games games;
 /* A finished game: r is borrowed for the call. Nonzero stops games_step. */
 typedef int (*games_done_fn)(void *ctx, const game_record *r, uint32_t arena_slot);
 
+/* Checks the search settings of cfg as self-play and arena games would use
+ * them (mcts_settings_check): 0, or KZ_EINVAL with a one-line reason in err. */
+int games_check_settings(const worker_config *cfg, char *err, size_t errlen);
 /* G = cfg->parallel slots for game g. worker_id is recorded in every game.
  * NULL with a reason in err on bad search settings or no memory. */
 games *games_new(const game_def *g, const worker_config *cfg, const char *worker_id,
