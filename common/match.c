@@ -107,8 +107,10 @@ static void s_mle(const double *p, const double *x, int k, double s, double *q)
  * (fishtest's LLR_logistic: results_to_pdf, then N' sum p_i log(q1_i / q0_i)). */
 static double s_llr(const int *counts, int k, double elo0, double elo1)
 {
-    assert(elo0 < elo1 && k <= MATCH_PENTA);
-    double c[MATCH_PENTA], x[MATCH_PENTA], p[MATCH_PENTA], q0[MATCH_PENTA], q1[MATCH_PENTA];
+    assert(elo0 < elo1 && k >= 2 && k <= MATCH_PENTA);
+    /* Zeroed only for gcc -O1, which cannot see that k >= 2 fills them. */
+    double c[MATCH_PENTA] = {0}, x[MATCH_PENTA] = {0}, p[MATCH_PENTA] = {0};
+    double q0[MATCH_PENTA], q1[MATCH_PENTA];
     double n = 0;
     for (int i = 0; i < k; i++) {
         assert(counts[i] >= 0);
