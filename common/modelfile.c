@@ -215,16 +215,16 @@ static int s_check_tensor(const Kz__Tensor *t, const model_tensor_info *ti, cons
         s_shape_str(got, sizeof got, t->shape, t->n_shape > 8 ? 8 : t->n_shape);
         s_shape_str(need, sizeof need, want, (size_t)ti->ndim);
         return err_set(err, errlen, KZ_ECORRUPT,
-                      "tensor '%s' has shape %s, the architecture needs %s", what, got, need);
+                       "tensor '%s' has shape %s, the architecture needs %s", what, got, need);
     }
     if (t->n_data != ti->size)
         return err_set(err, errlen, KZ_ECORRUPT, "tensor '%s' has %zu values, its shape needs %zu",
-                      what, t->n_data, ti->size);
+                       what, t->n_data, ti->size);
     for (size_t i = 0; i < t->n_data; i++)
         if (!isfinite(t->data[i]) || (nonneg && t->data[i] < 0))
             return err_set(err, errlen, KZ_ECORRUPT, "tensor '%s' holds %s value %g at index %zu",
-                          what, isfinite(t->data[i]) ? "a negative" : "a non-finite",
-                          (double)t->data[i], i);
+                           what, isfinite(t->data[i]) ? "a negative" : "a non-finite",
+                           (double)t->data[i], i);
     return 0;
 }
 
@@ -256,7 +256,7 @@ static int s_arch_from_msg(const Kz__ModelArch *ma, model_arch *a, char *err, si
         return err_set(err, errlen, KZ_ECORRUPT, "invalid %s", why);
     if (!(isfinite(ma->bn_eps) && ma->bn_eps > 0 && ma->bn_eps <= 1))
         return err_set(err, errlen, KZ_ECORRUPT, "invalid batch-norm epsilon %g",
-                      (double)ma->bn_eps);
+                       (double)ma->bn_eps);
     return 0;
 }
 
@@ -338,7 +338,7 @@ static int s_load_optimizer(model *m, const Kz__OptimizerState *os, char *err, s
             model_tensor_info_get(m, i, &ti);
             if (ti.kind != MODEL_TENSOR_STAT && !seen[s][i])
                 return err_set(err, errlen, KZ_ECORRUPT, "optimizer tensor '%s/%s' is missing",
-                              s_slot_names[kind - 1][s], ti.name);
+                               s_slot_names[kind - 1][s], ti.name);
         }
     return 0;
 }
@@ -353,30 +353,30 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
         return err_set(err, errlen, KZ_ECORRUPT, "not a model file (no KZMODEL magic)");
     if (len < MODELFILE_HEADER_BYTES)
         return err_set(err, errlen, KZ_ECORRUPT,
-                      "truncated: %zu bytes, shorter than the %d-byte header", len,
-                      MODELFILE_HEADER_BYTES);
+                       "truncated: %zu bytes, shorter than the %d-byte header", len,
+                       MODELFILE_HEADER_BYTES);
     uint32_t format = s_get32(buf + 8), flags = s_get32(buf + 12);
     uint64_t plen = s_get64(buf + 16), sum = s_get64(buf + 24);
     if (format != MODELFILE_FORMAT)
         return err_set(err, errlen, KZ_EVERSION,
-                      "unknown model format version %u (this build reads version %d)", format,
-                      MODELFILE_FORMAT);
+                       "unknown model format version %u (this build reads version %d)", format,
+                       MODELFILE_FORMAT);
     if (flags & ~MODELFILE_FLAG_CHECKPOINT)
         return err_set(err, errlen, KZ_ECORRUPT, "corrupt: unknown header flags 0x%x", flags);
     size_t have = len - MODELFILE_HEADER_BYTES;
     if (plen > have)
         return err_set(err, errlen, KZ_ECORRUPT,
-                      "truncated: the header announces %llu payload bytes, %zu are present",
-                      (unsigned long long)plen, have);
+                       "truncated: the header announces %llu payload bytes, %zu are present",
+                       (unsigned long long)plen, have);
     if (plen < have)
         return err_set(err, errlen, KZ_ECORRUPT, "corrupt: %zu unexpected bytes after the payload",
-                      have - (size_t)plen);
+                       have - (size_t)plen);
     const uint8_t *payload = buf + MODELFILE_HEADER_BYTES;
     uint64_t got = hash_bytes(payload, (size_t)plen, 0);
     if (got != sum)
         return err_set(err, errlen, KZ_ECORRUPT,
-                      "corrupt: payload checksum mismatch (header %016llx, data %016llx)",
-                      (unsigned long long)sum, (unsigned long long)got);
+                       "corrupt: payload checksum mismatch (header %016llx, data %016llx)",
+                       (unsigned long long)sum, (unsigned long long)got);
     /* Step 2. The payload. */
     Kz__ModelFile *mf = kz__model_file__unpack(NULL, (size_t)plen, payload);
     if (!mf)
@@ -401,14 +401,14 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
     uint64_t floats = model_arch_float_count(&a);
     if (floats * sizeof(float) > plen) {
         rc = err_set(err, errlen, KZ_ECORRUPT,
-                    "corrupt: the architecture needs %llu floats, the payload has %llu bytes",
-                    (unsigned long long)floats, (unsigned long long)plen);
+                     "corrupt: the architecture needs %llu floats, the payload has %llu bytes",
+                     (unsigned long long)floats, (unsigned long long)plen);
         goto out;
     }
     bool ckpt = flags & MODELFILE_FLAG_CHECKPOINT;
     if (ckpt != (mf->optimizer != NULL)) {
         rc = err_set(err, errlen, KZ_ECORRUPT, "corrupt: the checkpoint flag says %s",
-                    ckpt ? "optimizer state, there is none" : "none, there is optimizer state");
+                     ckpt ? "optimizer state, there is none" : "none, there is optimizer state");
         goto out;
     }
     /* Step 3. Tensors, checksum, optimizer state, metadata. */
@@ -422,8 +422,8 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
     uint64_t wsum = model_checksum(m);
     if (wsum != mf->weights_checksum) {
         rc = err_set(err, errlen, KZ_ECORRUPT,
-                    "corrupt: weights checksum mismatch (stored %016llx, computed %016llx)",
-                    (unsigned long long)mf->weights_checksum, (unsigned long long)wsum);
+                     "corrupt: weights checksum mismatch (stored %016llx, computed %016llx)",
+                     (unsigned long long)mf->weights_checksum, (unsigned long long)wsum);
         goto out;
     }
     if (mf->optimizer && (rc = s_load_optimizer(m, mf->optimizer, err, errlen)) != 0)

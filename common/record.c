@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,64 +249,121 @@ static int s_copy_str(char *dst, size_t cap, const char *src)
     return 0;
 }
 
-int record_unpack(const uint8_t *data, size_t len, game_record *r, char *err, size_t errlen)
+/* Fills *rep with a fault and its message; returns rc. */
+static int s_report(record_report *rep, int rc, int fault, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int s_report(record_report *rep, int rc, int fault, const char *fmt, ...)
 {
-    record_clear(r);
-    if (len > RECORD_MAX_BYTES)
-        return err_set(err, errlen, KZ_ECORRUPT, "record of %zu bytes exceeds the limit of %u", len,
-                     RECORD_MAX_BYTES);
-    Kz__GameRecord *gr = kz__game_record__unpack(NULL, len, data);
-    if (!gr)
-        return err_set(err, errlen, KZ_ECORRUPT, "bytes do not decode as a GameRecord");
-    int rc = KZ_ECORRUPT;
-    if (gr->game_id.len != RECORD_ID_BYTES) {
-        err_set(err, errlen, rc, "game id has %zu bytes, not %d", gr->game_id.len, RECORD_ID_BYTES);
-        goto out;
+    va_list ap;
+    va_start(ap, fmt);
+    err_vset(rep->msg, sizeof rep->msg, rc, fmt, ap);
+    va_end(ap);
+    rep->fault = fault;
+    return rc;
+}
+
+struct record_decoder {
+    uint8_t *arena;  /* protobuf-c's structures of the record in hand */
+    size_t cap;      /* bytes of arena */
+    size_t used;     /* bytes handed out for the record in hand */
+};
+
+/* protobuf-c allocator over the decoder's arena: unpacking a record costs no
+ * malloc unless it outgrows the arena (then plain malloc, released through
+ * free_unpacked as usual). */
+static void *s_arena_alloc(void *data, size_t size)
+{
+    record_decoder *d = data;
+    size_t aligned = (size + 15) & ~(size_t)15;
+    if (aligned <= d->cap - d->used) {
+        void *p = d->arena + d->used;
+        d->used += aligned;
+        return p;
     }
+    return malloc(size);
+}
+
+static void s_arena_free(void *data, void *p)
+{
+    record_decoder *d = data;
+    if ((uint8_t *)p >= d->arena && (uint8_t *)p < d->arena + d->cap)
+        return; /* released all at once when the next record starts */
+    free(p);
+}
+
+record_decoder *record_decoder_new(void)
+{
+    record_decoder *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    /* Unpacked records take a few times their encoded size; 4 MiB covers
+     * ordinary ones, bigger ones spill to malloc. */
+    d->cap = 4u << 20;
+    d->arena = malloc(d->cap);
+    if (!d->arena)
+        record_decoder_destroy(&d);
+    return d;
+}
+
+void record_decoder_destroy(record_decoder **pd)
+{
+    if (!pd || !*pd)
+        return;
+    free((*pd)->arena);
+    free(*pd);
+    *pd = NULL;
+}
+
+/* The fields of a decoded GameRecord, checked, into r. */
+static int s_decode_fields(const Kz__GameRecord *gr, game_record *r, record_report *rep)
+{
+    const int rc = KZ_ECORRUPT;
+    if (gr->game_id.len != RECORD_ID_BYTES)
+        return s_report(rep, rc, RECORD_FAULT_MALFORMED, "game id has %zu bytes, not %d",
+                        gr->game_id.len, RECORD_ID_BYTES);
     memcpy(r->id, gr->game_id.data, RECORD_ID_BYTES);
-    if (s_copy_str(r->game, sizeof r->game, gr->game) ||
-        s_copy_str(r->start_position, sizeof r->start_position, gr->start_position) ||
-        s_copy_str(r->worker_id, sizeof r->worker_id, gr->worker_id)) {
-        err_set(err, errlen, rc, "a string field (game, start position, worker id) is too long");
-        goto out;
-    }
-    if (gr->kind != KZ__GAME_KIND__GAME_KIND_SELFPLAY && gr->kind != KZ__GAME_KIND__GAME_KIND_ARENA) {
-        err_set(err, errlen, rc, "unknown game kind %d", (int)gr->kind);
-        goto out;
-    }
+    rep->has_id = true;
+    if (s_copy_str(r->game, sizeof r->game, gr->game))
+        return s_report(rep, rc, RECORD_FAULT_WRONG_GAME, "game name longer than %zu bytes",
+                        sizeof r->game - 1);
+    if (s_copy_str(r->start_position, sizeof r->start_position, gr->start_position))
+        return s_report(rep, rc, RECORD_FAULT_MALFORMED, "start position longer than %zu bytes",
+                        sizeof r->start_position - 1);
+    if (s_copy_str(r->worker_id, sizeof r->worker_id, gr->worker_id))
+        return s_report(rep, rc, RECORD_FAULT_MALFORMED, "worker_id longer than %zu bytes",
+                        sizeof r->worker_id - 1);
+    if (gr->kind != KZ__GAME_KIND__GAME_KIND_SELFPLAY && gr->kind != KZ__GAME_KIND__GAME_KIND_ARENA)
+        return s_report(rep, rc, RECORD_FAULT_MALFORMED, "unknown game kind %d", (int)gr->kind);
     r->kind = gr->kind == KZ__GAME_KIND__GAME_KIND_ARENA ? RECORD_ARENA : RECORD_SELFPLAY;
     r->model_version = gr->model_version;
     r->opponent_version = gr->opponent_version;
-    if (gr->candidate_player < 0 || gr->candidate_player > 1) {
-        err_set(err, errlen, rc, "candidate player %d is not 0 or 1", (int)gr->candidate_player);
-        goto out;
-    }
-    r->candidate_player = gr->candidate_player;
-    if (gr->winner < -1 || gr->winner > 1) {
-        err_set(err, errlen, rc, "winner %d is not -1, 0 or 1", (int)gr->winner);
-        goto out;
-    }
-    r->winner = gr->winner;
-    r->reason = s_reason_from_name(gr->reason);
-    if (r->reason < 0) {
-        char shown[44];
-        err_set(err, errlen, rc, "unknown end reason '%s'",
-              text_printable(shown, sizeof shown, gr->reason, SIZE_MAX));
-        goto out;
-    }
     r->seed = gr->seed;
     r->started_ms = gr->started_ms;
     r->finished_ms = gr->finished_ms;
     r->plies = gr->plies;
+    if (gr->candidate_player < 0 || gr->candidate_player > 1)
+        return s_report(rep, rc, r->kind == RECORD_ARENA ? RECORD_FAULT_ARENA
+                                                         : RECORD_FAULT_MALFORMED,
+                        "candidate_player %d is not 0 or 1", (int)gr->candidate_player);
+    r->candidate_player = gr->candidate_player;
+    if (gr->winner < -1 || gr->winner > 1)
+        return s_report(rep, rc, RECORD_FAULT_MALFORMED, "winner %d is not -1, 0 or 1",
+                        (int)gr->winner);
+    r->winner = gr->winner;
+    r->reason = s_reason_from_name(gr->reason);
+    if (r->reason < 0) {
+        char shown[44];
+        r->reason = GAME_REASON_NONE;
+        return s_report(rep, rc, RECORD_FAULT_WRONG_RESULT, "unknown end reason '%s'",
+                        text_printable(shown, sizeof shown, gr->reason, SIZE_MAX));
+    }
     if (gr->settings) {
         const Kz__SearchSettings *ss = gr->settings;
         if (ss->simulations > 100000000 || ss->temperature_plies > 100000000 ||
             ss->virtual_loss_leaves > 65536 || !isfinite(ss->c_puct) ||
             !isfinite(ss->dirichlet_alpha) || !isfinite(ss->dirichlet_epsilon) ||
-            !isfinite(ss->fpu)) {
-            err_set(err, errlen, rc, "search settings out of range");
-            goto out;
-        }
+            !isfinite(ss->fpu))
+            return s_report(rep, rc, RECORD_FAULT_MALFORMED, "search settings out of range");
         r->settings.simulations = (int)ss->simulations;
         r->settings.c_puct = ss->c_puct;
         r->settings.dirichlet_alpha = ss->dirichlet_alpha;
@@ -315,140 +373,273 @@ int record_unpack(const uint8_t *data, size_t len, game_record *r, char *err, si
         r->settings.leaves_per_tree = (int)ss->virtual_loss_leaves;
         r->settings.reuse_tree = !ss->no_tree_reuse;
     }
-    if (gr->n_moves > RECORD_MAX_MOVES) {
-        err_set(err, errlen, rc, "%zu moves exceed the limit of %d", gr->n_moves, RECORD_MAX_MOVES);
-        goto out;
-    }
+    return 0;
+}
+
+/* The moves of a decoded GameRecord, checked, appended to r. */
+static int s_decode_moves(const Kz__GameRecord *gr, game_record *r, record_report *rep)
+{
+    const int rc = KZ_ECORRUPT;
+    if (gr->n_moves > RECORD_MAX_MOVES)
+        return s_report(rep, rc, RECORD_FAULT_OVERSIZED, "%zu moves exceed the limit of %d",
+                        gr->n_moves, RECORD_MAX_MOVES);
+    /* Room for all moves at once (no growth per move). */
+    size_t entries = 0;
+    for (size_t k = 0; k < gr->n_moves; k++)
+        entries += gr->moves[k]->n_policy;
+    if (s_reserve_moves(r, (int)gr->n_moves) ||
+        (entries <= UINT32_MAX && s_reserve_policy(r, (uint32_t)entries)))
+        return s_report(rep, KZ_ENOMEM, RECORD_FAULT_MALFORMED, "out of memory");
     for (size_t k = 0; k < gr->n_moves; k++) {
         const Kz__MoveRecord *m = gr->moves[k];
-        if (m->action > UINT16_MAX) {
-            err_set(err, errlen, rc, "move %zu: action %u out of range", k + 1, m->action);
-            goto out;
-        }
-        if (m->n_policy_actions != m->n_policy || m->n_policy > GAME_MAX_LEGAL) {
-            err_set(err, errlen, rc, "move %zu: %zu policy actions but %zu shares (at most %d)",
-                  k + 1, m->n_policy_actions, m->n_policy, GAME_MAX_LEGAL);
-            goto out;
-        }
-        if (!isfinite(m->root_value)) {
-            err_set(err, errlen, rc, "move %zu: root value is not a finite number", k + 1);
-            goto out;
-        }
-        uint16_t acts[GAME_MAX_LEGAL];
+        if (m->action > UINT16_MAX)
+            return s_report(rep, rc, RECORD_FAULT_ILLEGAL_ACTION,
+                            "move %zu: action %u out of range", k + 1, m->action);
+        if (m->n_policy_actions != m->n_policy || m->n_policy > GAME_MAX_LEGAL)
+            return s_report(rep, rc, RECORD_FAULT_MALFORMED,
+                            "move %zu: %zu policy actions but %zu shares (at most %d)", k + 1,
+                            m->n_policy_actions, m->n_policy, GAME_MAX_LEGAL);
+        if (!isfinite(m->root_value))
+            return s_report(rep, rc, RECORD_FAULT_NAN,
+                            "move %zu: root value is not a finite number", k + 1);
+        uint16_t *acts = r->policy_actions + r->n_policy;
         for (size_t j = 0; j < m->n_policy; j++) {
-            if (m->policy_actions[j] > UINT16_MAX || !isfinite(m->policy[j])) {
-                err_set(err, errlen, rc, "move %zu: policy entry %zu out of range", k + 1, j + 1);
-                goto out;
-            }
+            if (!isfinite(m->policy[j]))
+                return s_report(rep, rc, RECORD_FAULT_NAN,
+                                "move %zu: policy share %zu is not a finite number", k + 1, j + 1);
+            if (m->policy_actions[j] > UINT16_MAX)
+                return s_report(rep, rc, RECORD_FAULT_POLICY_ILLEGAL,
+                                "move %zu: policy entry %zu out of range", k + 1, j + 1);
             acts[j] = (uint16_t)m->policy_actions[j];
         }
-        if (record_add_move(r, (int)m->action, m->forced, m->root_value, (int)m->n_policy, acts,
-                            m->policy) != 0) {
-            rc = err_set(err, errlen, KZ_ENOMEM, "out of memory");
-            goto out;
-        }
+        memcpy(r->policy + r->n_policy, m->policy, m->n_policy * sizeof *r->policy);
+        r->moves[r->n_moves++] = (record_move){(uint16_t)m->action, m->forced, m->root_value,
+                                               r->n_policy, (uint16_t)m->n_policy};
+        r->n_policy += (uint32_t)m->n_policy;
     }
-    rc = 0;
-out:
-    kz__game_record__free_unpacked(gr, NULL);
-    if (rc != 0)
+    return 0;
+}
+
+int record_decode(record_decoder *d, const uint8_t *data, size_t len, game_record *r,
+                  record_report *rep)
+{
+    *rep = (record_report){RECORD_FAULT_NONE, false, ""};
+    record_clear(r);
+    if (len > RECORD_MAX_BYTES)
+        return s_report(rep, KZ_ECORRUPT, RECORD_FAULT_OVERSIZED,
+                        "record of %zu bytes exceeds the limit of %u", len, RECORD_MAX_BYTES);
+    ProtobufCAllocator alloc = {s_arena_alloc, s_arena_free, d};
+    if (d)
+        d->used = 0;
+    Kz__GameRecord *gr = kz__game_record__unpack(d ? &alloc : NULL, len, data);
+    if (!gr)
+        return s_report(rep, KZ_ECORRUPT, RECORD_FAULT_MALFORMED,
+                        "bytes do not decode as a GameRecord (%zu bytes)", len);
+    int rc = s_decode_fields(gr, r, rep);
+    if (rc == 0)
+        rc = s_decode_moves(gr, r, rep);
+    kz__game_record__free_unpacked(gr, d ? &alloc : NULL);
+    return rc;
+}
+
+int record_unpack(const uint8_t *data, size_t len, game_record *r, char *err, size_t errlen)
+{
+    record_report rep;
+    int rc = record_decode(NULL, data, len, r, &rep);
+    if (rc != 0) {
         record_clear(r);
+        err_set(err, errlen, rc, "%s", rep.msg);
+    }
     return rc;
 }
 
 /* --- rules ------------------------------------------------------------------------ */
 
-/* Replays r; on success *final holds the state after the last move. */
-static int s_check(const game_def *g, const game_record *r, game_state *final, char *err,
-                   size_t errlen)
+void record_check_opts_default(record_check_opts *o)
+{
+    *o = (record_check_opts){.policy_tolerance = 1e-3, .max_moves = RECORD_MAX_MOVES};
+}
+
+/* The error code of a rules fault. */
+static int s_fault_rc(int fault)
+{
+    switch (fault) {
+    case RECORD_FAULT_ILLEGAL_ACTION:
+    case RECORD_FAULT_POLICY_ILLEGAL: return KZ_EILLEGAL;
+    case RECORD_FAULT_WRONG_GAME: return KZ_EMISMATCH;
+    default: return KZ_EINVAL;
+    }
+}
+
+/* A rules fault into *rep; returns its error code. */
+#define S_FAULT(rep, fault, ...) s_report((rep), s_fault_rc(fault), (fault), __VA_ARGS__)
+
+/* The record-wide checks that come before the replay. */
+static int s_check_header(const game_def *g, const game_record *r, const record_check_opts *o,
+                          record_report *rep)
 {
     if (strcmp(r->game, g->name) != 0) {
         char shown[sizeof r->game];
-        return err_set(err, errlen, KZ_EMISMATCH, "record is for game '%s', not '%s'",
-                     text_printable(shown, sizeof shown, r->game, sizeof r->game), g->name);
+        return S_FAULT(rep, RECORD_FAULT_WRONG_GAME, "record is for game '%s', not '%s'",
+                       text_printable(shown, sizeof shown, r->game, sizeof r->game), g->name);
     }
+    if (r->n_moves < 0 || (uint32_t)r->n_moves > o->max_moves)
+        return S_FAULT(rep, RECORD_FAULT_OVERSIZED, "%d moves, at most %u", r->n_moves,
+                       o->max_moves);
+    uint32_t known = o->known_models;
+    if (o->check_models) {
+        if (r->model_version == 0 || r->model_version > known)
+            return S_FAULT(rep, RECORD_FAULT_UNKNOWN_MODEL, "model version %u unknown (latest %u)",
+                           r->model_version, known);
+        if (r->kind == RECORD_ARENA && (r->opponent_version == 0 || r->opponent_version > known))
+            return S_FAULT(rep, RECORD_FAULT_UNKNOWN_MODEL,
+                           "opponent version %u unknown (latest %u)", r->opponent_version, known);
+        if (r->kind == RECORD_ARENA && r->opponent_version == r->model_version)
+            return S_FAULT(rep, RECORD_FAULT_ARENA, "arena of version %u against itself",
+                           r->model_version);
+    }
+    return 0;
+}
+
+/* Move k (0-based) in state s, whose n_legal legal actions ascend. */
+static int s_check_move(const game_def *g, const game_record *r, const record_check_opts *o,
+                        int k, const game_state *s, const uint16_t *legal, int n_legal,
+                        record_report *rep)
+{
+    const record_move *m = &r->moves[k];
+    int ply = g->ply(s);
+    /* Step 1. NaN and infinity first: they would confuse every later check. */
+    if (!isfinite(m->root_value))
+        return S_FAULT(rep, RECORD_FAULT_NAN, "move %d (ply %d): root value is %f", k + 1, ply,
+                       (double)m->root_value);
+    if (!(m->root_value >= -1.0001f && m->root_value <= 1.0001f))
+        return S_FAULT(rep, RECORD_FAULT_MALFORMED, "move %d (ply %d): root value %g outside "
+                       "[-1, 1]", k + 1, ply, (double)m->root_value);
+    const uint16_t *pa = r->policy_actions + m->policy_off;
+    const float *pv = r->policy + m->policy_off;
+    for (int j = 0; j < m->policy_n; j++)
+        if (!isfinite(pv[j]))
+            return S_FAULT(rep, RECORD_FAULT_NAN, "move %d (ply %d): policy share %d is %f",
+                           k + 1, ply, j + 1, (double)pv[j]);
+    /* Step 2. Policy actions ascending, unique and legal. */
+    int li = 0; /* merge pointer: both lists ascend */
+    char name[32];
+    for (int j = 0; j < m->policy_n; j++) {
+        if (j > 0 && pa[j] <= pa[j - 1])
+            return S_FAULT(rep, RECORD_FAULT_MALFORMED,
+                           "move %d (ply %d): policy actions not ascending and unique", k + 1,
+                           ply);
+        while (li < n_legal && legal[li] < pa[j])
+            li++;
+        if (li == n_legal || legal[li] != pa[j]) {
+            g->format_action(pa[j] < g->action_count ? pa[j] : 0, name, sizeof name);
+            return S_FAULT(rep, RECORD_FAULT_POLICY_ILLEGAL,
+                           "move %d (ply %d): policy on illegal action %u (%s)", k + 1, ply,
+                           pa[j], pa[j] < g->action_count ? name : "out of range");
+        }
+    }
+    /* Step 3. Shares in [0, 1] summing to 1. */
+    double sum = 0;
+    for (int j = 0; j < m->policy_n; j++) {
+        if (!(pv[j] >= 0 && pv[j] <= 1))
+            return S_FAULT(rep, RECORD_FAULT_POLICY_SUM,
+                           "move %d (ply %d): policy share %g outside [0, 1]", k + 1, ply,
+                           (double)pv[j]);
+        sum += pv[j];
+    }
+    if (m->policy_n > 0 && fabs(sum - 1.0) > o->policy_tolerance)
+        return S_FAULT(rep, RECORD_FAULT_POLICY_SUM, "move %d (ply %d): policy sums to %.6f, not 1",
+                       k + 1, ply, sum);
+    /* Step 4. The forced flag and the action. */
+    if (m->forced && n_legal != 1)
+        return S_FAULT(rep, RECORD_FAULT_MALFORMED,
+                       "move %d (ply %d): marked forced with %d legal actions", k + 1, ply,
+                       n_legal);
+    bool found = false;
+    for (int j = 0; j < n_legal && !found; j++)
+        found = legal[j] == m->action;
+    if (!found) {
+        g->format_action(m->action < g->action_count ? m->action : 0, name, sizeof name);
+        return S_FAULT(rep, RECORD_FAULT_ILLEGAL_ACTION, "move %d (ply %d): action %u (%s) is "
+                       "illegal", k + 1, ply, m->action,
+                       m->action < g->action_count ? name : "out of range");
+    }
+    return 0;
+}
+
+/* Replays r; on success *final holds the state after the last move. */
+static int s_check(const game_def *g, const game_record *r, const record_check_opts *o,
+                   record_visit_fn fn, void *ctx, game_state *final, record_report *rep)
+{
+    record_check_opts def;
+    if (!o) {
+        record_check_opts_default(&def);
+        o = &def;
+    }
+    *rep = (record_report){RECORD_FAULT_NONE, false, ""};
+    int rc = s_check_header(g, r, o, rep);
+    if (rc != 0)
+        return rc;
     game_state s;
     if (r->start_position[0]) {
         char perr[160];
         if (g->parse_position(&s, r->start_position, perr, sizeof perr) != 0)
-            return err_set(err, errlen, KZ_EINVAL, "start position: %s", perr);
+            return S_FAULT(rep, RECORD_FAULT_MALFORMED, "start position: %s", perr);
     } else {
         g->init(&s);
     }
     for (int k = 0; k < r->n_moves; k++) {
-        const record_move *m = &r->moves[k];
-        char ab[16];
-        g->format_action(m->action < g->action_count ? m->action : 0, ab, sizeof ab);
         game_result res = g->result(&s);
         if (res.over)
-            return err_set(err, errlen, KZ_EILLEGAL, "move %d: the game was already over (%s)",
-                         k + 1, game_reason_name(res.reason));
+            return S_FAULT(rep, RECORD_FAULT_ILLEGAL_ACTION,
+                           "move %d (ply %d): the game was already over (%s)", k + 1, g->ply(&s),
+                           game_reason_name(res.reason));
         uint16_t legal[GAME_MAX_LEGAL];
         int n_legal = g->legal_actions(&s, legal);
-        bool found = false;
-        for (int j = 0; j < n_legal && !found; j++)
-            found = legal[j] == m->action;
-        if (!found)
-            return err_set(err, errlen, KZ_EILLEGAL, "move %d: action %u (%s) is illegal", k + 1,
-                         m->action, m->action < g->action_count ? ab : "out of range");
-        if (m->forced && n_legal != 1)
-            return err_set(err, errlen, KZ_EINVAL, "move %d: marked forced with %d legal actions",
-                         k + 1, n_legal);
-        if (!(m->root_value >= -1.0001f && m->root_value <= 1.0001f))
-            return err_set(err, errlen, KZ_EINVAL, "move %d: root value %g outside [-1, 1]", k + 1,
-                         m->root_value);
-        double sum = 0;
-        int li = 0; /* merge pointer: both lists ascend */
-        for (int j = 0; j < m->policy_n; j++) {
-            uint16_t a = r->policy_actions[m->policy_off + j];
-            float p = r->policy[m->policy_off + j];
-            if (j > 0 && a <= r->policy_actions[m->policy_off + j - 1])
-                return err_set(err, errlen, KZ_EINVAL,
-                             "move %d: policy actions not ascending and unique", k + 1);
-            while (li < n_legal && legal[li] < a)
-                li++;
-            if (li == n_legal || legal[li] != a)
-                return err_set(err, errlen, KZ_EILLEGAL, "move %d: policy on illegal action %u",
-                             k + 1, a);
-            if (!(p >= 0 && p <= 1.0001f))
-                return err_set(err, errlen, KZ_EINVAL, "move %d: policy share %g outside [0, 1]",
-                             k + 1, p);
-            sum += p;
-        }
-        if (m->policy_n > 0 && fabs(sum - 1.0) > 1e-3)
-            return err_set(err, errlen, KZ_EINVAL, "move %d: policy sums to %.6f, not 1", k + 1,
-                         sum);
-        g->apply(&s, m->action);
+        if ((rc = s_check_move(g, r, o, k, &s, legal, n_legal, rep)) != 0)
+            return rc;
+        if (fn && (rc = fn(ctx, &s, k, &r->moves[k])) != 0)
+            return rc;
+        g->apply(&s, r->moves[k].action);
     }
     game_result res = g->result(&s);
     if (!res.over)
-        return err_set(err, errlen, KZ_EINVAL, "the game is not over after its %d moves",
-                     r->n_moves);
+        return S_FAULT(rep, RECORD_FAULT_WRONG_RESULT,
+                       "the game is not over after its %d moves (ply %d)", r->n_moves, g->ply(&s));
     if (res.winner != r->winner || res.reason != r->reason)
-        return err_set(err, errlen, KZ_EINVAL,
-                     "recorded result (winner %d, %s) differs from the rules' (winner %d, %s)",
-                     r->winner, game_reason_name(r->reason), res.winner,
-                     game_reason_name(res.reason));
+        return S_FAULT(rep, RECORD_FAULT_WRONG_RESULT,
+                       "recorded result (winner %d, %s) differs from the rules' (winner %d, %s)",
+                       r->winner, game_reason_name(r->reason), res.winner,
+                       game_reason_name(res.reason));
     if ((uint32_t)g->ply(&s) != r->plies)
-        return err_set(err, errlen, KZ_EINVAL, "recorded %u plies, the replay has %d", r->plies,
-                     g->ply(&s));
+        return S_FAULT(rep, RECORD_FAULT_WRONG_RESULT, "recorded %u plies, the replay has %d",
+                       r->plies, g->ply(&s));
     *final = s;
     return 0;
 }
 
-int record_validate(const game_def *g, const game_record *r, char *err, size_t errlen)
+int record_check(const game_def *g, const game_record *r, const record_check_opts *o,
+                 record_visit_fn fn, void *ctx, record_report *rep)
 {
     game_state final;
-    return s_check(g, r, &final, err, errlen);
+    return s_check(g, r, o, fn, ctx, &final, rep);
+}
+
+int record_validate(const game_def *g, const game_record *r, char *err, size_t errlen)
+{
+    record_report rep;
+    int rc = record_check(g, r, NULL, NULL, NULL, &rep);
+    return rc ? err_set(err, errlen, rc, "%s", rep.msg) : 0;
 }
 
 int record_replay(const game_def *g, const game_record *r, record_state_fn fn, void *ctx,
                   char *err, size_t errlen)
 {
     game_state s;
-    int rc = s_check(g, r, &s, err, errlen);
+    record_report rep;
+    int rc = s_check(g, r, NULL, NULL, NULL, &s, &rep);
     if (rc != 0)
-        return rc;
+        return err_set(err, errlen, rc, "%s", rep.msg);
     game_result res = g->result(&s);
     if (r->start_position[0])
         g->parse_position(&s, r->start_position, NULL, 0);
@@ -523,7 +714,7 @@ int record_file_open(const char *path, record_file **out, char *err, size_t errl
         rc = err_set(err, errlen, KZ_ECORRUPT, "%s is not a record file (bad header)", path);
     } else if ((hdr[6] | hdr[7] << 8) != RECORD_FILE_VERSION) {
         rc = err_set(err, errlen, KZ_EVERSION, "%s: record file version %d, this build reads %d",
-                   path, hdr[6] | hdr[7] << 8, RECORD_FILE_VERSION);
+                     path, hdr[6] | hdr[7] << 8, RECORD_FILE_VERSION);
     }
     if (rc != 0) {
         fclose(f->fp);

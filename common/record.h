@@ -10,7 +10,9 @@
  * whether the state was forced (one legal action, no search). The position
  * and the training target z of each state are not stored: they follow from
  * replaying the actions from start_position (record_replay), which is also
- * how a record is checked (record_validate).
+ * how a record is checked (record_validate). The checks are written once,
+ * here (record_decode for the structure, record_check for the rules): the
+ * coordinator's validator uses them too.
  *
  * Record files: an 8-byte header ("KZREC", 0, then the format version as a
  * little-endian u16, now 1), then a stream of [u32 little-endian length]
@@ -90,22 +92,100 @@ int record_add_move(game_record *r, int action, bool forced, float root_value, i
 /* Copies src into dst (dst's arrays grow as needed). 0 or KZ_ENOMEM. */
 int record_copy(game_record *dst, const game_record *src);
 
+/* --- checking: one set of rules for the tools and the coordinator --------- */
+
+/* What is wrong with a record, by kind: the coordinator's validator
+ * (validate.h) answers each with its RejectReason. */
+enum record_fault {
+    RECORD_FAULT_NONE = 0,       /* nothing */
+    RECORD_FAULT_MALFORMED,      /* undecodable, inconsistent or out-of-range fields */
+    RECORD_FAULT_OVERSIZED,      /* more moves than allowed */
+    RECORD_FAULT_WRONG_GAME,     /* another game module */
+    RECORD_FAULT_UNKNOWN_MODEL,  /* a model version outside 1 .. known_models */
+    RECORD_FAULT_ILLEGAL_ACTION, /* an illegal action, or play after the end */
+    RECORD_FAULT_POLICY_ILLEGAL, /* a distribution entry on an illegal action */
+    RECORD_FAULT_POLICY_SUM,     /* shares outside [0, 1] or not summing to 1 */
+    RECORD_FAULT_NAN,            /* NaN or infinity */
+    RECORD_FAULT_WRONG_RESULT,   /* a winner, reason or ply count the replay does not give */
+    RECORD_FAULT_ARENA,          /* arena fields inconsistent */
+};
+
+/* What a check found. */
+typedef struct record_report {
+    int fault;     /* enum record_fault; RECORD_FAULT_NONE when the check passed */
+    bool has_id;   /* record_decode: the id was read (also when a later field failed) */
+    char msg[192]; /* one line saying what is wrong ("" when the check passed) */
+} record_report;
+
+/* A decoding workspace: record_decode through it allocates nothing once the
+ * record it fills has grown to the largest record seen (protobuf-c's
+ * temporary structures go to an arena of a few MiB). One thread at a time.
+ * NULL when out of memory. Caller owns the result: record_decoder_destroy. */
+typedef struct record_decoder record_decoder;
+record_decoder *record_decoder_new(void);
+void record_decoder_destroy(record_decoder **d);
+
+/* record_unpack's work with its findings in *rep: d is a workspace (NULL:
+ * plain malloc). r is cleared first; on failure it keeps the fields read
+ * before the fault (r->id when rep->has_id). The faults: a size over
+ * RECORD_MAX_BYTES (oversized), bytes that do not decode, an id not of
+ * RECORD_ID_BYTES, a string over its field (a game name: wrong game), an
+ * unknown kind, a candidate_player not 0 or 1 (arena: an arena fault), a
+ * winner not -1, 0 or 1, an unknown end reason (wrong result), non-finite or
+ * huge search settings, more than RECORD_MAX_MOVES moves (oversized), and per
+ * move an action or policy action over 65535 (illegal), policy arrays of
+ * different lengths or over GAME_MAX_LEGAL, a NaN or infinite root value or
+ * share. 0, or KZ_ECORRUPT / KZ_ENOMEM. */
+int record_decode(record_decoder *d, const uint8_t *data, size_t len, game_record *r,
+                  record_report *rep);
+
+/* Options of record_check. */
+typedef struct record_check_opts {
+    double policy_tolerance; /* allowed |sum of shares - 1| [1e-3] */
+    uint32_t max_moves;      /* more moves are oversized [RECORD_MAX_MOVES] */
+    bool check_models;       /* model versions must lie in 1 .. known_models and an arena's
+                              * opponent differ from its candidate [false] */
+    uint32_t known_models;   /* with check_models: the latest model version [0] */
+} record_check_opts;
+
+/* The defaults above. */
+void record_check_opts_default(record_check_opts *o);
+
+/* Called by record_check for each state whose move passed, before the move
+ * is played: the state, the move's index k and the move. A nonzero return
+ * stops the check and is returned (rep->fault stays RECORD_FAULT_NONE). */
+typedef int (*record_visit_fn)(void *ctx, const game_state *s, int k, const record_move *m);
+
+/* The rules, by replaying r through g, in this order: the game name, the
+ * move count, the model versions (with check_models), the start position;
+ * per move that the game is not over yet, a finite root value in [-1, 1],
+ * finite shares, policy actions ascending, unique and legal, shares in
+ * [0, 1] summing to 1, a forced flag only with one legal action, a legal
+ * action; at the end that the game is over with the recorded winner, reason
+ * and ply count. o NULL: the defaults; fn may be NULL. 0, or KZ_EILLEGAL
+ * (illegal action or policy entry), KZ_EMISMATCH (wrong game) or KZ_EINVAL
+ * (the others), with the fault in *rep. */
+int record_check(const game_def *g, const game_record *r, const record_check_opts *o,
+                 record_visit_fn fn, void *ctx, record_report *rep);
+
 /* Serialises r as a proto GameRecord into a new buffer. Caller frees *out.
  * 0, KZ_ENOMEM, or KZ_EINVAL when r cannot be represented (moves beyond
  * RECORD_MAX_MOVES, strings too long). */
 int record_pack(const game_record *r, uint8_t **out, size_t *len);
-/* Parses a proto GameRecord into r (cleared first). Checks the structure
- * (id length, matching array lengths, finite numbers, known reason and kind)
- * but not the rules (record_validate). 0, or KZ_ECORRUPT / KZ_ENOMEM with a
- * one-line reason in err. */
+/* Parses a proto GameRecord into r (cleared first, and again on failure).
+ * Checks the structure (record_decode's list: id length, matching array
+ * lengths, finite numbers, known reason and kind) but not the rules
+ * (record_validate). 0, or KZ_ECORRUPT / KZ_ENOMEM with a one-line reason in
+ * err. */
 int record_unpack(const uint8_t *data, size_t len, game_record *r, char *err, size_t errlen);
 
-/* Replays r through g's rules and checks everything: the game name, the start
- * position, each action's legality, each distribution (legal, ascending,
- * unique, non-negative, summing to 1 within 1e-3), forced flags, values in
- * [-1, 1], that the game ends exactly at the last move with the recorded
- * winner and reason, and the ply count. 0, or KZ_EINVAL / KZ_EILLEGAL /
- * KZ_EMISMATCH with a one-line reason naming the move in err. */
+/* Replays r through g's rules and checks everything (record_check with the
+ * default options): the game name, the start position, each action's
+ * legality, each distribution (legal, ascending, unique, in [0, 1], summing
+ * to 1 within 1e-3), forced flags, values in [-1, 1], that the game ends
+ * exactly at the last move with the recorded winner and reason, and the ply
+ * count. 0, or KZ_EINVAL / KZ_EILLEGAL / KZ_EMISMATCH with a one-line reason
+ * naming the move in err. */
 int record_validate(const game_def *g, const game_record *r, char *err, size_t errlen);
 
 /* Called by record_replay for each state: the state before move k, the move,

@@ -1,19 +1,17 @@
 /* validate: checks a submitted GameRecord (proto/record.proto) by replaying
  * it through the game's rules, and extracts its training positions.
  *
- * A record is refused, with one reason, when it is larger than the limits,
- * does not decode, names another game, an unknown model version, contains an
- * illegal action (or play after the end), a policy entry on an illegal action,
- * policy shares outside [0,1] or not summing to 1, a NaN or infinity, or a
- * winner/reason/plies that the replay does not reproduce, or a field that
- * record_unpack (record.h) would refuse (candidate_player not 0 or 1, a
- * worker_id over 63 bytes, search settings out of range): the tools read
- * stored games with it. The reason numbers
- * are the wire's RejectReason (docs/protocol.md).
- *
- * Moves may carry an empty policy (a player that does not search); a move
- * marked `forced` must have exactly one legal action; root values must lie
- * in [-1, 1] (the same rules as record_validate in record.h).
+ * The checks are record.h's, written once there: record_decode (the
+ * structure: what record_unpack refuses, so that the tools can read every
+ * stored game) and record_check (the rules: what record_validate refuses),
+ * here with this validator's limits (bytes, moves, policy tolerance) and the
+ * known model versions. A record is refused with one reason, the wire's
+ * RejectReason (docs/protocol.md), for the first fault found: larger than
+ * the limits, undecodable, another game, an unknown model version, an
+ * illegal action (or play after the end), a policy entry on an illegal
+ * action, policy shares outside [0,1] or not summing to 1, a NaN or
+ * infinity, a winner/reason/plies that the replay does not reproduce,
+ * inconsistent arena fields, or any other malformed field.
  *
  * For a valid record the result also holds one training position per move
  * with a policy (every state a move was searched in, mid-capture-sequence
@@ -21,8 +19,9 @@
  * the position packed by game_def->pack, the outcome z from the mover's view
  * (+1, 0, -1), and the policy mapped to canonical actions, ascending.
  *
- * Memory: a validator owns workspaces sized once from its limits; the
- * positions in a result are borrowed until the next validate_record call.
+ * Memory: a validator owns workspaces sized once from its limits (and a
+ * decoded record that grows to the largest seen); the positions in a result
+ * are borrowed until the next validate_record call.
  * Threads: a validator belongs to one thread; game_defs are shared. */
 #ifndef KZ_VALIDATE_H
 #define KZ_VALIDATE_H
@@ -103,7 +102,7 @@ typedef struct validate_random_opts {
     int kind;                  /* 0 self-play, 1 arena */
     uint32_t opponent_version; /* arena: opponent */
     int candidate_player;      /* arena: 0 or 1 */
-    const char *worker_id;     /* worker_id field (may be NULL) */
+    const char *worker_id;     /* worker_id field (may be NULL; cut to 63 bytes) */
     uint32_t max_moves;        /* stop (and fail) beyond this; 0 = no limit */
 } validate_random_opts;
 
