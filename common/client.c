@@ -635,7 +635,7 @@ int client_get_job(client *c, const wire_job_request *req, const wire_job **job)
         s_set_error(c, "expected a job, got %s", wire_kind_name(r->kind));
         return KZ_ECORRUPT;
     }
-    if (r->u.job.kind != WIRE_JOB_ARENA && r->u.job.model_version)
+    if (r->u.job.kind == WIRE_JOB_SELFPLAY && r->u.job.model_version)
         c->best_version = r->u.job.model_version;
     *job = &r->u.job;
     return 0;

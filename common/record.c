@@ -158,7 +158,9 @@ int record_pack(const game_record *r, uint8_t **out, size_t *len)
     if (r->n_moves < 0 || r->n_moves > RECORD_MAX_MOVES ||
         memchr(r->game, 0, sizeof r->game) == NULL ||
         memchr(r->start_position, 0, sizeof r->start_position) == NULL ||
-        memchr(r->worker_id, 0, sizeof r->worker_id) == NULL)
+        memchr(r->worker_id, 0, sizeof r->worker_id) == NULL ||
+        memchr(r->model_player, 0, sizeof r->model_player) == NULL ||
+        memchr(r->opponent_player, 0, sizeof r->opponent_player) == NULL)
         return KZ_EINVAL;
     int rc = KZ_ENOMEM;
     size_t n = (size_t)r->n_moves;
@@ -195,8 +197,11 @@ int record_pack(const game_record *r, uint8_t **out, size_t *len)
     gr.game_id.data = (uint8_t *)r->id;
     gr.game_id.len = RECORD_ID_BYTES;
     gr.game = (char *)r->game;
-    gr.kind = r->kind == RECORD_ARENA ? KZ__GAME_KIND__GAME_KIND_ARENA
-                                      : KZ__GAME_KIND__GAME_KIND_SELFPLAY;
+    gr.kind = r->kind == RECORD_ARENA  ? KZ__GAME_KIND__GAME_KIND_ARENA
+              : r->kind == RECORD_EVAL ? KZ__GAME_KIND__GAME_KIND_EVAL
+                                       : KZ__GAME_KIND__GAME_KIND_SELFPLAY;
+    gr.model_player = (char *)r->model_player;
+    gr.opponent_player = (char *)r->opponent_player;
     gr.model_version = r->model_version;
     gr.opponent_version = r->opponent_version;
     gr.candidate_player = r->candidate_player;
@@ -332,9 +337,18 @@ static int s_decode_fields(const Kz__GameRecord *gr, game_record *r, record_repo
     if (s_copy_str(r->worker_id, sizeof r->worker_id, gr->worker_id))
         return s_report(rep, rc, RECORD_FAULT_MALFORMED, "worker_id longer than %zu bytes",
                         sizeof r->worker_id - 1);
-    if (gr->kind != KZ__GAME_KIND__GAME_KIND_SELFPLAY && gr->kind != KZ__GAME_KIND__GAME_KIND_ARENA)
+    if (s_copy_str(r->model_player, sizeof r->model_player, gr->model_player) ||
+        s_copy_str(r->opponent_player, sizeof r->opponent_player, gr->opponent_player))
+        return s_report(rep, rc, RECORD_FAULT_MALFORMED, "a player spec longer than %zu bytes",
+                        sizeof r->model_player - 1);
+    if (gr->kind != KZ__GAME_KIND__GAME_KIND_SELFPLAY &&
+        gr->kind != KZ__GAME_KIND__GAME_KIND_ARENA && gr->kind != KZ__GAME_KIND__GAME_KIND_EVAL)
         return s_report(rep, rc, RECORD_FAULT_MALFORMED, "unknown game kind %d", (int)gr->kind);
-    r->kind = gr->kind == KZ__GAME_KIND__GAME_KIND_ARENA ? RECORD_ARENA : RECORD_SELFPLAY;
+    r->kind = gr->kind == KZ__GAME_KIND__GAME_KIND_ARENA  ? RECORD_ARENA
+              : gr->kind == KZ__GAME_KIND__GAME_KIND_EVAL ? RECORD_EVAL
+                                                          : RECORD_SELFPLAY;
+    if (r->kind != RECORD_EVAL && (r->model_player[0] || r->opponent_player[0]))
+        return s_report(rep, rc, RECORD_FAULT_MALFORMED, "baseline players outside a rating game");
     r->model_version = gr->model_version;
     r->opponent_version = gr->opponent_version;
     r->seed = gr->seed;
@@ -487,7 +501,21 @@ static int s_check_header(const game_def *g, const game_record *r, const record_
         return S_FAULT(rep, RECORD_FAULT_OVERSIZED, "%d moves, at most %u", r->n_moves,
                        o->max_moves);
     uint32_t known = o->known_models;
-    if (o->check_models) {
+    if (o->check_models && r->kind == RECORD_EVAL) {
+        /* Each side is a known model or a baseline player (which ones the
+         * cluster rates is the coordinator's check); the sides differ. */
+        bool a_model = !r->model_player[0], b_model = !r->opponent_player[0];
+        if ((a_model && (r->model_version == 0 || r->model_version > known)) ||
+            (b_model && (r->opponent_version == 0 || r->opponent_version > known)))
+            return S_FAULT(rep, RECORD_FAULT_UNKNOWN_MODEL,
+                           "rating game of versions %u and %u (latest %u)", r->model_version,
+                           r->opponent_version, known);
+        if ((!a_model && r->model_version) || (!b_model && r->opponent_version))
+            return S_FAULT(rep, RECORD_FAULT_EVAL, "a side is both a model and a baseline player");
+        if (a_model == b_model && (a_model ? r->model_version == r->opponent_version
+                                           : !strcmp(r->model_player, r->opponent_player)))
+            return S_FAULT(rep, RECORD_FAULT_EVAL, "a rating game of a player against itself");
+    } else if (o->check_models) {
         if (r->model_version == 0 || r->model_version > known)
             return S_FAULT(rep, RECORD_FAULT_UNKNOWN_MODEL, "model version %u unknown (latest %u)",
                            r->model_version, known);

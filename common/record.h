@@ -40,7 +40,9 @@
 enum record_kind {
     RECORD_SELFPLAY = 0, /* proto GAME_KIND_SELFPLAY */
     RECORD_ARENA = 1,    /* proto GAME_KIND_ARENA */
+    RECORD_EVAL = 2,     /* proto GAME_KIND_EVAL: a rating game, side A vs side B */
 };
+#define RECORD_PLAYER_MAX 32 /* longest baseline player spec in a record, with its NUL */
 
 /* One state of a game and what was played there. */
 typedef struct record_move {
@@ -56,9 +58,13 @@ typedef struct game_record {
     uint8_t id[RECORD_ID_BYTES]; /* unique per game (random) */
     char game[32];               /* game module name, e.g. "khreibaga" */
     int kind;                    /* enum record_kind */
-    uint32_t model_version;      /* self-play: the model; arena: the candidate */
-    uint32_t opponent_version;   /* arena: the best model the candidate played */
-    int candidate_player;        /* arena: 0 if the candidate moved first, 1 if second */
+    uint32_t model_version;      /* self-play: the model; arena: the candidate; eval: side A's
+                                    model, 0 when side A is a baseline player */
+    uint32_t opponent_version;   /* arena: the best model the candidate played; eval: side B's */
+    int candidate_player;        /* arena: 0 if the candidate moved first, 1 if second;
+                                    eval: the same for side A */
+    char model_player[RECORD_PLAYER_MAX];    /* eval: side A's baseline spec, "" = a model */
+    char opponent_player[RECORD_PLAYER_MAX]; /* eval: side B's baseline spec, "" = a model */
     char start_position[64];     /* R20 string; empty for the game's initial position */
     mcts_settings settings;      /* the search settings (proto SearchSettings' subset) */
     uint64_t seed;               /* the game's seed */
@@ -108,6 +114,7 @@ enum record_fault {
     RECORD_FAULT_NAN,            /* NaN or infinity */
     RECORD_FAULT_WRONG_RESULT,   /* a winner, reason or ply count the replay does not give */
     RECORD_FAULT_ARENA,          /* arena fields inconsistent */
+    RECORD_FAULT_EVAL,           /* rating-game fields inconsistent (sides) */
 };
 
 /* What a check found. */
@@ -144,7 +151,9 @@ typedef struct record_check_opts {
     double policy_tolerance; /* allowed |sum of shares - 1| [1e-3] */
     uint32_t max_moves;      /* more moves are oversized [RECORD_MAX_MOVES] */
     bool check_models;       /* model versions must lie in 1 .. known_models and an arena's
-                              * opponent differ from its candidate [false] */
+                              * opponent differ from its candidate; a rating game's sides
+                              * each a known model or a baseline player, not the same
+                              * [false] */
     uint32_t known_models;   /* with check_models: the latest model version [0] */
 } record_check_opts;
 

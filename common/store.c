@@ -614,8 +614,8 @@ static int s_put_counters(store *s, MDB_txn *txn, uint64_t next_game, uint64_t n
 }
 
 /* One attempt at storing the games; the caller retries after MAP_FULL. */
-static int s_put_games_once(store *s, store_game *games, size_t n, const char *name,
-                            const void *data, size_t len)
+static int s_put_games_once(store *s, store_game *games, size_t n, const store_meta *meta,
+                            size_t n_meta)
 {
     MDB_txn *txn;
     int rc = s_begin_write(s, &txn);
@@ -660,8 +660,9 @@ static int s_put_games_once(store *s, store_game *games, size_t n, const char *n
         rc = s_prune_txn(s, txn, &first_pos, next_pos, NULL);
     if (!rc)
         rc = s_put_counters(s, txn, next_game, next_pos, first_pos);
-    if (!rc && name) {
-        MDB_val k = {strlen(name), (void *)name}, d = {len, (void *)data};
+    for (size_t m = 0; m < n_meta && !rc; m++) {
+        MDB_val k = {strlen(meta[m].name), (void *)meta[m].name},
+                d = {meta[m].len, (void *)meta[m].data};
         rc = mdb_put(txn, s->meta, &k, &d, 0);
     }
     if (rc) {
@@ -680,14 +681,16 @@ static int s_put_games_once(store *s, store_game *games, size_t n, const char *n
 
 int store_put_games(store *s, store_game *games, size_t n)
 {
-    return store_put_games_meta(s, games, n, NULL, NULL, 0);
+    return store_put_games_meta(s, games, n, NULL, 0);
 }
 
-int store_put_games_meta(store *s, store_game *games, size_t n, const char *name,
-                         const void *data, size_t len)
+int store_put_games_meta(store *s, store_game *games, size_t n, const store_meta *meta,
+                         size_t n_meta)
 {
-    if (name && (strlen(name) == 0 || strlen(name) > 63 || len > META_VALUE_MAX))
-        return KZ_EINVAL;
+    for (size_t m = 0; m < n_meta; m++)
+        if (!meta[m].name || strlen(meta[m].name) == 0 || strlen(meta[m].name) > 63 ||
+            meta[m].len > META_VALUE_MAX)
+            return KZ_EINVAL;
     for (size_t i = 0; i < n; i++) {
         const store_game *g = &games[i];
         if (!g->game_id || (!g->record && g->record_len) ||
@@ -700,7 +703,7 @@ int store_put_games_meta(store *s, store_game *games, size_t n, const char *name
                 return KZ_EINVAL;
     }
     for (;;) {
-        int rc = s_put_games_once(s, games, n, name, data, len);
+        int rc = s_put_games_once(s, games, n, meta, n_meta);
         if (rc != MDB_MAP_FULL)
             return rc;
         if ((rc = s_grow(s)))

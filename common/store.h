@@ -131,10 +131,16 @@ typedef struct store_game {
  * prune_per_txn old positions, commits. 0 only after the commit; on error
  * nothing of this call is stored. */
 int store_put_games(store *s, store_game *games, size_t n);
-/* The same, also writing meta `name` = data in the same transaction (so that,
- * say, an arena tally changes exactly when its games are stored). */
-int store_put_games_meta(store *s, store_game *games, size_t n, const char *name,
-                         const void *data, size_t len);
+/* A meta entry to write with a batch of games. */
+typedef struct store_meta {
+    const char *name;   /* key, 1..63 bytes */
+    const void *data;   /* (len) value, borrowed for the call */
+    size_t len;         /* bytes, at most 1 MiB */
+} store_meta;
+/* The same, also writing the n_meta meta entries in the same transaction (so
+ * that, say, an arena tally changes exactly when its games are stored). */
+int store_put_games_meta(store *s, store_game *games, size_t n, const store_meta *meta,
+                         size_t n_meta);
 /* Prunes up to prune_per_txn positions below the window (own transaction).
  * *pruned (optional) gets the count. */
 int store_prune(store *s, uint64_t *pruned);

@@ -27,7 +27,7 @@ struct validator {
 
 static const char *const s_reason_names[VALIDATE_REASON_COUNT] = {
     "ok", "malformed", "oversized", "wrong-game", "unknown-model", "illegal-action",
-    "policy-illegal", "policy-sum", "nan", "wrong-result", "arena",
+    "policy-illegal", "policy-sum", "nan", "wrong-result", "arena", "eval",
 };
 
 const char *validate_reason_name(int reason)
@@ -163,6 +163,7 @@ static int s_reason(int fault)
     case RECORD_FAULT_NAN: return VALIDATE_NAN;
     case RECORD_FAULT_WRONG_RESULT: return VALIDATE_WRONG_RESULT;
     case RECORD_FAULT_ARENA: return VALIDATE_ARENA;
+    case RECORD_FAULT_EVAL: return VALIDATE_EVAL;
     default: return VALIDATE_MALFORMED;
     }
 }
@@ -181,6 +182,11 @@ static void s_describe(const validator *v, bool has_id, validate_result *out)
     out->candidate_player = r->candidate_player;
     out->winner = r->winner;
     out->plies = r->plies;
+    snprintf(out->model_player, sizeof out->model_player, "%s", r->model_player);
+    snprintf(out->opponent_player, sizeof out->opponent_player, "%s", r->opponent_player);
+    snprintf(out->start_position, sizeof out->start_position, "%s", r->start_position);
+    int64_t dur = r->finished_ms - r->started_ms;
+    out->duration_ms = dur < 0 ? 0 : dur > 86400000 ? 86400000 : dur;
 }
 
 int validate_record(validator *v, const uint8_t *buf, size_t len, uint32_t max_model_version,
@@ -239,15 +245,28 @@ int validate_random_record(const game_def *g, uint64_t seed, const validate_rand
         memcpy(r->id + i, &x, 8);
     }
     snprintf(r->game, sizeof r->game, "%s", g->name);
-    r->kind = o && o->kind ? RECORD_ARENA : RECORD_SELFPLAY;
+    r->kind = o && o->kind == 1 ? RECORD_ARENA : o && o->kind == 2 ? RECORD_EVAL : RECORD_SELFPLAY;
     r->model_version = o && o->model_version ? o->model_version : 1;
+    if (o && o->kind == 2 && o->model_player && o->model_player[0])
+        r->model_version = 0;
     r->opponent_version = o ? o->opponent_version : 0;
     r->candidate_player = o ? o->candidate_player : 0;
+    snprintf(r->model_player, sizeof r->model_player, "%s",
+             o && o->model_player ? o->model_player : "");
+    snprintf(r->opponent_player, sizeof r->opponent_player, "%s",
+             o && o->opponent_player ? o->opponent_player : "");
+    const char *start = o && o->start_position ? o->start_position : "";
+    snprintf(r->start_position, sizeof r->start_position, "%s", start);
     snprintf(r->worker_id, sizeof r->worker_id, "%s", o && o->worker_id ? o->worker_id : "");
     r->seed = seed;
     int rc = 0;
     game_state s;
-    g->init(&s);
+    if (!start[0]) {
+        g->init(&s);
+    } else if (g->parse_position(&s, start, NULL, 0)) {
+        rc = KZ_EINVAL;
+        goto out;
+    }
     uint16_t legal[GAME_MAX_LEGAL];
     float share[GAME_MAX_LEGAL];
     /* Step 1. Play, keeping each move's legal actions as its policy. */

@@ -46,12 +46,13 @@ enum validate_reason {
     VALIDATE_NAN = 8,             /* NaN or infinity */
     VALIDATE_WRONG_RESULT = 9,    /* winner, reason or plies differ from the replay */
     VALIDATE_ARENA = 10,          /* arena fields inconsistent (coordinator checks too) */
+    VALIDATE_EVAL = 11,           /* rating-game fields inconsistent: sides, slot, opening */
     VALIDATE_REASON_COUNT
 };
 
 /* "ok", "malformed", "oversized", "wrong-game", "unknown-model",
  * "illegal-action", "policy-illegal", "policy-sum", "nan", "wrong-result",
- * "arena"; "?" out of range. */
+ * "arena", "eval"; "?" out of range. */
 const char *validate_reason_name(int reason);
 
 typedef struct validate_limits {
@@ -68,10 +69,15 @@ typedef struct validate_result {
     char detail[192];          /* one line saying what is wrong ("" if valid) */
     bool has_id;               /* game_id decoded with the right length */
     uint8_t game_id[16];       /* the record's id (when has_id) */
-    int kind;                  /* 0 self-play, 1 arena */
-    uint32_t model_version;    /* self-play model / arena candidate */
-    uint32_t opponent_version; /* arena: the best */
-    int candidate_player;      /* arena: 0 or 1 */
+    int kind;                  /* 0 self-play, 1 arena, 2 eval (enum record_kind) */
+    uint32_t model_version;    /* self-play model / arena candidate / eval side A (0: a
+                                  baseline player) */
+    uint32_t opponent_version; /* arena: the best; eval: side B (0: a baseline player) */
+    int candidate_player;      /* arena: the candidate's player id; eval: side A's */
+    char model_player[32];     /* eval: side A's baseline spec ("" = model_version) */
+    char opponent_player[32];  /* eval: side B's baseline spec ("" = opponent_version) */
+    char start_position[64];   /* the record's start position ("" = the initial one) */
+    int64_t duration_ms;       /* finished_ms - started_ms, clamped to [0, 1 day] */
     int winner;                /* 0, 1, -1 draw */
     uint32_t plies;            /* completed turns */
     char worker_id[64];        /* the record's worker_id (truncated) */
@@ -99,14 +105,18 @@ int validate_record(validator *v, const uint8_t *buf, size_t len, uint32_t max_m
 /* Options of validate_random_record. */
 typedef struct validate_random_opts {
     uint32_t model_version;    /* model_version field (1 if 0) */
-    int kind;                  /* 0 self-play, 1 arena */
-    uint32_t opponent_version; /* arena: opponent */
-    int candidate_player;      /* arena: 0 or 1 */
+    int kind;                  /* 0 self-play, 1 arena, 2 eval */
+    uint32_t opponent_version; /* arena, eval: opponent */
+    int candidate_player;      /* arena, eval: 0 or 1 */
     const char *worker_id;     /* worker_id field (may be NULL; cut to 63 bytes) */
+    const char *start_position;/* R20 opening (NULL or "": the initial position; must parse) */
+    const char *model_player;  /* eval: side A's baseline spec (NULL: "") */
+    const char *opponent_player; /* eval: side B's baseline spec (NULL: "") */
     uint32_t max_moves;        /* stop (and fail) beyond this; 0 = no limit */
 } validate_random_opts;
 
 /* Plays a game of uniformly random legal actions from the initial position
+ * (or o->start_position)
  * and writes a VALID serialized GameRecord of it (uniform policies over the
  * legal actions, root values 0, game id from the seed): test and load-
  * generator material. *buf is malloc'd (caller frees). 0, KZ_EFULL when the

@@ -192,7 +192,9 @@ static int s_fill_body(const wire_msg *m, Kz__Envelope *env, body_storage *b)
         const wire_job *j = &m->u.job;
         if (j->n_arena && (!j->arena_slots || !j->candidate_players))
             return KZ_EINVAL;
-        if (j->kind < WIRE_JOB_WAIT || j->kind > WIRE_JOB_ARENA)
+        if (j->kind < WIRE_JOB_WAIT || j->kind > WIRE_JOB_EVAL)
+            return KZ_EINVAL;
+        if (j->n_start && (j->n_start != j->n_arena || !j->start_positions))
             return KZ_EINVAL;
         kz__job__init(&b->job);
         b->job.kind = (Kz__JobKind)j->kind;
@@ -207,6 +209,10 @@ static int s_fill_body(const wire_msg *m, Kz__Envelope *env, body_storage *b)
         b->job.games = j->games;
         b->job.retry_ms = j->retry_ms;
         b->job.simulations = j->simulations;
+        b->job.n_start_positions = j->n_start;
+        b->job.start_positions = (char **)j->start_positions;
+        b->job.model_player = (char *)(j->model_player ? j->model_player : "");
+        b->job.opponent_player = (char *)(j->opponent_player ? j->opponent_player : "");
         env->job = &b->job;
         break;
     }
@@ -425,12 +431,15 @@ static int s_read_body(const Kz__Envelope *env, wire_msg *m)
         const Kz__Job *j = env->job;
         if (j->n_arena_slots != j->n_candidate_players)
             return KZ_ECORRUPT;
-        if ((int)j->kind < WIRE_JOB_WAIT || (int)j->kind > WIRE_JOB_ARENA)
+        if (j->n_start_positions && j->n_start_positions != j->n_arena_slots)
+            return KZ_ECORRUPT;
+        if ((int)j->kind < WIRE_JOB_WAIT || (int)j->kind > WIRE_JOB_EVAL)
             return KZ_ECORRUPT;
         m->u.job = (wire_job){(int)j->kind, j->model_version, j->model_checksum,
                               j->opponent_version, j->opponent_checksum, j->arena_slots,
                               j->candidate_players, j->n_arena_slots, j->games, j->retry_ms,
-                              j->simulations};
+                              j->simulations, j->start_positions, j->n_start_positions,
+                              j->model_player, j->opponent_player};
         break;
     }
     case WIRE_MODEL_REQUEST:

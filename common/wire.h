@@ -51,7 +51,7 @@ enum wire_kind {
 };
 
 /* Job kinds (JobKind). */
-enum wire_job_kind { WIRE_JOB_WAIT = 0, WIRE_JOB_SELFPLAY = 1, WIRE_JOB_ARENA = 2 };
+enum wire_job_kind { WIRE_JOB_WAIT = 0, WIRE_JOB_SELFPLAY = 1, WIRE_JOB_ARENA = 2, WIRE_JOB_EVAL = 3 };
 
 /* Error codes (ErrorCode). */
 enum wire_error_code {
@@ -117,6 +117,10 @@ typedef struct wire_job {
     uint32_t games;                   /* self-play: games to start, then ask again */
     uint32_t retry_ms;                /* wait: ask again after this long */
     uint32_t simulations;             /* per move; 0 = worker's own setting */
+    char *const *start_positions;     /* (n_start) per slot, the opening ("" = the start) */
+    size_t n_start;                   /* 0, or n_arena */
+    const char *model_player;         /* eval: side A's baseline spec, "" = model_version */
+    const char *opponent_player;      /* eval: side B's baseline spec, "" = opponent_version */
 } wire_job;
 
 typedef struct wire_model_request {

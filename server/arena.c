@@ -5,7 +5,16 @@
  * slot results) and the queued candidate; it is rewritten in the same LMDB
  * transaction as the arena games it counts (store_put_games_meta), so a
  * crash never counts a game twice or loses one. Slot assignments are not
- * persisted: after a restart every unplayed slot is open again. */
+ * persisted: after a restart every unplayed slot is open again.
+ *
+ * Openings and pairs. This game's second player wins most games between
+ * equal networks, so a game's colour says more than the networks do. Slot i
+ * starts from opening i/2 of the coordinator's book (coord_opening) with
+ * the candidate moving first in even slots: slots 2k and 2k+1 are a pair,
+ * the same opening once with each colour. The gate's "sprt" mode scores the
+ * finished pairs (pentanomial, match.h); "spec" scores games one by one; in
+ * mode "none" a candidate becomes the best when it is registered and no
+ * arena is played. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +34,24 @@ static int s_decide(const coord *c, uint32_t w, uint32_t d, uint32_t l)
 {
     gate_config g = c->gate;
     g.games = (int)c->ar.games;
-    return gate_decide(&g, (int)w, (int)d, (int)l);
+    if (!gate_uses_pairs(&g))
+        return gate_decide(&g, (int)w, (int)d, (int)l);
+    int penta[MATCH_PENTA];
+    arena_penta(&c->ar, penta);
+    return gate_decide_pairs(&g, penta);
+}
+
+static int s_slot_result(uint8_t r)
+{
+    return r == SLOT_WIN ? 1 : r == SLOT_DRAW ? 0 : -1;
+}
+
+void arena_penta(const arena *a, int penta[MATCH_PENTA])
+{
+    memset(penta, 0, MATCH_PENTA * sizeof *penta);
+    for (uint32_t i = 0; i + 1 < a->games; i += 2)
+        if (a->result[i] != SLOT_OPEN && a->result[i + 1] != SLOT_OPEN)
+            match_penta_add(penta, s_slot_result(a->result[i]), s_slot_result(a->result[i + 1]));
 }
 
 static void s_free_arena(arena *a)
@@ -132,6 +158,43 @@ static void s_start(coord *c, uint32_t v)
     log_info("arena: candidate %u against best %u, %u games", v, c->best, c->ar.games);
 }
 
+void arena_revert(coord *c, uint32_t v)
+{
+    store_model_info m;
+    int rc = store_get_model_info(c->st, v, &m);
+    if (rc == 0)
+        rc = store_set_best(c->st, v);
+    if (rc) {
+        log_error("arena: cannot make %u the best again: %s", v, err_str(rc));
+        return;
+    }
+    uint32_t previous = c->best;
+    c->best = v;
+    c->best_sum = m.checksum;
+    coord_best_changed(c);
+    coord_announce(c, previous, 0, 0, 0);
+}
+
+/* Gate "none": candidate v becomes the best at once, without an arena. */
+static void s_promote_now(coord *c, uint32_t v, uint64_t sum)
+{
+    int rc = store_set_best(c->st, v);
+    if (rc) {
+        log_error("arena: cannot record the new best: %s", err_str(rc));
+        return;
+    }
+    arena none = {0};
+    s_set_status(c, v, STORE_MODEL_PROMOTED, &none);
+    uint32_t previous = c->best;
+    c->best = v;
+    c->best_sum = sum;
+    c->promotions++;
+    coord_best_changed(c);
+    c->last = (arena_last){v, previous, true, 0, 0, 0, time_wall_ms()};
+    log_info("arena: candidate %u is the best (gate none; was %u)", v, previous);
+    coord_announce(c, previous, 0, 0, 0);
+}
+
 /* Decides the arena when the gate can; then promotes or rejects, announces,
  * and starts the queued candidate if any. */
 static void s_maybe_decide(coord *c)
@@ -161,7 +224,10 @@ static void s_maybe_decide(coord *c)
             c->best = a->candidate;
             c->best_sum = a->cand_sum;
             c->promotions++;
+            coord_best_changed(c);
         }
+    } else {
+        c->rejected_in_row++;
     }
     uint32_t w = a->wins, dr = a->draws, l = a->losses;
     s_free_arena(a);
@@ -287,6 +353,10 @@ int arena_add_candidate(coord *c, const wire_candidate_submit *cs, wire_candidat
     ack->version = m.version;
     log_info("candidate %u registered (parent %u, step %llu, %zu bytes)", m.version,
              cs->parent_version, (unsigned long long)cs->trainer_step, cs->blob_len);
+    if (c->gate.mode == GATE_MODE_NONE) {
+        s_promote_now(c, m.version, sum);
+        return 0;
+    }
     if (!c->ar.candidate) {
         s_start(c, m.version);
     } else {
@@ -339,7 +409,8 @@ uint32_t arena_release_worker(coord *c, int w)
     return n;
 }
 
-size_t arena_assign(coord *c, int w, size_t max, uint32_t *slots, int32_t *colours)
+size_t arena_assign(coord *c, int w, size_t max, uint32_t *slots, int32_t *colours,
+                    char **openings)
 {
     arena *a = &c->ar;
     size_t n = 0;
@@ -350,6 +421,7 @@ size_t arena_assign(coord *c, int w, size_t max, uint32_t *slots, int32_t *colou
             a->assigned_at[i] = now;
             slots[n] = i;
             colours[n] = (int32_t)(i % 2); /* even slots: the candidate plays first */
+            openings[n] = (char *)coord_opening(c, i / 2);
             n++;
         }
     c->workers[w].arena_slots += (uint32_t)n;
@@ -384,6 +456,11 @@ int arena_check(coord *c, const validate_result *v, uint32_t slot, int *count_sl
     if (v->candidate_player != (int)(slot % 2)) {
         snprintf(err, errlen, "arena slot %u has the candidate as player %u, not %d", slot,
                  slot % 2, v->candidate_player);
+        return VALIDATE_ARENA;
+    }
+    if (strcmp(v->start_position, coord_opening(c, slot / 2))) {
+        snprintf(err, errlen, "arena slot %u starts from another position than opening %u",
+                 slot, slot / 2);
         return VALIDATE_ARENA;
     }
     if (a->result[slot] != SLOT_OPEN)

@@ -18,6 +18,8 @@
 
 #include "model.h"
 #include "modelfile.h"
+#include "player.h"
+#include "record.h"
 #include "util.h"
 
 #define LOG_REJECTS_PER_WORKER 20 /* then only every 1000th */
@@ -104,6 +106,7 @@ static void s_expire_workers(coord *c)
         if (w->alive && now - w->last_seen > c->cfg.expiry_ms / 1000.0) {
             w->alive = false;
             uint32_t n = arena_release_worker(c, (int)i);
+            ratings_release_worker(c, (int)i);
             log_info("client %s gone (silent %.1f s)%s", w->id, now - w->last_seen,
                      n ? "; its arena games go to others" : "");
             if (n)
@@ -239,18 +242,27 @@ static void s_flush(coord *c)
         c->games[i] = c->items[i].game;
         arena_items |= c->items[i].arena_slot >= 0;
     }
-    int rc;
+    /* Meta that changes with these games goes in their transaction. */
+    store_meta meta[2];
+    size_t n_meta = 0;
+    uint8_t *ablob = NULL, *tblob = NULL;
     if (arena_items) {
-        uint8_t *meta;
-        size_t len = arena_serialize(c, c->items, c->n_items, &meta);
-        rc = store_put_games_meta(c->st, c->games, c->n_items, "arena", meta, len);
-        free(meta);
-    } else {
-        rc = store_put_games(c->st, c->games, c->n_items);
+        size_t len = arena_serialize(c, c->items, c->n_items, &ablob);
+        meta[n_meta++] = (store_meta){"arena", ablob, len};
     }
+    bool tallied = ratings_apply(c, c->items, c->n_items);
+    if (tallied) {
+        size_t len = ratings_serialize(c, &tblob);
+        meta[n_meta++] = (store_meta){"tallies", tblob, len};
+    }
+    int rc = store_put_games_meta(c->st, c->games, c->n_items, meta, n_meta);
+    free(ablob);
+    free(tblob);
     if (rc) {
         c->store_errors++;
         log_error("store: %zu games not stored: %s", c->n_items, err_str(rc));
+        if (tallied)
+            ratings_rollback(c, c->items, c->n_items);
     }
     for (size_t i = 0; i < c->n_items; i++) {
         ingest_item *it = &c->items[i];
@@ -269,6 +281,12 @@ static void s_flush(coord *c)
                 c->positions += g->n_positions;
                 if (w)
                     w->games++;
+                if (it->kind >= 0 && it->kind < 3) {
+                    c->by_kind[it->kind]++;
+                    c->slot_ms[it->kind] += (uint64_t)it->duration_ms;
+                    c->results[it->kind][it->winner < 0 ? 2 : it->winner]++;
+                    c->plies[it->kind] += it->plies;
+                }
             }
             wire_msg m = {0};
             m.request_id = it->request_id;
@@ -277,8 +295,10 @@ static void s_flush(coord *c)
             s_send(c, it->route, it->route_len, &m);
         }
     }
-    if (!rc)
+    if (!rc) {
         arena_commit(c, c->items, c->n_items);
+        ratings_after_commit(c);
+    }
     for (size_t i = 0; i < c->n_items; i++)
         wire_msg_clear(&c->items[i].msg);
     c->n_items = 0;
@@ -335,10 +355,13 @@ static void s_ingest(coord *c, worker *w)
                                  &v);
     char detail[192];
     snprintf(detail, sizeof detail, "%s", v.detail);
-    int count_slot = -1;
-    uint8_t result = SLOT_OPEN;
-    if (reason == VALIDATE_OK && v.kind == 1)
+    int count_slot = -1, eval_slot = -1;
+    uint8_t result = SLOT_OPEN, eval_result = SLOT_OPEN;
+    if (reason == VALIDATE_OK && v.kind == RECORD_ARENA)
         reason = arena_check(c, &v, gs->arena_slot, &count_slot, &result, detail, sizeof detail);
+    if (reason == VALIDATE_OK && v.kind == RECORD_EVAL)
+        reason = ratings_check(c, &v, gs->arena_slot, &eval_slot, &eval_result, detail,
+                               sizeof detail);
     if (reason != VALIDATE_OK) {
         s_reject(c, it, w, &v, reason, detail);
         wire_msg_clear(&it->msg);
@@ -355,20 +378,28 @@ static void s_ingest(coord *c, worker *w)
         c->items[0] = keep;
         it = &c->items[0];
         gs = &it->msg.u.game_submit;
-        /* A commit can change the arena: check again. */
-        if (v.kind == 1) {
+        /* A commit can change the arena or the rating match: check again. */
+        if (v.kind == RECORD_ARENA)
             reason = arena_check(c, &v, gs->arena_slot, &count_slot, &result, detail,
                                  sizeof detail);
-            if (reason != VALIDATE_OK) {
-                s_reject(c, it, w, &v, reason, detail);
-                wire_msg_clear(&it->msg);
-                return;
-            }
+        else if (v.kind == RECORD_EVAL)
+            reason = ratings_check(c, &v, gs->arena_slot, &eval_slot, &eval_result, detail,
+                                   sizeof detail);
+        if (reason != VALIDATE_OK) {
+            s_reject(c, it, w, &v, reason, detail);
+            wire_msg_clear(&it->msg);
+            return;
         }
     }
     memcpy(it->game_id, v.game_id, 16);
     it->arena_slot = count_slot;
     it->arena_result = result;
+    it->eval_slot = eval_slot;
+    it->eval_result = eval_result;
+    it->kind = v.kind;
+    it->winner = v.winner;
+    it->plies = v.plies;
+    it->duration_ms = v.duration_ms;
     store_game *g = &it->game;
     *g = (store_game){it->game_id, gs->record, gs->record_len, n, v.packed_bytes, NULL, NULL,
                       NULL, NULL, NULL, false, 0};
@@ -406,19 +437,31 @@ static void s_handle_job(coord *c, const uint8_t *route, size_t rl, const wire_m
     m.kind = WIRE_JOB;
     uint32_t slots[1024];
     int32_t colours[1024];
+    char *openings[1024];
     size_t max = free_slots < c->cfg.arena_per_worker ? free_slots : (size_t)c->cfg.arena_per_worker;
     if (max > 1024)
         max = 1024;
-    size_t n = arena_assign(c, wi, max, slots, colours);
+    /* The arena first (promotion waits for it), then rating games within
+     * their share, then self-play. */
+    size_t n = arena_assign(c, wi, max, slots, colours, openings);
     if (n) {
         m.u.job = (wire_job){WIRE_JOB_ARENA, c->ar.candidate, c->ar.cand_sum, c->ar.best,
                              c->ar.best_sum, slots, colours, n, 0, 0,
-                             (uint32_t)c->cfg.simulations};
+                             (uint32_t)c->cfg.simulations, openings, n, "", ""};
+    } else if ((n = ratings_assign(c, wi, max, slots, colours, openings)) > 0) {
+        const evalmatch *e = &c->ev;
+        const model_cache_entry *ma = e->va ? coord_model(c, e->va) : NULL;
+        uint64_t sum_a = ma ? ma->info.checksum : 0;
+        const model_cache_entry *mb = e->vb ? coord_model(c, e->vb) : NULL;
+        uint64_t sum_b = mb ? mb->info.checksum : 0;
+        m.u.job = (wire_job){WIRE_JOB_EVAL, e->va, sum_a, e->vb, sum_b, slots, colours, n, 0, 0,
+                             (uint32_t)c->cfg.eval_simulations, openings, n,
+                             e->va ? "" : e->a, e->vb ? "" : e->b};
     } else {
         uint32_t games = free_slots < c->cfg.selfplay_games ? free_slots
                                                              : (uint32_t)c->cfg.selfplay_games;
         m.u.job = (wire_job){WIRE_JOB_SELFPLAY, c->best, c->best_sum, 0, 0, NULL, NULL, 0, games,
-                             0, (uint32_t)c->cfg.simulations};
+                             0, (uint32_t)c->cfg.simulations, NULL, 0, NULL, NULL};
     }
     s_send(c, route, rl, &m);
 }
@@ -706,6 +749,87 @@ static void *s_socket(coord *c, int type, const char *endpoint)
     return s;
 }
 
+int coord_gate_config(const coord_config *cfg, gate_config *g, char *err, size_t errlen)
+{
+    gate_config_default(g);
+    if (gate_mode_parse(cfg->gate, &g->mode)) {
+        snprintf(err, errlen, "gate: '%s' is not spec, sprt or none", cfg->gate);
+        return KZ_EINVAL;
+    }
+    g->games = (int)cfg->arena_games;
+    g->threshold = cfg->arena_threshold;
+    g->sprt = cfg->arena_sprt;
+    g->elo0 = cfg->arena_elo0;
+    g->elo1 = cfg->arena_elo1;
+    g->alpha = cfg->arena_alpha;
+    g->beta = cfg->arena_beta;
+    return gate_config_check(g, err, errlen);
+}
+
+int coord_anchors(const coord_config *cfg, const game_def *g,
+                  char anchors[COORD_MAX_ANCHORS][COORD_NAME], int *n, char *err, size_t errlen)
+{
+    char buf[CONFIG_STR_MAX];
+    snprintf(buf, sizeof buf, "%s", cfg->anchors);
+    *n = 0;
+    for (char *save = NULL, *w = strtok_r(buf, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
+        char perr[200];
+        player *p = strlen(w) < COORD_NAME && (w[0] != 'v' || w[1] < '0' || w[1] > '9') &&
+                            strncmp(w, "mcts:", 5) && strncmp(w, "policy:", 7)
+                        ? player_from_spec(g, w, perr, sizeof perr)
+                        : NULL;
+        if (!p) {
+            snprintf(err, errlen, "'%s' is not a baseline player (random, greedy, uct:N, "
+                     "alphabeta:D; at most %d characters)", w, COORD_NAME - 1);
+            return KZ_EINVAL;
+        }
+        player_destroy(&p);
+        if (*n == COORD_MAX_ANCHORS) {
+            snprintf(err, errlen, "more than %d anchors", COORD_MAX_ANCHORS);
+            return KZ_EINVAL;
+        }
+        for (int k = 0; k < *n; k++)
+            if (!strcmp(anchors[k], w)) {
+                snprintf(err, errlen, "'%s' is listed twice", w);
+                return KZ_EINVAL;
+            }
+        snprintf(anchors[(*n)++], COORD_NAME, "%s", w);
+    }
+    return 0;
+}
+
+/* The opening book: book_openings positions from book_seed (match_openings:
+ * level material, no capture pending), as R20 strings. */
+static int s_book(coord *c)
+{
+    int n = (int)c->cfg.book_openings;
+    game_state *st = xcalloc((size_t)n, sizeof *st);
+    int rc = match_openings(c->g, n, 0, (uint64_t)c->cfg.book_seed, st);
+    if (rc) {
+        log_error("cannot make a book of %d openings: %s", n, err_str(rc));
+        free(st);
+        return rc;
+    }
+    c->book = xcalloc((size_t)n, sizeof *c->book);
+    for (int k = 0; k < n; k++)
+        c->g->format_position(&st[k], c->book[k], COORD_POSITION);
+    c->book_n = n;
+    free(st);
+    return 0;
+}
+
+const char *coord_opening(const coord *c, uint32_t k)
+{
+    return c->book[k % (uint32_t)c->book_n];
+}
+
+void coord_best_changed(coord *c)
+{
+    c->best_since_ms = time_wall_ms();
+    c->best_since_step = c->trainer.step;
+    c->rejected_in_row = 0;
+}
+
 int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
 {
     memset(c, 0, sizeof *c);
@@ -713,16 +837,8 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
     c->stop = stop;
     c->started = time_now();
     pthread_mutex_init(&c->snap_lock, NULL);
-    gate_config_default(&c->gate);
-    c->gate.games = (int)cfg->arena_games;
-    c->gate.threshold = cfg->arena_threshold;
-    c->gate.sprt = cfg->arena_sprt;
-    c->gate.elo0 = cfg->arena_elo0;
-    c->gate.elo1 = cfg->arena_elo1;
-    c->gate.alpha = cfg->arena_alpha;
-    c->gate.beta = cfg->arena_beta;
     char gerr[200];
-    if (gate_config_check(&c->gate, gerr, sizeof gerr)) {
+    if (coord_gate_config(cfg, &c->gate, gerr, sizeof gerr)) {
         log_error("arena settings: %s", gerr);
         return KZ_EINVAL;
     }
@@ -731,6 +847,13 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
         log_error("unknown game '%s'", cfg->game);
         return KZ_EINVAL;
     }
+    if (coord_anchors(cfg, c->g, c->anchors, &c->n_anchors, gerr, sizeof gerr)) {
+        log_error("anchors: %s", gerr);
+        return KZ_EINVAL;
+    }
+    int brc = s_book(c);
+    if (brc)
+        return brc;
     char host[64] = "";
     gethostname(host, sizeof host - 1);
     snprintf(c->name, sizeof c->name, "%s:%d", host, (int)getpid());
@@ -748,7 +871,7 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
         log_error("cannot open the store in %s: %s", cfg->data_dir, err_str(rc));
         return rc;
     }
-    if ((rc = s_bootstrap(c)) || (rc = arena_load(c)))
+    if ((rc = s_bootstrap(c)) || (rc = arena_load(c)) || (rc = ratings_load(c)))
         return rc;
     validate_limits lim = {(size_t)cfg->max_record_bytes, (uint32_t)cfg->max_record_moves, 1e-3};
     c->val = validator_new(c->g, &lim);
@@ -894,6 +1017,8 @@ void coord_fini(coord *c)
     free(c->ar.result);
     free(c->ar.owner);
     free(c->ar.assigned_at);
+    ratings_fini(c);
+    free(c->book);
     free(c->items);
     free(c->games);
     free(c->pk);

@@ -5,6 +5,8 @@
  *   coordinator.c the actor: ROUTER/PUB sockets, request handlers, game
  *                 ingest with group commit, worker liveness, timers
  *   arena.c       candidates, arena slots, tallies, promotion
+ *   ratings.c     the rating pool: anchors and models, tallies of every pair,
+ *                 evaluation matches for workers, the fit, the history
  *   status.c      HTTP endpoint (/status, /metrics, /healthz) and the
  *                 snapshots it serves
  *
@@ -62,6 +64,15 @@ typedef struct coord_config {
     long log_s;                         /* progress log period */
     long seed;                          /* sampling seed (0 = from the clock) */
     long max_clients;                   /* client ids tracked at most */
+    char gate[CONFIG_STR_MAX];          /* gate mode: spec, sprt or none */
+    char anchors[CONFIG_STR_MAX];       /* rating anchors, weakest first, comma-separated */
+    double eval_share;                  /* most share of slot time for rating games */
+    long eval_pairs;                    /* gauntlet: pairs per opponent */
+    long calibration_pairs;             /* pairs between neighbouring anchors */
+    long eval_simulations;              /* simulations of the networks in rating games */
+    double eval_timeout_s;              /* an unplayed rating slot is reassigned after this */
+    long book_openings;                 /* openings in the book */
+    long book_seed;                     /* the book's seed */
 } coord_config;
 
 /* One client (worker, trainer or tool), by its stable id. */
@@ -89,6 +100,50 @@ typedef struct worker {
 
 /* Arena slot states. */
 enum { SLOT_OPEN = 0, SLOT_WIN = 1, SLOT_DRAW = 2, SLOT_LOSS = 3 };
+
+#define COORD_NAME 32         /* a rated player's name: "v12" or an anchor's spec */
+#define COORD_MAX_ANCHORS 16  /* anchors at most */
+#define COORD_POSITION 64     /* longest opening string, with its NUL */
+
+/* Everything two rated players did against each other (first by name). */
+typedef struct tally {
+    char a[COORD_NAME];       /* first player (strcmp order) */
+    char b[COORD_NAME];       /* second player */
+    uint32_t w, d, l;         /* games, from a's view */
+    uint32_t penta[5];        /* finished pairs, from a's view (match.h) */
+} tally;
+
+/* A fitted rating. */
+typedef struct rated_player {
+    char name[COORD_NAME];    /* "v12" or an anchor spec */
+    bool anchor;              /* a fixed baseline player */
+    bool rated;               /* connected to the zero by games: elo is meaningful */
+    double elo, lo, hi;       /* rating and its 95% interval (random = 0) */
+    uint64_t games;           /* games counted */
+} rated_player;
+
+/* The rating of a best when its gauntlet ended (meta "rating_history"). */
+typedef struct rating_point {
+    int64_t time_ms;          /* wall clock */
+    uint32_t version;         /* the best */
+    double elo, lo, hi;       /* its rating then */
+    uint32_t games;           /* its games then */
+} rating_point;
+
+/* The evaluation match in progress. */
+typedef struct evalmatch {
+    char a[COORD_NAME], b[COORD_NAME]; /* side A and side B */
+    uint32_t va, vb;          /* their model versions, 0 for an anchor */
+    uint32_t games;           /* slots (2 per pair), 0 = no match */
+    uint32_t book_off;        /* opening of pair 0 */
+    uint32_t done;            /* slots played */
+    uint8_t *result;          /* (games) SLOT_*, side A's view */
+    int32_t *owner;           /* (games) worker index, -1 none */
+    double *assigned_at;      /* (games) time_now() of the assignment */
+    int kind;                 /* gauntlet or calibration (ratings.c) */
+    uint32_t subject;         /* gauntlet: the best it rates */
+    double started;           /* time_now() */
+} evalmatch;
 
 /* The arena in progress (persisted as meta "arena"). */
 typedef struct arena {
@@ -135,6 +190,12 @@ typedef struct ingest_item {
     store_game game;      /* what goes to the store */
     int arena_slot;       /* slot counted by this game, -1 none */
     uint8_t arena_result; /* SLOT_* when counted */
+    int eval_slot;        /* rating-match slot counted by this game, -1 none */
+    uint8_t eval_result;  /* SLOT_* (side A's view) when counted */
+    int kind;             /* enum record_kind of the game */
+    int winner;           /* 0, 1, -1 draw */
+    uint32_t plies;       /* turns */
+    int64_t duration_ms;  /* its play time */
 } ingest_item;
 
 typedef struct coord {
@@ -164,6 +225,31 @@ typedef struct coord {
     arena ar;                   /* arena in progress */
     arena_last last;            /* last decision */
     uint64_t promotions;        /* since start */
+    int64_t best_since_ms;      /* wall clock when the best last changed (0 unknown) */
+    uint64_t best_since_step;   /* trainer step then */
+    uint32_t rejected_in_row;   /* candidates rejected since the last promotion */
+    char (*book)[COORD_POSITION]; /* (book_n) openings, R20 strings */
+    int book_n;                 /* openings */
+    char anchors[COORD_MAX_ANCHORS][COORD_NAME]; /* from cfg.anchors */
+    int n_anchors;              /* used */
+    tally *tallies;             /* (n_tallies) */
+    size_t n_tallies, cap_tallies;
+    rated_player *rated;        /* (n_rated) the last fit */
+    size_t n_rated;
+    uint64_t fits;              /* fits since start */
+    rating_point *history;      /* (n_history) */
+    size_t n_history;
+    evalmatch ev;               /* the rating match in progress */
+    int last_kind;              /* kind of the last match planned */
+    uint32_t rated_best;        /* the newest best whose gauntlet ended */
+    uint32_t gauntlet_v;        /* the model whose gauntlet is in progress (or ended last) */
+    char gauntlet_opp[3][COORD_NAME]; /* its opponents, chosen when it began */
+    int gauntlet_n;             /* used */
+    uint64_t reverts;           /* bests reverted by the guard (gate none) */
+    uint64_t slot_ms[3];        /* game time stored, by kind (self-play, arena, eval) */
+    uint64_t by_kind[3];        /* games stored, by kind */
+    uint64_t results[3][3];     /* by kind: first player won, second won, drawn */
+    uint64_t plies[3];          /* by kind: turns */
     model_cache_entry cache[MODEL_CACHE]; /* model blobs */
 
     ingest_item *items;         /* (cfg.ingest_batch) pending group commit */
@@ -214,6 +300,11 @@ typedef struct coord {
 } coord;
 
 /* coordinator.c */
+/* The gate from the settings (checked). 0 or KZ_EINVAL with err. */
+int coord_gate_config(const coord_config *cfg, gate_config *g, char *err, size_t errlen);
+/* The anchors from the settings: baseline player specs (checked). 0 or KZ_EINVAL. */
+int coord_anchors(const coord_config *cfg, const game_def *g,
+                  char anchors[COORD_MAX_ANCHORS][COORD_NAME], int *n, char *err, size_t errlen);
 int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop);
 int coord_run(coord *c);
 void coord_fini(coord *c);
@@ -226,6 +317,10 @@ worker *coord_worker(coord *c, const char *id);
 const model_cache_entry *coord_model(coord *c, uint32_t version);
 /* Publishes an announcement of the current best. */
 void coord_announce(coord *c, uint32_t previous, uint32_t wins, uint32_t draws, uint32_t losses);
+/* Opening k of the book (k taken modulo its size). Borrowed. */
+const char *coord_opening(const coord *c, uint32_t k);
+/* Notes that the best changed to v (stall figures). */
+void coord_best_changed(coord *c);
 
 /* arena.c */
 /* Loads best/arena state from the store at start-up; decides a finished arena. */
@@ -237,8 +332,14 @@ int arena_add_candidate(coord *c, const wire_candidate_submit *cs, wire_candidat
 void arena_reconcile(coord *c, int w, uint32_t candidate, const uint32_t *slots, size_t n);
 /* Releases every slot of worker w (expired). Returns how many. */
 uint32_t arena_release_worker(coord *c, int w);
-/* Assigns up to max open slots to worker w: writes slots/colours, returns count. */
-size_t arena_assign(coord *c, int w, size_t max, uint32_t *slots, int32_t *colours);
+/* Assigns up to max open slots to worker w: writes slots, colours and openings
+ * (borrowed from the book), returns count. */
+size_t arena_assign(coord *c, int w, size_t max, uint32_t *slots, int32_t *colours,
+                    char **openings);
+/* The finished pairs of the arena, candidate's view. */
+void arena_penta(const arena *a, int penta[MATCH_PENTA]);
+/* Makes v the best again (the guard of gate none). */
+void arena_revert(coord *c, uint32_t v);
 /* Checks an arena record against the arena: VALIDATE_OK with *count_slot
  * (-1 when the game is stored but not counted: another arena, or a slot
  * already played, also earlier in the pending batch) and *result, or
@@ -251,6 +352,34 @@ size_t arena_serialize(const coord *c, const ingest_item *items, size_t n, uint8
 void arena_commit(coord *c, const ingest_item *items, size_t n);
 /* Open slots (unassigned, unplayed). */
 uint32_t arena_open_slots(const coord *c);
+
+/* ratings.c */
+/* Loads the tallies and the history, fits. 0 (unreadable state is logged and dropped). */
+int ratings_load(coord *c);
+void ratings_fini(coord *c);
+/* Fits every rating again from the tallies (c->rated). */
+void ratings_fit(coord *c);
+/* The fitted rating of model v, NULL if it has none. Borrowed until the next fit. */
+const rated_player *ratings_get(const coord *c, uint32_t version);
+/* Whether rating games may take slots now (their share of slot time is below eval_share). */
+bool ratings_share_ok(const coord *c);
+/* Plans a match if none runs and assigns up to max of its open slots to worker w. */
+size_t ratings_assign(coord *c, int w, size_t max, uint32_t *slots, int32_t *colours,
+                      char **openings);
+/* Releases worker w's unplayed rating slots. */
+void ratings_release_worker(coord *c, int w);
+/* Checks an eval record against the match (as arena_check): *count_slot, *result. */
+int ratings_check(coord *c, const validate_result *v, uint32_t slot, int *count_slot,
+                  uint8_t *result, char *err, size_t errlen);
+/* Counts a batch's rating and arena games into the tallies before its commit;
+ * true when anything changed (then meta "tallies" goes with the batch). */
+bool ratings_apply(coord *c, const ingest_item *items, size_t n);
+/* The batch did not commit: the tallies are read back, its rating slots reopened. */
+void ratings_rollback(coord *c, const ingest_item *items, size_t n);
+/* After a commit: ends a finished match (fit, history, guard). */
+void ratings_after_commit(coord *c);
+/* Meta "tallies". Caller frees *out. */
+size_t ratings_serialize(const coord *c, uint8_t **out);
 
 /* status.c */
 int status_start(coord *c);

@@ -56,7 +56,13 @@ static const config_option s_options[] = {
      "most games per self-play job before the worker asks again"},
     {"simulations", CONFIG_INT, "0", 0, 1000000, O(simulations),
      "MCTS simulations per move sent in jobs (0 = each worker's own setting)"},
-    {"arena_games", CONFIG_INT, "50", 1, 100000, O(arena_games), "gate: games per arena"},
+    {"gate", CONFIG_STRING, "spec", 0, 0, O(gate),
+     "promotion rule: spec (arena_games games, score > arena_threshold: the specification's),"
+     " sprt (pentanomial SPRT on pairs of book openings, arena_elo0/1, alpha, beta, at most"
+     " arena_games games), none (every candidate becomes the best; the rating guard reverts"
+     " a best rated below the previous best's interval)"},
+    {"arena_games", CONFIG_INT, "50", 1, 100000, O(arena_games),
+     "gate: games per arena (spec), the most games of one (sprt)"},
     {"arena_threshold", CONFIG_DOUBLE, "0.55", 0, 1, O(arena_threshold),
      "gate: promote when the candidate scores more than this (draws half)"},
     {"arena_sprt", CONFIG_BOOL, "false", 0, 0, O(arena_sprt),
@@ -67,6 +73,24 @@ static const config_option s_options[] = {
     {"arena_beta", CONFIG_DOUBLE, "0.05", 0.0001, 0.5, O(arena_beta), "gate: SPRT beta"},
     {"arena_per_worker", CONFIG_INT, "8", 1, 1024, O(arena_per_worker),
      "most arena games handed to one worker at a time"},
+    {"anchors", CONFIG_STRING, "random,greedy,alphabeta:2,alphabeta:4,uct:1000,alphabeta:6,uct:8000",
+     0, 0, O(anchors),
+     "ratings: the fixed baseline players, weakest first (player specs; random = 0 Elo)"},
+    {"eval_share", CONFIG_DOUBLE, "0.1", 0, 1, O(eval_share),
+     "ratings: most share of the workers' game time spent on rating games (0 = no ratings)"},
+    {"eval_pairs", CONFIG_INT, "10", 0, 10000, O(eval_pairs),
+     "ratings: pairs (one book opening with both colours) a best plays against each of the two"
+     " anchors nearest its strength and against the previous rated best"},
+    {"calibration_pairs", CONFIG_INT, "10", 0, 10000, O(calibration_pairs),
+     "ratings: pairs between neighbouring anchors"},
+    {"eval_simulations", CONFIG_INT, "200", 1, 1000000, O(eval_simulations),
+     "ratings: MCTS simulations per move of the networks in rating games"},
+    {"eval_timeout_s", CONFIG_DOUBLE, "600", 1, 86400, O(eval_timeout_s),
+     "ratings: a rating game not returned within this is handed to another worker"},
+    {"book_openings", CONFIG_INT, "500", 1, 100000, O(book_openings),
+     "openings in the book of arena and rating games (each played with both colours)"},
+    {"book_seed", CONFIG_INT, "20261124", 1, 9007199254740991, O(book_seed),
+     "seed of the opening book"},
     {"initial_blocks", CONFIG_INT, "6", 0, 128, O(initial_blocks),
      "residual blocks of the random-init model 1 of an empty store"},
     {"initial_filters", CONFIG_INT, "64", 1, 1024, O(initial_filters),
@@ -170,16 +194,15 @@ int main(int argc, char **argv)
         return 2;
     }
     gate_config gate;
-    gate_config_default(&gate);
-    gate.games = (int)cfg.arena_games;
-    gate.threshold = cfg.arena_threshold;
-    gate.sprt = cfg.arena_sprt;
-    gate.elo0 = cfg.arena_elo0;
-    gate.elo1 = cfg.arena_elo1;
-    gate.alpha = cfg.arena_alpha;
-    gate.beta = cfg.arena_beta;
-    if (gate_config_check(&gate, err, sizeof err)) {
+    if (coord_gate_config(&cfg, &gate, err, sizeof err)) {
         fprintf(stderr, "kz-coordinator: arena settings: %s\n", err);
+        return 2;
+    }
+    char anchors[COORD_MAX_ANCHORS][COORD_NAME];
+    int n_anchors;
+    const game_def *gd = game_find(cfg.game);
+    if (gd && coord_anchors(&cfg, gd, anchors, &n_anchors, err, sizeof err)) {
+        fprintf(stderr, "kz-coordinator: anchors: %s\n", err);
         return 2;
     }
     config_log(s_options, N_OPTIONS, &cfg);

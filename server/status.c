@@ -80,6 +80,91 @@ static double s_num(double x)
     return x == x && x < 1e300 && x > -1e300 ? x : 0;
 }
 
+/* A rating as JSON numbers (null when unrated). */
+static void s_json_rating(sbuf *b, const rated_player *r)
+{
+    if (r && r->rated)
+        sb_printf(b, "\"elo\": %.1f, \"elo_lo\": %.1f, \"elo_hi\": %.1f", s_num(r->elo),
+                  s_num(r->lo), s_num(r->hi));
+    else
+        sb_printf(b, "\"elo\": null, \"elo_lo\": null, \"elo_hi\": null");
+}
+
+static const char *const s_kind_names[3] = {"selfplay", "arena", "eval"};
+
+/* The sections that show whether the run learns: the gate and the stall
+ * figures, games by kind with results by colour, the ratings. */
+static void s_build_learning(coord *c, sbuf *b, double now)
+{
+    (void)now;
+    int penta[MATCH_PENTA];
+    arena_penta(&c->ar, penta);
+    sb_printf(b, "  \"gate\": {\"mode\": \"%s\", \"pairs\": [%d, %d, %d, %d, %d], "
+                 "\"best_since_ms\": %lld, \"best_since_step\": %llu, "
+                 "\"rejected_in_row\": %u, \"reverts\": %llu},\n",
+              gate_mode_name(c->gate.mode), penta[0], penta[1], penta[2], penta[3], penta[4],
+              (long long)c->best_since_ms, (unsigned long long)c->best_since_step,
+              c->rejected_in_row, (unsigned long long)c->reverts);
+    sb_printf(b, "  \"games_by_kind\": {");
+    for (int k = 0; k < 3; k++) {
+        uint64_t n = c->by_kind[k];
+        sb_printf(b, "%s\"%s\": {\"games\": %llu, \"first_wins\": %llu, \"second_wins\": %llu, "
+                     "\"draws\": %llu, \"mean_plies\": %.1f, \"slot_seconds\": %.1f}",
+                  k ? ", " : "", s_kind_names[k], (unsigned long long)n,
+                  (unsigned long long)c->results[k][0], (unsigned long long)c->results[k][1],
+                  (unsigned long long)c->results[k][2], n ? (double)c->plies[k] / (double)n : 0.0,
+                  (double)c->slot_ms[k] / 1000.0);
+    }
+    uint64_t all_ms = c->slot_ms[0] + c->slot_ms[1] + c->slot_ms[2];
+    const rated_player *rb = ratings_get(c, c->best);
+    sb_printf(b, "},\n  \"ratings\": {\"best\": {\"version\": %u, ", c->best);
+    s_json_rating(b, rb);
+    sb_printf(b, "}, \"eval_share\": %.4f, \"eval_share_max\": %.4f, \"fits\": %llu, "
+                 "\"match\": ",
+              all_ms ? (double)c->slot_ms[2] / (double)all_ms : 0.0, c->cfg.eval_share,
+              (unsigned long long)c->fits);
+    if (c->ev.games) {
+        sb_printf(b, "{\"a\": ");
+        sb_json_str(b, c->ev.a);
+        sb_printf(b, ", \"b\": ");
+        sb_json_str(b, c->ev.b);
+        sb_printf(b, ", \"games\": %u, \"played\": %u}", c->ev.games, c->ev.done);
+    } else {
+        sb_printf(b, "null");
+    }
+    sb_printf(b, ",\n    \"players\": [");
+    for (size_t i = 0; i < c->n_rated; i++) {
+        const rated_player *r = &c->rated[i];
+        sb_printf(b, "%s\n      {\"name\": ", i ? "," : "");
+        sb_json_str(b, r->name);
+        sb_printf(b, ", \"anchor\": %s, \"games\": %llu, ", r->anchor ? "true" : "false",
+                  (unsigned long long)r->games);
+        s_json_rating(b, r);
+        sb_printf(b, "}");
+    }
+    sb_printf(b, "],\n    \"history\": [");
+    for (size_t i = 0; i < c->n_history; i++) {
+        const rating_point *h = &c->history[i];
+        sb_printf(b, "%s\n      {\"time_ms\": %lld, \"version\": %u, \"elo\": %.1f, "
+                     "\"elo_lo\": %.1f, \"elo_hi\": %.1f, \"games\": %u}",
+                  i ? "," : "", (long long)h->time_ms, h->version, s_num(h->elo), s_num(h->lo),
+                  s_num(h->hi), h->games);
+    }
+    sb_printf(b, "],\n    \"tallies\": [");
+    for (size_t i = 0; i < c->n_tallies; i++) {
+        const tally *t = &c->tallies[i];
+        sb_printf(b, "%s\n      {\"a\": ", i ? "," : "");
+        sb_json_str(b, t->a);
+        sb_printf(b, ", \"b\": ");
+        sb_json_str(b, t->b);
+        sb_printf(b, ", \"wins\": %u, \"draws\": %u, \"losses\": %u, "
+                     "\"pairs\": [%u, %u, %u, %u, %u]}",
+                  t->w, t->d, t->l, t->penta[0], t->penta[1], t->penta[2], t->penta[3],
+                  t->penta[4]);
+    }
+    sb_printf(b, "]},\n");
+}
+
 static void s_build_status(coord *c, sbuf *b)
 {
     double now = time_now();
@@ -110,6 +195,7 @@ static void s_build_status(coord *c, sbuf *b)
               assigned, arena_open_slots(c), c->last.candidate,
               c->last.promoted ? "true" : "false", c->last.wins, c->last.draws, c->last.losses,
               (long long)c->last.decided_ms);
+    s_build_learning(c, b, now);
     sb_printf(b, "  \"replay\": {\"games\": %llu, \"positions\": %llu, \"window\": %ld, "
                  "\"window_lo\": %llu, \"window_hi\": %llu, \"window_positions\": %llu, "
                  "\"first_position\": %llu, \"map_bytes\": %llu, \"used_bytes\": %llu},\n",
@@ -222,6 +308,56 @@ static void s_build_metrics(coord *c, sbuf *b)
                  "kz_arena_games{result=\"loss\"} %u\n",
               c->ar.wins, c->ar.draws, c->ar.losses);
     s_metric(b, "kz_workers_live", "gauge", "Clients heard from within expiry_ms.", (double)live);
+    const rated_player *rb = ratings_get(c, c->best);
+    if (rb && rb->rated) {
+        s_metric(b, "kz_best_elo", "gauge", "Rating of the best model (random = 0).",
+                 s_num(rb->elo));
+        s_metric(b, "kz_best_elo_lo", "gauge", "Lower end of its 95% interval.", s_num(rb->lo));
+        s_metric(b, "kz_best_elo_hi", "gauge", "Upper end of its 95% interval.", s_num(rb->hi));
+    }
+    sb_printf(b, "# HELP kz_player_elo Ratings of the anchors and rated models (random = 0).\n"
+                 "# TYPE kz_player_elo gauge\n");
+    for (size_t i = 0; i < c->n_rated; i++)
+        if (c->rated[i].rated && (c->rated[i].anchor || i + 1 == c->n_rated ||
+                                  ratings_get(c, c->best) == &c->rated[i])) {
+            sb_printf(b, "kz_player_elo{player=\"");
+            sb_label(b, c->rated[i].name);
+            sb_printf(b, "\",anchor=\"%s\"} %.1f\n", c->rated[i].anchor ? "true" : "false",
+                      s_num(c->rated[i].elo));
+        }
+    sb_printf(b, "# HELP kz_best_anchor_score Score of the best model against each anchor it "
+                 "played (its tally).\n# TYPE kz_best_anchor_score gauge\n");
+    char me[COORD_NAME];
+    snprintf(me, sizeof me, "v%u", c->best);
+    for (size_t i = 0; i < c->n_tallies; i++) {
+        const tally *t = &c->tallies[i];
+        bool first = !strcmp(t->a, me);
+        if (!first && strcmp(t->b, me))
+            continue;
+        uint32_t n = t->w + t->d + t->l;
+        double s = n ? ((first ? t->w : t->l) + 0.5 * t->d) / n : 0.5;
+        sb_printf(b, "kz_best_anchor_score{opponent=\"");
+        sb_label(b, first ? t->b : t->a);
+        sb_printf(b, "\"} %.4f\n", s);
+    }
+    s_metric(b, "kz_best_since_seconds", "gauge", "Seconds since the best last changed.",
+             c->best_since_ms ? (double)(time_wall_ms() - c->best_since_ms) / 1000.0 : 0.0);
+    s_metric(b, "kz_candidates_rejected_in_row", "gauge",
+             "Candidates rejected since the last promotion.", (double)c->rejected_in_row);
+    s_metric(b, "kz_best_reverts_total", "counter", "Bests reverted by the rating guard.",
+             (double)c->reverts);
+    sb_printf(b, "# HELP kz_games_by_result_total Games stored since start, by kind and result.\n"
+                 "# TYPE kz_games_by_result_total counter\n");
+    static const char *const res[3] = {"first_wins", "second_wins", "draw"};
+    for (int k = 0; k < 3; k++)
+        for (int r = 0; r < 3; r++)
+            sb_printf(b, "kz_games_by_result_total{kind=\"%s\",result=\"%s\"} %llu\n",
+                      s_kind_names[k], res[r], (unsigned long long)c->results[k][r]);
+    sb_printf(b, "# HELP kz_game_seconds_total Slot time of the stored games, by kind.\n"
+                 "# TYPE kz_game_seconds_total counter\n");
+    for (int k = 0; k < 3; k++)
+        sb_printf(b, "kz_game_seconds_total{kind=\"%s\"} %.3f\n", s_kind_names[k],
+                  (double)c->slot_ms[k] / 1000.0);
     s_metric(b, "kz_store_map_bytes", "gauge", "LMDB map size.", (double)st.map_bytes);
     s_metric(b, "kz_store_used_bytes", "gauge", "LMDB pages in use.", (double)st.used_bytes);
     s_metric(b, "kz_trainer_step", "gauge", "Trainer step last reported.",

@@ -106,10 +106,13 @@ static void s_start(coordp *c)
     snprintf(a_bind, sizeof a_bind, "--bind=%s", c->endpoint);
     snprintf(a_pub, sizeof a_pub, "--pub_bind=%s", c->pub);
     snprintf(a_port, sizeof a_port, "--http_port=%d", c->http_port);
+    /* No rating games unless a test asks (--eval_share later wins): the job
+     * sequences below are the arena's and self-play's. */
     char *argv[24] = {bin,           a_dir,           a_bind,
                       a_pub,         a_port,          "--sync=false",
-                      "--status_ms=20", "--initial_blocks=1", "--initial_filters=8"};
-    int n = 9;
+                      "--status_ms=20", "--initial_blocks=1", "--initial_filters=8",
+                      "--eval_share=0"};
+    int n = 10;
     for (int i = 0; i < c->n_extra; i++)
         argv[n++] = c->extra[i];
     argv[n] = NULL;
@@ -410,12 +413,26 @@ Test(coordinator, another_protocol_version_is_refused_clearly)
 
 /* A random arena record for `slot` of candidate 2 vs best 1 in which the
  * candidate wins (win = true) or loses. */
+/* The openings the coordinator handed out, by arena slot (from the jobs). */
+static char s_openings[64][64];
+
+static void s_note_openings(const wire_job *job)
+{
+    cr_assert_eq(job->n_start, job->n_arena, "an opening per slot");
+    for (size_t i = 0; i < job->n_arena; i++) {
+        cr_assert_lt(job->arena_slots[i], 64);
+        snprintf(s_openings[job->arena_slots[i]], 64, "%s", job->start_positions[i]);
+        cr_assert(job->start_positions[i][0], "arena games start from book openings");
+    }
+}
+
 static uint8_t *s_arena_record(uint32_t slot, bool win, uint64_t *seed, size_t *len)
 {
     int cp = (int)(slot % 2);
     for (;; (*seed)++) {
         validate_random_opts o = {.model_version = 2, .kind = 1, .opponent_version = 1,
-                                  .candidate_player = cp};
+                                  .candidate_player = cp,
+                                  .start_position = s_openings[slot < 64 ? slot : 0]};
         uint8_t *buf;
         cr_assert_eq(validate_random_record(game_default(), *seed, &o, &buf, len), 0);
         validator *v = validator_new(game_default(), NULL);
@@ -498,6 +515,10 @@ Test(coordinator, arena_spread_reassigned_and_decided)
     cr_assert_eq(job->model_version, 2);
     cr_assert_eq(job->opponent_version, 1);
     cr_assert_eq(job->n_arena, 4);
+    s_note_openings(job);
+    /* A pair is one opening with both colours. */
+    cr_assert_str_eq(job->start_positions[0], job->start_positions[1]);
+    cr_assert_str_neq(job->start_positions[0], job->start_positions[2]);
     uint32_t a_slots[4];
     for (size_t i = 0; i < 4; i++) {
         a_slots[i] = job->arena_slots[i];
@@ -508,6 +529,7 @@ Test(coordinator, arena_spread_reassigned_and_decided)
     cr_assert_eq(client_get_job(b, &jr, &job), 0);
     cr_assert_eq(job->kind, WIRE_JOB_ARENA);
     cr_assert_eq(job->n_arena, 2);
+    s_note_openings(job);
     uint32_t b_slots[2] = {job->arena_slots[0], job->arena_slots[1]};
     /* All slots out: the next request is self-play. */
     cr_assert_eq(client_get_job(trainer, &jr, &job), 0);
@@ -523,6 +545,7 @@ Test(coordinator, arena_spread_reassigned_and_decided)
     cr_assert_eq(client_get_job(b, &jb, &job), 0);
     cr_assert_eq(job->kind, WIRE_JOB_ARENA, "a's games are reassigned");
     cr_assert_eq(job->n_arena, 4);
+    s_note_openings(job);
     uint32_t re[4];
     for (size_t i = 0; i < 4; i++) {
         re[i] = job->arena_slots[i];
@@ -542,6 +565,18 @@ Test(coordinator, arena_spread_reassigned_and_decided)
     client_stats st;
     client_get_stats(b, &st);
     cr_assert_eq(st.rejected_by_reason[VALIDATE_ARENA], 1);
+    free(wrong);
+    /* So is one from another opening than its slot's. */
+    char keep[64];
+    snprintf(keep, sizeof keep, "%s", s_openings[b_slots[0]]);
+    memcpy(s_openings[b_slots[0]], s_openings[a_slots[0]], 64);
+    cr_assert_str_neq(s_openings[b_slots[0]], keep);
+    wrong = s_arena_record(b_slots[0], true, &seed, &len);
+    snprintf(s_openings[b_slots[0]], 64, "%s", keep);
+    cr_assert_eq(client_submit_game(b, wrong, len, b_slots[0]), 0);
+    s_drain(b);
+    client_get_stats(b, &st);
+    cr_assert_eq(st.rejected_by_reason[VALIDATE_ARENA], 2);
     free(wrong);
     uint32_t all[6] = {b_slots[0], b_slots[1], re[0], re[1], re[2], re[3]};
     for (int i = 0; i < 6; i++) {

@@ -72,8 +72,9 @@ Test(wire, envelope_and_small_bodies_roundtrip)
 
     int32_t colours[3] = {0, 1, 1};
     m.kind = WIRE_JOB;
+    char *openings[3] = {"bbbbbbbbbbbb.wwwwwwwwwwww b", "", "b...........w............ w"};
     m.u.job = (wire_job){WIRE_JOB_ARENA, 7, 0xdeadbeefcafeULL, 6, 0x1234ULL, slots, colours, 3,
-                         0, 0, 64};
+                         0, 0, 64, openings, 3, "", ""};
     s_roundtrip(&m, &d, &buf);
     cr_assert_eq(d.u.job.kind, WIRE_JOB_ARENA);
     cr_assert_eq(d.u.job.model_checksum, 0xdeadbeefcafeULL);
@@ -82,6 +83,21 @@ Test(wire, envelope_and_small_bodies_roundtrip)
     cr_assert_eq(d.u.job.candidate_players[1], 1);
     cr_assert_eq(d.u.job.arena_slots[0], 4);
     cr_assert_eq(d.u.job.simulations, 64);
+    cr_assert_eq(d.u.job.n_start, 3);
+    cr_assert_str_eq(d.u.job.start_positions[2], "b...........w............ w");
+    cr_assert_str_eq(d.u.job.start_positions[1], "");
+
+    /* A rating job: side A a model, side B a baseline player. */
+    m.u.job = (wire_job){WIRE_JOB_EVAL, 7, 0xdeadbeefcafeULL, 0, 0, slots, colours, 3,
+                         0, 0, 200, openings, 3, "", "alphabeta:4"};
+    s_roundtrip(&m, &d, &buf);
+    cr_assert_eq(d.u.job.kind, WIRE_JOB_EVAL);
+    cr_assert_str_eq(d.u.job.model_player, "");
+    cr_assert_str_eq(d.u.job.opponent_player, "alphabeta:4");
+    cr_assert_eq(d.u.job.opponent_version, 0);
+    /* Openings must come one per slot. */
+    m.u.job.n_start = 2;
+    cr_assert_eq(wire_encode(&m, &buf), KZ_EINVAL);
 
     m.kind = WIRE_MODEL_REQUEST;
     m.u.model_request.version = 12;
@@ -295,7 +311,7 @@ Test(wire, garbage_never_crashes_and_never_yields_a_bodiless_message)
     m.kind = WIRE_JOB;
     m.request_id = 9;
     m.client = "w";
-    m.u.job = (wire_job){WIRE_JOB_ARENA, 3, 4, 2, 5, slots, colours, 2, 0, 0, 0};
+    m.u.job = (wire_job){WIRE_JOB_ARENA, 3, 4, 2, 5, slots, colours, 2, 0, 0, 0, NULL, 0, NULL, NULL};
     cr_assert_eq(wire_encode(&m, &buf), 0);
     rng_t r;
     rng_seed(&r, 77);

@@ -12,7 +12,12 @@
  * is advanced only when its player is to move, through the actions played
  * since its root (its own last action, then the opponent's), so that the
  * subtree it searched is reused and a dormant tree (status DONE) costs no
- * search. Inside a capture sequence the mover's tree is advanced at once. */
+ * search. Inside a capture sequence the mover's tree is advanced at once.
+ *
+ * Baseline sides (rating games). A side without a network is a player of
+ * player.h, made for the game and freed with it; when it is to move it
+ * chooses at once in s_settle, and its move is recorded with the chosen
+ * action as the whole distribution and a root value of 0. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +41,9 @@ typedef struct engine {
 /* One game in play. */
 typedef struct slot {
     bool busy;                 /* a game is in play */
-    engine *eng[2];            /* engine of each player (equal in self-play) */
+    engine *eng[2];            /* engine of each player (equal in self-play), NULL for a
+                                  side played by a baseline player */
+    player *base[2];           /* baseline player of each side, NULL for a network */
     bool tree_on[2];           /* the player's tree has a position */
     uint16_t lag[2][LAG_MAX];  /* actions played since the tree's root */
     int n_lag[2];              /* entries of lag */
@@ -213,49 +220,102 @@ int games_start(games *gm, const game_spec *spec, char *err, size_t errlen)
     while (i < gm->G && gm->slots[i].busy)
         i++;
     KZ_CHECK(i < gm->G);
-    int purpose = spec->kind == RECORD_ARENA ? PURPOSE_ARENA : PURPOSE_SELFPLAY;
-    engine *e0 = s_engine_get(gm, spec->net[0], purpose, spec->simulations, err, errlen);
-    if (!e0)
-        return KZ_ENOMEM;
-    e0->users++; /* held while the second engine is made */
-    engine *e1 = spec->net[1] == spec->net[0]
-                     ? e0
-                     : s_engine_get(gm, spec->net[1], purpose, spec->simulations, err, errlen);
-    if (!e1) {
-        e0->users--;
-        return KZ_ENOMEM;
-    }
-    if (e1 != e0)
-        e1->users++;
+    int purpose = spec->kind == RECORD_SELFPLAY ? PURPOSE_SELFPLAY : PURPOSE_ARENA;
     slot *sl = &gm->slots[i];
+    /* Step 1. Each side: a baseline player, or an engine (one for both sides
+     * when they play the same network in self-play). */
+    engine *e[2] = {NULL, NULL};
+    player *base[2] = {NULL, NULL};
+    int rc = 0;
+    for (int p = 0; p < 2 && rc == 0; p++) {
+        if (!spec->net[p]) {
+            const char *b = spec->baseline[p] ? spec->baseline[p] : "";
+            char perr[200];
+            base[p] = player_from_spec(gm->g, b, perr, sizeof perr);
+            if (!base[p]) {
+                snprintf(err, errlen, "baseline player '%s': %s", b, perr);
+                rc = KZ_EINVAL;
+            }
+        } else if (p == 1 && spec->net[1] == spec->net[0] && e[0]) {
+            e[1] = e[0];
+        } else {
+            e[p] = s_engine_get(gm, spec->net[p], purpose, spec->simulations, err, errlen);
+            if (!e[p])
+                rc = KZ_ENOMEM;
+            else
+                e[p]->users++; /* held while the other side is made */
+        }
+    }
+    if (rc) {
+        for (int p = 0; p < 2; p++) {
+            player_destroy(&base[p]);
+            if (e[p] && (p == 0 || e[1] != e[0]))
+                e[p]->users--;
+        }
+        return rc;
+    }
     sl->busy = true;
-    sl->eng[0] = e0;
-    sl->eng[1] = e1;
+    for (int p = 0; p < 2; p++) {
+        sl->eng[p] = e[p];
+        sl->base[p] = base[p];
+    }
     sl->tree_on[0] = sl->tree_on[1] = false;
     sl->n_lag[0] = sl->n_lag[1] = 0;
     sl->seed = mix64(gm->seed + gm->st.started);
     rng_seed(&sl->rng, sl->seed);
     sl->arena_slot = spec->arena_slot;
-    const mcts_settings *s = mcts_batch_settings(e0->b);
+    mcts_settings s0;
+    s_settings(gm, purpose, spec->simulations, &s0);
+    const mcts_settings *s = e[0] ? mcts_batch_settings(e[0]->b)
+                             : e[1] ? mcts_batch_settings(e[1]->b) : &s0;
     sl->temperature_plies = s->temperature_plies;
-    gm->g->init(&sl->state);
+    for (int p = 0; p < 2; p++)
+        if (sl->base[p])
+            player_new_game(sl->base[p], mix64(sl->seed ^ (uint64_t)(p + 11)));
+    /* Step 2. The position and the record. */
     game_record *r = sl->rec;
     record_clear(r);
-    int rc = record_new_id(r);
+    const char *start = spec->start_position ? spec->start_position : "";
+    rc = 0;
+    if (start[0]) {
+        char perr[128];
+        if (strlen(start) >= sizeof r->start_position ||
+            gm->g->parse_position(&sl->state, start, perr, sizeof perr)) {
+            snprintf(err, errlen, "start position '%.80s' unusable", start);
+            rc = KZ_EINVAL;
+        }
+    } else {
+        gm->g->init(&sl->state);
+    }
+    if (rc == 0) {
+        rc = record_new_id(r);
+        if (rc)
+            snprintf(err, errlen, "no random game id: %s", err_str(rc));
+    }
     if (rc) {
-        snprintf(err, errlen, "no random game id: %s", err_str(rc));
         sl->busy = false;
-        e0->users--;
-        if (e1 != e0)
-            e1->users--;
+        for (int p = 0; p < 2; p++) {
+            player_destroy(&sl->base[p]);
+            if (sl->eng[p] && (p == 0 || sl->eng[1] != sl->eng[0]))
+                sl->eng[p]->users--;
+            sl->eng[p] = NULL;
+        }
         return rc;
     }
     snprintf(r->game, sizeof r->game, "%s", gm->g->name);
     r->kind = spec->kind;
     r->model_version = spec->model_version;
-    r->opponent_version = spec->kind == RECORD_ARENA ? spec->opponent_version : 0;
-    r->candidate_player = spec->kind == RECORD_ARENA ? spec->candidate_player : 0;
-    r->start_position[0] = 0;
+    r->opponent_version = spec->kind != RECORD_SELFPLAY ? spec->opponent_version : 0;
+    r->candidate_player = spec->kind != RECORD_SELFPLAY ? spec->candidate_player : 0;
+    snprintf(r->start_position, sizeof r->start_position, "%s", start);
+    if (spec->kind == RECORD_EVAL) {
+        /* Side A is player candidate_player. */
+        int a = spec->candidate_player;
+        snprintf(r->model_player, sizeof r->model_player, "%s",
+                 spec->net[a] ? "" : spec->baseline[a]);
+        snprintf(r->opponent_player, sizeof r->opponent_player, "%s",
+                 spec->net[1 - a] ? "" : spec->baseline[1 - a]);
+    }
     r->settings = *s;
     r->seed = sl->seed;
     r->started_ms = time_wall_ms();
@@ -269,12 +329,14 @@ int games_start(games *gm, const game_spec *spec, char *err, size_t errlen)
 static void s_release(games *gm, int i)
 {
     slot *sl = &gm->slots[i];
+    engine *e[2] = {sl->eng[0], sl->eng[1]};
     for (int p = 0; p < 2; p++) {
-        engine *e = sl->eng[p];
-        if (p == 1 && e == sl->eng[0])
-            break;
-        mcts_batch_clear(e->b, i);
-        e->users--;
+        player_destroy(&sl->base[p]);
+        sl->eng[p] = NULL;
+        if (!e[p] || (p == 1 && e[1] == e[0]))
+            continue;
+        mcts_batch_clear(e[p]->b, i);
+        e[p]->users--;
     }
     sl->busy = false;
     gm->busy--;
@@ -338,6 +400,21 @@ static int s_settle(games *gm, int i, games_done_fn fn, void *ctx)
     while (sl->busy) {
         int p = g->to_move(&sl->state);
         engine *e = sl->eng[p];
+        uint16_t acts[GAME_MAX_LEGAL];
+        float shares[GAME_MAX_LEGAL];
+        int n = 0, action;
+        if (sl->base[p]) {
+            /* Step 1'. A baseline player answers at once. */
+            int rc = player_choose(sl->base[p], &sl->state, &action, NULL);
+            if (rc)
+                return rc;
+            bool forced = g->legal_actions(&sl->state, acts) == 1;
+            acts[0] = (uint16_t)action;
+            shares[0] = 1;
+            if (record_add_move(sl->rec, action, forced, 0, 1, acts, shares))
+                return KZ_ENOMEM;
+            goto play;
+        }
         s_catch_up(gm, i, p);
         enum mcts_status st = mcts_batch_status(e->b, i);
         if (st == MCTS_SEARCHING)
@@ -346,10 +423,7 @@ static int s_settle(games *gm, int i, games_done_fn fn, void *ctx)
         /* Step 1. Choose and record the move. */
         mcts_batch_result(e->b, i, &res);
         bool tau_one = g->ply(&sl->state) < sl->temperature_plies;
-        int action = mcts_result_choose(&res, tau_one, &sl->rng);
-        uint16_t acts[GAME_MAX_LEGAL];
-        float shares[GAME_MAX_LEGAL];
-        int n = 0;
+        action = mcts_result_choose(&res, tau_one, &sl->rng);
         if (res.forced) {
             acts[0] = (uint16_t)action;
             shares[0] = 1;
@@ -365,13 +439,17 @@ static int s_settle(games *gm, int i, games_done_fn fn, void *ctx)
         }
         if (record_add_move(sl->rec, action, res.forced, res.value, n, acts, shares))
             return KZ_ENOMEM;
-        /* Step 2. Play it and move the trees along. */
+        /* Step 2. Play it and move the trees along (a baseline side has none). */
+    play:
         g->apply(&sl->state, action);
         bool over = g->result(&sl->state).over;
         if (over)
             return s_finish(gm, i, fn, ctx);
         if (sl->eng[0] == sl->eng[1]) {
-            mcts_batch_advance(e->b, i, action);
+            if (e)
+                mcts_batch_advance(e->b, i, action);
+        } else if (!e) {
+            s_lag(sl, 1 - p, action);
         } else {
             int q = g->to_move(&sl->state);
             if (q == p)

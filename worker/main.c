@@ -76,12 +76,17 @@ static const config_option s_options[] = {
 #define BACKOFF_S 2.0        /* pause after a failed job or model request */
 #define EVAL_BATCH_MAX 1024  /* largest network batch (bounds the evaluator's memory) */
 
-/* Arena games assigned by the last arena job and not started yet. */
+/* Arena or rating games assigned by the last such job and not started yet.
+ * Arena: side A is the candidate, side B the best. Rating (eval) games: each
+ * side is a model or a baseline player. */
 typedef struct arena_queue {
-    uint32_t candidate, best;            /* versions */
+    int kind;                            /* RECORD_ARENA or RECORD_EVAL */
+    uint32_t candidate, best;            /* versions of side A and B (0: a baseline) */
     wnet *net_cand, *net_best;           /* their nets (a reference each while queued) */
+    char base[2][RECORD_PLAYER_MAX];     /* eval: baseline specs of side A and B, "" = net */
     uint32_t slots[ARENA_QUEUE_MAX];     /* coordinator slots */
-    int32_t colours[ARENA_QUEUE_MAX];    /* 0: the candidate moves first */
+    int32_t colours[ARENA_QUEUE_MAX];    /* 0: side A moves first */
+    char open[ARENA_QUEUE_MAX][64];      /* the slot's opening ("" = the initial position) */
     size_t n, next;                      /* queued, next to start */
     int simulations;                     /* per move */
 } arena_queue;
@@ -187,9 +192,10 @@ static void s_arena_clear(wk *w)
 static size_t s_arena_in_hand(const wk *w, uint32_t *cand, uint32_t *slots, size_t max)
 {
     const arena_queue *q = &w->aq;
-    *cand = q->next < q->n ? q->candidate : games_arena_candidate(w->gm);
+    bool queued = q->next < q->n && q->kind == RECORD_ARENA;
+    *cand = queued ? q->candidate : games_arena_candidate(w->gm);
     size_t n = *cand ? games_arena_slots(w->gm, *cand, slots, max) : 0;
-    if (q->candidate == *cand)
+    if (queued && q->candidate == *cand)
         for (size_t k = q->next; k < q->n && n < max; k++)
             slots[n++] = q->slots[k];
     return n;
@@ -227,27 +233,50 @@ static int s_request_job(wk *w)
         }
         return 0;
     }
-    if (job->kind != WIRE_JOB_ARENA || job->n_arena == 0) {
-        log_warn("job of unknown kind %d ignored", job->kind);
+    bool eval = job->kind == WIRE_JOB_EVAL;
+    const char *pa = eval && job->model_player ? job->model_player : "";
+    const char *pb = eval && job->opponent_player ? job->opponent_player : "";
+    if ((job->kind != WIRE_JOB_ARENA && !eval) || job->n_arena == 0 ||
+        strlen(pa) >= RECORD_PLAYER_MAX || strlen(pb) >= RECORD_PLAYER_MAX ||
+        (eval && (!pa[0]) == !job->model_version) || (eval && (!pb[0]) == !job->opponent_version)) {
+        log_warn("job of kind %d ignored (unknown kind or inconsistent sides)", job->kind);
         w->next_job = time_now() + BACKOFF_S;
         return 0;
     }
-    /* Arena: copy the job before the next client call. */
+    /* Arena or rating games: copy the job before the next client call. */
     arena_queue *q = &w->aq;
+    q->kind = eval ? RECORD_EVAL : RECORD_ARENA;
     q->candidate = job->model_version;
     q->best = job->opponent_version;
+    snprintf(q->base[0], sizeof q->base[0], "%s", pa);
+    snprintf(q->base[1], sizeof q->base[1], "%s", pb);
     uint64_t cand_sum = job->model_checksum, best_sum = job->opponent_checksum;
     q->n = job->n_arena < ARENA_QUEUE_MAX ? job->n_arena : ARENA_QUEUE_MAX;
     q->next = 0;
     memcpy(q->slots, job->arena_slots, q->n * sizeof *q->slots);
     memcpy(q->colours, job->candidate_players, q->n * sizeof *q->colours);
+    for (size_t k = 0; k < q->n; k++) {
+        const char *o = k < job->n_start && job->start_positions[k] ? job->start_positions[k] : "";
+        if (strlen(o) >= sizeof q->open[k]) {
+            log_warn("job with an opening of %zu characters ignored", strlen(o));
+            q->n = 0;
+            w->next_job = time_now() + BACKOFF_S;
+            return 0;
+        }
+        snprintf(q->open[k], sizeof q->open[k], "%s", o);
+    }
     q->simulations = s_sims(w, job->simulations);
-    char err[300];
+    char err[300] = "";
     wnet *nc, *nb;
-    rc = netcache_get(w->nc, w->c, q->candidate, cand_sum, &nc, err, sizeof err);
-    if (rc == 0) {
-        nc->refs++;
-        q->net_cand = nc;
+    rc = 0;
+    if (q->candidate) {
+        rc = netcache_get(w->nc, w->c, q->candidate, cand_sum, &nc, err, sizeof err);
+        if (rc == 0) {
+            nc->refs++;
+            q->net_cand = nc;
+        }
+    }
+    if (rc == 0 && q->best) {
         rc = netcache_get(w->nc, w->c, q->best, best_sum, &nb, err, sizeof err);
         if (rc == 0) {
             nb->refs++;
@@ -255,15 +284,20 @@ static int s_request_job(wk *w)
         }
     }
     if (rc) {
-        log_warn("arena of candidate %u dropped: %s", (unsigned)q->candidate, err);
+        log_warn("%s of %u dropped: %s", eval ? "rating games" : "arena", (unsigned)q->candidate,
+                 err);
         s_arena_clear(w);
         w->next_job = time_now() + BACKOFF_S;
         return rc == KZ_EVERSION ? rc : 0;
     }
-    if (q->candidate != w->arena_logged)
+    if (eval)
+        log_info("ratings: playing %s against %s (%zu games in this job)",
+                 pa[0] ? pa : "the network", pb[0] ? pb : "a network", q->n);
+    else if (q->candidate != w->arena_logged)
         log_info("arena: playing candidate %u against best %u (%zu games in this job)",
                  (unsigned)q->candidate, (unsigned)q->best, q->n);
-    w->arena_logged = q->candidate;
+    if (!eval)
+        w->arena_logged = q->candidate;
     return 0;
 }
 
@@ -279,14 +313,17 @@ static int s_start_games(wk *w)
         game_spec spec = {0};
         if (q->next < q->n) {
             int cp = q->colours[q->next] ? 1 : 0;
-            spec.kind = RECORD_ARENA;
+            spec.kind = q->kind;
             spec.net[cp] = q->net_cand;
             spec.net[1 - cp] = q->net_best;
+            spec.baseline[cp] = q->base[0];
+            spec.baseline[1 - cp] = q->base[1];
             spec.model_version = q->candidate;
             spec.opponent_version = q->best;
             spec.candidate_player = cp;
             spec.arena_slot = q->slots[q->next];
             spec.simulations = q->simulations;
+            spec.start_position = q->open[q->next];
         } else if (w->sp_net && (w->sp_budget > 0 || offline)) {
             spec.kind = RECORD_SELFPLAY;
             spec.net[0] = spec.net[1] = w->sp_net;
@@ -296,11 +333,18 @@ static int s_start_games(wk *w)
             return 0;
         }
         int rc = games_start(w->gm, &spec, err, sizeof err);
+        if (rc == KZ_EINVAL && spec.kind != RECORD_SELFPLAY) {
+            /* A job this worker cannot play (e.g. a baseline it does not know):
+             * its slots go to others when they time out. */
+            log_warn("%s games dropped: %s", spec.kind == RECORD_EVAL ? "rating" : "arena", err);
+            s_arena_clear(w);
+            continue;
+        }
         if (rc) {
             log_error("cannot start a game: %s", err);
             return rc;
         }
-        if (spec.kind == RECORD_ARENA) {
+        if (spec.kind != RECORD_SELFPLAY) {
             if (++q->next == q->n)
                 s_arena_clear(w);
         } else if (w->sp_budget > 0) {

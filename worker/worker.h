@@ -15,6 +15,10 @@
  * engine here drives mcts.h directly: one mcts_batch per (model, kind,
  * simulations), a slot's trees at the same index in each batch it uses.
  *
+ * Rating games (RECORD_EVAL) may have a side played by a baseline player
+ * (player.h: random, greedy, alphabeta:D, uct:N): it answers at once, on
+ * this thread, when it is to move; the network side searches as in an arena.
+ *
  * Threads: everything runs on the main thread. */
 #ifndef KZ_WORKER_WORKER_H
 #define KZ_WORKER_WORKER_H
@@ -29,6 +33,7 @@
 #include "game.h"
 #include "mcts.h"
 #include "model.h"
+#include "player.h"
 #include "record.h"
 
 /* Settings (the table in main.c; docs/worker.md). */
@@ -104,13 +109,17 @@ int netcache_count(const netcache *nc);
 
 /* What one new game is. */
 typedef struct game_spec {
-    int kind;                 /* RECORD_SELFPLAY or RECORD_ARENA */
-    wnet *net[2];             /* network of player 0 (Black) and 1; self-play: equal */
-    uint32_t model_version;   /* self-play: the model; arena: the candidate */
-    uint32_t opponent_version;/* arena: the best */
-    int candidate_player;     /* arena: 0 if the candidate moves first */
-    uint32_t arena_slot;      /* arena: the coordinator's slot */
+    int kind;                 /* RECORD_SELFPLAY, RECORD_ARENA or RECORD_EVAL */
+    wnet *net[2];             /* network of player 0 (Black) and 1; self-play: equal;
+                                 NULL for a side played by a baseline player */
+    const char *baseline[2];  /* eval: player id p's baseline spec (player.h) when net[p]
+                                 is NULL */
+    uint32_t model_version;   /* self-play: the model; arena: the candidate; eval: side A's */
+    uint32_t opponent_version;/* arena: the best; eval: side B's */
+    int candidate_player;     /* arena: 0 if the candidate moves first; eval: side A */
+    uint32_t arena_slot;      /* arena, eval: the coordinator's slot */
     int simulations;          /* per move */
+    const char *start_position; /* the opening (R20), NULL or "" = the initial position */
 } game_spec;
 
 /* Counters since games_new. */
