@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "coordinator.h"
+#include "rating.h"
 #include "util.h"
 
 #define TALLY_MAGIC "KZT1"
@@ -193,128 +194,6 @@ static int s_load_tallies(coord *c)
 
 /* --- the fit ------------------------------------------------------------------------ */
 
-/* Games between players i and j: wins, draws, losses of i. */
-typedef struct rating_result {
-    int i, j;
-    int w, d, l;
-} rating_result;
-
-/* Logistic-Elo maximum likelihood (draws half a win), players with fixed[] at
- * their elo[] value; one virtual draw against each opponent keeps a player
- * with only wins finite. Newton's method on the free players; 95% intervals
- * from the inverse information. ok[i]: connected to a fixed player. */
-static int rating_fit(int n, const rating_result *r, int nr, const bool *fixed, double *elo,
-                      double *lo, double *hi, bool *ok, void *unused)
-{
-    (void)unused;
-    const double K = log(10.0) / 400.0;
-    /* Connectivity from the fixed players. */
-    for (int i = 0; i < n; i++)
-        ok[i] = fixed[i];
-    for (bool grew = true; grew;) {
-        grew = false;
-        for (int k = 0; k < nr; k++)
-            if (ok[r[k].i] != ok[r[k].j]) {
-                ok[r[k].i] = ok[r[k].j] = true;
-                grew = true;
-            }
-    }
-    int *ix = xmalloc((size_t)n * sizeof *ix), m = 0;
-    for (int i = 0; i < n; i++)
-        ix[i] = ok[i] && !fixed[i] ? m++ : -1;
-    double *H = xcalloc((size_t)m * m + 1, sizeof *H), *g = xcalloc((size_t)m + 1, sizeof *g);
-    int rc = 0;
-    for (int it = 0; it < 100 && m; it++) {
-        memset(H, 0, (size_t)m * m * sizeof *H);
-        memset(g, 0, (size_t)m * sizeof *g);
-        for (int k = 0; k < nr; k++) {
-            int a = r[k].i, b = r[k].j;
-            if (!ok[a])
-                continue;
-            double N = r[k].w + r[k].d + r[k].l + 1.0; /* + the virtual draw */
-            double s = r[k].w + 0.5 * r[k].d + 0.5;
-            double p = 1 / (1 + exp(-K * (elo[a] - elo[b])));
-            double ga = K * (s - N * p), h = K * K * N * p * (1 - p);
-            if (ix[a] >= 0) {
-                g[ix[a]] += ga;
-                H[ix[a] * m + ix[a]] += h;
-            }
-            if (ix[b] >= 0) {
-                g[ix[b]] -= ga;
-                H[ix[b] * m + ix[b]] += h;
-            }
-            if (ix[a] >= 0 && ix[b] >= 0) {
-                H[ix[a] * m + ix[b]] -= h;
-                H[ix[b] * m + ix[a]] -= h;
-            }
-        }
-        /* Solve H d = g (Gauss-Jordan; H is positive definite). */
-        double *A = xmalloc((size_t)m * (m + 1) * sizeof *A);
-        for (int i = 0; i < m; i++) {
-            memcpy(A + i * (m + 1), H + i * m, (size_t)m * sizeof *A);
-            A[i * (m + 1) + m] = g[i];
-        }
-        for (int c = 0; c < m && !rc; c++) {
-            double piv = A[c * (m + 1) + c];
-            if (!(piv > 1e-300)) {
-                rc = KZ_EINVAL;
-                break;
-            }
-            for (int i = 0; i < m; i++) {
-                if (i == c)
-                    continue;
-                double f = A[i * (m + 1) + c] / piv;
-                for (int j = c; j <= m; j++)
-                    A[i * (m + 1) + j] -= f * A[c * (m + 1) + j];
-            }
-        }
-        double step = 0;
-        for (int i = 0; i < n && !rc; i++)
-            if (ix[i] >= 0) {
-                double d = A[ix[i] * (m + 1) + m] / A[ix[i] * (m + 1) + ix[i]];
-                d = d > 400 ? 400 : d < -400 ? -400 : d;
-                elo[i] += d;
-                step = fabs(d) > step ? fabs(d) : step;
-            }
-        free(A);
-        if (rc || step < 1e-6)
-            break;
-    }
-    /* Intervals: the diagonal of H^-1 (H at the solution, from the last pass). */
-    for (int i = 0; i < n; i++)
-        lo[i] = hi[i] = elo[i];
-    for (int c = 0; c < m && !rc; c++) {
-        /* Solve H x = e_c by Gauss-Jordan on a fresh copy. */
-        double *A = xmalloc((size_t)m * (m + 1) * sizeof *A);
-        for (int i = 0; i < m; i++) {
-            memcpy(A + i * (m + 1), H + i * m, (size_t)m * sizeof *A);
-            A[i * (m + 1) + m] = i == c;
-        }
-        for (int cc = 0; cc < m; cc++) {
-            double piv = A[cc * (m + 1) + cc];
-            for (int i = 0; i < m && piv > 1e-300; i++) {
-                if (i == cc)
-                    continue;
-                double f = A[i * (m + 1) + cc] / piv;
-                for (int j = cc; j <= m; j++)
-                    A[i * (m + 1) + j] -= f * A[cc * (m + 1) + j];
-            }
-        }
-        double var = A[c * (m + 1) + m] / A[c * (m + 1) + c];
-        free(A);
-        for (int i = 0; i < n; i++)
-            if (ix[i] == c) {
-                double e = 1.959963984540054 * sqrt(var > 0 ? var : 0);
-                lo[i] = elo[i] - e;
-                hi[i] = elo[i] + e;
-            }
-    }
-    free(ix);
-    free(H);
-    free(g);
-    return rc;
-}
-
 /* Index of player name in c->rated, -1 none. */
 static int s_rated(const coord *c, const char *name)
 {
@@ -342,7 +221,7 @@ void ratings_fit(coord *c)
         }
     /* Step 2. The results, per pair of indices. */
     rating_result *res = xcalloc(c->n_tallies ? c->n_tallies : 1, sizeof *res);
-    size_t nr = 0;
+    int nr = 0;
     for (size_t i = 0; i < c->n_tallies; i++) {
         const tally *t = &c->tallies[i];
         int ia = -1, ib = -1;
@@ -352,42 +231,39 @@ void ratings_fit(coord *c)
             if (!strcmp(pl[j].name, t->b))
                 ib = (int)j;
         }
-        if (ia < 0 || ib < 0 || t->w + t->d + t->l == 0)
+        if (ia < 0 || ib < 0 || ia == ib || t->w + t->d + t->l == 0)
             continue;
-        res[nr++] = (rating_result){ia, ib, (int)t->w, (int)t->d, (int)t->l};
-        pl[ia].games += t->w + t->d + t->l;
-        pl[ib].games += t->w + t->d + t->l;
+        res[nr++] = (rating_result){ia, ib, t->w, t->d, t->l};
     }
-    /* Step 3. Anchored at random = 0 (else the first anchor). */
+    /* Step 3. Anchored at random = 0 (else the first anchor); the other
+     * baseline players are fitted like the models, from their games. */
     int zero = 0;
     for (int k = 0; k < c->n_anchors; k++)
         if (!strcmp(c->anchors[k], "random"))
             zero = k;
-    double *elo = xcalloc(n ? n : 1, sizeof *elo), *lo = xcalloc(n ? n : 1, sizeof *lo),
-           *hi = xcalloc(n ? n : 1, sizeof *hi);
-    bool *fixed = xcalloc(n ? n : 1, sizeof *fixed), *ok = xcalloc(n ? n : 1, sizeof *ok);
-    if (n)
-        fixed[zero] = true;
-    int rc = n ? rating_fit((int)n, res, (int)nr, fixed, elo, lo, hi, ok, NULL) : 0;
+    rating_anchor fixed = {zero, 0.0};
+    rating_config rc_cfg;
+    rating_config_default(&rc_cfg);
+    rating_fit *fit = NULL;
+    char err[200];
+    int rc = n ? rating_fit_compute((int)n, res, nr, &fixed, 1, &rc_cfg, &fit, err, sizeof err)
+               : 0;
     if (rc)
-        log_warn("ratings: the fit failed: %s", err_str(rc));
+        log_warn("ratings: the fit failed: %s", err);
     for (size_t j = 0; j < n; j++) {
         pl[j].anchor = (int)j < c->n_anchors;
-        pl[j].rated = rc == 0 && ok[j];
-        pl[j].elo = elo[j];
-        pl[j].lo = lo[j];
-        pl[j].hi = hi[j];
+        pl[j].rated = fit && fit->status[j] != RATING_UNRATED;
+        pl[j].elo = fit ? fit->elo[j] : NAN;
+        pl[j].lo = fit ? fit->lo[j] : NAN;
+        pl[j].hi = fit ? fit->hi[j] : NAN;
+        pl[j].games = fit ? (uint64_t)fit->games[j] : 0;
     }
+    rating_fit_destroy(&fit);
+    free(res);
     free(c->rated);
     c->rated = pl;
     c->n_rated = n;
     c->fits++;
-    free(res);
-    free(elo);
-    free(lo);
-    free(hi);
-    free(fixed);
-    free(ok);
 }
 
 const rated_player *ratings_get(const coord *c, uint32_t version)

@@ -26,6 +26,7 @@ static const kz_command s_commands[] = {
     {"analyse", cmd_analyse, "show the engine's choice, value and visit distribution"},
     {"play", cmd_play, "play against the engine in the terminal"},
     {"status", cmd_status, "print a coordinator's /status readably"},
+    {"ratings", cmd_ratings, "the rating pool: anchors and models with Elo and intervals"},
     {"loadgen", cmd_loadgen, "imitate many workers submitting games (ingest load)"},
     {"store", cmd_store, "summarize a coordinator's store, list its games and models"},
 };

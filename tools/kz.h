@@ -39,6 +39,7 @@ int cmd_analyse(int argc, char **argv);
 int cmd_play(int argc, char **argv);
 /* tools/kz_status.c */
 int cmd_status(int argc, char **argv);
+int cmd_ratings(int argc, char **argv);
 /* tools/kz_loadgen.c */
 int cmd_loadgen(int argc, char **argv);
 /* tools/kz_store.c */

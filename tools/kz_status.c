@@ -336,7 +336,85 @@ static void s_duration(double s, char *buf, size_t len)
         snprintf(buf, len, "%.1fd", s / 86400);
 }
 
-static void s_print(const jnode *j, FILE *o)
+/* Whether a rating field is a number (null when the player is unrated). */
+static bool s_rated(const jnode *j, const char *path)
+{
+    const jnode *n = j_get(j, path);
+    return n && n->type == J_NUM;
+}
+
+/* The stall warning: the best has not changed for `minutes` while the
+ * trainer went on. Printed by kz status; "" when there is none. */
+static void s_stall(const jnode *j, double minutes, char *buf, size_t len)
+{
+    buf[0] = 0;
+    double since = j_num(j, "gate.best_since_ms");
+    double now_ms = j_num(j, "coordinator.time_ms");
+    double steps = j_num(j, "trainer.step") - j_num(j, "gate.best_since_step");
+    if (since > 0 && now_ms - since > minutes * 60000 && steps > 0)
+        snprintf(buf, len, "WARNING: the best has not changed for %.0f minutes while the trainer "
+                 "took %.0f steps (%.0f candidates rejected in a row)",
+                 (now_ms - since) / 60000, steps, j_num(j, "gate.rejected_in_row"));
+}
+
+/* "+812 (95%: +770 .. +855)" or "unrated"; prefix: the object's path (NULL: j itself). */
+static void s_elo(const jnode *j, const char *prefix, char *buf, size_t len)
+{
+    char p[96], lo[96], hi[96];
+    const char *dot = prefix ? "." : "";
+    prefix = prefix ? prefix : "";
+    snprintf(p, sizeof p, "%s%selo", prefix, dot);
+    if (!s_rated(j, p)) {
+        snprintf(buf, len, "unrated");
+        return;
+    }
+    snprintf(lo, sizeof lo, "%s%selo_lo", prefix, dot);
+    snprintf(hi, sizeof hi, "%s%selo_hi", prefix, dot);
+    snprintf(buf, len, "%+.0f (95%%: %+.0f .. %+.0f)", j_num(j, p), j_num(j, lo), j_num(j, hi));
+}
+
+static void s_print_learning(const jnode *j, FILE *o, double stall_minutes)
+{
+    char since[32], elo[96], stall[256];
+    double since_ms = j_num(j, "gate.best_since_ms");
+    s_duration(since_ms > 0 ? (j_num(j, "coordinator.time_ms") - since_ms) / 1000 : -1, since,
+               sizeof since);
+    fprintf(o, "gate        %s; best unchanged for %s (since step %.0f), %.0f candidates "
+               "rejected in a row, %.0f reverted by the rating guard\n",
+            j_str(j, "gate.mode"), since, j_num(j, "gate.best_since_step"),
+            j_num(j, "gate.rejected_in_row"), j_num(j, "gate.reverts"));
+    s_elo(j, "ratings.best", elo, sizeof elo);
+    fprintf(o, "rating      best v%.0f %s; rating games %.1f%% of game time (at most %.0f%%)",
+            j_num(j, "ratings.best.version"), elo, 100 * j_num(j, "ratings.eval_share"),
+            100 * j_num(j, "ratings.eval_share_max"));
+    if (j_get(j, "ratings.match.a"))
+        fprintf(o, "; playing %s vs %s %.0f/%.0f", j_str(j, "ratings.match.a"),
+                j_str(j, "ratings.match.b"), j_num(j, "ratings.match.played"),
+                j_num(j, "ratings.match.games"));
+    fprintf(o, "\n");
+    static const char *const kinds[3] = {"selfplay", "arena", "eval"};
+    static const char *const shown[3] = {"self-play", "arena", "rating"};
+    bool first = true;
+    for (int k = 0; k < 3; k++) {
+        char p[64];
+        snprintf(p, sizeof p, "games_by_kind.%s", kinds[k]);
+        const jnode *g = j_get(j, p);
+        double n = g ? j_num(g, "games") : 0;
+        if (n <= 0)
+            continue;
+        fprintf(o, "%-11s %-9s %.0f since start: first player won %.0f%%, second %.0f%%, drawn "
+                   "%.0f%%; %.1f turns a game\n",
+                first ? "games" : "", shown[k], n, 100 * j_num(g, "first_wins") / n,
+                100 * j_num(g, "second_wins") / n, 100 * j_num(g, "draws") / n,
+                j_num(g, "mean_plies"));
+        first = false;
+    }
+    s_stall(j, stall_minutes, stall, sizeof stall);
+    if (stall[0])
+        fprintf(o, "%s\n", stall);
+}
+
+static void s_print(const jnode *j, FILE *o, double stall_minutes)
 {
     char up[32];
     s_duration(j_num(j, "coordinator.uptime_s"), up, sizeof up);
@@ -345,6 +423,8 @@ static void s_print(const jnode *j, FILE *o)
     fprintf(o, "models      best %.0f, latest %.0f, candidate %.0f, queued %.0f, promotions %.0f\n",
             j_num(j, "models.best"), j_num(j, "models.latest"), j_num(j, "models.candidate"),
             j_num(j, "models.queued"), j_num(j, "models.promotions"));
+    if (j_get(j, "gate"))
+        s_print_learning(j, o, stall_minutes);
     double w = j_num(j, "arena.wins"), d = j_num(j, "arena.draws"), l = j_num(j, "arena.losses");
     if (j_num(j, "arena.candidate") > 0) {
         double n = w + d + l;
@@ -422,6 +502,9 @@ static void s_print_line(const jnode *j, FILE *o)
     else
         fprintf(o, " | step -");
     fprintf(o, " | best v%.0f", j_num(j, "models.best"));
+    if (s_rated(j, "ratings.best.elo"))
+        fprintf(o, " elo %+.0f +/- %.0f", j_num(j, "ratings.best.elo"),
+                (j_num(j, "ratings.best.elo_hi") - j_num(j, "ratings.best.elo_lo")) / 2);
     if (j_num(j, "arena.candidate") > 0)
         fprintf(o, " | arena v%.0f %.0f/%.0f +%.0f =%.0f -%.0f", j_num(j, "arena.candidate"),
                 j_num(j, "arena.wins") + j_num(j, "arena.draws") + j_num(j, "arena.losses"),
@@ -445,8 +528,9 @@ static void s_print_line(const jnode *j, FILE *o)
 }
 
 typedef struct status_config {
-    bool json; /* print the raw JSON */
-    bool line; /* print one summary line */
+    bool json;            /* print the raw JSON */
+    bool line;            /* print one summary line */
+    double stall_minutes; /* warn when the best is older than this while the trainer goes on */
 } status_config;
 
 static const config_option s_status_options[] = {
@@ -454,7 +538,9 @@ static const config_option s_status_options[] = {
      "print the JSON document as received"},
     {"line", CONFIG_BOOL, "false", 0, 0, offsetof(status_config, line),
      "print one line: time, games (per minute), positions, trainer step and loss, best "
-     "version, running and last arena, live workers"},
+     "version (and its rating), running and last arena, live workers"},
+    {"stall_minutes", CONFIG_DOUBLE, "15", 0.1, 1e6, offsetof(status_config, stall_minutes),
+     "warn when the best has not changed for this long while the trainer took steps"},
 };
 #define N_STATUS_OPTIONS (sizeof s_status_options / sizeof s_status_options[0])
 
@@ -468,8 +554,10 @@ int cmd_status(int argc, char **argv)
     if (rc == CONFIG_HELP) {
         printf("usage: kz status [URL] [--json | --line]\n\n"
                "Prints a coordinator's status (GET URL, default http://127.0.0.1:8080/status;\n"
-               "a URL without a path gets /status): models, arena, replay store, ingest and\n"
-               "rejections, trainer, and every client with its last contact and speed.\n"
+               "a URL without a path gets /status): the gate and how long the best has\n"
+               "stood, the best's rating, games by kind with results by colour, models,\n"
+               "arena, replay store, ingest and rejections, trainer, and every client with\n"
+               "its last contact and speed; a warning when the best has stalled.\n"
                "Exit status 1 when the coordinator cannot be reached.\n\n");
         config_help(s_status_options, N_STATUS_OPTIONS, stdout);
         return 0;
@@ -503,7 +591,138 @@ int cmd_status(int argc, char **argv)
     if (cfg.line)
         s_print_line(j, stdout);
     else
-        s_print(j, stdout);
+        s_print(j, stdout, cfg.stall_minutes);
+    j_free(j);
+    free(body);
+    return 0;
+}
+
+/* --- kz ratings ------------------------------------------------------------------ */
+
+typedef struct ratings_config {
+    bool pairs; /* also list every pair that met */
+} ratings_config;
+
+static const config_option s_ratings_options[] = {
+    {"pairs", CONFIG_BOOL, "false", 0, 0, offsetof(ratings_config, pairs),
+     "also list every pair of players that met: games, pairs by outcome, score"},
+};
+#define N_RATINGS_OPTIONS (sizeof s_ratings_options / sizeof s_ratings_options[0])
+
+/* A player's games and points over all its tallies. */
+static void s_player_score(const jnode *tallies, const char *name, double *games, double *points)
+{
+    *games = *points = 0;
+    for (const jnode *t = tallies ? tallies->child : NULL; t; t = t->next) {
+        bool a = !strcmp(j_str(t, "a"), name), b = !strcmp(j_str(t, "b"), name);
+        if (!a && !b)
+            continue;
+        double w = j_num(t, "wins"), d = j_num(t, "draws"), l = j_num(t, "losses");
+        *games += w + d + l;
+        *points += (a ? w : l) + d / 2;
+    }
+}
+
+int cmd_ratings(int argc, char **argv)
+{
+    ratings_config cfg;
+    const char *pos[1];
+    size_t npos = 0;
+    char err[512];
+    int rc = config_parse(s_ratings_options, N_RATINGS_OPTIONS, &cfg, argc, argv, pos, 1, &npos,
+                          err, sizeof err);
+    if (rc == CONFIG_HELP) {
+        printf("usage: kz ratings [URL] [--pairs]\n\n"
+               "The rating pool of a coordinator (GET URL, default\n"
+               "http://127.0.0.1:8080/status): every anchor (fixed baseline player) and rated\n"
+               "model, strongest first, with its games, its score over them, and its Elo\n"
+               "with the 95%% interval, from one maximum-likelihood fit over all rating and\n"
+               "arena games (random = 0). Then the ratings of each best when its gauntlet\n"
+               "ended. Exit status 1 when the coordinator cannot be reached.\n\n");
+        config_help(s_ratings_options, N_RATINGS_OPTIONS, stdout);
+        return 0;
+    }
+    if (rc)
+        return kz_usage_error("ratings: %s", err);
+    const char *url = npos ? pos[0] : "http://127.0.0.1:8080/status";
+    char *body;
+    rc = s_http_get(url, &body, err, sizeof err);
+    if (rc == KZ_EINVAL)
+        return kz_usage_error("ratings: %s", err);
+    if (rc) {
+        fprintf(stderr, "kz: ratings: %s\n", err);
+        return 1;
+    }
+    jparser jp = {body, body + strlen(body), 0};
+    jnode *j = j_value(&jp);
+    const jnode *players = j && j->type == J_OBJ ? j_get(j, "ratings.players") : NULL;
+    if (!players) {
+        fprintf(stderr, "kz: ratings: %s has no ratings (an older coordinator?)\n", url);
+        j_free(j);
+        free(body);
+        return 1;
+    }
+    const jnode *tallies = j_get(j, "ratings.tallies");
+    /* Strongest first: a selection over the list (tens of players). */
+    int n = 0;
+    for (const jnode *p = players->child; p; p = p->next)
+        n++;
+    const jnode **order = calloc((size_t)(n ? n : 1), sizeof *order);
+    int k = 0;
+    for (const jnode *p = players->child; p; p = p->next)
+        order[k++] = p;
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++) {
+            double ea = s_rated(order[a], "elo") ? j_num(order[a], "elo") : -1e9;
+            double eb = s_rated(order[b], "elo") ? j_num(order[b], "elo") : -1e9;
+            if (eb > ea) {
+                const jnode *t = order[a];
+                order[a] = order[b];
+                order[b] = t;
+            }
+        }
+    printf("%-16s %-7s %7s %7s  %s\n", "PLAYER", "KIND", "GAMES", "SCORE", "ELO (95% interval)");
+    for (int a = 0; a < n; a++) {
+        const jnode *p = order[a];
+        double games, points;
+        s_player_score(tallies, j_str(p, "name"), &games, &points);
+        char elo[96], score[16] = "-";
+        s_elo(p, NULL, elo, sizeof elo);
+        if (games > 0)
+            snprintf(score, sizeof score, "%.3f", points / games);
+        printf("%-16.16s %-7s %7.0f %7s  %s\n", j_str(p, "name"),
+               j_num(p, "anchor") ? "anchor" : "model", games, score, elo);
+    }
+    free(order);
+    const jnode *hist = j_get(j, "ratings.history");
+    if (hist && hist->child) {
+        printf("\nthe best when its gauntlet ended:\n");
+        for (const jnode *h = hist->child; h; h = h->next) {
+            time_t t = (time_t)(j_num(h, "time_ms") / 1000);
+            struct tm tm;
+            localtime_r(&t, &tm);
+            printf("  %04d-%02d-%02d %02d:%02d  v%-5.0f %+6.0f (95%%: %+.0f .. %+.0f), %.0f games\n",
+                   tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                   j_num(h, "version"), j_num(h, "elo"), j_num(h, "elo_lo"), j_num(h, "elo_hi"),
+                   j_num(h, "games"));
+        }
+    }
+    if (cfg.pairs && tallies) {
+        printf("\n%-16s %-16s %6s  %-22s %s\n", "A", "B", "GAMES", "PAIRS (LL LD D/WL WD WW)",
+               "A's SCORE");
+        for (const jnode *t = tallies->child; t; t = t->next) {
+            double w = j_num(t, "wins"), d = j_num(t, "draws"), l = j_num(t, "losses");
+            const jnode *pp = j_get(t, "pairs");
+            double c[5] = {0};
+            int i = 0;
+            for (const jnode *x = pp ? pp->child : NULL; x && i < 5; x = x->next)
+                c[i++] = x->num;
+            char pb[64];
+            snprintf(pb, sizeof pb, "%.0f %.0f %.0f %.0f %.0f", c[0], c[1], c[2], c[3], c[4]);
+            printf("%-16.16s %-16.16s %6.0f  %-22s %.3f\n", j_str(t, "a"), j_str(t, "b"),
+                   w + d + l, pb, w + d + l > 0 ? (w + d / 2) / (w + d + l) : 0.5);
+        }
+    }
     j_free(j);
     free(body);
     return 0;
