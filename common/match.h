@@ -140,11 +140,11 @@ int gate_decide_pairs(const gate_config *c, const int penta[MATCH_PENTA]);
 
 /* ---- statistics ---- */
 
-/* Everything the scorer reports about W/D/L (from A's view). */
+/* Everything the scorer reports about W/D/L or pairs (from A's view). */
 typedef struct match_stats {
-    int games;                 /* N = W + D + L */
+    int games;                 /* N = W + D + L; for pairs 2 * pairs */
     double score;              /* (W + D/2) / N; 0.5 when N = 0 */
-    double sd;                 /* standard error of the score, sqrt(v / N) */
+    double sd;                 /* standard error of the score, sqrt(v / N) (N pairs for pairs) */
     double score_lo, score_hi; /* 95% interval, clamped to [0, 1] */
     double elo;                /* E(score); +/-INFINITY at 1 and 0 */
     double elo_lo, elo_hi;     /* E(score_lo), E(score_hi) */

@@ -318,6 +318,16 @@ Test(match, penta_sprt_decisions)
     /* 9 WW pairs at 0/200: 3.7659 >= 2.944. */
     cr_assert_eq(match_penta_sprt_decide(ww9, 0, 200, 0.05, 0.05, NULL), GATE_ACCEPT);
     cr_assert_eq(match_penta_sprt_decide(none, 0, 35, 0.05, 0.05, &llr), GATE_CONTINUE);
+    /* At the bounds: with alpha = beta = a the bounds are -/+ln((1-a)/a), so a =
+     * 1 / (1 + e^L) puts the upper bound exactly at L. A hair (1e-6) below L, L = 1.0000846
+     * accepts; a hair above, it continues; and the mirrored counts (LLR -1.0000846 for
+     * -35/0, see penta_llr_properties) reject against a lower bound a hair above. */
+    double l = 1.0000846, below = 1 / (1 + exp(l - 1e-6)), above = 1 / (1 + exp(l + 1e-6));
+    const int mirror[MATCH_PENTA] = {5, 8, 20, 5, 2};
+    cr_assert_eq(match_penta_sprt_decide(mid, 0, 35, below, below, NULL), GATE_ACCEPT);
+    cr_assert_eq(match_penta_sprt_decide(mid, 0, 35, above, above, NULL), GATE_CONTINUE);
+    cr_assert_eq(match_penta_sprt_decide(mirror, -35, 0, below, below, NULL), GATE_REJECT);
+    cr_assert_eq(match_penta_sprt_decide(mirror, -35, 0, above, above, NULL), GATE_CONTINUE);
 }
 
 /* ---- the gate ---- */
