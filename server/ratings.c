@@ -508,6 +508,8 @@ int ratings_load(coord *c)
     s_load_tallies(c);
     s_load_history(c);
     ratings_fit(c);
+    log_info("ratings: %zu pairs of players met, %zu ratings in the history, %d anchors",
+             c->n_tallies, c->n_history, c->n_anchors);
     c->rated_best = c->n_history ? c->history[c->n_history - 1].version : 0;
     return 0;
 }
