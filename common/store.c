@@ -16,6 +16,15 @@
 /* Largest encoded position: P, packed, z, n, n * (u16 + f32). */
 #define POSITION_MAX_BYTES (1 + 255 + 1 + 2 + GAME_MAX_LEGAL * 6)
 
+static const char *s_lmdb_error(int rc) { return mdb_strerror(rc); }
+
+/* err_str names LMDB's own codes (-30799 .. -30780): registered when the
+ * program starts, since any store call may return one. */
+__attribute__((constructor)) static void s_register_errors(void)
+{
+    err_register_range(MDB_KEYEXIST, MDB_LAST_ERRCODE, s_lmdb_error);
+}
+
 struct store {
     MDB_env *env;          /* the environment */
     MDB_dbi models;        /* version -> header + blob */

@@ -27,7 +27,8 @@
  * games only then.
  *
  * Errors: 0, LMDB's codes, errno values, KZ_ENOTFOUND, KZ_EINVAL, KZ_ECORRUPT
- * (a value that does not parse). Threads: a store belongs to one thread. */
+ * (a value that does not parse). A program linked with store has err_str
+ * name LMDB's codes ("MDB_MAP_FULL: ..."). Threads: a store belongs to one thread. */
 #ifndef KZ_STORE_H
 #define KZ_STORE_H
 

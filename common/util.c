@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <lmdb.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -17,6 +16,25 @@
 
 static const char *s_progname = "kz";
 static int s_level = LOG_INFO;
+
+/* Ranges of a library's error codes and who names them (err_register_range). */
+static struct {
+    int lo, hi;                 /* the codes */
+    const char *(*name)(int);   /* their names */
+} s_ranges[4];
+static int s_n_ranges;          /* entries of s_ranges in use */
+
+void err_register_range(int lo, int hi, const char *(*name)(int rc))
+{
+    for (int i = 0; i < s_n_ranges; i++)
+        if (s_ranges[i].lo == lo && s_ranges[i].hi == hi)
+            return;
+    KZ_CHECK(s_n_ranges < 4 && lo <= hi && name);
+    s_ranges[s_n_ranges].lo = lo;
+    s_ranges[s_n_ranges].hi = hi;
+    s_ranges[s_n_ranges].name = name;
+    s_n_ranges++;
+}
 
 const char *err_str(int rc)
 {
@@ -35,8 +53,9 @@ const char *err_str(int rc)
     case KZ_EREJECTED: return "rejected by peer";
     default: break;
     }
-    if (rc >= MDB_KEYEXIST && rc <= MDB_LAST_ERRCODE)
-        return mdb_strerror(rc); /* LMDB's own codes, -30799 .. -30780 */
+    for (int i = 0; i < s_n_ranges; i++)
+        if (rc >= s_ranges[i].lo && rc <= s_ranges[i].hi)
+            return s_ranges[i].name(rc);
     if (rc > 0)
         return strerror(rc);
     return "unknown error";

@@ -2,8 +2,9 @@
  * by every module. The bottom layer of common/: it depends on nothing else.
  *
  * Errors: functions that can fail return int, 0 for success, a positive errno,
- * LMDB's negative codes as they are, or the project's own codes (KZ_E*, from
- * -1000 down). err_str() names them all.
+ * a library's negative codes as they are (LMDB's), or the project's own codes
+ * (KZ_E*, from -1000 down). err_str() names them all: a module wrapping a
+ * library registers the library's range (err_register_range).
  *
  * Logging: log_debug/info/warn/error write one line to stderr (control
  * characters in the message, e.g. from a client id, are shown as '?'):
@@ -33,8 +34,14 @@ enum {
     KZ_EREJECTED= -1010, /* the peer refused the request */
 };
 
-/* A static string for any error code (ours, errno, LMDB's). */
+/* A static string for any error code (ours, errno, a registered range's). */
 const char *err_str(int rc);
+
+/* Names the codes lo..hi (a library's own, negative) with name(rc), for
+ * err_str. The module that wraps the library calls it before its first call
+ * into it (store: LMDB's, at program start). Up to 4 ranges; not thread-safe
+ * (call it at start-up). */
+void err_register_range(int lo, int hi, const char *(*name)(int rc));
 
 /* The one-line message of a failing call: formats into err (at most errlen
  * bytes, NUL-terminated) when err is non-NULL and errlen > 0, and returns rc,

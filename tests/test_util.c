@@ -58,3 +58,21 @@ Test(util, err_set_cuts_a_long_message_to_fit)
     cr_assert_eq(s_check_port(-1, err, sizeof err), KZ_EINVAL);
     cr_assert_str_eq(err, "port -1");
 }
+
+/* A library's own error codes, named by the module that wraps it. */
+static const char *s_fake_library_error(int rc)
+{
+    return rc == -40001 ? "FAKE_ONE: the first fake error" : "FAKE: another fake error";
+}
+
+Test(util, err_str_names_a_registered_range)
+{
+    cr_assert_str_eq(err_str(-40001), "unknown error");
+    err_register_range(-40009, -40000, s_fake_library_error);
+    err_register_range(-40009, -40000, s_fake_library_error); /* again: no second entry */
+    cr_assert_str_eq(err_str(-40001), "FAKE_ONE: the first fake error");
+    cr_assert_str_eq(err_str(-40009), "FAKE: another fake error");
+    cr_assert_str_eq(err_str(-40010), "unknown error");
+    cr_assert_str_eq(err_str(KZ_EINVAL), "invalid input");
+    cr_assert_str_eq(err_str(ENOENT), strerror(ENOENT));
+}
