@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "game.h"
 #include "util.h"
 
 /* A submitted game waiting for its acknowledgement. */
@@ -86,7 +87,7 @@ void client_config_default(client_config *cfg)
         .sub_endpoint = NULL,
         .client_id = NULL,
         .role = "worker",
-        .game = "khreibaga",
+        .game = game_default()->name,
         .slots = 1,
         .timeout_ms = 3000,
         .retries = 3,

@@ -69,7 +69,8 @@ typedef struct client_stats {
 } client_stats;
 
 /* Defaults: timeout 3000 ms, 3 retries, heartbeat 1000 ms, 64 MiB messages,
- * 1024 pending games, role "worker", game "khreibaga", 1 slot. endpoint NULL. */
+ * 1024 pending games, role "worker", the default game (game_default), 1 slot.
+ * endpoint NULL. */
 void client_config_default(client_config *cfg);
 
 /* Connects (asynchronously: it does not wait for the coordinator). NULL with
