@@ -54,7 +54,6 @@ void record_clear(game_record *r)
     r->winner = -1;
     r->reason = GAME_REASON_NONE;
     r->kind = RECORD_SELFPLAY;
-    r->settings = mcts_settings_default();
 }
 
 int record_new_id(game_record *r)

@@ -30,7 +30,6 @@
 #include <stdint.h>
 
 #include "game.h"
-#include "mcts.h"
 
 #define RECORD_ID_BYTES 16
 #define RECORD_MAX_BYTES (16u << 20) /* largest packed record accepted */
@@ -43,6 +42,20 @@ enum record_kind {
     RECORD_EVAL = 2,     /* proto GAME_KIND_EVAL: a rating game, side A vs side B */
 };
 #define RECORD_PLAYER_MAX 32 /* longest baseline player spec in a record, with its NUL */
+
+/* The search settings a game was played with (proto SearchSettings): the
+ * part of the search's settings (mcts.h) that a record keeps; all zero for a
+ * record without them. */
+typedef struct record_settings {
+    int simulations;         /* root child visits per move */
+    float c_puct;            /* exploration constant of PUCT */
+    float dirichlet_alpha;   /* root noise concentration */
+    float dirichlet_epsilon; /* weight of the root noise */
+    int temperature_plies;   /* plies played by sampling visits */
+    float fpu;               /* first-play reduction */
+    int leaves_per_tree;     /* leaves a tree sends to one evaluator batch */
+    bool reuse_tree;         /* the chosen child's subtree kept after a move */
+} record_settings;
 
 /* One state of a game and what was played there. */
 typedef struct record_move {
@@ -66,7 +79,7 @@ typedef struct game_record {
     char model_player[RECORD_PLAYER_MAX];    /* eval: side A's baseline spec, "" = a model */
     char opponent_player[RECORD_PLAYER_MAX]; /* eval: side B's baseline spec, "" = a model */
     char start_position[64];     /* R20 string; empty for the game's initial position */
-    mcts_settings settings;      /* the search settings (proto SearchSettings' subset) */
+    record_settings settings;    /* the search settings */
     uint64_t seed;               /* the game's seed */
     int64_t started_ms;          /* wall clock at the first move, ms since the epoch */
     int64_t finished_ms;         /* wall clock at the end */

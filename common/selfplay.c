@@ -146,7 +146,7 @@ static int s_start_game(selfplay *sp, int i)
     r->kind = RECORD_SELFPLAY;
     r->model_version = sp->cfg.model_version;
     snprintf(r->start_position, sizeof r->start_position, "%s", sp->start);
-    r->settings = sp->cfg.search;
+    r->settings = selfplay_record_settings(&sp->cfg.search);
     r->seed = seed;
     r->started_ms = time_wall_ms();
     snprintf(r->worker_id, sizeof r->worker_id, "%s", sp->worker_id);
@@ -268,4 +268,10 @@ int selfplay_run(selfplay *sp, selfplay_game_fn fn, void *ctx)
         if (rc != 0 || remaining == 0)
             return rc;
     }
+}
+
+record_settings selfplay_record_settings(const mcts_settings *s)
+{
+    return (record_settings){s->simulations, s->c_puct, s->dirichlet_alpha, s->dirichlet_epsilon,
+                             s->temperature_plies, s->fpu, s->leaves_per_tree, s->reuse_tree};
 }

@@ -80,4 +80,7 @@ void selfplay_stop_new(selfplay *sp);
 /* The counters so far. */
 void selfplay_get_stats(const selfplay *sp, selfplay_stats *out);
 
+/* The part of search settings s that a game record keeps. */
+record_settings selfplay_record_settings(const mcts_settings *s);
+
 #endif

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "selfplay.h"
 #include "util.h"
 #include "worker.h"
 
@@ -316,7 +317,7 @@ int games_start(games *gm, const game_spec *spec, char *err, size_t errlen)
         snprintf(r->opponent_player, sizeof r->opponent_player, "%s",
                  spec->net[1 - a] ? "" : spec->baseline[1 - a]);
     }
-    r->settings = *s;
+    r->settings = selfplay_record_settings(s);
     r->seed = sl->seed;
     r->started_ms = time_wall_ms();
     snprintf(r->worker_id, sizeof r->worker_id, "%s", gm->worker_id);
