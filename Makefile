@@ -1,7 +1,8 @@
 # Khreibaga Zero: one non-recursive Makefile.
 #   make            build everything (installs missing Debian packages first)
 #   make run        the main job (see README)
-#   make check      build with -Werror and run every Criterion test
+#   make check      build with -Werror, check the layers (tools/check_layers.sh)
+#                   and run every Criterion test
 #   make asan       the same tests under AddressSanitizer + UBSan
 #   make bench      the benchmarks
 #   make learn      the learning benchmark (30 minutes of training, then ratings)
@@ -113,6 +114,7 @@ $(TEST_BIN): $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
 CRITERION_ARGS ?=
 .PHONY: check
 check: $(BINS) $(TEST_BIN)
+	./tools/check_layers.sh
 	KZ_BIN_DIR=$(abspath $(BUILD)) $(TEST_BIN) $(CRITERION_ARGS)
 
 .PHONY: asan
