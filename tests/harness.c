@@ -1,11 +1,13 @@
-/* harness: processes, HTTP, JSON and network namespaces for the
- * whole-program tests (see harness.h). */
+/* harness: processes, files, HTTP, JSON, network namespaces and one test's
+ * cluster, for the tests that run real programs (see harness.h). */
 #include "harness.h"
 
 #include <arpa/inet.h>
+#include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
@@ -21,8 +23,16 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zmq.h>
 
-/* --- paths ------------------------------------------------------------------------- */
+#include "client.h"
+#include "game.h"
+#include "model.h"
+#include "modelfile.h"
+#include "util.h"
+#include "validate.h"
+
+/* --- paths and files ---------------------------------------------------------------- */
 
 const char *harness_bin_dir(void)
 {
@@ -69,6 +79,72 @@ void harness_rm_rf(const char *path)
     proc_run(argv, out, sizeof out, 30);
 }
 
+char *harness_read_file(const char *path)
+{
+    uint8_t *data;
+    size_t len;
+    if (file_read_all(path, &data, &len))
+        return NULL;
+    char *s = realloc(data, len + 1);
+    if (!s) {
+        free(data);
+        return NULL;
+    }
+    s[len] = 0;
+    return s;
+}
+
+char *harness_read(const char *path)
+{
+    char *s = harness_read_file(path);
+    return s ? s : strdup("");
+}
+
+int harness_write(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return errno;
+    size_t n = strlen(text);
+    int rc = fwrite(text, 1, n, f) == n ? 0 : EIO;
+    if (fclose(f) && !rc)
+        rc = errno;
+    return rc;
+}
+
+int harness_count(const char *path, const char *needle)
+{
+    char *s = harness_read(path);
+    int n = 0;
+    for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
+        n++;
+    free(s);
+    return n;
+}
+
+bool harness_wait_log(const char *path, const char *needle, double timeout_s)
+{
+    double end = harness_now() + timeout_s;
+    for (;;) {
+        if (harness_count(path, needle) > 0)
+            return true;
+        if (harness_now() > end)
+            return false;
+        harness_sleep(0.02);
+    }
+}
+
+double harness_log_num(const char *path, const char *prefix)
+{
+    char *s = harness_read(path);
+    const char *last = NULL;
+    for (const char *p = strstr(s, prefix); p; p = strstr(p + 1, prefix))
+        last = p;
+    double v = last ? strtod(last + strlen(prefix), NULL) : NAN;
+    free(s);
+    return v;
+}
+
 /* --- time -------------------------------------------------------------------------- */
 
 double harness_now(void)
@@ -78,11 +154,16 @@ double harness_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void harness_sleep_ms(int ms)
+void harness_sleep(double s)
 {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
     while (nanosleep(&ts, &ts) && errno == EINTR) {
     }
+}
+
+void harness_sleep_ms(int ms)
+{
+    harness_sleep(ms / 1000.0);
 }
 
 /* --- processes --------------------------------------------------------------------- */
@@ -240,71 +321,162 @@ void proc_kill_all(void)
     }
 }
 
-int proc_run(char *const argv[], char *out, size_t cap, double timeout_s)
+/* A temp file, already unlinked, for a child's stdin or output; -1 on failure. */
+static int s_temp_fd(void)
 {
-    int pfd[2];
-    if (cap)
-        out[0] = 0;
-    if (pipe2(pfd, O_CLOEXEC))
-        return -1;
-    pid_t parent = getpid();
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(pfd[0]);
-        close(pfd[1]);
-        return -1;
+    const char *t = getenv("TMPDIR");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/kz-run-XXXXXX", t && *t ? t : "/tmp");
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd >= 0)
+        unlink(path);
+    return fd;
+}
+
+/* The whole content of fd (from its start), NUL-terminated; never NULL. */
+static char *s_slurp_fd(int fd)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        abort();
+    if (fd >= 0) {
+        lseek(fd, 0, SEEK_SET);
+        ssize_t n;
+        while ((n = read(fd, buf + len, cap - len - 1)) > 0 || (n < 0 && errno == EINTR)) {
+            if (n < 0)
+                continue;
+            len += (size_t)n;
+            if (cap - len < 2) {
+                char *nb = realloc(buf, cap *= 2);
+                if (!nb)
+                    abort();
+                buf = nb;
+            }
+        }
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+int proc_capture(char *const argv[], const proc_opts *opts, proc_output *o)
+{
+    proc_opts def = {0};
+    if (!opts)
+        opts = &def;
+    *o = (proc_output){-1, NULL, NULL};
+    int in = -1, out = s_temp_fd(), err = opts->merge ? out : s_temp_fd();
+    if (opts->input && (in = s_temp_fd()) >= 0) {
+        size_t n = strlen(opts->input);
+        if (write(in, opts->input, n) != (ssize_t)n) {
+            close(in);
+            in = -1;
+        }
+    }
+    pid_t parent = getpid(), pid = -1;
+    if (out >= 0 && err >= 0 && (!opts->input || in >= 0)) {
+        fflush(NULL);
+        pid = fork();
     }
     if (pid == 0) {
         s_child_setup(parent);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        dup2(pfd[1], 1);
-        dup2(pfd[1], 2);
+        if (opts->dir && chdir(opts->dir)) {
+            dprintf(err, "harness: cannot enter %s: %s\n", opts->dir, strerror(errno));
+            _exit(127);
+        }
+        if (in >= 0)
+            lseek(in, 0, SEEK_SET);
+        int stdin_fd = in >= 0 ? in : open("/dev/null", O_RDONLY);
+        if (stdin_fd >= 0)
+            dup2(stdin_fd, 0);
+        dup2(out, 1);
+        dup2(err, 2);
+        if (opts->quiet_log)
+            unsetenv("KZ_LOG");
         execvp(argv[0], argv);
         dprintf(2, "harness: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
-    setpgid(pid, pid);
-    close(pfd[1]);
-    size_t len = 0;
-    double end = harness_now() + timeout_s;
-    bool killed = false;
-    for (;;) {
-        double left = end - harness_now();
-        if (left <= 0) {
-            kill(-pid, SIGKILL);
-            killed = true;
-            break;
-        }
-        struct pollfd pf = {pfd[0], POLLIN, 0};
-        int r = poll(&pf, 1, (int)(left * 1000) + 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            continue;
-        char buf[4096];
-        ssize_t got = read(pfd[0], buf, sizeof buf);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        if (cap > 1 && len < cap - 1) {
-            size_t take = (size_t)got < cap - 1 - len ? (size_t)got : cap - 1 - len;
-            memcpy(out + len, buf, take);
-            len += take;
-            out[len] = 0;
-        }
-    }
-    close(pfd[0]);
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    if (pid > 0) {
+        setpgid(pid, pid);
+        double end = harness_now() + (opts->timeout_s > 0 ? opts->timeout_s : 120);
+        bool killed = false;
+        for (int ms = 1;; ms = ms < 20 ? ms * 2 : 20) {
+            pid_t r = waitpid(pid, &st, WNOHANG);
+            if (r == pid || (r < 0 && errno != EINTR))
+                break;
+            if (!killed && harness_now() > end) {
+                kill(-pid, SIGKILL);
+                killed = true;
+            }
+            harness_sleep_ms(ms);
+        }
+        kill(-pid, SIGKILL); /* anything it left in its group */
+        o->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     }
-    kill(-pid, SIGKILL); /* anything it left in its group */
-    if (killed || WIFSIGNALED(st))
-        return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    o->out = s_slurp_fd(out);
+    o->err = opts->merge ? s_slurp_fd(-1) : s_slurp_fd(err);
+    if (in >= 0)
+        close(in);
+    if (out >= 0)
+        close(out);
+    if (err >= 0 && err != out)
+        close(err);
+    return o->status;
+}
+
+void proc_output_free(proc_output *o)
+{
+    free(o->out);
+    free(o->err);
+    o->out = o->err = NULL;
+}
+
+int proc_run(char *const argv[], char *out, size_t cap, double timeout_s)
+{
+    proc_opts opts = {.merge = true, .timeout_s = timeout_s};
+    proc_output o;
+    int st = proc_capture(argv, &opts, &o);
+    if (cap)
+        snprintf(out, cap, "%s", o.out);
+    proc_output_free(&o);
+    return st;
+}
+
+/* Runs argv, failing the test when it cannot run or is killed. */
+static int s_run_checked(char *const argv[], const char *what, const proc_opts *opts,
+                         proc_output *o)
+{
+    int st = proc_capture(argv, opts, o);
+    cr_assert(st >= 0 && st < 128, "`%s` did not exit normally (status %d): %s", what, st,
+              opts && opts->merge ? o->out : o->err);
+    return st;
+}
+
+int harness_kz(const char *args, const proc_opts *opts, proc_output *o)
+{
+    char kz[PATH_MAX], cmd[8192];
+    harness_bin(kz, sizeof kz, "kz");
+    snprintf(cmd, sizeof cmd, "exec \"$0\" %s", args);
+    char *argv[] = {"sh", "-c", cmd, kz, NULL};
+    return s_run_checked(argv, args, opts, o);
+}
+
+int harness_run_bin(const char *prog, const char *const *args, const proc_opts *opts,
+                    proc_output *o)
+{
+    char bin[PATH_MAX];
+    harness_bin(bin, sizeof bin, prog);
+    char *argv[HARNESS_MAX_ARGS * 16 + 2];
+    int n = 0;
+    argv[n++] = bin;
+    for (int i = 0; args && args[i]; i++) {
+        cr_assert_lt(n, (int)(sizeof argv / sizeof argv[0]) - 1, "too many arguments");
+        argv[n++] = (char *)args[i];
+    }
+    argv[n] = NULL;
+    return s_run_checked(argv, prog, opts, o);
 }
 
 const char *proc_log_tail(const proc *p, size_t max)
@@ -408,71 +580,113 @@ static int s_socket_in(const char *netns)
     return fd;
 }
 
-int http_get(const char *netns, const char *host, int port, const char *path, char **body)
+char *http_exchange(const char *netns, const char *host, int port, const void *req, size_t len,
+                    double timeout_s, size_t *got)
 {
-    *body = NULL;
+    *got = 0;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
-        return EINVAL;
+        return NULL;
     int fd = s_socket_in(netns);
     if (fd < 0)
-        return errno ? errno : EIO;
-    struct timeval tv = {3, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        return NULL;
     if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
-        int e = errno;
         close(fd);
-        return e;
+        return NULL;
     }
-    char req[512];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", path, host);
-    if (write(fd, req, (size_t)n) != n) {
-        close(fd);
-        return EIO;
+    const char *r8 = req;
+    for (size_t off = 0; off < len;) {
+        ssize_t w = send(fd, r8 + off, len - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break; /* the server may close early on garbage: read what it said */
+        off += (size_t)w;
     }
-    size_t cap = 1 << 16, len = 0;
+    shutdown(fd, SHUT_WR);
+    size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     if (!buf) {
         close(fd);
-        return ENOMEM;
+        return NULL;
     }
+    double end = harness_now() + timeout_s;
     for (;;) {
-        if (len + 4096 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                close(fd);
-                return ENOMEM;
-            }
+        double left = end - harness_now();
+        if (left <= 0)
+            break;
+        struct pollfd pf = {fd, POLLIN, 0};
+        int pr = poll(&pf, 1, left > 0.2 ? 200 : (int)(left * 1000) + 1);
+        if (pr <= 0)
+            continue;
+        if (n + 1 == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb)
+                break;
             buf = nb;
-            cap *= 2;
         }
-        ssize_t r = read(fd, buf + len, cap - len - 1);
+        ssize_t r = recv(fd, buf + n, cap - n - 1, 0);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r < 0) {
-            int e = errno;
-            free(buf);
-            close(fd);
-            return e;
-        }
-        if (r == 0)
+        if (r <= 0)
             break;
-        len += (size_t)r;
+        n += (size_t)r;
     }
     close(fd);
-    buf[len] = 0;
+    buf[n] = 0;
+    *got = n;
+    return buf;
+}
+
+int http_code(const char *answer)
+{
     int code = 0;
-    char *start = strstr(buf, "\r\n\r\n");
-    if (sscanf(buf, "HTTP/%*s %d", &code) != 1 || code != 200 || !start) {
-        free(buf);
+    if (answer)
+        sscanf(answer, "HTTP/%*s %d", &code);
+    return code;
+}
+
+/* GET path: the answer's code and its body (moved to the start of the
+ * malloc'd *answer), or -1 (*answer NULL) when the connection fails. */
+static int s_get(const char *netns, const char *host, int port, const char *path,
+                 double timeout_s, char **answer)
+{
+    char req[512];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", path, host);
+    size_t got;
+    *answer = http_exchange(netns, host, port, req, (size_t)n, timeout_s, &got);
+    if (!*answer)
         return -1;
+    int code = http_code(*answer);
+    char *body = strstr(*answer, "\r\n\r\n");
+    if (body)
+        memmove(*answer, body + 4, strlen(body + 4) + 1);
+    else
+        (*answer)[0] = 0;
+    return code;
+}
+
+int http_get(const char *netns, const char *host, int port, const char *path, char **body)
+{
+    char *answer;
+    int code = s_get(netns, host, port, path, 3, &answer);
+    if (code == 200) {
+        *body = answer;
+        return 0;
     }
-    start += 4;
-    memmove(buf, start, strlen(start) + 1);
-    *body = buf;
-    return 0;
+    free(answer);
+    *body = NULL;
+    return code < 0 ? (errno ? errno : EIO) : -1;
+}
+
+int harness_http(int port, const char *path, char *buf, size_t cap)
+{
+    char *answer;
+    int code = s_get(NULL, "127.0.0.1", port, path, 10, &answer);
+    if (cap)
+        snprintf(buf, cap, "%s", answer ? answer : "");
+    free(answer);
+    return code < 0 ? -1 : code;
 }
 
 /* --- JSON -------------------------------------------------------------------------- */
@@ -484,31 +698,46 @@ static const char *s_ws(const char *p)
     return p;
 }
 
-/* Past the string starting at p (on its quote); NULL if unterminated. */
+/* Past the string starting at p (on its quote), strictly (no raw control
+ * characters, known escapes only); NULL if malformed. */
 static const char *s_skip_string(const char *p)
 {
-    for (p++; *p && *p != '"'; p++)
-        if (*p == '\\' && p[1])
+    if (*p++ != '"')
+        return NULL;
+    for (; *p != '"'; p++) {
+        if ((unsigned char)*p < 0x20)
+            return NULL; /* raw control characters (and the end) are not allowed */
+        if (*p == '\\') {
             p++;
-    return *p == '"' ? p + 1 : NULL;
+            if (*p == 'u') {
+                for (int k = 1; k <= 4; k++)
+                    if (!p[k] || !strchr("0123456789abcdefABCDEF", p[k]))
+                        return NULL;
+                p += 4;
+            } else if (!*p || !strchr("\"\\/bfnrt", *p)) {
+                return NULL;
+            }
+        }
+    }
+    return p + 1;
 }
 
-/* Past the value starting at p; NULL when malformed. */
+/* Past the value starting at p (RFC 8259 syntax, no extensions); NULL when
+ * malformed. */
 static const char *s_skip_value(const char *p, int depth)
 {
-    p = s_ws(p);
     if (depth > 64)
         return NULL;
-    if (*p == '"')
-        return s_skip_string(p);
+    p = s_ws(p);
     if (*p == '{' || *p == '[') {
         char close = *p == '{' ? '}' : ']';
+        bool obj = *p == '{';
         p = s_ws(p + 1);
         if (*p == close)
             return p + 1;
         for (;;) {
-            if (close == '}') {
-                if (*p != '"' || !(p = s_skip_string(p)))
+            if (obj) {
+                if (!(p = s_skip_string(s_ws(p))))
                     return NULL;
                 p = s_ws(p);
                 if (*p++ != ':')
@@ -517,18 +746,40 @@ static const char *s_skip_value(const char *p, int depth)
             if (!(p = s_skip_value(p, depth + 1)))
                 return NULL;
             p = s_ws(p);
-            if (*p == ',') {
-                p = s_ws(p + 1);
-                continue;
-            }
-            return *p == close ? p + 1 : NULL;
+            if (*p == close)
+                return p + 1;
+            if (*p++ != ',')
+                return NULL;
         }
     }
-    if (!*p || *p == ',' || *p == '}' || *p == ']')
-        return NULL;
-    while (*p && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n')
-        p++;
-    return p;
+    if (*p == '"')
+        return s_skip_string(p);
+    if (!strncmp(p, "true", 4))
+        return p + 4;
+    if (!strncmp(p, "false", 5))
+        return p + 5;
+    if (!strncmp(p, "null", 4))
+        return p + 4;
+    char *end;
+    strtod(p, &end);
+    return end == p || *p == '+' || *p == '.' ? NULL : end;
+}
+
+bool json_valid(const char *doc)
+{
+    const char *end = doc ? s_skip_value(doc, 0) : NULL;
+    return end && *s_ws(end) == 0;
+}
+
+double json_number_after(const char *json, const char *after, const char *key)
+{
+    const char *p = !json ? NULL : after ? strstr(json, after) : json;
+    if (!p)
+        return NAN;
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    p = strstr(p, pat);
+    return p ? strtod(p + strlen(pat), NULL) : NAN;
 }
 
 /* The start of the value at `path` in the document, or NULL. */
@@ -668,4 +919,195 @@ bool netns_available(char *why, size_t len)
         return false;
     }
     return true;
+}
+
+/* --- one test's cluster -------------------------------------------------------------- */
+
+/* A free loopback port (the test fails when there is none). */
+static int s_free_port(void)
+{
+    int port = tcp_free_port();
+    cr_assert_gt(port, 0, "no free TCP port on 127.0.0.1");
+    return port;
+}
+
+void harness_init(harness *h, const char *tag)
+{
+    memset(h, 0, sizeof *h);
+    snprintf(h->dir, sizeof h->dir, "/tmp/kz-%s-XXXXXX", tag);
+    cr_assert_not_null(mkdtemp(h->dir));
+    int p1 = s_free_port(), p2, p3;
+    do
+        p2 = s_free_port();
+    while (p2 == p1);
+    do
+        p3 = s_free_port();
+    while (p3 == p1 || p3 == p2);
+    snprintf(h->endpoint, sizeof h->endpoint, "tcp://127.0.0.1:%d", p1);
+    snprintf(h->pub, sizeof h->pub, "tcp://127.0.0.1:%d", p2);
+    h->http_port = p3;
+    snprintf(h->coord_log, sizeof h->coord_log, "%s/coordinator.log", h->dir);
+    /* The tiny network: enough to exercise everything, fast to play and train. */
+    const game_def *g = game_default();
+    model_arch a;
+    model_arch_default(&a, g);
+    a.blocks = 1;
+    a.filters = 8;
+    a.value_hidden = 8;
+    model *m = model_new(&a, 1);
+    cr_assert_not_null(m);
+    snprintf(h->model, sizeof h->model, "%s/tiny.kzm", h->dir);
+    cr_assert_eq(modelfile_save(m, h->model, false), 0);
+    model_destroy(&m);
+}
+
+void harness_fini(harness *h)
+{
+    proc_kill_all();
+    h->coord = 0;
+    harness_rm_rf(h->dir);
+}
+
+void harness_cleanup(void)
+{
+    proc_kill_all();
+}
+
+pid_t harness_spawn(const char *name, const char *const *args, const char *logpath)
+{
+    char bin[512];
+    harness_bin(bin, sizeof bin, name);
+    cr_assert_eq(access(bin, X_OK), 0, "%s is not executable", bin);
+    char *argv[HARNESS_MAX_ARGS + 1] = {bin};
+    int n = 1;
+    for (int i = 0; args && args[i]; i++) {
+        cr_assert_lt(n, HARNESS_MAX_ARGS);
+        argv[n++] = (char *)args[i];
+    }
+    argv[n] = NULL;
+    proc p;
+    int rc = proc_start(&p, name, NULL, logpath, argv);
+    cr_assert_eq(rc, 0, "cannot start %s: %s", bin, strerror(rc));
+    return p.pid;
+}
+
+bool harness_wait(pid_t pid, double timeout_s, int *status)
+{
+    double end = harness_now() + timeout_s;
+    for (;;) {
+        int st;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid) {
+            s_forget(pid);
+            if (status)
+                *status = st;
+            return true;
+        }
+        if (harness_now() > end)
+            return false;
+        harness_sleep(0.01);
+    }
+}
+
+int harness_exit_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void harness_signal(pid_t pid, int sig)
+{
+    if (pid > 0)
+        kill(pid, sig);
+}
+
+double harness_status_num(const harness *h, const char *section, const char *key)
+{
+    static char buf[1 << 16];
+    if (harness_http(h->http_port, "/status", buf, sizeof buf) != 200)
+        return NAN;
+    return json_number_after(buf, section, key);
+}
+
+double harness_wait_status(const harness *h, const char *section, const char *key, double min,
+                           double timeout_s)
+{
+    double end = harness_now() + timeout_s, v;
+    for (;;) {
+        v = harness_status_num(h, section, key);
+        if (v >= min || harness_now() > end)
+            return v;
+        harness_sleep(0.02);
+    }
+}
+
+void harness_coord_start(harness *h, const char *const *extra)
+{
+    char a_dir[128], a_bind[96], a_pub[96], a_port[48], a_model[160];
+    snprintf(a_dir, sizeof a_dir, "--data_dir=%s/store", h->dir);
+    snprintf(a_bind, sizeof a_bind, "--bind=%s", h->endpoint);
+    snprintf(a_pub, sizeof a_pub, "--pub_bind=%s", h->pub);
+    snprintf(a_port, sizeof a_port, "--http_port=%d", h->http_port);
+    snprintf(a_model, sizeof a_model, "--initial_model=%s", h->model);
+    const char *args[40] = {a_dir, a_bind, a_pub, a_port, a_model, "--sync=false",
+                            "--status_ms=20", "--heartbeat_ms=100", "--expiry_ms=2000"};
+    int n = 9;
+    for (int i = 0; extra && extra[i]; i++) {
+        cr_assert_lt(n, 39);
+        args[n++] = extra[i];
+    }
+    args[n] = NULL;
+    h->coord = harness_spawn("kz-coordinator", args, h->coord_log);
+    char buf[4096];
+    for (int i = 0; i < 500; i++) {
+        if (harness_http(h->http_port, "/healthz", buf, sizeof buf) == 200)
+            return;
+        int st;
+        cr_assert_not(harness_wait(h->coord, 0, &st), "kz-coordinator exited early (see %s)",
+                      h->coord_log);
+        harness_sleep(0.02);
+    }
+    cr_assert_fail("kz-coordinator did not come up (see %s)", h->coord_log);
+}
+
+void harness_coord_kill(harness *h, int sig)
+{
+    if (h->coord <= 0)
+        return;
+    kill(h->coord, sig);
+    int st;
+    cr_assert(harness_wait(h->coord, 20, &st), "the coordinator did not stop");
+    h->coord = 0;
+}
+
+void harness_submit_random_games(const harness *h, int n, uint64_t seed)
+{
+    void *zctx = zmq_ctx_new();
+    client_config cfg;
+    client_config_default(&cfg);
+    cfg.endpoint = h->endpoint;
+    cfg.client_id = "harness-games";
+    cfg.role = "tool";
+    cfg.timeout_ms = 1000;
+    client *c = client_new(zctx, &cfg);
+    cr_assert_not_null(c);
+    validate_random_opts o = {.model_version = 1, .worker_id = "harness"};
+    for (int i = 0; i < n; i++) {
+        uint8_t *buf;
+        size_t len;
+        cr_assert_eq(validate_random_record(game_default(), seed + (uint64_t)i, &o, &buf, &len),
+                     0);
+        int rc;
+        while ((rc = client_submit_game(c, buf, len, 0)) == KZ_EFULL)
+            client_poll(c, 10);
+        cr_assert_eq(rc, 0);
+        free(buf);
+    }
+    for (int i = 0; i < 1000 && client_pending(c); i++)
+        client_poll(c, 10);
+    client_stats st;
+    client_get_stats(c, &st);
+    cr_assert_eq(client_pending(c), 0, "games not acknowledged");
+    cr_assert_eq(st.rejected, 0, "random games rejected");
+    client_destroy(&c);
+    zmq_ctx_term(zctx);
 }

@@ -1,40 +1,40 @@
-/* harness: helpers of the whole-program tests (test_e2e.c, test_deploy.c),
- * which run the real binaries (found through KZ_BIN_DIR) as separate
- * processes, on loopback or inside network namespaces made by the test.
+/* harness: the one helper module of the tests that run real programs (the
+ * binaries of KZ_BIN_DIR as separate processes, on loopback or inside
+ * network namespaces made by the test) and read what they say.
  *
+ *   harness_* paths, temp directories, files and logs; time.
  *   proc_*    start a program in the background (own process group, output
  *             appended to a log file, SIGKILLed by the kernel if the test
  *             process dies: PR_SET_PDEATHSIG), signal it, stop it (signal,
  *             bounded wait, then SIGKILL), or run one to completion with its
- *             output captured. Every started process is remembered so that
- *             proc_kill_all() (a test's .fini) leaves no orphan behind.
- *   http_get  GET a URL's body, optionally from inside a network namespace.
- *   json_*    numbers and strings at a dotted path ("arena.last.promoted",
- *             "workers.list.0.id") of a JSON document.
+ *             output captured (proc_run, proc_capture; harness_kz for `kz`).
+ *             Every started process is remembered so that proc_kill_all()
+ *             (a test's .fini; harness_cleanup is the same) leaves no orphan.
+ *   tcp_*, http_*  free ports; HTTP exchanges, raw or GET.
+ *   json_*    well-formedness (strict RFC 8259), numbers and strings at a
+ *             dotted path ("arena.last.promoted", "workers.list.0.id"), or the
+ *             number of the first "key": after a landmark.
  *   netns_*   whether network namespaces can be made here, and `ip` commands.
- *   wait_*    polling with a deadline (never a bare sleep to "let things
- *             happen": every wait has a condition and a generous limit).
+ *   harness   one test's cluster: a directory, free ports, a tiny model file,
+ *             a coordinator on its store, its /status, random valid games.
  *
- * Threads: the test's main thread only. Errors: functions return 0 or an
- * errno-style code (or false) and never abort; the tests assert. */
+ * Every wait has a condition and a deadline (never a bare sleep to "let
+ * things happen"). Threads: the test's main thread only. Errors: the
+ * functions of the first sections return 0 or an errno-style code (or false)
+ * and never abort; the cluster functions and harness_kz fail the current
+ * Criterion test on broken setup. */
 #ifndef KZ_TESTS_HARNESS_H
 #define KZ_TESTS_HARNESS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define HARNESS_MAX_ARGS 64   /* arguments of one started program */
 #define HARNESS_MAX_PROCS 32  /* processes remembered for proc_kill_all */
 
-/* A program started in the background. */
-typedef struct proc {
-    pid_t pid;          /* its pid (also its process group), 0 = not running */
-    char name[64];      /* for messages */
-    char log[512];      /* file its stdout and stderr are appended to */
-    bool exited;        /* reaped */
-    int status;         /* waitpid status once exited */
-} proc;
+/* --- paths, files, time --------------------------------------------------------- */
 
 /* The directory of the built programs (KZ_BIN_DIR, else "build"). Borrowed. */
 const char *harness_bin_dir(void);
@@ -48,6 +48,38 @@ const char *harness_bin(char *buf, size_t len, const char *prog);
 char *harness_tmpdir(const char *tag);
 /* rm -rf path (NULL-safe). */
 void harness_rm_rf(const char *path);
+
+/* The whole file as a NUL-terminated string, NULL when it cannot be read;
+ * caller frees. */
+char *harness_read_file(const char *path);
+/* The same, "" when it cannot be read (a log not written yet); caller frees. */
+char *harness_read(const char *path);
+/* Writes text to path (created or truncated); 0 or errno. */
+int harness_write(const char *path, const char *text);
+/* Occurrences of needle in the file. */
+int harness_count(const char *path, const char *needle);
+/* Waits until the file contains needle; false after timeout_s. */
+bool harness_wait_log(const char *path, const char *needle, double timeout_s);
+/* The number right after the LAST occurrence of `prefix` in the file (NAN when
+ * absent), e.g. harness_log_num(log, "acked ") in "acked 12,". */
+double harness_log_num(const char *path, const char *prefix);
+
+/* Monotonic seconds. */
+double harness_now(void);
+/* Sleeps s seconds, or ms milliseconds (the poll interval of wait loops). */
+void harness_sleep(double s);
+void harness_sleep_ms(int ms);
+
+/* --- processes ---------------------------------------------------------------- */
+
+/* A program started in the background. */
+typedef struct proc {
+    pid_t pid;          /* its pid (also its process group), 0 = not running */
+    char name[64];      /* for messages */
+    char log[512];      /* file its stdout and stderr are appended to */
+    bool exited;        /* reaped */
+    int status;         /* waitpid status once exited */
+} proc;
 
 /* Starts argv (argv[0] a path, NULL-terminated) with stdout/stderr appended
  * to `log`, in its own process group, dying with the test process. With
@@ -65,29 +97,82 @@ int proc_stop(proc *p, int sig, double timeout_s);
 bool proc_wait_exit(proc *p, double timeout_s);
 /* SIGKILLs every process started and not yet reaped, and reaps it. */
 void proc_kill_all(void);
-/* Runs argv to completion (killed after timeout_s) with stdout+stderr in out
- * (NUL-terminated, truncated to cap). Returns the exit status, 128+signal when
- * killed, or -1 when it could not run. */
-int proc_run(char *const argv[], char *out, size_t cap, double timeout_s);
 /* The last `max` bytes of a log file (for failure messages), in a static buffer. */
 const char *proc_log_tail(const proc *p, size_t max);
+
+/* How proc_capture runs a program. */
+typedef struct proc_opts {
+    const char *dir;   /* working directory (NULL: ours) */
+    const char *input; /* its stdin (NULL: /dev/null) */
+    bool merge;        /* stderr into out (err stays "") */
+    bool quiet_log;    /* KZ_LOG unset: the programs' default log threshold */
+    double timeout_s;  /* killed after this (0: 120 s) */
+} proc_opts;
+
+/* What a captured run printed. */
+typedef struct proc_output {
+    int status; /* exit status, 128 + signal when killed, -1 when it could not run */
+    char *out;  /* stdout (and stderr with merge), NUL-terminated; owned */
+    char *err;  /* stderr, NUL-terminated; owned */
+} proc_output;
+
+/* Runs argv (argv[0] looked up in PATH, or a path) to completion, in its own
+ * process group, dying with the test, with its output captured in *o (free
+ * with proc_output_free). o NULL: the defaults. Returns o->status. */
+int proc_capture(char *const argv[], const proc_opts *opts, proc_output *o);
+void proc_output_free(proc_output *o);
+/* proc_capture with stdout and stderr together in out (NUL-terminated,
+ * truncated to cap), stdin /dev/null. Returns the exit status, 128+signal
+ * when killed after timeout_s, or -1 when it could not run. */
+int proc_run(char *const argv[], char *out, size_t cap, double timeout_s);
+/* Runs `kz ARGS` (KZ_BIN_DIR's kz; ARGS split and unquoted by /bin/sh) with
+ * opts (NULL: the defaults), output in *o. Fails the test when kz cannot run
+ * or is killed. Returns its exit status. */
+int harness_kz(const char *args, const proc_opts *opts, proc_output *o);
+/* Runs KZ_BIN_DIR/prog with the NULL-terminated arguments args (no shell;
+ * may be NULL), like harness_kz. */
+int harness_run_bin(const char *prog, const char *const *args, const proc_opts *opts,
+                    proc_output *o);
+
+/* True when pid no longer runs (gone, or a zombie nobody has reaped yet). */
+bool harness_pid_gone(int pid);
+
+/* --- TCP and HTTP --------------------------------------------------------------- */
 
 /* A TCP port that was free on 127.0.0.1 a moment ago (0 on failure). */
 int tcp_free_port(void);
 /* A port P such that P and P + 1 were both free a moment ago (0 on failure). */
 int tcp_free_port_pair(void);
 
-/* True when pid no longer runs (gone, or a zombie nobody has reaped yet). */
-bool harness_pid_gone(int pid);
-
+/* Sends len bytes of req to host:port (from inside network namespace netns
+ * when non-NULL), closes our sending side, and reads the answer until the
+ * server closes the connection or timeout_s has passed. NULL when the
+ * connection fails; else a malloc'd NUL-terminated buffer of *got bytes
+ * (caller frees). */
+char *http_exchange(const char *netns, const char *host, int port, const void *req, size_t len,
+                    double timeout_s, size_t *got);
+/* The status code of an HTTP answer, 0 when there is none. */
+int http_code(const char *answer);
 /* GET http://host:port/path; on 200, *body is malloc'd (caller frees). With
  * netns non-NULL the connection is made inside that namespace. 0, errno, or
  * -1 for a non-200 answer. */
 int http_get(const char *netns, const char *host, int port, const char *path, char **body);
+/* GET path on 127.0.0.1:port: the HTTP code and the body in buf (-1 if down). */
+int harness_http(int port, const char *path, char *buf, size_t cap);
 
-/* The value at a dotted path; array elements by index. */
+/* --- JSON ------------------------------------------------------------------------ */
+
+/* True when doc is one well-formed JSON value (RFC 8259, no extensions). */
+bool json_valid(const char *doc);
+/* The value at a dotted path; array elements by index; true/false read as 1/0. */
 bool json_number(const char *json, const char *path, double *out);
 bool json_string(const char *json, const char *path, char *buf, size_t len);
+/* The number after the first "key": that follows the first occurrence of
+ * `after` (NULL: from the start), e.g. (status, "\"ingest\"", "malformed");
+ * NAN when either is missing. */
+double json_number_after(const char *json, const char *after, const char *key);
+
+/* --- network namespaces ----------------------------------------------------------- */
 
 /* True when this process may make network namespaces and veth links (root,
  * `ip` present, a probe namespace made and removed); else false with the
@@ -97,9 +182,52 @@ bool netns_available(char *why, size_t len);
  * Returns its exit status; its output goes to out when non-NULL. */
 int netns_ip(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Monotonic seconds. */
-double harness_now(void);
-/* Sleeps ms milliseconds (poll interval of the wait loops). */
-void harness_sleep_ms(int ms);
+/* --- one test's cluster ------------------------------------------------------------ */
+
+/* One test's cluster: directory, endpoints, coordinator. */
+typedef struct harness {
+    char dir[64];          /* temp directory (removed by harness_fini) */
+    char endpoint[64];     /* coordinator ROUTER, tcp://127.0.0.1:PORT */
+    char pub[64];          /* coordinator PUB */
+    int http_port;         /* coordinator status port */
+    char model[128];       /* tiny model file (1 block x 8 filters) */
+    pid_t coord;           /* coordinator pid, 0 when not running */
+    char coord_log[128];   /* its log (appended across restarts) */
+} harness;
+
+/* Makes the directory, picks ports, writes the tiny model (seed 1). */
+void harness_init(harness *h, const char *tag);
+/* Kills every process still running and removes the directory. */
+void harness_fini(harness *h);
+/* Criterion .fini hook: proc_kill_all. */
+void harness_cleanup(void);
+
+/* Starts kz-coordinator on h's store and ports (the tiny model as version 1,
+ * --sync=false, fast status) plus extra flags (NULL-terminated, may be
+ * NULL); returns when /healthz answers. */
+void harness_coord_start(harness *h, const char *const *extra);
+/* SIGKILL (or SIGTERM and wait) the coordinator. */
+void harness_coord_kill(harness *h, int sig);
+
+/* Spawns KZ_BIN_DIR/name with argv (NULL-terminated, without argv[0]),
+ * stdout and stderr appended to logpath (proc_start). Returns the pid. */
+pid_t harness_spawn(const char *name, const char *const *args, const char *logpath);
+/* Waits up to timeout_s for pid; true with *status (waitpid's) if it ended. */
+bool harness_wait(pid_t pid, double timeout_s, int *status);
+/* Exit code of a waitpid status, or 128 + signal. */
+int harness_exit_code(int status);
+/* Sends sig to pid (no-op for pid <= 0). */
+void harness_signal(pid_t pid, int sig);
+
+/* The number after "key": in /status, after the first `section` (NULL: from
+ * the start): json_number_after; NAN when the status or the key is missing. */
+double harness_status_num(const harness *h, const char *section, const char *key);
+/* Waits until that number is >= min; returns the last value seen. */
+double harness_wait_status(const harness *h, const char *section, const char *key, double min,
+                           double timeout_s);
+
+/* Submits n valid random-play self-play records (model 1) through the
+ * client library and waits for their acks. Seeds seed .. seed+n-1. */
+void harness_submit_random_games(const harness *h, int n, uint64_t seed);
 
 #endif

@@ -21,7 +21,7 @@
  *     are stored once space is freed.
  *   - kz status against a server whose answer never ends.
  *
- * Uses tests/cluster_harness.h for processes, ports and /status. */
+ * Uses tests/harness.h for processes, ports, HTTP, JSON and /status. */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -43,7 +43,7 @@
 #include <zmq.h>
 
 #include "client.h"
-#include "cluster_harness.h"
+#include "harness.h"
 #include "game.h"
 #include "modelfile.h"
 #include "util.h"

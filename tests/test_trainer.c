@@ -14,7 +14,7 @@
 #include <zmq.h>
 
 #include "client.h"
-#include "cluster_harness.h"
+#include "harness.h"
 #include "game.h"
 #include "model.h"
 #include "modelfile.h"
