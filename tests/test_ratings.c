@@ -239,3 +239,79 @@ Test(ratings, a_worker_plays_the_gauntlet_and_the_calibration)
     cr_assert_eq(harness_count(log, "ERROR"), 0, "%s", harness_read(log));
     harness_fini(&h);
 }
+
+/* The learning smoke test: a whole tiny cluster (coordinator, a worker, a
+ * trainer: the real programs, a 1 x 8 network) learns for a minute or two,
+ * and a best trained there is rated above random (0) AND above the untrained
+ * v1, the lower end of its 95% interval past the upper end of v1's. The
+ * networks search with 4 simulations in the rating games, so that the
+ * network, not the search, decides them. Strength figures come from make
+ * learn, not from here. */
+Test(ratings, learning_smoke_a_trained_best_rates_above_random_and_v1, .timeout = 240)
+{
+    harness h;
+    harness_init(&h, "rlearn");
+    const char *const extra[] = {"--anchors=random,greedy", "--eval_share=0.3",
+                                 "--calibration_pairs=4", "--eval_pairs=8",
+                                 "--eval_simulations=4", "--book_openings=64", "--gate=none",
+                                 "--simulations=16", "--selfplay_games=16", NULL};
+    harness_coord_start(&h, extra);
+    char wlog[128], tlog[128], a_end[96], a_sub[96], a_dir[128];
+    snprintf(wlog, sizeof wlog, "%s/worker.log", h.dir);
+    snprintf(tlog, sizeof tlog, "%s/trainer.log", h.dir);
+    snprintf(a_end, sizeof a_end, "--endpoint=%s", h.endpoint);
+    snprintf(a_sub, sizeof a_sub, "--sub_endpoint=%s", h.pub);
+    snprintf(a_dir, sizeof a_dir, "--checkpoint_dir=%s/trainer", h.dir);
+    const char *const wargs[] = {a_end, a_sub, "--model_cache_dir=", "--parallel=16",
+                                 "--seed=5", NULL};
+    const char *const targs[] = {a_end,           a_dir,           "--batch_size=64",
+                                 "--min_positions=256", "--steps_per_candidate=25",
+                                 "--seed=5",      "--lr=0.003", NULL};
+    pid_t wp = harness_spawn("kz-worker", wargs, wlog);
+    pid_t tp = harness_spawn("kz-trainer", targs, tlog);
+    static char body[1 << 18];
+    double lo = NAN, elo = NAN, v1_elo = NAN, v1_hi = NAN;
+    unsigned version = 0;
+    bool done = false;
+    double t0 = time_now();
+    for (double end = t0 + 180; time_now() < end && !done; harness_sleep(1)) {
+        if (harness_http(h.http_port, "/status", body, sizeof body) != 200)
+            continue;
+        const char *v1 = strstr(body, "{\"name\": \"v1\", ");
+        double e1, l1, h1;
+        if (v1 && sscanf(v1, "{\"name\": \"v1\", \"anchor\": false, \"games\": %*u, "
+                             "\"elo\": %lf, \"elo_lo\": %lf, \"elo_hi\": %lf",
+                         &e1, &l1, &h1) == 3) {
+            v1_elo = e1;
+            v1_hi = h1;
+        }
+        /* The newest best in the history. */
+        const char *hist = strstr(body, "\"history\": [");
+        for (const char *p = hist; p && (p = strstr(p, "{\"time_ms\": ")) != NULL; p++) {
+            unsigned v;
+            double e, l;
+            const char *q = strstr(p, "\"version\": ");
+            if (q && sscanf(q, "\"version\": %u, \"elo\": %lf, \"elo_lo\": %lf", &v, &e, &l) == 3 &&
+                v > 1) {
+                version = v;
+                elo = e;
+                lo = l;
+            }
+        }
+        done = version > 1 && lo > 0 && isfinite(v1_hi) && lo > v1_hi;
+    }
+    cr_log_info("learning smoke after %.0f s: best v%u rated %+.0f (95%% from %+.0f); v1 %+.0f "
+                "(to %+.0f); random 0", time_now() - t0, version, elo, lo, v1_elo, v1_hi);
+    cr_assert_gt(version, 1, "no trained best was rated; coordinator log:\n%s",
+                 harness_read(h.coord_log));
+    cr_assert(done, "v%u rated %+.0f, interval from %+.0f: not above random (0) and v1 "
+              "(%+.0f, up to %+.0f)", version, elo, lo, v1_elo, v1_hi);
+    harness_signal(wp, SIGTERM);
+    harness_signal(tp, SIGTERM);
+    int st;
+    cr_assert(harness_wait(wp, 30, &st), "the worker did not stop");
+    cr_assert_eq(harness_exit_code(st), 0, "worker log:\n%s", harness_read(wlog));
+    cr_assert(harness_wait(tp, 30, &st), "the trainer did not stop");
+    cr_assert_eq(harness_exit_code(st), 0, "trainer log:\n%s", harness_read(tlog));
+    harness_fini(&h);
+}
