@@ -385,16 +385,21 @@ static void s_play_jobs(int threads)
         pthread_join(t[k], NULL);
 }
 
-/* A job's result: pairs scored from the model's view. */
+/* A job's result from the model's view: games, and the finished pairs
+ * scored with the pentanomial model (match.h), whose variance sees the
+ * colour bias that single games hide. */
 static void s_job_stats(const job *jb, int *w, int *d, int *l, match_stats *st)
 {
     *w = *d = *l = 0;
+    int penta[MATCH_PENTA] = {0};
     for (int i = 0; i < 2 * jb->pairs; i++) {
         *w += jb->result[i] == 1;
         *d += jb->result[i] == 0;
         *l += jb->result[i] == -1;
+        if (i % 2 && jb->result[i - 1] != 2 && jb->result[i] != 2)
+            match_penta_add(penta, jb->result[i - 1], jb->result[i]);
     }
-    match_stats_compute(*w, *d, *l, st);
+    match_penta_stats(penta, st);
 }
 
 static void s_print_job(const job *jb, const char *indent)
@@ -407,9 +412,9 @@ static void s_print_job(const job *jb, const char *indent)
         snprintf(elo, sizeof elo, "%+.0f", st.elo);
     else
         snprintf(elo, sizeof elo, "%s", st.elo > 0 ? "+inf" : "-inf");
-    s_out("%s%-14s %.3f +/- %.3f  (+%d =%d -%d of %d, Elo %s [%+.0f, %+.0f], %.0f turns/game)%s\n",
-          indent, jb->anchor, st.score, st.score_hi - st.score, w, d, l, st.games, elo,
-          st.elo_lo, st.elo_hi,
+    s_out("%s%-14s %.3f +/- %.3f  (+%d =%d -%d, Elo %s [%+.0f, %+.0f], %.0f turns/game)%s\n",
+          indent, jb->anchor, st.score, st.score_hi - st.score, w, d, l, elo, st.elo_lo,
+          st.elo_hi,
           jb->done ? (double)jb->plies / jb->done : 0.0, jb->failed ? "  (games failed)" : "");
 }
 
@@ -669,6 +674,17 @@ static int s_run(const char *bin, snapshot *snaps, int *n_snaps)
         }
         if (end || s_stop)
             break;
+    }
+    /* The cluster's own ratings (rating games during the run), before the stop. */
+    char cmd[PATH_MAX + 96];
+    snprintf(cmd, sizeof cmd, "%s ratings http://127.0.0.1:%d 2>&1", kz, http);
+    FILE *p = s_run_pid > 0 ? popen(cmd, "r") : NULL;
+    if (p) {
+        char line[512];
+        s_out("\nthe cluster's ratings at the end of the run (kz ratings):\n");
+        while (fgets(line, sizeof line, p))
+            s_out("  %s", line);
+        pclose(p);
     }
     client_destroy(&c);
     zmq_ctx_term(zctx);
