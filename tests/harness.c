@@ -463,6 +463,26 @@ int harness_kz(const char *args, const proc_opts *opts, proc_output *o)
     return s_run_checked(argv, args, opts, o);
 }
 
+int harness_sh(const char *cmd, char *out, size_t cap)
+{
+    char *argv[] = {"sh", "-c", (char *)cmd, NULL};
+    proc_output o;
+    int st = proc_capture(argv, NULL, &o);
+    snprintf(out, cap, "%s", o.out);
+    proc_output_free(&o);
+    return st;
+}
+
+int harness_kz_out(const char *args, const char *input, bool merge, char *out, size_t cap)
+{
+    proc_opts opts = {.input = input, .merge = merge};
+    proc_output o;
+    int st = harness_kz(args, &opts, &o);
+    snprintf(out, cap, "%s", o.out);
+    proc_output_free(&o);
+    return st;
+}
+
 int harness_run_bin(const char *prog, const char *const *args, const proc_opts *opts,
                     proc_output *o)
 {
@@ -534,6 +554,33 @@ int tcp_free_port_pair(void)
             return p;
     }
     return 0;
+}
+
+void harness_cli_init(harness_cli *c, const char *tag)
+{
+    *c = (harness_cli){harness_tmpdir(tag), NULL, NULL};
+    cr_assert_not_null(c->dir, "cannot make a temp directory");
+}
+
+int harness_cli_kz(harness_cli *c, const char *args)
+{
+    proc_opts opts = {.dir = c->dir};
+    proc_output o;
+    free(c->out);
+    free(c->err);
+    int st = harness_kz(args, &opts, &o);
+    c->out = o.out;
+    c->err = o.err;
+    return st;
+}
+
+void harness_cli_fini(harness_cli *c)
+{
+    free(c->out);
+    free(c->err);
+    harness_rm_rf(c->dir);
+    free(c->dir);
+    *c = (harness_cli){NULL, NULL, NULL};
 }
 
 bool harness_pid_gone(int pid)
@@ -1079,17 +1126,34 @@ void harness_coord_kill(harness *h, int sig)
     h->coord = 0;
 }
 
+client *harness_client(void *zctx, const char *endpoint, const char *sub_endpoint, const char *id,
+                       const char *role, int timeout_ms)
+{
+    client_config cfg;
+    client_config_default(&cfg);
+    cfg.endpoint = endpoint;
+    cfg.sub_endpoint = sub_endpoint;
+    cfg.client_id = id;
+    if (role)
+        cfg.role = role;
+    cfg.timeout_ms = timeout_ms;
+    client *c = client_new(zctx, &cfg);
+    cr_assert_not_null(c, "cannot make client %s", id);
+    return c;
+}
+
+void harness_client_drain(client *c)
+{
+    double end = harness_now() + 10;
+    while (client_pending(c) && harness_now() < end)
+        client_poll(c, 10);
+    cr_assert_eq(client_pending(c), 0, "games still unacknowledged");
+}
+
 void harness_submit_random_games(const harness *h, int n, uint64_t seed)
 {
     void *zctx = zmq_ctx_new();
-    client_config cfg;
-    client_config_default(&cfg);
-    cfg.endpoint = h->endpoint;
-    cfg.client_id = "harness-games";
-    cfg.role = "tool";
-    cfg.timeout_ms = 1000;
-    client *c = client_new(zctx, &cfg);
-    cr_assert_not_null(c);
+    client *c = harness_client(zctx, h->endpoint, NULL, "harness-games", "tool", 1000);
     validate_random_opts o = {.model_version = 1, .worker_id = "harness"};
     for (int i = 0; i < n; i++) {
         uint8_t *buf;
@@ -1102,11 +1166,9 @@ void harness_submit_random_games(const harness *h, int n, uint64_t seed)
         cr_assert_eq(rc, 0);
         free(buf);
     }
-    for (int i = 0; i < 1000 && client_pending(c); i++)
-        client_poll(c, 10);
+    harness_client_drain(c);
     client_stats st;
     client_get_stats(c, &st);
-    cr_assert_eq(client_pending(c), 0, "games not acknowledged");
     cr_assert_eq(st.rejected, 0, "random games rejected");
     client_destroy(&c);
     zmq_ctx_term(zctx);

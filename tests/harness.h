@@ -31,6 +31,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "client.h"
+
 #define HARNESS_MAX_ARGS 64   /* arguments of one started program */
 #define HARNESS_MAX_PROCS 32  /* processes remembered for proc_kill_all */
 
@@ -129,10 +131,30 @@ int proc_run(char *const argv[], char *out, size_t cap, double timeout_s);
  * opts (NULL: the defaults), output in *o. Fails the test when kz cannot run
  * or is killed. Returns its exit status. */
 int harness_kz(const char *args, const proc_opts *opts, proc_output *o);
+/* Runs a shell command line (/bin/sh -c cmd, 120 s at most) with its stdout
+ * copied into out (NUL-terminated, truncated to cap); the exit status. */
+int harness_sh(const char *cmd, char *out, size_t cap);
+/* harness_kz with input on stdin (NULL: none) and its stdout (with merge,
+ * stderr too) copied into out (NUL-terminated, truncated to cap). */
+int harness_kz_out(const char *args, const char *input, bool merge, char *out, size_t cap);
 /* Runs KZ_BIN_DIR/prog with the NULL-terminated arguments args (no shell;
  * may be NULL), like harness_kz. */
 int harness_run_bin(const char *prog, const char *const *args, const proc_opts *opts,
                     proc_output *o);
+
+/* A temp directory to run kz commands in, and the last command's output. */
+typedef struct harness_cli {
+    char *dir; /* the commands' working directory (removed by harness_cli_fini) */
+    char *out; /* the last command's stdout, NUL-terminated (owned) */
+    char *err; /* its stderr (owned) */
+} harness_cli;
+
+/* Makes the directory (named after tag); fails the test when it cannot. */
+void harness_cli_init(harness_cli *c, const char *tag);
+/* Runs `kz ARGS` in c->dir (harness_kz), keeps its output in c; its exit status. */
+int harness_cli_kz(harness_cli *c, const char *args);
+/* Frees the output and removes the directory. */
+void harness_cli_fini(harness_cli *c);
 
 /* True when pid no longer runs (gone, or a zombie nobody has reaped yet). */
 bool harness_pid_gone(int pid);
@@ -225,6 +247,15 @@ double harness_status_num(const harness *h, const char *section, const char *key
 /* Waits until that number is >= min; returns the last value seen. */
 double harness_wait_status(const harness *h, const char *section, const char *key, double min,
                            double timeout_s);
+
+/* A client of the coordinator at endpoint (sub_endpoint NULL: no
+ * announcements) named id, role "worker" when NULL, timeout_ms per call;
+ * fails the test when it cannot be made. */
+client *harness_client(void *zctx, const char *endpoint, const char *sub_endpoint, const char *id,
+                       const char *role, int timeout_ms);
+/* Polls c until no submitted game is pending (10 s at most); fails the test
+ * otherwise. */
+void harness_client_drain(client *c);
 
 /* Submits n valid random-play self-play records (model 1) through the
  * client library and waits for their acks. Seeds seed .. seed+n-1. */

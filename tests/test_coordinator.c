@@ -5,16 +5,13 @@
  * hurt, /status and /healthz answer, arenas are spread, reassigned and
  * decided, batches come back, and everything survives a restart. */
 #include <criterion/criterion.h>
-#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +19,7 @@
 
 #include "client.h"
 #include "game.h"
+#include "harness.h"
 #include "model.h"
 #include "modelfile.h"
 #include "util.h"
@@ -38,61 +36,6 @@ typedef struct coordp {
     char extra[8][64];   /* extra --key=value flags */
     int n_extra;         /* used */
 } coordp;
-
-/* A free TCP port on loopback (bind to 0, read it back, close). */
-static int s_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t len = sizeof a;
-    getsockname(fd, (struct sockaddr *)&a, &len);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-/* GET path from the status port: HTTP code, body into buf. -1 if unreachable. */
-static int s_http(const coordp *c, const char *path, char *buf, size_t cap)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)c->http_port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
-        close(fd);
-        return -1;
-    }
-    char req[256];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\n\r\n", path);
-    cr_assert_eq(write(fd, req, (size_t)n), n);
-    size_t len = 0;
-    ssize_t r;
-    while (len + 1 < cap && (r = read(fd, buf + len, cap - len - 1)) > 0)
-        len += (size_t)r;
-    buf[len] = 0;
-    close(fd);
-    int code = -1;
-    sscanf(buf, "HTTP/%*s %d", &code);
-    char *body = strstr(buf, "\r\n\r\n");
-    if (body)
-        memmove(buf, body + 4, strlen(body + 4) + 1);
-    return code;
-}
-
-/* The number after "key": in a JSON text (first occurrence after `after`). */
-static double s_json_num(const char *json, const char *after, const char *key)
-{
-    const char *p = after ? strstr(json, after) : json;
-    cr_assert_not_null(p, "no %s in status", after);
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    p = strstr(p, pat);
-    cr_assert_not_null(p, "no %s in status", key);
-    return strtod(p + strlen(pat), NULL);
-}
 
 static void s_start(coordp *c)
 {
@@ -131,7 +74,7 @@ static void s_start(coordp *c)
     /* Ready when /healthz answers. */
     char buf[4096];
     for (int i = 0; i < 250; i++) {
-        if (s_http(c, "/healthz", buf, sizeof buf) == 200)
+        if (harness_http(c->http_port, "/healthz", buf, sizeof buf) == 200)
             return;
         int st;
         cr_assert_eq(waitpid(c->pid, &st, WNOHANG), 0, "kz-coordinator exited early (see %s)",
@@ -165,9 +108,9 @@ static void s_setup(coordp *c)
     memset(c, 0, sizeof *c);
     snprintf(c->dir, sizeof c->dir, "/tmp/kz-coord-XXXXXX");
     cr_assert_not_null(mkdtemp(c->dir));
-    snprintf(c->endpoint, sizeof c->endpoint, "tcp://127.0.0.1:%d", s_free_port());
-    snprintf(c->pub, sizeof c->pub, "tcp://127.0.0.1:%d", s_free_port());
-    c->http_port = s_free_port();
+    snprintf(c->endpoint, sizeof c->endpoint, "tcp://127.0.0.1:%d", tcp_free_port());
+    snprintf(c->pub, sizeof c->pub, "tcp://127.0.0.1:%d", tcp_free_port());
+    c->http_port = tcp_free_port();
 }
 
 static void s_teardown(coordp *c)
@@ -184,15 +127,7 @@ static void s_teardown(coordp *c)
 
 static client *s_client(void *zctx, const coordp *c, const char *id, bool sub)
 {
-    client_config cfg;
-    client_config_default(&cfg);
-    cfg.endpoint = c->endpoint;
-    cfg.sub_endpoint = sub ? c->pub : NULL;
-    cfg.client_id = id;
-    cfg.timeout_ms = 1000;
-    client *cl = client_new(zctx, &cfg);
-    cr_assert_not_null(cl);
-    return cl;
+    return harness_client(zctx, c->endpoint, sub ? c->pub : NULL, id, NULL, 1000);
 }
 
 /* A valid self-play record from random play; caller frees. */
@@ -204,15 +139,6 @@ static uint8_t *s_record(uint64_t seed, size_t *len)
     return buf;
 }
 
-/* Polls until the client has no pending games (or 5 s). */
-static void s_drain(client *cl)
-{
-    double deadline = time_now() + 10;
-    while (client_pending(cl) && time_now() < deadline)
-        client_poll(cl, 10);
-    cr_assert_eq(client_pending(cl), 0, "games still unacknowledged");
-}
-
 /* Waits until /status shows `key` of section `after` equal to want (at
  * least -want when want is negative). */
 static void s_wait_status(const coordp *c, const char *after, const char *key, double want)
@@ -221,8 +147,8 @@ static void s_wait_status(const coordp *c, const char *after, const char *key, d
     double got = -1;
     double deadline = time_now() + 10;
     while (time_now() < deadline) {
-        cr_assert_eq(s_http(c, "/status", buf, sizeof buf), 200);
-        got = s_json_num(buf, after, key);
+        cr_assert_eq(harness_http(c->http_port, "/status", buf, sizeof buf), 200);
+        got = json_number_after(buf, after, key);
         if (want < 0 ? got >= -want : got == want)
             return;
         usleep(20000);
@@ -244,7 +170,7 @@ Test(coordinator, games_are_acked_stored_once_and_reported)
         recs[i] = s_record((uint64_t)i + 1, &lens[i]);
         cr_assert_eq(client_submit_game(cl, recs[i], lens[i], 0), 0);
     }
-    s_drain(cl);
+    harness_client_drain(cl);
     client_stats st;
     client_get_stats(cl, &st);
     cr_assert_eq(st.acked, N);
@@ -254,24 +180,24 @@ Test(coordinator, games_are_acked_stored_once_and_reported)
      * duplicates, not stored twice. */
     for (int i = 0; i < N; i += 2)
         cr_assert_eq(client_submit_game(cl, recs[i], lens[i], 0), 0);
-    s_drain(cl);
+    harness_client_drain(cl);
     client_get_stats(cl, &st);
     cr_assert_eq(st.acked, N + N / 2);
     cr_assert_eq(st.duplicates, N / 2);
     s_wait_status(&c, "\"replay\"", "games", N);
     s_wait_status(&c, "\"ingest\"", "duplicates", N / 2);
     static char buf[1 << 16];
-    cr_assert_eq(s_http(&c, "/status", buf, sizeof buf), 200);
+    cr_assert_eq(harness_http(c.http_port, "/status", buf, sizeof buf), 200);
     cr_assert(strstr(buf, "\"id\": \"worker-a\""), "the worker is listed");
-    cr_assert_eq(s_json_num(buf, "\"worker-a\"", "games"), N);
-    double positions = s_json_num(buf, "\"replay\"", "positions");
+    cr_assert_eq(json_number_after(buf, "\"worker-a\"", "games"), N);
+    double positions = json_number_after(buf, "\"replay\"", "positions");
     cr_assert_gt(positions, N, "every move is a training position");
-    cr_assert_eq(s_http(&c, "/healthz", buf, sizeof buf), 200);
+    cr_assert_eq(harness_http(c.http_port, "/healthz", buf, sizeof buf), 200);
     cr_assert_str_eq(buf, "ok\n");
-    cr_assert_eq(s_http(&c, "/metrics", buf, sizeof buf), 200);
+    cr_assert_eq(harness_http(c.http_port, "/metrics", buf, sizeof buf), 200);
     cr_assert(strstr(buf, "kz_games_stored_total 40\n"), "%s", buf);
     cr_assert(strstr(buf, "# TYPE kz_games_rejected_total counter"));
-    cr_assert_eq(s_http(&c, "/nope", buf, sizeof buf), 404);
+    cr_assert_eq(harness_http(c.http_port, "/nope", buf, sizeof buf), 404);
 
     /* Batches: uniform samples of the stored positions, well formed. */
     const wire_batch_reply *b;
@@ -301,7 +227,7 @@ Test(coordinator, games_are_acked_stored_once_and_reported)
     s_start(&c);
     s_wait_status(&c, "\"replay\"", "games", N);
     cr_assert_eq(client_submit_game(cl, recs[1], lens[1], 0), 0);
-    s_drain(cl); /* the client reconnects by itself */
+    harness_client_drain(cl); /* the client reconnects by itself */
     client_get_stats(cl, &st);
     cr_assert_eq(st.duplicates, N / 2 + 1);
     s_wait_status(&c, "\"replay\"", "games", N);
@@ -333,7 +259,7 @@ Test(coordinator, bad_records_are_refused_with_their_reason)
     cr_assert_eq(validate_random_record(game_default(), 6, &o, &unknown, &ulen), 0);
     cr_assert_eq(client_submit_game(cl, unknown, ulen, 0), 0);
     cr_assert_eq(client_submit_game(cl, rec, len, 0), 0);
-    s_drain(cl);
+    harness_client_drain(cl);
     client_stats st;
     client_get_stats(cl, &st);
     cr_assert_eq(st.rejected, 2);
@@ -342,11 +268,11 @@ Test(coordinator, bad_records_are_refused_with_their_reason)
     cr_assert_eq(st.acked, 1);
     s_wait_status(&c, "\"rejected_by_reason\"", "unknown-model", 1);
     static char buf[1 << 16];
-    cr_assert_eq(s_http(&c, "/status", buf, sizeof buf), 200);
-    cr_assert_eq(s_json_num(buf, "\"rejected_by_reason\"", "malformed"), 1);
-    cr_assert_eq(s_json_num(buf, "\"replay\"", "games"), 1, "refused games are not stored");
-    cr_assert_eq(s_json_num(buf, "\"worker-bad\"", "rejected"), 2, "counted per worker");
-    cr_assert_eq(s_http(&c, "/metrics", buf, sizeof buf), 200);
+    cr_assert_eq(harness_http(c.http_port, "/status", buf, sizeof buf), 200);
+    cr_assert_eq(json_number_after(buf, "\"rejected_by_reason\"", "malformed"), 1);
+    cr_assert_eq(json_number_after(buf, "\"replay\"", "games"), 1, "refused games are not stored");
+    cr_assert_eq(json_number_after(buf, "\"worker-bad\"", "rejected"), 2, "counted per worker");
+    cr_assert_eq(harness_http(c.http_port, "/metrics", buf, sizeof buf), 200);
     cr_assert(strstr(buf, "kz_games_rejected_total{reason=\"unknown-model\"} 1\n"), "%s", buf);
     cr_assert(strstr(buf, "kz_worker_rejected_total{worker=\"worker-bad\"} 2\n"), "%s", buf);
     free(rec);
@@ -403,7 +329,7 @@ Test(coordinator, another_protocol_version_is_refused_clearly)
     wire_msg_clear(&m);
     zmq_close(d);
     static char buf[1 << 16];
-    cr_assert_eq(s_http(&c, "/healthz", buf, sizeof buf), 200);
+    cr_assert_eq(harness_http(c.http_port, "/healthz", buf, sizeof buf), 200);
     s_wait_status(&c, "\"ingest\"", "refused_version", -1);
     s_wait_status(&c, "\"ingest\"", "malformed", 1);
     zmq_ctx_term(zctx);
@@ -561,7 +487,7 @@ Test(coordinator, arena_spread_reassigned_and_decided)
     size_t len;
     uint8_t *wrong = s_arena_record(b_slots[0] + 1, true, &seed, &len);
     cr_assert_eq(client_submit_game(b, wrong, len, b_slots[0]), 0);
-    s_drain(b);
+    harness_client_drain(b);
     client_stats st;
     client_get_stats(b, &st);
     cr_assert_eq(st.rejected_by_reason[VALIDATE_ARENA], 1);
@@ -574,7 +500,7 @@ Test(coordinator, arena_spread_reassigned_and_decided)
     wrong = s_arena_record(b_slots[0], true, &seed, &len);
     snprintf(s_openings[b_slots[0]], 64, "%s", keep);
     cr_assert_eq(client_submit_game(b, wrong, len, b_slots[0]), 0);
-    s_drain(b);
+    harness_client_drain(b);
     client_get_stats(b, &st);
     cr_assert_eq(st.rejected_by_reason[VALIDATE_ARENA], 2);
     free(wrong);
@@ -584,7 +510,7 @@ Test(coordinator, arena_spread_reassigned_and_decided)
         cr_assert_eq(client_submit_game(b, rec, len, all[i]), 0);
         free(rec);
     }
-    s_drain(b);
+    harness_client_drain(b);
     client_get_stats(b, &st);
     cr_assert_eq(st.acked, 6);
     s_wait_status(&c, "\"models\"", "best", 2);
@@ -602,10 +528,10 @@ Test(coordinator, arena_spread_reassigned_and_decided)
     cr_assert(an.wins >= 4 && an.wins <= 6, "wins %u", an.wins);
     cr_assert_eq(an.losses, 0);
     static char buf[1 << 16];
-    cr_assert_eq(s_http(&c, "/status", buf, sizeof buf), 200);
-    cr_assert_eq(s_json_num(buf, "\"last\"", "candidate"), 2);
+    cr_assert_eq(harness_http(c.http_port, "/status", buf, sizeof buf), 200);
+    cr_assert_eq(json_number_after(buf, "\"last\"", "candidate"), 2);
     cr_assert(strstr(buf, "\"promoted\": true"));
-    cr_assert_eq(s_json_num(buf, "\"arena\"", "candidate"), 0, "no arena running");
+    cr_assert_eq(json_number_after(buf, "\"arena\"", "candidate"), 0, "no arena running");
     /* Self-play now uses the new best. */
     cr_assert_eq(client_get_job(b, &jr, &job), 0);
     cr_assert_eq(job->kind, WIRE_JOB_SELFPLAY);
@@ -652,7 +578,7 @@ Test(coordinator, a_client_outlives_a_coordinator_crash)
         recs[i] = s_record((uint64_t)i + 500, &lens[i]);
     for (int i = 0; i < 10; i++)
         cr_assert_eq(client_submit_game(cl, recs[i], lens[i], 0), 0);
-    s_drain(cl);
+    harness_client_drain(cl);
     /* SIGKILL: no clean stop. Games submitted meanwhile wait in the queue. */
     kill(c.pid, SIGKILL);
     waitpid(c.pid, NULL, 0);
@@ -667,7 +593,7 @@ Test(coordinator, a_client_outlives_a_coordinator_crash)
     client_get_stats(cl, &st);
     cr_assert_gt(st.reconnects, 0, "a silent coordinator gets a fresh socket (Lazy Pirate)");
     s_start(&c);
-    s_drain(cl);
+    harness_client_drain(cl);
     client_get_stats(cl, &st);
     cr_assert_eq(st.acked, 20);
     cr_assert_gt(st.resent, 0);
@@ -684,12 +610,7 @@ Test(coordinator, a_client_outlives_a_coordinator_crash)
  * standard output in out. */
 static int s_run(const char *cmd, char *out, size_t cap)
 {
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t len = fread(out, 1, cap - 1, p);
-    out[len] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return harness_sh(cmd, out, cap);
 }
 
 Test(coordinator, kz_status_and_kz_loadgen)

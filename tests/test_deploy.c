@@ -35,21 +35,6 @@ static void s_fini(void)
     s_tmp = NULL;
 }
 
-static char *s_read(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
-
 static bool s_exists(const char *path, mode_t type)
 {
     struct stat st;
@@ -87,7 +72,7 @@ Test(deploy, install_layout, .fini = s_fini)
     /* Units: the final paths (never DESTDIR), no placeholder left. */
     for (size_t i = 0; i < N_OF(s_units); i++) {
         snprintf(path, sizeof path, "%s/usr/local/lib/systemd/system/%s", s_tmp, s_units[i]);
-        char *u = s_read(path);
+        char *u = harness_read_file(path);
         cr_assert_not_null(u, "%s missing", path);
         cr_expect_null(strstr(u, "@BINDIR@"), "%s keeps @BINDIR@", s_units[i]);
         cr_expect_null(strstr(u, "@SYSCONFDIR@"), "%s keeps @SYSCONFDIR@", s_units[i]);
@@ -105,16 +90,16 @@ Test(deploy, install_layout, .fini = s_fini)
     for (size_t i = 0; i < N_OF(s_confs); i++) {
         char src[1024];
         snprintf(src, sizeof src, "%s/deploy/%s", harness_src_dir(), s_confs[i]);
-        char *want = s_read(src);
+        char *want = harness_read_file(src);
         cr_assert_not_null(want, "%s missing", src);
         snprintf(path, sizeof path, "%s/etc/khreibaga/%s", s_tmp, s_confs[i]);
-        char *got = s_read(path);
+        char *got = harness_read_file(path);
         cr_assert_not_null(got, "%s not installed", path);
         cr_expect_str_eq(got, want);
         free(got);
         snprintf(path, sizeof path, "%s/usr/local/share/khreibaga/examples/%s", s_tmp,
                  s_confs[i]);
-        got = s_read(path);
+        got = harness_read_file(path);
         cr_assert_not_null(got, "%s not installed", path);
         cr_expect_str_eq(got, want);
         free(got);
@@ -131,7 +116,7 @@ Test(deploy, install_layout, .fini = s_fini)
     fclose(f);
     rc = s_install(out, sizeof out, s_tmp, "/usr/local", "/etc");
     cr_assert_eq(rc, 0, "second install failed:\n%s", out);
-    char *kept = s_read(path);
+    char *kept = harness_read_file(path);
     cr_assert_not_null(kept);
     cr_expect_str_eq(kept, "# edited by the operator\nhttp_port = 9999\n",
                      "install overwrote an edited configuration");
@@ -234,7 +219,7 @@ Test(deploy, example_coordinator_conf, .fini = s_fini)
     int st = proc_stop(&c, SIGTERM, 30);
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "coordinator exit status %d:\n%s", st,
               proc_log_tail(&c, 2000));
-    char *logtext = s_read(log);
+    char *logtext = harness_read_file(log);
     cr_assert_not_null(logtext);
     /* The file's settings took effect (the flags only moved the addresses). */
     cr_expect_not_null(strstr(logtext, "arena_games = 50"), "log:\n%s", logtext);
@@ -337,7 +322,7 @@ Test(deploy, example_worker_and_trainer_conf, .fini = s_fini)
               proc_log_tail(&t, 1500));
     proc_stop(&c, SIGTERM, 30);
     /* The files' settings took effect. */
-    char *lw = s_read(log_w), *lt = s_read(log_t);
+    char *lw = harness_read_file(log_w), *lt = harness_read_file(log_t);
     cr_assert(lw && lt);
     cr_expect_not_null(strstr(lw, "parallel = 32"), "worker log:\n%s", lw);
     cr_expect_not_null(strstr(lw, "drain_s = 10"), "worker log:\n%s", lw);
@@ -408,7 +393,7 @@ Test(deploy, memory_deny_write_execute, .fini = s_fini)
     char *selfplay[] = {kz, "selfplay", "--model", model, "--games", "4", "--sims", "32",
                         "--out", rec, NULL};
     int rc = s_run_mdwe(selfplay, log);
-    char *text = s_read(log);
+    char *text = harness_read_file(log);
     cr_expect_eq(rc, 0, "kz selfplay under MemoryDenyWriteExecute failed (%d):\n%s", rc,
                  text ? text : "");
     free(text);

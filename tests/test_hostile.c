@@ -116,149 +116,17 @@ static bool s_recv_msg(peer *p, double timeout_s, wire_msg *m)
 
 /* --- HTTP and JSON -------------------------------------------------------------------- */
 
-/* Sends `len` bytes of request to 127.0.0.1:port and reads the whole answer
- * until the server closes (10 s at most). NULL when the connection fails;
- * else a malloc'd NUL-terminated buffer (*got bytes). */
+/* An exchange with 127.0.0.1:port (harness.h's http_exchange, 10 s at most):
+ * NULL when the connection fails, else the malloc'd answer (*got bytes). */
 static char *s_http_raw(int port, const char *req, size_t len, size_t *got)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) {
-        if (fd >= 0)
-            close(fd);
-        return NULL;
-    }
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = send(fd, req + off, len - off, MSG_NOSIGNAL);
-        if (w <= 0)
-            break; /* the server may close early on garbage: read what it said */
-        off += (size_t)w;
-    }
-    shutdown(fd, SHUT_WR);
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    double end = time_now() + 10;
-    for (;;) {
-        struct pollfd pf = {fd, POLLIN, 0};
-        if (poll(&pf, 1, 200) <= 0) {
-            if (time_now() > end)
-                break;
-            continue;
-        }
-        if (n + 1 == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            cr_assert_not_null(buf);
-        }
-        ssize_t r = recv(fd, buf + n, cap - n - 1, 0);
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
-    close(fd);
-    buf[n] = 0;
-    *got = n;
-    return buf;
+    return http_exchange(NULL, "127.0.0.1", port, req, len, 10, got);
 }
 
 /* s_http_raw with a NUL-terminated request. */
 static char *s_http_req(int port, const char *req, size_t *got)
 {
     return s_http_raw(port, req, strlen(req), got);
-}
-
-/* The status code of an HTTP answer, 0 when there is none. */
-static int s_http_code(const char *answer)
-{
-    int code = 0;
-    if (answer)
-        sscanf(answer, "HTTP/%*s %d", &code);
-    return code;
-}
-
-/* A strict JSON checker (RFC 8259 syntax, no extensions): returns the end of
- * the value at p, or NULL. */
-static const char *s_json_value(const char *p, int depth);
-
-static const char *s_json_ws(const char *p)
-{
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-        p++;
-    return p;
-}
-
-static const char *s_json_string(const char *p)
-{
-    if (*p++ != '"')
-        return NULL;
-    for (; *p != '"'; p++) {
-        if ((unsigned char)*p < 0x20)
-            return NULL; /* raw control characters (and the end) are not allowed */
-        if (*p == '\\') {
-            p++;
-            if (*p == 'u') {
-                for (int k = 1; k <= 4; k++)
-                    if (!strchr("0123456789abcdefABCDEF", p[k]) || !p[k])
-                        return NULL;
-                p += 4;
-            } else if (!*p || !strchr("\"\\/bfnrt", *p)) {
-                return NULL;
-            }
-        }
-    }
-    return p + 1;
-}
-
-static const char *s_json_value(const char *p, int depth)
-{
-    if (depth > 64)
-        return NULL;
-    p = s_json_ws(p);
-    if (*p == '{' || *p == '[') {
-        char close = *p == '{' ? '}' : ']';
-        bool obj = *p == '{';
-        p = s_json_ws(p + 1);
-        if (*p == close)
-            return p + 1;
-        for (;;) {
-            if (obj) {
-                if (!(p = s_json_string(s_json_ws(p))))
-                    return NULL;
-                p = s_json_ws(p);
-                if (*p++ != ':')
-                    return NULL;
-            }
-            if (!(p = s_json_value(p, depth + 1)))
-                return NULL;
-            p = s_json_ws(p);
-            if (*p == close)
-                return p + 1;
-            if (*p++ != ',')
-                return NULL;
-        }
-    }
-    if (*p == '"')
-        return s_json_string(p);
-    if (!strncmp(p, "true", 4))
-        return p + 4;
-    if (!strncmp(p, "false", 5))
-        return p + 5;
-    if (!strncmp(p, "null", 4))
-        return p + 4;
-    char *end;
-    strtod(p, &end);
-    return end == p || *p == '+' || *p == '.' ? NULL : end;
-}
-
-static bool s_json_valid(const char *doc)
-{
-    const char *end = s_json_value(doc, 0);
-    return end && *s_json_ws(end) == 0;
 }
 
 /* --- what every barrage ends with ------------------------------------------------- */
@@ -528,7 +396,7 @@ Test(hostile, coordinator_refuses_truncated_records_and_stores_duplicates_once)
     snprintf(dir, sizeof dir, "--data_dir=%s/store", h.dir);
     const char *argv[] = {"kz", "store", dir, "--games", NULL};
     int st = s_run_fd(argv, 1, out, sizeof out);
-    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "kz store: %d", harness_exit_code(st));
+    cr_assert_eq(st, 0, "kz store: %d", st);
     int games = 0;
     char *save = NULL;
     for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
@@ -585,8 +453,8 @@ Test(hostile, coordinator_survives_made_up_client_ids)
     char *doc = s_http_req(h.http_port, "GET /status HTTP/1.0\r\n\r\n", &got);
     cr_assert_not_null(doc, "no /status");
     const char *body = strstr(doc, "\r\n\r\n");
-    cr_assert(s_http_code(doc) == 200 && body, "%.80s", doc);
-    cr_assert(s_json_valid(body + 4), "/status is not well-formed JSON with hostile ids");
+    cr_assert(http_code(doc) == 200 && body, "%.80s", doc);
+    cr_assert(json_valid(body + 4), "/status is not well-formed JSON with hostile ids");
     cr_assert(strstr(body, "evil\\\"\\\\\\u0001"), "ids are escaped in /status");
     free(doc);
     doc = s_http_req(h.http_port, "GET /metrics HTTP/1.0\r\n\r\n", &got);
@@ -612,7 +480,7 @@ Test(hostile, coordinator_survives_made_up_client_ids)
     snprintf(url, sizeof url, "http://127.0.0.1:%d/status", h.http_port);
     const char *argv[] = {"kz", "status", url, NULL};
     int st = s_run_fd(argv, 1, out, sizeof out);
-    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "kz status: %d", harness_exit_code(st));
+    cr_assert_eq(st, 0, "kz status: %d", st);
     cr_assert(strstr(out, "esc?[2J") && strstr(out, "evil"), "%.300s", out);
     for (const char *c = out; *c; c++)
         cr_assert(*c == '\n' || ((unsigned char)*c >= 0x20 && *c != 0x7f),
@@ -709,7 +577,7 @@ Test(hostile, status_port_refuses_what_it_does_not_serve)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         a = s_http_req(h.http_port, cases[i].req, &got);
         cr_assert_not_null(a, "connection refused on case %zu", i);
-        int code = s_http_code(a);
+        int code = http_code(a);
         cr_assert((code == 0 && cases[i].lo == 0) || (code >= cases[i].lo && code <= cases[i].hi),
                   "case %zu (%.30s): status %d", i, cases[i].req, code);
         free(a);
@@ -724,16 +592,16 @@ Test(hostile, status_port_refuses_what_it_does_not_serve)
     n += (int)big;
     n += snprintf(req + n, 64, " HTTP/1.0\r\n\r\n");
     a = s_http_raw(h.http_port, req, (size_t)n, &got);
-    cr_assert(a == NULL || s_http_code(a) == 0 || s_http_code(a) >= 400,
-              "a 256 KiB URL got %d", s_http_code(a));
+    cr_assert(a == NULL || http_code(a) == 0 || http_code(a) >= 400,
+              "a 256 KiB URL got %d", http_code(a));
     free(a);
     n = snprintf(req, 64, "GET /status HTTP/1.0\r\nX-Junk: ");
     memset(req + n, 'b', big);
     n += (int)big;
     n += snprintf(req + n, 64, "\r\n\r\n");
     a = s_http_raw(h.http_port, req, (size_t)n, &got);
-    cr_assert(a == NULL || s_http_code(a) == 0 || s_http_code(a) >= 400,
-              "a 256 KiB header got %d", s_http_code(a));
+    cr_assert(a == NULL || http_code(a) == 0 || http_code(a) >= 400,
+              "a 256 KiB header got %d", http_code(a));
     free(a);
     /* Step 3. Binary garbage, and connections opened and abandoned. */
     rng_t rng;
@@ -764,8 +632,8 @@ Test(hostile, status_port_refuses_what_it_does_not_serve)
         close(idle[i]);
     /* Step 4. Still serving, documents intact. */
     a = s_http_req(h.http_port, "GET /status HTTP/1.0\r\n\r\n", &got);
-    cr_assert_eq(s_http_code(a), 200);
-    cr_assert(s_json_valid(strstr(a, "\r\n\r\n") + 4));
+    cr_assert_eq(http_code(a), 200);
+    cr_assert(json_valid(strstr(a, "\r\n\r\n") + 4));
     free(a);
     s_assert_still_serving(&h, 8000);
     s_assert_clean_stop(&h);
@@ -774,63 +642,30 @@ Test(hostile, status_port_refuses_what_it_does_not_serve)
 
 /* --- bad flags and files ---------------------------------------------------------- */
 
-/* Runs KZ_BIN_DIR/argv[0] with argv (stdin /dev/null) for at most 60 s;
- * returns the waitpid status with stderr in err (NUL-terminated) and stdout
- * discarded. */
+/* Runs KZ_BIN_DIR/argv[0] with argv (stdin /dev/null, KZ_LOG unset: a test
+ * run's KZ_LOG must not change what is printed) for at most 60 s; returns its
+ * exit status (128 + signal when killed) with stderr in err (NUL-terminated)
+ * and stdout discarded. */
 static int s_run(const char *const *argv, char *err, size_t cap)
 {
     return s_run_fd(argv, 2, err, cap);
 }
 
-static int s_run_fd(const char *const *argv, int fd, char *err, size_t cap)
+static int s_run_fd(const char *const *argv, int fd, char *buf, size_t cap)
 {
     char bin[512];
-    const char *dir = getenv("KZ_BIN_DIR");
-    cr_assert_not_null(dir, "KZ_BIN_DIR must name the build directory");
-    snprintf(bin, sizeof bin, "%s/%s", dir, argv[0]);
-    int fds[2];
-    cr_assert_eq(pipe(fds), 0);
-    pid_t parent = getpid(), pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(127);
-        int nul = open("/dev/null", O_RDWR);
-        dup2(nul, 0);
-        dup2(nul, 3 - fd);
-        dup2(fds[1], fd);
-        close(fds[0]);
-        close(fds[1]);
-        /* The default thresholds: a test run's KZ_LOG must not change what is
-         * printed. */
-        unsetenv("KZ_LOG");
-        execv(bin, (char *const *)argv);
-        _exit(127);
+    harness_bin(bin, sizeof bin, argv[0]);
+    char *args[64] = {bin};
+    for (int i = 1; argv[i]; i++) {
+        cr_assert_lt(i, 63);
+        args[i] = (char *)argv[i];
+        args[i + 1] = NULL;
     }
-    close(fds[1]);
-    size_t n = 0;
-    double end = time_now() + 60;
-    for (;;) {
-        struct pollfd pf = {fds[0], POLLIN, 0};
-        int pr = poll(&pf, 1, 100);
-        if (pr > 0) {
-            char tmp[4096];
-            ssize_t r = read(fds[0], tmp, sizeof tmp);
-            if (r <= 0)
-                break;
-            size_t k = (size_t)r < cap - 1 - n ? (size_t)r : cap - 1 - n;
-            memcpy(err + n, tmp, k);
-            n += k;
-        } else if (time_now() > end) {
-            kill(pid, SIGKILL);
-            break;
-        }
-    }
-    close(fds[0]);
-    err[n] = 0;
-    int st;
-    waitpid(pid, &st, 0);
+    proc_opts opts = {.quiet_log = true, .timeout_s = 60};
+    proc_output o;
+    int st = proc_capture(args, &opts, &o);
+    snprintf(buf, cap, "%s", fd == 1 ? o.out : o.err);
+    proc_output_free(&o);
     return st;
 }
 
@@ -851,9 +686,8 @@ static void s_expect_one_line(const char *const *argv, const char *needle)
     for (int i = 0; argv[i]; i++)
         snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), "%s%s", i ? " " : "", argv[i]);
     int st = s_run(argv, err, sizeof err);
-    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 2, "`%s`: %s %d, stderr:\n%s", cmd,
-              WIFEXITED(st) ? "exit status" : "killed by signal",
-              WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), err);
+    cr_expect(st == 2, "`%s`: exit status %d (128 + N: killed by signal N), stderr:\n%s", cmd,
+              st, err);
     cr_expect_eq(s_lines(err), 1, "`%s`: %d lines on stderr:\n%s", cmd, s_lines(err), err);
     if (needle)
         cr_expect(strstr(err, needle), "`%s`: stderr does not mention '%s': %s", cmd, needle,
@@ -1252,8 +1086,7 @@ Test(hostile, kz_status_refuses_an_endless_answer)
     snprintf(url, sizeof url, "http://127.0.0.1:%d/status", ntohs(a.sin_port));
     const char *argv[] = {"kz", "status", url, NULL};
     int st = s_run(argv, err, sizeof err);
-    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0, "kz status: %d, stderr: %s",
-              harness_exit_code(st), err);
+    cr_assert(st > 0 && st < 128, "kz status: %d, stderr: %s", st, err);
     cr_assert_eq(s_lines(err), 1, "stderr: %s", err);
     cr_assert(strstr(err, "64 MiB"), "stderr: %s", err);
     pthread_join(th, NULL);

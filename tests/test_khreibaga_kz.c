@@ -1,95 +1,28 @@
 /* test_khreibaga_kz: the `kz` rules commands as a user runs them (the real
- * binary from $KZ_BIN_DIR, started with posix_spawn): the output format of
+ * binary from $KZ_BIN_DIR, run by harness_run_bin): the output format of
  * `kz moves` and its `result: WHO (REASON)` line, `kz perft`, help, and exit
  * status 2 with a one-line error for every kind of bad input. */
 #include <criterion/criterion.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "harness.h"
 #include "khreibaga_lines.h"
 
-extern char **environ;
-
-/* The captured run of one command. */
-typedef struct s_run {
-    int status;    /* exit status, or -1 when it did not exit normally */
-    char *out;     /* stdout, NUL-terminated (owned) */
-    char *err;     /* stderr, NUL-terminated (owned) */
-} s_run;
-
-static char *s_slurp(int fd)
-{
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    lseek(fd, 0, SEEK_SET);
-    ssize_t n;
-    while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
-        len += (size_t)n;
-        if (cap - len < 2) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-        }
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
 /* Runs kz with the NULL-terminated arguments (argv[0] is not given). */
-static s_run s_kz(const char *const *args)
+static proc_output s_kz(const char *const *args)
 {
-    const char *dir = getenv("KZ_BIN_DIR");
-    cr_assert(dir, "KZ_BIN_DIR must name the directory of the kz binary (make check sets it)");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/kz", dir);
-    char *argv[1024];
-    int argc = 0;
-    argv[argc++] = path;
-    for (int i = 0; args[i]; i++) {
-        cr_assert_lt(argc, 1022);
-        argv[argc++] = (char *)args[i];
-    }
-    argv[argc] = NULL;
-
-    char out_name[] = "/tmp/kz_test_out_XXXXXX", err_name[] = "/tmp/kz_test_err_XXXXXX";
-    int out_fd = mkstemp(out_name), err_fd = mkstemp(err_name);
-    cr_assert(out_fd >= 0 && err_fd >= 0);
-    unlink(out_name);
-    unlink(err_name);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-    pid_t pid;
-    int rc = posix_spawn(&pid, path, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    cr_assert_eq(rc, 0, "cannot start %s: %s", path, strerror(rc));
-    int wstatus;
-    cr_assert_eq(waitpid(pid, &wstatus, 0), pid);
-    s_run r;
-    r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
-    r.out = s_slurp(out_fd);
-    r.err = s_slurp(err_fd);
-    close(out_fd);
-    close(err_fd);
+    proc_output r;
+    harness_run_bin("kz", args, NULL, &r);
     return r;
-}
-
-static void s_free(s_run *r)
-{
-    free(r->out);
-    free(r->err);
 }
 
 /* Asserts exit status 2, nothing on stdout, and exactly one line on stderr
  * that mentions `needle`. */
 static void s_expect_usage_error(const char *const *args, const char *needle)
 {
-    s_run r = s_kz(args);
+    proc_output r = s_kz(args);
     cr_assert_eq(r.status, 2, "kz %s ...: status %d, stderr '%s'", args[0], r.status, r.err);
     cr_assert_str_empty(r.out, "kz %s ...: stdout '%s'", args[0], r.out);
     size_t len = strlen(r.err);
@@ -97,7 +30,7 @@ static void s_expect_usage_error(const char *const *args, const char *needle)
               "kz %s ...: one line on stderr, got '%s'", args[0], r.err);
     cr_assert(strstr(r.err, needle), "kz %s ...: '%s' does not mention '%s'", args[0], r.err,
               needle);
-    s_free(&r);
+    proc_output_free(&r);
 }
 
 /* Splits a line of actions into args after `prefix` (NULL-terminated). */
@@ -117,61 +50,61 @@ static int s_split(char *line, const char **args, int at, int cap)
 /* R2, R3: the start allows 6-12, 7-12, 8-12, one per line in action order. */
 Test(khreibaga_kz, moves_from_start)
 {
-    s_run r = s_kz((const char *[]){"moves", NULL});
+    proc_output r = s_kz((const char *[]){"moves", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "6-12\n7-12\n8-12\n");
-    s_free(&r);
+    proc_output_free(&r);
 }
 
 /* R8: after 6-12 White must capture: 16x6 and 18x6, sorted by src*25+dst. */
 Test(khreibaga_kz, moves_after_actions)
 {
-    s_run r = s_kz((const char *[]){"moves", "6-12", NULL});
+    proc_output r = s_kz((const char *[]){"moves", "6-12", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "16-6\n18-6\n");
-    s_free(&r);
+    proc_output_free(&r);
     /* 'x' and '-' are interchangeable (R21); mid-sequence the chain piece goes on. */
     r = s_kz((const char *[]){"moves", "6-12", "16x6", "1x11", "18x6", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "6-16\n");
-    s_free(&r);
+    proc_output_free(&r);
 }
 
 /* R12: stalemate and elimination, in the `result: WHO (REASON)` line. */
 Test(khreibaga_kz, moves_result_losses)
 {
-    s_run r = s_kz((const char *[]){"moves", "--position", ".B...w................... b", "1-0",
+    proc_output r = s_kz((const char *[]){"moves", "--position", ".B...w................... b", "1-0",
                                     NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "result: black (no-moves)\n");
-    s_free(&r);
+    proc_output_free(&r);
     r = s_kz((const char *[]){"moves", "--position", "B...........w............ b", "0x18",
                               NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "result: black (no-pieces)\n");
-    s_free(&r);
+    proc_output_free(&r);
     r = s_kz((const char *[]){"moves", "--position", "......................... w", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "result: black (no-pieces)\n");
-    s_free(&r);
+    proc_output_free(&r);
 }
 
 /* R14 through the command line: history accumulates over the given actions
  * (see r14_threefold_repetition in test_khreibaga.c). */
 Test(khreibaga_kz, moves_result_repetition)
 {
-    s_run r = s_kz((const char *[]){"moves", "--position", "B.......................W b",
+    proc_output r = s_kz((const char *[]){"moves", "--position", "B.......................W b",
                                     "0-1", "24-23", "1-0", "23-24", "0-1", "24-23", "1-0",
                                     "23-24", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "result: draw (repetition)\n");
-    s_free(&r);
+    proc_output_free(&r);
     /* One ply short of it the game goes on. */
     r = s_kz((const char *[]){"moves", "--position", "B.......................W b", "0-1",
                               "24-23", "1-0", "23-24", "0-1", "24-23", "1-0", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "23-24\n") && !strstr(r.out, "result"), "%s", r.out);
-    s_free(&r);
+    proc_output_free(&r);
 }
 
 /* R13: the 50-ply king tour of r13_fifty_king_moves_draw. */
@@ -188,10 +121,10 @@ Test(khreibaga_kz, moves_result_no_progress)
         args[n++] = acts[2 * k + 1];
     }
     args[n] = NULL;
-    s_run r = s_kz(args);
+    proc_output r = s_kz(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "result: draw (no-progress)\n");
-    s_free(&r);
+    proc_output_free(&r);
 }
 
 /* R15 and R12 over R15 through the command line: the 300-ply lines. */
@@ -204,10 +137,10 @@ Test(khreibaga_kz, moves_result_length)
         snprintf(line, 8192, "%s%s", KL_LONG_PREFIX, tails[k]);
         const char *args[1000] = {"moves", "--position", KL_FORTRESS};
         s_split(line, args, 3, 1000);
-        s_run r = s_kz(args);
+        proc_output r = s_kz(args);
         cr_assert_eq(r.status, 0, "%s", r.err);
         cr_assert_str_eq(r.out, want[k]);
-        s_free(&r);
+        proc_output_free(&r);
         free(line);
     }
 }
@@ -218,10 +151,10 @@ Test(khreibaga_kz, moves_result_loss_over_no_progress)
     char *line = strdup(KL_CAGE_LINE);
     const char *args[80] = {"moves", "--position", KL_CAGE};
     s_split(line, args, 3, 80);
-    s_run r = s_kz(args);
+    proc_output r = s_kz(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "result: black (no-moves)\n");
-    s_free(&r);
+    proc_output_free(&r);
     free(line);
 }
 
@@ -266,18 +199,18 @@ Test(khreibaga_kz, bad_input_exits_2_with_one_line)
  * line per depth, then the speed line. */
 Test(khreibaga_kz, perft_prints_every_depth)
 {
-    s_run r = s_kz((const char *[]){"perft", "4", NULL});
+    proc_output r = s_kz((const char *[]){"perft", "4", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(!strncmp(r.out, "perft 1: 3\nperft 2: 4\nperft 3: 5\nperft 4: 7\n", 44),
               "got '%s'", r.out);
     cr_assert(strstr(r.out + 44, "nodes per second"), "got '%s'", r.out);
-    s_free(&r);
+    proc_output_free(&r);
     /* From a position: B0 w12 has 0x18 and 0x24 (R6), then White has no piece. */
     r = s_kz((const char *[]){"perft", "--position", "B...........w............ b", "2",
                               NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(!strncmp(r.out, "perft 1: 2\nperft 2: 0\n", 22), "got '%s'", r.out);
-    s_free(&r);
+    proc_output_free(&r);
 }
 
 /* --- help -------------------------------------------------------------------------------- */
@@ -285,16 +218,16 @@ Test(khreibaga_kz, perft_prints_every_depth)
 Test(khreibaga_kz, help_exits_0)
 {
     static const char *cmds[] = {"moves", "perft", "show", "random-game"};
-    s_run r = s_kz((const char *[]){"--help", NULL});
+    proc_output r = s_kz((const char *[]){"--help", NULL});
     cr_assert_eq(r.status, 0);
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         cr_assert(strstr(r.out, cmds[i]), "kz --help does not list %s", cmds[i]);
-    s_free(&r);
+    proc_output_free(&r);
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         r = s_kz((const char *[]){cmds[i], "--help", NULL});
         cr_assert_eq(r.status, 0, "kz %s --help: %d", cmds[i], r.status);
         cr_assert(strstr(r.out, "usage: kz"), "kz %s --help: '%s'", cmds[i], r.out);
-        s_free(&r);
+        proc_output_free(&r);
     }
 }
 
@@ -303,14 +236,14 @@ Test(khreibaga_kz, help_exits_0)
 /* kz show draws the pieces and, mid-sequence, names the chain piece. */
 Test(khreibaga_kz, show_draws_the_board)
 {
-    s_run r = s_kz((const char *[]){"show", "6-12", "16x6", "1x11", "18x6", NULL});
+    proc_output r = s_kz((const char *[]){"show", "6-12", "16x6", "1x11", "18x6", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     /* 6-12 16x6 1x11 18x6: Black lost 12 and 1 moved to 11; White's men left
      * 16 and 18, and the one now on 6 must capture on (6x16). */
     cr_assert(strstr(r.out, "b.bbbbwbbbbb.www.w.wwwwww w 6"), "%s", r.out);
     cr_assert(strstr(r.out, "[w]"), "the chain piece is marked: %s", r.out);
     cr_assert(strstr(r.out, "white to move"), "%s", r.out);
-    s_free(&r);
+    proc_output_free(&r);
 }
 
 /* A random game replays through `kz moves` to the same result: the printed
@@ -320,11 +253,11 @@ Test(khreibaga_kz, random_game_replays_through_moves)
     for (int seed = 1; seed <= 3; seed++) {
         char seedstr[16];
         snprintf(seedstr, sizeof seedstr, "%d", seed);
-        s_run g = s_kz((const char *[]){"random-game", "--seed", seedstr, NULL});
+        proc_output g = s_kz((const char *[]){"random-game", "--seed", seedstr, NULL});
         cr_assert_eq(g.status, 0, "%s", g.err);
-        s_run again = s_kz((const char *[]){"random-game", "--seed", seedstr, NULL});
+        proc_output again = s_kz((const char *[]){"random-game", "--seed", seedstr, NULL});
         cr_assert_str_eq(g.out, again.out, "the same seed gives the same game");
-        s_free(&again);
+        proc_output_free(&again);
         static char acts[2000][16];
         const char *args[2100] = {"moves"};
         int n = 1;
@@ -346,10 +279,10 @@ Test(khreibaga_kz, random_game_replays_through_moves)
         }
         args[n] = NULL;
         cr_assert(want[0], "random-game printed no result");
-        s_run m = s_kz(args);
+        proc_output m = s_kz(args);
         cr_assert_eq(m.status, 0, "%s", m.err);
         cr_assert_str_eq(m.out, want);
-        s_free(&m);
-        s_free(&g);
+        proc_output_free(&m);
+        proc_output_free(&g);
     }
 }

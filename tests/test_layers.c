@@ -22,10 +22,7 @@ static void s_write(const char *name, const char *text)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", s_tmp, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "%s", path);
-    fputs(text, f);
-    fclose(f);
+    cr_assert_eq(harness_write(path, text), 0, "%s", path);
 }
 
 /* Runs the check on DOC and DIR (NULL: the repository's); its exit status. */

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "game.h"
+#include "harness.h"
 #include "match.h"
 #include "player.h"
 #include "util.h"
@@ -724,23 +724,10 @@ Test(match, bad_settings)
 
 /* ---- kz match ---- */
 
-/* Runs `kz ARGS` with output to a temp file; returns the exit status and the output. */
+/* Runs `kz ARGS`; returns the exit status, stdout and stderr in out. */
 static int s_kz(const char *args, char *out, size_t len)
 {
-    const char *dir = getenv("KZ_BIN_DIR");
-    cr_assert_not_null(dir, "KZ_BIN_DIR must point at the built binaries");
-    char path[] = "/tmp/kz_test_match_XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s/kz %s > %s 2>&1", dir, args, path);
-    int st = system(cmd);
-    FILE *f = fdopen(fd, "r");
-    size_t n = fread(out, 1, len - 1, f);
-    out[n] = '\0';
-    fclose(f);
-    unlink(path);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return harness_kz_out(args, NULL, true, out, len);
 }
 
 Test(kz_match, runs_and_reports)

@@ -1,81 +1,20 @@
 /* Tests of `kz model init|info|dump` and `kz eval`, running the real binary
  * (found through KZ_BIN_DIR) and checking its output against the library. */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "game.h"
+#include "harness.h"
 #include "model.h"
 #include "modelfile.h"
 #include "util.h"
 
-/* A per-test directory with the command's output files. */
-typedef struct cli {
-    char dir[64];   /* temp dir */
-    char *out;      /* last stdout (owned) */
-    char *err;      /* last stderr (owned) */
-} cli;
-
-static void s_cli_init(cli *c)
-{
-    memset(c, 0, sizeof *c);
-    snprintf(c->dir, sizeof c->dir, "/tmp/kz-model-cli-XXXXXX");
-    cr_assert_not_null(mkdtemp(c->dir));
-}
-
-static void s_cli_done(cli *c)
-{
-    free(c->out);
-    free(c->err);
-    DIR *d = opendir(c->dir);
-    struct dirent *e;
-    char p[512];
-    while (d && (e = readdir(d)))
-        if (e->d_name[0] != '.') {
-            snprintf(p, sizeof p, "%s/%s", c->dir, e->d_name);
-            unlink(p);
-        }
-    if (d)
-        closedir(d);
-    rmdir(c->dir);
-}
-
-static char *s_slurp(const char *path)
-{
-    uint8_t *data;
-    size_t len;
-    cr_assert_eq(file_read_all(path, &data, &len), 0, "%s", path);
-    char *s = realloc(data, len + 1);
-    s[len] = 0;
-    return s;
-}
-
-/* Runs `kz ARGS` in c->dir; returns the exit status, keeps stdout/stderr. */
-static int s_kz(cli *c, const char *args)
-{
-    const char *bin = getenv("KZ_BIN_DIR");
-    cr_assert_not_null(bin, "KZ_BIN_DIR must name the build directory");
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cd %s && %s/kz %s >out.txt 2>err.txt", c->dir, bin, args);
-    int st = system(cmd);
-    cr_assert(WIFEXITED(st), "kz %s did not exit normally", args);
-    char p[128];
-    free(c->out);
-    free(c->err);
-    snprintf(p, sizeof p, "%s/out.txt", c->dir);
-    c->out = s_slurp(p);
-    snprintf(p, sizeof p, "%s/err.txt", c->dir);
-    c->err = s_slurp(p);
-    return WEXITSTATUS(st);
-}
-
-static model *s_load(cli *c, const char *name)
+static model *s_load(harness_cli *c, const char *name)
 {
     char p[128], err[300];
     snprintf(p, sizeof p, "%s/%s", c->dir, name);
@@ -86,9 +25,9 @@ static model *s_load(cli *c, const char *name)
 
 Test(model_cli, init_and_info)
 {
-    cli c;
-    s_cli_init(&c);
-    cr_assert_eq(s_kz(&c, "model init --blocks 2 --filters 16 --seed 5 --version 3 a.kzm"), 0,
+    harness_cli c;
+    harness_cli_init(&c, "model-cli");
+    cr_assert_eq(harness_cli_kz(&c, "model init --blocks 2 --filters 16 --seed 5 --version 3 a.kzm"), 0,
                  "%s", c.err);
     model *m = s_load(&c, "a.kzm");
     const model_arch *a = model_get_arch(m);
@@ -99,12 +38,12 @@ Test(model_cli, init_and_info)
     snprintf(want, sizeof want, "checksum %016" PRIx64, model_checksum(m));
     cr_assert(strstr(c.out, want), "%s", c.out);
     /* The same seed gives the same weights; an existing file needs --force. */
-    cr_assert_eq(s_kz(&c, "model init --blocks 2 --filters 16 --seed 5 a.kzm"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "model init --blocks 2 --filters 16 --seed 5 a.kzm"), 2);
     cr_assert(strstr(c.err, "exists"), "%s", c.err);
-    cr_assert_eq(s_kz(&c, "model init --blocks 2 --filters 16 --seed 5 --force b.kzm"), 0);
+    cr_assert_eq(harness_cli_kz(&c, "model init --blocks 2 --filters 16 --seed 5 --force b.kzm"), 0);
     model *b = s_load(&c, "b.kzm");
     cr_assert_eq(model_checksum(b), model_checksum(m));
-    cr_assert_eq(s_kz(&c, "model info a.kzm"), 0, "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c, "model info a.kzm"), 0, "%s", c.err);
     cr_assert(strstr(c.out, "2 blocks x 16 filters, input 7x5x5, 625 actions"), "%s", c.out);
     snprintf(want, sizeof want, "%zu trainable", model_arch_param_count(a));
     cr_assert(strstr(c.out, want), "%s", c.out);
@@ -114,7 +53,7 @@ Test(model_cli, init_and_info)
     cr_assert(strstr(c.out, "published"), "%s", c.out);
     model_destroy(&m);
     model_destroy(&b);
-    s_cli_done(&c);
+    harness_cli_fini(&c);
 }
 
 /* Reads the "data" array of tensor `name` in a dump into out (n floats);
@@ -143,8 +82,8 @@ static size_t s_dump_values(const char *json, const char *name, float *out, size
 
 Test(model_cli, dump_round_trips_every_value)
 {
-    cli c;
-    s_cli_init(&c);
+    harness_cli c;
+    harness_cli_init(&c, "model-cli");
     /* A checkpoint with optimizer state, written through the library. */
     model_arch a;
     model_arch_default(&a, game_default());
@@ -158,7 +97,7 @@ Test(model_cli, dump_round_trips_every_value)
     char p[128];
     snprintf(p, sizeof p, "%s/ck.kzm", c.dir);
     cr_assert_eq(modelfile_save(m, p, true), 0);
-    cr_assert_eq(s_kz(&c, "model dump ck.kzm"), 0, "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c, "model dump ck.kzm"), 0, "%s", c.err);
     cr_assert(strstr(c.out, "\"game\": \"khreibaga\""));
     cr_assert(strstr(c.out, "\"blocks\": 1, \"filters\": 8"));
     cr_assert(strstr(c.out, "\"optimizer\": {\"kind\": \"sgd\", \"steps\": 12"));
@@ -174,21 +113,21 @@ Test(model_cli, dump_round_trips_every_value)
     float got;
     cr_assert_eq(s_dump_values(c.out, "sgd.momentum/value.fc2.bias", &got, 1), 1);
     cr_assert_eq(got, 0.125f);
-    cr_assert_eq(s_kz(&c, "model info ck.kzm"), 0);
+    cr_assert_eq(harness_cli_kz(&c, "model info ck.kzm"), 0);
     cr_assert(strstr(c.out, "checkpoint") && strstr(c.out, "optimizer:     sgd, 12 steps"),
               "%s", c.out);
-    cr_assert_eq(s_kz(&c, "model dump --no-data ck.kzm"), 0);
+    cr_assert_eq(harness_cli_kz(&c, "model dump --no-data ck.kzm"), 0);
     cr_assert(!strstr(c.out, "\"data\""));
     cr_assert(strstr(c.out, "{\"name\": \"blocks.0.conv2.weight\", \"shape\": [8, 8, 3, 3]}"));
     model_destroy(&m);
-    s_cli_done(&c);
+    harness_cli_fini(&c);
 }
 
 Test(model_cli, eval_matches_the_library)
 {
-    cli c;
-    s_cli_init(&c);
-    cr_assert_eq(s_kz(&c, "model init --blocks 1 --filters 16 --seed 3 m.kzm"), 0, "%s", c.err);
+    harness_cli c;
+    harness_cli_init(&c, "model-cli");
+    cr_assert_eq(harness_cli_kz(&c, "model init --blocks 1 --filters 16 --seed 3 m.kzm"), 0, "%s", c.err);
     model *m = s_load(&c, "m.kzm");
     const game_def *g = game_default();
     /* One legal action from the start, found through the library. */
@@ -202,7 +141,7 @@ Test(model_cli, eval_matches_the_library)
     n = g->legal_actions(&s, legal);
     char args[128];
     snprintf(args, sizeof args, "eval m.kzm --json %s", a1);
-    cr_assert_eq(s_kz(&c, args), 0, "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
     /* The library's own evaluation of the same position. */
     float planes[7 * 25], logits[625], value;
     g->encode_planes(&s, planes);
@@ -240,20 +179,20 @@ Test(model_cli, eval_matches_the_library)
     cr_assert_float_eq(sum, 1.0, 1e-4);
     /* The text form names the mover and lists the same count. */
     snprintf(args, sizeof args, "eval m.kzm %s", a1);
-    cr_assert_eq(s_kz(&c, args), 0);
+    cr_assert_eq(harness_cli_kz(&c, args), 0);
     char want[64];
     snprintf(want, sizeof want, "policy over %d legal actions", n);
     cr_assert(strstr(c.out, want), "%s", c.out);
     model_eval_destroy(&e);
     model_destroy(&m);
-    s_cli_done(&c);
+    harness_cli_fini(&c);
 }
 
 Test(model_cli, bad_input_exits_2_with_one_line)
 {
-    cli c;
-    s_cli_init(&c);
-    cr_assert_eq(s_kz(&c, "model init m.kzm"), 0);
+    harness_cli c;
+    harness_cli_init(&c, "model-cli");
+    cr_assert_eq(harness_cli_kz(&c, "model init m.kzm"), 0);
     /* A corrupted copy. */
     char p[128];
     uint8_t *buf;
@@ -301,28 +240,28 @@ Test(model_cli, bad_input_exits_2_with_one_line)
         {"model init --wat x.kzm", "unknown or incomplete option"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cr_assert_eq(s_kz(&c, cases[i].args), 2, "kz %s", cases[i].args);
+        cr_assert_eq(harness_cli_kz(&c, cases[i].args), 2, "kz %s", cases[i].args);
         cr_assert(strstr(c.err, cases[i].msg), "kz %s: '%s' lacks '%s'", cases[i].args, c.err,
                   cases[i].msg);
         char *nl = strchr(c.err, '\n');
         cr_assert(nl && nl[1] == 0, "kz %s: one line, got '%s'", cases[i].args, c.err);
     }
     /* model info on another game's file is fine: info reads any game. */
-    cr_assert_eq(s_kz(&c, "model info other.kzm"), 0, "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c, "model info other.kzm"), 0, "%s", c.err);
     cr_assert(strstr(c.out, "game:          draughts"));
-    s_cli_done(&c);
+    harness_cli_fini(&c);
 }
 
 Test(model_cli, help)
 {
-    cli c;
-    s_cli_init(&c);
+    harness_cli c;
+    harness_cli_init(&c, "model-cli");
     const char *cmds[] = {"model --help", "model init --help", "model info --help",
                           "model dump --help", "eval --help", "--help"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
-        cr_assert_eq(s_kz(&c, cmds[i]), 0, "kz %s", cmds[i]);
+        cr_assert_eq(harness_cli_kz(&c, cmds[i]), 0, "kz %s", cmds[i]);
         cr_assert(strstr(c.out, "usage") || strstr(c.out, "Commands"), "kz %s", cmds[i]);
     }
     cr_assert(strstr(c.out, "model") && strstr(c.out, "eval"), "kz --help lists them");
-    s_cli_done(&c);
+    harness_cli_fini(&c);
 }

@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "game.h"
+#include "harness.h"
 #include "match.h"
 #include "model.h"
 #include "modelfile.h"
@@ -503,23 +503,7 @@ Test(ladder, uct_beats_random) { s_beats_random("uct:100", 20, 0.8); }
 /* Runs `kz ARGS` with `input` on stdin; returns the exit status, output in out. */
 static int s_kz(const char *args, const char *input, char *out, size_t len)
 {
-    const char *dir = getenv("KZ_BIN_DIR");
-    cr_assert_not_null(dir, "KZ_BIN_DIR must point at the built binaries");
-    char in_path[] = "/tmp/kz_test_player_in_XXXXXX", out_path[] = "/tmp/kz_test_player_XXXXXX";
-    int in_fd = mkstemp(in_path), out_fd = mkstemp(out_path);
-    cr_assert(in_fd >= 0 && out_fd >= 0);
-    cr_assert_eq(write(in_fd, input, strlen(input)), (ssize_t)strlen(input));
-    close(in_fd);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s/kz %s < %s > %s 2>&1", dir, args, in_path, out_path);
-    int st = system(cmd);
-    FILE *f = fdopen(out_fd, "r");
-    size_t n = fread(out, 1, len - 1, f);
-    out[n] = '\0';
-    fclose(f);
-    unlink(in_path);
-    unlink(out_path);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return harness_kz_out(args, input, true, out, len);
 }
 
 Test(kz_play, capture_sequence_hop_by_hop)

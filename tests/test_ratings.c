@@ -24,15 +24,7 @@ TestSuite(ratings, .fini = harness_cleanup, .timeout = 120);
 
 static client *s_client(void *zctx, const harness *h, const char *id)
 {
-    client_config cfg;
-    client_config_default(&cfg);
-    cfg.endpoint = h->endpoint;
-    cfg.client_id = id;
-    cfg.role = "worker";
-    cfg.timeout_ms = 2000;
-    client *c = client_new(zctx, &cfg);
-    cr_assert_not_null(c);
-    return c;
+    return harness_client(zctx, h->endpoint, NULL, id, "worker", 2000);
 }
 
 /* Waits until /status contains needle (the snapshot lags status_ms behind);
@@ -43,14 +35,6 @@ static bool s_wait_body(const harness *h, const char *needle, char *buf, size_t 
         if (harness_http(h->http_port, "/status", buf, cap) == 200 && strstr(buf, needle))
             return true;
     return false;
-}
-
-static void s_drain(client *c)
-{
-    double deadline = time_now() + 10;
-    while (client_pending(c) && time_now() < deadline)
-        client_poll(c, 10);
-    cr_assert_eq(client_pending(c), 0, "games not answered");
 }
 
 /* A valid random-play rating record of the job's slot k: from its opening,
@@ -140,7 +124,7 @@ Test(ratings, jobs_checked_and_counted_in_pairs)
     keep.opponent_player = anchor_b;
     cr_assert_eq(client_submit_game(w, bad, len, slot[0]), 0);
     free(bad);
-    s_drain(w);
+    harness_client_drain(w);
     client_stats st;
     client_get_stats(w, &st);
     cr_assert_eq(st.rejected_by_reason[VALIDATE_EVAL], 2);
@@ -153,7 +137,7 @@ Test(ratings, jobs_checked_and_counted_in_pairs)
         cr_assert_eq(client_submit_game(w, rec, len, slot[k]), 0);
         free(rec);
     }
-    s_drain(w);
+    harness_client_drain(w);
     client_get_stats(w, &st);
     cr_assert_eq(st.acked, 4);
     /* Counted: 3 wins, 1 loss; pairs WW and WL. */

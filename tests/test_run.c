@@ -40,29 +40,6 @@ static void s_fini(void)
     s_n_pids = 0;
 }
 
-static char *s_read(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
-
-static void s_write(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* The largest "games N" of the progress lines ("HH:MM:SS games N ...") of
  * run.sh's output since byte `from`; -1 when there is none. */
 static long s_last_games(const char *out, size_t from)
@@ -109,7 +86,7 @@ static long s_wait_games(long games, size_t from)
     snprintf(log, sizeof log, "%s/run.out", s_tmp);
     double end = harness_now() + DEADLINE_S;
     for (;;) {
-        char *out = s_read(log);
+        char *out = harness_read_file(log);
         long g = out && strlen(out) > from ? s_last_games(out, from) : -1;
         if (g > games) {
             free(out);
@@ -128,7 +105,7 @@ static void s_read_pids(void)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/var/run.pids", s_tmp);
-    char *text = s_read(path);
+    char *text = harness_read_file(path);
     cr_assert_not_null(text, "no %s", path);
     s_n_pids = 0;
     for (char *p = text, *end; s_n_pids < 8; p = end) {
@@ -155,7 +132,7 @@ static bool s_log_has(const char *name, const char *text)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/var/log/%s.log", s_tmp, name);
-    char *log = s_read(path);
+    char *log = harness_read_file(path);
     bool has = log && strstr(log, text);
     free(log);
     return has;
@@ -171,12 +148,14 @@ Test(run, ctrl_c_stops_cleanly_and_run_again_continues, .fini = s_fini)
     char out[1024];
     cr_assert_eq(proc_run(mk, out, sizeof out, 10), 0);
     snprintf(path, sizeof path, "%s/var/etc/coordinator.conf", s_tmp);
-    s_write(path, "simulations = 8\nselfplay_games = 4\narena_games = 4\nstatus_ms = 100\n");
+    cr_assert_eq(harness_write(path, "simulations = 8\nselfplay_games = 4\narena_games = 4\n"
+                                     "status_ms = 100\n"), 0, "%s", path);
     snprintf(path, sizeof path, "%s/var/etc/worker.conf", s_tmp);
-    s_write(path, "parallel = 4\n");
+    cr_assert_eq(harness_write(path, "parallel = 4\n"), 0, "%s", path);
     snprintf(path, sizeof path, "%s/var/etc/trainer.conf", s_tmp);
-    s_write(path, "batch_size = 32\nmin_positions = 64\nsteps_per_candidate = 5\n"
-                  "checkpoint_every = 5\nstats_s = 0.2\n");
+    cr_assert_eq(harness_write(path, "batch_size = 32\nmin_positions = 64\n"
+                                     "steps_per_candidate = 5\ncheckpoint_every = 5\n"
+                                     "stats_s = 0.2\n"), 0, "%s", path);
     int port = tcp_free_port_pair(), http = tcp_free_port();
     cr_assert(port && http && http != port && http != port + 1);
 
@@ -186,7 +165,7 @@ Test(run, ctrl_c_stops_cleanly_and_run_again_continues, .fini = s_fini)
     s_read_pids();
     char log[1024];
     snprintf(log, sizeof log, "%s/run.out", s_tmp);
-    char *text = s_read(log);
+    char *text = harness_read_file(log);
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/status", http);
     cr_expect_not_null(strstr(text, url), "no status URL in:\n%s", text);
@@ -209,7 +188,7 @@ Test(run, ctrl_c_stops_cleanly_and_run_again_continues, .fini = s_fini)
     cr_expect(WIFEXITED(s_run.status) && WEXITSTATUS(s_run.status) == 130,
               "run.sh exit status %#x", s_run.status);
     s_wait_pids_gone("after Ctrl-C");
-    text = s_read(log);
+    text = harness_read_file(log);
     cr_expect_not_null(strstr(text, "run: stopped."), "run.sh output:\n%s", text);
     long games_before = s_last_games(text, 0);
     size_t first_len = strlen(text);
@@ -227,7 +206,7 @@ Test(run, ctrl_c_stops_cleanly_and_run_again_continues, .fini = s_fini)
     s_start(port, http);
     long games_again = s_wait_games(games_before, first_len);
     cr_expect_gt(games_again, games_before);
-    text = s_read(log);
+    text = harness_read_file(log);
     int h, m, sec;
     long start_games = -1;
     const char *start = strstr(text + first_len, "  start    ");

@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "evaluator.h"
 #include "game.h"
+#include "harness.h"
 #include "record.h"
 #include "selfplay.h"
 #include "util.h"
@@ -320,68 +322,6 @@ Test(selfplay, games_from_a_given_position)
 
 /* --- kz selfplay and kz records, the real binary (KZ_BIN_DIR) ------------------------ */
 
-#include <dirent.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-typedef struct cli {
-    char dir[64]; /* temp dir, the commands' working directory */
-    char *out;    /* last stdout (owned) */
-    char *err;    /* last stderr (owned) */
-} cli;
-
-static void s_cli_init(cli *c)
-{
-    memset(c, 0, sizeof *c);
-    snprintf(c->dir, sizeof c->dir, "/tmp/kz-selfplay-cli-XXXXXX");
-    cr_assert_not_null(mkdtemp(c->dir));
-}
-
-static void s_cli_done(cli *c)
-{
-    free(c->out);
-    free(c->err);
-    DIR *d = opendir(c->dir);
-    struct dirent *e;
-    char p[512];
-    while (d && (e = readdir(d)))
-        if (e->d_name[0] != '.') {
-            snprintf(p, sizeof p, "%s/%s", c->dir, e->d_name);
-            unlink(p);
-        }
-    if (d)
-        closedir(d);
-    rmdir(c->dir);
-}
-
-static char *s_slurp(const char *path)
-{
-    uint8_t *data;
-    size_t len;
-    cr_assert_eq(file_read_all(path, &data, &len), 0, "%s", path);
-    char *s = realloc(data, len + 1);
-    s[len] = 0;
-    return s;
-}
-
-/* Runs `kz ARGS` in c->dir; the exit status; stdout/stderr kept in c. */
-static int s_kz(cli *c, const char *args)
-{
-    const char *bin = getenv("KZ_BIN_DIR");
-    cr_assert_not_null(bin, "KZ_BIN_DIR must name the build directory");
-    char cmd[1024], p[128];
-    snprintf(cmd, sizeof cmd, "cd %s && %s/kz %s >out.txt 2>err.txt", c->dir, bin, args);
-    int st = system(cmd);
-    cr_assert(WIFEXITED(st), "kz %s did not exit normally", args);
-    free(c->out);
-    free(c->err);
-    snprintf(p, sizeof p, "%s/out.txt", c->dir);
-    c->out = s_slurp(p);
-    snprintf(p, sizeof p, "%s/err.txt", c->dir);
-    c->err = s_slurp(p);
-    return WEXITSTATUS(st);
-}
-
 /* The lines of a `kz records --game K` listing that describe moves. */
 static void s_move_lines(const char *listing, char *out, size_t cap)
 {
@@ -401,28 +341,28 @@ static void s_move_lines(const char *listing, char *out, size_t cap)
 
 Test(selfplay_cli, writes_records_that_kz_records_summarises_and_replays)
 {
-    cli c;
-    s_cli_init(&c);
-    cr_assert_eq(s_kz(&c, "selfplay --games 4 --parallel 2 --sims 16 --seed 5 --out a.rec "
+    harness_cli c;
+    harness_cli_init(&c, "selfplay-cli");
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 4 --parallel 2 --sims 16 --seed 5 --out a.rec "
                           "--quiet"), 0, "%s", c.err);
     cr_assert(strstr(c.out, "games: 4 written to a.rec"), "%s", c.out);
-    cr_assert_eq(s_kz(&c, "records a.rec"), 0, "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c, "records a.rec"), 0, "%s", c.err);
     cr_assert(strstr(c.out, "games: 4"), "%s", c.out);
     cr_assert(strstr(c.out, "checked by replay: 4 valid, 0 invalid"), "%s", c.out);
     cr_assert(strstr(c.out, "by reason:"), "%s", c.out);
     cr_assert(strstr(c.out, "mean length:"), "%s", c.out);
     /* The same seed gives the same games, move for move. */
-    cr_assert_eq(s_kz(&c, "selfplay --games 4 --parallel 4 --sims 16 --seed 5 --out b.rec "
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 4 --parallel 4 --sims 16 --seed 5 --out b.rec "
                           "--quiet"), 0, "%s", c.err);
     static char la[1 << 16], lb[1 << 16];
     for (int k = 1; k <= 4; k++) {
         char args[64];
         snprintf(args, sizeof args, "records a.rec --game %d", k);
-        cr_assert_eq(s_kz(&c, args), 0, "%s", c.err);
+        cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
         cr_assert(strstr(c.out, "result:"), "%s", c.out);
         s_move_lines(c.out, la, sizeof la);
         snprintf(args, sizeof args, "records b.rec --game %d", k);
-        cr_assert_eq(s_kz(&c, args), 0, "%s", c.err);
+        cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
         s_move_lines(c.out, lb, sizeof lb);
         cr_assert_gt(strlen(la), 20u);
         /* Games finish in another order with another --parallel: find game k
@@ -431,41 +371,41 @@ Test(selfplay_cli, writes_records_that_kz_records_summarises_and_replays)
             bool found = false;
             for (int j = 1; j <= 4 && !found; j++) {
                 snprintf(args, sizeof args, "records b.rec --game %d", j);
-                cr_assert_eq(s_kz(&c, args), 0);
+                cr_assert_eq(harness_cli_kz(&c, args), 0);
                 s_move_lines(c.out, lb, sizeof lb);
                 found = !strcmp(la, lb);
             }
             cr_assert(found, "game %d of a.rec is not in b.rec", k);
         }
     }
-    s_cli_done(&c);
+    harness_cli_fini(&c);
 }
 
 Test(selfplay_cli, bad_input_gives_one_line_and_status_2)
 {
-    cli c;
-    s_cli_init(&c);
-    cr_assert_eq(s_kz(&c, "selfplay --games 0 --out x.rec"), 2);
+    harness_cli c;
+    harness_cli_init(&c, "selfplay-cli");
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 0 --out x.rec"), 2);
     cr_assert(strstr(c.err, "--games"), "%s", c.err);
-    cr_assert_eq(s_kz(&c, "selfplay --games 2"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2"), 2);
     cr_assert(strstr(c.err, "--out"), "%s", c.err);
-    cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --bogus"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --bogus"), 2);
     cr_assert(strstr(c.err, "--bogus"), "%s", c.err);
-    cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --sims abc"), 2);
-    cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --epsilon 2"), 2);
-    cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --policy-pruning"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --sims abc"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --epsilon 2"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --policy-pruning"), 2);
     cr_assert(strstr(c.err, "forced_playouts_k"), "%s", c.err);
-    cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --forced-playouts-k -1"), 2);
-    cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --model nonexistent.kzm"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --forced-playouts-k -1"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --model nonexistent.kzm"), 2);
     cr_assert(strstr(c.err, "nonexistent.kzm"), "%s", c.err);
-    cr_assert_eq(s_kz(&c, "selfplay --games 2 --out x.rec --position bbb"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --position bbb"), 2);
     cr_assert(strstr(c.err, "position"), "%s", c.err);
     cr_assert_eq(strchr(c.err, '\n'), c.err + strlen(c.err) - 1, "one line: %s", c.err);
-    cr_assert_eq(s_kz(&c, "records"), 2);
-    cr_assert_eq(s_kz(&c, "records missing.rec"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "records"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "records missing.rec"), 2);
     cr_assert(strstr(c.err, "missing.rec"), "%s", c.err);
     /* A truncated file: the games before the damage are counted, then status 2. */
-    cr_assert_eq(s_kz(&c, "selfplay --games 3 --parallel 3 --sims 8 --seed 1 --out t.rec "
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 3 --parallel 3 --sims 8 --seed 1 --out t.rec "
                           "--quiet"), 0, "%s", c.err);
     char path[128];
     snprintf(path, sizeof path, "%s/t.rec", c.dir);
@@ -474,20 +414,20 @@ Test(selfplay_cli, bad_input_gives_one_line_and_status_2)
     cr_assert_eq(file_read_all(path, &data, &len), 0);
     cr_assert_eq(truncate(path, (off_t)(len - 5)), 0);
     free(data);
-    cr_assert_eq(s_kz(&c, "records t.rec"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "records t.rec"), 2);
     cr_assert(strstr(c.err, "truncated"), "%s", c.err);
     cr_assert(strstr(c.out, "games: 2"), "%s", c.out);
-    cr_assert_eq(s_kz(&c, "records t.rec --game 9"), 2);
-    cr_assert_eq(s_kz(&c, "records t.rec --game x"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "records t.rec --game 9"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "records t.rec --game x"), 2);
     cr_assert(strstr(c.err, "--game"), "%s", c.err);
-    s_cli_done(&c);
+    harness_cli_fini(&c);
 }
 
 Test(selfplay_cli, help_describes_every_option)
 {
-    cli c;
-    s_cli_init(&c);
-    cr_assert_eq(s_kz(&c, "selfplay --help"), 0);
+    harness_cli c;
+    harness_cli_init(&c, "selfplay-cli");
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --help"), 0);
     const char *flags[] = {"--model", "--games", "--out", "--parallel", "--sims", "--seed",
                            "--leaves", "--c-puct", "--alpha", "--epsilon", "--temp-plies",
                            "--fpu", "--no-reuse", "--cache", "--position", "--model-version",
@@ -495,21 +435,21 @@ Test(selfplay_cli, help_describes_every_option)
                            "--policy-pruning"};
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
         cr_assert(strstr(c.out, flags[i]), "help lacks %s", flags[i]);
-    cr_assert_eq(s_kz(&c, "records --help"), 0);
+    cr_assert_eq(harness_cli_kz(&c, "records --help"), 0);
     cr_assert(strstr(c.out, "--game"), "%s", c.out);
-    s_cli_done(&c);
+    harness_cli_fini(&c);
 }
 
 Test(selfplay_cli, plays_with_a_model_file)
 {
-    cli c;
-    s_cli_init(&c);
-    cr_assert_eq(s_kz(&c, "model init --blocks 1 --filters 8 --value-hidden 8 --seed 3 "
+    harness_cli c;
+    harness_cli_init(&c, "selfplay-cli");
+    cr_assert_eq(harness_cli_kz(&c, "model init --blocks 1 --filters 8 --value-hidden 8 --seed 3 "
                           "--version 12 m.kzm"), 0, "%s", c.err);
-    cr_assert_eq(s_kz(&c, "selfplay --model m.kzm --games 2 --parallel 2 --sims 8 --seed 2 "
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --model m.kzm --games 2 --parallel 2 --sims 8 --seed 2 "
                           "--out m.rec --quiet"), 0, "%s", c.err);
-    cr_assert_eq(s_kz(&c, "records m.rec"), 0, "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c, "records m.rec"), 0, "%s", c.err);
     cr_assert(strstr(c.out, "model versions 12..12"), "%s", c.out);
     cr_assert(strstr(c.out, "2 valid"), "%s", c.out);
-    s_cli_done(&c);
+    harness_cli_fini(&c);
 }
