@@ -2,6 +2,7 @@
  * of a failing call (err_set), parsing numbers, atomic files and the PRNG. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,4 +76,70 @@ Test(util, err_str_names_a_registered_range)
     cr_assert_str_eq(err_str(-40010), "unknown error");
     cr_assert_str_eq(err_str(KZ_EINVAL), "invalid input");
     cr_assert_str_eq(err_str(ENOENT), strerror(ENOENT));
+}
+
+Test(util, numbers_parse_whole_and_in_range)
+{
+    long l = -1;
+    double d = -1;
+    cr_assert_eq(parse_long("42", 0, 100, &l), 0);
+    cr_assert_eq(l, 42);
+    cr_assert_eq(parse_long("101", 0, 100, &l), KZ_EINVAL, "above the range");
+    cr_assert_eq(parse_long("4x", 0, 100, &l), KZ_EINVAL, "trailing text");
+    cr_assert_eq(parse_long("", 0, 100, &l), KZ_EINVAL);
+    cr_assert_eq(parse_long(NULL, 0, 100, &l), KZ_EINVAL);
+    cr_assert_eq(parse_long("99999999999999999999", 0, LONG_MAX, &l), KZ_EINVAL, "overflow");
+    cr_assert_eq(l, 42, "a refusal leaves the value alone");
+    cr_assert_eq(parse_double("0.25", 0, 1, &d), 0);
+    cr_assert_eq(d, 0.25);
+    cr_assert_eq(parse_double("nan", 0, 1, &d), KZ_EINVAL, "NaN is in no range");
+    cr_assert_eq(parse_double("1.5", 0, 1, &d), KZ_EINVAL);
+    cr_assert_eq(parse_double("1e", 0, 10, &d), KZ_EINVAL);
+}
+
+Test(util, a_file_written_atomically_reads_back_whole)
+{
+    char dir[] = "/tmp/kz-util-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/f.bin", dir);
+    uint8_t blob[100000];
+    for (size_t i = 0; i < sizeof blob; i++)
+        blob[i] = (uint8_t)(i * 7);
+    cr_assert_eq(file_write_atomic(path, blob, sizeof blob), 0);
+    cr_assert_eq(file_write_atomic(path, blob, 10), 0, "replaced, not appended");
+    uint8_t *data;
+    size_t len;
+    cr_assert_eq(file_read_all(path, &data, &len), 0);
+    cr_assert_eq(len, 10);
+    cr_assert(!memcmp(data, blob, 10));
+    free(data);
+    cr_assert_eq(file_read_all(dir, &data, &len), EISDIR, "a directory is not a file");
+    unlink(path);
+    cr_assert_eq(file_read_all(path, &data, &len), ENOENT);
+    rmdir(dir);
+}
+
+Test(util, the_checksum_and_the_generator_are_fixed_by_their_seeds)
+{
+    /* Stable across platforms and builds: model files and game ids depend on it. */
+    cr_assert_eq(hash_bytes("khreibaga", 9, 0), hash_bytes("khreibaga", 9, 0));
+    cr_assert_neq(hash_bytes("khreibaga", 9, 0), hash_bytes("khreibaga", 9, 1));
+    cr_assert_neq(hash_bytes("ab", 2, 0), hash_bytes("ba", 2, 0));
+    cr_assert_neq(hash_bytes("", 0, 0), hash_bytes("\0", 1, 0), "the length counts");
+    rng_t a, b;
+    rng_seed(&a, 5);
+    rng_seed(&b, 5);
+    for (int i = 0; i < 100; i++)
+        cr_assert_eq(rng_next(&a), rng_next(&b));
+    int seen[7] = {0};
+    for (int i = 0; i < 7000; i++) {
+        uint32_t k = rng_below(&a, 7);
+        cr_assert_lt(k, 7);
+        seen[k]++;
+        double u = rng_uniform(&a);
+        cr_assert(u >= 0 && u < 1);
+    }
+    for (int k = 0; k < 7; k++)
+        cr_assert_gt(seen[k], 800, "rng_below(7) hits %d %d times in 7000", k, seen[k]);
 }
