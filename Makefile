@@ -106,7 +106,8 @@ $(BUILD)/kz-trainer: $(TRAINER_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/bench_%: $(BUILD)/obj/tools/bench_%.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(TEST_BIN): $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
+# The tests also link the trainer's batch assembly (tests/test_targets.c).
+$(TEST_BIN): $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/trainer/batch.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
 
 # --- entry points ------------------------------------------------------------

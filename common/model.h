@@ -27,6 +27,11 @@
  * Training (model_train): batch norm uses batch statistics and updates the
  * running averages; loss = mean_b (z - v)^2 + mean_b (-pi^T log softmax) +
  * c * sum of squared conv/linear weights (not BN parameters, not biases).
+ * A policy target row of zeros adds nothing to the policy loss or its
+ * gradient (the gradient is softmax * sum(pi) - pi): that is how a sample
+ * without a policy target (a fast search of playout cap randomization) is
+ * given policy weight 0, while the mean still divides by the whole batch, as
+ * KataGo's per-sample weights do.
  *
  * Threads: the thread count is process-wide (model_set_threads). A
  * model is not locked: read it from many threads (model_eval_new, save) or
@@ -271,8 +276,8 @@ void model_train_destroy(model_train **t);
  * kind must stay the same. 0 or KZ_EINVAL. */
 int model_train_set_config(model_train *t, const train_config *c);
 /* One step on B samples (1 <= B <= max_batch): x (B, C, H, W), pi (B, A)
- * targets (each a distribution over canonical actions), z (B) outcomes from
- * the mover's view. Forward with batch statistics, backward, running
+ * targets (each a distribution over canonical actions, or zeros: no policy
+ * target), z (B) value targets (outcomes) from the mover's view. Forward with batch statistics, backward, running
  * averages, clipping, the optimizer update; step count + 1. Losses are of
  * the weights before the update. Allocates nothing. */
 void model_train_step(model_train *t, const float *x, const float *pi, const float *z, int B,

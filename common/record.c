@@ -113,6 +113,7 @@ int record_add_move(game_record *r, int action, bool forced, float root_value, i
     record_move *m = &r->moves[r->n_moves++];
     m->action = (uint16_t)action;
     m->forced = forced;
+    m->fast_search = false;
     m->root_value = root_value;
     m->policy_off = r->n_policy;
     m->policy_n = (uint16_t)n;
@@ -181,6 +182,7 @@ int record_pack(const game_record *r, uint8_t **out, size_t *len)
         mv[k].policy = r->policy + m->policy_off;
         mv[k].root_value = m->root_value;
         mv[k].forced = m->forced;
+        mv[k].fast_search = m->fast_search;
         mvp[k] = &mv[k];
     }
     Kz__SearchSettings ss = KZ__SEARCH_SETTINGS__INIT;
@@ -192,6 +194,7 @@ int record_pack(const game_record *r, uint8_t **out, size_t *len)
     ss.fpu = r->settings.fpu;
     ss.virtual_loss_leaves = (uint32_t)r->settings.leaves_per_tree;
     ss.no_tree_reuse = !r->settings.reuse_tree;
+    ss.fast_simulations = (uint32_t)r->settings.fast_simulations;
     Kz__GameRecord gr = KZ__GAME_RECORD__INIT;
     gr.game_id.data = (uint8_t *)r->id;
     gr.game_id.len = RECORD_ID_BYTES;
@@ -372,7 +375,8 @@ static int s_decode_fields(const Kz__GameRecord *gr, game_record *r, record_repo
     }
     if (gr->settings) {
         const Kz__SearchSettings *ss = gr->settings;
-        if (ss->simulations > 100000000 || ss->temperature_plies > 100000000 ||
+        if (ss->simulations > 100000000 || ss->fast_simulations > 100000000 ||
+            ss->temperature_plies > 100000000 ||
             ss->virtual_loss_leaves > 65536 || !isfinite(ss->c_puct) ||
             !isfinite(ss->dirichlet_alpha) || !isfinite(ss->dirichlet_epsilon) ||
             !isfinite(ss->fpu))
@@ -385,6 +389,7 @@ static int s_decode_fields(const Kz__GameRecord *gr, game_record *r, record_repo
         r->settings.fpu = ss->fpu;
         r->settings.leaves_per_tree = (int)ss->virtual_loss_leaves;
         r->settings.reuse_tree = !ss->no_tree_reuse;
+        r->settings.fast_simulations = (int)ss->fast_simulations;
     }
     return 0;
 }
@@ -427,7 +432,8 @@ static int s_decode_moves(const Kz__GameRecord *gr, game_record *r, record_repor
         }
         memcpy(r->policy + r->n_policy, m->policy, m->n_policy * sizeof *r->policy);
         r->moves[r->n_moves++] = (record_move){(uint16_t)m->action, m->forced, m->root_value,
-                                               r->n_policy, (uint16_t)m->n_policy};
+                                               r->n_policy, (uint16_t)m->n_policy,
+                                               m->fast_search};
         r->n_policy += (uint32_t)m->n_policy;
     }
     return 0;
@@ -577,11 +583,15 @@ static int s_check_move(const game_def *g, const game_record *r, const record_ch
     if (m->policy_n > 0 && fabs(sum - 1.0) > o->policy_tolerance)
         return S_FAULT(rep, RECORD_FAULT_POLICY_SUM, "move %d (ply %d): policy sums to %.6f, not 1",
                        k + 1, ply, sum);
-    /* Step 4. The forced flag and the action. */
+    /* Step 4. The forced and fast flags and the action. */
     if (m->forced && n_legal != 1)
         return S_FAULT(rep, RECORD_FAULT_MALFORMED,
                        "move %d (ply %d): marked forced with %d legal actions", k + 1, ply,
                        n_legal);
+    if (m->forced && m->fast_search)
+        return S_FAULT(rep, RECORD_FAULT_MALFORMED,
+                       "move %d (ply %d): marked both forced (not searched) and fast search",
+                       k + 1, ply);
     bool found = false;
     for (int j = 0; j < n_legal && !found; j++)
         found = legal[j] == m->action;

@@ -6,8 +6,10 @@
  * Every state of a game has one record_move, mid-sequence states too: the
  * action played there (real orientation), the search's visit distribution
  * over the legal actions (real orientation, ascending, summing to 1; empty for
- * a player that does not search), the root value from the mover's view, and
- * whether the state was forced (one legal action, no search). The position
+ * a player that does not search), the root value from the mover's view,
+ * whether the state was forced (one legal action, no search), and whether it
+ * had a fast search (playout cap randomization: its distribution is no
+ * policy target, its value still is; docs/learning.md). The position
  * and the training target z of each state are not stored: they follow from
  * replaying the actions from start_position (record_replay), which is also
  * how a record is checked (record_validate). The checks are written once,
@@ -55,6 +57,8 @@ typedef struct record_settings {
     float fpu;               /* first-play reduction */
     int leaves_per_tree;     /* leaves a tree sends to one evaluator batch */
     bool reuse_tree;         /* the chosen child's subtree kept after a move */
+    int fast_simulations;    /* playout cap randomization: simulations of the fast
+                                searches (fast_search moves); 0 = all searches full */
 } record_settings;
 
 /* One state of a game and what was played there. */
@@ -64,6 +68,8 @@ typedef struct record_move {
     float root_value;    /* search value from the mover's view (0 when not searched) */
     uint32_t policy_off; /* first entry in game_record.policy_actions / .policy */
     uint16_t policy_n;   /* entries of this move's distribution */
+    bool fast_search;    /* a fast search (playout cap randomization): the distribution
+                            is no policy target; false for a full search (the default) */
 } record_move;
 
 /* A whole game. Arrays are owned by the record and grow as moves are added. */
@@ -105,7 +111,9 @@ void record_clear(game_record *r);
 /* Fills r->id with random bytes from the operating system (getrandom). 0 or errno. */
 int record_new_id(game_record *r);
 /* Appends a state: the played action, whether forced, the root value, and the
- * distribution (n entries of actions/shares; n may be 0). 0 or KZ_ENOMEM. */
+ * distribution (n entries of actions/shares; n may be 0). The move's
+ * fast_search starts false (a full search): a player of fast searches sets
+ * r->moves[r->n_moves - 1].fast_search after the call. 0 or KZ_ENOMEM. */
 int record_add_move(game_record *r, int action, bool forced, float root_value, int n,
                     const uint16_t *actions, const float *shares);
 /* Copies src into dst (dst's arrays grow as needed). 0 or KZ_ENOMEM. */
@@ -182,7 +190,8 @@ typedef int (*record_visit_fn)(void *ctx, const game_state *s, int k, const reco
  * move count, the model versions (with check_models), the start position;
  * per move that the game is not over yet, a finite root value in [-1, 1],
  * finite shares, policy actions ascending, unique and legal, shares in
- * [0, 1] summing to 1, a forced flag only with one legal action, a legal
+ * [0, 1] summing to 1, a forced flag only with one legal action and never
+ * with fast_search (a forced state is not searched at all), a legal
  * action; at the end that the game is over with the recorded winner, reason
  * and ply count. o NULL: the defaults; fn may be NULL. 0, or KZ_EILLEGAL
  * (illegal action or policy entry), KZ_EMISMATCH (wrong game) or KZ_EINVAL

@@ -273,5 +273,6 @@ int selfplay_run(selfplay *sp, selfplay_game_fn fn, void *ctx)
 record_settings selfplay_record_settings(const mcts_settings *s)
 {
     return (record_settings){s->simulations, s->c_puct, s->dirichlet_alpha, s->dirichlet_epsilon,
-                             s->temperature_plies, s->fpu, s->leaves_per_tree, s->reuse_tree};
+                             s->temperature_plies, s->fpu, s->leaves_per_tree, s->reuse_tree,
+                             0};
 }

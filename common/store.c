@@ -13,8 +13,8 @@
 #define MODEL_HEADER_BYTES 72
 #define MODEL_MAGIC "KZM1"
 #define META_VALUE_MAX (1u << 20)
-/* Largest encoded position: P, packed, z, n, n * (u16 + f32). */
-#define POSITION_MAX_BYTES (1 + 255 + 1 + 2 + GAME_MAX_LEGAL * 6)
+/* Largest encoded position: P, packed, z, n, n * (u16 + f32), q. */
+#define POSITION_MAX_BYTES (1 + 255 + 1 + 2 + GAME_MAX_LEGAL * 6 + 4)
 
 static const char *s_lmdb_error(int rc) { return mdb_strerror(rc); }
 
@@ -527,7 +527,10 @@ int store_set_best(store *s, uint32_t version)
 
 /* --- games and positions ------------------------------------------------------ */
 
-/* Encodes position i of g into s->posbuf; returns its length. */
+/* Encodes position i of g into s->posbuf; returns its length. The layout:
+ * [P u8][packed, P bytes][z i8][n u16 LE][n actions u16 LE][n shares f32 LE]
+ * [q f32 LE]; q is absent in positions stored before it existed (and when
+ * g->q is NULL), and reads back as z. */
 static size_t s_encode_position(store *s, const store_game *g, uint32_t i)
 {
     uint8_t *p = s->posbuf;
@@ -551,6 +554,12 @@ static size_t s_encode_position(store *s, const store_game *g, uint32_t i)
         s_le32(p, bits);
         p += 4;
     }
+    if (g->q) {
+        uint32_t bits;
+        memcpy(&bits, &g->q[i], 4);
+        s_le32(p, bits);
+        p += 4;
+    }
     return (size_t)(p - s->posbuf);
 }
 
@@ -571,7 +580,8 @@ static int s_decode_position(const MDB_val *d, store_batch *b, size_t j)
     b->z[j] = (float)(int8_t)*p++;
     uint32_t n = p[0] | (uint32_t)p[1] << 8;
     p += 2;
-    if (n > GAME_MAX_LEGAL || (size_t)(end - p) != (size_t)n * 6)
+    size_t rest = (size_t)(end - p);
+    if (n > GAME_MAX_LEGAL || (rest != (size_t)n * 6 && rest != (size_t)n * 6 + 4))
         return KZ_ECORRUPT;
     uint32_t off = b->offsets[j];
     for (uint32_t k = 0; k < n; k++, p += 2)
@@ -579,6 +589,13 @@ static int s_decode_position(const MDB_val *d, store_batch *b, size_t j)
     for (uint32_t k = 0; k < n; k++, p += 4) {
         uint32_t bits = s_get_le32(p);
         memcpy(&b->probs[off + k], &bits, 4);
+    }
+    b->q[j] = b->z[j];
+    if (p < end) {
+        uint32_t bits = s_get_le32(p);
+        memcpy(&b->q[j], &bits, 4);
+        if (!(b->q[j] >= -1.0f && b->q[j] <= 1.0f))
+            return KZ_ECORRUPT;
     }
     b->offsets[j + 1] = off + n;
     return 0;
@@ -708,7 +725,8 @@ int store_put_games_meta(store *s, store_game *games, size_t n, const store_meta
             return KZ_EINVAL;
         for (uint32_t j = 0; j < g->n_positions; j++)
             if (g->offsets[j + 1] < g->offsets[j] ||
-                g->offsets[j + 1] - g->offsets[j] > GAME_MAX_LEGAL)
+                g->offsets[j + 1] - g->offsets[j] > GAME_MAX_LEGAL ||
+                (g->q && !(g->q[j] >= -1.0f && g->q[j] <= 1.0f)))
                 return KZ_EINVAL;
     }
     for (;;) {
@@ -863,11 +881,12 @@ store_batch *store_batch_new(size_t cap)
     b->cap = cap;
     b->packed = malloc(cap * GAME_PACKED_BYTES);
     b->z = malloc(cap * sizeof *b->z);
+    b->q = malloc(cap * sizeof *b->q);
     b->offsets = malloc((cap + 1) * sizeof *b->offsets);
     b->actions = malloc(cap * GAME_MAX_LEGAL * sizeof *b->actions);
     b->probs = malloc(cap * GAME_MAX_LEGAL * sizeof *b->probs);
     b->sequences = malloc(cap * sizeof *b->sequences);
-    if (!b->packed || !b->z || !b->offsets || !b->actions || !b->probs || !b->sequences) {
+    if (!b->packed || !b->z || !b->q || !b->offsets || !b->actions || !b->probs || !b->sequences) {
         store_batch_destroy(&b);
         return NULL;
     }
@@ -882,6 +901,7 @@ void store_batch_destroy(store_batch **bp)
     store_batch *b = *bp;
     free(b->packed);
     free(b->z);
+    free(b->q);
     free(b->offsets);
     free(b->actions);
     free(b->probs);

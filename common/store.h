@@ -5,7 +5,7 @@
  *   models     version u32          -> model header (store_model_info) + blob
  *   games      game sequence u64    -> the serialized GameRecord as received
  *   positions  position sequence u64 -> one training sample (packed position,
- *                                       z, sparse canonical policy)
+ *                                       z, sparse canonical policy, q)
  *   dedup      game id (16 bytes)   -> game sequence u64
  *   meta       name                 -> counters (next sequences, first kept
  *                                       position, best version) and small blobs
@@ -25,6 +25,12 @@
  * Durability: a write function returns 0 only after its transaction has
  * committed (and synced, unless options.no_sync): the coordinator acknowledges
  * games only then.
+ *
+ * Samples. A sample's policy may be empty: the state had a fast search
+ * (playout cap randomization) and carries no policy target, only its value
+ * targets. q is the search's value of the state from the mover's view (= z
+ * where it was not searched), for the value target's q + z mix; positions
+ * stored before q existed read back with q = z.
  *
  * Errors: 0, LMDB's codes, errno values, KZ_ENOTFOUND, KZ_EINVAL, KZ_ECORRUPT
  * (a value that does not parse). A program linked with store has err_str
@@ -120,9 +126,11 @@ typedef struct store_game {
     uint32_t packed_bytes;    /* P: bytes per packed position (<= 255) */
     const uint8_t *packed;    /* (N, P) */
     const float *z;           /* (N) outcome from the mover's view */
-    const uint32_t *offsets;  /* (N + 1) into actions/probs */
+    const uint32_t *offsets;  /* (N + 1) into actions/probs; an empty range: no policy target */
     const uint32_t *actions;  /* canonical actions, ascending per position */
     const float *probs;       /* visit shares */
+    const float *q;           /* (N) the search's value in [-1, 1], mover's view; NULL: not
+                                 stored (reads back as z) */
     bool duplicate;           /* out: already stored (nothing written) */
     uint64_t sequence;        /* out: its game sequence (the earlier one if duplicate) */
 } store_game;
@@ -167,7 +175,8 @@ typedef struct store_batch {
     uint32_t packed_bytes; /* P */
     uint8_t *packed;     /* (cap, GAME_PACKED_BYTES) P bytes used per sample */
     float *z;            /* (cap) */
-    uint32_t *offsets;   /* (cap + 1) */
+    float *q;            /* (cap) the search's value, mover's view (z if not stored) */
+    uint32_t *offsets;   /* (cap + 1); offsets[i] == offsets[i + 1]: no policy target */
     uint32_t *actions;   /* (cap * GAME_MAX_LEGAL) */
     float *probs;        /* (cap * GAME_MAX_LEGAL) */
     uint64_t *sequences; /* (cap) position sequence of each sample */

@@ -17,7 +17,9 @@ struct validator {
     game_record *rec;       /* the record in hand, decoded */
     uint8_t *packed;        /* (max_moves, GAME_PACKED_BYTES) */
     float *z;               /* (max_moves) */
+    float *q;               /* (max_moves) the search's value (root_value), or z */
     int8_t *mover;          /* (max_moves) player to move at each position */
+    bool *searched;         /* (max_moves) the position's root_value is a search's */
     uint32_t *offsets;      /* (max_moves + 1) */
     uint32_t *actions;      /* (max_entries) */
     float *probs;           /* (max_entries) */
@@ -61,14 +63,16 @@ validator *validator_new(const game_def *g, const validate_limits *lim)
     v->max_entries = l.max_record_bytes / 5 + GAME_MAX_LEGAL;
     v->packed = malloc((size_t)l.max_moves * GAME_PACKED_BYTES);
     v->z = malloc((size_t)l.max_moves * sizeof *v->z);
+    v->q = malloc((size_t)l.max_moves * sizeof *v->q);
     v->mover = malloc(l.max_moves);
+    v->searched = malloc((size_t)l.max_moves * sizeof *v->searched);
     v->offsets = malloc(((size_t)l.max_moves + 1) * sizeof *v->offsets);
     v->actions = malloc(v->max_entries * sizeof *v->actions);
     v->probs = malloc(v->max_entries * sizeof *v->probs);
     v->dec = record_decoder_new();
     v->rec = record_new();
-    if (!v->packed || !v->z || !v->mover || !v->offsets || !v->actions || !v->probs || !v->dec ||
-        !v->rec)
+    if (!v->packed || !v->z || !v->q || !v->mover || !v->searched || !v->offsets || !v->actions ||
+        !v->probs || !v->dec || !v->rec)
         validator_destroy(&v);
     return v;
 }
@@ -80,7 +84,9 @@ void validator_destroy(validator **vp)
     validator *v = *vp;
     free(v->packed);
     free(v->z);
+    free(v->q);
     free(v->mover);
+    free(v->searched);
     free(v->offsets);
     free(v->actions);
     free(v->probs);
@@ -121,20 +127,28 @@ static void s_sort_policy(uint32_t *a, float *p, uint32_t n)
 }
 
 /* record_check's visitor: the training position (packed state, canonical
- * policy, ascending) of a move that has a policy. */
+ * policy, ascending) of a move that has a policy; a fast search's position
+ * has none (a value target only). */
 static int s_record_position(void *ctx, const game_state *s, int k, const record_move *m)
 {
     validator *v = ctx;
     const game_def *g = v->g;
     uint32_t n = m->policy_n;
     (void)k;
-    if (n == 0)
+    if (n == 0 && !m->fast_search)
         return 0; /* no search, no policy target: not a training position */
+    if (m->fast_search)
+        n = 0; /* playout cap randomization: its distribution is no target */
     if (v->entries + n > v->max_entries)
         return VALIDATE_OVERSIZED;
     uint32_t p = v->npos++;
     g->pack(s, v->packed + (size_t)p * (size_t)g->packed_bytes);
     v->mover[p] = (int8_t)g->to_move(s);
+    /* A forced state was not searched: its root value is the reused
+     * subtree's (a search of another state) or 0, so its q is z (below). */
+    v->searched[p] = !m->forced;
+    float rv = m->root_value;
+    v->q[p] = rv > 1 ? 1 : rv < -1 ? -1 : rv; /* record_check allows 1e-4 beyond */
     uint32_t *ca = v->actions + v->entries;
     float *cp = v->probs + v->entries;
     const game_record *r = v->rec;
@@ -214,14 +228,18 @@ int validate_record(validator *v, const uint8_t *buf, size_t len, uint32_t max_m
         return s_fail(out, VALIDATE_OVERSIZED, "too many policy entries");
     if (rc != 0)
         return s_fail(out, s_reason(rep.fault), "%s", rep.msg);
-    /* Step 3. Outcomes from each mover's view. */
+    /* Step 3. Outcomes from each mover's view, and q = z where there was no search. */
     int winner = v->rec->winner;
-    for (uint32_t i = 0; i < v->npos; i++)
+    for (uint32_t i = 0; i < v->npos; i++) {
         v->z[i] = winner < 0 ? 0.0f : winner == v->mover[i] ? 1.0f : -1.0f;
+        if (!v->searched[i])
+            v->q[i] = v->z[i];
+    }
     out->n_positions = v->npos;
     out->packed_bytes = (uint32_t)v->g->packed_bytes;
     out->packed = v->packed;
     out->z = v->z;
+    out->q = v->q;
     out->offsets = v->offsets;
     out->actions = v->actions;
     out->probs = v->probs;

@@ -15,9 +15,15 @@
  *
  * For a valid record the result also holds one training position per move
  * with a policy (every state a move was searched in, mid-capture-sequence
- * states included):
- * the position packed by game_def->pack, the outcome z from the mover's view
- * (+1, 0, -1), and the policy mapped to canonical actions, ascending.
+ * states included, forced states with their one action) and per fast-search
+ * move (playout cap randomization: record_move.fast_search): the position
+ * packed by game_def->pack, the outcome z from the mover's view (+1, 0, -1),
+ * the policy mapped to canonical actions, ascending (EMPTY for a fast
+ * search's state: it has no policy target, only value targets), and q, the
+ * search's value from the mover's view (root_value, clamped to [-1, 1]) for
+ * the value target's q + z mix (docs/learning.md): for a forced state, which
+ * was not searched, q = z (its root_value belongs to the reused subtree, a
+ * search of another state, or is 0).
  *
  * Memory: a validator owns workspaces sized once from its limits (and a
  * decoded record that grows to the largest seen); the positions in a result
@@ -82,11 +88,12 @@ typedef struct validate_result {
     uint32_t plies;            /* completed turns */
     char worker_id[64];        /* the record's worker_id (truncated) */
     /* Training positions of a valid record, borrowed until the next call. */
-    uint32_t n_positions;      /* N, one per move with a policy */
+    uint32_t n_positions;      /* N, one per move with a policy or a fast search */
     uint32_t packed_bytes;     /* P */
     const uint8_t *packed;     /* (N, P) */
     const float *z;            /* (N) */
-    const uint32_t *offsets;   /* (N + 1) */
+    const float *q;            /* (N) the search's root value, mover's view (z if forced) */
+    const uint32_t *offsets;   /* (N + 1); equal neighbours: no policy target */
     const uint32_t *actions;   /* canonical, ascending per position */
     const float *probs;        /* shares */
 } validate_result;

@@ -194,7 +194,9 @@ static int s_fill_body(const wire_msg *m, Kz__Envelope *env, body_storage *b)
             return KZ_EINVAL;
         if (j->kind < WIRE_JOB_WAIT || j->kind > WIRE_JOB_EVAL)
             return KZ_EINVAL;
-        if (j->n_start && (j->n_start != j->n_arena || !j->start_positions))
+        if (j->n_start && (!j->start_positions ||
+                           (j->kind == WIRE_JOB_SELFPLAY ? j->n_start > j->games
+                                                         : j->n_start != j->n_arena)))
             return KZ_EINVAL;
         kz__job__init(&b->job);
         b->job.kind = (Kz__JobKind)j->kind;
@@ -280,6 +282,8 @@ static int s_fill_body(const wire_msg *m, Kz__Envelope *env, body_storage *b)
         b->batch_reply.window_hi = r->window_hi;
         b->batch_reply.best_version = r->best_version;
         b->batch_reply.games_total = r->games_total;
+        b->batch_reply.n_q = r->q ? r->n : 0;
+        b->batch_reply.q = (float *)r->q;
         env->batch_reply = &b->batch_reply;
         break;
     }
@@ -431,7 +435,9 @@ static int s_read_body(const Kz__Envelope *env, wire_msg *m)
         const Kz__Job *j = env->job;
         if (j->n_arena_slots != j->n_candidate_players)
             return KZ_ECORRUPT;
-        if (j->n_start_positions && j->n_start_positions != j->n_arena_slots)
+        if (j->n_start_positions &&
+            (j->kind == KZ__JOB_KIND__JOB_KIND_SELFPLAY ? j->n_start_positions > j->games
+                                                        : j->n_start_positions != j->n_arena_slots))
             return KZ_ECORRUPT;
         if ((int)j->kind < WIRE_JOB_WAIT || (int)j->kind > WIRE_JOB_EVAL)
             return KZ_ECORRUPT;
@@ -476,11 +482,13 @@ static int s_read_body(const Kz__Envelope *env, wire_msg *m)
         const Kz__BatchReply *r = env->batch_reply;
         /* Every array must agree with n, and the offsets must be a partition. */
         if (r->n == 0) {
-            if (r->n_z || r->n_offsets > 1 || r->n_actions || r->n_probs || r->packed.len)
+            if (r->n_z || r->n_q || r->n_offsets > 1 || r->n_actions || r->n_probs ||
+                r->packed.len)
                 return KZ_ECORRUPT;
         } else {
             if (r->packed_bytes == 0 || r->packed_bytes > 4096 || r->n_z != r->n ||
-                r->n_offsets != (size_t)r->n + 1 || r->n_actions != r->n_probs ||
+                (r->n_q && r->n_q != r->n) || r->n_offsets != (size_t)r->n + 1 ||
+                r->n_actions != r->n_probs ||
                 r->packed.len != (size_t)r->n * r->packed_bytes)
                 return KZ_ECORRUPT;
             if (r->offsets[0] != 0 || r->offsets[r->n] != r->n_actions)
@@ -491,7 +499,8 @@ static int s_read_body(const Kz__Envelope *env, wire_msg *m)
         }
         m->u.batch_reply = (wire_batch_reply){
             r->n, r->packed_bytes, r->packed.data, r->z, r->offsets, r->actions, r->probs,
-            r->window_lo, r->window_hi, r->best_version, r->games_total};
+            r->window_lo, r->window_hi, r->best_version, r->games_total,
+            r->n_q ? r->q : NULL};
         break;
     }
     case WIRE_CANDIDATE_SUBMIT: {

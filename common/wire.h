@@ -117,8 +117,9 @@ typedef struct wire_job {
     uint32_t games;                   /* self-play: games to start, then ask again */
     uint32_t retry_ms;                /* wait: ask again after this long */
     uint32_t simulations;             /* per move; 0 = worker's own setting */
-    char *const *start_positions;     /* (n_start) per slot, the opening ("" = the start) */
-    size_t n_start;                   /* 0, or n_arena */
+    char *const *start_positions;     /* (n_start) per slot, the opening ("" = the start);
+                                         self-play: the opening of the job's k-th game */
+    size_t n_start;                   /* 0, or n_arena; self-play: 0 .. games */
     const char *model_player;         /* eval: side A's baseline spec, "" = model_version */
     const char *opponent_player;      /* eval: side B's baseline spec, "" = opponent_version */
 } wire_job;
@@ -169,13 +170,16 @@ typedef struct wire_batch_reply {
     uint32_t packed_bytes;    /* P: bytes per packed position */
     const uint8_t *packed;    /* (n, P) game_def->pack output */
     const float *z;           /* (n) outcome, mover's view */
-    const uint32_t *offsets;  /* (n + 1) into actions/probs */
+    const uint32_t *offsets;  /* (n + 1) into actions/probs; an empty range: no policy
+                                 target (a fast search's state) */
     const uint32_t *actions;  /* (offsets[n]) canonical actions */
     const float *probs;       /* (offsets[n]) visit shares */
     uint64_t window_lo;       /* window = position sequences [lo, hi) */
     uint64_t window_hi;       /* = positions ever stored */
     uint32_t best_version;    /* current best */
     uint64_t games_total;     /* games ever stored */
+    const float *q;           /* (n) the search's value, mover's view; NULL (an older
+                                 coordinator): use z */
 } wire_batch_reply;
 
 typedef struct wire_candidate_submit {

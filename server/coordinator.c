@@ -402,10 +402,11 @@ static void s_ingest(coord *c, worker *w)
     it->duration_ms = v.duration_ms;
     store_game *g = &it->game;
     *g = (store_game){it->game_id, gs->record, gs->record_len, n, v.packed_bytes, NULL, NULL,
-                      NULL, NULL, NULL, false, 0};
+                      NULL, NULL, NULL, NULL, false, 0};
     if (n) {
         memcpy(c->pk + c->pos_used * v.packed_bytes, v.packed, (size_t)n * v.packed_bytes);
         memcpy(c->pz + c->pos_used, v.z, n * sizeof *v.z);
+        memcpy(c->pq + c->pos_used, v.q, n * sizeof *v.q);
         memcpy(c->pact + c->ent_used, v.actions, ent * sizeof *v.actions);
         memcpy(c->pprob + c->ent_used, v.probs, ent * sizeof *v.probs);
         uint32_t *off = c->poff + c->off_used;
@@ -413,6 +414,7 @@ static void s_ingest(coord *c, worker *w)
             off[j] = v.offsets[j];
         g->packed = c->pk + c->pos_used * v.packed_bytes;
         g->z = c->pz + c->pos_used;
+        g->q = c->pq + c->pos_used;
         g->offsets = off;
         g->actions = c->pact + c->ent_used;
         g->probs = c->pprob + c->ent_used;
@@ -493,6 +495,7 @@ static void s_handle_batch(coord *c, const uint8_t *route, size_t rl, const wire
         r->packed_bytes = b->packed_bytes;
         r->packed = b->packed;
         r->z = b->z;
+        r->q = b->q;
         r->offsets = b->offsets;
         r->actions = b->actions;
         r->probs = b->probs;
@@ -886,6 +889,7 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
         c->ent_cap = 1u << 20;
     c->pk = xmalloc(c->pos_cap * GAME_PACKED_BYTES);
     c->pz = xmalloc(c->pos_cap * sizeof *c->pz);
+    c->pq = xmalloc(c->pos_cap * sizeof *c->pq);
     c->poff = xmalloc((c->pos_cap + nb) * sizeof *c->poff);
     c->pact = xmalloc(c->ent_cap * sizeof *c->pact);
     c->pprob = xmalloc(c->ent_cap * sizeof *c->pprob);
@@ -1023,6 +1027,7 @@ void coord_fini(coord *c)
     free(c->games);
     free(c->pk);
     free(c->pz);
+    free(c->pq);
     free(c->poff);
     free(c->pact);
     free(c->pprob);

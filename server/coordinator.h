@@ -257,6 +257,7 @@ typedef struct coord {
     store_game *games;          /* (cfg.ingest_batch) scratch for store_put_games */
     uint8_t *pk;                /* (pos_cap, GAME_PACKED_BYTES) positions of pending games */
     float *pz;                  /* (pos_cap) */
+    float *pq;                  /* (pos_cap) */
     uint32_t *poff;             /* (pos_cap + ingest_batch) per-game offsets */
     uint32_t *pact;             /* (ent_cap) */
     float *pprob;               /* (ent_cap) */

@@ -74,7 +74,7 @@ static void s_synth(synth_game *s, uint64_t id_seed, uint64_t first_index, uint3
         s->offsets[j + 1] = s->offsets[j] + n;
     }
     s->g = (store_game){s->id, s->record, sizeof s->record, npos, P, s->packed, s->z,
-                        s->offsets, s->actions, s->probs, false, 0};
+                        s->offsets, s->actions, s->probs, NULL, false, 0};
 }
 
 /* Checks sample j of b against the pattern of its sequence. */
@@ -89,6 +89,7 @@ static void s_check_sample(const store_batch *b, size_t j)
     cr_assert_eq(memcmp(b->packed + j * P, packed, P), 0, "packed of %llu",
                  (unsigned long long)seq);
     cr_assert_float_eq(b->z[j], z, 0);
+    cr_assert_float_eq(b->q[j], z, 0, "a position stored without q reads back q = z");
     cr_assert_eq(b->offsets[j + 1] - b->offsets[j], n);
     for (uint32_t k = 0; k < n; k++) {
         cr_assert_eq(b->actions[b->offsets[j] + k], k * 100 + seq % 97);

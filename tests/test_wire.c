@@ -200,17 +200,18 @@ Test(wire, blobs_and_batches_roundtrip)
     cr_assert_eq(memcmp(d.u.game_submit.record, blob, 5000), 0);
     cr_assert_eq(d.u.game_submit.arena_slot, 17);
 
-    /* A batch of 3 samples with 2, 0 and 3 policy entries. */
+    /* A batch of 3 samples with 2, 0 (no policy target) and 3 policy entries. */
     uint8_t packed[3 * 17];
     for (int i = 0; i < 51; i++)
         packed[i] = (uint8_t)(i * 3);
     float z[3] = {1, 0, -1};
+    float q[3] = {0.5f, -0.25f, -1};
     uint32_t offsets[4] = {0, 2, 2, 5};
     uint32_t actions[5] = {31, 600, 7, 8, 9};
     float probs[5] = {0.25f, 0.75f, 0.5f, 0.25f, 0.25f};
     m.kind = WIRE_BATCH_REPLY;
     m.u.batch_reply = (wire_batch_reply){3, 17, packed, z, offsets, actions, probs, 100, 900, 2,
-                                         40};
+                                         40, q};
     s_roundtrip(&m, &d, &buf);
     const wire_batch_reply *b = &d.u.batch_reply;
     cr_assert_eq(b->n, 3);
@@ -223,6 +224,15 @@ Test(wire, blobs_and_batches_roundtrip)
     cr_assert_eq(b->window_lo, 100);
     cr_assert_eq(b->window_hi, 900);
     cr_assert_eq(b->games_total, 40);
+    cr_assert_not_null(b->q);
+    cr_assert_float_eq(b->q[0], 0.5f, 0);
+    cr_assert_float_eq(b->q[1], -0.25f, 0);
+    cr_assert_eq(b->offsets[1], b->offsets[2], "the empty policy stays empty");
+    /* From a coordinator that sends no q: NULL, so the trainer uses z. */
+    m.u.batch_reply.q = NULL;
+    s_roundtrip(&m, &d, &buf);
+    cr_assert_null(d.u.batch_reply.q);
+    cr_assert_eq(d.u.batch_reply.n, 3);
 
     /* An empty batch is a valid answer too. */
     m.u.batch_reply = (wire_batch_reply){0};

@@ -5,8 +5,8 @@
 #include "model.h"
 #include "trainer.h"
 
-int batch_fill(const game_def *g, const wire_batch_reply *b, bool mirror, rng_t *rng, float *x,
-               float *pi, float *z, int max, batch_counts *counts)
+int batch_fill(const game_def *g, const wire_batch_reply *b, bool mirror, float q_weight,
+               rng_t *rng, float *x, float *pi, float *z, int max, batch_counts *counts)
 {
     size_t P = (size_t)g->planes * g->height * g->width;
     size_t A = (size_t)g->action_count;
@@ -17,9 +17,10 @@ int batch_fill(const game_def *g, const wire_batch_reply *b, bool mirror, rng_t 
     int n = 0;
     for (uint32_t i = 0; i < b->n && n < max; i++) {
         float *xi = x + (size_t)n * P, *pii = pi + (size_t)n * A;
-        float zi = b->z[i];
-        bool ok = isfinite(zi) && zi >= -1.0f && zi <= 1.0f &&
-                  g->unpack_planes(b->packed + (size_t)i * b->packed_bytes, xi) == 0;
+        float zi = b->z[i], qi = b->q ? b->q[i] : zi;
+        bool ok = isfinite(zi) && zi >= -1.0f && zi <= 1.0f && isfinite(qi) && qi >= -1.0f &&
+                  qi <= 1.0f && g->unpack_planes(b->packed + (size_t)i * b->packed_bytes, xi) == 0;
+        bool target = b->offsets[i + 1] > b->offsets[i]; /* empty: no policy target */
         double sum = 0;
         if (ok) {
             memset(pii, 0, A * sizeof *pii);
@@ -32,20 +33,25 @@ int batch_fill(const game_def *g, const wire_batch_reply *b, bool mirror, rng_t 
                 pii[b->actions[k]] += p;
                 sum += p;
             }
-            ok = ok && sum > 0;
+            ok = ok && (sum > 0 || !target);
         }
         if (!ok) {
             counts->skipped++;
             continue;
         }
-        float inv = (float)(1.0 / sum);
-        for (size_t a = 0; a < A; a++)
-            pii[a] *= inv;
+        if (target) {
+            float inv = (float)(1.0 / sum);
+            for (size_t a = 0; a < A; a++)
+                pii[a] *= inv;
+        } else {
+            counts->no_policy++;
+        }
         if (mirror && rng_below(rng, 2)) {
             model_mirror_sample(g, xi, pii);
             counts->mirrored++;
         }
-        z[n++] = zi;
+        /* The value target: q + z (Lc0, KataGo); q_weight 0 keeps z exactly. */
+        z[n++] = q_weight > 0 ? (1.0f - q_weight) * zi + q_weight * qi : zi;
     }
     counts->used += (uint64_t)n;
     return n;

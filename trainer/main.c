@@ -62,6 +62,9 @@ static const config_option s_options[] = {
      "clip the gradient's global norm to this (0 = off)"},
     {"mirror", CONFIG_BOOL, "true", 0, 0, O(mirror),
      "mirror each sample with probability 1/2 (R19)"},
+    {"value_q_weight", CONFIG_DOUBLE, "0", 0, 1, O(value_q_weight),
+     "value target (1 - w) * z + w * q: the game result z mixed with the search's root value q "
+     "(0 = z alone)"},
     {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads"},
     {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
      "augmentation seed (0 = from the clock)"},
@@ -393,7 +396,8 @@ static int s_iterate(tr *t)
     }
     t->last_wait_log = 0;
     uint64_t skipped = t->counts.skipped;
-    int n = batch_fill(t->g, b, t->cfg.mirror, &t->rng, t->x, t->pi, t->z, (int)B, &t->counts);
+    int n = batch_fill(t->g, b, t->cfg.mirror, (float)t->cfg.value_q_weight, &t->rng, t->x, t->pi,
+                       t->z, (int)B, &t->counts);
     if (t->counts.skipped > skipped)
         log_warn("batch: %llu of %u samples unusable, skipped",
                  (unsigned long long)(t->counts.skipped - skipped), (unsigned)b->n);
@@ -666,9 +670,11 @@ int main(int argc, char **argv)
         }
     }
     s_progress(&t, true);
-    log_info("exit: step %llu, samples %llu (mirrored %llu, skipped %llu)",
+    log_info("exit: step %llu, samples %llu (mirrored %llu, without policy target %llu, "
+             "skipped %llu)",
              (unsigned long long)model_step(t.m), (unsigned long long)t.counts.used,
-             (unsigned long long)t.counts.mirrored, (unsigned long long)t.counts.skipped);
+             (unsigned long long)t.counts.mirrored, (unsigned long long)t.counts.no_policy,
+             (unsigned long long)t.counts.skipped);
     rc = rc ? 1 : 0;
 out:
     free(t.x);

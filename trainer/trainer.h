@@ -4,9 +4,10 @@
  *   main.c   settings table, signals, start (checkpoint, file or the
  *            coordinator's best), the training loop: pacing, steps,
  *            candidates, checkpoints, stats
- *   batch.c  a BatchReply (packed positions, sparse canonical policies, z)
- *            into the dense arrays model_train_step takes, with mirror
- *            augmentation
+ *   batch.c  a BatchReply (packed positions, sparse canonical policies, z,
+ *            q) into the dense arrays model_train_step takes: the value
+ *            target's q + z mix, zero policy rows for states without a
+ *            policy target, mirror augmentation
  *
  * Threads: everything runs on the main thread. */
 #ifndef KZ_TRAINER_TRAINER_H
@@ -46,6 +47,7 @@ typedef struct trainer_config {
     double l2;                           /* L2 coefficient c */
     double clip_norm;                    /* gradient norm clip, 0 off */
     bool mirror;                         /* mirror augmentation */
+    double value_q_weight;               /* value target (1 - w) z + w q: w */
     long threads;                        /* OpenBLAS threads */
     long seed;                           /* augmentation seed, 0 = clock */
     long timeout_ms;                     /* request timeout */
@@ -61,18 +63,24 @@ typedef struct trainer_config {
 typedef struct batch_counts {
     uint64_t used;     /* samples written */
     uint64_t mirrored; /* of which mirrored */
+    uint64_t no_policy; /* of which without a policy target (zero policy row) */
     uint64_t skipped;  /* samples refused (undecodable position, bad policy or z) */
 } batch_counts;
 
 /* Writes the usable samples of b (at most max) as dense arrays for model g's
  * shape: x (n, C, H, W) from game_def->unpack_planes, pi (n, A) with each
- * sample's sparse policy spread out (renormalised to sum 1), z (n). With
- * `mirror`, each sample is mirrored (planes and policy, R19) with
- * probability 1/2 drawn from rng. A sample whose position does not unpack,
- * whose policy names an action outside [0, A) or has a negative, non-finite
- * or all-zero share, or whose z is not in [-1, 1], is skipped and counted.
- * Returns n, the samples written. Allocates nothing. */
-int batch_fill(const game_def *g, const wire_batch_reply *b, bool mirror, rng_t *rng, float *x,
-               float *pi, float *z, int max, batch_counts *counts);
+ * sample's sparse policy spread out (renormalised to sum 1), z (n) the value
+ * target. A sample with an empty policy (a fast search's state: no policy
+ * target) gets a row of zeros, which model_train weighs 0 in the policy
+ * loss (model.h). The value target is (1 - q_weight) * z + q_weight * q,
+ * the game's result mixed with the search's value (b->q; z when b->q is
+ * NULL), exactly z when q_weight is 0. With `mirror`, each sample is
+ * mirrored (planes and policy, R19) with probability 1/2 drawn from rng. A
+ * sample whose position does not unpack, whose policy names an action
+ * outside [0, A) or has a negative, non-finite or all-zero share, or whose
+ * z or q is not in [-1, 1], is skipped and counted. Returns n, the samples
+ * written. Allocates nothing. */
+int batch_fill(const game_def *g, const wire_batch_reply *b, bool mirror, float q_weight,
+               rng_t *rng, float *x, float *pi, float *z, int max, batch_counts *counts);
 
 #endif

@@ -63,7 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (uint32_t i = 0; i < v.n_positions; i++) {
             FUZZ_ASSERT(s_g->unpack_planes(v.packed + (size_t)i * v.packed_bytes, planes) == 0);
             FUZZ_ASSERT(v.z[i] == 0.0f || v.z[i] == 1.0f || v.z[i] == -1.0f);
-            FUZZ_ASSERT(v.offsets[i + 1] > v.offsets[i]);
+            FUZZ_ASSERT(v.offsets[i + 1] >= v.offsets[i]); /* equal: a fast search's state */
+            FUZZ_ASSERT(v.q[i] >= -1.0f && v.q[i] <= 1.0f);
             for (uint32_t k = v.offsets[i]; k < v.offsets[i + 1]; k++) {
                 FUZZ_ASSERT(v.actions[k] < (uint32_t)s_g->action_count);
                 FUZZ_ASSERT(k == v.offsets[i] || v.actions[k] > v.actions[k - 1]);
@@ -90,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (reason == VALIDATE_OK) {
             uint32_t searched = 0;
             for (int k = 0; k < s_rec->n_moves; k++)
-                searched += s_rec->moves[k].policy_n > 0;
+                searched += s_rec->moves[k].policy_n > 0 || s_rec->moves[k].fast_search;
             FUZZ_ASSERT(searched == v.n_positions);
         }
     }
@@ -105,7 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_ASSERT(!strcmp(s_again->start_position, s_rec->start_position));
     for (int k = 0; k < s_rec->n_moves; k++)
         FUZZ_ASSERT(s_again->moves[k].action == s_rec->moves[k].action &&
-                    s_again->moves[k].policy_n == s_rec->moves[k].policy_n);
+                    s_again->moves[k].policy_n == s_rec->moves[k].policy_n &&
+                    s_again->moves[k].fast_search == s_rec->moves[k].fast_search);
     free(buf);
     return 0;
 }

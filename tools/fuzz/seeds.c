@@ -49,7 +49,7 @@ static void s_wire(const uint8_t *record, size_t record_len)
     uint32_t slots[3] = {4, 5, 9};
     int32_t colours[3] = {0, 1, 0};
     uint32_t offsets[3] = {0, 2, 3}, actions[3] = {7, 9, 12};
-    float z[2] = {1, -1}, probs[3] = {0.5f, 0.5f, 1};
+    float z[2] = {1, -1}, probs[3] = {0.5f, 0.5f, 1}, q[2] = {0.25f, -1};
     uint8_t packed[2 * 17] = {1, 2, 3};
     wire_msg all[] = {
         {.kind = WIRE_HELLO, .client = "w1", .request_id = 1,
@@ -66,7 +66,7 @@ static void s_wire(const uint8_t *record, size_t record_len)
         {.kind = WIRE_BATCH_REQUEST, .client = "t", .request_id = 6,
          .u.batch_request = {256, 1000}},
         {.kind = WIRE_BATCH_REPLY, .request_id = 6,
-         .u.batch_reply = {2, 17, packed, z, offsets, actions, probs, 0, 2, 1, 1}},
+         .u.batch_reply = {2, 17, packed, z, offsets, actions, probs, 0, 2, 1, 1, q}},
         {.kind = WIRE_CANDIDATE_SUBMIT, .client = "t", .request_id = 7,
          .u.candidate_submit = {(const uint8_t *)"KZMODEL", 8, 5, 1, 1000}},
         {.kind = WIRE_TRAINER_STATS, .client = "t", .request_id = 8,
