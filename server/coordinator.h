@@ -73,6 +73,7 @@ typedef struct coord_config {
     double eval_timeout_s;              /* an unplayed rating slot is reassigned after this */
     long book_openings;                 /* openings in the book */
     long book_seed;                     /* the book's seed */
+    bool rate_candidates;               /* gauntlets for every new model, not only bests */
 } coord_config;
 
 /* One client (worker, trainer or tool), by its stable id. */

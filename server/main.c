@@ -87,6 +87,9 @@ static const config_option s_options[] = {
      "ratings: MCTS simulations per move of the networks in rating games"},
     {"eval_timeout_s", CONFIG_DOUBLE, "600", 1, 86400, O(eval_timeout_s),
      "ratings: a rating game not returned within this is handed to another worker"},
+    {"rate_candidates", CONFIG_BOOL, "false", 0, 0, O(rate_candidates),
+     "ratings: every new model plays a gauntlet (the newest when several wait), not only "
+     "each new best"},
     {"book_openings", CONFIG_INT, "500", 1, 100000, O(book_openings),
      "openings in the book of arena and rating games (each played with both colours)"},
     {"book_seed", CONFIG_INT, "20261124", 1, 9007199254740991, O(book_seed),

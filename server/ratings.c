@@ -469,9 +469,11 @@ static bool s_next_gauntlet(coord *c)
             }
             s_gauntlet_done(c, c->gauntlet_v);
         }
-        if (c->best == c->rated_best || c->best == c->gauntlet_v)
+        /* The subject: the best, or with rate_candidates the newest model. */
+        uint32_t next = c->cfg.rate_candidates ? store_latest_model(c->st) : c->best;
+        if (next == c->rated_best || next == c->gauntlet_v)
             return false;
-        s_gauntlet_choose(c, c->best);
+        s_gauntlet_choose(c, next);
     }
     return false;
 }

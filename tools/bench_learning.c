@@ -50,6 +50,7 @@
 #include "match.h"
 #include "model.h"
 #include "player.h"
+#include "rating.h"
 #include "util.h"
 
 #define MAX_SNAPSHOTS 256
@@ -146,6 +147,11 @@ static game_state *s_book;            /* (max pairs) the opening book */
 static job *s_jobs;                   /* (s_n_jobs) */
 static int s_n_jobs, s_job_at;        /* jobs, the first with games to hand out */
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The anchors' ratings as the cluster calibrated them (random = 0), read from
+ * its /status at the end of the run (anchors.txt): the scale of the curve. */
+static char s_scale_name[MAX_ANCHORS][64];
+static double s_scale_elo[MAX_ANCHORS];
+static int s_n_scale;
 
 static void s_on_signal(int sig)
 {
@@ -202,7 +208,7 @@ static int s_flags(const char *what, const char *in, char *out, size_t cap)
     out[0] = 0;
     char buf[CONFIG_STR_MAX];
     snprintf(buf, sizeof buf, "%s", in);
-    for (char *save = NULL, *w = strtok_r(buf, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+    for (char *save = NULL, *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
         if (!strchr(w, '=') || w[0] == '=' || w[0] == '-') {
             fprintf(stderr, "bench_learning: %s: '%s' is not key=value\n", what, w);
             return KZ_EINVAL;
@@ -418,6 +424,65 @@ static void s_print_job(const job *jb, const char *indent)
           jb->done ? (double)jb->plies / jb->done : 0.0, jb->failed ? "  (games failed)" : "");
 }
 
+/* Reads the rated anchors from `kz status --json` output (or anchors.txt's
+ * "name elo" lines when text is NULL and path names it). */
+static void s_scale_parse(const char *json)
+{
+    s_n_scale = 0;
+    for (const char *p = json; p && s_n_scale < MAX_ANCHORS &&
+                               (p = strstr(p, "{\"name\": \"")) != NULL;
+         p++) {
+        char name[64];
+        unsigned long games;
+        double elo;
+        if (sscanf(p, "{\"name\": \"%63[^\"]\", \"anchor\": true, \"games\": %lu, \"elo\": %lf",
+                   name, &games, &elo) == 3) {
+            snprintf(s_scale_name[s_n_scale], 64, "%s", name);
+            s_scale_elo[s_n_scale++] = elo;
+        }
+    }
+}
+
+/* The rating of a snapshot on the cluster's anchor scale from its matches
+ * (jobs[0..n)): a fit with the anchors held at their calibrated ratings.
+ * False when no anchor it played has a rating. */
+static bool s_scale_rating(const job *jobs, int n, double *elo, double *lo, double *hi)
+{
+    rating_result res[MAX_ANCHORS];
+    rating_anchor anc[MAX_ANCHORS];
+    int nr = 0;
+    for (int k = 0; k < n && nr < MAX_ANCHORS; k++)
+        for (int a = 0; a < s_n_scale; a++)
+            if (!strcmp(jobs[k].anchor, s_scale_name[a])) {
+                int w, d, l;
+                match_stats st;
+                s_job_stats(&jobs[k], &w, &d, &l, &st);
+                res[nr] = (rating_result){0, nr + 1, w, d, l};
+                anc[nr] = (rating_anchor){nr + 1, s_scale_elo[a]};
+                nr++;
+            }
+    if (!nr)
+        return false;
+    rating_config cfg;
+    rating_config_default(&cfg);
+    rating_fit *f = NULL;
+    if (rating_fit_compute(nr + 1, res, nr, anc, nr, &cfg, &f, NULL, 0))
+        return false;
+    *elo = f->elo[0];
+    *lo = f->lo[0];
+    *hi = f->hi[0];
+    rating_fit_destroy(&f);
+    return true;
+}
+
+static void s_print_scale(const job *jobs, int n, const char *indent)
+{
+    double e, lo, hi;
+    if (s_scale_rating(jobs, n, &e, &lo, &hi))
+        s_out("%srating %+.0f (95%%: %+.0f .. %+.0f) on the cluster's anchor scale (random = 0)\n",
+              indent, e, lo, hi);
+}
+
 /* Splits "a,b,c" into at most MAX_ANCHORS specs (pointers into buf). */
 static int s_split(char *buf, const char **out)
 {
@@ -528,14 +593,17 @@ static int s_rate(const snapshot *snaps, int n_snaps)
                   (unsigned long long)snaps[s].steps, (unsigned)snaps[s].version);
             if (s + 1 < n_snaps && first_job[s] < 0)
                 s_out("      (the same model as above)\n");
-            else if (s + 1 < n_snaps)
+            else if (s + 1 < n_snaps) {
                 for (int a = 0; a < n_curve; a++)
                     s_print_job(&s_jobs[first_job[s] + a], "      ");
-            else
+                s_print_scale(&s_jobs[first_job[s]], n_curve, "      ");
+            } else {
                 for (int k = first_final; k < s_n_jobs; k++)
                     for (int a = 0; a < n_curve; a++)
                         if (!strcmp(s_jobs[k].anchor, curve[a]))
                             s_print_job(&s_jobs[k], "      ");
+                s_print_scale(&s_jobs[first_final], s_n_jobs - first_final, "      ");
+            }
         }
         s_out("\n");
     }
@@ -546,6 +614,13 @@ static int s_rate(const snapshot *snaps, int n_snaps)
           (unsigned long long)last->games, (unsigned long long)last->steps, s_cfg.pairs);
     for (int k = first_final; k < s_n_jobs; k++)
         s_print_job(&s_jobs[k], "  ");
+    s_print_scale(&s_jobs[first_final], s_n_jobs - first_final, "  ");
+    if (s_n_scale) {
+        s_out("  (the scale: ");
+        for (int a = 0; a < s_n_scale; a++)
+            s_out("%s%s %+.0f", a ? ", " : "", s_scale_name[a], s_scale_elo[a]);
+        s_out(", as the cluster's rating games calibrated them)\n");
+    }
     for (int k = 0; k < s_n_jobs; k++)
         free(s_jobs[k].result);
     free(s_jobs);
@@ -675,8 +750,14 @@ static int s_run(const char *bin, snapshot *snaps, int *n_snaps)
         if (end || s_stop)
             break;
     }
+    /* The anchors' calibration (the curve's scale), kept in anchors.json. */
+    char cmd[PATH_MAX + 96], scale[PATH_MAX + 32];
+    snprintf(scale, sizeof scale, "%s/status.json", s_cfg.dir);
+    snprintf(cmd, sizeof cmd, "%s status http://127.0.0.1:%d --json > %s 2>/dev/null", kz, http,
+             scale);
+    if (s_run_pid > 0 && system(cmd) != 0)
+        fprintf(stderr, "bench_learning: no final status\n");
     /* The cluster's own ratings (rating games during the run), before the stop. */
-    char cmd[PATH_MAX + 96];
     snprintf(cmd, sizeof cmd, "%s ratings http://127.0.0.1:%d 2>&1", kz, http);
     FILE *p = s_run_pid > 0 ? popen(cmd, "r") : NULL;
     if (p) {
@@ -785,6 +866,18 @@ int main(int argc, char **argv)
         }
     }
     s_stop = 0;
+    snprintf(path, sizeof path, "%s/status.json", s_cfg.dir);
+    uint8_t *js = NULL;
+    size_t jl = 0;
+    if (file_read_all(path, &js, &jl) == 0) {
+        char *text = xmalloc(jl + 1);
+        memcpy(text, js, jl);
+        text[jl] = 0;
+        const char *pl = strstr(text, "\"players\": [");
+        s_scale_parse(pl);
+        free(text);
+        free(js);
+    }
     int rrc = s_rate(snaps, n_snaps);
     if (s_results)
         fclose(s_results);
