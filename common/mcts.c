@@ -67,6 +67,10 @@ typedef struct tree {
     rng_t rng;             /* root noise */
     enum mcts_status status; /* see mcts.h */
     bool noise_done;       /* root noise applied for this move */
+    int sims;              /* this move's simulations (mcts_batch_set_budget) */
+    bool explore;          /* this move: root noise and forced playouts allowed */
+    int next_sims;         /* the budget of the moves that begin next */
+    bool next_explore;     /* their exploration */
     bool full;             /* the arena filled up during this move's search */
     int n_legal;           /* legal actions at the root */
     int forced_action;     /* the only legal action when n_legal == 1 */
@@ -281,6 +285,8 @@ mcts_batch *mcts_batch_new(const game_def *g, const mcts_settings *s, int trees,
         b->trees[i].nodes = b->arena + (size_t)i * 2 * b->cap;
         b->trees[i].spare = b->trees[i].nodes + b->cap;
         b->trees[i].status = MCTS_IDLE;
+        b->trees[i].sims = b->trees[i].next_sims = s->simulations;
+        b->trees[i].explore = b->trees[i].next_explore = true;
     }
     return b;
 out_fail:
@@ -331,8 +337,8 @@ static void s_fresh_root(tree *t)
 static void s_root_noise(const mcts_batch *b, tree *t)
 {
     node *root = &t->nodes[0];
-    if (t->noise_done || b->s.dirichlet_epsilon <= 0 || !(root->flags & F_EXPANDED) ||
-        root->n_children < 2)
+    if (t->noise_done || !t->explore || b->s.dirichlet_epsilon <= 0 ||
+        !(root->flags & F_EXPANDED) || root->n_children < 2)
         return;
     t->noise_done = true;
     double eta[GAME_MAX_LEGAL], sum = 0;
@@ -354,6 +360,8 @@ static void s_begin_move(mcts_batch *b, tree *t)
 {
     const game_def *g = b->g;
     t->noise_done = false;
+    t->sims = t->next_sims;
+    t->explore = t->next_explore;
     t->full = false;
     t->inflight = 0;
     t->root_visits = 0;
@@ -374,7 +382,7 @@ static void s_begin_move(mcts_batch *b, tree *t)
         t->status = MCTS_DONE;
         return;
     }
-    t->status = t->root_visits >= (uint32_t)b->s.simulations && (root->flags & F_EXPANDED)
+    t->status = t->root_visits >= (uint32_t)t->sims && (root->flags & F_EXPANDED)
                     ? MCTS_DONE
                     : MCTS_SEARCHING;
     s_root_noise(b, t);
@@ -388,6 +396,14 @@ void mcts_batch_reset(mcts_batch *b, int i, const game_state *s, uint64_t seed)
     rng_seed(&t->rng, mix64(seed ^ 0x6d637473ull));
     s_fresh_root(t);
     s_begin_move(b, t);
+}
+
+void mcts_batch_set_budget(mcts_batch *b, int i, int simulations, bool explore)
+{
+    assert(i >= 0 && i < b->n_trees);
+    assert(simulations >= 1 && simulations <= b->s.simulations);
+    b->trees[i].next_sims = simulations;
+    b->trees[i].next_explore = explore;
 }
 
 void mcts_batch_clear(mcts_batch *b, int i)
@@ -521,7 +537,7 @@ static uint32_t s_forced_child(const mcts_batch *b, const tree *t)
 /* The PUCT choice among the children of the expanded node x. */
 static uint32_t s_pick(const mcts_batch *b, const tree *t, uint32_t x)
 {
-    if (x == 0 && b->s.forced_playouts_k > 0) {
+    if (x == 0 && b->s.forced_playouts_k > 0 && t->explore) {
         uint32_t f = s_forced_child(b, t);
         if (f != NONE)
             return f;
@@ -809,7 +825,6 @@ static void s_finish_pending(mcts_batch *b)
 int mcts_batch_step(mcts_batch *b)
 {
     double t0 = time_now();
-    int sims = b->s.simulations;
     bool worked = false;
     /* Step 1. */
     for (int i = 0; i < b->n_trees; i++) {
@@ -819,7 +834,7 @@ int mcts_batch_step(mcts_batch *b)
             node *root = &t->nodes[0];
             if (root->flags & F_PENDING)
                 break; /* the root's own evaluation waits: nothing to select yet */
-            if ((root->flags & F_EXPANDED) && t->root_visits + t->inflight >= (uint32_t)sims)
+            if ((root->flags & F_EXPANDED) && t->root_visits + t->inflight >= (uint32_t)t->sims)
                 break;
             worked = true;
             int r = s_select(b, i);
@@ -854,7 +869,7 @@ int mcts_batch_step(mcts_batch *b)
         if (t->status != MCTS_SEARCHING)
             continue;
         if (t->full ||
-            ((t->nodes[0].flags & F_EXPANDED) && t->root_visits >= (uint32_t)sims))
+            ((t->nodes[0].flags & F_EXPANDED) && t->root_visits >= (uint32_t)t->sims))
             t->status = MCTS_DONE;
         else
             searching++;
@@ -916,7 +931,7 @@ void mcts_batch_result(const mcts_batch *b, int i, mcts_result *out)
     out->best = out->actions[best];
     for (int k = 0; k < out->n; k++)
         out->target[k] = out->total ? (float)out->visits[k] / (float)out->total : 0;
-    if (out->total && b->s.policy_pruning) {
+    if (out->total && b->s.policy_pruning && t->explore) { /* nothing forced otherwise */
         uint32_t pruned[GAME_MAX_LEGAL], sum = 0;
         mcts_prune_visits(out->n, out->visits, out->priors, out->q, best, b->s.c_puct,
                           (uint32_t)root->n, b->s.forced_playouts_k, pruned);

@@ -39,7 +39,10 @@
  * Simulations. `simulations` is the visit count the root's children must
  * reach: visits kept from the reused subtree count, so "the visits at the root
  * sum to simulations" holds whether or not the tree was reused. The root's own
- * expansion is not a simulation.
+ * expansion is not a simulation. A tree's moves may get a smaller budget,
+ * without root noise and forced playouts (mcts_batch_set_budget): the fast
+ * searches of playout cap randomization (KataGo, arXiv:1902.10565 section
+ * 3.1; docs/learning.md).
  *
  * Memory. Each tree owns two node arenas of `tree_nodes` nodes sized at
  * creation; after a move the chosen child's subtree is copied into the other
@@ -204,6 +207,13 @@ enum mcts_status {
 void mcts_batch_reset(mcts_batch *b, int i, const game_state *s, uint64_t seed);
 /* Makes tree i idle (no position). */
 void mcts_batch_clear(mcts_batch *b, int i);
+/* The budget of tree i's moves that begin at its next mcts_batch_reset or
+ * mcts_batch_advance, and after (until set again): `simulations` in
+ * 1 .. settings' simulations (checked by assert), and with `explore` false,
+ * neither root noise nor forced playouts (a fast search of playout cap
+ * randomization; its target is the plain visit shares, never pruned). A new batch's trees have the settings' simulations and
+ * exploration. Allocates nothing. */
+void mcts_batch_set_budget(mcts_batch *b, int i, int simulations, bool explore);
 /* Plays `action` (legal in tree i's root state; checked by assert) and moves
  * the root to that child, keeping its subtree when reuse_tree is set. Any
  * search in progress on tree i is abandoned (no leaf of it may be pending:

@@ -14,7 +14,8 @@
 
 typedef struct slot {
     int game;             /* index k of the game in this slot, -1 when idle */
-    rng_t rng;            /* move sampling */
+    rng_t rng;            /* move sampling (and the PCR draws) */
+    bool fast;            /* the move being searched has a fast search (PCR) */
     game_record *rec;     /* the game so far (reused between games) */
 } slot;
 
@@ -42,6 +43,11 @@ selfplay *selfplay_new(const game_def *g, const selfplay_config *cfg, evaluator 
     }
     if (cfg->games < 1 || cfg->parallel < 1 || cfg->parallel > 65536) {
         err_set(err, errlen, KZ_EINVAL, "games must be >= 1 and parallel from 1 to 65536");
+        return NULL;
+    }
+    bool pcr = cfg->pcr_full_fraction > 0 && cfg->pcr_full_fraction < 1;
+    if (pcr && cfg->pcr_fast_simulations < 1) {
+        err_set(err, errlen, KZ_EINVAL, "pcr_fast_simulations must be >= 1");
         return NULL;
     }
     if (cfg->worker_id && strlen(cfg->worker_id) >= 64) {
@@ -120,6 +126,28 @@ void selfplay_get_stats(const selfplay *sp, selfplay_stats *out)
     out->search = *mcts_batch_stats(sp->batch);
 }
 
+/* Whether the run draws full and fast searches (playout cap randomization). */
+static bool s_pcr(const selfplay *sp)
+{
+    return sp->cfg.pcr_full_fraction > 0 && sp->cfg.pcr_full_fraction < 1;
+}
+
+/* The fast searches' simulations. */
+static int s_fast_sims(const selfplay *sp)
+{
+    int f = sp->cfg.pcr_fast_simulations, full = sp->cfg.search.simulations;
+    return f < full ? f : full;
+}
+
+/* PCR: draws the budget of slot i's next search (before its reset or advance). */
+static void s_pcr_draw(selfplay *sp, int i)
+{
+    slot *sl = &sp->slots[i];
+    sl->fast = rng_uniform(&sl->rng) >= sp->cfg.pcr_full_fraction;
+    mcts_batch_set_budget(sp->batch, i, sl->fast ? s_fast_sims(sp) : sp->cfg.search.simulations,
+                          !sl->fast);
+}
+
 /* Starts the next game in slot i, or makes the slot idle. 0 or an errno. */
 static int s_start_game(selfplay *sp, int i)
 {
@@ -147,9 +175,14 @@ static int s_start_game(selfplay *sp, int i)
     r->model_version = sp->cfg.model_version;
     snprintf(r->start_position, sizeof r->start_position, "%s", sp->start);
     r->settings = selfplay_record_settings(&sp->cfg.search);
+    if (s_pcr(sp))
+        r->settings.fast_simulations = s_fast_sims(sp);
     r->seed = seed;
     r->started_ms = time_wall_ms();
     snprintf(r->worker_id, sizeof r->worker_id, "%s", sp->worker_id);
+    sl->fast = false;
+    if (s_pcr(sp))
+        s_pcr_draw(sp, i);
     mcts_batch_reset(sp->batch, i, &sp->start_state, seed);
     return 0;
 }
@@ -209,7 +242,7 @@ static int s_settle(selfplay *sp, int i, selfplay_game_fn fn, void *ctx)
         /* MCTS_DONE: play the move. */
         mcts_batch_result(sp->batch, i, &res);
         const game_state *s = mcts_batch_state(sp->batch, i);
-        bool tau_one = g->ply(s) < sp->cfg.search.temperature_plies;
+        bool tau_one = g->ply(s) < sp->cfg.search.temperature_plies && !sl->fast;
         int action = mcts_result_choose(&res, tau_one, &sl->rng);
         uint16_t acts[GAME_MAX_LEGAL];
         float shares[GAME_MAX_LEGAL];
@@ -230,6 +263,9 @@ static int s_settle(selfplay *sp, int i, selfplay_game_fn fn, void *ctx)
         }
         if (record_add_move(sl->rec, action, res.forced, res.value, n, acts, shares) != 0)
             return KZ_ENOMEM;
+        sl->rec->moves[sl->rec->n_moves - 1].fast_search = sl->fast && !res.forced;
+        if (s_pcr(sp))
+            s_pcr_draw(sp, i);
         mcts_batch_advance(sp->batch, i, action);
     }
 }

@@ -18,6 +18,14 @@
  * with the search's policy target (mcts_result.target: the visit shares, or
  * the pruned ones with policy_pruning).
  *
+ * Playout cap randomization (pcr_full_fraction in (0, 1); KataGo,
+ * docs/learning.md): before each move's search a draw from the game's
+ * generator gives a full search (search.simulations) with probability
+ * pcr_full_fraction, else a fast one (pcr_fast_simulations, at most the full
+ * count, no root noise or forced playouts, the most visited action played),
+ * recorded with record_move.fast_search (no policy target). Off, nothing is
+ * drawn and the games are those of before.
+ *
  * Threads: one thread at a time per selfplay object. */
 #ifndef KZ_SELFPLAY_H
 #define KZ_SELFPLAY_H
@@ -37,6 +45,10 @@ typedef struct selfplay_config {
     uint32_t model_version;     /* recorded in every game */
     const char *worker_id;      /* recorded (copied at creation); NULL for "" */
     const char *start_position; /* R20 start of every game (copied); NULL for the initial one */
+    double pcr_full_fraction;   /* playout cap randomization: share of full searches in (0, 1);
+                                   0 or >= 1 = off (every move a full search) */
+    int pcr_fast_simulations;   /* simulations of the other moves' fast searches (>= 1 with
+                                   PCR on; capped at search.simulations) */
 } selfplay_config;
 
 /* Called for each finished game. r is borrowed for the call only. A nonzero

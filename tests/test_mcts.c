@@ -1028,3 +1028,51 @@ Test(mcts, pruning_without_forced_playouts_is_refused)
     s.forced_playouts_k = 2;
     cr_assert_eq(mcts_settings_check(&s, err, sizeof err), 0);
 }
+
+/* Playout cap randomization's per-tree budget (mcts_batch_set_budget): a
+ * tree given a fast budget searches that many simulations without root
+ * noise while its neighbour in the batch searches in full with noise; the
+ * budget holds until set again, and takes effect at the next reset/advance. */
+Test(mcts, a_tree_s_budget_and_exploration_are_its_own)
+{
+    const game_def *g = game_default();
+    game_state pos[2];
+    cr_assert_eq(s_random_positions(g, pos, 2, 77), 2);
+    mcts_settings s = mcts_settings_default(); /* root noise on */
+    s.simulations = 60;
+    mcts_batch *b = mcts_batch_new(g, &s, 2, evaluator_uniform(g));
+    cr_assert_not_null(b);
+    mcts_batch_set_budget(b, 0, 12, false);
+    for (int i = 0; i < 2; i++)
+        mcts_batch_reset(b, i, &pos[i], (uint64_t)i + 1);
+    cr_assert_eq(mcts_batch_run(b), 0);
+    mcts_result r[2];
+    for (int i = 0; i < 2; i++)
+        mcts_batch_result(b, i, &r[i]);
+    cr_assert_eq(r[0].total, 12, "the fast tree searched %u", r[0].total);
+    cr_assert_eq(r[1].total, 60);
+    /* Uniform evaluator: without noise the priors stay 1/n, with it they move. */
+    int moved[2] = {0, 0};
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < r[i].n; k++)
+            moved[i] += fabsf(r[i].priors[k] - 1.0f / (float)r[i].n) > 1e-6f;
+    cr_assert_eq(moved[0], 0, "the fast search got root noise");
+    cr_assert_gt(moved[1], 0, "the full search got no root noise");
+    /* The budget holds through an advance: the fast tree keeps 12 (reused
+     * visits count), and a full budget set now applies from the next move. */
+    for (int i = 0; i < 2; i++)
+        mcts_batch_advance(b, i, r[i].best);
+    mcts_batch_set_budget(b, 1, 60, true);
+    cr_assert_eq(mcts_batch_run(b), 0);
+    for (int i = 0; i < 2; i++)
+        if (mcts_batch_status(b, i) == MCTS_DONE)
+            mcts_batch_result(b, i, &r[i]);
+    if (mcts_batch_status(b, 0) == MCTS_DONE && !r[0].forced)
+        cr_assert_eq(r[0].total, 12);
+    mcts_batch_set_budget(b, 0, 60, true);
+    mcts_batch_reset(b, 0, &pos[0], 1);
+    cr_assert_eq(mcts_batch_run(b), 0);
+    mcts_batch_result(b, 0, &r[0]);
+    cr_assert_eq(r[0].total, 60, "the full budget again after the reset");
+    mcts_batch_destroy(&b);
+}

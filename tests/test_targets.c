@@ -3,9 +3,12 @@
  * from a game record through record pack/unpack, the coordinator's validator,
  * the replay store (a real LMDB environment in a temp directory) and the
  * wire's BatchReply to the trainer's batch assembly (trainer/batch.c) and
- * loss (model_train); with worked examples of the loss and of the mixing. */
+ * loss (model_train); with worked examples of the loss and of the mixing;
+ * and the producers of fast-search states: self-play (selfplay.h) and a real
+ * kz-worker against a real kz-coordinator. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +18,7 @@
 #include "layer.h"
 #include "model.h"
 #include "record.h"
+#include "selfplay.h"
 #include "store.h"
 #include "util.h"
 #include "validate.h"
@@ -424,4 +428,161 @@ Test(targets, the_value_target_mixes_z_and_q)
     cr_assert_eq(cnt.skipped, skipped + 1);
     free(x);
     free(pi);
+}
+
+/* Counts of a set of records: full and fast searches among the searched
+ * (non-forced) states. */
+typedef struct pcr_count {
+    long full, fast, forced, moves, games; /* states by kind, all states, games */
+} pcr_count;
+
+static void s_count(pcr_count *c, const game_record *r)
+{
+    c->games++;
+    for (int k = 0; k < r->n_moves; k++) {
+        const record_move *m = &r->moves[k];
+        c->moves++;
+        if (m->forced)
+            c->forced++;
+        else if (m->fast_search)
+            c->fast++;
+        else
+            c->full++;
+        cr_assert(!(m->forced && m->fast_search));
+    }
+}
+
+static int s_on_selfplay(void *ctx, const game_record *r)
+{
+    const game_def *g = game_default();
+    char err[256];
+    cr_assert_eq(record_validate(g, r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r->settings.fast_simulations, 4);
+    s_count(ctx, r);
+    return 0;
+}
+
+/* Self-play (kz selfplay) with a full search on a quarter of the moves:
+ * about a quarter of the searched states are full searches. */
+Test(targets, selfplay_draws_full_searches_in_the_given_share)
+{
+    const game_def *g = game_default();
+    selfplay_config cfg = {.search = mcts_settings_default(), .games = 24, .parallel = 8,
+                           .seed = 5, .pcr_full_fraction = 0.25, .pcr_fast_simulations = 4};
+    cfg.search.simulations = 16;
+    char err[200];
+    selfplay *sp = selfplay_new(g, &cfg, evaluator_uniform(g), err, sizeof err);
+    cr_assert_not_null(sp, "%s", err);
+    pcr_count c = {0};
+    cr_assert_eq(selfplay_run(sp, s_on_selfplay, &c), 0);
+    selfplay_destroy(&sp);
+    double share = (double)c.full / (double)(c.full + c.fast);
+    /* n searched states ~ 24 games * 15; sd of the share about 0.025. */
+    cr_assert_gt(c.full + c.fast, 150, "%ld searched states", c.full + c.fast);
+    cr_assert(share > 0.15 && share < 0.35, "full searches: %ld of %ld (%.3f)", c.full,
+              c.full + c.fast, share);
+    /* A fast budget needs simulations. */
+    cfg.pcr_fast_simulations = 0;
+    cr_assert_null(selfplay_new(g, &cfg, evaluator_uniform(g), err, sizeof err));
+}
+
+/* The counts of the self-play games in the store of h (the coordinator
+ * stopped), and the positions without a policy target. */
+typedef struct store_count {
+    pcr_count c;        /* the records */
+    long empty;         /* positions with an empty policy */
+    uint64_t positions; /* positions stored */
+    int fast_sims;      /* settings.fast_simulations seen (the last game's) */
+    long others;        /* games other than self-play (rating games) */
+    char starts[64][64];/* start positions of the first 64 games */
+} store_count;
+
+static int s_on_stored(void *ctx, uint64_t seq, const uint8_t *rec, size_t len)
+{
+    store_count *sc = ctx;
+    game_record *r = record_new();
+    char err[256];
+    cr_assert_eq(record_unpack(rec, len, r, err, sizeof err), 0, "%s", err);
+    if (seq < 64)
+        snprintf(sc->starts[seq], sizeof sc->starts[seq], "%s", r->start_position);
+    if (r->kind == RECORD_SELFPLAY) { /* (rating games may be stored too) */
+        sc->fast_sims = r->settings.fast_simulations;
+        s_count(&sc->c, r);
+    } else {
+        sc->others++;
+    }
+    record_destroy(&r);
+    return 0;
+}
+
+static void s_count_store(const harness *h, store_count *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/store", h->dir);
+    store *s;
+    cr_assert_eq(store_open(&s, dir, NULL), 0);
+    cr_assert_eq(store_foreach_game(s, s_on_stored, sc), 0);
+    store_stats st;
+    store_get_stats(s, &st);
+    sc->positions = st.positions_total;
+    store_batch *b = store_batch_new(1);
+    for (uint64_t p = st.first_position; p < st.positions_total; p++) {
+        cr_assert_eq(store_get_position(s, p, b), 0);
+        sc->empty += b->offsets[1] == b->offsets[0];
+    }
+    store_batch_destroy(&b);
+    store_close(&s);
+}
+
+/* Runs a kz-worker of h for `games` self-play games with extra flags, then
+ * stops the coordinator. */
+static void s_worker_games(harness *h, int games, const char *const *extra)
+{
+    char a_end[96], a_sub[96], a_cache[128], a_games[32], log[128];
+    snprintf(a_end, sizeof a_end, "--endpoint=%s", h->endpoint);
+    snprintf(a_sub, sizeof a_sub, "--sub_endpoint=%s", h->pub);
+    snprintf(a_cache, sizeof a_cache, "--model_cache_dir=%s/models", h->dir);
+    snprintf(a_games, sizeof a_games, "--max_games=%d", games);
+    snprintf(log, sizeof log, "%s/worker.log", h->dir);
+    const char *args[32] = {a_end, a_sub, a_cache, a_games, "--simulations=8", "--parallel=4",
+                            "--timeout_ms=300", "--retries=1", "--heartbeat_ms=100",
+                            "--seed=7"};
+    int n = 10;
+    for (int i = 0; extra && extra[i]; i++)
+        args[n++] = extra[i];
+    args[n] = NULL;
+    pid_t w = harness_spawn("kz-worker", args, log);
+    int st;
+    cr_assert(harness_wait(w, 90, &st), "the worker did not finish its games (%s)", log);
+    cr_assert_eq(harness_exit_code(st), 0, "see %s", log);
+    cr_assert_eq(harness_log_num(log, ", rejected "), 0, "games rejected: see %s", log);
+    harness_coord_kill(h, SIGTERM);
+}
+
+/* A real worker with pcr_full_fraction 0.25: the coordinator accepts its
+ * games, whose records hold both kinds of states in about that proportion,
+ * and stores a position per state, the fast ones without a policy target. */
+Test(targets, a_worker_with_pcr_stores_both_kinds_of_states, .fini = harness_cleanup,
+     .timeout = 150)
+{
+    harness h;
+    harness_init(&h, "tpcr");
+    harness_coord_start(&h, NULL);
+    const char *extra[] = {"--pcr_full_fraction=0.25", "--pcr_fast_simulations=2", NULL};
+    s_worker_games(&h, 24, extra);
+    store_count sc;
+    s_count_store(&h, &sc);
+    cr_assert_eq(sc.c.games + sc.others, 24);
+    cr_assert_gt(sc.c.games, 12, "%ld self-play games", sc.c.games);
+    cr_assert_eq(sc.fast_sims, 2);
+    double share = (double)sc.c.full / (double)(sc.c.full + sc.c.fast);
+    cr_log_info("worker, pcr 0.25: %ld self-play games, %ld full and %ld fast searches (%.3f), "
+                "%ld forced", sc.c.games, sc.c.full, sc.c.fast, share, sc.c.forced);
+    cr_assert_gt(sc.c.full + sc.c.fast, 120, "%ld searched states", sc.c.full + sc.c.fast);
+    cr_assert(share > 0.12 && share < 0.38, "full searches: %ld of %ld (%.3f)", sc.c.full,
+              sc.c.full + sc.c.fast, share);
+    cr_assert_eq(sc.positions, (uint64_t)sc.c.moves, "a position per state");
+    cr_assert_eq(sc.empty, sc.c.fast, "the fast states' positions have no policy target");
+    harness_fini(&h);
 }

@@ -112,7 +112,8 @@ Test(trainer, bad_settings_exit_2_with_one_line)
     cr_expect_eq(harness_exit_code(st), 0);
     static const char *const keys[] = {"--batch_size", "--lr", "--optimizer", "--schedule",
                                        "--l2", "--steps_per_candidate", "--checkpoint_dir",
-                                       "--max_reuse", "--threads", "--mirror"};
+                                       "--max_reuse", "--threads", "--mirror",
+                                       "--value_q_weight"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_expect_gt(harness_count(log, keys[i]), 0, "--help lacks %s", keys[i]);
     harness_fini(&h);

@@ -63,6 +63,7 @@ Test(worker, bad_settings_exit_2_with_one_line)
         {"--game=chess", "chess"},
         {"--max_pending=many", "max_pending"},
         {"--policy_pruning=true", "forced_playouts_k"},
+        {"--pcr_full_fraction=1.5", "pcr_full_fraction"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(log, sizeof log, "%s/bad%zu.log", h.dir, i);
@@ -93,7 +94,8 @@ Test(worker, bad_settings_exit_2_with_one_line)
     static const char *const keys[] = {"--endpoint", "--sub_endpoint", "--parallel",
                                        "--simulations", "--threads", "--model_cache_dir",
                                        "--timeout_ms", "--max_pending", "--worker_id", "--seed",
-                                       "--forced_playouts_k", "--policy_pruning"};
+                                       "--forced_playouts_k", "--policy_pruning",
+                                       "--pcr_full_fraction", "--pcr_fast_simulations"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_expect_eq(harness_count(log, keys[i]) > 0, true, "--help lacks %s", keys[i]);
     harness_fini(&h);

@@ -105,6 +105,11 @@ int cmd_selfplay(int argc, char **argv)
         "                     visits per visited child, 0 = off (default 0; KataGo 2)\n"
         "  --policy-pruning   record the policy target with the forced playouts pruned\n"
         "                     (needs --forced-playouts-k)\n"
+        "  --pcr-full F       playout cap randomization: a full search (--sims) on a\n"
+        "                     share F of the moves, a fast one on the others (no noise,\n"
+        "                     the most visited played, no policy target); 1 = off\n"
+        "                     (default 1; KataGo 0.25)\n"
+        "  --pcr-fast S       simulations of a fast search (default 40)\n"
         "  --position P       start every game from the R20 position P\n"
         "  --model-version V  version number to record (default: the model's, 0 for uniform)\n"
         "  --worker-id ID     recorded in every game (default kz-selfplay)\n"
@@ -114,7 +119,7 @@ int cmd_selfplay(int argc, char **argv)
         "the ones in progress (a second Ctrl-C quits at once).\n";
     enum { O_MODEL = 256, O_GAMES, O_OUT, O_PARALLEL, O_SIMS, O_SEED, O_LEAVES, O_CPUCT,
            O_ALPHA, O_EPS, O_TEMP, O_FPU, O_NOREUSE, O_CACHE, O_POSITION, O_MVER, O_WORKER,
-           O_QUIET, O_THREADS, O_FORCED, O_PRUNING, O_HELP };
+           O_QUIET, O_THREADS, O_FORCED, O_PRUNING, O_PCR_FULL, O_PCR_FAST, O_HELP };
     static const struct option opts[] = {
         {"model", required_argument, NULL, O_MODEL},
         {"games", required_argument, NULL, O_GAMES},
@@ -137,11 +142,14 @@ int cmd_selfplay(int argc, char **argv)
         {"threads", required_argument, NULL, O_THREADS},
         {"forced-playouts-k", required_argument, NULL, O_FORCED},
         {"policy-pruning", no_argument, NULL, O_PRUNING},
+        {"pcr-full", required_argument, NULL, O_PCR_FULL},
+        {"pcr-fast", required_argument, NULL, O_PCR_FAST},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
     const game_def *g = game_default();
-    selfplay_config cfg = {.search = mcts_settings_default(), .parallel = 32};
+    selfplay_config cfg = {.search = mcts_settings_default(), .parallel = 32,
+                           .pcr_full_fraction = 1, .pcr_fast_simulations = 40};
     const char *model_path = NULL, *out_path = NULL;
     bool have_seed = false, have_mver = false, quiet = false;
     long games = 0, mver = 0, threads = 1;
@@ -222,6 +230,17 @@ int cmd_selfplay(int argc, char **argv)
             cfg.search.forced_playouts_k = (float)d;
             break;
         case O_PRUNING: cfg.search.policy_pruning = true; break;
+        case O_PCR_FULL:
+            if (parse_double(arg, 0.000001, 1, &d))
+                return kz_usage_error("selfplay: --pcr-full must be in (0, 1], not '%s'", arg);
+            cfg.pcr_full_fraction = d;
+            break;
+        case O_PCR_FAST:
+            if (parse_long(arg, 1, 1000000, &v))
+                return kz_usage_error("selfplay: --pcr-fast must be from 1 to 1000000, not '%s'",
+                                      arg);
+            cfg.pcr_fast_simulations = (int)v;
+            break;
         case O_POSITION: cfg.start_position = arg; break;
         case O_MVER:
             if (parse_long(arg, 0, UINT32_MAX, &mver))
@@ -373,7 +392,7 @@ static int s_print_state(void *ctx, const game_state *s, int k, const record_mov
         printf("forced\n");
         return 0;
     }
-    printf("%+.3f ", m->root_value);
+    printf("%+.3f %s", m->root_value, m->fast_search ? "fast " : "");
     /* The five largest shares, largest first. */
     int order[GAME_MAX_LEGAL], n = m->policy_n;
     for (int j = 0; j < n; j++)
@@ -406,10 +425,13 @@ static void s_print_game(const game_def *g, const game_record *r, long index)
     printf("game %ld: id %s, model %u, seed %" PRIu64 ", worker %s\n", index, id,
            r->model_version, r->seed, worker);
     printf("search: %d simulations, c_puct %.2f, alpha %.2f, epsilon %.2f, %d sampled plies, "
-           "fpu %.2f, %d leaves per tree%s\n",
+           "fpu %.2f, %d leaves per tree%s",
            r->settings.simulations, r->settings.c_puct, r->settings.dirichlet_alpha,
            r->settings.dirichlet_epsilon, r->settings.temperature_plies, r->settings.fpu,
            r->settings.leaves_per_tree, r->settings.reuse_tree ? "" : ", no tree reuse");
+    if (r->settings.fast_simulations)
+        printf(", fast searches %d simulations", r->settings.fast_simulations);
+    printf("\n");
     printf("start: %s\n", r->start_position[0] ? r->start_position : "(initial position)");
     printf("   #  ply  mover  action   z  value   visit shares (largest first)\n");
     print_ctx pc = {g, r};
@@ -469,7 +491,7 @@ int cmd_records(int argc, char **argv)
         record_file_close(&f);
         return kz_usage_error("records: out of memory");
     }
-    long games = 0, invalid = 0, states = 0, forced = 0, plies = 0;
+    long games = 0, invalid = 0, states = 0, forced = 0, fast = 0, plies = 0;
     long wins[2] = {0, 0}, draws = 0, reasons[GAME_REASON_COUNT] = {0};
     uint32_t vmin = UINT32_MAX, vmax = 0;
     char first_invalid[300] = "";
@@ -503,8 +525,10 @@ int cmd_records(int argc, char **argv)
         }
         states += r->n_moves;
         plies += r->plies;
-        for (int k = 0; k < r->n_moves; k++)
+        for (int k = 0; k < r->n_moves; k++) {
             forced += r->moves[k].forced;
+            fast += r->moves[k].fast_search;
+        }
         if (r->winner >= 0)
             wins[r->winner]++;
         else
@@ -527,7 +551,10 @@ int cmd_records(int argc, char **argv)
     printf("games: %ld", games);
     if (games)
         printf(" (model versions %u..%u)", vmin, vmax);
-    printf("\npositions: %ld (%ld forced, %ld searched)\n", states, forced, states - forced);
+    printf("\npositions: %ld (%ld forced, %ld searched", states, forced, states - forced);
+    if (fast) /* playout cap randomization */
+        printf(": %ld in full, %ld fast", states - forced - fast, fast);
+    printf(")\n");
     if (games) {
         printf("results: %s %ld (%.1f%%), %s %ld (%.1f%%), draws %ld (%.1f%%)\n",
                g->player_name(0), wins[0], 100.0 * wins[0] / games, g->player_name(1), wins[1],

@@ -14,6 +14,14 @@
  * subtree it searched is reused and a dormant tree (status DONE) costs no
  * search. Inside a capture sequence the mover's tree is advanced at once.
  *
+ * Playout cap randomization (self-play, pcr_full_fraction < 1). Before each
+ * move's search begins (the tree's reset or advance) a draw from the slot's
+ * generator decides: a full search (the engine's simulations, root noise,
+ * sampled opening moves) with probability pcr_full_fraction, else a fast
+ * one (pcr_fast_simulations, no noise, the most visited played), recorded
+ * with fast_search (no policy target). With the fraction at 1 nothing is
+ * drawn, so games are exactly those of before.
+ *
  * Baseline sides (rating games). A side without a network is a player of
  * player.h, made for the game and freed with it; when it is to move it
  * chooses at once in s_settle, and its move is recorded with the chosen
@@ -51,6 +59,8 @@ typedef struct slot {
     uint64_t seed;             /* the game's seed */
     rng_t rng;                 /* move sampling */
     int temperature_plies;     /* sample while the turn count is below this */
+    bool pcr;                  /* self-play with playout cap randomization */
+    bool fast;                 /* the move being searched has a fast search (PCR) */
     uint32_t arena_slot;       /* arena: the coordinator's slot */
     game_state state;          /* the game's position */
     game_record *rec;          /* the record so far */
@@ -270,6 +280,8 @@ int games_start(games *gm, const game_spec *spec, char *err, size_t errlen)
     const mcts_settings *s = e[0] ? mcts_batch_settings(e[0]->b)
                              : e[1] ? mcts_batch_settings(e[1]->b) : &s0;
     sl->temperature_plies = s->temperature_plies;
+    sl->pcr = purpose == PURPOSE_SELFPLAY && gm->cfg.pcr_full_fraction < 1;
+    sl->fast = false;
     for (int p = 0; p < 2; p++)
         if (sl->base[p])
             player_new_game(sl->base[p], mix64(sl->seed ^ (uint64_t)(p + 11)));
@@ -318,6 +330,10 @@ int games_start(games *gm, const game_spec *spec, char *err, size_t errlen)
                  spec->net[1 - a] ? "" : spec->baseline[1 - a]);
     }
     r->settings = selfplay_record_settings(s);
+    if (sl->pcr) {
+        int fast = (int)gm->cfg.pcr_fast_simulations;
+        r->settings.fast_simulations = fast < s->simulations ? fast : s->simulations;
+    }
     r->seed = sl->seed;
     r->started_ms = time_wall_ms();
     snprintf(r->worker_id, sizeof r->worker_id, "%s", gm->worker_id);
@@ -343,6 +359,18 @@ static void s_release(games *gm, int i)
     gm->busy--;
 }
 
+/* Playout cap randomization: draws the budget of slot i's next search (a
+ * self-play game's only tree, before its reset or advance). */
+static void s_pcr_draw(games *gm, int i)
+{
+    slot *sl = &gm->slots[i];
+    engine *e = sl->eng[0];
+    sl->fast = rng_uniform(&sl->rng) >= gm->cfg.pcr_full_fraction;
+    int fast = (int)gm->cfg.pcr_fast_simulations;
+    mcts_batch_set_budget(e->b, i, sl->fast && fast < e->simulations ? fast : e->simulations,
+                          !sl->fast);
+}
+
 /* Brings player p's tree to the game's position: a fresh root the first
  * time (or after too long a lag), else advanced through the lag. */
 static void s_catch_up(games *gm, int i, int p)
@@ -350,6 +378,8 @@ static void s_catch_up(games *gm, int i, int p)
     slot *sl = &gm->slots[i];
     mcts_batch *b = sl->eng[p]->b;
     if (!sl->tree_on[p]) {
+        if (sl->pcr)
+            s_pcr_draw(gm, i);
         mcts_batch_reset(b, i, &sl->state, mix64(sl->seed ^ (uint64_t)(p + 1)));
         sl->tree_on[p] = true;
         sl->n_lag[p] = 0;
@@ -423,7 +453,7 @@ static int s_settle(games *gm, int i, games_done_fn fn, void *ctx)
         KZ_CHECK(st == MCTS_DONE); /* the slot's own state is not over, so neither is the tree's */
         /* Step 1. Choose and record the move. */
         mcts_batch_result(e->b, i, &res);
-        bool tau_one = g->ply(&sl->state) < sl->temperature_plies;
+        bool tau_one = g->ply(&sl->state) < sl->temperature_plies && !sl->fast;
         action = mcts_result_choose(&res, tau_one, &sl->rng);
         if (res.forced) {
             acts[0] = (uint16_t)action;
@@ -440,6 +470,7 @@ static int s_settle(games *gm, int i, games_done_fn fn, void *ctx)
         }
         if (record_add_move(sl->rec, action, res.forced, res.value, n, acts, shares))
             return KZ_ENOMEM;
+        sl->rec->moves[sl->rec->n_moves - 1].fast_search = sl->fast && !res.forced;
         /* Step 2. Play it and move the trees along (a baseline side has none). */
     play:
         g->apply(&sl->state, action);
@@ -447,6 +478,8 @@ static int s_settle(games *gm, int i, games_done_fn fn, void *ctx)
         if (over)
             return s_finish(gm, i, fn, ctx);
         if (sl->eng[0] == sl->eng[1]) {
+            if (sl->pcr)
+                s_pcr_draw(gm, i);
             if (e)
                 mcts_batch_advance(e->b, i, action);
         } else if (!e) {

@@ -47,6 +47,12 @@ static const config_option s_options[] = {
      "self-play: KataGo forced playouts sqrt(k P N) at the root, 0 = off (KataGo: 2)"},
     {"policy_pruning", CONFIG_BOOL, "false", 0, 0, O(policy_pruning),
      "self-play: prune the forced playouts from the recorded policy (needs k > 0)"},
+    {"pcr_full_fraction", CONFIG_DOUBLE, "1", 0, 1, O(pcr_full_fraction),
+     "self-play, playout cap randomization: the share of moves searched in full (policy "
+     "targets); the others get a fast search (value targets only); 1 = off (KataGo: 0.25)"},
+    {"pcr_fast_simulations", CONFIG_INT, "40", 1, 100000, O(pcr_fast_simulations),
+     "self-play, playout cap randomization: simulations of a fast search (no root noise, the "
+     "most visited played; at most the full search's)"},
     {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads (one worker per core: 1)"},
     {"model_cache_dir", CONFIG_STRING, "./var/models", 0, 0, O(model_cache_dir),
      "directory of cached model blobs (shared by workers is fine); \"\" = memory only"},

@@ -54,6 +54,8 @@ typedef struct worker_config {
     long cache_entries;                   /* evaluation cache entries */
     double forced_playouts_k;             /* self-play: forced playouts, 0 off */
     bool policy_pruning;                  /* self-play: prune them from the target */
+    double pcr_full_fraction;             /* self-play: share of moves searched in full */
+    long pcr_fast_simulations;            /* self-play: simulations of the other moves */
     long threads;                         /* OpenBLAS threads */
     char model_cache_dir[CONFIG_STR_MAX]; /* disk cache, "" none */
     long model_cache_keep;                /* model files kept */
