@@ -462,8 +462,23 @@ static void s_handle_job(coord *c, const uint8_t *route, size_t rl, const wire_m
     } else {
         uint32_t games = free_slots < c->cfg.selfplay_games ? free_slots
                                                              : (uint32_t)c->cfg.selfplay_games;
+        /* Openings from the book for a share of the games (the colour bias:
+         * both sides learn from positions the start would not lead to). */
+        size_t n_open = 0;
+        if (c->cfg.selfplay_openings > 0) {
+            if (games > 1024)
+                games = 1024;
+            for (uint32_t k = 0; k < games; k++) {
+                bool book = rng_uniform(&c->rng) < c->cfg.selfplay_openings;
+                openings[k] = (char *)(book ? coord_opening(c, rng_below(&c->rng,
+                                                                         (uint32_t)c->book_n))
+                                            : "");
+            }
+            n_open = games;
+        }
         m.u.job = (wire_job){WIRE_JOB_SELFPLAY, c->best, c->best_sum, 0, 0, NULL, NULL, 0, games,
-                             0, (uint32_t)c->cfg.simulations, NULL, 0, NULL, NULL};
+                             0, (uint32_t)c->cfg.simulations, n_open ? openings : NULL, n_open,
+                             NULL, NULL};
     }
     s_send(c, route, rl, &m);
 }

@@ -48,6 +48,7 @@ typedef struct coord_config {
     long ingest_batch;                  /* most games per transaction */
     long max_batch;                     /* most samples per BatchReply */
     long selfplay_games;                /* most games per self-play job */
+    double selfplay_openings;           /* share of self-play games from a book opening */
     long simulations;                   /* per move, sent in jobs (0 = worker's) */
     long arena_games;                   /* gate: games per arena */
     double arena_threshold;             /* gate: score to promote */

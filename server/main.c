@@ -54,6 +54,9 @@ static const config_option s_options[] = {
      "most samples in one training batch"},
     {"selfplay_games", CONFIG_INT, "64", 1, 100000, O(selfplay_games),
      "most games per self-play job before the worker asks again"},
+    {"selfplay_openings", CONFIG_DOUBLE, "0", 0, 1, O(selfplay_openings),
+     "share of self-play games started from a random opening of the book (book_openings; "
+     "against the colour bias), the others from the initial position; 0 = none"},
     {"simulations", CONFIG_INT, "0", 0, 1000000, O(simulations),
      "MCTS simulations per move sent in jobs (0 = each worker's own setting)"},
     {"gate", CONFIG_STRING, "spec", 0, 0, O(gate),

@@ -16,6 +16,7 @@
 #include "game.h"
 #include "harness.h"
 #include "layer.h"
+#include "match.h"
 #include "model.h"
 #include "record.h"
 #include "selfplay.h"
@@ -494,7 +495,7 @@ typedef struct store_count {
     uint64_t positions; /* positions stored */
     int fast_sims;      /* settings.fast_simulations seen (the last game's) */
     long others;        /* games other than self-play (rating games) */
-    char starts[64][64];/* start positions of the first 64 games */
+    char starts[64][64];/* start positions of the first 64 self-play games */
 } store_count;
 
 static int s_on_stored(void *ctx, uint64_t seq, const uint8_t *rec, size_t len)
@@ -503,8 +504,9 @@ static int s_on_stored(void *ctx, uint64_t seq, const uint8_t *rec, size_t len)
     game_record *r = record_new();
     char err[256];
     cr_assert_eq(record_unpack(rec, len, r, err, sizeof err), 0, "%s", err);
-    if (seq < 64)
-        snprintf(sc->starts[seq], sizeof sc->starts[seq], "%s", r->start_position);
+    (void)seq;
+    if (r->kind == RECORD_SELFPLAY && sc->c.games < 64)
+        snprintf(sc->starts[sc->c.games], sizeof sc->starts[0], "%s", r->start_position);
     if (r->kind == RECORD_SELFPLAY) { /* (rating games may be stored too) */
         sc->fast_sims = r->settings.fast_simulations;
         s_count(&sc->c, r);
@@ -585,4 +587,64 @@ Test(targets, a_worker_with_pcr_stores_both_kinds_of_states, .fini = harness_cle
     cr_assert_eq(sc.positions, (uint64_t)sc.c.moves, "a position per state");
     cr_assert_eq(sc.empty, sc.c.fast, "the fast states' positions have no policy target");
     harness_fini(&h);
+}
+
+/* The coordinator's selfplay_openings: about that share of the self-play
+ * games start from an opening of its book (the same book: book_openings
+ * from book_seed, made again here), the others from the initial position. */
+Test(targets, selfplay_openings_start_games_from_the_book, .fini = harness_cleanup,
+     .timeout = 150)
+{
+    harness h;
+    harness_init(&h, "topen");
+    const char *flags[] = {"--selfplay_openings=0.5", "--book_openings=20", "--book_seed=5",
+                           NULL};
+    harness_coord_start(&h, flags);
+    s_worker_games(&h, 24, NULL);
+    store_count sc;
+    s_count_store(&h, &sc);
+    const game_def *g = game_default();
+    game_state book[20];
+    cr_assert_eq(match_openings(g, 20, 0, 5, book), 0);
+    char text[20][64];
+    for (int k = 0; k < 20; k++)
+        g->format_position(&book[k], text[k], sizeof text[k]);
+    int from_book = 0, from_start = 0;
+    for (long i = 0; i < sc.c.games && i < 64; i++) {
+        if (!sc.starts[i][0]) {
+            from_start++;
+            continue;
+        }
+        bool found = false;
+        for (int k = 0; k < 20 && !found; k++)
+            found = !strcmp(sc.starts[i], text[k]);
+        cr_assert(found, "game %ld starts from '%s', not a book opening", i, sc.starts[i]);
+        from_book++;
+    }
+    cr_log_info("selfplay_openings 0.5: %d of %ld self-play games from the book", from_book,
+                sc.c.games);
+    cr_assert_gt(sc.c.games, 12, "%ld self-play games", sc.c.games);
+    cr_assert_gt(from_book, 0, "no game from the book");
+    cr_assert_gt(from_start, 0, "no game from the initial position");
+    harness_fini(&h);
+}
+
+/* Each program's --help names the settings of these methods. */
+Test(targets, help_names_the_settings)
+{
+    static const char *const want[][3] = {
+        {"kz-coordinator", "--selfplay_openings", NULL},
+        {"kz-worker", "--pcr_full_fraction", "--pcr_fast_simulations"},
+        {"kz-trainer", "--value_q_weight", NULL},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const char *args[] = {"--help", NULL};
+        proc_output o;
+        proc_opts opts = {.merge = true};
+        cr_assert_eq(harness_run_bin(want[i][0], args, &opts, &o), 0, "%s --help", want[i][0]);
+        for (int k = 1; k < 3 && want[i][k]; k++)
+            cr_expect_not_null(strstr(o.out, want[i][k]), "%s --help lacks %s", want[i][0],
+                               want[i][k]);
+        proc_output_free(&o);
+    }
 }

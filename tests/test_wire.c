@@ -98,6 +98,17 @@ Test(wire, envelope_and_small_bodies_roundtrip)
     /* Openings must come one per slot. */
     m.u.job.n_start = 2;
     cr_assert_eq(wire_encode(&m, &buf), KZ_EINVAL);
+    /* A self-play job may name the openings of its first games (at most
+     * `games` of them; the rest start from the initial position). */
+    m.u.job = (wire_job){WIRE_JOB_SELFPLAY, 7, 0xdeadbeefcafeULL, 0, 0, NULL, NULL, 0,
+                         4, 0, 200, openings, 3, NULL, NULL};
+    s_roundtrip(&m, &d, &buf);
+    cr_assert_eq(d.u.job.kind, WIRE_JOB_SELFPLAY);
+    cr_assert_eq(d.u.job.games, 4);
+    cr_assert_eq(d.u.job.n_start, 3);
+    cr_assert_str_eq(d.u.job.start_positions[0], "bbbbbbbbbbbb.wwwwwwwwwwww b");
+    m.u.job.games = 2;
+    cr_assert_eq(wire_encode(&m, &buf), KZ_EINVAL, "more openings than games");
 
     m.kind = WIRE_MODEL_REQUEST;
     m.u.model_request.version = 12;

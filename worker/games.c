@@ -293,7 +293,8 @@ int games_start(games *gm, const game_spec *spec, char *err, size_t errlen)
     if (start[0]) {
         char perr[128];
         if (strlen(start) >= sizeof r->start_position ||
-            gm->g->parse_position(&sl->state, start, perr, sizeof perr)) {
+            gm->g->parse_position(&sl->state, start, perr, sizeof perr) ||
+            gm->g->result(&sl->state).over) { /* nothing to play from a finished game */
             snprintf(err, errlen, "start position '%.80s' unusable", start);
             rc = KZ_EINVAL;
         }

@@ -108,6 +108,8 @@ typedef struct wk {
     wnet *sp_net;             /* the self-play model (pinned), NULL before one */
     uint32_t sp_budget;       /* self-play games the last job still allows */
     int sp_sims;              /* simulations of self-play games */
+    char sp_open[ARENA_QUEUE_MAX][64]; /* the last self-play job's openings ("" = the start) */
+    size_t sp_n_open, sp_next_open;    /* openings of that job, and the next game's */
     arena_queue aq;           /* arena games to start */
     uint32_t arena_logged;    /* candidate of the last "arena:" line */
     double next_job;          /* no job request before this time_now() */
@@ -232,6 +234,18 @@ static int s_request_job(wk *w)
         uint64_t sum = job->model_checksum;
         w->sp_budget = job->games ? job->games : 1;
         w->sp_sims = s_sims(w, job->simulations);
+        /* The openings of the job's games (coordinator setting selfplay_openings);
+         * games past the list start from the initial position. */
+        w->sp_n_open = w->sp_next_open = 0;
+        for (size_t k = 0; k < job->n_start && k < ARENA_QUEUE_MAX; k++) {
+            const char *o = job->start_positions[k] ? job->start_positions[k] : "";
+            if (strlen(o) >= sizeof w->sp_open[k]) {
+                log_warn("self-play opening of %zu characters ignored", strlen(o));
+                o = "";
+            }
+            snprintf(w->sp_open[k], sizeof w->sp_open[k], "%s", o);
+            w->sp_n_open = k + 1;
+        }
         s_use_model(w, v, sum); /* the job's pointers are dead after this */
         if (!w->sp_net || w->sp_net->version != v) {
             w->sp_budget = 0;
@@ -335,10 +349,20 @@ static int s_start_games(wk *w)
             spec.net[0] = spec.net[1] = w->sp_net;
             spec.model_version = w->sp_net->version;
             spec.simulations = w->sp_sims ? w->sp_sims : s_sims(w, 0);
+            if (w->sp_budget > 0 && w->sp_next_open < w->sp_n_open)
+                spec.start_position = w->sp_open[w->sp_next_open];
         } else {
             return 0;
         }
         int rc = games_start(w->gm, &spec, err, sizeof err);
+        if (rc == KZ_EINVAL && spec.kind == RECORD_SELFPLAY && spec.start_position &&
+            spec.start_position[0]) {
+            /* An opening this worker cannot use: the job's games start from
+             * the initial position instead. */
+            log_warn("self-play openings dropped: %s", err);
+            w->sp_n_open = 0;
+            continue;
+        }
         if (rc == KZ_EINVAL && spec.kind != RECORD_SELFPLAY) {
             /* A job this worker cannot play (e.g. a baseline it does not know):
              * its slots go to others when they time out. */
@@ -355,6 +379,7 @@ static int s_start_games(wk *w)
                 s_arena_clear(w);
         } else if (w->sp_budget > 0) {
             w->sp_budget--;
+            w->sp_next_open++;
         }
     }
 }
