@@ -502,9 +502,20 @@ static void s_print_line(const jnode *j, FILE *o)
     else
         fprintf(o, " | step -");
     fprintf(o, " | best v%.0f", j_num(j, "models.best"));
-    if (s_rated(j, "ratings.best.elo"))
+    if (s_rated(j, "ratings.best.elo")) {
         fprintf(o, " elo %+.0f +/- %.0f", j_num(j, "ratings.best.elo"),
                 (j_num(j, "ratings.best.elo_hi") - j_num(j, "ratings.best.elo_lo")) / 2);
+    } else {
+        /* A best too new to be rated: the newest rated one (gate none
+         * replaces the best faster than its gauntlets end). */
+        const jnode *h = j_get(j, "ratings.history");
+        const jnode *last = NULL;
+        for (const jnode *c = h ? h->child : NULL; c; c = c->next)
+            last = c;
+        if (last)
+            fprintf(o, " (v%.0f elo %+.0f +/- %.0f)", j_num(last, "version"),
+                    j_num(last, "elo"), (j_num(last, "elo_hi") - j_num(last, "elo_lo")) / 2);
+    }
     if (j_num(j, "arena.candidate") > 0)
         fprintf(o, " | arena v%.0f %.0f/%.0f +%.0f =%.0f -%.0f", j_num(j, "arena.candidate"),
                 j_num(j, "arena.wins") + j_num(j, "arena.draws") + j_num(j, "arena.losses"),
