@@ -231,7 +231,7 @@ Test(ratings, a_worker_plays_the_gauntlet_and_the_calibration)
  * networks search with 4 simulations in the rating games, so that the
  * network, not the search, decides them. Strength figures come from make
  * learn, not from here. */
-Test(ratings, learning_smoke_a_trained_best_rates_above_random_and_v1, .timeout = 240)
+Test(ratings, learning_smoke_a_trained_best_rates_above_random_and_v1, .timeout = 420)
 {
     harness h;
     harness_init(&h, "rlearn");
@@ -258,7 +258,7 @@ Test(ratings, learning_smoke_a_trained_best_rates_above_random_and_v1, .timeout 
     unsigned version = 0;
     bool done = false;
     double t0 = time_now();
-    for (double end = t0 + 180; time_now() < end && !done; harness_sleep(1)) {
+    for (double end = t0 + 360; time_now() < end && !done; harness_sleep(1)) {
         if (harness_http(h.http_port, "/status", body, sizeof body) != 200)
             continue;
         const char *v1 = strstr(body, "{\"name\": \"v1\", ");
