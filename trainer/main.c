@@ -518,12 +518,14 @@ static int s_start_model(tr *t)
     }
 }
 
-int main(int argc, char **argv)
+/* Step 1 of the start-up: the settings, checked before anything is logged
+ * (a bad one is one line and exit status 2): the table, the game, the
+ * optimizer, the endpoint, the checkpoint directory and the start model.
+ * Returns -1 to go on, or the exit status (0 after --help, 2). */
+static int s_settings(tr *t, int argc, char **argv)
 {
-    log_init("kz-trainer");
-    static tr t;
     char err[512];
-    int rc = config_parse(s_options, N_OPTIONS, &t.cfg, argc, argv, NULL, 0, NULL, err,
+    int rc = config_parse(s_options, N_OPTIONS, &t->cfg, argc, argv, NULL, 0, NULL, err,
                           sizeof err);
     if (rc == CONFIG_HELP) {
         printf("usage: kz-trainer [--config=FILE] [--key=value ...]\n\n"
@@ -541,150 +543,190 @@ int main(int argc, char **argv)
         fprintf(stderr, "kz-trainer: %s\n", err);
         return 2;
     }
-    t.g = game_find(t.cfg.game);
-    if (!t.g) {
-        fprintf(stderr, "kz-trainer: game: unknown game module '%s'\n", t.cfg.game);
+    t->g = game_find(t->cfg.game);
+    if (!t->g) {
+        fprintf(stderr, "kz-trainer: game: unknown game module '%s'\n", t->cfg.game);
         return 2;
     }
-    if (s_train_config(&t.cfg, &t.tc, err, sizeof err)) {
+    if (s_train_config(&t->cfg, &t->tc, err, sizeof err)) {
         fprintf(stderr, "kz-trainer: %s\n", err);
         return 2;
     }
-    if (!t.cfg.endpoint[0] || !t.cfg.checkpoint_dir[0]) {
+    if (!t->cfg.endpoint[0] || !t->cfg.checkpoint_dir[0]) {
         fprintf(stderr, "kz-trainer: %s: must not be empty\n",
-                !t.cfg.endpoint[0] ? "endpoint" : "checkpoint_dir");
+                !t->cfg.endpoint[0] ? "endpoint" : "checkpoint_dir");
         return 2;
     }
-    if (wire_endpoint_check(t.cfg.endpoint, false, err, sizeof err)) {
+    if (wire_endpoint_check(t->cfg.endpoint, false, err, sizeof err)) {
         fprintf(stderr, "kz-trainer: endpoint: %s\n", err);
         return 2;
     }
-    /* The directory and the start model are checked before anything is
-     * logged: a bad one is one line and exit status 2. */
-    rc = s_mkdirs(t.cfg.checkpoint_dir);
+    rc = s_mkdirs(t->cfg.checkpoint_dir);
     if (rc) {
-        fprintf(stderr, "kz-trainer: checkpoint_dir %s: %s\n", t.cfg.checkpoint_dir,
+        fprintf(stderr, "kz-trainer: checkpoint_dir %s: %s\n", t->cfg.checkpoint_dir,
                 strerror(rc));
         return 2;
     }
-    snprintf(t.ckpt, sizeof t.ckpt, "%s/checkpoint.kzm", t.cfg.checkpoint_dir);
-    if (s_check_start_file(&t, err, sizeof err)) {
+    snprintf(t->ckpt, sizeof t->ckpt, "%s/checkpoint.kzm", t->cfg.checkpoint_dir);
+    if (s_check_start_file(t, err, sizeof err)) {
         fprintf(stderr, "kz-trainer: %s\n", err);
         return 2;
     }
-    config_log(s_options, N_OPTIONS, &t.cfg);
+    return -1;
+}
 
+/* Step 2: SIGTERM and SIGINT stop the trainer after the step under way. */
+static void s_signals(void)
+{
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = s_on_signal; /* no SA_RESTART: polls return EINTR */
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
 
-    model_set_threads((int)t.cfg.threads);
-    rng_seed(&t.rng, t.cfg.seed ? (uint64_t)t.cfg.seed
-                                : mix64((uint64_t)time_wall_ms() ^ ((uint64_t)getpid() << 40)));
-    t.zctx = zmq_ctx_new();
+/* Step 3: the threads, the seed and the coordinator client. 0 or 1. */
+static int s_connect(tr *t)
+{
+    model_set_threads((int)t->cfg.threads);
+    rng_seed(&t->rng, t->cfg.seed ? (uint64_t)t->cfg.seed
+                                  : mix64((uint64_t)time_wall_ms() ^ ((uint64_t)getpid() << 40)));
+    t->zctx = zmq_ctx_new();
     client_config cc;
     client_config_default(&cc);
-    cc.endpoint = t.cfg.endpoint;
+    cc.endpoint = t->cfg.endpoint;
     cc.sub_endpoint = NULL;
-    cc.client_id = t.cfg.client_id;
+    cc.client_id = t->cfg.client_id;
     cc.role = "trainer";
-    cc.game = t.cfg.game;
+    cc.game = t->cfg.game;
     cc.slots = 0;
-    cc.timeout_ms = (int)t.cfg.timeout_ms;
-    cc.retries = (int)t.cfg.retries;
-    cc.max_msg_bytes = (size_t)t.cfg.max_msg_bytes;
+    cc.timeout_ms = (int)t->cfg.timeout_ms;
+    cc.retries = (int)t->cfg.retries;
+    cc.max_msg_bytes = (size_t)t->cfg.max_msg_bytes;
     cc.max_pending = 1;
-    t.c = t.zctx ? client_new(t.zctx, &cc) : NULL;
-    if (!t.c) {
-        rc = 1;
-        goto out;
-    }
-    client_set_interrupt(t.c, &s_stop); /* a stop signal cuts a waiting request short */
-    rc = s_start_model(&t);
-    if (rc) {
-        rc = s_stop ? 0 : 1;
-        goto out;
-    }
-    t.t = model_train_new(t.m, &t.tc, (int)t.cfg.batch_size);
-    size_t B = (size_t)t.cfg.batch_size;
-    size_t P = (size_t)t.g->planes * t.g->height * t.g->width;
-    t.x = malloc(B * P * sizeof *t.x);
-    t.pi = malloc(B * (size_t)t.g->action_count * sizeof *t.pi);
-    t.z = malloc(B * sizeof *t.z);
-    if (!t.t || !t.x || !t.pi || !t.z) {
+    t->c = t->zctx ? client_new(t->zctx, &cc) : NULL;
+    if (!t->c)
+        return 1;
+    client_set_interrupt(t->c, &s_stop); /* a stop signal cuts a waiting request short */
+    return 0;
+}
+
+/* Step 5: the trainer of the start model and the batch buffers. 0 or 1. */
+static int s_alloc(tr *t)
+{
+    t->t = model_train_new(t->m, &t->tc, (int)t->cfg.batch_size);
+    size_t B = (size_t)t->cfg.batch_size;
+    size_t P = (size_t)t->g->planes * t->g->height * t->g->width;
+    t->x = malloc(B * P * sizeof *t->x);
+    t->pi = malloc(B * (size_t)t->g->action_count * sizeof *t->pi);
+    t->z = malloc(B * sizeof *t->z);
+    if (!t->t || !t->x || !t->pi || !t->z) {
         log_error("cannot start: out of memory for batches of %zu", B);
-        rc = 1;
-        goto out;
+        return 1;
     }
-    uint64_t K = (uint64_t)t.cfg.steps_per_candidate;
-    uint64_t step0 = model_step(t.m);
-    log_info("trainer %s: step %llu, batch %zu, K %llu, max_reuse %g, checkpoint %s",
-             client_id(t.c), (unsigned long long)step0, B, (unsigned long long)K,
-             t.cfg.max_reuse, t.ckpt);
-    if (step0 > 0 && step0 % K == 0 && t.ckpt_step == step0) {
-        /* Resumed at a candidate step: the same bytes again (a duplicate if the
-         * coordinator registered them before the restart). */
-        rc = modelfile_to_bytes(t.m, &t.cand, &t.cand_len);
-        t.cand_step = step0;
-        if (rc == 0)
-            rc = s_submit_candidate(&t);
-        if (rc) {
-            rc = 1;
-            goto out;
-        }
-    }
-    t.last_log = t.last_stats = time_now();
-    while (!s_stop && !(t.cfg.max_steps && model_step(t.m) >= (uint64_t)t.cfg.max_steps)) {
-        if (t.cand && time_now() >= t.cand_retry) {
-            rc = s_submit_candidate(&t);
+    return 0;
+}
+
+/* Step 6: resumed at a candidate step, the same bytes are submitted again (a
+ * duplicate if the coordinator registered them before the restart). 0 or 1. */
+static int s_resubmit(tr *t)
+{
+    uint64_t K = (uint64_t)t->cfg.steps_per_candidate;
+    uint64_t step0 = model_step(t->m);
+    log_info("trainer %s: step %llu, batch %ld, K %llu, max_reuse %g, checkpoint %s",
+             client_id(t->c), (unsigned long long)step0, t->cfg.batch_size,
+             (unsigned long long)K, t->cfg.max_reuse, t->ckpt);
+    if (!(step0 > 0 && step0 % K == 0 && t->ckpt_step == step0))
+        return 0;
+    int rc = modelfile_to_bytes(t->m, &t->cand, &t->cand_len);
+    t->cand_step = step0;
+    if (rc == 0)
+        rc = s_submit_candidate(t);
+    return rc ? 1 : 0;
+}
+
+/* Step 7: trains until a stop signal, max_steps or a fatal error (its code). */
+static int s_train(tr *t)
+{
+    int rc = 0;
+    t->last_log = t->last_stats = time_now();
+    while (!s_stop && !(t->cfg.max_steps && model_step(t->m) >= (uint64_t)t->cfg.max_steps)) {
+        if (t->cand && time_now() >= t->cand_retry) {
+            rc = s_submit_candidate(t);
             if (rc)
                 break;
         }
-        if (time_now() - t.last_stats >= t.cfg.stats_s)
-            s_report(&t);
-        rc = s_iterate(&t);
+        if (time_now() - t->last_stats >= t->cfg.stats_s)
+            s_report(t);
+        rc = s_iterate(t);
         if (rc)
             break;
-        s_progress(&t, false);
+        s_progress(t, false);
     }
+    return rc;
+}
+
+/* Step 8: after training ended with rc, the checkpoint, the pending
+ * candidate and the last report. Returns the exit status. */
+static int s_finish(tr *t, int rc)
+{
     if (rc == KZ_EVERSION)
-        log_error("the coordinator refused this trainer: %s", client_last_error(t.c));
+        log_error("the coordinator refused this trainer: %s", client_last_error(t->c));
     if (rc == 0 || rc == KZ_EVERSION) {
         /* A clean stop keeps every step taken. */
-        if (model_step(t.m) != t.ckpt_step && s_checkpoint(&t))
+        if (model_step(t->m) != t->ckpt_step && s_checkpoint(t))
             rc = rc ? rc : KZ_EIO;
         /* Last words only to a coordinator that is there: after a stop
          * signal, waiting out the retries to an absent one would hold the
          * exit for tens of seconds (the checkpoint above is what matters). */
-        client_set_interrupt(t.c, NULL); /* the last words may wait their normal time */
-        if (!s_stop || client_connected(t.c)) {
-            if (t.cand)
-                s_submit_candidate(&t);
-            s_report(&t);
+        client_set_interrupt(t->c, NULL); /* the last words may wait their normal time */
+        if (!s_stop || client_connected(t->c)) {
+            if (t->cand)
+                s_submit_candidate(t);
+            s_report(t);
         } else {
             log_warn("exit: coordinator unreachable; %s",
-                     t.cand ? "pending candidate not resubmitted" : "no final stats sent");
+                     t->cand ? "pending candidate not resubmitted" : "no final stats sent");
         }
     }
-    s_progress(&t, true);
+    s_progress(t, true);
     log_info("exit: step %llu, samples %llu (mirrored %llu, without policy target %llu, "
              "skipped %llu)",
-             (unsigned long long)model_step(t.m), (unsigned long long)t.counts.used,
-             (unsigned long long)t.counts.mirrored, (unsigned long long)t.counts.no_policy,
-             (unsigned long long)t.counts.skipped);
-    rc = rc ? 1 : 0;
-out:
-    free(t.x);
-    free(t.pi);
-    free(t.z);
-    free(t.cand);
-    model_train_destroy(&t.t);
-    model_destroy(&t.m);
-    client_destroy(&t.c);
-    if (t.zctx)
-        zmq_ctx_term(t.zctx);
+             (unsigned long long)model_step(t->m), (unsigned long long)t->counts.used,
+             (unsigned long long)t->counts.mirrored, (unsigned long long)t->counts.no_policy,
+             (unsigned long long)t->counts.skipped);
+    return rc ? 1 : 0;
+}
+
+static void s_free(tr *t)
+{
+    free(t->x);
+    free(t->pi);
+    free(t->z);
+    free(t->cand);
+    model_train_destroy(&t->t);
+    model_destroy(&t->m);
+    client_destroy(&t->c);
+    if (t->zctx)
+        zmq_ctx_term(t->zctx);
+}
+
+int main(int argc, char **argv)
+{
+    log_init("kz-trainer");
+    static tr t;
+    int rc = s_settings(&t, argc, argv);
+    if (rc >= 0)
+        return rc;
+    config_log(s_options, N_OPTIONS, &t.cfg);
+    s_signals();
+    rc = s_connect(&t);
+    /* Step 4: the start model (the checkpoint, init_model or the best). */
+    if (rc == 0 && s_start_model(&t))
+        rc = s_stop ? 0 : 1;
+    else if (rc == 0 && (rc = s_alloc(&t)) == 0 && (rc = s_resubmit(&t)) == 0)
+        rc = s_finish(&t, s_train(&t));
+    s_free(&t);
     return rc;
 }
