@@ -257,9 +257,7 @@ int gate_config_check(const gate_config *c, char *err, size_t errlen)
     default:
         why = "gate: unknown mode (spec, sprt or none)";
     }
-    if (why && err && errlen)
-        snprintf(err, errlen, "%s", why);
-    return why ? KZ_EINVAL : 0;
+    return why ? err_set(err, errlen, KZ_EINVAL, "%s", why) : 0;
 }
 
 #define GATE_EPS 1e-9

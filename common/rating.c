@@ -595,9 +595,7 @@ out:
     *out = f;
     return 0;
 fail:
-    if (err && errlen)
-        snprintf(err, errlen, "%s", why);
-    return KZ_EINVAL;
+    return err_set(err, errlen, KZ_EINVAL, "%s", why);
 }
 
 double rating_expected(const rating_fit *f, int i, int j)
