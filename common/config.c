@@ -188,9 +188,11 @@ int config_parse(const config_option *table, size_t n, void *out, int argc, char
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return CONFIG_HELP;
-    /* Step 2. Defaults (a bad default is a bug in the table). */
+    /* Step 2. Defaults (a bad default is a bug in the table); a row without
+     * one keeps what the caller put there (a module's *_default()). */
     for (size_t i = 0; i < n; i++)
-        KZ_CHECK(s_set(&table[i], out, table[i].def, err, errlen) == 0);
+        if (table[i].def)
+            KZ_CHECK(s_set(&table[i], out, table[i].def, err, errlen) == 0);
     /* Step 3. The file, wherever --config appears. */
     for (int i = 1; i < argc; i++) {
         const char *path = NULL;
@@ -247,8 +249,15 @@ int config_parse(const config_option *table, size_t n, void *out, int argc, char
                 return KZ_EINVAL;
             }
         }
-        if (s_set(o, out, value, err, errlen))
+        if (s_set(o, out, value, err, errlen)) {
+            /* Name the flag as it was given: "--seed: '-1' is not ...". */
+            size_t len = strlen(err);
+            if (errlen > 2 && len + 3 <= errlen) {
+                memmove(err + 2, err, len + 1);
+                memcpy(err, "--", 2);
+            }
             return KZ_EINVAL;
+        }
     }
     return CONFIG_OK;
 }
@@ -265,6 +274,11 @@ static const char *s_type_name(int type)
 
 void config_help(const config_option *table, size_t n, FILE *f)
 {
+    config_help_from(table, n, NULL, f);
+}
+
+void config_help_from(const config_option *table, size_t n, const void *cfg, FILE *f)
+{
     fprintf(f, "Settings (defaults, then --config=FILE of 'key = value' lines, then "
                "--key=value flags):\n");
     for (size_t i = 0; i < n; i++) {
@@ -274,8 +288,13 @@ void config_help(const config_option *table, size_t n, FILE *f)
             snprintf(range, sizeof range, " [%.0f..%.0f]", o->min, o->max);
         else if (o->type == CONFIG_DOUBLE)
             snprintf(range, sizeof range, " [%g..%g]", o->min, o->max);
-        fprintf(f, "  --%-22s %-4s default %s%s\n      %s\n", o->name, s_type_name(o->type),
-                o->def[0] ? o->def : "\"\"", range, o->help);
+        char def[CONFIG_STR_MAX + 8] = "(the program's)";
+        if (o->def)
+            snprintf(def, sizeof def, "%s", o->def[0] ? o->def : "\"\"");
+        else if (cfg)
+            config_format(o, cfg, def, sizeof def);
+        fprintf(f, "  --%-22s %-4s default %s%s\n      %s\n", o->name, s_type_name(o->type), def,
+                range, o->help);
     }
 }
 

@@ -5,7 +5,9 @@
  * (--config=PATH), then `--key=value` / `--key value` flags, in that order.
  *
  * Unknown keys, malformed or out-of-range values and missing values are
- * errors, reported as one line in `err`. `--help` prints the table.
+ * errors, reported as one line in `err` that names the key as it was given
+ * ("--seed: ..." for a flag, "FILE:LINE: seed: ..." in a file). `--help`
+ * prints the table.
  *
  * File syntax: one `key = value` per line; blank lines and lines starting
  * with '#' are ignored; values may be quoted with "..."; keys may use '-' or
@@ -31,7 +33,8 @@ enum config_type {
 typedef struct config_option {
     const char *name;  /* key, snake_case */
     int type;          /* enum config_type */
-    const char *def;   /* default value, as text */
+    const char *def;   /* default value, as text; NULL: the field keeps what the
+                        * program put there first (a module's *_default()) */
     double min, max;   /* inclusive range (numbers), ignored for bool/string */
     size_t offset;     /* offsetof(program config struct, field) */
     const char *help;  /* one line */
@@ -64,6 +67,9 @@ int config_read_file(const config_option *table, size_t n, void *out, const char
 
 /* Prints the table (name, type, default, range, help) for --help. */
 void config_help(const config_option *table, size_t n, FILE *f);
+/* The same, showing the rows without a text default with their value in cfg
+ * (the program's defaults, before config_parse). */
+void config_help_from(const config_option *table, size_t n, const void *cfg, FILE *f);
 
 /* Logs the effective value of every option (log_info, one line each). */
 void config_log(const config_option *table, size_t n, const void *cfg);

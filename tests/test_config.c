@@ -135,3 +135,34 @@ Test(config, bare_boolean_flag_does_not_swallow_the_next_argument)
     cr_assert_eq(npos, 0);
     cr_assert_eq(c.port, 7);
 }
+
+/* A row without a text default keeps what the program put in the field (a
+ * module's *_default()), and --help shows that value; flag errors name the
+ * flag as given. */
+Test(config, rows_without_a_default_keep_the_program_s_value)
+{
+    static const config_option rows[] = {
+        {"port", CONFIG_INT, NULL, 1, 65535, offsetof(demo_config, port), "a port"},
+        {"ratio", CONFIG_DOUBLE, "0.5", 0, 1, offsetof(demo_config, ratio), "a ratio"},
+    };
+    demo_config c = {.port = 4242};
+    char err[256];
+    char *a0[] = {"p"};
+    cr_assert_eq(config_parse(rows, 2, &c, 1, a0, NULL, 0, NULL, err, sizeof err), CONFIG_OK);
+    cr_assert_eq(c.port, 4242);
+    cr_assert_float_eq(c.ratio, 0.5, 0);
+    char *a1[] = {"p", "--port", "99"};
+    cr_assert_eq(config_parse(rows, 2, &c, 3, a1, NULL, 0, NULL, err, sizeof err), CONFIG_OK);
+    cr_assert_eq(c.port, 99);
+    char *a2[] = {"p", "--port=0"};
+    cr_assert_eq(config_parse(rows, 2, &c, 2, a2, NULL, 0, NULL, err, sizeof err), KZ_EINVAL);
+    cr_assert(!strncmp(err, "--port: '0'", 11), "the flag as given: %s", err);
+    char buf[2048] = "";
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    cr_assert_not_null(f);
+    c.port = 4242;
+    config_help_from(rows, 2, &c, f);
+    fclose(f);
+    cr_assert(strstr(buf, "default 4242"), "%s", buf);
+    cr_assert(strstr(buf, "default 0.5"), "%s", buf);
+}

@@ -51,6 +51,31 @@ bool kz_wants_help(int argc, char **argv)
     return false;
 }
 
+int kz_parse_args(const char *cmd, const char *usage, const config_option *rows, size_t n,
+                  void *out, int argc, char **argv, const char **pos, size_t max_pos,
+                  size_t *n_pos)
+{
+    char err[300];
+    int rc = config_parse(rows, n, out, argc, argv, pos, max_pos, n_pos, err, sizeof err);
+    if (rc == CONFIG_HELP) {
+        fputs(usage, stdout);
+        putchar('\n');
+        config_help_from(rows, n, out, stdout);
+        return 0;
+    }
+    if (!rc)
+        return -1;
+    /* kz's words for an unknown flag, as before the subcommands used this parser. */
+    static const char unknown[] = "unknown option ";
+    char *see = strstr(err, " (see --help)");
+    if (!strncmp(err, unknown, sizeof unknown - 1) && see) {
+        *see = 0;
+        return kz_usage_error("%s: unknown or incomplete option %s (see kz %s --help)", cmd,
+                              err + sizeof unknown - 1, cmd);
+    }
+    return kz_usage_error("%s: %s", cmd, err);
+}
+
 static void s_help(FILE *out)
 {
     fprintf(out, "usage: kz COMMAND [ARGS...]\n\n"

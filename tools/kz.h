@@ -7,12 +7,21 @@
 
 #include <stdbool.h>
 
+#include "config.h"
 #include "game.h"
 
 /* Prints "kz: <message>" to stderr and returns 2 (for `return usage_error(...)`). */
 int kz_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* True when argv holds -h or --help. */
 bool kz_wants_help(int argc, char **argv);
+/* Parses a subcommand's flags with the settings parser (config.h: --key value
+ * or --key=value, '-' and '_' alike in keys, bare booleans, --config=FILE)
+ * into out, and the other words into pos (at most max_pos; *n_pos of them).
+ * Returns -1 to go on, 0 after printing usage and the table for --help, or 2
+ * after a one-line error naming cmd. */
+int kz_parse_args(const char *cmd, const char *usage, const config_option *rows, size_t n,
+                  void *out, int argc, char **argv, const char **pos, size_t max_pos,
+                  size_t *n_pos);
 
 /* Sets s to `position` (R20; NULL: the start) and plays argv[first..argc)
  * (R21). 0, or 2 after a one-line error naming `cmd` (an unparsable or

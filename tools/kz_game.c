@@ -1,7 +1,7 @@
 /* kz perft | moves | show | random-game: the rules engine from the command
  * line (R20 positions, R21 actions, R22 perft). */
-#include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,31 +47,22 @@ int kz_setup(const game_def *g, const char *cmd, const char *position, int argc,
     return 0;
 }
 
-/* Parses the common options (--position P, --help) of moves and show. Returns
- * the index of the first action, -1 after printing help, or -2 on error. */
-static int s_parse_opts(int argc, char **argv, const char *usage, const char **position)
+/* The options of perft, moves and show. */
+typedef struct position_opts {
+    char position[CONFIG_STR_MAX]; /* R20 string, "" = the start */
+} position_opts;
+
+static const config_option s_position_rows[] = {
+    {"position", CONFIG_STRING, "", 0, 0, offsetof(position_opts, position),
+     "start from this position (R20), not the initial one"},
+};
+
+/* Parses --position and the other words (actions, or perft's DEPTH) into
+ * words (argc of them at most). Returns -1 to go on, else the exit status. */
+static int s_parse_position(const char *cmd, const char *usage, int argc, char **argv,
+                            position_opts *o, const char **words, size_t *n)
 {
-    static const struct option opts[] = {
-        {"position", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    *position = NULL;
-    optind = 1;
-    opterr = 0;
-    int c;
-    /* '+' stops at the first action; actions never start with '-'. */
-    while ((c = getopt_long(argc, argv, "+p:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'p': *position = optarg; break;
-        case 'h': fputs(usage, stdout); return -1;
-        default:
-            kz_usage_error("%s: unknown or incomplete option '%s' (see kz %s --help)", argv[0],
-                           argv[optind - 1], argv[0]);
-            return -2;
-        }
-    }
-    return optind;
+    return kz_parse_args(cmd, usage, s_position_rows, 1, o, argc, argv, words, (size_t)argc, n);
 }
 
 int cmd_perft(int argc, char **argv)
@@ -81,19 +72,21 @@ int cmd_perft(int argc, char **argv)
         "Counts the leaf nodes of the tree of atomic actions (R22) from P (default:\n"
         "the start position) for every depth 1..DEPTH, one hop per level, printing\n"
         "`perft D: N` lines, then the nodes per second over all depths.\n";
-    const char *position;
-    int first = s_parse_opts(argc, argv, usage, &position);
-    if (first < 0)
-        return first == -1 ? 0 : 2;
-    if (argc - first != 1)
+    position_opts o;
+    const char *words[argc];
+    size_t nw;
+    int rc = s_parse_position("perft", usage, argc, argv, &o, words, &nw);
+    if (rc >= 0)
+        return rc;
+    if (nw != 1)
         return kz_usage_error("perft: give exactly one DEPTH (see kz perft --help)");
     long depth;
-    if (parse_long(argv[first], 1, 64, &depth) != 0)
+    if (parse_long(words[0], 1, 64, &depth) != 0)
         return kz_usage_error("perft: DEPTH must be a whole number from 1 to 64, not '%s'",
-                              argv[first]);
+                              words[0]);
     const game_def *g = game_default();
     game_state s;
-    int rc = kz_setup(g, "perft", position, 0, NULL, 0, &s);
+    rc = kz_setup(g, "perft", o.position[0] ? o.position : NULL, 0, NULL, 0, &s);
     if (rc)
         return rc;
     uint64_t nodes = 0;
@@ -118,13 +111,15 @@ int cmd_moves(int argc, char **argv)
         "position), then prints the legal actions, one per line in src-dst form sorted\n"
         "by action index, or `result: black|white|draw (REASON)` when the game is over.\n"
         "History (R13, R14) accumulates over the given actions.\n";
-    const char *position;
-    int first = s_parse_opts(argc, argv, usage, &position);
-    if (first < 0)
-        return first == -1 ? 0 : 2;
+    position_opts o;
+    const char *words[argc];
+    size_t nw;
+    int rc = s_parse_position("moves", usage, argc, argv, &o, words, &nw);
+    if (rc >= 0)
+        return rc;
     const game_def *g = game_default();
     game_state s;
-    int rc = kz_setup(g, "moves", position, argc, argv, first, &s);
+    rc = kz_setup(g, "moves", o.position[0] ? o.position : NULL, (int)nw, (char **)words, 0, &s);
     if (rc)
         return rc;
     game_result r = g->result(&s);
@@ -150,13 +145,15 @@ int cmd_show(int argc, char **argv)
         "Plays the ACTIONs from P (default: the start position) and draws the board\n"
         "with its lines (R1), the pieces (b B black man/king, w W white), the side to\n"
         "move and, mid-sequence, the piece that must hop on (in brackets).\n";
-    const char *position;
-    int first = s_parse_opts(argc, argv, usage, &position);
-    if (first < 0)
-        return first == -1 ? 0 : 2;
+    position_opts o;
+    const char *words[argc];
+    size_t nw;
+    int rc = s_parse_position("show", usage, argc, argv, &o, words, &nw);
+    if (rc >= 0)
+        return rc;
     const game_def *g = game_default();
     game_state s;
-    int rc = kz_setup(g, "show", position, argc, argv, first, &s);
+    rc = kz_setup(g, "show", o.position[0] ? o.position : NULL, (int)nw, (char **)words, 0, &s);
     if (rc)
         return rc;
     g->render(&s, stdout);
@@ -174,32 +171,22 @@ int cmd_random_game(int argc, char **argv)
         "Plays a game of uniformly random legal actions and prints each action\n"
         "(`ply N: black 7-12`), then the result with its reason. --show draws the\n"
         "board after every turn. The same seed gives the same game.\n";
-    static const struct option opts[] = {
-        {"seed", required_argument, NULL, 's'},
-        {"show", no_argument, NULL, 'S'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    typedef struct {
+        long seed; /* the game's seed */
+        bool show; /* draw the board after every turn */
+    } random_opts;
+    static const config_option rows[] = {
+        {"seed", CONFIG_INT, "1", 0, 9007199254740991, offsetof(random_opts, seed),
+         "the game's seed: the same seed, the same game"},
+        {"show", CONFIG_BOOL, "false", 0, 0, offsetof(random_opts, show),
+         "draw the board after every turn"},
     };
-    long seed = 1;
-    int show = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            if (parse_long(optarg, 0, INT64_MAX, &seed) != 0)
-                return kz_usage_error("random-game: --seed must be a whole number >= 0, not '%s'",
-                                      optarg);
-            break;
-        case 'S': show = 1; break;
-        case 'h': fputs(usage, stdout); return 0;
-        default:
-            return kz_usage_error("random-game: unknown or incomplete option '%s'",
-                                  argv[optind - 1]);
-        }
-    }
-    if (optind != argc)
-        return kz_usage_error("random-game: unexpected argument '%s'", argv[optind]);
+    random_opts o;
+    int rc = kz_parse_args("random-game", usage, rows, 2, &o, argc, argv, NULL, 0, NULL);
+    if (rc >= 0)
+        return rc;
+    long seed = o.seed;
+    bool show = o.show;
     const game_def *g = game_default();
     rng_t rng;
     rng_seed(&rng, (uint64_t)seed);

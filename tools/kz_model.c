@@ -1,8 +1,8 @@
 /* kz model init | info | dump, kz eval: model files from the command line
  * (create, inspect, dump as JSON) and one position's evaluation. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,13 +29,6 @@ static const char *s_opt_name(int kind)
     return kind == MODEL_OPT_ADAM ? "adam" : kind == MODEL_OPT_SGD ? "sgd" : "none";
 }
 
-/* An unknown option or a missing argument: the one-line error. */
-static int s_bad_option(const char *cmd, char **argv)
-{
-    return kz_usage_error("%s: unknown or incomplete option '%s' (see kz %s --help)", cmd,
-                          argv[optind - 1], cmd);
-}
-
 /* --- kz model init ------------------------------------------------------------ */
 
 static int s_model_init(int argc, char **argv)
@@ -47,56 +40,44 @@ static int s_model_init(int argc, char **argv)
         "the seed) for the game's input and action shapes to OUT, atomically. Defaults\n"
         "are the specification's: 6 blocks of 64 filters, value head 64 wide, seed 1,\n"
         "version 0 (unversioned). An existing OUT is kept unless --force.\n";
-    static const struct option opts[] = {
-        {"blocks", required_argument, NULL, 'b'}, {"filters", required_argument, NULL, 'f'},
-        {"value-hidden", required_argument, NULL, 'v'}, {"seed", required_argument, NULL, 's'},
-        {"version", required_argument, NULL, 'V'}, {"force", no_argument, NULL, 'F'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    /* The architecture's rows keep model_arch_default's values unless given. */
+    typedef struct init_opts {
+        long blocks, filters, value_hidden; /* the architecture's */
+        long seed;                          /* of the weights */
+        long version;                       /* written into the file */
+        bool force;                         /* replace an existing OUT */
+    } init_opts;
+    static const config_option rows[] = {
+        {"blocks", CONFIG_INT, NULL, 0, 128, offsetof(init_opts, blocks), "residual blocks"},
+        {"filters", CONFIG_INT, NULL, 1, 1024, offsetof(init_opts, filters),
+         "filters of the stem and the tower"},
+        {"value_hidden", CONFIG_INT, NULL, 1, 4096, offsetof(init_opts, value_hidden),
+         "width of the value head's hidden layer"},
+        {"seed", CONFIG_INT, "1", 0, 9007199254740991, offsetof(init_opts, seed),
+         "seed of the random weights"},
+        {"version", CONFIG_INT, "0", 0, UINT32_MAX, offsetof(init_opts, version),
+         "model version written into the file (0 = unversioned)"},
+        {"force", CONFIG_BOOL, "false", 0, 0, offsetof(init_opts, force),
+         "replace an existing OUT"},
     };
     const game_def *g = game_default();
     model_arch a;
     model_arch_default(&a, g);
-    long seed = 1, version = 0, v;
-    bool force = false;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'b':
-            if (parse_long(optarg, 0, 128, &v))
-                return kz_usage_error("model init: --blocks must be 0..128, not '%s'", optarg);
-            a.blocks = (int)v;
-            break;
-        case 'f':
-            if (parse_long(optarg, 1, 1024, &v))
-                return kz_usage_error("model init: --filters must be 1..1024, not '%s'", optarg);
-            a.filters = (int)v;
-            break;
-        case 'v':
-            if (parse_long(optarg, 1, 4096, &v))
-                return kz_usage_error("model init: --value-hidden must be 1..4096, not '%s'",
-                                      optarg);
-            a.value_hidden = (int)v;
-            break;
-        case 's':
-            if (parse_long(optarg, 0, INT64_MAX, &seed))
-                return kz_usage_error("model init: --seed must be a whole number >= 0, not '%s'",
-                                      optarg);
-            break;
-        case 'V':
-            if (parse_long(optarg, 0, UINT32_MAX, &version))
-                return kz_usage_error("model init: --version must be 0..%u, not '%s'",
-                                      UINT32_MAX, optarg);
-            break;
-        case 'F': force = true; break;
-        case 'h': fputs(usage, stdout); return 0;
-        default: return s_bad_option("model init", argv);
-        }
-    }
-    if (argc - optind != 1)
+    init_opts o = {.blocks = a.blocks, .filters = a.filters, .value_hidden = a.value_hidden};
+    const char *words[argc];
+    size_t nw;
+    int prc = kz_parse_args("model init", usage, rows, sizeof rows / sizeof rows[0], &o, argc,
+                            argv, words, (size_t)argc, &nw);
+    if (prc >= 0)
+        return prc;
+    a.blocks = (int)o.blocks;
+    a.filters = (int)o.filters;
+    a.value_hidden = (int)o.value_hidden;
+    long seed = o.seed, version = o.version;
+    bool force = o.force;
+    if (nw != 1)
         return kz_usage_error("model init: give exactly one OUT file (see kz model init --help)");
-    const char *out = argv[optind];
+    const char *out = words[0];
     struct stat st;
     if (!force && stat(out, &st) == 0)
         return kz_usage_error("model init: '%s' exists; use --force to replace it", out);
@@ -139,20 +120,15 @@ static int s_model_info(int argc, char **argv)
         "Checks a model file (any game) and prints its game, architecture, parameter\n"
         "count, forward FLOPs per position, version, parent, training step, creation\n"
         "time, weights checksum and optimizer state (checkpoints).\n";
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(usage, stdout);
-            return 0;
-        }
-        return s_bad_option("model info", argv);
-    }
-    if (argc - optind != 1)
+    const char *words[argc];
+    size_t nw;
+    int prc = kz_parse_args("model info", usage, NULL, 0, NULL, argc, argv, words, (size_t)argc,
+                            &nw);
+    if (prc >= 0)
+        return prc;
+    if (nw != 1)
         return kz_usage_error("model info: give exactly one FILE (see kz model info --help)");
-    const char *path = argv[optind];
+    const char *path = words[0];
     model *m = NULL;
     int rc = s_load(path, NULL, &m);
     if (rc)
@@ -217,27 +193,25 @@ static int s_model_dump(int argc, char **argv)
         "metadata, checksum and every tensor's name, canonical (PyTorch) shape and\n"
         "values (row-major, %.9g: exact floats), then, for checkpoints, the optimizer\n"
         "state the same way. --no-data leaves out the values.\n";
-    static const struct option opts[] = {
-        {"no-data", no_argument, NULL, 'n'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    bool with_data = true;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if (c == 'n') {
-            with_data = false;
-            continue;
-        }
-        return s_bad_option("model dump", argv);
-    }
-    if (argc - optind != 1)
+    typedef struct dump_opts {
+        bool no_data; /* leave out the values */
+    } dump_opts;
+    static const config_option rows[] = {
+        {"no_data", CONFIG_BOOL, "false", 0, 0, offsetof(dump_opts, no_data),
+         "leave out the tensors' values"},
+    };
+    dump_opts o;
+    const char *words[argc];
+    size_t nw;
+    int prc = kz_parse_args("model dump", usage, rows, 1, &o, argc, argv, words, (size_t)argc,
+                            &nw);
+    if (prc >= 0)
+        return prc;
+    bool with_data = !o.no_data;
+    if (nw != 1)
         return kz_usage_error("model dump: give exactly one FILE (see kz model dump --help)");
     model *m = NULL;
-    int rc = s_load(argv[optind], NULL, &m);
+    int rc = s_load(words[0], NULL, &m);
     if (rc)
         return rc;
     const model_arch *a = model_get_arch(m);
@@ -354,38 +328,34 @@ int cmd_eval(int argc, char **argv)
         "model: the value for the player to move (-1..1) and the policy over the legal\n"
         "actions (softmax of the logits over them), best first. --json prints one JSON\n"
         "object instead. --threads sets OpenBLAS's threads (default 1).\n";
-    static const struct option opts[] = {
-        {"position", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
-        {"threads", required_argument, NULL, 't'},  {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    typedef struct eval_opts {
+        char position[CONFIG_STR_MAX]; /* R20, "" = the start */
+        bool json;                     /* one JSON object */
+        long threads;                  /* OpenBLAS threads */
+    } eval_opts;
+    static const config_option rows[] = {
+        {"position", CONFIG_STRING, "", 0, 0, offsetof(eval_opts, position),
+         "start from this position (R20), not the initial one"},
+        {"json", CONFIG_BOOL, "false", 0, 0, offsetof(eval_opts, json), "print one JSON object"},
+        {"threads", CONFIG_INT, "1", 1, 64, offsetof(eval_opts, threads), "OpenBLAS threads"},
     };
-    const char *position = NULL;
-    bool json = false;
-    long threads = 1;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'p': position = optarg; break;
-        case 'j': json = true; break;
-        case 't':
-            if (parse_long(optarg, 1, 64, &threads))
-                return kz_usage_error("eval: --threads must be 1..64, not '%s'", optarg);
-            break;
-        case 'h': fputs(usage, stdout); return 0;
-        default: return s_bad_option("eval", argv);
-        }
-    }
-    if (argc - optind < 1)
+    eval_opts o;
+    const char *words[argc];
+    size_t nw;
+    int rc = kz_parse_args("eval", usage, rows, 3, &o, argc, argv, words, (size_t)argc, &nw);
+    if (rc >= 0)
+        return rc;
+    bool json = o.json;
+    long threads = o.threads;
+    if (nw < 1)
         return kz_usage_error("eval: give a MODEL file (see kz eval --help)");
     const game_def *g = game_default();
     game_state s;
-    int rc = kz_setup(g, "eval", position, argc, argv, optind + 1, &s);
+    rc = kz_setup(g, "eval", o.position[0] ? o.position : NULL, (int)nw, (char **)words, 1, &s);
     if (rc)
         return rc;
     model *m = NULL;
-    if ((rc = s_load(argv[optind], g, &m)) != 0)
+    if ((rc = s_load(words[0], g, &m)) != 0)
         return rc;
     model_set_threads((int)threads);
     model_eval *e = model_eval_new(m, 1);
