@@ -183,16 +183,53 @@ void model_optim_write(model *m, int s, int i, const float *in);
 
 typedef struct model_eval model_eval;
 
+/* Arithmetic of an evaluator. */
+typedef enum model_precision {
+    MODEL_FP32 = 0, /* fp32 products and sums */
+    MODEL_BF16 = 1, /* the stem's and tower's products in bf16 (inputs and weights rounded to
+                     * 8 significant bits), sums and the heads in fp32: AVX512_BF16 */
+} model_precision;
+
+/* Which code runs the convolutions. */
+typedef enum model_kernels {
+    MODEL_KERNELS_AUTO = 0, /* our AVX-512 kernels (kernel.h) where the CPU has them, else BLAS */
+    MODEL_KERNELS_BLAS = 1, /* OpenBLAS sgemm on im2col (fp32 only) */
+} model_kernels;
+
+/* How an evaluator computes (model_eval_config_default gives the defaults). */
+typedef struct model_eval_config {
+    int precision; /* enum model_precision [model_set_precision's, else FP32] */
+    int kernels;   /* enum model_kernels [AUTO] */
+} model_eval_config;
+
+/* The process-wide default config of model_eval_new. */
+void model_eval_config_default(model_eval_config *c);
+/* Sets the default precision of evaluators made afterwards (like
+ * model_set_threads: call it at start-up). 0, or KZ_EINVAL for an unknown one. */
+int model_set_precision(int p);
+/* "fp32" or "bf16" -> *p: 0, or KZ_EINVAL (*p unchanged). */
+int model_precision_parse(const char *s, int *p);
+const char *model_precision_name(int p);
+
 /* An evaluator for batches of up to max_batch positions, with batch norm
  * folded. It copies the weights it needs: the model may change or be
  * destroyed afterwards. NULL when max_batch < 1 or out of memory. Caller owns
  * the result; one evaluator per thread.
+ * Kernels: with MODEL_KERNELS_AUTO on a CPU with AVX-512 the convolutions
+ * run on kernel.h's kernels (no im2col; off-board taps skipped; bias, skip
+ * and ReLU fused), in bf16 when asked for and the CPU has AVX512_BF16 (else
+ * in fp32); otherwise on OpenBLAS in fp32, whatever the precision asked for.
+ * model_eval_path says which.
  * Threads: with a thread count n > 1 in effect (model_set_threads), the
  * evaluator starts n - 1 helper threads and splits each batch's tower among
- * them and the caller, each running sgemm single-threaded: while any such
- * run is under way OpenBLAS's own count is 1, restored after the last one
- * (other threads' OpenBLAS calls run single-threaded meanwhile). */
+ * them and the caller. On the OpenBLAS path each runs sgemm single-threaded:
+ * while any such run is under way OpenBLAS's own count is 1, restored after
+ * the last one (other threads' OpenBLAS calls run single-threaded meanwhile). */
+model_eval *model_eval_new_config(const model *m, int max_batch, const model_eval_config *c);
+/* model_eval_new_config with the process-wide default config. */
 model_eval *model_eval_new(const model *m, int max_batch);
+/* What runs the convolutions: "avx512-fp32", "avx512-bf16" or "openblas-fp32". */
+const char *model_eval_path(const model_eval *e);
 /* Stops the helper threads and frees *e (NULL-safe); sets *e to NULL. */
 void model_eval_destroy(model_eval **e);
 int model_eval_max_batch(const model_eval *e);

@@ -1,9 +1,12 @@
 /* model_eval: fast batched inference (model_eval_*, declared in model.h):
- * batch norm folded into the convolutions when the evaluator is made, each
- * 3x3 convolution one sgemm over a cache-sized chunk of positions, the
- * epilogues writing straight into the next layer's im2col buffer, and the
- * chunks of a batch shared among helper threads (lanes). Allocates nothing
- * in model_eval_run. */
+ * batch norm folded into the convolutions when the evaluator is made, and
+ * the chunks of a batch shared among helper threads (lanes). Two paths:
+ *   - kernels (kernel.h, AVX-512 fp32 or bf16): every layer one kernel run
+ *     over a cache-sized chunk of positions in NHWC rows, with bias, skip and
+ *     ReLU in its epilogue;
+ *   - OpenBLAS (the fallback): each 3x3 convolution one sgemm over a chunk's
+ *     im2col, the epilogues writing straight into the next layer's im2col.
+ * Allocates nothing in model_eval_run. */
 #include "model.h"
 
 #include <assert.h>
@@ -13,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel.h"
 #include "layer.h"
 #include "model_internal.h"
 #include "util.h"
@@ -24,6 +28,18 @@
 #ifndef EVAL_CHUNK_BYTES
 #define EVAL_CHUNK_BYTES (256u * 1024u)
 #endif
+/* The same for the kernels: bytes of a chunk's activations (the rows each
+ * layer reads and writes), which with one layer's weights stay in L2. */
+#ifndef EVAL_KERNEL_CHUNK_BYTES
+#define EVAL_KERNEL_CHUNK_BYTES (512u * 1024u)
+#endif
+
+/* What runs the convolutions (model_eval_path). */
+enum { s_PATH_BLAS = 0, s_PATH_F32 = 1, s_PATH_BF16 = 2 };
+static const char *const s_path_names[] = {"openblas-fp32", "avx512-fp32", "avx512-bf16"};
+
+/* The process-wide default precision (model_set_precision). */
+static int s_precision = MODEL_FP32;
 
 /* --- The evaluator ------------------------------------------------------------- */
 
@@ -34,6 +50,11 @@ typedef struct s_lane {
     float *colp;     /* (chunk*HW, 9F) im2col of a block's input; its centre taps are the input */
     float *colq;     /* (chunk*HW, 9F) im2col of a block's middle activation */
     float *out;      /* (chunk*HW, max(F, Pf+Vf)) GEMM output */
+    void *xin;       /* kernels: (chunk*HW, C) fp32 or (chunk*HW, Cp) bf16 input rows */
+    float *X, *T;    /* kernels: (chunk*HW, F) a block's input (the residual stream) and
+                      * its middle activation (fp32 only) */
+    uint16_t *Xb, *Tb; /* kernels, bf16: (chunk*HW, F) bf16 copies the convolutions read */
+    float *hout;     /* kernels: (chunk*HW, Pf+Vf) the heads' 1x1 convolutions */
     int b0, b1;      /* this run's positions [b0, b1) */
     int chunk;       /* this run's positions per chunk */
     pthread_t thread;/* helper lanes only */
@@ -41,6 +62,7 @@ typedef struct s_lane {
 } s_lane;
 
 struct model_eval {
+    int path;        /* s_PATH_*: what runs the convolutions */
     int max_batch;   /* most positions per run */
     int chunk;       /* most positions per chunk of the tower */
     int C, HW, F;    /* input planes, board points, filters */
@@ -59,6 +81,12 @@ struct model_eval {
     float *vhid;     /* (max_batch, Vh) value hidden layer */
     int *nscat;      /* (HW) im2col slots each board point feeds */
     int *scat;       /* (HW, 9) those slots: row q*9 + tap, the centre tap first */
+    kernel_board *b3, *b1, *bl; /* kernels: the 3x3 board, the pointwise one, a 1x1 one */
+    kernel_conv kstem;   /* kernels: the stem (bf16 on the bf16 path) */
+    kernel_conv *ktower; /* kernels: (2*blocks) the tower's convolutions (likewise) */
+    kernel_conv khead;   /* kernels: both heads' 1x1 convs (fp32) */
+    kernel_conv kpol;    /* kernels: the policy linear (fp32) */
+    kernel_conv kval;    /* kernels: the value head's first linear (fp32) */
     int lanes;       /* threads working on a batch (lane 0 is the caller) */
     s_lane *lane;    /* (lanes) */
     const float *x;  /* this run's input */
@@ -131,7 +159,23 @@ void model_eval_destroy(model_eval **pe)
         free(l->colp);
         free(l->colq);
         free(l->out);
+        free(l->xin);
+        free(l->X);
+        free(l->T);
+        free(l->Xb);
+        free(l->Tb);
+        free(l->hout);
     }
+    kernel_board_destroy(&e->b3);
+    kernel_board_destroy(&e->b1);
+    kernel_board_destroy(&e->bl);
+    kernel_conv_free(&e->kstem);
+    for (int i = 0; e->ktower && i < 2 * e->blocks; i++)
+        kernel_conv_free(&e->ktower[i]);
+    free(e->ktower);
+    kernel_conv_free(&e->khead);
+    kernel_conv_free(&e->kpol);
+    kernel_conv_free(&e->kval);
     if (e->sync) {
         pthread_mutex_destroy(&e->mu);
         pthread_cond_destroy(&e->go);
@@ -148,7 +192,80 @@ void model_eval_destroy(model_eval **pe)
     *pe = NULL;
 }
 
+void model_eval_config_default(model_eval_config *c)
+{
+    c->precision = s_precision;
+    c->kernels = MODEL_KERNELS_AUTO;
+}
+
+int model_set_precision(int p)
+{
+    if (p != MODEL_FP32 && p != MODEL_BF16)
+        return KZ_EINVAL;
+    s_precision = p;
+    return 0;
+}
+
+int model_precision_parse(const char *s, int *p)
+{
+    if (!strcmp(s, "fp32"))
+        *p = MODEL_FP32;
+    else if (!strcmp(s, "bf16"))
+        *p = MODEL_BF16;
+    else
+        return KZ_EINVAL;
+    return 0;
+}
+
+const char *model_precision_name(int p) { return p == MODEL_BF16 ? "bf16" : "fp32"; }
+
+const char *model_eval_path(const model_eval *e) { return s_path_names[e->path]; }
+
 model_eval *model_eval_new(const model *m, int max_batch)
+{
+    model_eval_config c;
+    model_eval_config_default(&c);
+    return model_eval_new_config(m, max_batch, &c);
+}
+
+/* The path for config c on this CPU: bf16 needs an even F (pairs of channels). */
+static int s_path(const model_eval_config *c, int F)
+{
+    if (c->kernels == MODEL_KERNELS_BLAS || !kernel_cpu_has(KERNEL_AVX512))
+        return s_PATH_BLAS;
+    if (c->precision == MODEL_BF16 && kernel_cpu_has(KERNEL_BF16) && F % 2 == 0)
+        return s_PATH_BF16;
+    return s_PATH_F32;
+}
+
+/* The kernel path's packed weights, from the folded fp32 ones; frees the
+ * folded tower and stem, which only the BLAS path reads. 0 or KZ_ENOMEM. */
+static int s_pack(model_eval *e, int H, int W)
+{
+    bool bf = e->path == s_PATH_BF16;
+    int C = e->C, HW = e->HW, F = e->F, P = e->Pf + e->Vf;
+    size_t K = (size_t)9 * F;
+    e->b3 = kernel_board_new(H, W, 9);
+    e->b1 = kernel_board_new(H, W, 1);
+    e->bl = kernel_board_new(1, 1, 1);
+    e->ktower = calloc((size_t)2 * e->blocks + 1, sizeof *e->ktower);
+    if (!e->b3 || !e->b1 || !e->bl || !e->ktower)
+        return KZ_ENOMEM;
+    int rc = kernel_conv_init(&e->kstem, e->w0, e->b0, 9, C, F, bf);
+    for (int i = 0; i < 2 * e->blocks && !rc; i++)
+        rc = kernel_conv_init(&e->ktower[i], e->wt + i * K * F, e->bt + (size_t)i * F, 9, F, F, bf);
+    if (!rc)
+        rc = kernel_conv_init(&e->khead, e->wh, e->bh, 1, F, P, false);
+    if (!rc)
+        rc = kernel_conv_init(&e->kpol, e->wp, e->bp, 1, e->Pf * HW, e->A, false);
+    if (!rc)
+        rc = kernel_conv_init(&e->kval, e->wv1, e->bv1, 1, e->Vf * HW, e->Vh, false);
+    free(e->w0), free(e->wt);
+    e->w0 = e->wt = NULL;
+    return rc;
+}
+
+model_eval *model_eval_new_config(const model *m, int max_batch, const model_eval_config *cfg)
 {
     if (max_batch < 1)
         return NULL;
@@ -158,6 +275,7 @@ model_eval *model_eval_new(const model *m, int max_batch)
         return NULL;
     int C = a->in_planes, H = a->height, W = a->width, HW = H * W, F = a->filters;
     int nb = a->blocks, Pf = a->policy_filters, Vf = a->value_filters, Vh = a->value_hidden;
+    e->path = s_path(cfg, F);
     e->max_batch = max_batch;
     e->C = C;
     e->HW = HW;
@@ -167,8 +285,12 @@ model_eval *model_eval_new(const model *m, int max_batch)
     e->Vf = Vf;
     e->Vh = Vh;
     e->A = a->actions;
-    size_t per = (size_t)HW * 9 * F * sizeof(float);
-    size_t chunk = EVAL_CHUNK_BYTES / per;
+    size_t per = (size_t)HW * 9 * F * sizeof(float), budget = EVAL_CHUNK_BYTES;
+    if (e->path != s_PATH_BLAS) {
+        per = (size_t)HW * F * (e->path == s_PATH_BF16 ? 4 + 2 + 2 : 4 + 4);
+        budget = EVAL_KERNEL_CHUNK_BYTES;
+    }
+    size_t chunk = budget / per;
     chunk = chunk < 1 ? 1 : chunk;
     e->chunk = chunk > (size_t)max_batch ? max_batch : (int)chunk;
     int threads = model_threads();
@@ -199,11 +321,27 @@ model_eval *model_eval_new(const model *m, int max_batch)
     for (int i = 0; i < e->lanes; i++) {
         s_lane *l = &e->lane[i];
         l->e = e;
-        l->col0 = model_alloc_floats(rows * 9 * C, true);
-        l->colp = model_alloc_floats(rows * K, true);
-        l->colq = model_alloc_floats(rows * K, true);
-        l->out = model_alloc_floats(rows * ((size_t)F > P ? (size_t)F : P), false);
-        if (!l->col0 || !l->colp || !l->colq || !l->out)
+        if (e->path == s_PATH_BLAS) {
+            l->col0 = model_alloc_floats(rows * 9 * C, true);
+            l->colp = model_alloc_floats(rows * K, true);
+            l->colq = model_alloc_floats(rows * K, true);
+            l->out = model_alloc_floats(rows * ((size_t)F > P ? (size_t)F : P), false);
+            if (!l->col0 || !l->colp || !l->colq || !l->out)
+                goto fail;
+            continue;
+        }
+        /* Kernels: the bf16 input rows have an even channel count, the odd
+         * one zero (allocated zeroed, never written). */
+        size_t Cp = (size_t)(C + 1) / 2 * 2;
+        l->xin = model_alloc_floats(rows * Cp, true);
+        l->X = model_alloc_floats(rows * F, false);
+        l->hout = model_alloc_floats(rows * P, false);
+        if (!l->xin || !l->X || !l->hout)
+            goto fail;
+        if (e->path == s_PATH_F32 && !(l->T = model_alloc_floats(rows * F, false)))
+            goto fail;
+        if (e->path == s_PATH_BF16 && (!(l->Xb = (uint16_t *)model_alloc_floats(rows * F / 2, false)) ||
+                                       !(l->Tb = (uint16_t *)model_alloc_floats(rows * F / 2, false))))
             goto fail;
     }
     /* Step 1. Fold batch norm into every convolution. */
@@ -218,6 +356,8 @@ model_eval *model_eval_new(const model *m, int max_batch)
     memcpy(e->bv1, model_tdata(m, m->vfc1.b), (size_t)Vh * sizeof(float));
     memcpy(e->wv2, model_tdata(m, m->vfc2.w), (size_t)Vh * sizeof(float));
     e->bv2 = model_tdata(m, m->vfc2.b)[0];
+    if (e->path != s_PATH_BLAS && s_pack(e, H, W) != 0)
+        goto fail;
     /* Step 2. The scatter table: board point p is tap t of output point
      * q = p - offset(t) whenever q is on the board. */
     for (int y = 0; y < H; y++)
@@ -335,10 +475,79 @@ static void s_blas_single(bool on)
     pthread_mutex_unlock(&s_blas_mu);
 }
 
+/* The heads' 1x1 convs' output rows (nc*HW, Pf+Vf), bias and ReLU applied
+ * (added when add_bias), flattened into pfeat and vfeat as (c, y, x) from
+ * position b0 on. */
+static void s_heads_flatten(const model_eval *e, const float *out, bool add_bias, int b0, int nc)
+{
+    int HW = e->HW, Pf = e->Pf, Vf = e->Vf, P = Pf + Vf;
+    for (int b = 0; b < nc; b++) {
+        float *pf = e->pfeat + (size_t)(b0 + b) * Pf * HW;
+        float *vf = e->vfeat + (size_t)(b0 + b) * Vf * HW;
+        for (int p = 0; p < HW; p++) {
+            const float *o = out + ((size_t)b * HW + p) * P;
+            for (int c = 0; c < Pf; c++) {
+                float v = o[c] + (add_bias ? e->bh[c] : 0.0f);
+                pf[c * HW + p] = v > 0.0f ? v : 0.0f;
+            }
+            for (int c = 0; c < Vf; c++) {
+                float v = o[Pf + c] + (add_bias ? e->bh[Pf + c] : 0.0f);
+                vf[c * HW + p] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+}
+
+/* The kernel path of a lane: per chunk the input planes to rows, the stem,
+ * the tower (X -> T -> X, the skip read from X as the second conv overwrites
+ * it) and the heads' 1x1 convs, each one kernel run. bf16: the convolutions
+ * read bf16 rows (Xb, Tb) and the residual stream X stays fp32. */
+static void s_lane_run_kern(s_lane *l)
+{
+    model_eval *e = l->e;
+    bool bf = e->path == s_PATH_BF16;
+    int C = e->C, HW = e->HW, Cx = bf ? e->kstem.Cp : C;
+    for (int b0 = l->b0; b0 < l->b1; b0 += l->chunk) {
+        int nc = l->b1 - b0 < l->chunk ? l->b1 - b0 : l->chunk;
+        /* Step 1. Planes (nc, C, HW) to rows (nc*HW, Cx). */
+        const float *x = e->x + (size_t)b0 * C * HW;
+        for (int b = 0; b < nc; b++)
+            for (int c = 0; c < C; c++)
+                for (int p = 0; p < HW; p++) {
+                    size_t i = ((size_t)b * HW + p) * Cx + c;
+                    float v = x[((size_t)b * C + c) * HW + p];
+                    if (bf)
+                        ((uint16_t *)l->xin)[i] = kernel_bf16_from_f32(v);
+                    else
+                        ((float *)l->xin)[i] = v;
+                }
+        /* Step 2. Stem and tower. */
+        kernel_io io = {.in = l->xin, .inb = l->xin, .out = l->X, .outb = l->Xb, .N = nc,
+                        .relu = true};
+        kernel_conv_run(&e->kstem, e->b3, &io);
+        for (int i = 0; i < e->blocks; i++) {
+            io = (kernel_io){.in = l->X, .inb = l->Xb, .out = bf ? NULL : l->T, .outb = l->Tb,
+                             .N = nc, .relu = true};
+            kernel_conv_run(&e->ktower[2 * i], e->b3, &io);
+            io = (kernel_io){.in = l->T, .inb = l->Tb, .skip = l->X, .out = l->X,
+                             .outb = i + 1 < e->blocks ? l->Xb : NULL, .N = nc, .relu = true};
+            kernel_conv_run(&e->ktower[2 * i + 1], e->b3, &io);
+        }
+        /* Step 3. The heads' 1x1 convs (fp32), bias and ReLU in the kernel. */
+        io = (kernel_io){.in = l->X, .out = l->hout, .N = nc, .relu = true};
+        kernel_conv_run(&e->khead, e->b1, &io);
+        s_heads_flatten(e, l->hout, false, b0, nc);
+    }
+}
+
 /* One lane's positions [b0, b1): the tower and the heads' 1x1 convs, chunk
  * by chunk, into pfeat and vfeat. */
 static void s_lane_run(s_lane *l)
 {
+    if (l->e->path != s_PATH_BLAS) {
+        s_lane_run_kern(l);
+        return;
+    }
     model_eval *e = l->e;
     int C = e->C, HW = e->HW, F = e->F, K = 9 * F, Pf = e->Pf, Vf = e->Vf, P = Pf + Vf;
     for (int b0 = l->b0; b0 < l->b1; b0 += l->chunk) {
@@ -361,21 +570,7 @@ static void s_lane_run(s_lane *l)
         /* Step 3. Both heads' 1x1 convs in one GEMM over the centre taps. */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, P, F, 1.0f, l->colp + 4 * F, K,
                     e->wh, P, 0.0f, l->out, P);
-        for (int b = 0; b < nc; b++) {
-            float *pf = e->pfeat + (size_t)(b0 + b) * Pf * HW;
-            float *vf = e->vfeat + (size_t)(b0 + b) * Vf * HW;
-            for (int p = 0; p < HW; p++) {
-                const float *o = l->out + ((size_t)b * HW + p) * P;
-                for (int c = 0; c < Pf; c++) {
-                    float v = o[c] + e->bh[c];
-                    pf[c * HW + p] = v > 0.0f ? v : 0.0f;
-                }
-                for (int c = 0; c < Vf; c++) {
-                    float v = o[Pf + c] + e->bh[Pf + c];
-                    vf[c * HW + p] = v > 0.0f ? v : 0.0f;
-                }
-            }
-        }
+        s_heads_flatten(e, l->out, true, b0, nc);
     }
 }
 
@@ -396,9 +591,11 @@ void model_eval_run(model_eval *e, const float *x, int B, float *logits, float *
         l->b1 = (int)((long)chunks * (i + 1) / used) * chunk;
         l->b1 = l->b1 < B ? l->b1 : B;
     }
+    bool blas = e->path == s_PATH_BLAS;
     if (used > 1) {
         /* Each lane's sgemm calls run in its own thread, single-threaded. */
-        s_blas_single(true);
+        if (blas)
+            s_blas_single(true);
         pthread_mutex_lock(&e->mu);
         e->pending = e->lanes - 1; /* every helper wakes; the unused ones idle */
         e->gen++;
@@ -411,20 +608,28 @@ void model_eval_run(model_eval *e, const float *x, int B, float *logits, float *
         while (e->pending > 0)
             pthread_cond_wait(&e->done, &e->mu);
         pthread_mutex_unlock(&e->mu);
-        s_blas_single(false);
+        if (blas)
+            s_blas_single(false);
     } else {
         s_lane_run(&e->lane[0]);
     }
     /* Step 2. The heads' linear layers over the whole batch. */
     int A = e->A, Vh = e->Vh;
-    for (int b = 0; b < B; b++)
-        memcpy(logits + (size_t)b * A, e->bp, (size_t)A * sizeof *logits);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, A, Pf * HW, 1.0f, e->pfeat, Pf * HW,
-                e->wp, A, 1.0f, logits, A);
-    for (int b = 0; b < B; b++)
-        memcpy(e->vhid + (size_t)b * Vh, e->bv1, (size_t)Vh * sizeof *e->vhid);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, Vh, Vf * HW, 1.0f, e->vfeat,
-                Vf * HW, e->wv1, Vh, 1.0f, e->vhid, Vh);
+    if (!blas) {
+        kernel_io io = {.in = e->pfeat, .out = logits, .N = B};
+        kernel_conv_run(&e->kpol, e->bl, &io);
+        io = (kernel_io){.in = e->vfeat, .out = e->vhid, .N = B, .relu = true};
+        kernel_conv_run(&e->kval, e->bl, &io);
+    } else {
+        for (int b = 0; b < B; b++)
+            memcpy(logits + (size_t)b * A, e->bp, (size_t)A * sizeof *logits);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, A, Pf * HW, 1.0f, e->pfeat,
+                    Pf * HW, e->wp, A, 1.0f, logits, A);
+        for (int b = 0; b < B; b++)
+            memcpy(e->vhid + (size_t)b * Vh, e->bv1, (size_t)Vh * sizeof *e->vhid);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, Vh, Vf * HW, 1.0f, e->vfeat,
+                    Vf * HW, e->wv1, Vh, 1.0f, e->vhid, Vh);
+    }
     for (int b = 0; b < B; b++) {
         const float *h = e->vhid + (size_t)b * Vh;
         float acc = e->bv2;

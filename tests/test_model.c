@@ -4,10 +4,12 @@
  * and the helpers (masked softmax, mirror augmentation). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "game.h"
+#include "kernel.h"
 #include "model.h"
 #include "util.h"
 
@@ -66,15 +68,15 @@ static float *s_planes(const model_arch *a, int B, uint64_t seed)
     return x;
 }
 
-/* Evaluates B positions with a fresh evaluator (max_batch mb) and with the
- * reference; asserts they agree. */
-static void s_check_eval(const model *m, const float *x, int B, int mb)
+/* s_check_eval on one config. */
+static void s_check_eval_config(const model *m, const float *x, int B, int mb,
+                                const model_eval_config *c)
 {
     const model_arch *a = model_get_arch(m);
     int A = a->actions;
     float *l1 = malloc((size_t)B * A * sizeof *l1), *l2 = malloc((size_t)B * A * sizeof *l2);
     float *v1 = malloc((size_t)B * sizeof *v1), *v2 = malloc((size_t)B * sizeof *v2);
-    model_eval *e = model_eval_new(m, mb);
+    model_eval *e = model_eval_new_config(m, mb, c);
     cr_assert_not_null(e);
     cr_assert_eq(model_eval_max_batch(e), mb);
     model_eval_run(e, x, B, l1, v1);
@@ -95,6 +97,18 @@ static void s_check_eval(const model *m, const float *x, int B, int mb)
     model_eval_destroy(&e);
     cr_assert_null(e);
     free(l1), free(l2), free(v1), free(v2);
+}
+
+/* Evaluates B positions with a fresh evaluator (max_batch mb) on the
+ * OpenBLAS path and on the kernels (when the CPU has them: otherwise the
+ * same path again), and with the reference; asserts they agree. */
+static void s_check_eval(const model *m, const float *x, int B, int mb)
+{
+    for (int k = 0; k < 2; k++) {
+        model_eval_config c = {.precision = MODEL_FP32,
+                               .kernels = k ? MODEL_KERNELS_AUTO : MODEL_KERNELS_BLAS};
+        s_check_eval_config(m, x, B, mb, &c);
+    }
 }
 
 Test(model, default_arch_is_the_specification)
@@ -276,7 +290,7 @@ Test(model, eval_runs_other_shapes)
     struct {
         model_arch a;
         int B;
-    } cases[6];
+    } cases[8];
     cases[0].a = s_arch("khreibaga10", 7, 5, 5, 625, 10, 64); /* seed 001 */
     cases[0].B = 2;
     cases[1].a = s_arch("draughts4", 7, 5, 5, 625, 4, 64); /* seed 003: 4x64, Vh 32 */
@@ -294,7 +308,11 @@ Test(model, eval_runs_other_shapes)
     cases[4].B = 3;
     cases[5].a = s_arch("chunks", 7, 5, 5, 625, 2, 16); /* many chunks, a partial one */
     cases[5].B = 70;
-    for (int k = 0; k < 6; k++) {
+    cases[6].a = s_arch("wide", 7, 5, 5, 625, 1, 128); /* the kernels' chunks: 3 of them */
+    cases[6].B = 45;
+    cases[7].a = s_arch("oddf", 7, 5, 5, 625, 1, 33); /* an odd F: bf16 falls back to fp32 */
+    cases[7].B = 2;
+    for (int k = 0; k < 8; k++) {
         model *m = model_new(&cases[k].a, 20 + k);
         cr_assert_not_null(m, "case %d", k);
         s_randomize_bn(m, 4 + k);
@@ -458,5 +476,107 @@ Test(model, eval_with_helper_threads_equals_reference)
     model_eval_destroy(&e1);
     model_eval_destroy(&e2);
     free(l1), free(l2), free(x);
+    model_destroy(&m);
+}
+
+/* Logits and values of B positions from an evaluator of config c. */
+static void s_run_config(const model *m, const float *x, int B, int precision, int kernels,
+                         float *logits, float *values, const char *path)
+{
+    model_eval_config c = {.precision = precision, .kernels = kernels};
+    model_eval *e = model_eval_new_config(m, B, &c);
+    cr_assert_not_null(e);
+    cr_assert_str_eq(model_eval_path(e), path);
+    model_eval_run(e, x, B, logits, values);
+    model_eval_destroy(&e);
+}
+
+Test(model, kernels_equal_the_blas_path)
+{
+    /* fp32: the kernels sum in another order than sgemm on im2col (and skip
+     * the off-board taps, whose products are zero), so the outputs differ
+     * by rounding only: logits within 1e-5 of their scale (the largest
+     * |logit|, at least 1), values within 1e-5, on the spec network, the
+     * cluster's 4x32 and an odd one. */
+    if (!kernel_cpu_has(KERNEL_AVX512)) {
+        fprintf(stderr, "test_model kernels_equal_the_blas_path: skipped (no AVX-512)\n");
+        return;
+    }
+    model_arch cases[3];
+    model_arch_default(&cases[0], game_default());
+    cases[1] = cases[0];
+    cases[1].blocks = 4;
+    cases[1].filters = 32;
+    cases[2] = s_arch("odd", 3, 3, 4, 17, 2, 24);
+    cases[2].policy_filters = 3;
+    for (int k = 0; k < 3; k++) {
+        model *m = model_new(&cases[k], 40 + k);
+        s_randomize_bn(m, 50 + k);
+        int B = 37, A = cases[k].actions;
+        float *x = s_planes(&cases[k], B, 60 + k);
+        float *l1 = malloc((size_t)B * A * sizeof *l1), *l2 = malloc((size_t)B * A * sizeof *l2);
+        float v1[37], v2[37];
+        s_run_config(m, x, B, MODEL_FP32, MODEL_KERNELS_BLAS, l1, v1, "openblas-fp32");
+        s_run_config(m, x, B, MODEL_FP32, MODEL_KERNELS_AUTO, l2, v2, "avx512-fp32");
+        double scale = 1, worst = 0;
+        for (int i = 0; i < B * A; i++)
+            scale = fabs(l1[i]) > scale ? fabs(l1[i]) : scale;
+        for (int i = 0; i < B * A; i++) {
+            double d = fabs(l1[i] - l2[i]);
+            worst = d > worst ? d : worst;
+            cr_assert(d <= 1e-5 * scale, "case %d logit %d: %.8g vs %.8g (scale %.3g)", k, i,
+                      (double)l1[i], (double)l2[i], scale);
+        }
+        cr_log_info("case %d: logits differ by up to %.2g of their scale %.3g", k, worst / scale,
+                    scale);
+        for (int b = 0; b < B; b++)
+            cr_assert(fabs(v1[b] - v2[b]) <= 1e-5, "case %d value %d", k, b);
+        free(x), free(l1), free(l2);
+        model_destroy(&m);
+    }
+}
+
+Test(model, bf16_evaluator_is_close_to_the_reference)
+{
+    /* bf16 rounds every convolution's inputs and weights to 8 significant
+     * bits (kernel.h bounds each layer); over 13 layers the errors compound,
+     * so this holds the network to a loose check: logits within 2^-4 of
+     * their scale, values within 0.1, and the same most likely action on
+     * most positions. Whether bf16 plays as well is the paired match's
+     * question (docs/players.md). */
+    if (!kernel_cpu_has(KERNEL_BF16)) {
+        fprintf(stderr, "test_model bf16_evaluator_is_close_to_the_reference: skipped (no "
+                        "AVX512_BF16)\n");
+        return;
+    }
+    model_arch a;
+    model_arch_default(&a, game_default());
+    model *m = model_new(&a, 44);
+    s_randomize_bn(m, 45);
+    int B = 16, A = a.actions, same = 0;
+    float *x = s_planes(&a, B, 46);
+    float *l1 = malloc((size_t)B * A * sizeof *l1), *l2 = malloc((size_t)B * A * sizeof *l2);
+    float v1[16], v2[16];
+    model_forward_reference(m, x, B, l1, v1);
+    s_run_config(m, x, B, MODEL_BF16, MODEL_KERNELS_AUTO, l2, v2, "avx512-bf16");
+    double scale = 1;
+    for (int i = 0; i < B * A; i++)
+        scale = fabs(l1[i]) > scale ? fabs(l1[i]) : scale;
+    for (int i = 0; i < B * A; i++)
+        cr_assert(fabs(l1[i] - l2[i]) <= scale / 16, "logit %d: %.6g vs %.6g", i, (double)l1[i],
+                  (double)l2[i]);
+    for (int b = 0; b < B; b++) {
+        cr_assert(fabs(v1[b] - v2[b]) <= 0.1, "value %d: %.6g vs %.6g", b, (double)v1[b],
+                  (double)v2[b]);
+        int i1 = 0, i2 = 0;
+        for (int i = 1; i < A; i++) {
+            i1 = l1[b * A + i] > l1[b * A + i1] ? i : i1;
+            i2 = l2[b * A + i] > l2[b * A + i2] ? i : i2;
+        }
+        same += i1 == i2;
+    }
+    cr_assert(same >= B * 3 / 4, "the same best action on %d of %d positions", same, B);
+    cr_log_info("bf16: the same best action as fp32 on %d of %d positions", same, B);
+    free(x), free(l1), free(l2);
     model_destroy(&m);
 }
