@@ -2,9 +2,9 @@
  * SPRT of common/match.h), one decision looked at closely, and a person
  * against the engine in the terminal. */
 #include <ctype.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,72 +159,54 @@ int cmd_match(int argc, char **argv)
         "the score with its interval from the pair variance, its Elo, and with --sprt the\n"
         "pentanomial LLR): pairs cancel most of the colour's and the opening's advantage.\n"
         "The same --seed (default 1) replays the same match.\n\n";
-    static const struct option opts[] = {
-        {"games", required_argument, NULL, 'n'},
-        {"openings", required_argument, NULL, 'k'},
-        {"opening-turns", required_argument, NULL, 't'},
-        {"seed", required_argument, NULL, 's'},
-        {"sprt", required_argument, NULL, 'S'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     match_config cfg;
     match_config_default(&cfg);
-    bool quiet = false;
-    long v;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'n':
-            if (parse_long(optarg, 1, 10000000, &v) != 0)
-                return kz_usage_error("match: --games must be a whole number 1..10000000, not '%s'",
-                                      optarg);
-            cfg.games = (int)v;
-            break;
-        case 'k':
-            if (parse_long(optarg, 1, MATCH_MAX_OPENINGS, &v) != 0)
-                return kz_usage_error("match: --openings must be a whole number 1..%d, not '%s'",
-                                      MATCH_MAX_OPENINGS, optarg);
-            cfg.openings = (int)v;
-            break;
-        case 't':
-            if (parse_long(optarg, 1, MATCH_MAX_OPENING_TURNS, &v) != 0)
-                return kz_usage_error("match: --opening-turns must be a whole number 1..%d, "
-                                      "not '%s'", MATCH_MAX_OPENING_TURNS, optarg);
-            cfg.opening_turns = (int)v;
-            break;
-        case 's':
-            if (parse_long(optarg, 0, INT64_MAX, &v) != 0)
-                return kz_usage_error("match: --seed must be a whole number >= 0, not '%s'",
-                                      optarg);
-            cfg.seed = (uint64_t)v;
-            break;
-        case 'S':
-            if (s_parse_sprt(optarg, &cfg) != 0)
-                return kz_usage_error("match: --sprt wants ELO0,ELO1[,ALPHA,BETA] with ELO0 < "
-                                      "ELO1 and ALPHA, BETA in (0, 0.5], not '%s'", optarg);
-            break;
-        case 'q': quiet = true; break;
-        case 'h':
-            fputs(usage_head, stdout);
-            fputs(player_spec_help(), stdout);
-            return 0;
-        default:
-            return kz_usage_error("match: unknown or incomplete option '%s' (see kz match --help)",
-                                  argv[optind - 1]);
-        }
-    }
-    if (argc - optind != 2)
+    /* Rows without a default keep match_config_default's values. */
+    typedef struct match_opts {
+        long games, openings, opening_turns, seed; /* match_config's */
+        char sprt[CONFIG_STR_MAX];                 /* ELO0,ELO1[,ALPHA,BETA], "" = none */
+        bool quiet;                                /* only the summary */
+    } match_opts;
+    static const config_option rows[] = {
+        {"games", CONFIG_INT, NULL, 1, 10000000, offsetof(match_opts, games), "games to play"},
+        {"openings", CONFIG_INT, NULL, 1, MATCH_MAX_OPENINGS, offsetof(match_opts, openings),
+         "distinct openings, each played with both colours (a pair); 0 = none"},
+        {"opening_turns", CONFIG_INT, NULL, 1, MATCH_MAX_OPENING_TURNS,
+         offsetof(match_opts, opening_turns),
+         "random turns of an opening; 0 = the fewest that give enough openings"},
+        {"seed", CONFIG_INT, NULL, 0, 9007199254740991, offsetof(match_opts, seed),
+         "the match's seed: the same seed replays the same match"},
+        {"sprt", CONFIG_STRING, "", 0, 0, offsetof(match_opts, sprt),
+         "ELO0,ELO1[,ALPHA,BETA]: stop when the GSPRT accepts a hypothesis"},
+        {"quiet", CONFIG_BOOL, "false", 0, 0, offsetof(match_opts, quiet),
+         "no line per game, only the summary"},
+    };
+    match_opts o = {.games = cfg.games, .openings = cfg.openings,
+                    .opening_turns = cfg.opening_turns, .seed = (long)cfg.seed};
+    const char *words[argc];
+    size_t nw;
+    int rc = kz_parse_args("match", usage_head, rows, sizeof rows / sizeof rows[0], &o, argc, argv,
+                           words, (size_t)argc, &nw);
+    if (rc == 0)
+        fputs(player_spec_help(), stdout);
+    if (rc >= 0)
+        return rc;
+    cfg.games = (int)o.games;
+    cfg.openings = (int)o.openings;
+    cfg.opening_turns = (int)o.opening_turns;
+    cfg.seed = (uint64_t)o.seed;
+    if (o.sprt[0] && s_parse_sprt(o.sprt, &cfg) != 0)
+        return kz_usage_error("match: --sprt wants ELO0,ELO1[,ALPHA,BETA] with ELO0 < "
+                              "ELO1 and ALPHA, BETA in (0, 0.5], not '%s'", o.sprt);
+    bool quiet = o.quiet;
+    if (nw != 2)
         return kz_usage_error("match: give exactly two players A and B (see kz match --help)");
     const game_def *g = game_default();
     char err[300];
-    player *a = player_from_spec(g, argv[optind], err, sizeof err);
+    player *a = player_from_spec(g, words[0], err, sizeof err);
     if (!a)
         return kz_usage_error("match: %s", err);
-    player *b = player_from_spec(g, argv[optind + 1], err, sizeof err);
+    player *b = player_from_spec(g, words[1], err, sizeof err);
     if (!b) {
         player_destroy(&a);
         return kz_usage_error("match: %s", err);
@@ -234,7 +216,7 @@ int cmd_match(int argc, char **argv)
     cfg.ctx = &m;
     int w, d, l, decision;
     double t0 = time_now();
-    int rc = match_run(g, a, b, &cfg, &w, &d, &l, &decision);
+    rc = match_run(g, a, b, &cfg, &w, &d, &l, &decision);
     double dt = time_now() - t0;
     int status = 0;
     if (rc == KZ_EINVAL && cfg.openings > 0 && w + d + l == 0) {
@@ -301,78 +283,55 @@ static player *s_engine(const game_def *g, const char *cmd, const char *spec,
 }
 
 typedef struct engine_opts {
-    const char *model;    /* --model */
-    const char *spec;     /* --player */
-    const char *position; /* --position */
-    long sims;            /* --sims, 0 = the engine's default */
-    long seed;            /* --seed */
-    int color;            /* play: the person's player id */
+    char model[CONFIG_STR_MAX];    /* --model, "" = none */
+    char spec[CONFIG_STR_MAX];     /* --player, "" = none */
+    char position[CONFIG_STR_MAX]; /* --position, "" = the start */
+    long sims;                     /* --sims, 0 = the engine's default */
+    long seed;                     /* --seed */
+    char color[CONFIG_STR_MAX];    /* play: --color b|w */
+    int color_id;                  /* play: the person's player id */
 } engine_opts;
 
-/* Parses the options shared by analyse and play. Returns the index of the
- * first operand, -1 after printing help, -2 on error. */
-static int s_engine_opts(int argc, char **argv, const char *usage, bool play, engine_opts *o)
+/* The rows of analyse and play (play alone has --color, the last). */
+static const config_option s_engine_rows[] = {
+    {"model", CONFIG_STRING, "", 0, 0, offsetof(engine_opts, model),
+     "the engine is mcts:MODEL:SIMS (a model file or `uniform`)"},
+    {"sims", CONFIG_INT, NULL, 1, PLAYER_MAX_PLAYOUTS, offsetof(engine_opts, sims),
+     "simulations (mcts) or playouts (uct); 0 = 200 (mcts) or 1000 (uct)"},
+    {"player", CONFIG_STRING, "", 0, 0, offsetof(engine_opts, spec),
+     "the engine as a player spec (below)"},
+    {"position", CONFIG_STRING, "", 0, 0, offsetof(engine_opts, position),
+     "start from this position (R20), not the initial one"},
+    {"seed", CONFIG_INT, "1", 0, 9007199254740991, offsetof(engine_opts, seed),
+     "the engine's seed"},
+    {"color", CONFIG_STRING, "b", 0, 0, offsetof(engine_opts, color),
+     "your colour: b (black, moves first) or w"},
+};
+
+/* Parses the options shared by analyse and play, the other words into
+ * words (*nw of them). Returns -1 to go on, else the exit status. */
+static int s_engine_opts(int argc, char **argv, const char *usage, bool play, engine_opts *o,
+                         const char **words, size_t *nw)
 {
-    static const struct option opts[] = {
-        {"model", required_argument, NULL, 'm'},
-        {"sims", required_argument, NULL, 'n'},
-        {"player", required_argument, NULL, 'P'},
-        {"position", required_argument, NULL, 'p'},
-        {"seed", required_argument, NULL, 's'},
-        {"color", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    *o = (engine_opts){.seed = 1};
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm': o->model = optarg; break;
-        case 'P': o->spec = optarg; break;
-        case 'p': o->position = optarg; break;
-        case 'n':
-            if (parse_long(optarg, 1, PLAYER_MAX_PLAYOUTS, &o->sims) != 0) {
-                kz_usage_error("%s: --sims must be a whole number 1..%d, not '%s'", argv[0],
-                               PLAYER_MAX_PLAYOUTS, optarg);
-                return -2;
-            }
-            break;
-        case 's':
-            if (parse_long(optarg, 0, INT64_MAX, &o->seed) != 0) {
-                kz_usage_error("%s: --seed must be a whole number >= 0, not '%s'", argv[0], optarg);
-                return -2;
-            }
-            break;
-        case 'c':
-            if (!play)
-                goto bad;
-            if (!strcmp(optarg, "b") || !strcmp(optarg, "black"))
-                o->color = 0;
-            else if (!strcmp(optarg, "w") || !strcmp(optarg, "white"))
-                o->color = 1;
-            else {
-                kz_usage_error("%s: --color must be b or w, not '%s'", argv[0], optarg);
-                return -2;
-            }
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            fputs(player_spec_help(), stdout);
-            return -1;
-        default:
-        bad:
-            kz_usage_error("%s: unknown or incomplete option '%s' (see kz %s --help)", argv[0],
-                           argv[optind - 1], argv[0]);
-            return -2;
-        }
+    *o = (engine_opts){.sims = 0};
+    size_t rows = sizeof s_engine_rows / sizeof s_engine_rows[0] - (play ? 0 : 1);
+    int rc = kz_parse_args(argv[0], usage, s_engine_rows, rows, o, argc, argv, words,
+                           (size_t)argc, nw);
+    if (rc == 0)
+        fputs(player_spec_help(), stdout);
+    if (rc >= 0)
+        return rc;
+    if (play) {
+        if (!strcmp(o->color, "b") || !strcmp(o->color, "black"))
+            o->color_id = 0;
+        else if (!strcmp(o->color, "w") || !strcmp(o->color, "white"))
+            o->color_id = 1;
+        else
+            return kz_usage_error("%s: --color must be b or w, not '%s'", argv[0], o->color);
     }
-    if (o->spec && (o->model || o->sims)) {
-        kz_usage_error("%s: give either --player or --model/--sims, not both", argv[0]);
-        return -2;
-    }
-    return optind;
+    if (o->spec[0] && (o->model[0] || o->sims))
+        return kz_usage_error("%s: give either --player or --model/--sims, not both", argv[0]);
+    return -1;
 }
 
 int cmd_analyse(int argc, char **argv)
@@ -388,16 +347,20 @@ int cmd_analyse(int argc, char **argv)
         "200; M a model file or `uniform`), else uct:N (pure Monte-Carlo search, N default\n"
         "1000). Search players also show each action's prior and mean value q.\n\n";
     engine_opts o;
-    int first = s_engine_opts(argc, argv, usage, false, &o);
-    if (first < 0)
-        return first == -1 ? 0 : 2;
+    const char *words[argc];
+    size_t nw;
+    int rc = s_engine_opts(argc, argv, usage, false, &o, words, &nw);
+    if (rc >= 0)
+        return rc;
     const game_def *g = game_default();
     game_state s;
-    int rc = kz_setup(g, "analyse", o.position, argc, argv, first, &s);
+    rc = kz_setup(g, "analyse", o.position[0] ? o.position : NULL, (int)nw, (char **)words, 0,
+                  &s);
     if (rc)
         return rc;
     char err[300];
-    player *p = s_engine(g, "analyse", o.spec, o.model, o.sims, err, sizeof err);
+    player *p = s_engine(g, "analyse", o.spec[0] ? o.spec : NULL, o.model[0] ? o.model : NULL, o.sims, err,
+                         sizeof err);
     if (!p)
         return 2;
     player_info *info = xmalloc(sizeof *info);
@@ -507,31 +470,34 @@ int cmd_play(int argc, char **argv)
         "of input) ends the game. The engine is chosen as in kz analyse (default uct:1000,\n"
         "or mcts:M:N with --model M, N from --sims, default 200).\n\n";
     engine_opts o;
-    int first = s_engine_opts(argc, argv, usage, true, &o);
-    if (first < 0)
-        return first == -1 ? 0 : 2;
-    if (first != argc)
-        return kz_usage_error("play: unexpected argument '%s' (see kz play --help)", argv[first]);
+    const char *words[argc];
+    size_t nw;
+    int rc = s_engine_opts(argc, argv, usage, true, &o, words, &nw);
+    if (rc >= 0)
+        return rc;
+    if (nw)
+        return kz_usage_error("play: unexpected argument '%s' (see kz play --help)", words[0]);
     const game_def *g = game_default();
     game_state s;
-    int rc = kz_setup(g, "play", o.position, 0, NULL, 0, &s);
+    rc = kz_setup(g, "play", o.position[0] ? o.position : NULL, 0, NULL, 0, &s);
     if (rc)
         return rc;
     char err[300];
-    player *p = s_engine(g, "play", o.spec, o.model, o.sims, err, sizeof err);
+    player *p = s_engine(g, "play", o.spec[0] ? o.spec : NULL, o.model[0] ? o.model : NULL, o.sims, err,
+                         sizeof err);
     if (!p)
         return 2;
     player_new_game(p, (uint64_t)o.seed);
-    const char *you = g->player_name(o.color);
+    const char *you = g->player_name(o.color_id);
     printf("You play %s; the engine (%s) plays %s.\n", you, player_name(p),
-           g->player_name(1 - o.color));
+           g->player_name(1 - o.color_id));
     g->render(&s, stdout);
     int status = 0;
     game_result r;
     char line[512], list[4096], buf[16];
     while (!(r = g->result(&s)).over) {
         int mover = g->to_move(&s), a;
-        if (mover != o.color) {
+        if (mover != o.color_id) {
             rc = player_choose(p, &s, &a, NULL);
             if (rc != 0) {
                 fprintf(stderr, "kz: play: the engine failed: %s\n", err_str(rc));
@@ -580,7 +546,7 @@ int cmd_play(int argc, char **argv)
         g->render(&s, stdout);
     }
     printf("result: %s (%s)%s\n", s_result_text(g, r), game_reason_name(r.reason),
-           r.winner < 0 ? "" : r.winner == o.color ? ": you win" : ": the engine wins");
+           r.winner < 0 ? "" : r.winner == o.color_id ? ": you win" : ": the engine wins");
 out:
     player_destroy(&p);
     return status;
