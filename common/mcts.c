@@ -27,10 +27,18 @@
  *           in this batch shares that evaluation.
  *   Step 3. The outputs are checked, turned into priors (softmax over the
  *           legal actions at their canonical indices), cached, and backed up.
+ *
+ * Gumbel mode keeps its per-move root state (draws, considered actions, the
+ * visits kept from the reused subtree) in a `groot` per tree, allocated only
+ * in that mode. A node's raw evaluator value, which the mixed value needs, is
+ * not stored: every visit of an evaluated node after its first went on to a
+ * child, so raw = (the node's sum from its mover's view) - (its children's
+ * sums), exactly up to float rounding.
  */
 #include "mcts.h"
 
 #include <assert.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +67,16 @@ typedef struct node {
     int8_t term;          /* F_TERMINAL: the true result from this node's mover's view */
 } node;
 
+/* Gumbel mode: the root's state for the current move. */
+typedef struct groot {
+    bool ready;                     /* drawn for this move (the root is expanded) */
+    int m;                          /* considered actions */
+    int budget;                     /* simulations of this move (simulations - kept visits) */
+    float g[GAME_MAX_LEGAL];        /* Gumbel draw of each root child (0 without noise) */
+    uint32_t base[GAME_MAX_LEGAL];  /* each child's visits at the start of the move */
+    bool considered[GAME_MAX_LEGAL]; /* among the m actions of the Gumbel-Top-k */
+} groot;
+
 typedef struct tree {
     node *nodes;           /* the live arena; the root is nodes[0] */
     node *spare;           /* the other arena, target of the next compaction */
@@ -76,6 +94,7 @@ typedef struct tree {
     int forced_action;     /* the only legal action when n_legal == 1 */
     uint32_t root_visits;  /* sum of the root children's completed visits */
     uint32_t inflight;     /* simulations waiting for the evaluator (root expansion excluded) */
+    groot *gr;             /* gumbel mode: the root's state; NULL otherwise */
 } tree;
 
 typedef struct pending {
@@ -104,6 +123,7 @@ struct mcts_batch {
     evaluator ev;          /* the evaluator (ctx borrowed) */
     int n_trees;           /* G */
     tree *trees;           /* (G) */
+    groot *groots;         /* (G) gumbel mode only, else NULL */
     node *arena;           /* (G, 2, cap): every tree's two arenas */
     uint32_t cap;          /* nodes per arena */
     int max_pending;       /* G * leaves_per_tree */
@@ -137,6 +157,11 @@ mcts_settings mcts_settings_default(void)
         .tree_nodes = 0,
         .forced_playouts_k = 0,
         .policy_pruning = false,
+        .root_mode = MCTS_ROOT_PUCT,
+        .gumbel_m = 16,
+        .gumbel_c_visit = 50,
+        .gumbel_c_scale = 1.0f,
+        .gumbel_noise = true,
     };
 }
 
@@ -171,14 +196,41 @@ int mcts_settings_check(const mcts_settings *s, char *err, size_t errlen)
         return s_fail(err, errlen, "forced_playouts_k must be in [0, 100] (0 = off)");
     if (s->policy_pruning && !(s->forced_playouts_k > 0))
         return s_fail(err, errlen, "policy_pruning needs forced_playouts_k > 0 (it prunes them)");
+    if (s->root_mode != MCTS_ROOT_PUCT && s->root_mode != MCTS_ROOT_GUMBEL)
+        return s_fail(err, errlen, "root_mode must be puct or gumbel");
+    if (s->root_mode == MCTS_ROOT_GUMBEL && (s->forced_playouts_k > 0 || s->policy_pruning))
+        return s_fail(err, errlen,
+                      "forced_playouts_k and policy_pruning belong to root_mode puct, not gumbel");
+    if (s->gumbel_m < 1 || s->gumbel_m > GAME_MAX_LEGAL)
+        return s_fail(err, errlen, "gumbel_m must be from 1 to 256");
+    if (!(s->gumbel_c_visit >= 0 && s->gumbel_c_visit <= 100000))
+        return s_fail(err, errlen, "gumbel_c_visit must be in [0, 100000]");
+    if (!(s->gumbel_c_scale > 0 && s->gumbel_c_scale <= 1000))
+        return s_fail(err, errlen, "gumbel_c_scale must be in (0, 1000]");
     return 0;
+}
+
+int mcts_root_mode_parse(const char *name, int *mode)
+{
+    if (!strcmp(name, "puct"))
+        *mode = MCTS_ROOT_PUCT;
+    else if (!strcmp(name, "gumbel"))
+        *mode = MCTS_ROOT_GUMBEL;
+    else
+        return KZ_EINVAL;
+    return 0;
+}
+
+const char *mcts_root_mode_name(int mode)
+{
+    return mode == MCTS_ROOT_PUCT ? "puct" : mode == MCTS_ROOT_GUMBEL ? "gumbel" : "?";
 }
 
 /* --- results ---------------------------------------------------------------- */
 
 int mcts_result_choose(const mcts_result *r, bool tau_one, rng_t *rng)
 {
-    if (!tau_one || r->forced || r->total == 0)
+    if (!tau_one || r->forced || r->total == 0 || r->gumbel)
         return r->best;
     if (r->pruned) {
         float x = (float)rng_uniform(rng);
@@ -235,6 +287,95 @@ void mcts_prune_visits(int n, const uint32_t *visits, const float *priors, const
     }
 }
 
+int mcts_gumbel_top_k(int n, const float *logits, const float *gumbel, int m, int *out)
+{
+    bool taken[GAME_MAX_LEGAL] = {false};
+    assert(n <= GAME_MAX_LEGAL);
+    int k = m < n ? m : n;
+    for (int j = 0; j < k; j++) {
+        int arg = -1;
+        float best = 0;
+        for (int i = 0; i < n; i++) {
+            float v = logits[i] + gumbel[i];
+            if (!taken[i] && (arg < 0 || v > best)) {
+                arg = i;
+                best = v;
+            }
+        }
+        taken[arg] = true;
+        out[j] = arg;
+    }
+    return k;
+}
+
+float mcts_gumbel_draw(rng_t *rng)
+{
+    /* u in (0, 1): 53 random bits, shifted half a step off 0 */
+    double u = ((double)(rng_next(rng) >> 11) + 0.5) * 0x1p-53;
+    return (float)-log(-log(u));
+}
+
+int mcts_gumbel_considered_visit(int m, int n, int s)
+{
+    if (m <= 1)
+        return s;
+    int log2m = 0;
+    while ((1 << log2m) < m)
+        log2m++;
+    int k = m, visits = 0;
+    long start = 0;
+    for (;;) {
+        int extra = n / (log2m * k);
+        if (extra < 1)
+            extra = 1;
+        long len = (long)extra * k;
+        if (s < start + len)
+            return visits + (int)((s - start) / k);
+        start += len;
+        visits += extra;
+        k = k / 2 > 2 ? k / 2 : 2;
+    }
+}
+
+float mcts_gumbel_policy(int n, const float *priors, const uint32_t *visits, const float *q,
+                         float raw, float c_visit, float c_scale, float *cq, float *pi)
+{
+    /* Step 1. The mixed value: the raw value and the prior-weighted mean of
+     * the visited actions' values, weighted 1 : sum N. */
+    uint32_t sum_n = 0, max_n = 0;
+    float p_visited = 0, pq = 0;
+    for (int i = 0; i < n; i++) {
+        if (visits[i] == 0)
+            continue;
+        float p = priors[i] > FLT_MIN ? priors[i] : FLT_MIN;
+        sum_n += visits[i];
+        if (visits[i] > max_n)
+            max_n = visits[i];
+        p_visited += p;
+        pq += p * q[i];
+    }
+    float mixed = raw;
+    if (sum_n > 0)
+        mixed = (raw + (float)sum_n * (pq / p_visited)) / (float)(1 + sum_n);
+    /* Step 2. Completed values and pi' = softmax(log P + sigma(cq)). */
+    float sigma = (c_visit + (float)max_n) * c_scale;
+    float mx = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        cq[i] = visits[i] > 0 ? q[i] : mixed;
+        pi[i] = logf(priors[i] > FLT_MIN ? priors[i] : FLT_MIN) + sigma * cq[i];
+        if (pi[i] > mx)
+            mx = pi[i];
+    }
+    float sum = 0;
+    for (int i = 0; i < n; i++) {
+        pi[i] = expf(pi[i] - mx);
+        sum += pi[i];
+    }
+    for (int i = 0; i < n; i++)
+        pi[i] /= sum;
+    return sigma;
+}
+
 /* --- batch lifecycle ----------------------------------------------------------- */
 
 static uint32_t s_pow2_at_least(uint32_t x)
@@ -263,6 +404,11 @@ mcts_batch *mcts_batch_new(const game_def *g, const mcts_settings *s, int trees,
     b->max_pending = trees * s->leaves_per_tree;
     b->plane_size = (size_t)g->planes * g->height * g->width;
     b->trees = calloc((size_t)trees, sizeof *b->trees);
+    if (s->root_mode == MCTS_ROOT_GUMBEL) {
+        b->groots = calloc((size_t)trees, sizeof *b->groots);
+        if (!b->groots)
+            goto out_fail;
+    }
     /* calloc of a large block maps zero pages lazily: an arena costs memory
      * only as far as its tree ever grows. */
     b->arena = calloc((size_t)trees * 2 * b->cap, sizeof(node));
@@ -287,6 +433,7 @@ mcts_batch *mcts_batch_new(const game_def *g, const mcts_settings *s, int trees,
         b->trees[i].status = MCTS_IDLE;
         b->trees[i].sims = b->trees[i].next_sims = s->simulations;
         b->trees[i].explore = b->trees[i].next_explore = true;
+        b->trees[i].gr = b->groots ? &b->groots[i] : NULL;
     }
     return b;
 out_fail:
@@ -300,6 +447,7 @@ void mcts_batch_destroy(mcts_batch **pb)
         return;
     mcts_batch *b = *pb;
     free(b->trees);
+    free(b->groots);
     free(b->arena);
     free(b->pend);
     free(b->planes);
@@ -338,8 +486,8 @@ static void s_root_noise(const mcts_batch *b, tree *t)
 {
     node *root = &t->nodes[0];
     if (t->noise_done || !t->explore || b->s.dirichlet_epsilon <= 0 ||
-        !(root->flags & F_EXPANDED) || root->n_children < 2)
-        return;
+        !(root->flags & F_EXPANDED) || root->n_children < 2 || t->gr)
+        return; /* (gumbel mode: the Gumbel noise replaces it) */
     t->noise_done = true;
     double eta[GAME_MAX_LEGAL], sum = 0;
     int n = root->n_children;
@@ -355,6 +503,36 @@ static void s_root_noise(const mcts_batch *b, tree *t)
         c[k].prior = (1 - eps) * c[k].prior + eps * (float)(eta[k] / sum);
 }
 
+/* Gumbel mode, once per move when the root is expanded: the draws, the m
+ * considered actions (Gumbel-Top-k), the visits kept, this move's budget. */
+static void s_gumbel_prepare(const mcts_batch *b, tree *t)
+{
+    groot *gr = t->gr;
+    node *root = &t->nodes[0];
+    if (!gr || gr->ready || !(root->flags & F_EXPANDED) || root->n_children < 2)
+        return;
+    gr->ready = true;
+    int n = root->n_children;
+    /* (a fast search of playout cap randomization draws none) */
+    bool noise = t->explore &&
+                 (b->s.gumbel_noise || b->g->ply(&t->root_state) < b->s.temperature_plies);
+    const node *c = &t->nodes[root->first_child];
+    float logits[GAME_MAX_LEGAL];
+    uint32_t kept = 0;
+    for (int k = 0; k < n; k++) {
+        gr->g[k] = noise ? mcts_gumbel_draw(&t->rng) : 0;
+        logits[k] = logf(c[k].prior > FLT_MIN ? c[k].prior : FLT_MIN);
+        gr->base[k] = (uint32_t)c[k].n;
+        gr->considered[k] = false;
+        kept += (uint32_t)c[k].n;
+    }
+    int top[GAME_MAX_LEGAL];
+    gr->m = mcts_gumbel_top_k(n, logits, gr->g, b->s.gumbel_m, top);
+    for (int j = 0; j < gr->m; j++)
+        gr->considered[top[j]] = true;
+    gr->budget = kept < (uint32_t)t->sims ? t->sims - (int)kept : 0;
+}
+
 /* Sets the status, the root's legal count, and the visit count for a new move. */
 static void s_begin_move(mcts_batch *b, tree *t)
 {
@@ -362,6 +540,8 @@ static void s_begin_move(mcts_batch *b, tree *t)
     t->noise_done = false;
     t->sims = t->next_sims;
     t->explore = t->next_explore;
+    if (t->gr)
+        t->gr->ready = false;
     t->full = false;
     t->inflight = 0;
     t->root_visits = 0;
@@ -386,6 +566,7 @@ static void s_begin_move(mcts_batch *b, tree *t)
                     ? MCTS_DONE
                     : MCTS_SEARCHING;
     s_root_noise(b, t);
+    s_gumbel_prepare(b, t);
 }
 
 void mcts_batch_reset(mcts_batch *b, int i, const game_state *s, uint64_t seed)
@@ -567,11 +748,97 @@ static uint32_t s_pick(const mcts_batch *b, const tree *t, uint32_t x)
     return best;
 }
 
+/* Gumbel mode: node x's raw evaluator value from its mover's view (see the
+ * top of this file), clamped to [-1, 1] against rounding. */
+static float s_raw_value(const tree *t, uint32_t x)
+{
+    const node *p = &t->nodes[x];
+    float v = (p->flags & F_FLIP) ? -p->w : p->w;
+    const node *c = &t->nodes[p->first_child];
+    for (uint32_t k = 0; k < p->n_children; k++)
+        v -= c[k].w;
+    return v > 1 ? 1 : v < -1 ? -1 : v;
+}
+
+/* Gumbel mode: completed values and pi' at the expanded node x (n children),
+ * into the caller's arrays; returns sigma's factor. */
+static float s_gumbel_node(const mcts_batch *b, const tree *t, uint32_t x, float *prior,
+                           uint32_t *visits, float *q, float *cq, float *pi)
+{
+    const node *p = &t->nodes[x];
+    const node *c = &t->nodes[p->first_child];
+    int n = p->n_children;
+    for (int k = 0; k < n; k++) {
+        prior[k] = c[k].prior;
+        visits[k] = (uint32_t)c[k].n;
+        q[k] = c[k].n > 0 ? c[k].w / (float)c[k].n : 0;
+    }
+    return mcts_gumbel_policy(n, prior, visits, q, s_raw_value(t, x), b->s.gumbel_c_visit,
+                              b->s.gumbel_c_scale, cq, pi);
+}
+
+/* Gumbel mode's choice at the expanded node x: Sequential Halving at the
+ * root, the deterministic eq. 14 below it. */
+static uint32_t s_pick_gumbel(const mcts_batch *b, const tree *t, uint32_t x)
+{
+    const node *p = &t->nodes[x];
+    const node *c = &t->nodes[p->first_child];
+    int n = p->n_children;
+    if (n == 1)
+        return p->first_child;
+    float prior[GAME_MAX_LEGAL], q[GAME_MAX_LEGAL], cq[GAME_MAX_LEGAL], pi[GAME_MAX_LEGAL];
+    uint32_t visits[GAME_MAX_LEGAL];
+    float sigma = s_gumbel_node(b, t, x, prior, visits, q, cq, pi);
+    int best = -1;
+    if (x == 0 && t->gr && t->gr->ready) {
+        /* Sequential Halving: this move's visits, in-flight ones included. */
+        const groot *gr = t->gr;
+        uint32_t started = 0;
+        for (int k = 0; k < n; k++)
+            started += (uint32_t)c[k].n + c[k].vl - gr->base[k];
+        uint32_t want = (uint32_t)mcts_gumbel_considered_visit(gr->m, gr->budget, (int)started);
+        float score[GAME_MAX_LEGAL];
+        uint32_t fewest = UINT32_MAX;
+        for (int k = 0; k < n; k++) {
+            score[k] = gr->g[k] + logf(prior[k] > FLT_MIN ? prior[k] : FLT_MIN) + sigma * cq[k];
+            uint32_t v = (uint32_t)c[k].n + c[k].vl - gr->base[k];
+            if (gr->considered[k] && v < fewest)
+                fewest = v;
+        }
+        /* The schedule's count always has a candidate (every selection takes
+         * one, in order); should it not, the fewest visits stand in. */
+        for (int pass = 0; pass < 2 && best < 0; pass++) {
+            uint32_t need = pass == 0 ? want : fewest;
+            for (int k = 0; k < n; k++)
+                if (gr->considered[k] && (uint32_t)c[k].n + c[k].vl - gr->base[k] == need &&
+                    (best < 0 || score[k] > score[best]))
+                    best = k;
+        }
+        KZ_CHECK(best >= 0); /* pass 1 finds a considered action with the fewest visits */
+    } else {
+        /* Eq. 14: argmax pi'(a) - n(a) / (1 + sum n), in-flight visits counted. */
+        uint32_t total = 0;
+        for (int k = 0; k < n; k++)
+            total += (uint32_t)c[k].n + c[k].vl;
+        float best_score = 0;
+        for (int k = 0; k < n; k++) {
+            float score = pi[k] - (float)((uint32_t)c[k].n + c[k].vl) / (float)(1 + total);
+            if (best < 0 || score > best_score) {
+                best = k;
+                best_score = score;
+            }
+        }
+    }
+    return p->first_child + (uint32_t)best;
+}
+
 /* Called when node x has just been expanded. */
 static void s_expanded(mcts_batch *b, tree *t, uint32_t x)
 {
-    if (x == 0)
+    if (x == 0) {
         s_root_noise(b, t);
+        s_gumbel_prepare(b, t);
+    }
 }
 
 /* The cache slot holding `key` with n legal actions, or NULL. */
@@ -685,7 +952,7 @@ static int s_select(mcts_batch *b, int ti)
                 return SEL_PENDING;
             }
         }
-        uint32_t c = s_pick(b, t, x);
+        uint32_t c = t->gr ? s_pick_gumbel(b, t, x) : s_pick(b, t, x);
         int before = g->to_move(&st);
         g->apply(&st, t->nodes[c].action);
         if (g->to_move(&st) != before)
@@ -889,6 +1156,33 @@ int mcts_batch_run(mcts_batch *b)
     }
 }
 
+/* Gumbel mode: the halving's winner as out->best and pi' as out->target. */
+static void s_gumbel_result(const mcts_batch *b, const tree *t, mcts_result *out)
+{
+    const groot *gr = t->gr;
+    const node *c = &t->nodes[t->nodes[0].first_child];
+    int n = out->n;
+    float prior[GAME_MAX_LEGAL], q[GAME_MAX_LEGAL], cq[GAME_MAX_LEGAL];
+    uint32_t visits[GAME_MAX_LEGAL];
+    float sigma = s_gumbel_node(b, t, 0, prior, visits, q, cq, out->target);
+    /* The most visited this move among the considered, then the best score. */
+    int best = -1;
+    uint32_t best_v = 0;
+    float best_score = 0;
+    for (int k = 0; k < n; k++) {
+        if (!gr->considered[k])
+            continue;
+        uint32_t v = (uint32_t)c[k].n - gr->base[k];
+        float score = gr->g[k] + logf(prior[k] > FLT_MIN ? prior[k] : FLT_MIN) + sigma * cq[k];
+        if (best < 0 || v > best_v || (v == best_v && score > best_score)) {
+            best = k;
+            best_v = v;
+            best_score = score;
+        }
+    }
+    out->best = out->actions[best];
+}
+
 void mcts_batch_result(const mcts_batch *b, int i, mcts_result *out)
 {
     assert(i >= 0 && i < b->n_trees);
@@ -898,6 +1192,7 @@ void mcts_batch_result(const mcts_batch *b, int i, mcts_result *out)
     out->total = 0;
     out->forced = false;
     out->pruned = false;
+    out->gumbel = t->gr != NULL;
     out->value = root->n > 0 ? root->w / (float)root->n : 0;
     if (t->status == MCTS_OVER || t->status == MCTS_IDLE) {
         out->best = -1;
@@ -941,6 +1236,8 @@ void mcts_batch_result(const mcts_batch *b, int i, mcts_result *out)
             out->target[k] = (float)pruned[k] / (float)sum; /* sum > 0: best keeps its visits */
         out->pruned = true;
     }
+    if (t->gr && t->gr->ready && (root->flags & F_EXPANDED) && root->n_children == out->n)
+        s_gumbel_result(b, t, out);
     out->forced = t->n_legal == 1;
     if (out->forced)
         out->best = t->forced_action;

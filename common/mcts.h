@@ -56,7 +56,7 @@
  * for that move (counted in mcts_stats.arena_full).
  *
  * Forced playouts and policy target pruning (KataGo, arXiv:1902.10565 section
- * 3.2; settings forced_playouts_k, policy_pruning). With
+ * 3.2; settings forced_playouts_k, policy_pruning; root_mode puct only). With
  * forced_playouts_k = k > 0, a root child c that has been visited (real or
  * in-flight visits n(c) > 0) and has n(c) < sqrt(k * P(c) * sum_b n(b)) is
  * selected before PUCT is consulted (the first such child in action order),
@@ -68,6 +68,49 @@
  * the root's N) stays below PUCT(c*); a child left with one visit or none is
  * removed. Moves sampled by visits (mcts_result_choose) then follow the
  * pruned target too; the most visited action is unchanged.
+ *
+ * Gumbel root search (Danihelka et al., "Policy improvement by planning with
+ * Gumbel", ICLR 2022; DeepMind's mctx gumbel_muzero_policy; root_mode
+ * gumbel). Notation: logits(a) = log P(a); N(a) real visits; q(a) = mean value
+ * from the mover's view, in [-1, 1]; sigma(q) = (gumbel_c_visit + max_b N(b))
+ * * gumbel_c_scale * q. The completed value cq(a) is q(a) where N(a) > 0, else
+ * the node's mixed value (raw + sum N * sum_visited P q / sum_visited P) /
+ * (1 + sum N), raw being the evaluator's value of the node (mctx
+ * qtransform_completed_by_mix_value, without its min-max rescaling). The
+ * improved policy is pi' = softmax(logits + sigma(cq)).
+ *   - At the root, once per move: a Gumbel draw g(a) per action, and the
+ *     m = min(legal, gumbel_m) actions with the largest g + logits are
+ *     "considered" (Gumbel-Top-k: m draws without replacement from P).
+ *   - Sequential Halving spends this move's budget n = simulations - (visits
+ *     kept from the reused subtree) over ceil(log2 m) phases, exactly as
+ *     mctx's table: in a phase with k actions left (m, then halving, never
+ *     below 2) each gets max(1, floor(n / (ceil(log2 m) * k))) more visits;
+ *     phases repeat with 2 actions until n is spent. Simulation s of the move
+ *     goes to the considered action with the largest g + logits + sigma(cq)
+ *     among those with exactly mcts_gumbel_considered_visit(m, n, s) visits
+ *     this move: the halving happens by itself, the actions that lead a
+ *     phase's ranking reaching the next phase's visit count first.
+ *   - Batched steps: an action's visits this move count in-flight
+ *     (virtual) visits, so a step's leaves_per_tree selections take the next
+ *     leaves_per_tree entries of the schedule in order and every step keeps
+ *     the schedule's counts exactly; only the ranking inside a phase uses
+ *     the values known at the start of the step instead of one simulation
+ *     earlier. Visits kept from the reused subtree stay (they sharpen q and
+ *     sigma) but do not count in the schedule.
+ *   - The action played (mcts_result.best) is, among the considered actions
+ *     with the most visits this move, the one with the largest g + logits +
+ *     sigma(cq); it is never sampled by visits (mcts_result_choose returns
+ *     it). The policy target (mcts_result.target) is pi' at the root over
+ *     every legal action.
+ *   - Below the root the choice is deterministic (paper eq. 14): the child
+ *     maximising pi'(a) - n(a) / (1 + sum_b n(b)), n counting in-flight
+ *     visits so that a step's leaves spread; pi' uses real visits only.
+ *   - The Gumbel noise replaces the root's Dirichlet noise (dirichlet_*
+ *     unused) and the sampling of moves: it is drawn when gumbel_noise is set
+ *     (self-play), and otherwise only while the turn count (game_def->ply) is
+ *     below temperature_plies (an arena's varied openings); with neither the
+ *     search is deterministic (g = 0: the top m by prior, then the best by
+ *     logits + sigma(cq)). c_puct, fpu unused.
  *
  * Determinism. Given the same settings, seeds, evaluator outputs and call
  * sequence, everything is reproducible: no wall clock or global state enters
@@ -85,6 +128,12 @@
 #include "game.h"
 #include "util.h"
 
+/* Where the root's simulations go (see above). */
+enum mcts_root_mode {
+    MCTS_ROOT_PUCT = 0,   /* PUCT, Dirichlet noise, moves sampled by visits (AlphaZero) */
+    MCTS_ROOT_GUMBEL = 1, /* Gumbel-Top-k and Sequential Halving, deterministic below */
+};
+
 /* Search settings; map to proto SearchSettings (proto/record.proto).
  *
  * Why these defaults. 200 simulations and 10 sampled plies are the
@@ -98,10 +147,15 @@
  * the virtual-loss distortion small at 200 simulations while G trees fill the
  * network's batch (G * 4 positions at most per call).
  *
- * The root methods (forced playouts, pruning) are off by default so that the
- * search stays as measured until the lead measures them; when turned on,
- * KataGo's k = 2 is the starting point. These settings are not in the game
- * record (its format is unchanged). */
+ * The root methods (forced playouts, pruning, gumbel) are off by default so
+ * that the search stays as measured until the lead measures them; when
+ * turned on, the sources' values are the starting points: KataGo's k = 2, the
+ * Gumbel paper's m = 16, c_visit = 50, c_scale = 1.0 (Go). With about 5 legal
+ * actions, m = 16 considers every action: the Gumbel noise then acts only
+ * through the ranking g + logits + sigma(cq). c_scale 1.0 was set for values
+ * in [-1, 1] without rescaling, as here; mctx's default instead rescales the
+ * completed values to [0, 1] and uses 0.1. The new settings are not in the
+ * game record (its format is unchanged). */
 typedef struct mcts_settings {
     int simulations;         /* root child visits per move (reused visits count); 200 */
     float c_puct;            /* exploration constant of PUCT; 1.5 */
@@ -115,13 +169,23 @@ typedef struct mcts_settings {
     int tree_nodes;          /* nodes per tree arena, 0 = automatic (64 * simulations + 4096) */
     float forced_playouts_k; /* forced playouts at the root, 0 = off (KataGo: 2); 0 */
     bool policy_pruning;     /* prune forced playouts from the policy target (needs k > 0); false */
+    int root_mode;           /* enum mcts_root_mode; MCTS_ROOT_PUCT */
+    int gumbel_m;            /* gumbel: actions considered at the root (paper: 16); 16 */
+    float gumbel_c_visit;    /* gumbel: sigma's visit offset (paper: 50); 50 */
+    float gumbel_c_scale;    /* gumbel: sigma's scale (paper, Go: 1.0); 1.0 */
+    bool gumbel_noise;       /* gumbel: Gumbel noise at every move (self-play), else only
+                                while ply < temperature_plies; true */
 } mcts_settings;
 
 /* The defaults above (the specification's 200 simulations and 10 sampled plies). */
 mcts_settings mcts_settings_default(void);
-/* Checks ranges (and that pruning goes with k > 0); 0, or KZ_EINVAL with a
- * one-line reason in err. */
+/* Checks ranges (and that forced playouts and pruning go with root_mode puct,
+ * pruning with k > 0); 0, or KZ_EINVAL with a one-line reason in err. */
 int mcts_settings_check(const mcts_settings *s, char *err, size_t errlen);
+/* "puct" / "gumbel" to enum mcts_root_mode: 0, or KZ_EINVAL for another name. */
+int mcts_root_mode_parse(const char *name, int *mode);
+/* The name of a root mode ("puct", "gumbel"; "?" for another value). */
+const char *mcts_root_mode_name(int mode);
 
 /* A search's outcome at one root. */
 typedef struct mcts_result {
@@ -133,17 +197,18 @@ typedef struct mcts_result {
     uint32_t total;                   /* sum of visits */
     float value;                      /* the root's mean value from the mover's view */
     int best;                         /* the action to play: the most visited (ties: higher
-                                         prior, then lower index) */
+                                         prior, then lower index); gumbel: the halving's winner */
     bool forced;                      /* exactly one legal action: played without search */
     float target[GAME_MAX_LEGAL];     /* the policy target of each: visits / total (exactly
                                          that float division), the pruned visits' shares
-                                         (policy_pruning); all 0 when total is 0 */
+                                         (policy_pruning) or pi' (gumbel); all 0 when total is 0 */
     bool pruned;                      /* target holds pruned visits (policy_pruning) */
+    bool gumbel;                      /* root_mode gumbel: best is played as is */
 } mcts_result;
 
 /* Picks the action to play: with tau_one, an action drawn with probability
  * proportional to its visits (from rng), or to target when r->pruned;
- * otherwise r->best. */
+ * otherwise, and always for a gumbel result, r->best. */
 int mcts_result_choose(const mcts_result *r, bool tau_one, rng_t *rng);
 
 /* The mechanics of the root methods, exported so that the tests can check
@@ -158,6 +223,24 @@ float mcts_forced_playouts(float k, float prior, uint32_t total);
  * (see above). */
 void mcts_prune_visits(int n, const uint32_t *visits, const float *priors, const float *q,
                        int best, float c_puct, uint32_t parent_n, float k, uint32_t *out);
+/* Gumbel-Top-k: writes the indices of the min(n, m) largest logits[i] +
+ * gumbel[i] to out, largest first (ties: lower index), each index once;
+ * returns their number. */
+int mcts_gumbel_top_k(int n, const float *logits, const float *gumbel, int m, int *out);
+/* One standard Gumbel draw -log(-log(u)), u uniform in (0, 1) from rng. */
+float mcts_gumbel_draw(rng_t *rng);
+/* Sequential Halving's schedule: the visit count (this move) that the
+ * action chosen for simulation s (0-based) of a budget of n simulations over m
+ * considered actions has before that simulation (mctx
+ * get_sequence_of_considered_visits); for m <= 1, s. */
+int mcts_gumbel_considered_visit(int m, int n, int s);
+/* The completed values and the improved policy at one node of n actions:
+ * priors (softmax of the logits), real visits, mean values q (mover's view,
+ * read where visits > 0), raw = the evaluator's value of the node. Writes cq
+ * (q, or the mixed value where unvisited) and pi = softmax(log prior +
+ * sigma(cq)); returns sigma's factor (c_visit + max visits) * c_scale. */
+float mcts_gumbel_policy(int n, const float *priors, const uint32_t *visits, const float *q,
+                         float raw, float c_visit, float c_scale, float *cq, float *pi);
 
 /* Counters over a batch's life (reset by mcts_batch_reset_stats). */
 typedef struct mcts_stats {

@@ -621,6 +621,15 @@ mcts_settings player_mcts_settings(int sims)
     return s;
 }
 
+mcts_settings player_gumbel_settings(int sims)
+{
+    mcts_settings s = player_mcts_settings(sims);
+    s.root_mode = MCTS_ROOT_GUMBEL;
+    s.gumbel_noise = false;
+    s.temperature_plies = 0;
+    return s;
+}
+
 static int s_mcts_choose(player *p, const game_state *s, int n, const uint16_t *legal,
                          int *action, player_info *info)
 {
@@ -725,7 +734,8 @@ player *player_mcts_new(const game_def *g, const char *model_path, const mcts_se
     if (s_net_open(g, model_path, s->leaves_per_tree, &n, err, errlen) != 0)
         return NULL;
     char name[PLAYER_SPEC_MAX];
-    snprintf(name, sizeof name, "mcts:%s:%d", model_path, s->simulations);
+    snprintf(name, sizeof name, "%s:%s:%d", s->root_mode == MCTS_ROOT_GUMBEL ? "gumbel" : "mcts",
+             model_path, s->simulations);
     return s_mcts_make(g, &n, s, name, err, errlen);
 }
 
@@ -744,6 +754,8 @@ const char *player_spec_help(void)
            "  policy:MODEL      the network's most probable legal action\n"
            "  mcts:MODEL[:SIMS] the network with PUCT search, SIMS simulations per action\n"
            "                    (1..1000000, default 200), the most visited action played\n"
+           "  gumbel:MODEL[:SIMS] the same with the Gumbel root search (no noise): the\n"
+           "                    Sequential Halving winner played\n"
            "MODEL is a model file, or `uniform` (equal priors, value 0: no network).\n";
 }
 
@@ -797,25 +809,28 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
         }
         return player_policy_new(g, arg, err, errlen);
     }
-    if (!strcmp(buf, "mcts")) {
+    if (!strcmp(buf, "mcts") || !strcmp(buf, "gumbel")) {
         long sims = 200;
         char *cs = arg ? strrchr(arg, ':') : NULL;
         if (cs) {
             *cs++ = '\0';
             if (parse_long(cs, 1, PLAYER_MAX_SIMS, &sims) != 0) {
                 err_set(err, errlen, KZ_EINVAL,
-                        "bad player '%s': write mcts:MODEL[:SIMS], SIMS 1..1000000", spec);
+                        "bad player '%s': write %s:MODEL[:SIMS], SIMS 1..1000000", spec, buf);
                 return NULL;
             }
         }
         if (!arg || !*arg) {
-            err_set(err, errlen, KZ_EINVAL, "bad player '%s': write mcts:MODEL[:SIMS]", spec);
+            err_set(err, errlen, KZ_EINVAL, "bad player '%s': write %s:MODEL[:SIMS]", spec, buf);
             return NULL;
         }
-        mcts_settings ms = player_mcts_settings((int)sims);
+        mcts_settings ms = buf[0] == 'm' ? player_mcts_settings((int)sims)
+                                         : player_gumbel_settings((int)sims);
         return player_mcts_new(g, arg, &ms, err, errlen);
     }
     err_set(err, errlen, KZ_EINVAL,
-            "unknown player '%s' (random, greedy, uct:N, alphabeta:D, policy:M, mcts:M:N)", spec);
+            "unknown player '%s' (random, greedy, uct:N, alphabeta:D, policy:M, mcts:M:N, "
+            "gumbel:M:N)",
+            spec);
     return NULL;
 }

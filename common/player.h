@@ -18,6 +18,9 @@
  *                 (default 200 simulations), always playing the most visited
  *                 action, with no root noise, and keeping the chosen subtree
  *                 between moves (player_observe advances it).
+ *   gumbel:MODEL[:SIMS]  the same search with the Gumbel root (mcts.h,
+ *                 root_mode gumbel) and no Gumbel noise: it plays the
+ *                 Sequential Halving winner, deterministically.
  * MODEL is a model file (modelfile.h) for the game, or `uniform`: the uniform
  * evaluator (equal priors, value 0), search without a network.
  *
@@ -115,9 +118,13 @@ player *player_alphabeta_new(const game_def *g, int depth);
 /* The search settings of an mcts player with `sims` simulations: the
  * defaults of mcts.h with no root noise (dirichlet_epsilon 0). */
 mcts_settings player_mcts_settings(int sims);
+/* Those of a gumbel player: root_mode gumbel without Gumbel noise
+ * (gumbel_noise false, temperature_plies 0). */
+mcts_settings player_gumbel_settings(int sims);
 /* The raw network policy, and the network with PUCT search (settings s,
- * copied; the player always plays the most visited action, whatever
- * s->temperature_plies says). The model file (or "uniform") is read here;
+ * copied; the player always plays the search's best action, mcts_result.best:
+ * the most visited, or the halving's winner in gumbel mode, whatever
+ * s->temperature_plies says; named mcts:... or gumbel:... by s->root_mode). The model file (or "uniform") is read here;
  * NULL with a one-line reason in err when it cannot be used or s is invalid. */
 player *player_policy_new(const game_def *g, const char *model_path, char *err, size_t errlen);
 player *player_mcts_new(const game_def *g, const char *model_path, const mcts_settings *s,
@@ -130,7 +137,7 @@ player *player_mcts_new_evaluator(const game_def *g, evaluator ev, const mcts_se
                                   const char *name, char *err, size_t errlen);
 
 /* Builds a player from a spec ("random", "greedy", "uct:1000", "uct:1000:1.4",
- * "alphabeta:4", "policy:MODEL", "mcts:MODEL:200"). NULL with a one-line
+ * "alphabeta:4", "policy:MODEL", "mcts:MODEL:200", "gumbel:MODEL:200"). NULL with a one-line
  * reason in err for a malformed spec or a failing constructor. */
 player *player_from_spec(const game_def *g, const char *spec, char *err, size_t errlen);
 /* A one-paragraph description of the spec syntax, for --help texts. */

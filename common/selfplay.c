@@ -253,7 +253,7 @@ static int s_settle(selfplay *sp, int i, selfplay_game_fn fn, void *ctx)
             n = 1;
             sp->st.forced++;
         } else {
-            /* The policy target: visits / total, or pruned visits (mcts.h). */
+            /* The policy target: visits / total, pruned visits or Gumbel's pi' (mcts.h). */
             for (int k = 0; k < res.n; k++)
                 if (res.target[k] > 0) {
                     acts[n] = res.actions[k];

@@ -13,10 +13,11 @@
  * Moves: while the turn count (game_def->ply) is below
  * search.temperature_plies, the move is drawn with probability proportional
  * to the visits (tau = 1), afterwards the most visited action is played
- * (mcts_result_choose). A state with one legal action is played at once
+ * (mcts_result_choose; in gumbel root mode the search's own choice is always
+ * played). A state with one legal action is played at once
  * (record_move.forced). Every state is recorded, mid-sequence states too,
- * with the search's policy target (mcts_result.target: the visit shares, or
- * the pruned ones with policy_pruning).
+ * with the search's policy target (mcts_result.target: the visit shares
+ * unless pruning or gumbel mode say otherwise).
  *
  * Playout cap randomization (pcr_full_fraction in (0, 1); KataGo,
  * docs/learning.md): before each move's search a draw from the game's

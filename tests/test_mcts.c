@@ -1076,3 +1076,434 @@ Test(mcts, a_tree_s_budget_and_exploration_are_its_own)
     cr_assert_eq(r[0].total, 60, "the full budget again after the reset");
     mcts_batch_destroy(&b);
 }
+/* --- Gumbel root search (Danihelka et al. 2022; mctx) --------------------------------- */
+
+static mcts_settings s_gumbel_settings(int sims, bool noise)
+{
+    mcts_settings s = s_quiet_settings(sims);
+    s.root_mode = MCTS_ROOT_GUMBEL;
+    s.gumbel_noise = noise;
+    s.temperature_plies = 0; /* so that the noise is exactly gumbel_noise */
+    return s;
+}
+
+Test(mcts, gumbel_top_k_takes_the_largest_sums_without_replacement)
+{
+    /* logits + g = {0 + 2.0, 1 + 0.1, 2 - 0.5, 0.5 + 0.3} = {2.0, 1.1, 1.5, 0.8}:
+     * the top 2 are actions 0 then 2; all four in order 0, 2, 1, 3. */
+    float logits[4] = {0, 1, 2, 0.5f}, g[4] = {2.0f, 0.1f, -0.5f, 0.3f};
+    int out[4];
+    cr_assert_eq(mcts_gumbel_top_k(4, logits, g, 2, out), 2);
+    cr_assert_eq(out[0], 0);
+    cr_assert_eq(out[1], 2);
+    cr_assert_eq(mcts_gumbel_top_k(4, logits, g, 16, out), 4, "m is capped at n");
+    int want[4] = {0, 2, 1, 3};
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(out[i], want[i]);
+    /* Equal sums: each index once, the lower first. */
+    float flat[3] = {0, 0, 0}, zero[3] = {0, 0, 0};
+    cr_assert_eq(mcts_gumbel_top_k(3, flat, zero, 3, out), 3);
+    cr_assert(out[0] == 0 && out[1] == 1 && out[2] == 2);
+}
+
+Test(mcts, gumbel_draws_sample_the_policy_by_the_gumbel_max_trick)
+{
+    /* argmax(g + log P) is a draw from P: with P = {.5, .3, .2}, 20000 draws
+     * land about 10000 / 6000 / 4000 times (sd 71, 65, 57; 5 sd of slack). */
+    float logits[3] = {logf(0.5f), logf(0.3f), logf(0.2f)};
+    rng_t rng;
+    rng_seed(&rng, 9);
+    int count[3] = {0, 0, 0};
+    for (int i = 0; i < 20000; i++) {
+        float g[3];
+        for (int k = 0; k < 3; k++) {
+            g[k] = mcts_gumbel_draw(&rng);
+            cr_assert(isfinite(g[k]));
+        }
+        int top;
+        mcts_gumbel_top_k(3, logits, g, 1, &top);
+        count[top]++;
+    }
+    cr_assert(abs(count[0] - 10000) < 5 * 71, "%d", count[0]);
+    cr_assert(abs(count[1] - 6000) < 5 * 65, "%d", count[1]);
+    cr_assert(abs(count[2] - 4000) < 5 * 57, "%d", count[2]);
+}
+
+Test(mcts, sequential_halving_follows_mctx_s_visit_schedule)
+{
+    /* m = 4, n = 16: ceil(log2 4) = 2 phases. Phase 1: 4 actions, each
+     * max(1, 16 / (2 * 4)) = 2 visits (8 simulations, counts 0,0,0,0,1,1,1,1);
+     * phase 2: 2 actions, 16 / (2 * 2) = 4 visits each (8 simulations, counts
+     * 2,2,3,3,4,4,5,5). The two survivors end with 6 visits, the others 2. */
+    int want4[16] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5};
+    for (int s = 0; s < 16; s++)
+        cr_assert_eq(mcts_gumbel_considered_visit(4, 16, s), want4[s], "m 4 n 16 s %d", s);
+    /* m = 16, n = 32: 4 phases planned. Phase 1: 16 actions, max(1, 32/64) = 1
+     * visit (16 simulations at count 0); phase 2: 8 actions, 32/32 = 1 visit
+     * (8 at count 1); phase 3: 4 actions, 32/16 = 2 visits (counts 2,2,2,2,
+     * 3,3,3,3) and the budget is spent: 4 actions end with 4 visits, 4 with 2,
+     * 8 with 1 (16 + 8 + 8 = 32). */
+    for (int s = 0; s < 32; s++) {
+        int want = s < 16 ? 0 : s < 24 ? 1 : s < 28 ? 2 : 3;
+        cr_assert_eq(mcts_gumbel_considered_visit(16, 32, s), want, "m 16 n 32 s %d", s);
+    }
+    /* One action takes every simulation; two share them, phase after phase. */
+    cr_assert_eq(mcts_gumbel_considered_visit(1, 10, 7), 7);
+    cr_assert_eq(mcts_gumbel_considered_visit(2, 10, 7), 3);
+}
+
+Test(mcts, sequential_halving_shares_the_visits_in_the_search)
+{
+    /* 4 legal actions, gumbel_m 4, 16 simulations: the visits at the root are
+     * two 6s and two 2s (see the schedule above), whether the leaves come one
+     * per step or four per step with virtual visits, with noise or without. */
+    const game_def *g = game_default();
+    game_state s = s_pos(g, "....W....b.b....b........ b");
+    uint16_t acts[GAME_MAX_LEGAL];
+    cr_assert_eq(g->legal_actions(&s, acts), 4);
+    for (int leaves = 1; leaves <= 4; leaves *= 4)
+        for (int noise = 0; noise <= 1; noise++) {
+            mcts_settings set = s_gumbel_settings(16, noise);
+            set.gumbel_m = 4;
+            set.leaves_per_tree = leaves;
+            mcts_result r;
+            cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &s, 3, &r), 0);
+            int sixes = 0, twos = 0;
+            for (int k = 0; k < r.n; k++) {
+                sixes += r.visits[k] == 6;
+                twos += r.visits[k] == 2;
+            }
+            cr_assert(sixes == 2 && twos == 2, "leaves %d noise %d: visits %u %u %u %u", leaves,
+                      noise, r.visits[0], r.visits[1], r.visits[2], r.visits[3]);
+            /* The action played is one of the two survivors. */
+            for (int k = 0; k < r.n; k++)
+                if (r.actions[k] == r.best)
+                    cr_assert_eq(r.visits[k], 6u);
+            cr_assert(r.gumbel);
+        }
+    /* gumbel_m 2 of the 4: only two actions are ever visited. */
+    mcts_settings set = s_gumbel_settings(16, true);
+    set.gumbel_m = 2;
+    mcts_result r;
+    cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &s, 3, &r), 0);
+    int visited = 0;
+    for (int k = 0; k < r.n; k++)
+        visited += r.visits[k] > 0;
+    cr_assert_eq(visited, 2);
+    cr_assert_eq(r.total, 16u);
+}
+
+Test(mcts, sigma_and_the_completed_q_target_by_hand)
+{
+    /* Three actions, P = {.5, .3, .2}, visits {3, 1, 0}, q = {.2, -.4, -},
+     * raw value .3.
+     *   mixed value: the visited actions' prior-weighted q is
+     *   (.5 * .2 + .3 * -.4) / (.5 + .3) = -.025, so (.3 + 4 * -.025) / 5 = .04;
+     *   completed q = {.2, -.4, .04}.
+     *   c_scale .02: sigma = (50 + 3) * .02 = 1.06, pi' proportional to
+     *   P e^(1.06 cq) = {.61807, .19633, .20866}: pi' = {.60414, .19190, .20396}.
+     *   c_scale 1 (the default): sigma = 53 and pi' = {.999917, 9.3e-15, 8.3e-5}:
+     *   at this scale a tenth of a point of value outweighs any prior. */
+    float priors[3] = {0.5f, 0.3f, 0.2f}, q[3] = {0.2f, -0.4f, 0.0f}, cq[3], pi[3];
+    uint32_t visits[3] = {3, 1, 0};
+    float sigma = mcts_gumbel_policy(3, priors, visits, q, 0.3f, 50, 0.02f, cq, pi);
+    cr_assert_float_eq(sigma, 1.06f, 1e-5);
+    cr_assert_float_eq(cq[0], 0.2f, 1e-6);
+    cr_assert_float_eq(cq[1], -0.4f, 1e-6);
+    cr_assert_float_eq(cq[2], 0.04f, 1e-6);
+    cr_assert_float_eq(pi[0], 0.60414f, 1e-5);
+    cr_assert_float_eq(pi[1], 0.19190f, 1e-5);
+    cr_assert_float_eq(pi[2], 0.20396f, 1e-5);
+    sigma = mcts_gumbel_policy(3, priors, visits, q, 0.3f, 50, 1.0f, cq, pi);
+    cr_assert_float_eq(sigma, 53.0f, 1e-4);
+    cr_assert_float_eq(pi[0], 0.999917f, 1e-6);
+    cr_assert_float_eq(pi[2], 8.3025e-5f, 1e-8);
+    cr_assert_lt(pi[1], 1e-13f);
+    /* No visit: every action gets the raw value, and pi' is the prior. */
+    uint32_t none[3] = {0, 0, 0};
+    sigma = mcts_gumbel_policy(3, priors, none, q, 0.3f, 50, 0.02f, cq, pi);
+    cr_assert_float_eq(sigma, 1.0f, 1e-6);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_float_eq(cq[i], 0.3f, 1e-6);
+        cr_assert_float_eq(pi[i], priors[i], 1e-6);
+    }
+}
+
+/* The result's target is pi' = softmax(log P + sigma * cq): for any two
+ * visited actions log(pi/P) - sigma * q is the same number (the normaliser),
+ * and the unvisited ones (one completed value) share one log(pi/P). Checked
+ * on the result alone, without knowing the raw value. */
+static void s_check_gumbel_target(const mcts_result *r, const mcts_settings *s)
+{
+    uint32_t max_n = 0;
+    for (int k = 0; k < r->n; k++)
+        if (r->visits[k] > max_n)
+            max_n = r->visits[k];
+    float sigma = (s->gumbel_c_visit + (float)max_n) * s->gumbel_c_scale;
+    double norm = NAN, unvisited = NAN, sum = 0;
+    for (int k = 0; k < r->n; k++) {
+        sum += r->target[k];
+        if (r->target[k] < 1e-30f || r->priors[k] < 1e-30f)
+            continue; /* underflowed: no ratio to compare */
+        double lr = log((double)r->target[k] / r->priors[k]);
+        if (r->visits[k] > 0) {
+            double x = lr - sigma * (double)r->q[k];
+            if (isnan(norm))
+                norm = x;
+            cr_assert(fabs(x - norm) < 1e-3 * (1 + fabs(norm)), "action %d: %f vs %f", k, x,
+                      norm);
+        } else {
+            if (isnan(unvisited))
+                unvisited = lr;
+            cr_assert(fabs(lr - unvisited) < 1e-3 * (1 + fabs(lr)), "unvisited %d: %f vs %f", k,
+                      lr, unvisited);
+        }
+    }
+    cr_assert_float_eq(sum, 1.0, 1e-4);
+}
+
+/* Sequential Halving's final visit counts for m actions and budget n, largest
+ * first, zeros after: if e(L) simulations are scheduled at count L, exactly
+ * e(L) actions end above L, so the j-th largest count is #{L : e(L) >= j}. */
+static void s_halving_counts(int m, int n, int n_actions, uint32_t *out)
+{
+    int e[1024] = {0};
+    for (int s = 0; s < n; s++) {
+        int level = mcts_gumbel_considered_visit(m, n, s);
+        cr_assert_lt(level, 1024);
+        e[level]++;
+    }
+    for (int j = 1; j <= n_actions; j++) {
+        out[j - 1] = 0;
+        for (int level = 0; level < 1024; level++)
+            out[j - 1] += e[level] >= j;
+    }
+}
+
+static int s_desc(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The same target recomputed from the result and the root's raw value, which
+ * the hashed evaluator gives for the root's planes. */
+static void s_check_gumbel_target_raw(const mcts_result *r, const mcts_settings *s,
+                                      const game_state *root)
+{
+    const game_def *g = game_default();
+    float planes[7 * 25], logits[625], raw, cq[GAME_MAX_LEGAL], pi[GAME_MAX_LEGAL];
+    g->encode_planes(root, planes);
+    s_hashed_run(NULL, planes, 1, logits, &raw);
+    mcts_gumbel_policy(r->n, r->priors, r->visits, r->q, raw, s->gumbel_c_visit,
+                       s->gumbel_c_scale, cq, pi);
+    for (int k = 0; k < r->n; k++)
+        cr_assert(fabsf(pi[k] - r->target[k]) < 1e-4f * (1 + pi[k]), "action %d: %g vs %g", k,
+                  pi[k], r->target[k]);
+}
+
+Test(mcts, gumbel_results_carry_pi_prime_as_the_target_through_a_game)
+{
+    /* Real-looking priors and values (the hashed evaluator), subtree reuse,
+     * 4 trees in one batch; c_scale .05 so that pi' is not one-hot, and
+     * gumbel_m 3 so that some roots keep unvisited actions, whose completed
+     * value is the mixed value of the root's raw evaluation. */
+    const game_def *g = game_default();
+    evaluator ev = {s_hashed_run, NULL, 64};
+    game_state pos[4];
+    s_random_positions(g, pos, 4, 17);
+    mcts_settings s = s_gumbel_settings(48, true);
+    s.gumbel_c_scale = 0.05f;
+    s.gumbel_m = 3;
+    s.leaves_per_tree = 4;
+    mcts_batch *b = mcts_batch_new(g, &s, 4, ev);
+    for (int i = 0; i < 4; i++)
+        mcts_batch_reset(b, i, &pos[i], 40 + (uint64_t)i);
+    int checked = 0, unvisited = 0, reused = 0;
+    mcts_result kept[4];
+    for (int i = 0; i < 4; i++)
+        mcts_batch_result(b, i, &kept[i]); /* nothing kept at a fresh root */
+    for (int move = 0; move < 12; move++) {
+        cr_assert_eq(mcts_batch_run(b), 0);
+        for (int i = 0; i < 4; i++) {
+            if (mcts_batch_status(b, i) != MCTS_DONE)
+                continue;
+            mcts_result r;
+            mcts_batch_result(b, i, &r);
+            if (!r.forced) {
+                /* This move's visits (the result less what the reused subtree
+                 * brought) are exactly the schedule's counts for the budget
+                 * left: the batched halving kept to it. */
+                uint32_t mine[GAME_MAX_LEGAL], want[GAME_MAX_LEGAL], before = 0;
+                bool had = kept[i].n == r.n;
+                for (int k = 0; k < r.n; k++) {
+                    uint32_t base = had ? kept[i].visits[k] : 0;
+                    before += base;
+                    mine[k] = r.visits[k] - base;
+                }
+                reused += before > 0;
+                uint32_t most = 0, played = 0;
+                for (int k = 0; k < r.n; k++) {
+                    most = mine[k] > most ? mine[k] : most;
+                    played = r.actions[k] == r.best ? mine[k] : played;
+                }
+                cr_assert_eq(played, most, "the action played is among the most visited");
+                qsort(mine, (size_t)r.n, sizeof *mine, s_desc);
+                int m = r.n < s.gumbel_m ? r.n : s.gumbel_m;
+                s_halving_counts(m, 48 - (int)before, r.n, want);
+                for (int k = 0; k < r.n; k++)
+                    cr_assert_eq(mine[k], want[k], "move %d tree %d: rank %d has %u visits, the "
+                                 "schedule says %u", move, i, k, mine[k], want[k]);
+                cr_assert_eq(r.total, 48u, "the root reaches the simulations, reuse or not");
+                cr_assert(r.gumbel);
+                s_check_gumbel_target(&r, &s);
+                s_check_gumbel_target_raw(&r, &s, mcts_batch_state(b, i));
+                for (int k = 0; k < r.n; k++)
+                    unvisited += r.visits[k] == 0;
+                checked++;
+            }
+            rng_t unused;
+            rng_seed(&unused, 1);
+            cr_assert_eq(mcts_result_choose(&r, true, &unused), r.best, "gumbel: never sampled");
+            mcts_batch_advance(b, i, r.best);
+            mcts_batch_result(b, i, &kept[i]);
+        }
+    }
+    cr_assert_gt(checked, 20);
+    cr_assert_gt(unvisited, 0, "some root should keep unvisited actions");
+    cr_assert_gt(reused, 5, "some roots should start with visits kept");
+    mcts_batch_destroy(&b);
+}
+
+Test(mcts, gumbel_finds_the_wins_and_avoids_the_losses_without_noise)
+{
+    /* The tactical positions of the PUCT tests above, with the Gumbel noise off
+     * (evaluation play): the halving's winner is the brute-force win. With
+     * the noise on, a position like "W...bB...W" (15 actions) can lose the
+     * win in the first phase, where each action gets 400 / (4 * 15) = 6
+     * visits, too few to see a 6-hop line with a uniform evaluator. */
+    const game_def *g = game_default();
+    const char *const *lists[2] = {s_wins, s_mid_wins};
+    size_t sizes[2] = {sizeof s_wins / sizeof *s_wins, sizeof s_mid_wins / sizeof *s_mid_wins};
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < sizes[l]; i++) {
+            game_state s = s_pos(g, lists[l][i]);
+            uint16_t acts[GAME_MAX_LEGAL];
+            int n = g->legal_actions(&s, acts), winner = -1;
+            for (int k = 0; k < n; k++)
+                if (s_action_value(g, &s, acts[k], 6) == 1)
+                    winner = acts[k];
+            for (int leaves = 1; leaves <= 4; leaves *= 4) {
+                mcts_settings set = s_gumbel_settings(400, false);
+                set.leaves_per_tree = leaves;
+                mcts_result r;
+                cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &s, 1, &r), 0);
+                char want[16], got[16];
+                g->format_action(winner, want, sizeof want);
+                g->format_action(r.best, got, sizeof got);
+                cr_assert_eq(r.best, winner, "%s (leaves %d): gumbel plays %s, the win is %s",
+                             lists[l][i], leaves, got, want);
+            }
+        }
+    for (size_t i = 0; i < sizeof s_traps / sizeof *s_traps; i++) {
+        game_state s = s_pos(g, s_traps[i]);
+        for (int leaves = 1; leaves <= 4; leaves *= 4) {
+            mcts_settings set = s_gumbel_settings(400, false);
+            set.leaves_per_tree = leaves;
+            mcts_result r;
+            cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &s, 1, &r), 0);
+            cr_assert_neq(s_action_value(g, &s, r.best, 4), -1, "%s: gumbel plays a loss",
+                          s_traps[i]);
+        }
+    }
+}
+
+Test(mcts, gumbel_noise_decides_only_where_it_is_on)
+{
+    /* The start, uniform evaluator: the three actions look alike, so the noise
+     * picks the winner. Noise on: several seeds give several actions; off
+     * (gumbel_noise false, ply 0 not below temperature_plies 0): one action
+     * whatever the seed; off but temperature_plies 1: the noise is on at ply
+     * 0 again (an arena's varied opening). */
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    for (int mode = 0; mode < 3; mode++) {
+        mcts_settings set = s_gumbel_settings(32, mode == 0);
+        if (mode == 2)
+            set.temperature_plies = 1;
+        int seen[625] = {0}, distinct = 0;
+        for (uint64_t seed = 1; seed <= 12; seed++) {
+            mcts_result r, again;
+            cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &s, seed, &r), 0);
+            cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &s, seed, &again), 0);
+            cr_assert_eq(r.best, again.best, "a seed reproduces the search");
+            for (int k = 0; k < r.n; k++)
+                cr_assert_eq(r.visits[k], again.visits[k]);
+            distinct += seen[r.best]++ == 0;
+        }
+        if (mode == 1)
+            cr_assert_eq(distinct, 1, "no noise: one choice");
+        else
+            cr_assert_geq(distinct, 2, "mode %d: the noise should vary the choice", mode);
+    }
+}
+
+Test(mcts, gumbel_trees_in_one_batch_search_as_if_alone)
+{
+    const game_def *g = game_default();
+    evaluator ev = {s_hashed_run, NULL, 64};
+    game_state pos[5];
+    s_random_positions(g, pos, 5, 23);
+    mcts_settings s = s_gumbel_settings(40, true);
+    mcts_batch *b = mcts_batch_new(g, &s, 5, ev);
+    for (int i = 0; i < 5; i++)
+        mcts_batch_reset(b, i, &pos[i], 70 + (uint64_t)i);
+    cr_assert_eq(mcts_batch_run(b), 0);
+    for (int i = 0; i < 5; i++) {
+        mcts_result together, alone;
+        mcts_batch_result(b, i, &together);
+        cr_assert_eq(mcts_search(g, &s, ev, &pos[i], 70 + (uint64_t)i, &alone), 0);
+        cr_assert_eq(together.best, alone.best);
+        for (int k = 0; k < alone.n; k++) {
+            cr_assert_eq(together.visits[k], alone.visits[k]);
+            cr_assert_eq(together.target[k], alone.target[k]);
+        }
+    }
+    mcts_batch_destroy(&b);
+}
+
+Test(mcts, gumbel_settings_are_checked)
+{
+    char err[128];
+    mcts_settings s = mcts_settings_default();
+    cr_assert_eq(s.root_mode, MCTS_ROOT_PUCT, "the default is unchanged");
+    cr_assert_eq(s.gumbel_m, 16);
+    cr_assert_float_eq(s.gumbel_c_visit, 50.0f, 0);
+    cr_assert_float_eq(s.gumbel_c_scale, 1.0f, 0);
+    s.root_mode = MCTS_ROOT_GUMBEL;
+    cr_assert_eq(mcts_settings_check(&s, err, sizeof err), 0, "%s", err);
+    s.forced_playouts_k = 2;
+    cr_assert_eq(mcts_settings_check(&s, err, sizeof err), KZ_EINVAL);
+    cr_assert(strstr(err, "root_mode"), "%s", err);
+    s.forced_playouts_k = 0;
+    s.gumbel_m = 0;
+    cr_assert_eq(mcts_settings_check(&s, err, sizeof err), KZ_EINVAL);
+    cr_assert(strstr(err, "gumbel_m"), "%s", err);
+    s.gumbel_m = 16;
+    s.gumbel_c_scale = 0;
+    cr_assert_eq(mcts_settings_check(&s, err, sizeof err), KZ_EINVAL);
+    s.gumbel_c_scale = 1;
+    s.gumbel_c_visit = NAN;
+    cr_assert_eq(mcts_settings_check(&s, err, sizeof err), KZ_EINVAL);
+    s.gumbel_c_visit = 50;
+    s.root_mode = 7;
+    cr_assert_eq(mcts_settings_check(&s, err, sizeof err), KZ_EINVAL);
+    int mode = -1;
+    cr_assert_eq(mcts_root_mode_parse("gumbel", &mode), 0);
+    cr_assert_eq(mode, MCTS_ROOT_GUMBEL);
+    cr_assert_eq(mcts_root_mode_parse("puct", &mode), 0);
+    cr_assert_eq(mode, MCTS_ROOT_PUCT);
+    cr_assert_eq(mcts_root_mode_parse("Gumbel ", &mode), KZ_EINVAL);
+    cr_assert_str_eq(mcts_root_mode_name(MCTS_ROOT_GUMBEL), "gumbel");
+}

@@ -458,7 +458,7 @@ Test(player, specs)
     const char *bad[] = {"", "randoms", "random:1", "greedy:2", "uct", "uct:", "uct:0",
                          "uct:10000001", "uct:5:x", "uct:5:-1", "alphabeta", "alphabeta:0",
                          "alphabeta:33", "alphabeta:2x", "policy", "policy:", "mcts:",
-                         "mcts:m:0", "mcts:m:abc"};
+                         "mcts:m:0", "mcts:m:abc", "gumbel:", "gumbel:m:0", "gumbel"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
         player *p = player_from_spec(g, bad[i], err, sizeof err);
@@ -467,6 +467,7 @@ Test(player, specs)
         cr_assert_null(strchr(err, '\n'));
     }
     cr_assert_not_null(strstr(player_spec_help(), "uct:N"));
+    cr_assert_not_null(strstr(player_spec_help(), "gumbel:MODEL"));
 }
 
 /* ---- the ladder's first rungs ---- */
@@ -671,6 +672,30 @@ Test(player, mcts_player_searches_and_reports)
     }
     cr_assert_float_eq(share, 1.0, 1e-5);
     cr_assert_float_eq(prior, 1.0, 1e-5);
+    player_destroy(&p);
+}
+
+Test(player, gumbel_player_plays_the_halving_s_winner)
+{
+    /* The same mid-sequence tactic (0-15 loses to a recapture, 0-10 is safe)
+     * with the Gumbel root and no noise: the safe hop, the same choice for any
+     * seed. */
+    const game_def *g = game_default();
+    char err[300];
+    game_state s;
+    int good;
+    s_tactic_state(g, &s_tactics[3], &s, &good);
+    player *p = player_from_spec(g, "gumbel:uniform:64", err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    cr_assert_str_eq(player_name(p), "gumbel:uniform:64");
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        player_new_game(p, seed);
+        player_info info;
+        int a;
+        cr_assert_eq(player_choose(p, &s, &a, &info), 0);
+        cr_assert_eq(a, good);
+        cr_assert_eq(info.work, 64);
+    }
     player_destroy(&p);
 }
 

@@ -135,47 +135,58 @@ Test(selfplay, plays_every_game_and_each_record_is_valid)
 }
 
 /* The policy recorded for game k's first move is the search's target
- * (mcts_result.target) from the start with seed seed + k: pruned visits here,
- * which differ from the plain visit shares in some game (the start has a win
- * to find, so the children's values differ and pruning has work). */
+ * (mcts_result.target) from the start with seed seed + k: pruned visits, or
+ * Gumbel's pi', which differ from the plain visit shares in some game (the
+ * start has a win to find, so the children's values differ and pruning has
+ * work). In gumbel mode the move played is the search's choice. */
 Test(selfplay, records_the_search_s_policy_target)
 {
     const game_def *g = game_default();
-    collect c;
-    selfplay_config cfg = s_config(6, 3, 500);
-    cfg.search.simulations = 64;
-    cfg.search.forced_playouts_k = 2;
-    cfg.search.policy_pruning = true;
-    cfg.start_position = ".W....b............w.BB.. b"; /* a win to find: values differ */
-    s_run(&cfg, evaluator_uniform(g), &c, NULL);
-    game_state start;
-    char perr[100];
-    cr_assert_eq(g->parse_position(&start, cfg.start_position, perr, sizeof perr), 0);
-    int differ = 0;
-    for (int k = 0; k < 6; k++) {
-        const game_record *r = c.by_game[k];
-        cr_assert_not_null(r);
-        mcts_result res;
-        cr_assert_eq(mcts_search(g, &cfg.search, evaluator_uniform(g), &start, cfg.seed + (uint64_t)k,
-                                 &res), 0);
-        cr_assert(res.pruned);
-        const record_move *mv = &r->moves[0];
-        int j = 0;
-        for (int a = 0; a < res.n; a++) {
-            differ += res.target[a] != (float)res.visits[a] / (float)res.total;
-            if (res.target[a] <= 0)
-                continue;
-            cr_assert_lt(j, (int)mv->policy_n);
-            cr_assert_eq(r->policy_actions[mv->policy_off + j], res.actions[a]);
-            cr_assert_eq(r->policy[mv->policy_off + j], res.target[a], "game %d action %d", k, a);
-            j++;
+    for (int mode = 0; mode < 2; mode++) {
+        collect c;
+        selfplay_config cfg = s_config(6, 3, 500);
+        cfg.search.simulations = 64;
+        if (mode == 0) {
+            cfg.search.forced_playouts_k = 2;
+            cfg.search.policy_pruning = true;
+        } else {
+            cfg.search.root_mode = MCTS_ROOT_GUMBEL;
+            cfg.search.gumbel_c_scale = 0.1f;
         }
-        cr_assert_eq(j, (int)mv->policy_n);
-        char err[200];
-        cr_assert_eq(record_validate(g, r, err, sizeof err), 0, "game %d: %s", k, err);
+        cfg.start_position = ".W....b............w.BB.. b"; /* a win to find: values differ */
+        s_run(&cfg, evaluator_uniform(g), &c, NULL);
+        game_state start;
+        char perr[100];
+        cr_assert_eq(g->parse_position(&start, cfg.start_position, perr, sizeof perr), 0);
+        int differ = 0;
+        for (int k = 0; k < 6; k++) {
+            const game_record *r = c.by_game[k];
+            cr_assert_not_null(r);
+            mcts_result res;
+            cr_assert_eq(mcts_search(g, &cfg.search, evaluator_uniform(g), &start,
+                                     cfg.seed + (uint64_t)k, &res), 0);
+            cr_assert(mode == 0 ? res.pruned : res.gumbel);
+            const record_move *mv = &r->moves[0];
+            if (mode == 1)
+                cr_assert_eq(mv->action, res.best, "gumbel: the search's choice is played");
+            int j = 0;
+            for (int a = 0; a < res.n; a++) {
+                differ += res.target[a] != (float)res.visits[a] / (float)res.total;
+                if (res.target[a] <= 0)
+                    continue;
+                cr_assert_lt(j, (int)mv->policy_n);
+                cr_assert_eq(r->policy_actions[mv->policy_off + j], res.actions[a]);
+                cr_assert_eq(r->policy[mv->policy_off + j], res.target[a], "mode %d game %d "
+                             "action %d", mode, k, a);
+                j++;
+            }
+            cr_assert_eq(j, (int)mv->policy_n);
+            char err[200];
+            cr_assert_eq(record_validate(g, r, err, sizeof err), 0, "game %d: %s", k, err);
+        }
+        cr_assert_gt(differ, 0, "mode %d should change some target", mode);
+        s_collect_free(&c);
     }
-    cr_assert_gt(differ, 0, "pruning should change some target");
-    s_collect_free(&c);
 }
 
 Test(selfplay, a_fixed_seed_reproduces_every_game)
@@ -396,6 +407,11 @@ Test(selfplay_cli, bad_input_gives_one_line_and_status_2)
     cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --policy-pruning"), 2);
     cr_assert(strstr(c.err, "forced_playouts_k"), "%s", c.err);
     cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --forced-playouts-k -1"), 2);
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --root-mode muzero"), 2);
+    cr_assert(strstr(c.err, "--root-mode"), "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --root-mode gumbel "
+                          "--forced-playouts-k 2"), 2);
+    cr_assert(strstr(c.err, "root_mode"), "%s", c.err);
     cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --model nonexistent.kzm"), 2);
     cr_assert(strstr(c.err, "nonexistent.kzm"), "%s", c.err);
     cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --position bbb"), 2);
@@ -404,6 +420,12 @@ Test(selfplay_cli, bad_input_gives_one_line_and_status_2)
     cr_assert_eq(harness_cli_kz(&c, "records"), 2);
     cr_assert_eq(harness_cli_kz(&c, "records missing.rec"), 2);
     cr_assert(strstr(c.err, "missing.rec"), "%s", c.err);
+    /* Gumbel self-play from the command line gives valid records. */
+    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --parallel 2 --sims 16 --seed 1 "
+                                    "--root-mode gumbel --gumbel-m 4 --gumbel-c-scale 0.1 "
+                                    "--out g.rec --quiet"), 0, "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c, "records g.rec"), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "games: 2"), "%s", c.out);
     /* A truncated file: the games before the damage are counted, then status 2. */
     cr_assert_eq(harness_cli_kz(&c, "selfplay --games 3 --parallel 3 --sims 8 --seed 1 --out t.rec "
                           "--quiet"), 0, "%s", c.err);
@@ -432,7 +454,8 @@ Test(selfplay_cli, help_describes_every_option)
                            "--leaves", "--c-puct", "--alpha", "--epsilon", "--temp-plies",
                            "--fpu", "--no-reuse", "--cache", "--position", "--model-version",
                            "--worker-id", "--threads", "--quiet", "--forced-playouts-k",
-                           "--policy-pruning"};
+                           "--policy-pruning", "--root-mode", "--gumbel-m", "--gumbel-c-visit",
+                           "--gumbel-c-scale"};
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
         cr_assert(strstr(c.out, flags[i]), "help lacks %s", flags[i]);
     cr_assert_eq(harness_cli_kz(&c, "records --help"), 0);

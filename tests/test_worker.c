@@ -64,6 +64,7 @@ Test(worker, bad_settings_exit_2_with_one_line)
         {"--max_pending=many", "max_pending"},
         {"--policy_pruning=true", "forced_playouts_k"},
         {"--pcr_full_fraction=1.5", "pcr_full_fraction"},
+        {"--root_mode=alphago", "root_mode"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(log, sizeof log, "%s/bad%zu.log", h.dir, i);
@@ -95,7 +96,9 @@ Test(worker, bad_settings_exit_2_with_one_line)
                                        "--simulations", "--threads", "--model_cache_dir",
                                        "--timeout_ms", "--max_pending", "--worker_id", "--seed",
                                        "--forced_playouts_k", "--policy_pruning",
-                                       "--pcr_full_fraction", "--pcr_fast_simulations"};
+                                       "--pcr_full_fraction", "--pcr_fast_simulations",
+                                       "--root_mode", "--gumbel_m", "--gumbel_c_visit",
+                                       "--gumbel_c_scale"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_expect_eq(harness_count(log, keys[i]) > 0, true, "--help lacks %s", keys[i]);
     harness_fini(&h);

@@ -110,6 +110,11 @@ int cmd_selfplay(int argc, char **argv)
         "                     the most visited played, no policy target); 1 = off\n"
         "                     (default 1; KataGo 0.25)\n"
         "  --pcr-fast S       simulations of a fast search (default 40)\n"
+        "  --root-mode M      root search: puct (default) or gumbel (Gumbel-Top-k and\n"
+        "                     Sequential Halving; plays its own choice, records pi')\n"
+        "  --gumbel-m M       gumbel: actions considered at the root (default 16)\n"
+        "  --gumbel-c-visit X gumbel: sigma's visit offset (default 50)\n"
+        "  --gumbel-c-scale X gumbel: sigma's scale (default 1.0)\n"
         "  --position P       start every game from the R20 position P\n"
         "  --model-version V  version number to record (default: the model's, 0 for uniform)\n"
         "  --worker-id ID     recorded in every game (default kz-selfplay)\n"
@@ -119,7 +124,8 @@ int cmd_selfplay(int argc, char **argv)
         "the ones in progress (a second Ctrl-C quits at once).\n";
     enum { O_MODEL = 256, O_GAMES, O_OUT, O_PARALLEL, O_SIMS, O_SEED, O_LEAVES, O_CPUCT,
            O_ALPHA, O_EPS, O_TEMP, O_FPU, O_NOREUSE, O_CACHE, O_POSITION, O_MVER, O_WORKER,
-           O_QUIET, O_THREADS, O_FORCED, O_PRUNING, O_PCR_FULL, O_PCR_FAST, O_HELP };
+           O_QUIET, O_THREADS, O_FORCED, O_PRUNING, O_PCR_FULL, O_PCR_FAST, O_ROOT, O_GM, O_GCV,
+           O_GCS, O_HELP };
     static const struct option opts[] = {
         {"model", required_argument, NULL, O_MODEL},
         {"games", required_argument, NULL, O_GAMES},
@@ -144,6 +150,10 @@ int cmd_selfplay(int argc, char **argv)
         {"policy-pruning", no_argument, NULL, O_PRUNING},
         {"pcr-full", required_argument, NULL, O_PCR_FULL},
         {"pcr-fast", required_argument, NULL, O_PCR_FAST},
+        {"root-mode", required_argument, NULL, O_ROOT},
+        {"gumbel-m", required_argument, NULL, O_GM},
+        {"gumbel-c-visit", required_argument, NULL, O_GCV},
+        {"gumbel-c-scale", required_argument, NULL, O_GCS},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -240,6 +250,27 @@ int cmd_selfplay(int argc, char **argv)
                 return kz_usage_error("selfplay: --pcr-fast must be from 1 to 1000000, not '%s'",
                                       arg);
             cfg.pcr_fast_simulations = (int)v;
+            break;
+        case O_ROOT:
+            if (mcts_root_mode_parse(arg, &cfg.search.root_mode))
+                return kz_usage_error("selfplay: --root-mode must be puct or gumbel, not '%s'", arg);
+            break;
+        case O_GM:
+            if (parse_long(arg, 1, GAME_MAX_LEGAL, &v))
+                return kz_usage_error("selfplay: --gumbel-m must be from 1 to 256, not '%s'", arg);
+            cfg.search.gumbel_m = (int)v;
+            break;
+        case O_GCV:
+            if (parse_double(arg, 0, 100000, &d))
+                return kz_usage_error("selfplay: --gumbel-c-visit must be in [0, 100000], not "
+                                      "'%s'", arg);
+            cfg.search.gumbel_c_visit = (float)d;
+            break;
+        case O_GCS:
+            if (parse_double(arg, 1e-6, 1000, &d))
+                return kz_usage_error("selfplay: --gumbel-c-scale must be in (0, 1000], not '%s'",
+                                      arg);
+            cfg.search.gumbel_c_scale = (float)d;
             break;
         case O_POSITION: cfg.start_position = arg; break;
         case O_MVER:

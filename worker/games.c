@@ -96,6 +96,14 @@ static void s_settings_of(const worker_config *cfg, int purpose, int sims, mcts_
     /* Forced playouts serve the training target: arena games play without them. */
     s->forced_playouts_k = purpose == PURPOSE_ARENA ? 0.0f : (float)cfg->forced_playouts_k;
     s->policy_pruning = purpose == PURPOSE_ARENA ? false : cfg->policy_pruning;
+    if (mcts_root_mode_parse(cfg->root_mode, &s->root_mode))
+        s->root_mode = -1; /* refused by mcts_settings_check */
+    s->gumbel_m = (int)cfg->gumbel_m;
+    s->gumbel_c_visit = (float)cfg->gumbel_c_visit;
+    s->gumbel_c_scale = (float)cfg->gumbel_c_scale;
+    /* Gumbel noise in self-play; arena games get it only in their first
+     * arena_temperature_plies turns (temperature_plies above), for variety. */
+    s->gumbel_noise = purpose != PURPOSE_ARENA;
 }
 
 static void s_settings(const games *gm, int purpose, int sims, mcts_settings *s)
@@ -461,7 +469,7 @@ static int s_settle(games *gm, int i, games_done_fn fn, void *ctx)
             shares[0] = 1;
             n = 1;
         } else {
-            /* The policy target: visits / total, or pruned visits (mcts.h). */
+            /* The policy target: visits / total, pruned visits or Gumbel's pi' (mcts.h). */
             for (int k = 0; k < res.n; k++)
                 if (res.target[k] > 0) {
                     acts[n] = res.actions[k];

@@ -53,6 +53,13 @@ static const config_option s_options[] = {
     {"pcr_fast_simulations", CONFIG_INT, "40", 1, 100000, O(pcr_fast_simulations),
      "self-play, playout cap randomization: simulations of a fast search (no root noise, the "
      "most visited played; at most the full search's)"},
+    {"root_mode", CONFIG_STRING, "puct", 0, 0, O(root_mode),
+     "root search: puct (AlphaZero) or gumbel (Gumbel-Top-k + Sequential Halving)"},
+    {"gumbel_m", CONFIG_INT, "16", 1, 256, O(gumbel_m), "gumbel: actions considered at the root"},
+    {"gumbel_c_visit", CONFIG_DOUBLE, "50", 0, 100000, O(gumbel_c_visit),
+     "gumbel: sigma(q) = (c_visit + max visits) * c_scale * q"},
+    {"gumbel_c_scale", CONFIG_DOUBLE, "1.0", 0.000001, 1000, O(gumbel_c_scale),
+     "gumbel: sigma's scale"},
     {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads (one worker per core: 1)"},
     {"model_cache_dir", CONFIG_STRING, "./var/models", 0, 0, O(model_cache_dir),
      "directory of cached model blobs (shared by workers is fine); \"\" = memory only"},

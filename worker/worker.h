@@ -56,6 +56,10 @@ typedef struct worker_config {
     bool policy_pruning;                  /* self-play: prune them from the target */
     double pcr_full_fraction;             /* self-play: share of moves searched in full */
     long pcr_fast_simulations;            /* self-play: simulations of the other moves */
+    char root_mode[CONFIG_STR_MAX];       /* "puct" or "gumbel" */
+    long gumbel_m;                        /* gumbel: actions considered at the root */
+    double gumbel_c_visit;                /* gumbel: sigma's visit offset */
+    double gumbel_c_scale;                /* gumbel: sigma's scale */
     long threads;                         /* OpenBLAS threads */
     char model_cache_dir[CONFIG_STR_MAX]; /* disk cache, "" none */
     long model_cache_keep;                /* model files kept */
