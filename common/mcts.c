@@ -124,6 +124,7 @@ struct mcts_batch {
     int n_trees;           /* G */
     tree *trees;           /* (G) */
     groot *groots;         /* (G) gumbel mode only, else NULL */
+    bool plain;            /* PUCT everywhere: no forced playouts, no gumbel */
     node *arena;           /* (G, 2, cap): every tree's two arenas */
     uint32_t cap;          /* nodes per arena */
     int max_pending;       /* G * leaves_per_tree */
@@ -399,6 +400,7 @@ mcts_batch *mcts_batch_new(const game_def *g, const mcts_settings *s, int trees,
     b->s = *s;
     b->ev = ev;
     b->n_trees = trees;
+    b->plain = s->root_mode == MCTS_ROOT_PUCT && !(s->forced_playouts_k > 0);
     uint64_t cap = s->tree_nodes ? (uint64_t)s->tree_nodes : 64ull * s->simulations + 4096;
     b->cap = (uint32_t)cap;
     b->max_pending = trees * s->leaves_per_tree;
@@ -718,11 +720,6 @@ static uint32_t s_forced_child(const mcts_batch *b, const tree *t)
 /* The PUCT choice among the children of the expanded node x. */
 static uint32_t s_pick(const mcts_batch *b, const tree *t, uint32_t x)
 {
-    if (x == 0 && b->s.forced_playouts_k > 0 && t->explore) {
-        uint32_t f = s_forced_child(b, t);
-        if (f != NONE)
-            return f;
-    }
     const node *p = &t->nodes[x];
     int total = p->n + p->vl;
     float sqrt_n = sqrtf((float)(total > 1 ? total : 1));
@@ -814,7 +811,7 @@ static uint32_t s_pick_gumbel(const mcts_batch *b, const tree *t, uint32_t x)
                     (best < 0 || score[k] > score[best]))
                     best = k;
         }
-        KZ_CHECK(best >= 0); /* pass 1 finds a considered action with the fewest visits */
+        KZ_CHECK(best >= 0); /* the second pass finds a considered action: the fewest visits */
     } else {
         /* Eq. 14: argmax pi'(a) - n(a) / (1 + sum n), in-flight visits counted. */
         uint32_t total = 0;
@@ -830,6 +827,15 @@ static uint32_t s_pick_gumbel(const mcts_batch *b, const tree *t, uint32_t x)
         }
     }
     return p->first_child + (uint32_t)best;
+}
+
+/* The choice at node x when forced playouts or gumbel mode are on, or NONE
+ * where PUCT decides. */
+static uint32_t s_pick_root_methods(const mcts_batch *b, const tree *t, uint32_t x)
+{
+    if (t->gr)
+        return s_pick_gumbel(b, t, x);
+    return x == 0 && t->explore ? s_forced_child(b, t) : NONE; /* (fast searches: none) */
 }
 
 /* Called when node x has just been expanded. */
@@ -952,7 +958,10 @@ static int s_select(mcts_batch *b, int ti)
                 return SEL_PENDING;
             }
         }
-        uint32_t c = t->gr ? s_pick_gumbel(b, t, x) : s_pick(b, t, x);
+        /* (b->plain: the default walk pays one test per edge) */
+        uint32_t c = b->plain ? NONE : s_pick_root_methods(b, t, x);
+        if (c == NONE)
+            c = s_pick(b, t, x);
         int before = g->to_move(&st);
         g->apply(&st, t->nodes[c].action);
         if (g->to_move(&st) != before)

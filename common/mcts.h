@@ -88,8 +88,9 @@
  *     phases repeat with 2 actions until n is spent. Simulation s of the move
  *     goes to the considered action with the largest g + logits + sigma(cq)
  *     among those with exactly mcts_gumbel_considered_visit(m, n, s) visits
- *     this move: the halving happens by itself, the actions that lead a
- *     phase's ranking reaching the next phase's visit count first.
+ *     this move. No list of survivors is kept: the actions that lead the
+ *     ranking reach the next phase's count first, and only they are
+ *     candidates there (mctx's score_considered).
  *   - Batched steps: an action's visits this move count in-flight
  *     (virtual) visits, so a step's leaves_per_tree selections take the next
  *     leaves_per_tree entries of the schedule in order and every step keeps
@@ -108,9 +109,12 @@
  *   - The Gumbel noise replaces the root's Dirichlet noise (dirichlet_*
  *     unused) and the sampling of moves: it is drawn when gumbel_noise is set
  *     (self-play), and otherwise only while the turn count (game_def->ply) is
- *     below temperature_plies (an arena's varied openings); with neither the
+ *     below temperature_plies (an arena's varied openings), never in a fast
+ *     search (mcts_batch_set_budget, explore false); without noise the
  *     search is deterministic (g = 0: the top m by prior, then the best by
- *     logits + sigma(cq)). c_puct, fpu unused.
+ *     logits + sigma(cq)). c_puct, fpu unused. The per-tree root state is
+ *     allocated by mcts_batch_new; node size and the hot path's allocations
+ *     are unchanged (a node's raw value is derived, see mcts.c).
  *
  * Determinism. Given the same settings, seeds, evaluator outputs and call
  * sequence, everything is reproducible: no wall clock or global state enters
@@ -201,7 +205,8 @@ typedef struct mcts_result {
     bool forced;                      /* exactly one legal action: played without search */
     float target[GAME_MAX_LEGAL];     /* the policy target of each: visits / total (exactly
                                          that float division), the pruned visits' shares
-                                         (policy_pruning) or pi' (gumbel); all 0 when total is 0 */
+                                         (policy_pruning) or pi' (gumbel); the shares are
+                                         all 0 when total is 0 */
     bool pruned;                      /* target holds pruned visits (policy_pruning) */
     bool gumbel;                      /* root_mode gumbel: best is played as is */
 } mcts_result;

@@ -1507,3 +1507,41 @@ Test(mcts, gumbel_settings_are_checked)
     cr_assert_eq(mcts_root_mode_parse("Gumbel ", &mode), KZ_EINVAL);
     cr_assert_str_eq(mcts_root_mode_name(MCTS_ROOT_GUMBEL), "gumbel");
 }
+
+Test(mcts, gumbel_fast_searches_have_their_budget_and_no_noise)
+{
+    /* Playout cap randomization's fast search in gumbel mode: its own budget
+     * (the halving is planned for it) and no Gumbel noise, so the seed does
+     * not matter; a full search's noise still varies the choice (the start's
+     * three actions look alike to the uniform evaluator). */
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    mcts_settings set = s_gumbel_settings(64, true);
+    mcts_batch *b = mcts_batch_new(g, &set, 1, evaluator_uniform(g));
+    int seen_fast[625] = {0}, seen_full[625] = {0}, fast_distinct = 0, full_distinct = 0;
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        for (int fast = 0; fast <= 1; fast++) {
+            mcts_batch_set_budget(b, 0, fast ? 12 : 64, !fast);
+            mcts_batch_reset(b, 0, &s, seed);
+            cr_assert_eq(mcts_batch_run(b), 0);
+            mcts_result r;
+            mcts_batch_result(b, 0, &r);
+            cr_assert_eq(r.total, fast ? 12u : 64u);
+            uint32_t mine[GAME_MAX_LEGAL], want[GAME_MAX_LEGAL];
+            for (int k = 0; k < r.n; k++)
+                mine[k] = r.visits[k];
+            qsort(mine, (size_t)r.n, sizeof *mine, s_desc);
+            s_halving_counts(r.n, fast ? 12 : 64, r.n, want);
+            for (int k = 0; k < r.n; k++)
+                cr_assert_eq(mine[k], want[k], "fast %d rank %d", fast, k);
+            if (fast)
+                fast_distinct += seen_fast[r.best]++ == 0;
+            else
+                full_distinct += seen_full[r.best]++ == 0;
+        }
+    }
+    cr_assert_eq(fast_distinct, 1, "a fast search draws no noise");
+    cr_assert_geq(full_distinct, 2, "a full search's noise varies the choice");
+    mcts_batch_destroy(&b);
+}
