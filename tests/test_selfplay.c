@@ -410,7 +410,7 @@ Test(selfplay_cli, bad_input_gives_one_line_and_status_2)
     cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --root-mode muzero"), 2);
     cr_assert(strstr(c.err, "--root-mode"), "%s", c.err);
     cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --root-mode gumbel "
-                          "--forced-playouts-k 2"), 2);
+                                    "--forced-playouts-k 2"), 2);
     cr_assert(strstr(c.err, "root_mode"), "%s", c.err);
     cr_assert_eq(harness_cli_kz(&c, "selfplay --games 2 --out x.rec --model nonexistent.kzm"), 2);
     cr_assert(strstr(c.err, "nonexistent.kzm"), "%s", c.err);
