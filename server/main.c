@@ -59,7 +59,7 @@ static const config_option s_options[] = {
      "against the colour bias), the others from the initial position; 0 = none"},
     {"simulations", CONFIG_INT, "0", 0, 1000000, O(simulations),
      "MCTS simulations per move sent in jobs (0 = each worker's own setting)"},
-    {"gate", CONFIG_STRING, "spec", 0, 0, O(gate),
+    {"gate", CONFIG_STRING, "none", 0, 0, O(gate),
      "promotion rule: spec (arena_games games, score > arena_threshold: the specification's),"
      " sprt (pentanomial SPRT on pairs of book openings, arena_elo0/1, alpha, beta, at most"
      " arena_games games), none (every candidate becomes the best; the rating guard reverts"

@@ -377,6 +377,7 @@ Test(coordinator, arena_spread_reassigned_and_decided)
 {
     coordp c;
     s_setup(&c);
+    snprintf(c.extra[c.n_extra++], 64, "--gate=spec");
     snprintf(c.extra[c.n_extra++], 64, "--arena_games=6");
     snprintf(c.extra[c.n_extra++], 64, "--arena_per_worker=4");
     snprintf(c.extra[c.n_extra++], 64, "--heartbeat_ms=50");

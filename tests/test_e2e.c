@@ -322,7 +322,7 @@ static void s_start_coordinator(cluster *c)
     snprintf(log, sizeof log, "%s/coordinator.log", c->dir);
     char *argv[] = {exe, data, bind, pub, "--http_bind=127.0.0.1", http, model_arg,
                     "--simulations=8", "--selfplay_games=4",
-                    "--arena_games=" S_STR(ARENA_GAMES), "--arena_threshold=0.55",
+                    "--gate=spec", "--arena_games=" S_STR(ARENA_GAMES), "--arena_threshold=0.55",
                     "--arena_per_worker=3", "--heartbeat_ms=200", "--expiry_ms=2000",
                     "--wait_ms=100", "--status_ms=100", "--log_s=5", "--map_mb=16",
                     "--sync=true", NULL};
