@@ -741,7 +741,9 @@ static int s_run(const char *bin, snapshot *snaps, int *n_snaps)
             s_out("  %5.1f min %6.1f CPU-min  %s\n", t / 60, cpu / 60, line);
             next_line = t + (double)s_cfg.progress_s;
         }
-        if (t >= next_snap || end) {
+        if (s_stop)
+            client_set_interrupt(c, NULL); /* the last snapshot may take its normal time */
+        if (t >= next_snap || end || s_stop) { /* a stop (Ctrl-C) also keeps the best */
             int src = s_snapshot(c, s_cfg.dir, t / 60, cpu / 60, step, snaps, n_snaps);
             if (src)
                 s_out("  (no snapshot at %.1f min: %s)\n", t / 60, err_str(src));
