@@ -430,7 +430,8 @@ static int s_decode_moves(const Kz__GameRecord *gr, game_record *r, record_repor
                                 "move %zu: policy entry %zu out of range", k + 1, j + 1);
             acts[j] = (uint16_t)m->policy_actions[j];
         }
-        memcpy(r->policy + r->n_policy, m->policy, m->n_policy * sizeof *r->policy);
+        if (m->n_policy) /* a fast search's state has none (and m->policy may be NULL) */
+            memcpy(r->policy + r->n_policy, m->policy, m->n_policy * sizeof *r->policy);
         r->moves[r->n_moves++] = (record_move){(uint16_t)m->action, m->forced, m->root_value,
                                                r->n_policy, (uint16_t)m->n_policy,
                                                m->fast_search};

@@ -317,9 +317,12 @@ static int s_request_job(wk *w)
         w->next_job = time_now() + BACKOFF_S;
         return rc == KZ_EVERSION ? rc : 0;
     }
+    /* pa, pb point into the job message, which the model fetches above
+     * replaced: log the queue's copies. */
     if (eval)
         log_info("ratings: playing %s against %s (%zu games in this job)",
-                 pa[0] ? pa : "the network", pb[0] ? pb : "a network", q->n);
+                 q->base[0][0] ? q->base[0] : "the network",
+                 q->base[1][0] ? q->base[1] : "a network", q->n);
     else if (q->candidate != w->arena_logged)
         log_info("arena: playing candidate %u against best %u (%zu games in this job)",
                  (unsigned)q->candidate, (unsigned)q->best, q->n);
