@@ -440,6 +440,25 @@ out:
     return rc;
 }
 
+int modelfile_stamp(const uint8_t *buf, size_t len, uint32_t version, uint32_t parent,
+                    uint8_t **out, size_t *outlen, char *err, size_t errlen)
+{
+    *out = NULL;
+    *outlen = 0;
+    model *m;
+    int rc = modelfile_from_bytes(buf, len, NULL, &m, err, errlen);
+    if (rc)
+        return rc;
+    model_set_version(m, version, parent);
+    /* A checkpoint stays one: the encoding keeps what the bytes carried. */
+    bool ckpt = s_get32(buf + 12) & MODELFILE_FLAG_CHECKPOINT;
+    rc = modelfile_encode(m, ckpt, out, outlen);
+    model_destroy(&m);
+    if (rc)
+        return err_set(err, errlen, rc, "out of memory for the stamped model");
+    return 0;
+}
+
 int modelfile_load(const char *path, const game_def *expect_game, model **out, char *err,
                    size_t errlen)
 {

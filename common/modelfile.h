@@ -58,4 +58,12 @@ int modelfile_encode(const model *m, bool checkpoint, uint8_t **buf, size_t *len
 int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_game,
                          model **out, char *err, size_t errlen);
 
+/* The same bytes with the version and parent version in the metadata set to
+ * version and parent (the registry's numbers stamped into a published blob,
+ * so that the file tells which model it is); everything else is kept as it
+ * was. buf is decoded and checked as modelfile_from_bytes does (any game);
+ * *out is new (caller frees with free()). 0, or its codes with err. */
+int modelfile_stamp(const uint8_t *buf, size_t len, uint32_t version, uint32_t parent,
+                    uint8_t **out, size_t *outlen, char *err, size_t errlen);
+
 #endif

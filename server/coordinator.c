@@ -1000,6 +1000,7 @@ int coord_run(coord *c)
             uint64_t pruned = 0;
             store_prune(c->st, &pruned); /* idle: catch up on pruning */
         }
+        status_serve(c);
         if (now >= next_expire) {
             s_expire_workers(c);
             next_expire = now + 0.5;

@@ -7,11 +7,13 @@
  *   arena.c       candidates, arena slots, tallies, promotion
  *   ratings.c     the rating pool: anchors and models, tallies of every pair,
  *                 evaluation matches for workers, the fit, the history
- *   status.c      HTTP endpoint (/status, /metrics, /healthz) and the
- *                 snapshots it serves
+ *   status.c      HTTP endpoint (/status, /metrics, /healthz, /models and
+ *                 the model files) and the snapshots it serves
  *
  * Threads: everything here runs on the main thread except the HTTP handler,
- * which only copies the snapshot strings under `snap_lock`. */
+ * which only copies the snapshot strings under `snap_lock` (and asks the
+ * main thread for model files through status_serve: the store is the main
+ * thread's alone). */
 #ifndef KZ_SERVER_COORDINATOR_H
 #define KZ_SERVER_COORDINATOR_H
 
@@ -300,6 +302,7 @@ typedef struct coord {
     char *snap_metrics;         /* /metrics text, owned */
     volatile double heartbeat;  /* time_now() of the last loop turn */
     void *http;                 /* struct MHD_Daemon * */
+    struct status_files *files; /* /models and its files for the HTTP thread (status.c) */
 } coord;
 
 /* coordinator.c */
@@ -387,7 +390,11 @@ size_t ratings_serialize(const coord *c, uint8_t **out);
 /* status.c */
 int status_start(coord *c);
 void status_stop(coord *c);
-/* Rebuilds the /status and /metrics snapshots. */
+/* Rebuilds the /status, /metrics and /models snapshots. */
 void status_refresh(coord *c);
+/* Answers the HTTP thread's request for a model file, if one waits: reads
+ * the blob, stamps its version and parent (modelfile_stamp), keeps it for
+ * the HTTP thread. Called by the main loop on every turn; cheap when idle. */
+void status_serve(coord *c);
 
 #endif

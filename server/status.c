@@ -1,17 +1,50 @@
-/* status: the coordinator's HTTP endpoint (libmicrohttpd, its own thread):
- * GET /status (JSON), GET /metrics (Prometheus text format), GET /healthz.
- * The main thread rebuilds both documents every status_ms into snapshot
- * strings; the HTTP thread only copies a snapshot under snap_lock, so it
- * never touches the coordinator's state. */
+/* status: the coordinator's HTTP endpoint (libmicrohttpd, a thread per
+ * connection): GET /status (JSON), GET /metrics (Prometheus text format),
+ * GET /healthz, GET /models (JSON: every registered model), GET
+ * /models/N.kzm and /models/best.kzm (the model file, its registry version
+ * and parent stamped in).
+ * The main thread rebuilds the documents every status_ms into snapshot
+ * strings; the HTTP threads only copy a snapshot under snap_lock, so they
+ * never touch the coordinator's state. A model file is asked for: the HTTP
+ * thread posts the version (files->want) and waits; the main thread reads
+ * and stamps it (status_serve) and keeps the last few files ready. */
 #include <microhttpd.h>
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "coordinator.h"
+#include "modelfile.h"
 #include "util.h"
+
+#define FILES_KEPT 4            /* stamped model files kept for the HTTP thread */
+#define FILES_WAIT_S 10         /* longest an HTTP thread waits for the main thread */
+#define MODELS_REBUILD_S 5.0    /* /models is rebuilt at least this often */
+
+/* Model files and the /models document, shared with the HTTP threads under
+ * c->snap_lock. */
+typedef struct status_files {
+    pthread_cond_t answered;       /* broadcast when the main thread took up `want` */
+    uint32_t want;                 /* version an HTTP thread asks for, 0 none */
+    uint32_t failed;               /* the last version that could not be served, 0 none */
+    char why[200];                 /* why (one line) */
+    bool closing;                  /* status_stop runs: waiting threads give up */
+    uint32_t version[FILES_KEPT];  /* version of each kept file, 0 empty */
+    uint8_t *bytes[FILES_KEPT];    /* the stamped files, owned */
+    size_t len[FILES_KEPT];        /* their bytes */
+    uint64_t used[FILES_KEPT];     /* last use (tick), the oldest is replaced */
+    uint64_t tick;                 /* use counter */
+    uint32_t best;                 /* best version, for best.kzm */
+    uint32_t latest;               /* highest registered version */
+    char *models;                  /* /models JSON, owned */
+    /* Main thread only: when to rebuild /models. */
+    double models_at;              /* time_now() of the last rebuild */
+    uint64_t models_sig;           /* what it was built from (versions, best, fits, arenas) */
+} status_files;
 
 /* A growable string. */
 typedef struct sbuf {
@@ -380,16 +413,109 @@ static void s_build_metrics(coord *c, sbuf *b)
     }
 }
 
+/* GET /models: one object per registered model, oldest first. bytes and
+ * checksum are the registry blob's (what workers get); the served file
+ * differs from it by the stamped version and parent only. */
+static void s_build_models(coord *c, sbuf *b, uint32_t latest)
+{
+    sb_printf(b, "[");
+    for (uint32_t v = 1; v <= latest; v++) {
+        store_model_info m;
+        sb_printf(b, "%s\n  {\"version\": %u, ", v > 1 ? "," : "", v);
+        if (store_get_model_info(c->st, v, &m)) {
+            sb_printf(b, "\"status\": \"unreadable\"}");
+            continue;
+        }
+        const rated_player *r = ratings_get(c, v);
+        sb_printf(b, "\"parent\": %u, \"created_ms\": %lld, \"status\": \"%s\", "
+                     "\"best\": %s, \"trainer_step\": %llu, \"arena\": {\"wins\": %u, "
+                     "\"draws\": %u, \"losses\": %u, \"decided_ms\": %lld}, "
+                     "\"rating_games\": %llu, ",
+                  m.parent, (long long)m.created_ms, store_model_status_name(m.status),
+                  v == c->best ? "true" : "false", (unsigned long long)m.trainer_step, m.wins,
+                  m.draws, m.losses, (long long)m.decided_ms,
+                  (unsigned long long)(r ? r->games : 0));
+        s_json_rating(b, r);
+        sb_printf(b, ", \"bytes\": %llu, \"checksum\": \"%016llx\", \"url\": \"/models/%u.kzm\"}",
+                  (unsigned long long)m.blob_len, (unsigned long long)m.checksum, v);
+    }
+    sb_printf(b, "\n]\n");
+}
+
 void status_refresh(coord *c)
 {
-    sbuf js = {0}, mt = {0};
+    sbuf js = {0}, mt = {0}, md = {0};
     s_build_status(c, &js);
     s_build_metrics(c, &mt);
+    status_files *f = c->files;
+    uint32_t latest = store_latest_model(c->st);
+    if (f) {
+        uint64_t sig = mix64(latest ^ ((uint64_t)c->best << 32)) ^ mix64(c->fits + 1) ^
+                       mix64((uint64_t)c->last.decided_ms) ^ mix64(c->ar.candidate + 7u);
+        double now = time_now();
+        if (!f->models || sig != f->models_sig || now - f->models_at >= MODELS_REBUILD_S) {
+            s_build_models(c, &md, latest);
+            f->models_sig = sig;
+            f->models_at = now;
+        }
+    }
     pthread_mutex_lock(&c->snap_lock);
     free(c->snap_status);
     free(c->snap_metrics);
     c->snap_status = js.s;
     c->snap_metrics = mt.s;
+    if (f) {
+        f->best = c->best;
+        f->latest = latest;
+        if (md.s) {
+            free(f->models);
+            f->models = md.s;
+        }
+    }
+    pthread_mutex_unlock(&c->snap_lock);
+}
+
+void status_serve(coord *c)
+{
+    status_files *f = c->files;
+    if (!f)
+        return;
+    pthread_mutex_lock(&c->snap_lock);
+    uint32_t v = f->want;
+    pthread_mutex_unlock(&c->snap_lock);
+    if (!v)
+        return;
+    /* The reading and stamping happen outside the lock (a few ms for a big
+     * model): the other HTTP threads keep answering meanwhile. */
+    uint8_t *blob = NULL, *out = NULL;
+    size_t len = 0, outlen = 0;
+    store_model_info info;
+    char why[200] = "";
+    int rc = store_get_model(c->st, v, &blob, &len, &info);
+    if (rc)
+        snprintf(why, sizeof why, "model version %u cannot be read: %s", v, err_str(rc));
+    else if ((rc = modelfile_stamp(blob, len, v, info.parent, &out, &outlen, why, sizeof why)))
+        log_warn("model version %u cannot be served: %s", v, why);
+    free(blob);
+    pthread_mutex_lock(&c->snap_lock);
+    if (rc) {
+        f->failed = v;
+        snprintf(f->why, sizeof f->why, "%s", why);
+    } else {
+        int slot = 0;
+        for (int i = 1; i < FILES_KEPT; i++)
+            if (f->used[i] < f->used[slot])
+                slot = i;
+        free(f->bytes[slot]);
+        f->version[slot] = v;
+        f->bytes[slot] = out;
+        f->len[slot] = outlen;
+        f->used[slot] = ++f->tick;
+        if (f->failed == v)
+            f->failed = 0;
+    }
+    f->want = 0;
+    pthread_cond_broadcast(&f->answered);
     pthread_mutex_unlock(&c->snap_lock);
 }
 
@@ -405,6 +531,88 @@ static enum MHD_Result s_respond(struct MHD_Connection *conn, unsigned code, con
     enum MHD_Result ret = MHD_queue_response(conn, code, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+/* A one-line text answer (errors). */
+static enum MHD_Result s_respond_line(struct MHD_Connection *conn, unsigned code,
+                                      const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static enum MHD_Result s_respond_line(struct MHD_Connection *conn, unsigned code,
+                                      const char *fmt, ...)
+{
+    char text[300];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text, sizeof text - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n > sizeof text - 2)
+        n = (int)sizeof text - 2;
+    text[n++] = '\n';
+    text[n] = 0;
+    return s_respond(conn, code, "text/plain; charset=utf-8", text, (size_t)n);
+}
+
+/* GET /models/NAME: NAME is N.kzm or best.kzm. Called with snap_lock held;
+ * returns with it held. */
+static enum MHD_Result s_model_file(coord *c, struct MHD_Connection *conn, const char *name)
+{
+    status_files *f = c->files;
+    char shown[40];
+    text_printable(shown, sizeof shown, name, strlen(name));
+    size_t nl = strlen(name);
+    bool best = !strcmp(name, "best.kzm");
+    long v = 0;
+    if (!best) {
+        char num[16];
+        if (nl < 5 || nl - 4 >= sizeof num || strcmp(name + nl - 4, ".kzm"))
+            return s_respond_line(conn, 404, "not found: model files are /models/N.kzm and "
+                                             "/models/best.kzm");
+        memcpy(num, name, nl - 4);
+        num[nl - 4] = 0;
+        if (num[0] < '1' || num[0] > '9' || parse_long(num, 1, UINT32_MAX, &v))
+            return s_respond_line(conn, 404, "no model file '%s' (versions are 1..%u)", shown,
+                                  f->latest);
+    } else {
+        v = f->best;
+    }
+    if (v < 1 || (uint32_t)v > f->latest)
+        return s_respond_line(conn, 404, "no model version %ld (versions are 1..%u)", v,
+                              f->latest);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += FILES_WAIT_S;
+    for (;;) {
+        for (int i = 0; i < FILES_KEPT; i++)
+            if (f->version[i] == (uint32_t)v) {
+                f->used[i] = ++f->tick;
+                struct MHD_Response *r = MHD_create_response_from_buffer(
+                    f->len[i], f->bytes[i], MHD_RESPMEM_MUST_COPY);
+                if (!r)
+                    return MHD_NO;
+                char disp[64], ver[16];
+                snprintf(disp, sizeof disp, "attachment; filename=\"kz-v%ld.kzm\"", v);
+                snprintf(ver, sizeof ver, "%ld", v);
+                MHD_add_response_header(r, "Content-Type", "application/octet-stream");
+                MHD_add_response_header(r, "Content-Disposition", disp);
+                MHD_add_response_header(r, "X-Kz-Model-Version", ver);
+                /* A version's file never changes; which one is best does. */
+                MHD_add_response_header(r, "Cache-Control",
+                                        best ? "no-store" : "public, max-age=31536000, immutable");
+                enum MHD_Result ret = MHD_queue_response(conn, 200, r);
+                MHD_destroy_response(r);
+                return ret;
+            }
+        if (f->failed == (uint32_t)v)
+            return s_respond_line(conn, 500, "%s", f->why);
+        if (f->closing)
+            return s_respond_line(conn, 503, "the coordinator is stopping");
+        if (!f->want)
+            f->want = (uint32_t)v;
+        if (pthread_cond_timedwait(&f->answered, &c->snap_lock, &deadline) == ETIMEDOUT)
+            return s_respond_line(conn, 503, "the coordinator's main loop did not answer "
+                                             "within %d s; try again", FILES_WAIT_S);
+    }
 }
 
 static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char *url,
@@ -427,10 +635,20 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
         int n = snprintf(text, sizeof text, "stalled: main loop silent for %.1f s\n", age);
         return s_respond(conn, 503, "text/plain", text, (size_t)n);
     }
+    if (c->files && (!strcmp(url, "/models") || !strncmp(url, "/models/", 8))) {
+        pthread_mutex_lock(&c->snap_lock);
+        enum MHD_Result ret;
+        if (url[7] == '/')
+            ret = s_model_file(c, conn, url + 8);
+        else
+            ret = s_respond(conn, 200, "application/json", c->files->models ? c->files->models : "[]\n",
+                            c->files->models ? strlen(c->files->models) : 3);
+        pthread_mutex_unlock(&c->snap_lock);
+        return ret;
+    }
     bool status = !strcmp(url, "/status"), metrics = !strcmp(url, "/metrics");
     if (!status && !metrics)
-        return s_respond(conn, 404, "text/plain", "not found: try /status, /metrics, /healthz\n",
-                         44);
+        return s_respond_line(conn, 404, "not found: try /status, /metrics, /healthz, /models");
     pthread_mutex_lock(&c->snap_lock);
     const char *doc = status ? c->snap_status : c->snap_metrics;
     enum MHD_Result ret = s_respond(conn, 200,
@@ -453,7 +671,14 @@ int status_start(coord *c)
         return KZ_EINVAL;
     }
     c->heartbeat = time_now();
-    c->http = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+    status_files *f = xcalloc(1, sizeof *f);
+    pthread_cond_init(&f->answered, NULL);
+    c->files = f;
+    status_refresh(c); /* /models before the first request */
+    /* A thread per connection: a model file's request waits for the main
+     * loop without holding up /healthz and the others. */
+    c->http = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                                   MHD_USE_ERROR_LOG,
                                (uint16_t)c->cfg.http_port, NULL, NULL, s_http, c,
                                MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                                MHD_OPTION_CONNECTION_LIMIT, 64u,
@@ -461,6 +686,7 @@ int status_start(coord *c)
     if (!c->http) {
         log_error("cannot serve HTTP on %s:%ld (port in use?)", c->cfg.http_bind,
                   c->cfg.http_port);
+        status_stop(c);
         return KZ_EIO;
     }
     log_info("status on http://%s:%ld/status", c->cfg.http_bind, c->cfg.http_port);
@@ -469,7 +695,22 @@ int status_start(coord *c)
 
 void status_stop(coord *c)
 {
+    status_files *f = c->files;
+    if (f) {
+        pthread_mutex_lock(&c->snap_lock);
+        f->closing = true;
+        pthread_cond_broadcast(&f->answered);
+        pthread_mutex_unlock(&c->snap_lock);
+    }
     if (c->http)
         MHD_stop_daemon(c->http);
     c->http = NULL;
+    if (f) {
+        for (int i = 0; i < FILES_KEPT; i++)
+            free(f->bytes[i]);
+        free(f->models);
+        pthread_cond_destroy(&f->answered);
+        free(f);
+        c->files = NULL;
+    }
 }
