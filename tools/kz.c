@@ -20,7 +20,7 @@ static const kz_command s_commands[] = {
     {"random-game", cmd_random_game, "play a random game and print it"},
     {"selfplay", cmd_selfplay, "play self-play games with MCTS and write a record file"},
     {"records", cmd_records, "summarise a record file or print one of its games"},
-    {"model", cmd_model, "create, inspect and dump model files (init, info, dump)"},
+    {"model", cmd_model, "create, inspect, dump and download model files (init, info, dump, fetch)"},
     {"eval", cmd_eval, "evaluate a position with a model: value and policy"},
     {"match", cmd_match, "play two players against each other: score, Elo, SPRT"},
     {"analyse", cmd_analyse, "show the engine's choice, value and visit distribution"},

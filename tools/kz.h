@@ -6,6 +6,8 @@
 #define KZ_TOOLS_KZ_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "game.h"
@@ -53,5 +55,17 @@ int cmd_ratings(int argc, char **argv);
 int cmd_loadgen(int argc, char **argv);
 /* tools/kz_store.c */
 int cmd_store(int argc, char **argv);
+
+/* tools/kz_http.c: HTTP/1.0 GET (http:// only).
+ * Splits url (http://HOST[:PORT][/PATH]) into host, port (default 80) and
+ * path ("/" when none); 0 or KZ_EINVAL with a one-line message in err. */
+int kz_url_split(const char *url, char *host, size_t hostlen, int *port, char *path,
+                 size_t pathlen, char *err, size_t errlen);
+/* GETs url: 0 with the status code in *code and the body in *body (*len
+ * bytes, NUL-terminated after them; caller frees) for any HTTP answer, or
+ * KZ_EINVAL / KZ_EIO with err (bad URL, no connection, not HTTP, too big or
+ * too slow: 256 MiB, 60 s). */
+int kz_http_get(const char *url, uint8_t **body, size_t *len, int *code, char *err,
+                size_t errlen);
 
 #endif

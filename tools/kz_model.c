@@ -1,5 +1,6 @@
-/* kz model init | info | dump, kz eval: model files from the command line
- * (create, inspect, dump as JSON) and one position's evaluation. */
+/* kz model init | info | dump | fetch, kz eval: model files from the command
+ * line (create, inspect, dump as JSON, download from a coordinator) and one
+ * position's evaluation. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -278,18 +279,110 @@ static int s_model_dump(int argc, char **argv)
     return 0;
 }
 
+/* --- kz model fetch ------------------------------------------------------------ */
+
+static int s_model_fetch(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: kz model fetch URL [--version V] FILE\n\n"
+        "Downloads a model file from a coordinator (URL: its HTTP address, e.g.\n"
+        "http://127.0.0.1:8080) - the best model, or version V - checks it and writes\n"
+        "it to FILE atomically (an existing FILE is replaced). A URL whose path ends in\n"
+        ".kzm is taken as the file's own address. The file carries its registry\n"
+        "version and parent (`kz model info FILE`). Then: kz play --model FILE.\n";
+    typedef struct fetch_opts {
+        long version; /* 0: the best */
+    } fetch_opts;
+    static const config_option rows[] = {
+        {"version", CONFIG_INT, "0", 0, UINT32_MAX, offsetof(fetch_opts, version),
+         "model version to fetch (0 = the current best)"},
+    };
+    fetch_opts o;
+    const char *words[argc];
+    size_t nw;
+    int prc = kz_parse_args("model fetch", usage, rows, sizeof rows / sizeof rows[0], &o, argc,
+                            argv, words, (size_t)argc, &nw);
+    if (prc >= 0)
+        return prc;
+    if (nw != 2)
+        return kz_usage_error("model fetch: give a URL and a FILE (see kz model fetch --help)");
+    const char *base = words[0], *out = words[1];
+    char url[1200], host[256], path[1024], err[512];
+    int port;
+    if (kz_url_split(base, host, sizeof host, &port, path, sizeof path, err, sizeof err))
+        return kz_usage_error("model fetch: %s", err);
+    size_t pl = strlen(path);
+    if (pl > 4 && !strcmp(path + pl - 4, ".kzm")) {
+        if (o.version)
+            return kz_usage_error("model fetch: --version with a URL of a .kzm file: give the "
+                                  "coordinator's address instead");
+        snprintf(url, sizeof url, "%s", base);
+    } else {
+        /* The coordinator's address, perhaps with /status or a trailing '/'. */
+        size_t bl = strlen(base);
+        if (bl >= 7 && !strcmp(base + bl - 7, "/status"))
+            bl -= 7;
+        while (bl && base[bl - 1] == '/')
+            bl--;
+        if (o.version)
+            snprintf(url, sizeof url, "%.*s/models/%ld.kzm", (int)bl, base, o.version);
+        else
+            snprintf(url, sizeof url, "%.*s/models/best.kzm", (int)bl, base);
+    }
+    uint8_t *body;
+    size_t len;
+    int code;
+    int rc = kz_http_get(url, &body, &len, &code, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "kz: model fetch: %s\n", err);
+        return rc == KZ_EINVAL ? 2 : 1;
+    }
+    if (code != 200) {
+        /* The coordinator explains in one line; keep the first. */
+        char line[200];
+        text_printable(line, sizeof line, (const char *)body, strcspn((const char *)body, "\r\n"));
+        free(body);
+        fprintf(stderr, "kz: model fetch: %s answered %d%s%s\n", url, code, line[0] ? ": " : "",
+                line);
+        return code == 404 ? 2 : 1;
+    }
+    model *m;
+    rc = modelfile_from_bytes(body, len, game_default(), &m, err, sizeof err);
+    if (rc) {
+        free(body);
+        fprintf(stderr, "kz: model fetch: %s: %s\n", url, err);
+        return 1;
+    }
+    rc = file_write_atomic(out, body, len);
+    free(body);
+    if (rc) {
+        model_destroy(&m);
+        fprintf(stderr, "kz: model fetch: cannot write '%s': %s\n", out, err_str(rc));
+        return 1;
+    }
+    char desc[200];
+    model_arch_describe(model_get_arch(m), desc, sizeof desc);
+    printf("wrote %s: model version %u (parent %u), %s, %zu bytes\n", out, model_version(m),
+           model_parent_version(m), desc, len);
+    model_destroy(&m);
+    return 0;
+}
+
 int cmd_model(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz model init|info|dump ...\n\n"
+        "usage: kz model init|info|dump|fetch ...\n\n"
         "Model files (common/modelfile.h):\n"
         "  init [--blocks N --filters F --value-hidden H --seed S --version V] OUT\n"
         "                 write a new randomly initialised model\n"
         "  info FILE      architecture, parameter count, version, checksum\n"
         "  dump FILE      every tensor's name, shape and values as JSON\n"
+        "  fetch URL [--version V] FILE\n"
+        "                 download the best model (or version V) from a coordinator\n"
         "`kz model SUBCOMMAND --help` describes each.\n";
     if (argc < 2)
-        return kz_usage_error("model: give a subcommand: init, info or dump (see kz model --help)");
+        return kz_usage_error("model: give a subcommand: init, info, dump or fetch (see kz model "
+                              "--help)");
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         fputs(usage, stdout);
         return 0;
@@ -300,6 +393,8 @@ int cmd_model(int argc, char **argv)
         return s_model_info(argc - 1, argv + 1);
     if (!strcmp(argv[1], "dump"))
         return s_model_dump(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "fetch"))
+        return s_model_fetch(argc - 1, argv + 1);
     return kz_usage_error("model: unknown subcommand '%s' (see kz model --help)", argv[1]);
 }
 

@@ -1,7 +1,9 @@
 /* kz store: looks into a coordinator's LMDB store (read-only use; safe while
  * the coordinator runs): a summary of games, positions, window and models,
- * and with --games one line per stored game (for operators, and for tests
- * that check every acknowledged game is stored exactly once). */
+ * with --games one line per stored game (for operators, and for tests that
+ * check every acknowledged game is stored exactly once), and with --export
+ * one registered model written out as a model file (its registry version and
+ * parent stamped in, as GET /models/N.kzm serves it). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 
 #include "config.h"
 #include "kz.h"
+#include "modelfile.h"
 #include "record.h"
 #include "store.h"
 #include "util.h"
@@ -18,6 +21,7 @@ typedef struct store_cmd_config {
     char data_dir[CONFIG_STR_MAX]; /* the store */
     bool games;                    /* list the games */
     bool models;                   /* list the models */
+    char export_model[CONFIG_STR_MAX]; /* VERSION or "best" to write out, "" none */
 } store_cmd_config;
 
 #define O(f) offsetof(store_cmd_config, f)
@@ -28,6 +32,8 @@ static const config_option s_options[] = {
      "one line per game: sequence, id (hex), kind, model, winner, reason, plies, worker"},
     {"models", CONFIG_BOOL, "false", 0, 0, O(models),
      "one line per model: version, parent, status, arena tally, bytes"},
+    {"export", CONFIG_STRING, "", 0, 0, O(export_model),
+     "VERSION or best: write that model to FILE (its version and parent stamped in)"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
@@ -60,21 +66,71 @@ static int s_print_game(void *ctx, uint64_t seq, const uint8_t *bytes, size_t le
     return 0;
 }
 
+/* --export: model `which` (a version or "best") to path. 0, 1 (cannot
+ * read or write) or 2 (no such model). */
+static int s_export(store *st, const store_stats *s, const char *which, const char *path)
+{
+    long v = 0;
+    if (!strcmp(which, "best"))
+        v = s->best;
+    else if (parse_long(which, 1, UINT32_MAX, &v))
+        return kz_usage_error("store: --export: '%s' is not a model version (1..%u) or best",
+                              which, s->models);
+    if (v < 1 || (uint32_t)v > s->models)
+        return kz_usage_error("store: --export: no model version %ld in the store (versions "
+                              "1..%u)", v, s->models);
+    uint8_t *blob, *out;
+    size_t len, outlen;
+    store_model_info info;
+    int rc = store_get_model(st, (uint32_t)v, &blob, &len, &info);
+    if (rc) {
+        fprintf(stderr, "kz: store: cannot read model %ld: %s\n", v, err_str(rc));
+        return 1;
+    }
+    char err[400];
+    rc = modelfile_stamp(blob, len, (uint32_t)v, info.parent, &out, &outlen, err, sizeof err);
+    free(blob);
+    if (rc) {
+        fprintf(stderr, "kz: store: model %ld in the store: %s\n", v, err);
+        return 1;
+    }
+    rc = file_write_atomic(path, out, outlen);
+    free(out);
+    if (rc) {
+        fprintf(stderr, "kz: store: cannot write '%s': %s\n", path, err_str(rc));
+        return 1;
+    }
+    printf("wrote %s: model version %ld (parent %u, %s), %zu bytes\n", path, v, info.parent,
+           store_model_status_name(info.status), outlen);
+    return 0;
+}
+
 int cmd_store(int argc, char **argv)
 {
     store_cmd_config cfg;
     char err[512];
-    int rc = config_parse(s_options, N_OPTIONS, &cfg, argc, argv, NULL, 0, NULL, err, sizeof err);
+    const char *pos[2];
+    size_t npos = 0;
+    int rc = config_parse(s_options, N_OPTIONS, &cfg, argc, argv, pos, 2, &npos, err,
+                          sizeof err);
     if (rc == CONFIG_HELP) {
-        printf("usage: kz store [--data_dir=DIR] [--games] [--models]\n\n"
+        printf("usage: kz store [--data_dir=DIR] [--games] [--models]\n"
+               "       kz store [--data_dir=DIR] --export=VERSION|best FILE\n\n"
                "Summarizes a coordinator's replay store: games, positions, the sampling\n"
                "window, models and the best version. --games lists every stored game,\n"
-               "--models every registered model. Safe while the coordinator runs.\n\n");
+               "--models every registered model. --export writes one model to FILE\n"
+               "(the registry's version and parent stamped in; `kz model info FILE` shows\n"
+               "them). Safe while the coordinator runs.\n\n");
         config_help(s_options, N_OPTIONS, stdout);
         return 0;
     }
     if (rc)
         return kz_usage_error("store: %s", err);
+    if (cfg.export_model[0] && npos != 1)
+        return kz_usage_error("store: --export needs exactly one FILE to write (see kz store "
+                              "--help)");
+    if (!cfg.export_model[0] && npos)
+        return kz_usage_error("store: unexpected argument '%s' (see kz store --help)", pos[0]);
     struct stat sb;
     char path[CONFIG_STR_MAX + 16];
     snprintf(path, sizeof path, "%s/data.mdb", cfg.data_dir);
@@ -91,6 +147,11 @@ int cmd_store(int argc, char **argv)
     }
     store_stats s;
     store_get_stats(st, &s);
+    if (cfg.export_model[0]) {
+        rc = s_export(st, &s, cfg.export_model, pos[0]);
+        store_close(&st);
+        return rc;
+    }
     printf("store %s: %llu games, %llu positions (stored from %llu), best model %u of %u, "
            "map %llu MiB (%llu MiB used)\n",
            cfg.data_dir, (unsigned long long)s.games, (unsigned long long)s.positions_total,

@@ -1,0 +1,299 @@
+/* Models out of the cluster, against the real kz-coordinator and kz: GET
+ * /models, the files at /models/N.kzm and /models/best.kzm (the registry's
+ * bytes with its version and parent stamped in), `kz store --export` and
+ * `kz model fetch`, and their answers to bad input. */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "client.h"
+#include "game.h"
+#include "harness.h"
+#include "model.h"
+#include "modelfile.h"
+#include "util.h"
+#include "wire.h"
+
+TestSuite(models, .fini = harness_cleanup);
+
+/* A GET on the coordinator's HTTP port: the code, the body (binary, *len
+ * bytes; caller frees) and the value of one header (hdr, optional). */
+static int s_get(const harness *h, const char *path, uint8_t **body, size_t *len,
+                 const char *hdr, char *hval, size_t hcap)
+{
+    char req[256];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: x\r\n\r\n", path);
+    size_t got = 0;
+    char *a = http_exchange(NULL, "127.0.0.1", h->http_port, req, (size_t)n, 15, &got);
+    cr_assert_not_null(a, "no answer to GET %s", path);
+    char *end = memmem(a, got, "\r\n\r\n", 4);
+    cr_assert_not_null(end, "no end of headers for %s", path);
+    if (hdr) {
+        hval[0] = 0;
+        *end = 0;
+        char *p = strcasestr(a, hdr);
+        char v[256] = "";
+        if (p && p[strlen(hdr)] == ':')
+            sscanf(p + strlen(hdr) + 1, " %255[^\r\n]", v);
+        snprintf(hval, hcap, "%s", v);
+        *end = '\r';
+    }
+    int code = http_code(a);
+    size_t off = (size_t)(end + 4 - a);
+    *len = got - off;
+    *body = xmalloc(*len + 1);
+    memcpy(*body, a + off, *len);
+    (*body)[*len] = 0;
+    free(a);
+    return code;
+}
+
+/* Registers a second model (version 2, parent 1) through a trainer client;
+ * its blob (caller frees). */
+static uint8_t *s_add_candidate(const harness *h, size_t *len)
+{
+    void *zctx = zmq_ctx_new();
+    client *t = harness_client(zctx, h->endpoint, NULL, "trainer-m", "trainer", 3000);
+    model_arch a;
+    model_arch_default(&a, game_default());
+    a.blocks = 0;
+    a.filters = 4;
+    model *m = model_new(&a, 42);
+    uint8_t *blob;
+    cr_assert_eq(modelfile_to_bytes(m, &blob, len), 0);
+    model_destroy(&m);
+    wire_candidate_ack ack;
+    cr_assert_eq(client_submit_candidate(t, blob, *len, 1, 77, &ack), 0, "%s",
+                 client_last_error(t));
+    cr_assert_eq(ack.version, 2);
+    client_destroy(&t);
+    zmq_ctx_term(zctx);
+    return blob;
+}
+
+/* Waits until GET /models lists `n` models; the document (caller frees). */
+static char *s_models(const harness *h, int n)
+{
+    for (double end = harness_now() + 10; harness_now() < end; harness_sleep(0.02)) {
+        uint8_t *doc;
+        size_t len;
+        int code = s_get(h, "/models", &doc, &len, NULL, NULL, 0);
+        cr_assert_eq(code, 200, "GET /models: %d %s", code, (char *)doc);
+        char path[32];
+        double v;
+        snprintf(path, sizeof path, "%d.version", n - 1);
+        if (json_number((char *)doc, path, &v))
+            return (char *)doc;
+        free(doc);
+    }
+    cr_assert_fail("GET /models never listed %d models", n);
+    return NULL;
+}
+
+/* The bytes with the version and parent set back to 0 (how they were made). */
+static void s_assert_same_but_stamp(const uint8_t *got, size_t got_len, const uint8_t *orig,
+                                    size_t orig_len, const char *what)
+{
+    uint8_t *back;
+    size_t back_len;
+    char err[300];
+    cr_assert_eq(modelfile_stamp(got, got_len, 0, 0, &back, &back_len, err, sizeof err), 0,
+                 "%s: %s", what, err);
+    cr_assert(back_len == orig_len && !memcmp(back, orig, orig_len),
+              "%s: apart from the stamp, the bytes are the registry's", what);
+    free(back);
+}
+
+Test(models, the_list_and_the_files_carry_the_registry_version_and_parent, .timeout = 60)
+{
+    harness h;
+    harness_init(&h, "models-http");
+    harness_coord_start(&h, NULL);
+    size_t cand_len;
+    uint8_t *cand = s_add_candidate(&h, &cand_len);
+    char *doc = s_models(&h, 2);
+    cr_assert(json_valid(doc), "%s", doc);
+    double v;
+    char s[64];
+    cr_assert(json_number(doc, "0.version", &v) && v == 1);
+    cr_assert(json_number(doc, "0.parent", &v) && v == 0);
+    cr_assert(json_string(doc, "0.status", s, sizeof s) && !strcmp(s, "initial"), "%s", s);
+    cr_assert(json_number(doc, "1.version", &v) && v == 2);
+    cr_assert(json_number(doc, "1.parent", &v) && v == 1);
+    cr_assert(json_number(doc, "1.trainer_step", &v) && v == 77);
+    cr_assert(json_number(doc, "1.bytes", &v) && v == (double)cand_len);
+    char want[20];
+    snprintf(want, sizeof want, "%016" PRIx64, wire_blob_checksum(cand, cand_len));
+    cr_assert(json_string(doc, "1.checksum", s, sizeof s) && !strcmp(s, want), "%s", s);
+    cr_assert(json_string(doc, "1.url", s, sizeof s) && !strcmp(s, "/models/2.kzm"), "%s", s);
+    cr_assert(json_number(doc, "1.arena.wins", &v));
+    cr_assert(strstr(doc, "\"elo\""), "the rating's fields are listed: %s", doc);
+    free(doc);
+
+    /* Version 2: the candidate's bytes, stamped 2 (parent 1). */
+    uint8_t *f2;
+    size_t f2_len;
+    char hv[64];
+    cr_assert_eq(s_get(&h, "/models/2.kzm", &f2, &f2_len, "Content-Type", hv, sizeof hv), 200);
+    cr_assert_str_eq(hv, "application/octet-stream");
+    model *m;
+    char err[300];
+    cr_assert_eq(modelfile_from_bytes(f2, f2_len, game_default(), &m, err, sizeof err), 0, "%s",
+                 err);
+    cr_assert_eq(model_version(m), 2);
+    cr_assert_eq(model_parent_version(m), 1);
+    cr_assert_eq(model_step(m), 0, "the rest of the metadata is the blob's own");
+    model_destroy(&m);
+    s_assert_same_but_stamp(f2, f2_len, cand, cand_len, "/models/2.kzm");
+
+    /* Version 1: the initial model file, stamped 1; it loads from disk. */
+    uint8_t *f1, *orig;
+    size_t f1_len, orig_len;
+    cr_assert_eq(s_get(&h, "/models/1.kzm", &f1, &f1_len, NULL, NULL, 0), 200);
+    cr_assert_eq(file_read_all(h.model, &orig, &orig_len), 0);
+    s_assert_same_but_stamp(f1, f1_len, orig, orig_len, "/models/1.kzm");
+    char path[160];
+    snprintf(path, sizeof path, "%s/v1.kzm", h.dir);
+    cr_assert_eq(file_write_atomic(path, f1, f1_len), 0);
+    cr_assert_eq(modelfile_load(path, game_default(), &m, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(model_version(m), 1);
+    model_destroy(&m);
+
+    /* best.kzm: the file of the version it names. */
+    uint8_t *fb;
+    size_t fb_len;
+    cr_assert_eq(s_get(&h, "/models/best.kzm", &fb, &fb_len, "X-Kz-Model-Version", hv,
+                       sizeof hv), 200);
+    cr_assert(!strcmp(hv, "1") || !strcmp(hv, "2"), "best is %s", hv);
+    const uint8_t *same = !strcmp(hv, "1") ? f1 : f2;
+    size_t same_len = !strcmp(hv, "1") ? f1_len : f2_len;
+    cr_assert(fb_len == same_len && !memcmp(fb, same, fb_len));
+
+    /* Bad versions: 404 with one line naming the problem. */
+    static const char *const bad[] = {"/models/3.kzm", "/models/0.kzm", "/models/x.kzm",
+                                      "/models/2", "/models/02.kzm", "/models/-1.kzm",
+                                      "/models/99999999999.kzm"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint8_t *b;
+        size_t bl;
+        cr_assert_eq(s_get(&h, bad[i], &b, &bl, NULL, NULL, 0), 404, "%s", bad[i]);
+        cr_assert(bl > 1 && b[bl - 1] == '\n' && !memchr(b, '\n', bl - 1),
+                  "%s: one line: '%s'", bad[i], (char *)b);
+        free(b);
+    }
+    uint8_t *b;
+    size_t bl;
+    s_get(&h, "/models/3.kzm", &b, &bl, NULL, NULL, 0);
+    cr_assert(strstr((char *)b, "3") && strstr((char *)b, "1..2"), "%s", (char *)b);
+    free(b);
+    free(fb);
+    free(f1);
+    free(orig);
+    free(f2);
+    free(cand);
+    harness_fini(&h);
+}
+
+/* fmt with @P replaced by the port and @D by the directory. */
+static void s_fill(char *out, size_t cap, const char *fmt, int port, const char *dir)
+{
+    size_t n = 0;
+    for (const char *p = fmt; *p && n + 1 < cap; p++) {
+        if (p[0] == '@' && (p[1] == 'P' || p[1] == 'D')) {
+            n += (size_t)(p[1] == 'P' ? snprintf(out + n, cap - n, "%d", port)
+                                      : snprintf(out + n, cap - n, "%s", dir));
+            p++;
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n < cap ? n : cap - 1] = 0;
+}
+
+Test(models, kz_store_export_and_kz_model_fetch_write_the_served_file, .timeout = 90)
+{
+    harness h;
+    harness_init(&h, "models-cli");
+    harness_coord_start(&h, NULL);
+    size_t cand_len;
+    free(s_add_candidate(&h, &cand_len));
+    free(s_models(&h, 2));
+    uint8_t *served;
+    size_t served_len;
+    cr_assert_eq(s_get(&h, "/models/2.kzm", &served, &served_len, NULL, NULL, 0), 200);
+
+    proc_output o;
+    char args[512], path[160];
+    /* kz store --export 2 FILE (the coordinator still runs). */
+    snprintf(path, sizeof path, "%s/export.kzm", h.dir);
+    snprintf(args, sizeof args, "store --data_dir=%s/store --export 2 %s", h.dir, path);
+    cr_assert_eq(harness_kz(args, NULL, &o), 0, "%s%s", o.out, o.err);
+    cr_assert(strstr(o.out, "version 2 (parent 1"), "%s", o.out);
+    proc_output_free(&o);
+    uint8_t *got;
+    size_t got_len;
+    cr_assert_eq(file_read_all(path, &got, &got_len), 0);
+    cr_assert(got_len == served_len && !memcmp(got, served, got_len),
+              "the export is the served file");
+    free(got);
+    snprintf(args, sizeof args, "model info %s", path);
+    cr_assert_eq(harness_kz(args, NULL, &o), 0);
+    cr_assert(strstr(o.out, "version:       2 (parent 1)"), "%s", o.out);
+    proc_output_free(&o);
+
+    /* kz model fetch URL --version 2 FILE, and the best by default. */
+    snprintf(path, sizeof path, "%s/fetched.kzm", h.dir);
+    snprintf(args, sizeof args, "model fetch http://127.0.0.1:%d --version 2 %s", h.http_port,
+             path);
+    cr_assert_eq(harness_kz(args, NULL, &o), 0, "%s%s", o.out, o.err);
+    proc_output_free(&o);
+    cr_assert_eq(file_read_all(path, &got, &got_len), 0);
+    cr_assert(got_len == served_len && !memcmp(got, served, got_len),
+              "the fetched file is the served file");
+    free(got);
+    snprintf(args, sizeof args, "model fetch http://127.0.0.1:%d/ %s/best.kzm", h.http_port,
+             h.dir);
+    cr_assert_eq(harness_kz(args, NULL, &o), 0, "%s%s", o.out, o.err);
+    cr_assert(strstr(o.out, "model version"), "%s", o.out);
+    proc_output_free(&o);
+
+    /* Bad input: exit 2 with one line naming the problem. */
+    static const struct {
+        const char *fmt; /* @P: the HTTP port, @D: the directory */
+        int status;      /* expected exit status */
+        const char *says;/* in the message */
+    } bad[] = {
+        {"store --data_dir=@D/store --export 9 @D/x.kzm", 2, "no model version 9"},
+        {"store --data_dir=@D/store --export=latest @D/x.kzm", 2, "'latest'"},
+        {"store --data_dir=@D/store --export=best", 2, "FILE"},
+        {"store --data_dir=@D/nothing --export=best @D/x.kzm", 2, "no store"},
+        {"model fetch http://127.0.0.1:@P --version 9 @D/x.kzm", 2, "404"},
+        {"model fetch http://127.0.0.1:@P/models/x.kzm @D/x.kzm", 2, "404"},
+        {"model fetch ftp://127.0.0.1:@P @D/x.kzm", 2, "http://"},
+        {"model fetch http://127.0.0.1:@P", 2, "URL and a FILE"},
+        {"model fetch http://127.0.0.1:@P @D/no/such/dir/x.kzm", 1, "cannot write"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        s_fill(args, sizeof args, bad[i].fmt, h.http_port, h.dir);
+        cr_assert_eq(harness_kz(args, NULL, &o), bad[i].status, "kz %s: %s%s", args, o.out,
+                     o.err);
+        cr_assert(strstr(o.err, bad[i].says), "kz %s: '%s'", args, o.err);
+        cr_assert(strchr(o.err, '\n') == o.err + strlen(o.err) - 1, "one line: '%s'", o.err);
+        proc_output_free(&o);
+    }
+    snprintf(path, sizeof path, "%s/x.kzm", h.dir);
+    FILE *fp = fopen(path, "r");
+    cr_assert_null(fp, "no file is left behind by a failed export or fetch");
+    /* A coordinator that is gone: a run-time failure (exit 1). */
+    harness_coord_kill(&h, SIGTERM);
+    snprintf(args, sizeof args, "model fetch http://127.0.0.1:%d %s/y.kzm", h.http_port, h.dir);
+    cr_assert_eq(harness_kz(args, NULL, &o), 1, "%s", o.err);
+    cr_assert(strstr(o.err, "cannot connect"), "%s", o.err);
+    proc_output_free(&o);
+    free(served);
+    harness_fini(&h);
+}

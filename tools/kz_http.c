@@ -1,0 +1,132 @@
+/* kz_http: a small HTTP/1.0 GET client for kz's subcommands (binary-safe,
+ * bounded in size and time): what `kz model fetch` downloads with. */
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "kz.h"
+#include "util.h"
+
+#define HTTP_MAX_BYTES (256u << 20) /* largest answer read */
+#define HTTP_MAX_SECONDS 60.0       /* longest a whole answer may take */
+
+int kz_url_split(const char *url, char *host, size_t hostlen, int *port, char *path,
+                 size_t pathlen, char *err, size_t errlen)
+{
+    const char *p = url;
+    if (!strncmp(p, "http://", 7))
+        p += 7;
+    else if (strstr(p, "://"))
+        return err_set(err, errlen, KZ_EINVAL, "only http:// URLs: '%s'", url);
+    size_t hl = strcspn(p, ":/");
+    if (hl == 0 || hl >= hostlen)
+        return err_set(err, errlen, KZ_EINVAL, "no host in '%s'", url);
+    memcpy(host, p, hl);
+    host[hl] = 0;
+    p += hl;
+    *port = 80;
+    if (*p == ':') {
+        long v;
+        char num[16];
+        size_t nl = strcspn(p + 1, "/");
+        snprintf(num, sizeof num, "%.*s", (int)(nl < 15 ? nl : 15), p + 1);
+        if (nl > 15 || parse_long(num, 1, 65535, &v))
+            return err_set(err, errlen, KZ_EINVAL, "bad port in '%s'", url);
+        *port = (int)v;
+        p += 1 + nl;
+    }
+    if (strlen(p) >= pathlen)
+        return err_set(err, errlen, KZ_EINVAL, "URL too long: '%s'", url);
+    for (const char *q = p; *q; q++)
+        if ((unsigned char)*q <= ' ' || *q == 0x7f)
+            return err_set(err, errlen, KZ_EINVAL, "a space or control character in the URL");
+    snprintf(path, pathlen, "%s", *p ? p : "/");
+    return 0;
+}
+
+int kz_http_get(const char *url, uint8_t **body, size_t *len, int *code, char *err,
+                size_t errlen)
+{
+    *body = NULL;
+    *len = 0;
+    *code = 0;
+    char host[256], path[1024];
+    int port;
+    int rc = kz_url_split(url, host, sizeof host, &port, path, sizeof path, err, errlen);
+    if (rc)
+        return rc;
+    struct addrinfo hints = {0}, *ai;
+    hints.ai_socktype = SOCK_STREAM;
+    char portstr[8];
+    snprintf(portstr, sizeof portstr, "%d", port);
+    rc = getaddrinfo(host, portstr, &hints, &ai);
+    if (rc)
+        return err_set(err, errlen, KZ_EIO, "%s: %s", host, gai_strerror(rc));
+    int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    struct timeval tv = {10, 0};
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    }
+    if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen)) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(ai);
+        return err_set(err, errlen, KZ_EIO, "cannot connect to %s:%d: %s", host, port,
+                       strerror(e));
+    }
+    freeaddrinfo(ai);
+    char req[1400];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\nConnection: close\r\n\r\n",
+                     path, host);
+    if (write(fd, req, (size_t)n) != n) {
+        close(fd);
+        return err_set(err, errlen, KZ_EIO, "cannot send to %s:%d", host, port);
+    }
+    /* A server that never stops (or dribbles) must not keep us. */
+    size_t cap = 65536, got = 0;
+    uint8_t *buf = xmalloc(cap);
+    double deadline = time_now() + HTTP_MAX_SECONDS;
+    for (;;) {
+        if (got + 4096 > cap) {
+            cap *= 2;
+            uint8_t *nb = realloc(buf, cap);
+            KZ_CHECK(nb != NULL);
+            buf = nb;
+        }
+        ssize_t r = read(fd, buf + got, cap - got - 1);
+        const char *why = NULL;
+        if (r < 0)
+            why = errno == EAGAIN || errno == EWOULDBLOCK ? "silent for 10 s" : strerror(errno);
+        else if (r > 0 && got + (size_t)r > HTTP_MAX_BYTES)
+            why = "the answer exceeds 256 MiB";
+        else if (r > 0 && time_now() > deadline)
+            why = "no complete answer within 60 s";
+        if (why) {
+            free(buf);
+            close(fd);
+            return err_set(err, errlen, KZ_EIO, "reading from %s:%d: %s", host, port, why);
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = 0;
+    uint8_t *end = memmem(buf, got, "\r\n\r\n", 4);
+    if (sscanf((char *)buf, "HTTP/%*s %d", code) != 1 || !end) {
+        free(buf);
+        return err_set(err, errlen, KZ_EIO, "%s:%d did not answer HTTP", host, port);
+    }
+    size_t off = (size_t)(end + 4 - buf);
+    memmove(buf, buf + off, got - off + 1);
+    *body = buf;
+    *len = got - off;
+    return 0;
+}
