@@ -29,14 +29,19 @@ struct evaluator_net {
     uint64_t checksum; /* the model's weights checksum */
 };
 
-evaluator_net *evaluator_net_new(const model *m, int max_batch)
+/* evaluator_net_new with precision p (or EVALUATOR_PRECISION_DEFAULT). */
+static evaluator_net *s_net_new(const model *m, int max_batch, int p)
 {
     if (!m || max_batch < 1)
         return NULL;
     evaluator_net *e = calloc(1, sizeof *e);
     if (!e)
         return NULL;
-    e->eval = model_eval_new(m, max_batch);
+    model_eval_config c;
+    model_eval_config_default(&c);
+    if (p != EVALUATOR_PRECISION_DEFAULT)
+        c.precision = p;
+    e->eval = model_eval_new_config(m, max_batch, &c);
     if (!e->eval) {
         free(e);
         return NULL;
@@ -47,15 +52,27 @@ evaluator_net *evaluator_net_new(const model *m, int max_batch)
     return e;
 }
 
+evaluator_net *evaluator_net_new(const model *m, int max_batch)
+{
+    return s_net_new(m, max_batch, EVALUATOR_PRECISION_DEFAULT);
+}
+
 int evaluator_net_load(const char *path, const game_def *g, int max_batch, evaluator_net **out,
                        char *err, size_t errlen)
+{
+    return evaluator_net_load_precision(path, g, max_batch, EVALUATOR_PRECISION_DEFAULT, out, err,
+                                        errlen);
+}
+
+int evaluator_net_load_precision(const char *path, const game_def *g, int max_batch,
+                                 int precision, evaluator_net **out, char *err, size_t errlen)
 {
     *out = NULL;
     model *m = NULL;
     int rc = modelfile_load(path, g, &m, err, errlen);
     if (rc != 0)
         return rc;
-    *out = evaluator_net_new(m, max_batch);
+    *out = s_net_new(m, max_batch, precision);
     model_destroy(&m);
     if (!*out)
         return err_set(err, errlen, KZ_ENOMEM, "%s: out of memory for an evaluator of batch %d",

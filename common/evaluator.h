@@ -45,6 +45,12 @@ evaluator_net *evaluator_net_new(const struct model *m, int max_batch);
  * or KZ_ENOMEM, with a one-line message in err. Caller owns *out. */
 int evaluator_net_load(const char *path, const game_def *g, int max_batch, evaluator_net **out,
                        char *err, size_t errlen);
+/* evaluator_net_load with the network's arithmetic: precision is
+ * MODEL_FP32 or MODEL_BF16 (model.h; bf16 runs in fp32 where the CPU lacks
+ * AVX512_BF16), or EVALUATOR_PRECISION_DEFAULT for model_set_precision's. */
+#define EVALUATOR_PRECISION_DEFAULT (-1)
+int evaluator_net_load_precision(const char *path, const game_def *g, int max_batch,
+                                 int precision, evaluator_net **out, char *err, size_t errlen);
 /* Frees the evaluator and sets *e to NULL; NULL-safe. */
 void evaluator_net_destroy(evaluator_net **e);
 /* The evaluator interface over e (ctx = e, borrowed: e must outlive it).

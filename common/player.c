@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model.h"
 #include "util.h"
 
 /* ---- 1. the interface ------------------------------------------------------------------- */
@@ -511,16 +512,17 @@ typedef struct net {
 } net;
 
 /* Opens MODEL ("uniform" or a model file for g) as an evaluator of batches up
- * to max_batch. 0, or the loader's error with the reason in err. */
-static int s_net_open(const game_def *g, const char *path, int max_batch, net *n, char *err,
-                      size_t errlen)
+ * to max_batch in `precision` (evaluator.h). 0, or the loader's error with
+ * the reason in err. */
+static int s_net_open(const game_def *g, const char *path, int max_batch, int precision, net *n,
+                      char *err, size_t errlen)
 {
     memset(n, 0, sizeof *n);
     if (!strcmp(path, "uniform")) {
         n->ev = evaluator_uniform(g);
         return 0;
     }
-    int rc = evaluator_net_load(path, g, max_batch, &n->owned, err, errlen);
+    int rc = evaluator_net_load_precision(path, g, max_batch, precision, &n->owned, err, errlen);
     if (rc == 0)
         n->ev = evaluator_net_get(n->owned);
     return rc;
@@ -597,14 +599,28 @@ player *player_policy_new_evaluator(const game_def *g, evaluator ev, const char 
     return s_policy_make(g, &(net){.ev = ev}, name);
 }
 
-player *player_policy_new(const game_def *g, const char *model_path, char *err, size_t errlen)
+/* ":bf16" or ":fp32" for a precision given in a spec, "" for the default. */
+static const char *s_precision_suffix(int precision)
+{
+    return precision == MODEL_BF16   ? ":bf16"
+           : precision == MODEL_FP32 ? ":fp32"
+                                     : "";
+}
+
+static player *s_policy_new(const game_def *g, const char *model_path, int precision, char *err,
+                            size_t errlen)
 {
     net n;
-    if (s_net_open(g, model_path, 1, &n, err, errlen) != 0)
+    if (s_net_open(g, model_path, 1, precision, &n, err, errlen) != 0)
         return NULL;
     char name[PLAYER_SPEC_MAX];
-    snprintf(name, sizeof name, "policy:%s", model_path);
+    snprintf(name, sizeof name, "policy:%s%s", model_path, s_precision_suffix(precision));
     return s_policy_make(g, &n, name);
+}
+
+player *player_policy_new(const game_def *g, const char *model_path, char *err, size_t errlen)
+{
+    return s_policy_new(g, model_path, EVALUATOR_PRECISION_DEFAULT, err, errlen);
 }
 
 typedef struct mcts_player {
@@ -724,19 +740,25 @@ player *player_mcts_new_evaluator(const game_def *g, evaluator ev, const mcts_se
     return s_mcts_make(g, &n, s, name, err, errlen);
 }
 
-player *player_mcts_new(const game_def *g, const char *model_path, const mcts_settings *s,
-                        char *err, size_t errlen)
+static player *s_mcts_new(const game_def *g, const char *model_path, const mcts_settings *s,
+                          int precision, char *err, size_t errlen)
 {
     if (mcts_settings_check(s, err, errlen) != 0)
         return NULL;
     net n;
     /* A tree sends at most leaves_per_tree leaves to one batch. */
-    if (s_net_open(g, model_path, s->leaves_per_tree, &n, err, errlen) != 0)
+    if (s_net_open(g, model_path, s->leaves_per_tree, precision, &n, err, errlen) != 0)
         return NULL;
     char name[PLAYER_SPEC_MAX];
-    snprintf(name, sizeof name, "%s:%s:%d", s->root_mode == MCTS_ROOT_GUMBEL ? "gumbel" : "mcts",
-             model_path, s->simulations);
+    snprintf(name, sizeof name, "%s:%s:%d%s", s->root_mode == MCTS_ROOT_GUMBEL ? "gumbel" : "mcts",
+             model_path, s->simulations, s_precision_suffix(precision));
     return s_mcts_make(g, &n, s, name, err, errlen);
+}
+
+player *player_mcts_new(const game_def *g, const char *model_path, const mcts_settings *s,
+                        char *err, size_t errlen)
+{
+    return s_mcts_new(g, model_path, s, EVALUATOR_PRECISION_DEFAULT, err, errlen);
 }
 
 /* ---- 7. specs ----------------------------------------------------------------------------- */
@@ -756,7 +778,9 @@ const char *player_spec_help(void)
            "                    (1..1000000, default 200), the most visited action played\n"
            "  gumbel:MODEL[:SIMS] the same with the Gumbel root search (no noise): the\n"
            "                    Sequential Halving winner played\n"
-           "MODEL is a model file, or `uniform` (equal priors, value 0: no network).\n";
+           "MODEL is a model file, or `uniform` (equal priors, value 0: no network).\n"
+           "A network spec may end in :fp32 or :bf16, the network's arithmetic (bf16:\n"
+           "AVX512_BF16 products, fp32 where the CPU lacks it); without it, the program's.\n";
 }
 
 player *player_from_spec(const game_def *g, const char *spec, char *err, size_t errlen)
@@ -767,6 +791,12 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
         return NULL;
     }
     strcpy(buf, spec);
+    /* A network's precision, the last field. */
+    int precision = EVALUATOR_PRECISION_DEFAULT;
+    char *last = strrchr(buf, ':');
+    if (last && (!strncmp(buf, "policy:", 7) || !strncmp(buf, "mcts:", 5)) &&
+        last > strchr(buf, ':') && model_precision_parse(last + 1, &precision) == 0)
+        *last = '\0';
     char *arg = strchr(buf, ':');
     if (arg)
         *arg++ = '\0';
@@ -807,7 +837,7 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
             err_set(err, errlen, KZ_EINVAL, "bad player '%s': write policy:MODEL", spec);
             return NULL;
         }
-        return player_policy_new(g, arg, err, errlen);
+        return s_policy_new(g, arg, precision, err, errlen);
     }
     if (!strcmp(buf, "mcts") || !strcmp(buf, "gumbel")) {
         long sims = 200;
@@ -826,7 +856,7 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
         }
         mcts_settings ms = buf[0] == 'm' ? player_mcts_settings((int)sims)
                                          : player_gumbel_settings((int)sims);
-        return player_mcts_new(g, arg, &ms, err, errlen);
+        return s_mcts_new(g, arg, &ms, precision, err, errlen);
     }
     err_set(err, errlen, KZ_EINVAL,
             "unknown player '%s' (random, greedy, uct:N, alphabeta:D, policy:M, mcts:M:N, "

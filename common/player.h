@@ -22,7 +22,9 @@
  *                 root_mode gumbel) and no Gumbel noise: it plays the
  *                 Sequential Halving winner, deterministically.
  * MODEL is a model file (modelfile.h) for the game, or `uniform`: the uniform
- * evaluator (equal priors, value 0), search without a network.
+ * evaluator (equal priors, value 0), search without a network. A network
+ * spec may end in `:fp32` or `:bf16`, the network's precision (model.h);
+ * without it the process default (model_set_precision) applies.
  *
  * A player is asked for EVERY action, each hop of a capture sequence too
  * (R9); a state with one legal action needs no thinking, and every player
@@ -137,8 +139,9 @@ player *player_mcts_new_evaluator(const game_def *g, evaluator ev, const mcts_se
                                   const char *name, char *err, size_t errlen);
 
 /* Builds a player from a spec ("random", "greedy", "uct:1000", "uct:1000:1.4",
- * "alphabeta:4", "policy:MODEL", "mcts:MODEL:200", "gumbel:MODEL:200"). NULL with a one-line
- * reason in err for a malformed spec or a failing constructor. */
+ * "alphabeta:4", "policy:MODEL", "mcts:MODEL:200", "gumbel:MODEL:200",
+ * "mcts:MODEL:200:bf16"). NULL with a one-line reason in err for a malformed
+ * spec or a failing constructor. */
 player *player_from_spec(const game_def *g, const char *spec, char *err, size_t errlen);
 /* A one-paragraph description of the spec syntax, for --help texts. */
 const char *player_spec_help(void);

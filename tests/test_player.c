@@ -829,6 +829,57 @@ Test(player, policy_player_follows_the_network)
     rmdir(dir);
 }
 
+Test(player, network_specs_take_a_precision)
+{
+    /* A trailing :fp32 or :bf16 picks the network's arithmetic and stays in
+     * the player's name; a bf16 policy player reads exactly what a bf16
+     * evaluator computes (fp32 on a CPU without AVX512_BF16). */
+    const game_def *g = game_default();
+    model_arch arch;
+    model_arch_default(&arch, g);
+    arch.blocks = 1;
+    arch.filters = 16;
+    model *m = model_new(&arch, 43);
+    char dir[] = "/tmp/kz_test_prec_XXXXXX", path[256], spec[300], want[300], err[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/m.kzm", dir);
+    cr_assert_eq(modelfile_save(m, path, false), 0);
+    static const char *const forms[][2] = {
+        {"policy:%s:bf16", "policy:%s:bf16"}, {"policy:%s", "policy:%s"},
+        {"mcts:%s:20:fp32", "mcts:%s:20:fp32"}, {"mcts:%s:bf16", "mcts:%s:200:bf16"},
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        snprintf(spec, sizeof spec, forms[i][0], path);
+        snprintf(want, sizeof want, forms[i][1], path);
+        player *p = player_from_spec(g, spec, err, sizeof err);
+        cr_assert_not_null(p, "%s: %s", spec, err);
+        cr_assert_str_eq(player_name(p), want);
+        player_destroy(&p);
+    }
+    snprintf(spec, sizeof spec, "mcts:%s:20:fp16", path);
+    cr_assert_null(player_from_spec(g, spec, err, sizeof err), "fp16 is no precision");
+    /* The bf16 policy player's value is the bf16 evaluator's. */
+    snprintf(spec, sizeof spec, "policy:%s:bf16", path);
+    player *p = player_from_spec(g, spec, err, sizeof err);
+    model_eval_config c = {.precision = MODEL_BF16, .kernels = MODEL_KERNELS_AUTO};
+    model_eval *e = model_eval_new_config(m, 1, &c);
+    game_state s;
+    g->init(&s);
+    float planes[7 * 25], logits[625], value;
+    g->encode_planes(&s, planes);
+    model_eval_run(e, planes, 1, logits, &value);
+    int a;
+    player_info info;
+    cr_assert_eq(player_choose(p, &s, &a, &info), 0);
+    cr_assert_eq(info.value, value, "%.9g vs %.9g (%s)", info.value, (double)value,
+                 model_eval_path(e));
+    model_eval_destroy(&e);
+    player_destroy(&p);
+    model_destroy(&m);
+    unlink(path);
+    rmdir(dir);
+}
+
 Test(player, network_player_errors)
 {
     const game_def *g = game_default();

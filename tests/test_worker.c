@@ -65,6 +65,7 @@ Test(worker, bad_settings_exit_2_with_one_line)
         {"--policy_pruning=true", "forced_playouts_k"},
         {"--pcr_full_fraction=1.5", "pcr_full_fraction"},
         {"--root_mode=alphago", "root_mode"},
+        {"--precision=fp16", "precision"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(log, sizeof log, "%s/bad%zu.log", h.dir, i);

@@ -418,28 +418,37 @@ static int s_cmp_prior(const void *x, const void *y)
 int cmd_eval(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz eval MODEL [--position P] [--json] [--threads N] [ACTION ...]\n\n"
+        "usage: kz eval MODEL [--position P] [--json] [--threads N] [--precision P]\n"
+        "               [ACTION ...]\n\n"
         "Evaluates the position after the actions (from P, default the start) with the\n"
         "model: the value for the player to move (-1..1) and the policy over the legal\n"
         "actions (softmax of the logits over them), best first. --json prints one JSON\n"
-        "object instead. --threads sets OpenBLAS's threads (default 1).\n";
+        "object instead. --threads sets OpenBLAS's threads (default 1), --precision the\n"
+        "network's arithmetic (fp32 or bf16, default fp32).\n";
     typedef struct eval_opts {
         char position[CONFIG_STR_MAX]; /* R20, "" = the start */
         bool json;                     /* one JSON object */
         long threads;                  /* OpenBLAS threads */
+        char precision[CONFIG_STR_MAX]; /* fp32 | bf16 */
     } eval_opts;
     static const config_option rows[] = {
         {"position", CONFIG_STRING, "", 0, 0, offsetof(eval_opts, position),
          "start from this position (R20), not the initial one"},
         {"json", CONFIG_BOOL, "false", 0, 0, offsetof(eval_opts, json), "print one JSON object"},
         {"threads", CONFIG_INT, "1", 1, 64, offsetof(eval_opts, threads), "OpenBLAS threads"},
+        {"precision", CONFIG_STRING, "fp32", 0, 0, offsetof(eval_opts, precision),
+         "the network's arithmetic: fp32, or bf16 (AVX512_BF16; fp32 where the CPU lacks it)"},
     };
     eval_opts o;
     const char *words[argc];
     size_t nw;
-    int rc = kz_parse_args("eval", usage, rows, 3, &o, argc, argv, words, (size_t)argc, &nw);
+    int rc = kz_parse_args("eval", usage, rows, sizeof rows / sizeof rows[0], &o, argc, argv,
+                           words, (size_t)argc, &nw);
     if (rc >= 0)
         return rc;
+    int precision;
+    if (model_precision_parse(o.precision, &precision))
+        return kz_usage_error("eval: --precision must be fp32 or bf16, not '%s'", o.precision);
     bool json = o.json;
     long threads = o.threads;
     if (nw < 1)
@@ -453,6 +462,7 @@ int cmd_eval(int argc, char **argv)
     if ((rc = s_load(words[0], g, &m)) != 0)
         return rc;
     model_set_threads((int)threads);
+    model_set_precision(precision);
     model_eval *e = model_eval_new(m, 1);
     int A = g->action_count;
     float *planes = xmalloc((size_t)g->planes * g->height * g->width * sizeof *planes);

@@ -119,13 +119,15 @@ int cmd_selfplay(int argc, char **argv)
         "  --model-version V  version number to record (default: the model's, 0 for uniform)\n"
         "  --worker-id ID     recorded in every game (default kz-selfplay)\n"
         "  --threads N        OpenBLAS threads for the network (default 1)\n"
+        "  --precision P      the network's arithmetic: fp32 or bf16 (AVX512_BF16;\n"
+        "                     fp32 where the CPU lacks it) (default fp32)\n"
         "  --quiet            no progress lines\n\n"
         "Progress goes to stderr every 2 s; Ctrl-C stops starting games and finishes\n"
         "the ones in progress (a second Ctrl-C quits at once).\n";
     enum { O_MODEL = 256, O_GAMES, O_OUT, O_PARALLEL, O_SIMS, O_SEED, O_LEAVES, O_CPUCT,
            O_ALPHA, O_EPS, O_TEMP, O_FPU, O_NOREUSE, O_CACHE, O_POSITION, O_MVER, O_WORKER,
            O_QUIET, O_THREADS, O_FORCED, O_PRUNING, O_PCR_FULL, O_PCR_FAST, O_ROOT, O_GM, O_GCV,
-           O_GCS, O_HELP };
+           O_GCS, O_PRECISION, O_HELP };
     static const struct option opts[] = {
         {"model", required_argument, NULL, O_MODEL},
         {"games", required_argument, NULL, O_GAMES},
@@ -154,6 +156,7 @@ int cmd_selfplay(int argc, char **argv)
         {"gumbel-m", required_argument, NULL, O_GM},
         {"gumbel-c-visit", required_argument, NULL, O_GCV},
         {"gumbel-c-scale", required_argument, NULL, O_GCS},
+        {"precision", required_argument, NULL, O_PRECISION},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -163,6 +166,7 @@ int cmd_selfplay(int argc, char **argv)
     const char *model_path = NULL, *out_path = NULL;
     bool have_seed = false, have_mver = false, quiet = false;
     long games = 0, mver = 0, threads = 1;
+    int precision = MODEL_FP32;
     optind = 1;
     opterr = 0;
     int c;
@@ -285,6 +289,10 @@ int cmd_selfplay(int argc, char **argv)
             if (parse_long(arg, 1, 256, &threads))
                 return kz_usage_error("selfplay: --threads must be from 1 to 256, not '%s'", arg);
             break;
+        case O_PRECISION:
+            if (model_precision_parse(arg, &precision))
+                return kz_usage_error("selfplay: --precision must be fp32 or bf16, not '%s'", arg);
+            break;
         case O_HELP:
         case 'h': fputs(usage, stdout); return 0;
         default:
@@ -309,6 +317,7 @@ int cmd_selfplay(int argc, char **argv)
     }
     if (model_set_threads((int)threads) < 0)
         return kz_usage_error("selfplay: cannot set %ld threads", threads);
+    model_set_precision(precision);
     evaluator ev;
     evaluator_net *net;
     uint32_t version = 0;

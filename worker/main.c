@@ -61,6 +61,9 @@ static const config_option s_options[] = {
     {"gumbel_c_scale", CONFIG_DOUBLE, "1.0", 0.000001, 1000, O(gumbel_c_scale),
      "gumbel: sigma's scale"},
     {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads (one worker per core: 1)"},
+    {"precision", CONFIG_STRING, "fp32", 0, 0, O(precision),
+     "the network's arithmetic: fp32, or bf16 (AVX512_BF16 products, fp32 sums; fp32 where the "
+     "CPU lacks it)"},
     {"model_cache_dir", CONFIG_STRING, "./var/models", 0, 0, O(model_cache_dir),
      "directory of cached model blobs (shared by workers is fine); \"\" = memory only"},
     {"model_cache_keep", CONFIG_INT, "8", 1, 10000, O(model_cache_keep),
@@ -599,6 +602,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "kz-worker: %s\n", err);
         return 2;
     }
+    int precision;
+    if (model_precision_parse(w.cfg.precision, &precision)) {
+        fprintf(stderr, "kz-worker: precision: must be fp32 or bf16, not '%s'\n",
+                w.cfg.precision);
+        return 2;
+    }
     config_log(s_options, N_OPTIONS, &w.cfg);
 
     struct sigaction sa;
@@ -609,6 +618,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     model_set_threads((int)w.cfg.threads);
+    model_set_precision(precision);
     uint64_t seed = w.cfg.seed ? (uint64_t)w.cfg.seed
                                : mix64((uint64_t)time_wall_ms() ^ ((uint64_t)getpid() << 40));
     w.zctx = zmq_ctx_new();

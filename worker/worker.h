@@ -61,6 +61,7 @@ typedef struct worker_config {
     double gumbel_c_visit;                /* gumbel: sigma's visit offset */
     double gumbel_c_scale;                /* gumbel: sigma's scale */
     long threads;                         /* OpenBLAS threads */
+    char precision[CONFIG_STR_MAX];       /* the network's arithmetic: fp32 | bf16 */
     char model_cache_dir[CONFIG_STR_MAX]; /* disk cache, "" none */
     long model_cache_keep;                /* model files kept */
     long timeout_ms;                      /* request timeout */
