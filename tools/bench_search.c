@@ -3,10 +3,12 @@
  *   1. Search alone: self-play with the uniform evaluator (no network), so
  *      the time is all search: tree walks, rules, planes, backup.
  *   2. Self-play with the specification's network (6 blocks x 64 filters,
- *      random weights, batch norm folded, one OpenBLAS thread) at 200
- *      simulations per move: simulations/s, games/hour/core, the share of the
- *      time spent outside the network (goal < 15%), and the batch sizes the
- *      network actually received.
+ *      random weights, batch norm folded, one thread) at 200 simulations per
+ *      move, on each path of the network the CPU has (OpenBLAS, our AVX-512
+ *      kernels in fp32 and in bf16, model.h): simulations/s, games/hour/core
+ *      and their ratios to the OpenBLAS path's; then for the workers' default
+ *      (bf16 where the CPU has it) the share of the time spent outside the
+ *      network (goal < 15%) and the batch sizes the network actually received.
  *   3. A sweep of games-in-parallel (G) x leaves-per-tree (L): batch reached
  *      and simulations/s over a short time budget each.
  *
@@ -105,6 +107,28 @@ static void s_run(const game_def *g, evaluator inner, int games, int G, int L, i
     selfplay_destroy(&sp);
 }
 
+/* The network as an evaluator on one path: 0 OpenBLAS, 1 avx512-fp32, 2 avx512-bf16. */
+static int s_model_run(void *ctx, const float *planes, int B, float *logits, float *values)
+{
+    model_eval_run(ctx, planes, B, logits, values);
+    return 0;
+}
+
+static const char *const s_paths[3] = {"openblas-fp32", "avx512-fp32", "avx512-bf16"};
+
+/* NULL when the CPU does not run path p. */
+static model_eval *s_model_new(const model_arch *a, int max_batch, int p)
+{
+    model *m = model_new(a, 7);
+    model_eval_config c = {.precision = p == 2 ? MODEL_BF16 : MODEL_FP32,
+                           .kernels = p == 0 ? MODEL_KERNELS_BLAS : MODEL_KERNELS_AUTO};
+    model_eval *e = model_eval_new_config(m, max_batch, &c);
+    model_destroy(&m);
+    if (e && strcmp(model_eval_path(e), s_paths[p]) != 0)
+        model_eval_destroy(&e);
+    return e;
+}
+
 static void s_report(const char *title, const run_out *r, int sims)
 {
     const mcts_stats *m = &r->st.search;
@@ -160,29 +184,43 @@ int main(int argc, char **argv)
     /* 2. */
     model_arch a;
     model_arch_default(&a, g);
-    model *m = model_new(&a, 7);
-    evaluator_net *net = evaluator_net_new(m, G * L);
-    model_destroy(&m);
-    if (!net) {
-        fprintf(stderr, "bench_search: cannot build the network\n");
-        return 1;
+    printf("self-play, spec network 6x64 (random weights), %d games, %d at once, %d leaves per "
+           "tree, on each path:\n", games, G, L);
+    printf("  %-14s %10s %6s %12s %6s %9s\n", "path", "sims/s", "ratio", "games/h/core",
+           "ratio", "outside%");
+    double sims0 = 0, games0 = 0;
+    int best = 0;
+    run_out rp[3];
+    for (int p = 0; p < 3; p++) {
+        model_eval *e = s_model_new(&a, G * L, p);
+        if (!e)
+            continue;
+        best = p;
+        s_run(g, (evaluator){s_model_run, e, G * L}, games, G, L, 200, 0, &rp[p]);
+        model_eval_destroy(&e);
+        double sims_s = (double)rp[p].st.search.simulations / rp[p].cpu;
+        double gph = 3600.0 * rp[p].st.games_done / rp[p].cpu;
+        if (p == 0)
+            sims0 = sims_s, games0 = gph;
+        printf("  %-14s %10.0f %5.2fx %12.0f %5.2fx %8.1f%%\n", s_paths[p], sims_s, sims_s / sims0,
+               gph, gph / games0, 100 * (rp[p].cpu - rp[p].tm.cpu) / rp[p].cpu);
     }
+    printf("  (CPU time; games differ a little between paths, their rounding differs)\n\n");
     char title[200];
-    snprintf(title, sizeof title,
-             "self-play, spec network 6x64 (random weights), %d games, %d at once, %d leaves "
-             "per tree:", games, G, L);
-    s_run(g, evaluator_net_get(net), games, G, L, 200, 0, &r);
-    s_report(title, &r, 200);
-    evaluator_net_destroy(&net);
+    snprintf(title, sizeof title, "self-play on %s (the workers' default):", s_paths[best]);
+    s_report(title, &rp[best], 200);
+    evaluator_net *net;
+    model *m;
 
     /* 3. */
-    printf("sweep (spec network, 200 simulations, about 8 s CPU each):\n");
+    printf("sweep (spec network on %s, 200 simulations, about 8 s CPU each):\n", s_paths[best]);
     printf("  %4s %3s %10s %10s %9s %8s\n", "G", "L", "sims/s", "outside%", "meanbatch",
            "largest");
     static const int sweep[][2] = {{8, 1}, {8, 4}, {32, 1}, {32, 2}, {32, 4}, {64, 2}, {64, 4}};
     for (size_t k = 0; k < sizeof sweep / sizeof *sweep; k++) {
         int sg = sweep[k][0], sl = sweep[k][1];
         m = model_new(&a, 7);
+        model_set_precision(best == 2 ? MODEL_BF16 : MODEL_FP32);
         net = evaluator_net_new(m, sg * sl);
         model_destroy(&m);
         s_run(g, evaluator_net_get(net), 100000, sg, sl, 200, 8.0, &r);

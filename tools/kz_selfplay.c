@@ -119,8 +119,8 @@ int cmd_selfplay(int argc, char **argv)
         "  --model-version V  version number to record (default: the model's, 0 for uniform)\n"
         "  --worker-id ID     recorded in every game (default kz-selfplay)\n"
         "  --threads N        OpenBLAS threads for the network (default 1)\n"
-        "  --precision P      the network's arithmetic: fp32 or bf16 (AVX512_BF16;\n"
-        "                     fp32 where the CPU lacks it) (default fp32)\n"
+        "  --precision P      the network's arithmetic: bf16 (AVX512_BF16; fp32 where\n"
+        "                     the CPU lacks it) or fp32 (default bf16, as workers)\n"
         "  --quiet            no progress lines\n\n"
         "Progress goes to stderr every 2 s; Ctrl-C stops starting games and finishes\n"
         "the ones in progress (a second Ctrl-C quits at once).\n";
@@ -166,7 +166,7 @@ int cmd_selfplay(int argc, char **argv)
     const char *model_path = NULL, *out_path = NULL;
     bool have_seed = false, have_mver = false, quiet = false;
     long games = 0, mver = 0, threads = 1;
-    int precision = MODEL_FP32;
+    int precision = MODEL_BF16;
     optind = 1;
     opterr = 0;
     int c;

@@ -61,9 +61,9 @@ static const config_option s_options[] = {
     {"gumbel_c_scale", CONFIG_DOUBLE, "1.0", 0.000001, 1000, O(gumbel_c_scale),
      "gumbel: sigma's scale"},
     {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads (one worker per core: 1)"},
-    {"precision", CONFIG_STRING, "fp32", 0, 0, O(precision),
-     "the network's arithmetic: fp32, or bf16 (AVX512_BF16 products, fp32 sums; fp32 where the "
-     "CPU lacks it)"},
+    {"precision", CONFIG_STRING, "bf16", 0, 0, O(precision),
+     "the network's arithmetic: bf16 (AVX512_BF16 products, fp32 sums; fp32 where the CPU lacks "
+     "it; plays as fp32 does, docs/architecture.md), or fp32"},
     {"model_cache_dir", CONFIG_STRING, "./var/models", 0, 0, O(model_cache_dir),
      "directory of cached model blobs (shared by workers is fine); \"\" = memory only"},
     {"model_cache_keep", CONFIG_INT, "8", 1, 10000, O(model_cache_keep),

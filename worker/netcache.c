@@ -190,7 +190,8 @@ static int s_load(netcache *nc, uint32_t version, uint64_t sum, const uint8_t *b
     }
     n->ev = (evaluator){.run = s_run, .ctx = n->eval, .max_batch = nc->max_batch};
     nc->nets[slot] = n;
-    log_info("model %u loaded (%s, from %s)", (unsigned)version, n->arch, from);
+    log_info("model %u loaded (%s, %s, from %s)", (unsigned)version, n->arch,
+             model_eval_path(n->eval), from);
     *out = n;
     return 0;
 }
