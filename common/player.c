@@ -794,7 +794,8 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
     /* A network's precision, the last field. */
     int precision = EVALUATOR_PRECISION_DEFAULT;
     char *last = strrchr(buf, ':');
-    if (last && (!strncmp(buf, "policy:", 7) || !strncmp(buf, "mcts:", 5)) &&
+    if (last &&
+        (!strncmp(buf, "policy:", 7) || !strncmp(buf, "mcts:", 5) || !strncmp(buf, "gumbel:", 7)) &&
         last > strchr(buf, ':') && model_precision_parse(last + 1, &precision) == 0)
         *last = '\0';
     char *arg = strchr(buf, ':');

@@ -847,6 +847,7 @@ Test(player, network_specs_take_a_precision)
     static const char *const forms[][2] = {
         {"policy:%s:bf16", "policy:%s:bf16"}, {"policy:%s", "policy:%s"},
         {"mcts:%s:20:fp32", "mcts:%s:20:fp32"}, {"mcts:%s:bf16", "mcts:%s:200:bf16"},
+        {"gumbel:%s:16:bf16", "gumbel:%s:16:bf16"},
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
         snprintf(spec, sizeof spec, forms[i][0], path);
