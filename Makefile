@@ -100,6 +100,9 @@ $(BUILD)/kz: $(KZ_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/kz-coordinator: $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# The dashboard's page is built into the coordinator (.incbin).
+$(BUILD)/obj/server/dashboard.o: server/dashboard.html
+
 $(BUILD)/kz-worker: $(WORKER_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/kz-trainer: $(TRAINER_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)

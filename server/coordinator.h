@@ -397,4 +397,8 @@ void status_refresh(coord *c);
  * the HTTP thread. Called by the main loop on every turn; cheap when idle. */
 void status_serve(coord *c);
 
+/* dashboard.c: the page of GET / (server/dashboard.html), NUL-terminated. */
+extern const char status_dashboard_html[];
+extern const size_t status_dashboard_len;
+
 #endif

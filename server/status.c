@@ -1,6 +1,7 @@
 /* status: the coordinator's HTTP endpoint (libmicrohttpd, a thread per
  * connection): GET /status (JSON), GET /metrics (Prometheus text format),
- * GET /healthz, GET /models (JSON: every registered model), GET
+ * GET /healthz, GET / (the dashboard, server/dashboard.html: a page that
+ * polls /status and /models), GET /models (JSON: every registered model), GET
  * /models/N.kzm and /models/best.kzm (the model file, its registry version
  * and parent stamped in).
  * The main thread rebuilds the documents every status_ms into snapshot
@@ -635,6 +636,17 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
         int n = snprintf(text, sizeof text, "stalled: main loop silent for %.1f s\n", age);
         return s_respond(conn, 503, "text/plain", text, (size_t)n);
     }
+    if (!strcmp(url, "/") || !strcmp(url, "/index.html")) {
+        struct MHD_Response *r = MHD_create_response_from_buffer(
+            status_dashboard_len, (void *)status_dashboard_html, MHD_RESPMEM_PERSISTENT);
+        if (!r)
+            return MHD_NO;
+        MHD_add_response_header(r, "Content-Type", "text/html; charset=utf-8");
+        MHD_add_response_header(r, "Cache-Control", "no-cache");
+        enum MHD_Result ret = MHD_queue_response(conn, 200, r);
+        MHD_destroy_response(r);
+        return ret;
+    }
     if (c->files && (!strcmp(url, "/models") || !strncmp(url, "/models/", 8))) {
         pthread_mutex_lock(&c->snap_lock);
         enum MHD_Result ret;
@@ -648,7 +660,7 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     }
     bool status = !strcmp(url, "/status"), metrics = !strcmp(url, "/metrics");
     if (!status && !metrics)
-        return s_respond_line(conn, 404, "not found: try /status, /metrics, /healthz, /models");
+        return s_respond_line(conn, 404, "not found: try /, /status, /metrics, /healthz, /models");
     pthread_mutex_lock(&c->snap_lock);
     const char *doc = status ? c->snap_status : c->snap_metrics;
     enum MHD_Result ret = s_respond(conn, 200,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "client.h"
@@ -295,5 +296,72 @@ Test(models, kz_store_export_and_kz_model_fetch_write_the_served_file, .timeout 
     cr_assert(strstr(o.err, "cannot connect"), "%s", o.err);
     proc_output_free(&o);
     free(served);
+    harness_fini(&h);
+}
+
+/* The dashboard in a real browser: Debian's Chromium, headless, against the
+ * real coordinator with games, a candidate and a live worker's entry; the
+ * page's script must fill the tables and draw (its DOM after the script),
+ * without a script error; a screenshot goes to build/dashboard.png. Skipped
+ * with a message where Chromium is not installed (apt-get install chromium). */
+Test(models, the_dashboard_draws_in_chromium, .timeout = 120)
+{
+    const char *browser = NULL;
+    static const char *const names[] = {"/usr/bin/chromium", "/usr/bin/chromium-browser"};
+    for (size_t i = 0; i < 2 && !browser; i++)
+        if (access(names[i], X_OK) == 0)
+            browser = names[i];
+    if (!browser)
+        cr_skip_test("no Chromium here (apt-get install chromium): the dashboard is not tested "
+                     "in a browser");
+    harness h;
+    harness_init(&h, "models-dash");
+    harness_coord_start(&h, NULL);
+    harness_submit_random_games(&h, 6, 100);
+    size_t cand_len;
+    free(s_add_candidate(&h, &cand_len));
+    free(s_models(&h, 2));
+    uint8_t *page;
+    size_t page_len;
+    char hv[64];
+    cr_assert_eq(s_get(&h, "/", &page, &page_len, "Content-Type", hv, sizeof hv), 200);
+    cr_assert_str_eq(hv, "text/html; charset=utf-8");
+    cr_assert(!strstr((char *)page, "src=\"http") && !strstr((char *)page, "href=\"http"),
+              "no external scripts or styles");
+    free(page);
+
+    char url[64], shot[600], shot_arg[700], profile[200];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/", h.http_port);
+    snprintf(shot, sizeof shot, "%s/dashboard.png", harness_bin_dir());
+    snprintf(shot_arg, sizeof shot_arg, "--screenshot=%s", shot);
+    snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium", h.dir);
+    unlink(shot);
+    /* The DOM after the script ran (virtual time: the polls happen at once). */
+    char *const dump[] = {(char *)browser, "--headless", "--no-sandbox", "--disable-gpu",
+                          profile, "--virtual-time-budget=5000", "--enable-logging=stderr",
+                          "--v=0", "--dump-dom", url, NULL};
+    proc_output o;
+    proc_opts po = {.timeout_s = 90};
+    cr_assert_eq(proc_capture(dump, &po, &o), 0, "chromium: %s", o.err);
+    cr_assert(strstr(o.out, "trainer-m"), "the worker table lists the trainer: %.2000s", o.out);
+    cr_assert(strstr(o.out, "v2.kzm") && strstr(o.out, "href=\"/models/2.kzm\""),
+              "the network list links the files");
+    /* (The script is in the DOM too: look for what only it makes.) */
+    cr_assert(strstr(o.out, "<td class=\"l\">selfplay</td>"), "the games table is filled");
+    cr_assert(strstr(o.out, "<polyline") || strstr(o.out, ">no rating yet"),
+              "the rating plot is drawn (or says why not)");
+    cr_assert_not(strstr(o.err, "Uncaught"), "a script error: %s", o.err);
+    cr_assert(strstr(o.out, "<div id=\"error\"></div>"), "the polls answered");
+    proc_output_free(&o);
+    char *const snap[] = {(char *)browser, "--headless", "--no-sandbox", "--disable-gpu",
+                          profile, "--hide-scrollbars", "--window-size=1280,1400",
+                          "--virtual-time-budget=5000", shot_arg, url, NULL};
+    cr_assert_eq(proc_capture(snap, &po, &o), 0, "chromium: %s", o.err);
+    proc_output_free(&o);
+    uint8_t *png;
+    size_t png_len;
+    cr_assert_eq(file_read_all(shot, &png, &png_len), 0, "no screenshot at %s", shot);
+    cr_assert(png_len > 1000 && !memcmp(png, "\x89PNG", 4));
+    free(png);
     harness_fini(&h);
 }
