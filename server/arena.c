@@ -77,12 +77,12 @@ static int s_alloc_arena(arena *a, uint32_t games)
     return 0;
 }
 
-static void s_put32(uint8_t *p, uint32_t v)
+void coord_put32(uint8_t *p, uint32_t v)
 {
-    memcpy(p, &v, 4); /* host order: the file never leaves this machine's LMDB */
+    memcpy(p, &v, 4); /* host order: the value never leaves this machine's LMDB */
 }
 
-static uint32_t s_get32(const uint8_t *p)
+uint32_t coord_get32(const uint8_t *p)
 {
     uint32_t v;
     memcpy(&v, p, 4);
@@ -94,10 +94,10 @@ size_t arena_serialize(const coord *c, const ingest_item *items, size_t n, uint8
     size_t len = ARENA_HEADER + c->ar.games;
     uint8_t *b = xmalloc(len);
     memcpy(b, ARENA_MAGIC, 4);
-    s_put32(b + 4, c->ar.candidate);
-    s_put32(b + 8, c->ar.best);
-    s_put32(b + 12, c->ar.games);
-    s_put32(b + 16, c->queued);
+    coord_put32(b + 4, c->ar.candidate);
+    coord_put32(b + 8, c->ar.best);
+    coord_put32(b + 12, c->ar.games);
+    coord_put32(b + 16, c->queued);
     if (c->ar.games)
         memcpy(b + ARENA_HEADER, c->ar.result, c->ar.games);
     for (size_t i = 0; i < n; i++)
@@ -269,14 +269,14 @@ int arena_load(coord *c)
         return 0;
     }
     if (rc || len < ARENA_HEADER || memcmp(buf, ARENA_MAGIC, 4) ||
-        len != ARENA_HEADER + s_get32(buf + 12)) {
+        len != ARENA_HEADER + coord_get32(buf + 12)) {
         log_error("arena: saved arena state unreadable (%s); starting without one",
                   rc ? err_str(rc) : "bad format");
         free(buf);
         return 0;
     }
-    uint32_t cand = s_get32(buf + 4), best = s_get32(buf + 8), games = s_get32(buf + 12);
-    c->queued = s_get32(buf + 16);
+    uint32_t cand = coord_get32(buf + 4), best = coord_get32(buf + 8), games = coord_get32(buf + 12);
+    c->queued = coord_get32(buf + 16);
     if (c->queued > store_latest_model(c->st))
         c->queued = 0;
     if (cand && store_get_model_info(c->st, cand, &m) == 0 && best == c->best && games > 0 &&

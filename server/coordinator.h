@@ -329,6 +329,10 @@ const char *coord_opening(const coord *c, uint32_t k);
 void coord_best_changed(coord *c);
 
 /* arena.c */
+/* A u32 into / out of the coordinator's own meta values (host byte order:
+ * they never leave this machine's LMDB). */
+void coord_put32(uint8_t *p, uint32_t v);
+uint32_t coord_get32(const uint8_t *p);
 /* Loads best/arena state from the store at start-up; decides a finished arena. */
 int arena_load(coord *c);
 /* Registers a candidate blob; fills ack. 0 or an error (message in err). */
