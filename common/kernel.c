@@ -160,8 +160,20 @@ int kernel_conv_init(kernel_conv *k, const float *w, const float *bias, int taps
         kernel_conv_free(k);
         return KZ_ENOMEM;
     }
-    for (int f = 0; f < F && bias; f++)
-        k->bias[f] = bias[f];
+    if (w)
+        kernel_conv_repack(k, w, bias);
+    return 0;
+}
+
+void kernel_conv_repack(kernel_conv *k, const float *w, const float *bias)
+{
+    int taps = k->taps, C = k->C, F = k->F;
+    bool bf16 = k->bf16;
+    size_t Fp = (size_t)k->Fp;
+    for (int f = 0; f < F; f++)
+        k->bias[f] = bias ? bias[f] : 0.0f;
+    if (bf16)
+        memset(k->wb, 0, (size_t)taps * k->Cp / 2 * Fp * sizeof *k->wb);
     for (int t = 0; t < taps; t++)
         for (int c = 0; c < C; c++)
             for (int f = 0; f < F; f++) {
@@ -174,7 +186,6 @@ int kernel_conv_init(kernel_conv *k, const float *w, const float *bias, int taps
                 uint32_t *dst = &k->wb[((size_t)t * k->Cp / 2 + c / 2) * Fp + f];
                 *dst |= (uint32_t)kernel_bf16_from_f32(v) << (c % 2 ? 16 : 0);
             }
-    return 0;
 }
 
 void kernel_conv_free(kernel_conv *k)
@@ -211,6 +222,29 @@ void kernel_conv_naive(float *out, const float *in, const float *skip, const flo
                         acc = 0;
                     out[r * F + f] = (float)acc;
                 }
+            }
+}
+
+void kernel_conv_wgrad_naive(float *dw, const float *in, const float *dout, int N, int H, int W,
+                             int taps, int C, int F)
+{
+    int HW = H * W;
+    for (int t = 0; t < taps; t++)
+        for (int c = 0; c < C; c++)
+            for (int f = 0; f < F; f++) {
+                double acc = 0;
+                for (int n = 0; n < N; n++)
+                    for (int y = 0; y < H; y++)
+                        for (int x = 0; x < W; x++) {
+                            int yy = taps == 9 ? y + t / 3 - 1 : y;
+                            int xx = taps == 9 ? x + t % 3 - 1 : x;
+                            if (yy < 0 || yy >= H || xx < 0 || xx >= W)
+                                continue;
+                            size_t r = (size_t)n * HW + (size_t)y * W + x;
+                            size_t q = (size_t)n * HW + (size_t)yy * W + xx;
+                            acc += (double)in[q * C + c] * dout[r * F + f];
+                        }
+                dw[((size_t)t * C + c) * F + f] += (float)acc;
             }
 }
 
@@ -340,11 +374,61 @@ INLINE TGT_BF16 void s_tile_bf16(const s_tile *t, const int M, const int NV)
 /* Rows per tile for NV vectors: about 24 accumulators, within MR_MAX. */
 static const int s_rows[NV_MAX + 1] = {0, 12, 12, 8, 6, 4, 4, 3, 3};
 
-typedef void (*s_tile_fn)(const s_tile *t);
+/* One weight-gradient tile (kernel_conv_wgrad): dw rows c0..c0+M-1 of one
+ * tap, NV vectors of columns from n0, summed over (row, neighbour) pairs. */
+typedef struct s_wtile {
+    int n;                 /* pairs */
+    const float *const *a; /* (n) each pair's input row (the neighbour under the tap) */
+    const float *const *b; /* (n) each pair's output-gradient row */
+    int c0, n0;            /* the tile's first input channel and output column */
+    float *dw;             /* dw at row tap*C + c0, column n0 (+=) */
+    int ldw;               /* floats between dw rows (F) */
+    uint16_t last;         /* mask of the valid columns of the last vector */
+} s_wtile;
 
-/* One function per (precision, NV, M) for NV in {1, 2, 3, 4, 8}. */
+/* acc[m][v] = sum over pairs k of a[k][c0 + m] b[k][n0 + 16v ..]; dw += acc. */
+INLINE TGT_F32 void s_tile_wf32(const s_wtile *t, const int M, const int NV)
+{
+    __m512 acc[MR_MAX][NV_MAX];
+#pragma GCC unroll 12
+    for (int m = 0; m < M; m++)
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; v++)
+            acc[m][v] = _mm512_setzero_ps();
+    for (int k = 0; k < t->n; k++) {
+        const float *pa = t->a[k] + t->c0, *pb = t->b[k] + t->n0;
+        __m512 b[NV_MAX];
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; v++)
+            b[v] = v == NV - 1 ? _mm512_maskz_loadu_ps(t->last, pb + 16 * v)
+                               : _mm512_loadu_ps(pb + 16 * v);
+#pragma GCC unroll 12
+        for (int m = 0; m < M; m++) {
+            __m512 x = _mm512_set1_ps(pa[m]);
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; v++)
+                acc[m][v] = _mm512_fmadd_ps(x, b[v], acc[m][v]);
+        }
+    }
+#pragma GCC unroll 12
+    for (int m = 0; m < M; m++)
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; v++) {
+            __mmask16 k = v == NV - 1 ? t->last : 0xFFFF;
+            float *d = t->dw + (size_t)m * t->ldw + 16 * v;
+            _mm512_mask_storeu_ps(d, k, _mm512_add_ps(_mm512_maskz_loadu_ps(k, d), acc[m][v]));
+        }
+}
+
+typedef void (*s_tile_fn)(const s_tile *t);
+typedef void (*s_wtile_fn)(const s_wtile *t);
+
+/* One function per (kind, NV, M) for NV in {1, 2, 3, 4, 8}. */
 #define S_FN(P, TGT, NV, M)                                                                       \
-    static TGT void s_##P##_##NV##_##M(const s_tile *t) { s_tile_##P(t, M, NV); }
+    static TGT void s_##P##_##NV##_##M(const S_T_##P *t) { s_tile_##P(t, M, NV); }
+#define S_T_f32 s_tile
+#define S_T_bf16 s_tile
+#define S_T_wf32 s_wtile
 #define S_FNS3(P, TGT, NV) S_FN(P, TGT, NV, 1) S_FN(P, TGT, NV, 2) S_FN(P, TGT, NV, 3)
 #define S_FNS4(P, TGT, NV) S_FNS3(P, TGT, NV) S_FN(P, TGT, NV, 4)
 #define S_FNS6(P, TGT, NV) S_FNS4(P, TGT, NV) S_FN(P, TGT, NV, 5) S_FN(P, TGT, NV, 6)
@@ -356,6 +440,7 @@ typedef void (*s_tile_fn)(const s_tile *t);
     S_FNS12(P, TGT, 1) S_FNS12(P, TGT, 2) S_FNS8(P, TGT, 3) S_FNS6(P, TGT, 4) S_FNS3(P, TGT, 8)
 S_ALL(f32, TGT_F32)
 S_ALL(bf16, TGT_BF16)
+S_ALL(wf32, TGT_F32)
 
 #define S_ROW3(P, NV) s_##P##_##NV##_1, s_##P##_##NV##_2, s_##P##_##NV##_3
 #define S_ROW6(P, NV) S_ROW3(P, NV), s_##P##_##NV##_4, s_##P##_##NV##_5, s_##P##_##NV##_6
@@ -369,6 +454,7 @@ S_ALL(bf16, TGT_BF16)
     }
 /* [precision][NV][M] */
 static const s_tile_fn s_fns[2][NV_MAX + 1][MR_MAX + 1] = {S_TABLE(f32), S_TABLE(bf16)};
+static const s_wtile_fn s_wfns[NV_MAX + 1][MR_MAX + 1] = S_TABLE(wf32);
 
 /* Vectors of the next column block out of `left`: 8 while there are 8, all
  * when at most 4 remain, else 4 (so NV is one of 1, 2, 3, 4, 8). */
@@ -397,6 +483,7 @@ void kernel_conv_run(const kernel_conv *k, const kernel_board *bd, const kernel_
         int valid = F - n0 < NV * 16 ? F - n0 : NV * 16; /* columns of this block */
         t.last = (uint16_t)(valid % 16 ? (1u << (valid % 16)) - 1 : 0xFFFF);
         t.bias = k->bias + n0;
+        int pi = 0, pb = 0; /* row r0 is point order[pi] of position pb */
         for (size_t r0 = 0; r0 < rows; r0 += (size_t)MR) {
             int M = rows - r0 < (size_t)MR ? (int)(rows - r0) : MR;
             /* Step 1. The rows: point order[i] of position b for row i*N + b. */
@@ -404,9 +491,10 @@ void kernel_conv_run(const kernel_conv *k, const kernel_board *bd, const kernel_
             size_t pos[MR_MAX];
             unsigned mask = 0;
             for (int m = 0; m < M; m++) {
-                size_t r = r0 + (size_t)m;
-                pt[m] = bd->order[r / (size_t)N];
-                pos[m] = r % (size_t)N;
+                pt[m] = bd->order[pi];
+                pos[m] = (size_t)pb;
+                if (++pb == N)
+                    pb = 0, pi++;
                 mask |= bd->mask[pt[m]];
                 size_t orow = pos[m] * HW + (size_t)pt[m];
                 t.out[m] = io->out ? io->out + orow * F + n0 : NULL;
@@ -434,12 +522,69 @@ void kernel_conv_run(const kernel_conv *k, const kernel_board *bd, const kernel_
     }
 }
 
+/* Output rows per chunk of kernel_conv_wgrad: a chunk's gradient and input
+ * rows (2 x 64 KB at 64 channels) stay in L2 with dw while every tile of
+ * dw sums over them. */
+#define WG_ROWS 256
+
+void kernel_conv_wgrad(float *dw, const float *in, const float *dout, const kernel_board *bd,
+                       int N, int C, int F)
+{
+    assert(kernel_cpu_has(KERNEL_AVX512));
+    int HW = bd->HW, taps = bd->taps, nvec = (F + 15) / 16;
+    size_t rows = (size_t)N * HW;
+    const float *pa[WG_ROWS], *pb[WG_ROWS];
+    s_wtile t = {.a = pa, .b = pb, .ldw = F};
+    for (size_t r0 = 0; r0 < rows; r0 += WG_ROWS) {
+        size_t r1 = r0 + WG_ROWS < rows ? r0 + WG_ROWS : rows;
+        for (int tap = 0; tap < taps; tap++) {
+            /* Step 1. The chunk's rows whose neighbour under the tap is on the board. */
+            int n = 0;
+            size_t pos = r0 / (size_t)HW;
+            int p = (int)(r0 % (size_t)HW);
+            for (size_t r = r0; r < r1; r++) {
+                int q = bd->nbr[p * taps + tap];
+                if (q >= 0) {
+                    pa[n] = in + (pos * HW + (size_t)q) * C;
+                    pb[n++] = dout + r * F;
+                }
+                if (++p == HW)
+                    p = 0, pos++;
+            }
+            t.n = n;
+            if (!n)
+                continue;
+            /* Step 2. Every tile of this tap's rows of dw over those pairs. */
+            for (int v0 = 0; v0 < nvec;) {
+                int NV = s_block(nvec - v0), MR = s_rows[NV], n0 = v0 * 16;
+                int valid = F - n0 < NV * 16 ? F - n0 : NV * 16;
+                t.last = (uint16_t)(valid % 16 ? (1u << (valid % 16)) - 1 : 0xFFFF);
+                t.n0 = n0;
+                for (int c0 = 0; c0 < C; c0 += MR) {
+                    int M = C - c0 < MR ? C - c0 : MR;
+                    t.c0 = c0;
+                    t.dw = dw + ((size_t)tap * C + c0) * F + n0;
+                    s_wfns[NV][M](&t);
+                }
+                v0 += NV;
+            }
+        }
+    }
+}
+
 #else /* not x86-64 GCC: no kernels; kernel_cpu_has says so */
 
 void kernel_conv_run(const kernel_conv *k, const kernel_board *bd, const kernel_io *io)
 {
     (void)k, (void)bd, (void)io;
     KZ_CHECK(!"kernel_conv_run without AVX-512");
+}
+
+void kernel_conv_wgrad(float *dw, const float *in, const float *dout, const kernel_board *bd,
+                       int N, int C, int F)
+{
+    (void)dw, (void)in, (void)dout, (void)bd, (void)N, (void)C, (void)F;
+    KZ_CHECK(!"kernel_conv_wgrad without AVX-512");
 }
 
 #endif

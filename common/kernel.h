@@ -79,10 +79,13 @@ typedef struct kernel_conv {
 
 /* Packs w (taps*C, F) (row t*C + c) and bias (F, or NULL for zero) for the
  * fp32 or bf16 kernels (bf16: rounded to nearest even; channel C of an odd C
- * is a zero row). 0 or KZ_ENOMEM (k is then empty). Caller frees with
- * kernel_conv_free. */
+ * is a zero row); w NULL: zero weights, to be packed by kernel_conv_repack.
+ * 0 or KZ_ENOMEM (k is then empty). Caller frees with kernel_conv_free. */
 int kernel_conv_init(kernel_conv *k, const float *w, const float *bias, int taps, int C, int F,
                      bool bf16);
+/* Packs new weights and bias of k's shape into k's storage (no allocation:
+ * training repacks its weights every step). */
+void kernel_conv_repack(kernel_conv *k, const float *w, const float *bias);
 void kernel_conv_free(kernel_conv *k);
 
 /* The operands of one run over N positions. Row strides: in C floats (fp32
@@ -106,6 +109,18 @@ void kernel_conv_run(const kernel_conv *k, const kernel_board *b, const kernel_i
  * (taps*C, F) and the fp32 input (N*HW, C): the tests' reference. */
 void kernel_conv_naive(float *out, const float *in, const float *skip, const float *w,
                        const float *bias, bool relu, int N, int H, int W, int taps, int C, int F);
+
+/* Training: the weight gradient of the operation on board b (fp32, AVX-512),
+ * dw (taps*C, F) += sum over the N*HW output rows r and the taps t under
+ * which r's neighbour q is on the board of in[q] (C) outer dout[r] (F): the
+ * rows are summed in chunks of 256, every register tile of dw over a chunk
+ * while it is in cache. (The input gradient is kernel_conv_run with the
+ * flipped, transposed weights; see layer.h.) */
+void kernel_conv_wgrad(float *dw, const float *in, const float *dout, const kernel_board *b,
+                       int N, int C, int F);
+/* Its plain C twin (double sums). */
+void kernel_conv_wgrad_naive(float *dw, const float *in, const float *dout, int N, int H, int W,
+                             int taps, int C, int F);
 
 /* bf16 conversions (round to nearest even) and back (exact). */
 uint16_t kernel_bf16_from_f32(float x);

@@ -282,6 +282,9 @@ typedef struct train_config {
     float l2;             /* c, the L2 coefficient [1e-4] */
     float clip_norm;      /* clip the gradient's global norm to this; 0 = off [0] */
     float bn_momentum;    /* running-average momentum of batch norm [0.1] */
+    int kernels;          /* enum model_kernels: the 3x3 convolutions (forward and both
+                           * gradients) on kernel.h's fp32 kernels where the CPU has them
+                           * (AUTO), or on OpenBLAS (BLAS) [AUTO] */
 } train_config;
 
 void train_config_default(train_config *c);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel.h"
 #include "layer.h"
 #include "model.h"
 #include "model_internal.h"
@@ -50,6 +51,11 @@ struct model_train {
     float *col;          /* (col_floats) im2col workspace */
     size_t col_floats;   /* its size */
     float *wflip;        /* (9*F*F) flipped kernel workspace */
+    bool kern;           /* 3x3 convolutions (forward, both gradients) on kernel.h's fp32 kernels */
+    kernel_board *kb;    /* kern: the 3x3 board */
+    kernel_conv kstem;   /* kern: the stem's weights, packed each step */
+    kernel_conv kfwd;    /* kern: a tower conv's weights, packed before each use */
+    kernel_conv kbwd;    /* kern: a tower conv's flipped, transposed weights (input gradient) */
 };
 
 void train_config_default(train_config *c)
@@ -144,6 +150,10 @@ void model_train_destroy(model_train **pt)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(t->bn);
+    kernel_board_destroy(&t->kb);
+    kernel_conv_free(&t->kstem);
+    kernel_conv_free(&t->kfwd);
+    kernel_conv_free(&t->kbwd);
     free(t);
     *pt = NULL;
 }
@@ -213,6 +223,15 @@ model_train *model_train_new(model *m, const train_config *c, int max_batch)
         model_train_destroy(&t);
         return NULL;
     }
+    t->kern = c->kernels == MODEL_KERNELS_AUTO && kernel_cpu_has(KERNEL_AVX512);
+    if (t->kern && (!(t->kb = kernel_board_new(a->height, a->width, 9)) ||
+                    kernel_conv_init(&t->kstem, NULL, NULL, 9, C, F, false) != 0 ||
+                    kernel_conv_init(&t->kfwd, NULL, NULL, 9, F, F, false) != 0 ||
+                    kernel_conv_init(&t->kbwd, NULL, NULL, 9, F, F, false) != 0)) {
+        log_error("model_train_new: out of memory for the kernels");
+        model_train_destroy(&t);
+        return NULL;
+    }
     for (int i = 0; i < nbn; i++) {
         size_t o = (size_t)i * 3 * (F > Hf ? F : Hf);
         t->bn[i].mean = t->bnbuf + o;
@@ -264,7 +283,12 @@ static void s_convbn_fwd(model_train *t, const model_convbn *l, s_bnstat *st, fl
     model *m = t->m;
     const model_arch *a = &m->arch;
     int N = t->B, H = a->height, W = a->width, M = N * H * W;
-    if (k3)
+    if (k3 && t->kern) {
+        kernel_conv *k = l == &m->stem ? &t->kstem : &t->kfwd;
+        kernel_conv_repack(k, P(l->w), NULL);
+        kernel_io io = {.in = in, .out = z, .N = N};
+        kernel_conv_run(k, t->kb, &io);
+    } else if (k3)
         layer_conv3x3_forward(z, t->col, t->col_floats, in, P(l->w), N, H, W, l->cin, l->cout);
     else
         layer_linear_forward(z, in, P(l->w), NULL, M, l->cin, l->cout);
@@ -366,7 +390,25 @@ static void s_convbn_bwd(model_train *t, const model_convbn *l, const s_bnstat *
     memset(dz, 0, (size_t)M * l->cout * sizeof *dz);
     layer_bn_backward(dz, G(l->gamma), G(l->beta), dout, z, st->mean, st->rstd, P(l->gamma), M,
                       l->cout);
-    if (k3)
+    if (k3 && t->kern) {
+        /* The weight gradient (no im2col); the input gradient, a 3x3
+         * convolution of dz with the flipped, transposed kernel, accumulated
+         * into din through the skip. */
+        kernel_conv_wgrad(G(l->w), in, dz, t->kb, N, l->cin, l->cout);
+        if (din) {
+            assert(l->cin == t->kbwd.F && l->cout == t->kbwd.C);
+            const float *w = P(l->w);
+            int C = l->cin, F = l->cout;
+            for (int tap = 0; tap < 9; tap++)
+                for (int c = 0; c < C; c++)
+                    for (int f = 0; f < F; f++)
+                        t->wflip[((size_t)(8 - tap) * F + f) * C + c] =
+                            w[((size_t)tap * C + c) * F + f];
+            kernel_conv_repack(&t->kbwd, t->wflip, NULL);
+            kernel_io io = {.in = dz, .skip = din, .out = din, .N = N};
+            kernel_conv_run(&t->kbwd, t->kb, &io);
+        }
+    } else if (k3)
         layer_conv3x3_backward(din, G(l->w), t->col, t->col_floats, t->wflip, dz, in, P(l->w), N,
                                H, W, l->cin, l->cout);
     else

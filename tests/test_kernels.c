@@ -212,3 +212,44 @@ Test(kernels, boards_of_every_size_and_each_row_once)
     kernel_board_destroy(&b);
     free(in), free(out);
 }
+
+Test(kernels, weight_gradient_equals_naive)
+{
+    /* dw += in^T dout over the on-board neighbours, accumulated into what
+     * dw held: within 1e-5 of S = sum |in| |dout| (+ |dw before|), on the
+     * training shapes (the stem's 7 channels, 32 and 64, a batch of 256
+     * spanning several chunks) and odd ones. */
+    if (!s_can(false, "weight_gradient_equals_naive"))
+        return;
+    static const struct {
+        int N, H, W, taps, C, F;
+    } cases[] = {
+        {11, 5, 5, 9, 64, 64}, {256, 5, 5, 9, 7, 32}, {3, 5, 5, 9, 32, 32}, {2, 3, 4, 9, 5, 20},
+        {1, 1, 1, 9, 3, 130},  {4, 5, 5, 1, 64, 3},   {2, 8, 8, 9, 13, 16},
+    };
+    rng_t r;
+    rng_seed(&r, 17);
+    double worst = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int N = cases[i].N, H = cases[i].H, W = cases[i].W, taps = cases[i].taps;
+        int C = cases[i].C, F = cases[i].F;
+        size_t rows = (size_t)N * H * W, K = (size_t)taps * C;
+        float *in = s_rand(&r, rows * C, 1.0), *dout = s_rand(&r, rows * F, 1.0);
+        float *dw = s_rand(&r, K * F, 1.0), *want = malloc(K * F * sizeof *want);
+        float *S = s_abs(dw, K * F), *ain = s_abs(in, rows * C), *ad = s_abs(dout, rows * F);
+        memcpy(want, dw, K * F * sizeof *want);
+        kernel_conv_wgrad_naive(want, in, dout, N, H, W, taps, C, F);
+        kernel_conv_wgrad_naive(S, ain, ad, N, H, W, taps, C, F);
+        kernel_board *b = kernel_board_new(H, W, taps);
+        kernel_conv_wgrad(dw, in, dout, b, N, C, F);
+        for (size_t k = 0; k < K * F; k++) {
+            double err = fabs((double)dw[k] - want[k]), bound = 1e-5 * S[k];
+            cr_assert(err <= bound, "case %zu dw[%zu]: %.8g vs %.8g", i, k, (double)dw[k],
+                      (double)want[k]);
+            worst = err / bound > worst ? err / bound : worst;
+        }
+        kernel_board_destroy(&b);
+        free(in), free(dout), free(dw), free(want), free(S), free(ain), free(ad);
+    }
+    cr_log_info("weight gradient: largest error %.3f of its bound", worst);
+}

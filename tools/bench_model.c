@@ -10,13 +10,17 @@
  * and its roofline: the FLOPs it executes per second as a percentage of the
  * peak of its instruction set (our kernels skip the taps that fall off the
  * board, so they execute fewer FLOPs than the nominal F per position). Then
- * training samples per second at batch 256 and, for the cluster's smaller
+ * training samples per second at batch 256 (OpenBLAS, and our kernels:
+ * the ratio in one run); then, when Debian's python3-torch
+ * is installed, the same network in PyTorch (tools/bench_torch.py, oneDNN)
+ * at the same batch sizes and thread counts, and our/PyTorch ratios for
+ * forward and for an Adam training step; and for the cluster's smaller
  * network (4x32), the 1-thread forward table.
  *
  * One thread is timed in thread CPU time (the machine may be shared: other
  * processes' time slices do not count), two threads in wall time. Every
- * figure is the median of several repetitions. Run by `make bench`; about a
- * minute on a quiet machine.
+ * figure is the median of several repetitions. Run by `make bench`; about two
+ * minutes on a quiet machine.
  *
  * usage: bench_model [BLOCKSxFILTERS]   (only that network, e.g. 10x128) */
 #include <cblas.h>
@@ -24,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define BENCH_X86 1
@@ -397,6 +402,62 @@ static void s_forward(const model *m, int threads, const double peak[PATHS], dou
            threads, fex / fpp);
 }
 
+/* PyTorch on the same network (tools/bench_torch.py, run from the source
+ * tree as make bench does) and our/PyTorch ratios; says so and returns when
+ * it cannot run. */
+static void s_torch(const model_arch *a, double pos[3][PATHS][8], const double train_sps[3])
+{
+    static const int batches[] = {1, 8, 32, 64, 256};
+    const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "%s tools/bench_torch.py %d %d 2>/dev/null", py, a->blocks,
+             a->filters);
+    FILE *p = access("tools/bench_torch.py", R_OK) == 0 ? popen(cmd, "r") : NULL;
+    double fwd[3][8] = {{0}}, trn[3] = {0};
+    int got = 0;
+    char line[200];
+    while (p && fgets(line, sizeof line, p)) {
+        int t, b;
+        double v;
+        if (sscanf(line, "forward %d %d %lf", &t, &b, &v) == 3 && t >= 1 && t <= 2) {
+            for (int bi = 0; bi < 5; bi++)
+                if (batches[bi] == b)
+                    fwd[t][bi] = v, got++;
+        } else if (sscanf(line, "train %d %d %lf", &t, &b, &v) == 3 && t >= 1 && t <= 2) {
+            trn[t] = v, got++;
+        }
+    }
+    if (p)
+        pclose(p);
+    if (!got) {
+        printf("\nPyTorch: skipped (tools/bench_torch.py needs Debian's python3-torch and the "
+               "source tree as the working directory)\n");
+        return;
+    }
+    printf("\nPyTorch (Debian's python3-torch, oneDNN; tools/bench_torch.py: the same network, "
+           "eval-mode forward, an Adam step at B=256; measured after ours, same clocks):\n");
+    for (int t = 1; t <= 2; t++) {
+        printf("  %d thread%s  %4s %9s", t, t > 1 ? "s" : " ", "B", "torch");
+        for (int q = 0; q < PATHS; q++)
+            if (s_path_ok(q))
+                printf(" %12s", s_path_label[q]);
+        printf("   (ours / torch)\n");
+        for (int bi = 0; bi < 5; bi++) {
+            if (fwd[t][bi] <= 0)
+                continue;
+            printf("             %4d %9.0f", batches[bi], fwd[t][bi]);
+            for (int q = 0; q < PATHS; q++)
+                if (s_path_ok(q))
+                    printf(" %11.2fx", pos[t][q][bi] / fwd[t][bi]);
+            printf("\n");
+        }
+        if (trn[t] > 0)
+            printf("             train B=256: torch %.0f samples/s, ours %.0f: %.2fx\n", trn[t],
+                   train_sps[t], train_sps[t] / trn[t]);
+    }
+    printf("  goals (issue 16): forward B=64 >= 2x PyTorch, training >= 1.5x, 1 and 2 threads\n");
+}
+
 int main(int argc, char **argv)
 {
     log_init("bench_model");
@@ -435,7 +496,7 @@ int main(int argc, char **argv)
            kernel_cpu_has(KERNEL_BF16) ? ""
            : kernel_cpu_has(KERNEL_AVX512) ? " (no AVX512_BF16: bf16 path skipped)"
                                            : " (no AVX-512: our kernels skipped)");
-    double seq256[3] = {0}, pos[3][PATHS][8];
+    double seq256[3] = {0}, pos[3][PATHS][8], train_sps[3] = {0};
     for (int threads = 1; threads <= 2; threads++)
         s_forward(m, threads, peak, &seq256[threads], pos[threads]);
     printf("2 threads over 1 (the goal is >= 1.8 at B >= 64; wall time on a shared machine):\n");
@@ -454,26 +515,43 @@ int main(int argc, char **argv)
     }
     train_config c;
     train_config_default(&c);
-    printf("training, batch %d (Adam, L2 1e-4; OpenBLAS):\n", TB);
+    bool kern = kernel_cpu_has(KERNEL_AVX512);
+    printf("training, batch %d (Adam, L2 1e-4), OpenBLAS%s:\n", TB,
+           kern ? " and our fp32 kernels (the 3x3 convolutions: forward, both gradients)" : "");
     for (int threads = 1; threads <= 2; threads++) {
         model_set_threads(threads);
         s_wall = threads > 1;
-        model *mt = model_clone(m);
-        model_train *t = model_train_new(mt, &c, TB);
-        job jt = {.kind = 2, .t = t, .x = x, .pi = pi, .z = z, .B = TB};
-        job *jobs[1] = {&jt};
-        double med;
-        s_measure(jobs, 1, &med);
-        double sps = TB / med, net = 3 * fpp * sps / 1e9;
-        printf("  %d thread%s: %5.0f samples/s, %.1f GFLOP/s = 3 x F x samples/s; eff %.0f%% "
-               "of seq %.1f (forward, B=256), %.0f%% of %d x the AVX2 peak\n",
+        model *mt[2] = {model_clone(m), model_clone(m)};
+        model_train *t[2];
+        job jt[2];
+        job *jobs[2];
+        for (int k = 0; k < 2; k++) {
+            c.kernels = k ? MODEL_KERNELS_AUTO : MODEL_KERNELS_BLAS;
+            t[k] = model_train_new(mt[k], &c, TB);
+            jt[k] = (job){.kind = 2, .t = t[k], .x = x, .pi = pi, .z = z, .B = TB};
+            jobs[k] = &jt[k];
+        }
+        double med[2];
+        s_measure(jobs, kern ? 2 : 1, med);
+        double sps = TB / med[0], net = 3 * fpp * sps / 1e9;
+        train_sps[threads] = sps;
+        printf("  %d thread%s: openblas %5.0f samples/s, %.1f GFLOP/s = 3 x F x samples/s; eff "
+               "%.0f%% of seq %.1f (forward, B=256), %.0f%% of %d x the AVX2 peak\n",
                threads, threads > 1 ? "s" : " ", sps, net, 100 * net / seq256[threads],
                seq256[threads], peak[0] > 0 ? 100 * net / peak[0] / threads : 0.0, threads);
-        model_train_destroy(&t);
-        model_destroy(&mt);
+        if (kern) {
+            double ks = TB / med[1];
+            train_sps[threads] = ks;
+            printf("             avx512-fp32 %5.0f samples/s, %.2fx openblas\n", ks, ks / sps);
+        }
+        for (int k = 0; k < 2; k++) {
+            model_train_destroy(&t[k]);
+            model_destroy(&mt[k]);
+        }
     }
     free(x), free(pi), free(z);
     model_destroy(&m);
+    s_torch(&a, pos, train_sps);
     if (!only_filters) {
         /* The cluster's smaller network. */
         a.blocks = 4;
@@ -486,7 +564,7 @@ int main(int argc, char **argv)
         model_destroy(&m);
     }
     printf("goals (issue 16): forward 1 thread B=64 >= 1.7x (fp32) / 3x (bf16), B=8 >= 1.5x / "
-           "2.5x, B=1 >= 1.5x\n");
+           "2.5x, B=1 >= 1.5x; training B=256 1 thread >= 1.5x\n");
     printf("total time %.1f s\n", time_now() - t_start);
     return 0;
 }
