@@ -521,7 +521,10 @@ static void s_print_line(const jnode *j, FILE *o)
                 j_num(j, "arena.wins") + j_num(j, "arena.draws") + j_num(j, "arena.losses"),
                 j_num(j, "arena.games"), j_num(j, "arena.wins"), j_num(j, "arena.draws"),
                 j_num(j, "arena.losses"));
-    if (j_num(j, "arena.last.candidate") > 0)
+    const char *mode = j_str(j, "gate.mode");
+    if (mode && !strcmp(mode, "none"))
+        fprintf(o, " | gate none, %.0f promotions", j_num(j, "models.promotions"));
+    else if (j_num(j, "arena.last.candidate") > 0)
         fprintf(o, " | last arena v%.0f %s +%.0f =%.0f -%.0f", j_num(j, "arena.last.candidate"),
                 j_num(j, "arena.last.promoted") ? "promoted" : "rejected",
                 j_num(j, "arena.last.wins"), j_num(j, "arena.last.draws"),
