@@ -420,7 +420,7 @@ static int s_decode_moves(const Kz__GameRecord *gr, game_record *r, record_repor
         if (!isfinite(m->root_value))
             return s_report(rep, rc, RECORD_FAULT_NAN,
                             "move %zu: root value is not a finite number", k + 1);
-        uint16_t *acts = r->policy_actions + r->n_policy;
+        uint16_t *acts = m->n_policy ? r->policy_actions + r->n_policy : NULL;
         for (size_t j = 0; j < m->n_policy; j++) {
             if (!isfinite(m->policy[j]))
                 return s_report(rep, rc, RECORD_FAULT_NAN,
