@@ -109,7 +109,7 @@ static void s_assert_same_but_stamp(const uint8_t *got, size_t got_len, const ui
     free(back);
 }
 
-Test(models, the_list_and_the_files_carry_the_registry_version_and_parent, .timeout = 60)
+Test(models, the_list_and_the_files_carry_the_registry_version_and_parent)
 {
     harness h;
     harness_init(&h, "models-http");
@@ -215,7 +215,7 @@ static void s_fill(char *out, size_t cap, const char *fmt, int port, const char 
     out[n < cap ? n : cap - 1] = 0;
 }
 
-Test(models, kz_store_export_and_kz_model_fetch_write_the_served_file, .timeout = 90)
+Test(models, kz_store_export_and_kz_model_fetch_write_the_served_file)
 {
     harness h;
     harness_init(&h, "models-cli");
@@ -304,7 +304,7 @@ Test(models, kz_store_export_and_kz_model_fetch_write_the_served_file, .timeout 
  * page's script must fill the tables and draw (its DOM after the script),
  * without a script error; a screenshot goes to build/dashboard.png. Skipped
  * with a message where Chromium is not installed (apt-get install chromium). */
-Test(models, the_dashboard_draws_in_chromium, .timeout = 120)
+Test(models, the_dashboard_draws_in_chromium)
 {
     const char *browser = NULL;
     static const char *const names[] = {"/usr/bin/chromium", "/usr/bin/chromium-browser"};
