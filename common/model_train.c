@@ -114,6 +114,8 @@ int train_config_check(const train_config *c, char *err, size_t errlen)
         return s_bad(err, errlen, "clip_norm", c->clip_norm, ">= 0 (0 = off)");
     if (!(c->bn_momentum >= 0 && c->bn_momentum <= 1))
         return s_bad(err, errlen, "bn_momentum", c->bn_momentum, "in [0, 1]");
+    if (c->kernels != MODEL_KERNELS_AUTO && c->kernels != MODEL_KERNELS_BLAS)
+        return s_bad(err, errlen, "kernels", c->kernels, "0 (auto) or 1 (OpenBLAS)");
     return 0;
 }
 
