@@ -41,6 +41,14 @@ int cmd_random_game(int argc, char **argv);
 /* tools/kz_selfplay.c */
 int cmd_selfplay(int argc, char **argv);
 int cmd_records(int argc, char **argv);
+/* Prints a game move by move (kz records --game, kz store --game): `title`
+ * and the record's id, model, seed and worker; the sides of an arena or
+ * rating game; the search settings; the start; per state the ply, mover,
+ * action (~ inside a capture sequence), z, root value and largest visit
+ * shares (replayed through g's rules: an invalid record says where it
+ * fails); the result. */
+struct game_record;
+void kz_print_record(const game_def *g, const struct game_record *r, const char *title);
 /* tools/kz_model.c */
 int cmd_model(int argc, char **argv);
 int cmd_eval(int argc, char **argv);

@@ -454,16 +454,31 @@ static int s_print_state(void *ctx, const game_state *s, int k, const record_mov
     return 0;
 }
 
-static void s_print_game(const game_def *g, const game_record *r, long index)
+void kz_print_record(const game_def *g, const game_record *r, const char *title)
 {
     char id[2 * RECORD_ID_BYTES + 1];
     for (int i = 0; i < RECORD_ID_BYTES; i++)
         snprintf(id + 2 * i, 3, "%02x", r->id[i]);
-    char worker[sizeof r->worker_id]; /* from the file: no control characters */
+    char worker[sizeof r->worker_id]; /* from outside: no control characters */
     text_printable(worker, sizeof worker, r->worker_id[0] ? r->worker_id : "-",
                    sizeof r->worker_id);
-    printf("game %ld: id %s, model %u, seed %" PRIu64 ", worker %s\n", index, id,
-           r->model_version, r->seed, worker);
+    printf("%s: id %s, model %u, seed %" PRIu64 ", worker %s\n", title, id, r->model_version,
+           r->seed, worker);
+    if (r->kind == RECORD_ARENA) {
+        printf("arena: candidate v%u (%s) against the best v%u\n", r->model_version,
+               g->player_name(r->candidate_player ? 1 : 0), r->opponent_version);
+    } else if (r->kind == RECORD_EVAL) {
+        char a[RECORD_PLAYER_MAX + 16], b[RECORD_PLAYER_MAX + 16];
+        if (r->model_player[0])
+            text_printable(a, sizeof a, r->model_player, sizeof r->model_player);
+        else
+            snprintf(a, sizeof a, "v%u", r->model_version);
+        if (r->opponent_player[0])
+            text_printable(b, sizeof b, r->opponent_player, sizeof r->opponent_player);
+        else
+            snprintf(b, sizeof b, "v%u", r->opponent_version);
+        printf("rating game: %s (%s) against %s\n", a, g->player_name(r->candidate_player ? 1 : 0), b);
+    }
     printf("search: %d simulations, c_puct %.2f, alpha %.2f, epsilon %.2f, %d sampled plies, "
            "fpu %.2f, %d leaves per tree%s",
            r->settings.simulations, r->settings.c_puct, r->settings.dirichlet_alpha,
@@ -559,7 +574,9 @@ int cmd_records(int argc, char **argv)
         if (rg)
             g = rg;
         if (want == games) {
-            s_print_game(g, r, games);
+            char title[32];
+            snprintf(title, sizeof title, "game %ld", games);
+            kz_print_record(g, r, title);
             printed = true;
             break;
         }

@@ -1,7 +1,8 @@
 /* kz store: looks into a coordinator's LMDB store (read-only use; safe while
  * the coordinator runs): a summary of games, positions, window and models,
  * with --games one line per stored game (for operators, and for tests that
- * check every acknowledged game is stored exactly once), and with --export
+ * check every acknowledged game is stored exactly once), with --game one
+ * stored game move by move (the printer of kz records --game), and with --export
  * one registered model written out as a model file (its registry version and
  * parent stamped in, as GET /models/N.kzm serves it). */
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "game.h"
 #include "kz.h"
 #include "modelfile.h"
 #include "record.h"
@@ -22,6 +24,7 @@ typedef struct store_cmd_config {
     bool games;                    /* list the games */
     bool models;                   /* list the models */
     char export_model[CONFIG_STR_MAX]; /* VERSION or "best" to write out, "" none */
+    long game;                     /* sequence of the game to print, -1 none */
 } store_cmd_config;
 
 #define O(f) offsetof(store_cmd_config, f)
@@ -34,6 +37,8 @@ static const config_option s_options[] = {
      "one line per model: version, parent, status, arena tally, bytes"},
     {"export", CONFIG_STRING, "", 0, 0, O(export_model),
      "VERSION or best: write that model to FILE (its version and parent stamped in)"},
+    {"game", CONFIG_INT, "-1", -1, 9007199254740991, O(game),
+     "SEQ: print that stored game move by move (as kz records --game); -1 = none"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
@@ -63,6 +68,47 @@ static int s_print_game(void *ctx, uint64_t seq, const uint8_t *bytes, size_t le
     printf("%llu %s %s %u %d %s %u %s\n", (unsigned long long)seq, id,
            r->kind == RECORD_ARENA ? "arena" : r->kind == RECORD_EVAL ? "eval" : "selfplay", r->model_version, r->winner,
            game_reason_name(r->reason), r->plies, worker);
+    return 0;
+}
+
+/* --game: stored game `seq` printed move by move. 0, 1 (unreadable) or 2
+ * (no such game). */
+static int s_show_game(store *st, const store_stats *s, uint64_t seq)
+{
+    if (seq >= s->games)
+        return kz_usage_error("store: --game: no game %llu in the store (games 0..%lld)",
+                              (unsigned long long)seq, (long long)s->games - 1);
+    uint8_t *bytes;
+    size_t len;
+    int rc = store_get_game(st, seq, &bytes, &len);
+    if (rc) {
+        fprintf(stderr, "kz: store: cannot read game %llu: %s\n", (unsigned long long)seq,
+                err_str(rc));
+        return 1;
+    }
+    game_record *r = record_new();
+    char err[200];
+    if (!r || record_unpack(bytes, len, r, err, sizeof err)) {
+        fprintf(stderr, "kz: store: game %llu does not decode: %s\n", (unsigned long long)seq,
+                r ? err : "out of memory");
+        free(bytes);
+        record_destroy(&r);
+        return 1;
+    }
+    free(bytes);
+    const game_def *g = game_find(r->game);
+    if (!g) {
+        char name[sizeof r->game];
+        fprintf(stderr, "kz: store: game %llu is of an unknown game '%s'\n",
+                (unsigned long long)seq, text_printable(name, sizeof name, r->game, sizeof r->game));
+        record_destroy(&r);
+        return 1;
+    }
+    char title[64];
+    snprintf(title, sizeof title, "game %llu (%s)", (unsigned long long)seq,
+             r->kind == RECORD_ARENA ? "arena" : r->kind == RECORD_EVAL ? "eval" : "selfplay");
+    kz_print_record(g, r, title);
+    record_destroy(&r);
     return 0;
 }
 
@@ -115,10 +161,13 @@ int cmd_store(int argc, char **argv)
                           sizeof err);
     if (rc == CONFIG_HELP) {
         printf("usage: kz store [--data_dir=DIR] [--games] [--models]\n"
+               "       kz store [--data_dir=DIR] --game=SEQ\n"
                "       kz store [--data_dir=DIR] --export=VERSION|best FILE\n\n"
                "Summarizes a coordinator's replay store: games, positions, the sampling\n"
                "window, models and the best version. --games lists every stored game,\n"
-               "--models every registered model. --export writes one model to FILE\n"
+               "--models every registered model. --game prints stored game SEQ (the first\n"
+               "number of a --games line) move by move, as kz records --game does.\n"
+               "--export writes one model to FILE\n"
                "(the registry's version and parent stamped in; `kz model info FILE` shows\n"
                "them). Safe while the coordinator runs.\n\n");
         config_help(s_options, N_OPTIONS, stdout);
@@ -126,6 +175,8 @@ int cmd_store(int argc, char **argv)
     }
     if (rc)
         return kz_usage_error("store: %s", err);
+    if (cfg.export_model[0] && cfg.game >= 0)
+        return kz_usage_error("store: give --game or --export, not both");
     if (cfg.export_model[0] && npos != 1)
         return kz_usage_error("store: --export needs exactly one FILE to write (see kz store "
                               "--help)");
@@ -149,6 +200,11 @@ int cmd_store(int argc, char **argv)
     store_get_stats(st, &s);
     if (cfg.export_model[0]) {
         rc = s_export(st, &s, cfg.export_model, pos[0]);
+        store_close(&st);
+        return rc;
+    }
+    if (cfg.game >= 0) {
+        rc = s_show_game(st, &s, (uint64_t)cfg.game);
         store_close(&st);
         return rc;
     }
