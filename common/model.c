@@ -337,6 +337,20 @@ model *model_clone(const model *src)
     return m;
 }
 
+int model_blend(model *dst, const model *src, float w)
+{
+    if (!model_arch_equal(&dst->arch, &src->arch))
+        return KZ_EMISMATCH;
+    if (!(w >= 0.0f && w <= 1.0f))
+        return KZ_EINVAL;
+    float k = 1.0f - w;
+    for (size_t i = 0; i < dst->n_params; i++)
+        dst->params[i] = k * dst->params[i] + w * src->params[i];
+    for (size_t i = 0; i < dst->n_stats; i++)
+        dst->stats[i] = k * dst->stats[i] + w * src->stats[i];
+    return 0;
+}
+
 void model_destroy(model **pm)
 {
     model *m = *pm;

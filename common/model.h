@@ -98,6 +98,12 @@ model *model_new(const model_arch *a, uint64_t seed);
 model *model_new_blank(const model_arch *a);
 /* A deep copy (optimizer state included). NULL only when out of memory. */
 model *model_clone(const model *m);
+/* dst = (1 - w) * dst + w * src over every float of the weights, the
+ * batch-norm parameters and the running statistics (optimizer state and
+ * metadata untouched): one step of an exponential moving average of the
+ * weights (the trainer's ema_decay, w = 1 - decay). KZ_EMISMATCH when the
+ * shapes differ, KZ_EINVAL for w outside [0, 1], else 0. Allocates nothing. */
+int model_blend(model *dst, const model *src, float w);
 /* Frees *m (NULL-safe) and sets it to NULL. */
 void model_destroy(model **m);
 /* Borrowed; valid while m lives. */

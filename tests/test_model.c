@@ -369,6 +369,37 @@ Test(model, clone_and_checksum)
     model_destroy(&m), model_destroy(&n), model_destroy(&o), model_destroy(&c);
 }
 
+Test(model, blend_is_a_moving_average_of_every_tensor)
+{
+    model_arch a = s_arch("g", 3, 3, 3, 9, 1, 4);
+    model *m = model_new(&a, 21), *n = model_new(&a, 22);
+    s_randomize_bn(n, 5); /* running statistics differ too */
+    model *avg = model_clone(m);
+    cr_assert_eq(model_blend(avg, n, 0.25f), 0);
+    /* Every tensor, statistics included: 0.75 m + 0.25 n. */
+    for (int i = 0; i < model_tensor_count(m); i++) {
+        model_tensor_info ti;
+        model_tensor_info_get(m, i, &ti);
+        float *x = malloc(ti.size * sizeof *x), *y = malloc(ti.size * sizeof *y),
+              *r = malloc(ti.size * sizeof *r);
+        model_tensor_read(m, i, x);
+        model_tensor_read(n, i, y);
+        model_tensor_read(avg, i, r);
+        for (size_t j = 0; j < ti.size; j++)
+            cr_assert_float_eq(r[j], 0.75f * x[j] + 0.25f * y[j], 1e-6, "%s[%zu]", ti.name, j);
+        free(x), free(y), free(r);
+    }
+    cr_assert_eq(model_blend(avg, n, 1.0f), 0);
+    cr_assert_eq(model_checksum(avg), model_checksum(n), "w = 1 copies the weights");
+    cr_assert_eq(model_blend(avg, m, 0.0f), 0);
+    cr_assert_eq(model_checksum(avg), model_checksum(n), "w = 0 keeps them");
+    cr_assert_eq(model_blend(avg, m, 1.5f), KZ_EINVAL);
+    model_arch b = s_arch("g", 3, 3, 3, 9, 2, 4);
+    model *o = model_new(&b, 1);
+    cr_assert_eq(model_blend(avg, o, 0.5f), KZ_EMISMATCH);
+    model_destroy(&m), model_destroy(&n), model_destroy(&avg), model_destroy(&o);
+}
+
 Test(model, softmax_masked)
 {
     float logits[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};

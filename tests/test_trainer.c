@@ -165,6 +165,44 @@ Test(trainer, trains_and_submits_a_candidate_every_k_steps)
     harness_fini(&h);
 }
 
+/* ema_decay: candidates are the moving average (saved beside the
+ * checkpoint as ema.kzm), not the raw weights, and a restart resumes it. */
+Test(trainer, ema_candidates_are_the_moving_average_and_resume)
+{
+    harness h;
+    harness_init(&h, "tema");
+    harness_coord_start(&h, NULL);
+    harness_submit_random_games(&h, 20, 100);
+    char log[128], path[160], err[300];
+    snprintf(log, sizeof log, "%s/trainer.log", h.dir);
+    const char *extra[] = {"--steps_per_candidate=5", "--max_steps=10", "--max_reuse=0",
+                           "--ema_decay=0.8", NULL};
+    cr_assert_eq(s_run(&h, log, extra), 0, "see %s", log);
+    cr_expect_eq(harness_count(log, "moving average of the weights, decay 0.8"), 1, "see %s",
+                 log);
+    cr_expect_eq(harness_count(log, "candidate: step 10 registered as version 3"), 1, "see %s",
+                 log);
+    snprintf(path, sizeof path, "%s/trainer/ema.kzm", h.dir);
+    model *ema;
+    cr_assert_eq(modelfile_load(path, game_default(), &ema, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(model_step(ema), 10);
+    cr_expect_eq(model_optim_kind(ema), MODEL_OPT_NONE, "the average carries no optimizer");
+    model *m3 = s_fetch(&h, 3), *ck = s_checkpoint(&h);
+    cr_expect_eq(model_checksum(m3), model_checksum(ema), "candidate 3 is the average");
+    cr_expect_neq(model_checksum(ck), model_checksum(ema), "not the raw weights");
+    cr_expect_eq(model_step(m3), 10);
+    /* A restart loads the saved average (no "restarting the average"). */
+    snprintf(log, sizeof log, "%s/trainer2.log", h.dir);
+    const char *more[] = {"--steps_per_candidate=5", "--max_steps=15", "--max_reuse=0",
+                          "--ema_decay=0.8", NULL};
+    cr_assert_eq(s_run(&h, log, more), 0, "see %s", log);
+    cr_expect_eq(harness_count(log, "restarting the average"), 0, "see %s", log);
+    cr_expect_eq(harness_count(log, "candidate: step 15 registered as version 4"), 1, "see %s",
+                 log);
+    model_destroy(&ema), model_destroy(&m3), model_destroy(&ck);
+    harness_fini(&h);
+}
+
 Test(trainer, waits_for_fresh_positions_under_the_reuse_limit)
 {
     harness h;

@@ -65,6 +65,9 @@ static const config_option s_options[] = {
     {"value_q_weight", CONFIG_DOUBLE, "0", 0, 1, O(value_q_weight),
      "value target (1 - w) * z + w * q: the game result z mixed with the search's root value q "
      "(0 = z alone)"},
+    {"ema_decay", CONFIG_DOUBLE, "0", 0, 0.99999, O(ema_decay),
+     "candidates are an exponential moving average of the weights with this decay per step "
+     "(0 = the weights themselves)"},
     {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads"},
     {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
      "augmentation seed (0 = from the clock)"},
@@ -90,6 +93,8 @@ typedef struct tr {
     client *c;                 /* coordinator client */
     model *m;                  /* the weights being trained (owned) */
     model_train *t;            /* trainer of m (owned) */
+    model *ema;                /* moving average of m's weights (ema_decay > 0), owned */
+    char ema_path[CONFIG_STR_MAX + 32]; /* its file beside the checkpoint */
     train_config tc;           /* optimizer settings */
     char ckpt[CONFIG_STR_MAX + 32]; /* checkpoint path */
     uint64_t ckpt_step;        /* step of the last checkpoint written or read */
@@ -218,6 +223,14 @@ static int s_checkpoint(tr *t)
         log_error("checkpoint: cannot write %s: %s", t->ckpt, err_str(rc));
         return rc;
     }
+    if (t->ema) {
+        model_set_step(t->ema, model_step(t->m));
+        rc = modelfile_save(t->ema, t->ema_path, false);
+        if (rc) {
+            log_error("checkpoint: cannot write %s: %s", t->ema_path, err_str(rc));
+            return rc;
+        }
+    }
     t->ckpt_step = model_step(t->m);
     log_info("checkpoint: step %llu -> %s", (unsigned long long)t->ckpt_step, t->ckpt);
     return 0;
@@ -251,17 +264,22 @@ static int s_submit_candidate(tr *t)
     return 0;
 }
 
-/* A candidate of the current weights: checkpoint first, then submit. */
+/* A candidate of the current weights (or of their moving average):
+ * checkpoint first, then submit. */
 static int s_candidate(tr *t)
 {
     model_set_created_ms(t->m, time_wall_ms());
     model_set_version(t->m, 0, t->lineage);
+    if (t->ema) {
+        model_set_created_ms(t->ema, model_created_ms(t->m));
+        model_set_version(t->ema, 0, t->lineage);
+    }
     int rc = s_checkpoint(t);
     if (rc)
         return rc;
     free(t->cand);
     t->cand = NULL;
-    rc = modelfile_to_bytes(t->m, &t->cand, &t->cand_len);
+    rc = modelfile_to_bytes(t->ema ? t->ema : t->m, &t->cand, &t->cand_len);
     if (rc) {
         log_error("candidate: cannot serialise the model: %s", err_str(rc));
         return rc;
@@ -425,8 +443,14 @@ static int s_iterate(tr *t)
     t->acc_time += dt;
     t->log_time += dt;
     t->lr = l.lr;
-    /* Step 4. Candidate or checkpoint. */
     step = model_step(t->m);
+    if (t->ema) {
+        /* TensorFlow's ExponentialMovingAverage with num_updates: a short
+         * average while there are few steps, so the start weights fade. */
+        double d = fmin(t->cfg.ema_decay, (1.0 + (double)step) / (10.0 + (double)step));
+        model_blend(t->ema, t->m, (float)(1.0 - d));
+    }
+    /* Step 4. Candidate or checkpoint. */
     if (step % (uint64_t)t->cfg.steps_per_candidate == 0)
         return s_candidate(t);
     if (step % (uint64_t)t->cfg.checkpoint_every == 0)
@@ -568,6 +592,7 @@ static int s_settings(tr *t, int argc, char **argv)
         return 2;
     }
     snprintf(t->ckpt, sizeof t->ckpt, "%s/checkpoint.kzm", t->cfg.checkpoint_dir);
+    snprintf(t->ema_path, sizeof t->ema_path, "%s/ema.kzm", t->cfg.checkpoint_dir);
     if (s_check_start_file(t, err, sizeof err)) {
         fprintf(stderr, "kz-trainer: %s\n", err);
         return 2;
@@ -612,6 +637,34 @@ static int s_connect(tr *t)
     return 0;
 }
 
+/* The moving average: the one saved beside the checkpoint when it has the
+ * checkpoint's step and shape, else a copy of the weights. 0 or 1. */
+static int s_ema_start(tr *t)
+{
+    char err[512];
+    struct stat sb;
+    if (t->ckpt_step && stat(t->ema_path, &sb) == 0) {
+        int rc = modelfile_load(t->ema_path, t->g, &t->ema, err, sizeof err);
+        if (rc == 0 && (model_step(t->ema) != t->ckpt_step ||
+                        !model_arch_equal(model_get_arch(t->ema), model_get_arch(t->m)))) {
+            log_warn("%s is not of the checkpoint's step or shape; restarting the average",
+                     t->ema_path);
+            model_destroy(&t->ema);
+        } else if (rc) {
+            log_warn("%s: %s; restarting the average", t->ema_path, err);
+        }
+    }
+    if (!t->ema) {
+        t->ema = model_clone(t->m);
+        if (!t->ema || model_optim_reset(t->ema, MODEL_OPT_NONE, 0)) {
+            log_error("cannot start: out of memory for the moving average");
+            return 1;
+        }
+    }
+    log_info("candidates: moving average of the weights, decay %g", t->cfg.ema_decay);
+    return 0;
+}
+
 /* Step 5: the trainer of the start model and the batch buffers. 0 or 1. */
 static int s_alloc(tr *t)
 {
@@ -625,7 +678,7 @@ static int s_alloc(tr *t)
         log_error("cannot start: out of memory for batches of %zu", B);
         return 1;
     }
-    return 0;
+    return t->cfg.ema_decay > 0 ? s_ema_start(t) : 0;
 }
 
 /* Step 6: resumed at a candidate step, the same bytes are submitted again (a
@@ -639,7 +692,7 @@ static int s_resubmit(tr *t)
              (unsigned long long)K, t->cfg.max_reuse, t->ckpt);
     if (!(step0 > 0 && step0 % K == 0 && t->ckpt_step == step0))
         return 0;
-    int rc = modelfile_to_bytes(t->m, &t->cand, &t->cand_len);
+    int rc = modelfile_to_bytes(t->ema ? t->ema : t->m, &t->cand, &t->cand_len);
     t->cand_step = step0;
     if (rc == 0)
         rc = s_submit_candidate(t);
@@ -707,6 +760,7 @@ static void s_free(tr *t)
     free(t->cand);
     model_train_destroy(&t->t);
     model_destroy(&t->m);
+    model_destroy(&t->ema);
     client_destroy(&t->c);
     if (t->zctx)
         zmq_ctx_term(t->zctx);

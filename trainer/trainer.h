@@ -48,6 +48,7 @@ typedef struct trainer_config {
     double clip_norm;                    /* gradient norm clip, 0 off */
     bool mirror;                         /* mirror augmentation */
     double value_q_weight;               /* value target (1 - w) z + w q: w */
+    double ema_decay;                    /* candidates: moving average of the weights, 0 off */
     long threads;                        /* OpenBLAS threads */
     long seed;                           /* augmentation seed, 0 = clock */
     long timeout_ms;                     /* request timeout */
