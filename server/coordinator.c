@@ -242,10 +242,11 @@ static void s_flush(coord *c)
         c->games[i] = c->items[i].game;
         arena_items |= c->items[i].arena_slot >= 0;
     }
-    /* Meta that changes with these games goes in their transaction. */
-    store_meta meta[2];
+    /* Meta that changes with these games goes in their transaction (the
+     * timeline's new points ride along). */
+    store_meta meta[3];
     size_t n_meta = 0;
-    uint8_t *ablob = NULL, *tblob = NULL;
+    uint8_t *ablob = NULL, *tblob = NULL, *lblob = NULL;
     if (arena_items) {
         size_t len = arena_serialize(c, c->items, c->n_items, &ablob);
         meta[n_meta++] = (store_meta){"arena", ablob, len};
@@ -255,14 +256,21 @@ static void s_flush(coord *c)
         size_t len = ratings_serialize(c, &tblob);
         meta[n_meta++] = (store_meta){"tallies", tblob, len};
     }
+    if (c->tl.dirty) {
+        size_t len = timeline_serialize(c, &lblob);
+        meta[n_meta++] = (store_meta){"timeline", lblob, len};
+    }
     int rc = store_put_games_meta(c->st, c->games, c->n_items, meta, n_meta);
     free(ablob);
     free(tblob);
+    free(lblob);
     if (rc) {
         c->store_errors++;
         log_error("store: %zu games not stored: %s", c->n_items, err_str(rc));
         if (tallied)
             ratings_rollback(c, c->items, c->n_items);
+        if (lblob)
+            c->tl.dirty = true; /* written later on its own */
     }
     for (size_t i = 0; i < c->n_items; i++) {
         ingest_item *it = &c->items[i];
@@ -841,6 +849,14 @@ const char *coord_opening(const coord *c, uint32_t k)
     return c->book[k % (uint32_t)c->book_n];
 }
 
+size_t coord_live_workers(const coord *c)
+{
+    size_t live = 0;
+    for (size_t i = 0; i < c->n_workers; i++)
+        live += c->workers[i].alive && !strcmp(c->workers[i].role, "worker");
+    return live;
+}
+
 void coord_best_changed(coord *c)
 {
     c->best_since_ms = time_wall_ms();
@@ -889,7 +905,8 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
         log_error("cannot open the store in %s: %s", cfg->data_dir, err_str(rc));
         return rc;
     }
-    if ((rc = s_bootstrap(c)) || (rc = arena_load(c)) || (rc = ratings_load(c)))
+    if ((rc = s_bootstrap(c)) || (rc = arena_load(c)) || (rc = ratings_load(c)) ||
+        (rc = timeline_load(c)))
         return rc;
     validate_limits lim = {(size_t)cfg->max_record_bytes, (uint32_t)cfg->max_record_moves, 1e-3};
     c->val = validator_new(c->g, &lim);
@@ -979,6 +996,8 @@ int coord_run(coord *c)
         double next = next_expire < next_status ? next_expire : next_status;
         if (next_log < next)
             next = next_log;
+        if (c->tl.next < next)
+            next = c->tl.next;
         int timeout = (int)((next - now) * 1000.0) + 1;
         if (timeout < 0)
             timeout = 0;
@@ -1014,8 +1033,15 @@ int coord_run(coord *c)
             s_log_progress(c);
             next_log = now + c->cfg.log_s;
         }
+        timeline_tick(c, false);
+        /* New points go with the next batch of games, or alone if none comes. */
+        if (c->tl.dirty && now - c->tl.dirty_at >= 1.0)
+            timeline_save(c);
     }
     s_flush(c);
+    timeline_tick(c, true);
+    if (c->tl.dirty)
+        timeline_save(c);
     log_info("stopping");
     s_log_progress(c);
     return 0;
@@ -1038,6 +1064,7 @@ void coord_fini(coord *c)
     free(c->ar.owner);
     free(c->ar.assigned_at);
     ratings_fini(c);
+    timeline_fini(c);
     free(c->book);
     free(c->items);
     free(c->games);

@@ -7,8 +7,10 @@
  *   arena.c       candidates, arena slots, tallies, promotion
  *   ratings.c     the rating pool: anchors and models, tallies of every pair,
  *                 evaluation matches for workers, the fit, the history
+ *   timeline.c    the run's history: a bounded time series of the figures
+ *                 (games, positions, results, game length, trainer losses)
  *   status.c      HTTP endpoint (/status, /metrics, /healthz, /models and
- *                 the model files) and the snapshots it serves
+ *                 the model files, /timeline) and the snapshots it serves
  *
  * Threads: everything here runs on the main thread except the HTTP handler,
  * which only copies the snapshot strings under `snap_lock` (and asks the
@@ -77,6 +79,8 @@ typedef struct coord_config {
     long book_openings;                 /* openings in the book */
     long book_seed;                     /* the book's seed */
     bool rate_candidates;               /* gauntlets for every new model, not only bests */
+    double timeline_s;                  /* timeline: seconds per point */
+    long timeline_points;               /* timeline: points kept at most */
 } coord_config;
 
 /* One client (worker, trainer or tool), by its stable id. */
@@ -100,6 +104,8 @@ typedef struct worker {
     uint64_t done;              /* from heartbeats */
     uint32_t pending;           /* from heartbeats */
     uint32_t arena_slots;       /* arena slots assigned to it now */
+    uint32_t model_version;     /* from heartbeats: the network it plays with now, 0 unknown */
+    float sims_per_s;           /* from heartbeats: its search speed */
 } worker;
 
 /* Arena slot states. */
@@ -171,6 +177,43 @@ typedef struct arena_last {
     uint32_t wins, draws, losses; /* tally */
     int64_t decided_ms;   /* wall clock */
 } arena_last;
+
+/* One point of the timeline: what happened in (t0_ms, t1_ms], and the
+ * figures as they stood at t1_ms (meta "timeline"). */
+typedef struct timeline_point {
+    int64_t t0_ms, t1_ms;     /* the interval, wall clock */
+    uint64_t games;           /* games stored in it (every kind) */
+    uint64_t positions;       /* training positions stored in it */
+    uint64_t sp_games;        /* self-play games stored in it */
+    uint64_t sp_plies;        /* their turns */
+    uint64_t sp_results[3];   /* of these: first player won, second won, drawn */
+    uint64_t games_total;     /* games in the store at t1 */
+    uint64_t positions_total; /* positions ever stored at t1 */
+    uint64_t step;            /* the trainer's step last reported by t1 */
+    float loss;               /* its last report: total loss */
+    float policy_loss;        /* policy loss */
+    float value_loss;         /* value loss */
+    float l2_loss;            /* l2 term */
+    float learning_rate;      /* learning rate */
+    float sims_per_s;         /* the live workers' search speed (sum) at t1 */
+    uint32_t trainer;         /* 1 when a trainer had reported by t1 */
+    uint32_t best;            /* best version at t1 */
+    uint32_t workers;         /* live workers at t1 */
+} timeline_point;
+
+/* The timeline: points oldest first, at most timeline_points; when full,
+ * the two neighbours that cover the shortest span together are merged (the
+ * newest 60 never), so the points stay spread over the whole run. */
+typedef struct timeline {
+    timeline_point *pt;       /* (cap) */
+    size_t n, cap;            /* used, allocated (= cfg.timeline_points) */
+    int64_t t0_ms;            /* start of the open interval */
+    double next;              /* time_now() when it closes */
+    uint64_t at[7];           /* counters when it opened (timeline.c) */
+    bool dirty;               /* points not yet in meta "timeline" */
+    double dirty_at;          /* time_now() it became dirty */
+    uint64_t changes;         /* bumped whenever the points change */
+} timeline;
 
 /* A cached model blob. */
 typedef struct model_cache_entry {
@@ -255,6 +298,7 @@ typedef struct coord {
     uint64_t results[3][3];     /* by kind: first player won, second won, drawn */
     uint64_t plies[3];          /* by kind: turns */
     model_cache_entry cache[MODEL_CACHE]; /* model blobs */
+    timeline tl;                /* the run's history */
 
     ingest_item *items;         /* (cfg.ingest_batch) pending group commit */
     size_t n_items;             /* used */
@@ -327,6 +371,8 @@ void coord_announce(coord *c, uint32_t previous, uint32_t wins, uint32_t draws, 
 const char *coord_opening(const coord *c, uint32_t k);
 /* Notes that the best changed to v (stall figures). */
 void coord_best_changed(coord *c);
+/* Live clients of role "worker" (the trainer and tools not counted). */
+size_t coord_live_workers(const coord *c);
 
 /* arena.c */
 /* A u32 into / out of the coordinator's own meta values (host byte order:
@@ -390,6 +436,22 @@ void ratings_rollback(coord *c, const ingest_item *items, size_t n);
 void ratings_after_commit(coord *c);
 /* Meta "tallies". Caller frees *out. */
 size_t ratings_serialize(const coord *c, uint8_t **out);
+
+/* timeline.c */
+/* Loads meta "timeline" and opens the first interval. 0 (unreadable
+ * points are logged and dropped). */
+int timeline_load(coord *c);
+void timeline_fini(coord *c);
+/* The open interval as a point ending now (not stored). */
+void timeline_current(const coord *c, timeline_point *out);
+/* Closes the open interval into a point when timeline_s has passed (or
+ * force: at the stop); the points are then dirty until written. */
+void timeline_tick(coord *c, bool force);
+/* Meta "timeline" (the points); caller frees *out. Clears dirty: the caller
+ * writes it (with a batch of games, or timeline_save). */
+size_t timeline_serialize(coord *c, uint8_t **out);
+/* Writes meta "timeline" in its own transaction. 0 or the store's error (logged). */
+int timeline_save(coord *c);
 
 /* status.c */
 int status_start(coord *c);

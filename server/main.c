@@ -109,6 +109,11 @@ static const config_option s_options[] = {
      "sampling seed (0 = from the clock)"},
     {"max_clients", CONFIG_INT, "4096", 16, 1000000, O(max_clients),
      "client ids tracked at most (then the longest-gone are forgotten)"},
+    {"timeline_s", CONFIG_DOUBLE, "60", 0.1, 86400, O(timeline_s),
+     "the run's history (GET /timeline, the dashboard's plots): seconds per point"},
+    {"timeline_points", CONFIG_INT, "2000", 16, 7000, O(timeline_points),
+     "the run's history: points kept at most (then neighbours are merged, the newest hour "
+     "never, so they stay spread over the whole run)"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 

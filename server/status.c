@@ -1,9 +1,11 @@
 /* status: the coordinator's HTTP endpoint (libmicrohttpd, a thread per
  * connection): GET /status (JSON), GET /metrics (Prometheus text format),
  * GET /healthz, GET / (the dashboard, server/dashboard.html: a page that
- * polls /status and /models), GET /models (JSON: every registered model), GET
- * /models/N.kzm and /models/best.kzm (the model file, its registry version
- * and parent stamped in).
+ * polls /status, /models and /timeline), GET /models (JSON: every registered
+ * model), GET /models/N.kzm and /models/best.kzm (the model file, its
+ * registry version and parent stamped in), GET /timeline (JSON: the run's
+ * history, timeline.c; /status has the open interval as
+ * timeline.current).
  * The main thread rebuilds the documents every status_ms into snapshot
  * strings; the HTTP threads only copy a snapshot under snap_lock, so they
  * never touch the coordinator's state. A model file is asked for: the HTTP
@@ -42,9 +44,11 @@ typedef struct status_files {
     uint32_t best;                 /* best version, for best.kzm */
     uint32_t latest;               /* highest registered version */
     char *models;                  /* /models JSON, owned */
+    char *timeline;                /* /timeline JSON, owned */
     /* Main thread only: when to rebuild /models. */
     double models_at;              /* time_now() of the last rebuild */
     uint64_t models_sig;           /* what it was built from (versions, best, fits, arenas) */
+    uint64_t timeline_changes;     /* c->tl.changes /timeline was built from, 0 never */
 } status_files;
 
 /* A growable string. */
@@ -125,6 +129,48 @@ static void s_json_rating(sbuf *b, const rated_player *r)
 }
 
 static const char *const s_kind_names[3] = {"selfplay", "arena", "eval"};
+
+/* One timeline point as a JSON object (rates per hour over its interval). */
+static void s_json_point(sbuf *b, const timeline_point *p)
+{
+    double hours = (double)(p->t1_ms - p->t0_ms) / 3600e3;
+    if (hours <= 0)
+        hours = 1e-9;
+    sb_printf(b, "{\"t0_ms\": %lld, \"t1_ms\": %lld, \"games\": %llu, \"positions\": %llu, "
+                 "\"games_per_hour\": %.1f, \"positions_per_hour\": %.1f, "
+                 "\"selfplay\": {\"games\": %llu, \"plies\": %llu, \"mean_plies\": %.2f, "
+                 "\"first_wins\": %llu, \"second_wins\": %llu, \"draws\": %llu}, "
+                 "\"games_total\": %llu, \"positions_total\": %llu, ",
+              (long long)p->t0_ms, (long long)p->t1_ms, (unsigned long long)p->games,
+              (unsigned long long)p->positions, (double)p->games / hours,
+              (double)p->positions / hours, (unsigned long long)p->sp_games,
+              (unsigned long long)p->sp_plies,
+              p->sp_games ? (double)p->sp_plies / (double)p->sp_games : 0.0,
+              (unsigned long long)p->sp_results[0], (unsigned long long)p->sp_results[1],
+              (unsigned long long)p->sp_results[2], (unsigned long long)p->games_total,
+              (unsigned long long)p->positions_total);
+    if (p->trainer)
+        sb_printf(b, "\"trainer\": {\"step\": %llu, \"loss\": %.5f, \"policy_loss\": %.5f, "
+                     "\"value_loss\": %.5f, \"l2_loss\": %.5f, \"learning_rate\": %.6g}, ",
+                  (unsigned long long)p->step, s_num(p->loss), s_num(p->policy_loss),
+                  s_num(p->value_loss), s_num(p->l2_loss), s_num(p->learning_rate));
+    else
+        sb_printf(b, "\"trainer\": null, ");
+    sb_printf(b, "\"best\": %u, \"workers\": %u, \"sims_per_s\": %.0f}", p->best, p->workers,
+              s_num(p->sims_per_s));
+}
+
+/* GET /timeline: every stored point, oldest first. */
+static void s_build_timeline(coord *c, sbuf *b)
+{
+    sb_printf(b, "{\"period_s\": %g, \"max_points\": %zu, \"points\": [", c->cfg.timeline_s,
+              c->tl.cap);
+    for (size_t i = 0; i < c->tl.n; i++) {
+        sb_printf(b, "%s\n  ", i ? "," : "");
+        s_json_point(b, &c->tl.pt[i]);
+    }
+    sb_printf(b, "\n]}\n");
+}
 
 /* The sections that show whether the run learns: the gate and the stall
  * figures, games by kind with results by colour, the ratings. */
@@ -230,6 +276,13 @@ static void s_build_status(coord *c, sbuf *b)
               c->last.promoted ? "true" : "false", c->last.wins, c->last.draws, c->last.losses,
               (long long)c->last.decided_ms);
     s_build_learning(c, b, now);
+    timeline_point cur;
+    timeline_current(c, &cur);
+    sb_printf(b, "  \"timeline\": {\"points\": %zu, \"changes\": %llu, \"period_s\": %g, "
+                 "\"current\": ",
+              c->tl.n, (unsigned long long)c->tl.changes, c->cfg.timeline_s);
+    s_json_point(b, &cur);
+    sb_printf(b, "},\n");
     sb_printf(b, "  \"replay\": {\"games\": %llu, \"positions\": %llu, \"window\": %ld, "
                  "\"window_lo\": %llu, \"window_hi\": %llu, \"window_positions\": %llu, "
                  "\"first_position\": %llu, \"map_bytes\": %llu, \"used_bytes\": %llu},\n",
@@ -445,7 +498,7 @@ static void s_build_models(coord *c, sbuf *b, uint32_t latest)
 
 void status_refresh(coord *c)
 {
-    sbuf js = {0}, mt = {0}, md = {0};
+    sbuf js = {0}, mt = {0}, md = {0}, tl = {0};
     s_build_status(c, &js);
     s_build_metrics(c, &mt);
     status_files *f = c->files;
@@ -459,6 +512,10 @@ void status_refresh(coord *c)
             f->models_sig = sig;
             f->models_at = now;
         }
+        if (f->timeline_changes != c->tl.changes) {
+            s_build_timeline(c, &tl);
+            f->timeline_changes = c->tl.changes;
+        }
     }
     pthread_mutex_lock(&c->snap_lock);
     free(c->snap_status);
@@ -471,6 +528,10 @@ void status_refresh(coord *c)
         if (md.s) {
             free(f->models);
             f->models = md.s;
+        }
+        if (tl.s) {
+            free(f->timeline);
+            f->timeline = tl.s;
         }
     }
     pthread_mutex_unlock(&c->snap_lock);
@@ -658,9 +719,17 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
         pthread_mutex_unlock(&c->snap_lock);
         return ret;
     }
+    if (c->files && !strcmp(url, "/timeline")) {
+        pthread_mutex_lock(&c->snap_lock);
+        const char *doc = c->files->timeline ? c->files->timeline : "{\"points\": []}\n";
+        enum MHD_Result ret = s_respond(conn, 200, "application/json", doc, strlen(doc));
+        pthread_mutex_unlock(&c->snap_lock);
+        return ret;
+    }
     bool status = !strcmp(url, "/status"), metrics = !strcmp(url, "/metrics");
     if (!status && !metrics)
-        return s_respond_line(conn, 404, "not found: try /, /status, /metrics, /healthz, /models");
+        return s_respond_line(conn, 404, "not found: try /, /status, /metrics, /healthz, /models, "
+                                         "/timeline");
     pthread_mutex_lock(&c->snap_lock);
     const char *doc = status ? c->snap_status : c->snap_metrics;
     enum MHD_Result ret = s_respond(conn, 200,
@@ -721,6 +790,7 @@ void status_stop(coord *c)
         for (int i = 0; i < FILES_KEPT; i++)
             free(f->bytes[i]);
         free(f->models);
+        free(f->timeline);
         pthread_cond_destroy(&f->answered);
         free(f);
         c->files = NULL;
