@@ -66,6 +66,8 @@ struct client {
     uint32_t st_arena;           /* arena candidate in hand */
     uint32_t *st_slots;          /* (cap_slots) arena slots in hand */
     size_t n_st_slots;           /* entries used */
+    uint32_t st_model;           /* network in use, for heartbeats */
+    float st_speed;              /* search speed, for heartbeats */
     size_t cap_slots;            /* entries allocated */
     char last_error[256];        /* last error message */
     client_stats stats;          /* counters */
@@ -154,7 +156,8 @@ static void s_send_heartbeat(client *c)
     m.kind = WIRE_HEARTBEAT;
     m.request_id = c->next_request_id++;
     m.u.heartbeat = (wire_heartbeat){c->st_in_flight, c->st_done, c->st_arena, c->st_slots,
-                                     c->n_st_slots, (uint32_t)c->n_pending};
+                                     c->n_st_slots, (uint32_t)c->n_pending, c->st_model,
+                                     c->st_speed};
     s_send(c, &m);
     c->last_heartbeat = time_now();
 }
@@ -777,6 +780,12 @@ void client_set_status(client *c, uint32_t games_in_flight, uint64_t games_done,
     if (n)
         memcpy(c->st_slots, arena_slots, n * sizeof *arena_slots);
     c->n_st_slots = n;
+}
+
+void client_set_engine(client *c, uint32_t model_version, float sims_per_s)
+{
+    c->st_model = model_version;
+    c->st_speed = sims_per_s;
 }
 
 uint32_t client_best_version(const client *c)

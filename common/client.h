@@ -131,6 +131,10 @@ int client_report_stats(client *c, const wire_trainer_stats *stats);
 /* What the next heartbeats report (copied; slots may be NULL when n is 0). */
 void client_set_status(client *c, uint32_t games_in_flight, uint64_t games_done,
                        uint32_t arena_candidate, const uint32_t *arena_slots, size_t n);
+/* The network the client plays with now (0 none) and its search speed
+ * (simulations per second, recently), for the next heartbeats (the
+ * coordinator's worker table). */
+void client_set_engine(client *c, uint32_t model_version, float sims_per_s);
 
 /* Services the sockets for up to timeout_ms (0: only what is ready now):
  * receives acknowledgements and announcements, resends what timed out,

@@ -164,6 +164,8 @@ static int s_fill_body(const wire_msg *m, Kz__Envelope *env, body_storage *b)
         b->heartbeat.n_arena_slots = h->n_arena_slots;
         b->heartbeat.arena_slots = (uint32_t *)h->arena_slots;
         b->heartbeat.pending = h->pending;
+        b->heartbeat.model_version = h->model_version;
+        b->heartbeat.sims_per_s = h->sims_per_s;
         env->heartbeat = &b->heartbeat;
         break;
     }
@@ -416,7 +418,8 @@ static int s_read_body(const Kz__Envelope *env, wire_msg *m)
     case WIRE_HEARTBEAT: {
         const Kz__Heartbeat *h = env->heartbeat;
         m->u.heartbeat = (wire_heartbeat){h->games_in_flight, h->games_done, h->arena_candidate,
-                                          h->arena_slots, h->n_arena_slots, h->pending};
+                                          h->arena_slots, h->n_arena_slots, h->pending,
+                                          h->model_version, h->sims_per_s};
         break;
     }
     case WIRE_HEARTBEAT_REPLY: {

@@ -90,6 +90,8 @@ typedef struct wire_heartbeat {
     const uint32_t *arena_slots; /* (n_arena_slots) slots being played */
     size_t n_arena_slots;        /* entries of arena_slots */
     uint32_t pending;            /* submitted, unacknowledged games */
+    uint32_t model_version;      /* the network it plays with now, 0 none */
+    float sims_per_s;            /* its search speed, recently */
 } wire_heartbeat;
 
 typedef struct wire_heartbeat_reply {

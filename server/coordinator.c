@@ -557,6 +557,9 @@ static void s_handle_heartbeat(coord *c, const uint8_t *route, size_t rl, const 
         w->in_flight = req->u.heartbeat.games_in_flight;
         w->done = req->u.heartbeat.games_done;
         w->pending = req->u.heartbeat.pending;
+        w->model_version = req->u.heartbeat.model_version;
+        float sp = req->u.heartbeat.sims_per_s;
+        w->sims_per_s = sp == sp && sp >= 0 && sp < 1e12f ? sp : 0; /* from the network */
     }
     wire_msg m = {0};
     m.request_id = req->request_id;

@@ -50,12 +50,14 @@ Test(wire, envelope_and_small_bodies_roundtrip)
 
     uint32_t slots[3] = {4, 9, 11};
     m.kind = WIRE_HEARTBEAT;
-    m.u.heartbeat = (wire_heartbeat){5, 1234567, 7, slots, 3, 2};
+    m.u.heartbeat = (wire_heartbeat){5, 1234567, 7, slots, 3, 2, 12, 4567.5f};
     s_roundtrip(&m, &d, &buf);
     cr_assert_eq(d.u.heartbeat.games_done, 1234567);
     cr_assert_eq(d.u.heartbeat.n_arena_slots, 3);
     cr_assert_eq(d.u.heartbeat.arena_slots[2], 11);
     cr_assert_eq(d.u.heartbeat.pending, 2);
+    cr_assert_eq(d.u.heartbeat.model_version, 12);
+    cr_assert_float_eq(d.u.heartbeat.sims_per_s, 4567.5f, 1e-3);
 
     m.kind = WIRE_HEARTBEAT_REPLY;
     m.u.heartbeat_reply = (wire_heartbeat_reply){4, 5, 99};

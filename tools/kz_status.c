@@ -474,15 +474,19 @@ static void s_print(const jnode *j, FILE *o, double stall_minutes)
             j_num(j, "workers.known"));
     const jnode *list = j_get(j, "workers.list");
     if (list && list->child)
-        fprintf(o, "  %-28s %-8s %-16s %6s %8s %7s %6s %5s\n", "ID", "ROLE", "HOST", "LAST",
-                "GAMES", "G/MIN", "REJ", "ARENA");
+        fprintf(o, "  %-28s %-8s %-16s %6s %8s %7s %6s %5s %6s %8s\n", "ID", "ROLE", "HOST",
+                "LAST", "GAMES", "G/MIN", "REJ", "ARENA", "MODEL", "SIMS/S");
     for (const jnode *c = list ? list->child : NULL; c; c = c->next) {
-        char last[32];
+        char last[32], model[16] = "-", speed[16] = "-";
         s_duration(j_num(c, "last_contact_s"), last, sizeof last);
-        fprintf(o, "  %-28.28s %-8.8s %-16.16s %6s %8.0f %7.1f %6.0f %5.0f%s\n", j_str(c, "id"),
-                j_str(c, "role"), j_str(c, "host"), last, j_num(c, "games"),
-                j_num(c, "games_per_min"), j_num(c, "rejected"), j_num(c, "arena_slots"),
-                j_num(c, "alive") ? "" : "  (gone)");
+        if (j_num(c, "model_version") > 0)
+            snprintf(model, sizeof model, "v%.0f", j_num(c, "model_version"));
+        if (j_num(c, "sims_per_s") > 0)
+            snprintf(speed, sizeof speed, "%.0f", j_num(c, "sims_per_s"));
+        fprintf(o, "  %-28.28s %-8.8s %-16.16s %6s %8.0f %7.1f %6.0f %5.0f %6s %8s%s\n",
+                j_str(c, "id"), j_str(c, "role"), j_str(c, "host"), last, j_num(c, "games"),
+                j_num(c, "games_per_min"), j_num(c, "rejected"), j_num(c, "arena_slots"), model,
+                speed, j_num(c, "alive") ? "" : "  (gone)");
     }
 }
 

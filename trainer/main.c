@@ -29,7 +29,7 @@ static const config_option s_options[] = {
     {"endpoint", CONFIG_STRING, "tcp://127.0.0.1:5555", 0, 0, O(endpoint),
      "coordinator request endpoint (its ROUTER)"},
     {"client_id", CONFIG_STRING, "", 0, 0, O(client_id),
-     "stable client id (\"\" = <host>-<pid>-<random>)"},
+     "client id (\"\" = <host>-trainer: the same across restarts, one trainer per host)"},
     {"game", CONFIG_STRING, "khreibaga", 0, 0, O(game), "game module"},
     {"checkpoint_dir", CONFIG_STRING, "./var/trainer", 0, 0, O(checkpoint_dir),
      "directory of checkpoint.kzm (created if absent)"},
@@ -622,7 +622,17 @@ static int s_connect(tr *t)
     client_config_default(&cc);
     cc.endpoint = t->cfg.endpoint;
     cc.sub_endpoint = NULL;
-    cc.client_id = t->cfg.client_id;
+    /* The same id across restarts: the coordinator's worker table keeps one
+     * row for the trainer. */
+    char id[CONFIG_STR_MAX];
+    if (t->cfg.client_id[0]) {
+        snprintf(id, sizeof id, "%s", t->cfg.client_id);
+    } else {
+        char host[64] = "";
+        gethostname(host, sizeof host - 1);
+        snprintf(id, sizeof id, "%s-trainer", host[0] ? host : "localhost");
+    }
+    cc.client_id = id;
     cc.role = "trainer";
     cc.game = t->cfg.game;
     cc.slots = 0;

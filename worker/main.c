@@ -133,6 +133,9 @@ typedef struct wk {
     double last_log;          /* time_now() of the last progress line */
     games_stats log_st;       /* counters at the last progress line */
     client_stats log_cs;      /* client counters at the last progress line */
+    double speed_at;          /* time_now() of the last search-speed sample */
+    uint64_t speed_sims;      /* simulations then */
+    double speed;             /* simulations per second (smoothed), for heartbeats */
 } wk;
 
 static volatile sig_atomic_t s_stop;
@@ -421,6 +424,25 @@ static int s_on_game(void *ctx, const game_record *r, uint32_t arena_slot)
     return 0;
 }
 
+/* The network and search speed the heartbeats report (the coordinator's
+ * worker table): simulations per second over samples of 2 s at least,
+ * smoothed over about 10 s. */
+static void s_engine_status(wk *w, const games_stats *st, double now)
+{
+    double dt = now - w->speed_at;
+    if (w->speed_at == 0 || st->simulations < w->speed_sims) {
+        w->speed_at = now;
+        w->speed_sims = st->simulations;
+    } else if (dt >= 2.0) {
+        double rate = (double)(st->simulations - w->speed_sims) / dt;
+        w->speed = w->speed > 0 ? w->speed + (rate - w->speed) * (dt >= 10 ? 1.0 : dt / 10.0)
+                                : rate;
+        w->speed_at = now;
+        w->speed_sims = st->simulations;
+    }
+    client_set_engine(w->c, w->sp_net ? w->sp_net->version : 0, (float)w->speed);
+}
+
 static void s_progress(wk *w, bool force)
 {
     double now = time_now();
@@ -530,6 +552,7 @@ static int s_loop(wk *w)
         games_stats st;
         games_get_stats(w->gm, &st);
         client_set_status(w->c, (uint32_t)games_in_play(w->gm), st.finished, cand, slots, n);
+        s_engine_status(w, &st, now);
         if (games_in_play(w->gm) > 0) {
             rc = games_step(w->gm, s_on_game, w);
             if (rc)
