@@ -303,9 +303,10 @@ static void s_build_status(coord *c, sbuf *b)
     for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
         sb_printf(b, "%s\"%s\": %llu", r > 1 ? ", " : "", validate_reason_name(r),
                   (unsigned long long)c->rejected_by[r]);
-    sb_printf(b, "}},\n  \"workers\": {\"live\": %zu, \"known\": %zu, \"forgotten\": %llu, "
+    sb_printf(b, "}},\n  \"workers\": {\"live\": %zu, \"live_workers\": %zu, \"known\": %zu, "
+                 "\"forgotten\": %llu, "
                  "\"refused\": %llu, \"list\": [",
-              live, c->n_workers, (unsigned long long)c->clients_forgotten,
+              live, coord_live_workers(c), c->n_workers, (unsigned long long)c->clients_forgotten,
               (unsigned long long)c->clients_refused);
     for (size_t i = 0; i < c->n_workers; i++) {
         const worker *w = &c->workers[i];
@@ -318,11 +319,13 @@ static void s_build_status(coord *c, sbuf *b)
         sb_printf(b, ", \"alive\": %s, \"last_contact_s\": %.1f, \"last_contact_ms\": %lld, "
                      "\"games\": %llu, \"games_per_min\": %.2f, \"duplicates\": %llu, "
                      "\"rejected\": %llu, \"in_flight\": %u, \"games_done\": %llu, "
-                     "\"pending\": %u, \"arena_slots\": %u, \"rejected_by_reason\": {",
+                     "\"pending\": %u, \"arena_slots\": %u, \"model_version\": %u, "
+                     "\"sims_per_s\": %.0f, \"rejected_by_reason\": {",
                   w->alive ? "true" : "false", now - w->last_seen, (long long)w->last_seen_ms,
                   (unsigned long long)w->games, s_num(w->rate * 60.0),
                   (unsigned long long)w->duplicates, (unsigned long long)w->rejected,
-                  w->in_flight, (unsigned long long)w->done, w->pending, w->arena_slots);
+                  w->in_flight, (unsigned long long)w->done, w->pending, w->arena_slots,
+                  w->model_version, s_num(w->sims_per_s));
         bool first = true;
         for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
             if (w->rejected_by[r]) {
@@ -394,7 +397,12 @@ static void s_build_metrics(coord *c, sbuf *b)
                  "kz_arena_games{result=\"win\"} %u\nkz_arena_games{result=\"draw\"} %u\n"
                  "kz_arena_games{result=\"loss\"} %u\n",
               c->ar.wins, c->ar.draws, c->ar.losses);
-    s_metric(b, "kz_workers_live", "gauge", "Clients heard from within expiry_ms.", (double)live);
+    s_metric(b, "kz_workers_live", "gauge",
+             "Workers (clients of role worker) heard from within expiry_ms.",
+             (double)coord_live_workers(c));
+    s_metric(b, "kz_clients_live", "gauge",
+             "Clients of every role (workers, trainer, tools) heard from within expiry_ms.",
+             (double)live);
     const rated_player *rb = ratings_get(c, c->best);
     if (rb && rb->rated) {
         s_metric(b, "kz_best_elo", "gauge", "Rating of the best model (random = 0).",

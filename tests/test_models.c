@@ -353,6 +353,10 @@ Test(models, the_dashboard_draws_in_chromium)
     double step = harness_wait_status(&h, "\"trainer\"", "step", 12, 60);
     cr_assert_geq(step, 12, "the trainer did not train (see %s)", tlog);
     cr_assert_geq(harness_wait_status(&h, "\"timeline\"", "points", 3, 30), 3);
+    /* The worker's heartbeats name its network and speed (a sample needs 2 s). */
+    cr_assert_gt(harness_wait_status(&h, "\"dash-w1\"", "sims_per_s", 1, 30), 0,
+                 "the worker reports no search speed (see %s)", wlog);
+    cr_assert_geq(harness_status_num(&h, "\"dash-w1\"", "model_version"), 1);
     uint8_t *page;
     size_t page_len;
     char hv[64];
@@ -380,11 +384,24 @@ Test(models, the_dashboard_draws_in_chromium)
     /* (The script is in the DOM too: look inside the elements it fills.) */
     char *workers = s_element(o.out, "table", "workers");
     cr_assert(strstr(workers, ">dash-w1<"), "the worker table lists the worker: %s", workers);
+    cr_assert(strstr(workers, " sims/s<") && strstr(workers, " steps/s<") &&
+                  strstr(workers, "-trainer<"),
+              "the worker's speed, the trainer's (by its stable id): %s", workers);
     free(workers);
     char *models = s_element(o.out, "table", "models");
-    cr_assert(strstr(models, "href=\"/models/2.kzm\""), "the network list links the files: %s",
-              models);
+    const char *a = strstr(models, "<a href=\"/models/");
+    unsigned v = 0;
+    char link[96];
+    cr_assert(a && sscanf(a, "<a href=\"/models/%u.kzm\"", &v) == 1 && v >= 1,
+              "the network list links the files: %s", models);
+    snprintf(link, sizeof link, "<a href=\"/models/%u.kzm\" download=\"kz-v%u.kzm\">v%u.kzm</a>", v,
+             v, v);
+    cr_assert(strstr(models, link), "%s in %s", link, models);
     free(models);
+    char *matches = s_element(o.out, "table", "matches");
+    cr_assert(strstr(matches, ">no gate (promoted)<") && !strstr(matches, ">pass<"),
+              "gate none promotes without a match, and the table says so: %s", matches);
+    free(matches);
     char *games = s_element(o.out, "table", "games");
     cr_assert(strstr(games, "<td class=\"l\">selfplay</td>"), "the games table is filled");
     free(games);
