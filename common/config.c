@@ -24,13 +24,65 @@ static bool s_key_eq(const char *a, const char *b, size_t blen)
     return i == blen && a[i] == 0;
 }
 
-static const config_option *s_find(const config_option *t, size_t n, const char *key,
-                                   size_t keylen)
+static const config_option *s_find_row(const config_option *t, size_t n, const char *key,
+                                       size_t keylen)
 {
     for (size_t i = 0; i < n; i++)
         if (s_key_eq(t[i].name, key, keylen))
             return &t[i];
     return NULL;
+}
+
+/* The row a key sets, through an alias; *fixed (when not NULL) gets an
+ * alias's fixed value ("false" of "reuse_tree=false"), else NULL. An alias
+ * naming no row is a bug in the table (checked). */
+static const config_option *s_find(const config_option *t, size_t n, const char *key,
+                                   size_t keylen, const char **fixed)
+{
+    if (fixed)
+        *fixed = NULL;
+    const config_option *o = s_find_row(t, n, key, keylen);
+    if (!o || o->type != CONFIG_ALIAS)
+        return o;
+    const char *eq = strchr(o->def, '=');
+    size_t len = eq ? (size_t)(eq - o->def) : strlen(o->def);
+    if (fixed && eq)
+        *fixed = eq + 1;
+    const config_option *target = s_find_row(t, n, o->def, len);
+    KZ_CHECK(target && target->type != CONFIG_ALIAS);
+    return target;
+}
+
+/* The index of `value` among a choice's '|'-separated names, or -1. */
+static int s_choice_index(const char *names, const char *value)
+{
+    size_t vl = strlen(value);
+    for (int i = 0;; i++) {
+        const char *bar = strchr(names, '|');
+        size_t len = bar ? (size_t)(bar - names) : strlen(names);
+        if (len == vl && !strncmp(names, value, len))
+            return i;
+        if (!bar)
+            return -1;
+        names = bar + 1;
+    }
+}
+
+/* The i-th name of a choice into buf ("?" when there is none). */
+static void s_choice_name(const char *names, int i, char *buf, size_t len)
+{
+    for (int k = 0; k < i && names; k++) {
+        names = strchr(names, '|');
+        if (names)
+            names++;
+    }
+    if (!names || i < 0) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    const char *bar = strchr(names, '|');
+    int n = bar ? (int)(bar - names) : (int)strlen(names);
+    snprintf(buf, len, "%.*s", n, names);
 }
 
 /* User text (a value, a key, an argument) in a one-line message. */
@@ -57,24 +109,49 @@ static int s_set(const config_option *o, void *out, const char *value, char *err
     char shown[SHOW_MAX];
     s_show(value, strlen(value), shown, sizeof shown);
     switch (o->type) {
-    case CONFIG_INT: {
+    case CONFIG_INT:
+    case CONFIG_INT32:
+    case CONFIG_SIZE: {
         long v;
         if (parse_long(value, (long)o->min, (long)o->max, &v)) {
             snprintf(err, errlen, "%s: '%s' is not a whole number in [%.0f, %.0f]", o->name,
                      shown, o->min, o->max);
             return KZ_EINVAL;
         }
-        *(long *)field = v;
+        if (o->type == CONFIG_INT32)
+            *(int *)field = (int)v; /* the range is within int's (a table's promise) */
+        else if (o->type == CONFIG_SIZE)
+            *(size_t *)field = (size_t)v; /* the range starts at 0 or above (likewise) */
+        else
+            *(long *)field = v;
         return 0;
     }
-    case CONFIG_DOUBLE: {
+    case CONFIG_DOUBLE:
+    case CONFIG_FLOAT: {
         double v;
         if (parse_double(value, o->min, o->max, &v)) {
             snprintf(err, errlen, "%s: '%s' is not a number in [%g, %g]", o->name, shown,
                      o->min, o->max);
             return KZ_EINVAL;
         }
-        *(double *)field = v;
+        if (o->type == CONFIG_FLOAT)
+            *(float *)field = (float)v;
+        else
+            *(double *)field = v;
+        return 0;
+    }
+    case CONFIG_CHOICE: {
+        int i = s_choice_index(o->def, value);
+        if (i < 0) {
+            char names[CONFIG_STR_MAX];
+            snprintf(names, sizeof names, "%s", o->def);
+            for (char *c = names; *c; c++)
+                if (*c == '|')
+                    *c = '/';
+            snprintf(err, errlen, "%s: '%s' is not one of %s", o->name, shown, names);
+            return KZ_EINVAL;
+        }
+        *(int *)field = i;
         return 0;
     }
     case CONFIG_BOOL:
@@ -105,11 +182,17 @@ static int s_set(const config_option *o, void *out, const char *value, char *err
 int config_set(const config_option *table, size_t n, void *out, const char *key,
                const char *value, char *err, size_t errlen)
 {
-    const config_option *o = s_find(table, n, key, strlen(key));
+    const char *fixed;
+    const config_option *o = s_find(table, n, key, strlen(key), &fixed);
+    char shown[SHOW_MAX];
     if (!o) {
-        char shown[SHOW_MAX];
         snprintf(err, errlen, "unknown setting '%s' (see --help)",
                  s_show(key, strlen(key), shown, sizeof shown));
+        return KZ_EINVAL;
+    }
+    if (fixed) {
+        snprintf(err, errlen, "%s: a flag without a value (say %s = %s)",
+                 s_show(key, strlen(key), shown, sizeof shown), o->name, fixed);
         return KZ_EINVAL;
     }
     return s_set(o, out, value, err, errlen);
@@ -190,9 +273,15 @@ int config_parse(const config_option *table, size_t n, void *out, int argc, char
             return CONFIG_HELP;
     /* Step 2. Defaults (a bad default is a bug in the table); a row without
      * one keeps what the caller put there (a module's *_default()). */
-    for (size_t i = 0; i < n; i++)
-        if (table[i].def)
-            KZ_CHECK(s_set(&table[i], out, table[i].def, err, errlen) == 0);
+    for (size_t i = 0; i < n; i++) {
+        const config_option *o = &table[i];
+        if (o->type == CONFIG_ALIAS || !o->def)
+            continue;
+        char first[CONFIG_STR_MAX]; /* a choice's default: its first name */
+        if (o->type == CONFIG_CHOICE)
+            s_choice_name(o->def, 0, first, sizeof first);
+        KZ_CHECK(s_set(o, out, o->type == CONFIG_CHOICE ? first : o->def, err, errlen) == 0);
+    }
     /* Step 3. The file, wherever --config appears. */
     for (int i = 1; i < argc; i++) {
         const char *path = NULL;
@@ -231,14 +320,19 @@ int config_parse(const config_option *table, size_t n, void *out, int argc, char
                 i++;
             continue;
         }
-        const config_option *o = s_find(table, n, key, keylen);
+        const char *fixed;
+        const config_option *o = s_find(table, n, key, keylen, &fixed);
+        char shown[SHOW_MAX];
         if (!o) {
-            char shown[SHOW_MAX];
             snprintf(err, errlen, "unknown option '--%s' (see --help)",
                      s_show(key, keylen, shown, sizeof shown));
             return KZ_EINVAL;
         }
-        const char *value = eq ? eq + 1 : NULL;
+        if (fixed && eq) {
+            snprintf(err, errlen, "--%s takes no value", s_show(key, keylen, shown, sizeof shown));
+            return KZ_EINVAL;
+        }
+        const char *value = eq ? eq + 1 : fixed;
         if (!value) {
             if (o->type == CONFIG_BOOL && (i + 1 >= argc || !s_is_bool_word(argv[i + 1]))) {
                 value = "true"; /* a bare boolean flag: the next word is not its value */
@@ -265,9 +359,13 @@ int config_parse(const config_option *table, size_t n, void *out, int argc, char
 static const char *s_type_name(int type)
 {
     switch (type) {
-    case CONFIG_INT: return "int";
-    case CONFIG_DOUBLE: return "real";
+    case CONFIG_INT:
+    case CONFIG_INT32:
+    case CONFIG_SIZE: return "int";
+    case CONFIG_DOUBLE:
+    case CONFIG_FLOAT: return "real";
     case CONFIG_BOOL: return "bool";
+    case CONFIG_CHOICE: return "name";
     default: return "text";
     }
 }
@@ -283,13 +381,21 @@ void config_help_from(const config_option *table, size_t n, const void *cfg, FIL
                "--key=value flags):\n");
     for (size_t i = 0; i < n; i++) {
         const config_option *o = &table[i];
-        char range[64] = "";
-        if (o->type == CONFIG_INT)
+        if (o->type == CONFIG_ALIAS) {
+            fprintf(f, "  --%-22s same as --%s\n", o->name, o->def);
+            continue;
+        }
+        char range[CONFIG_STR_MAX + 8] = "";
+        if (o->type == CONFIG_INT || o->type == CONFIG_INT32 || o->type == CONFIG_SIZE)
             snprintf(range, sizeof range, " [%.0f..%.0f]", o->min, o->max);
-        else if (o->type == CONFIG_DOUBLE)
+        else if (o->type == CONFIG_DOUBLE || o->type == CONFIG_FLOAT)
             snprintf(range, sizeof range, " [%g..%g]", o->min, o->max);
+        else if (o->type == CONFIG_CHOICE)
+            snprintf(range, sizeof range, " [%s]", o->def);
         char def[CONFIG_STR_MAX + 8] = "(the program's)";
-        if (o->def)
+        if (o->type == CONFIG_CHOICE)
+            s_choice_name(o->def, 0, def, sizeof def);
+        else if (o->def)
             snprintf(def, sizeof def, "%s", o->def[0] ? o->def : "\"\"");
         else if (cfg)
             config_format(o, cfg, def, sizeof def);
@@ -303,8 +409,13 @@ void config_format(const config_option *o, const void *cfg, char *buf, size_t le
     const char *field = (const char *)cfg + o->offset;
     switch (o->type) {
     case CONFIG_INT: snprintf(buf, len, "%ld", *(const long *)field); break;
+    case CONFIG_INT32: snprintf(buf, len, "%d", *(const int *)field); break;
+    case CONFIG_SIZE: snprintf(buf, len, "%zu", *(const size_t *)field); break;
     case CONFIG_DOUBLE: snprintf(buf, len, "%g", *(const double *)field); break;
+    case CONFIG_FLOAT: snprintf(buf, len, "%g", (double)*(const float *)field); break;
     case CONFIG_BOOL: snprintf(buf, len, "%s", *(const bool *)field ? "true" : "false"); break;
+    case CONFIG_CHOICE: s_choice_name(o->def, *(const int *)field, buf, len); break;
+    case CONFIG_ALIAS: snprintf(buf, len, "(%s)", o->def); break;
     default: snprintf(buf, len, "\"%s\"", field); break;
     }
 }
@@ -312,8 +423,34 @@ void config_format(const config_option *o, const void *cfg, char *buf, size_t le
 void config_log(const config_option *table, size_t n, const void *cfg)
 {
     for (size_t i = 0; i < n; i++) {
+        if (table[i].type == CONFIG_ALIAS)
+            continue;
         char buf[CONFIG_STR_MAX + 8];
         config_format(&table[i], cfg, buf, sizeof buf);
         log_info("config %s = %s", table[i].name, buf);
     }
+}
+
+size_t config_join(config_option *out, size_t max, const config_group *groups, size_t n_groups)
+{
+    size_t n = 0;
+    for (size_t g = 0; g < n_groups; g++)
+        for (size_t i = 0; i < groups[g].n; i++) {
+            const config_option *o = &groups[g].rows[i];
+            if (s_find_row(out, n, o->name, strlen(o->name)))
+                continue; /* the program's own row of that name came first */
+            KZ_CHECK(n < max);
+            out[n] = *o;
+            if (o->type != CONFIG_ALIAS)
+                out[n].offset += groups[g].offset;
+            n++;
+        }
+    return n;
+}
+
+void config_set_default(config_option *table, size_t n, const char *name, const char *def)
+{
+    config_option *o = (config_option *)s_find_row(table, n, name, strlen(name));
+    KZ_CHECK(o && o->type != CONFIG_ALIAS && o->type != CONFIG_CHOICE);
+    o->def = def;
 }

@@ -13,6 +13,13 @@
  * with '#' are ignored; values may be quoted with "..."; keys may use '-' or
  * '_' interchangeably (so do flags).
  *
+ * Groups. A module that programs configure owns its rows (mcts_options in
+ * mcts.h, client_options in client.h): their offsets are within the module's
+ * own struct (mcts_settings, client_config), which the program's config
+ * struct embeds. A program lists groups (config_group: rows, and where the
+ * module's struct sits in its own) and config_join makes them one table, so
+ * that a setting has one name, range, help and default in every program.
+ *
  * Threads: pure functions over their arguments. */
 #ifndef KZ_CONFIG_H
 #define KZ_CONFIG_H
@@ -28,17 +35,44 @@ enum config_type {
     CONFIG_DOUBLE, /* double */
     CONFIG_BOOL,   /* bool: true/false, yes/no, on/off, 1/0 */
     CONFIG_STRING, /* char[CONFIG_STR_MAX] */
+    CONFIG_INT32,  /* int (a module's own struct) */
+    CONFIG_FLOAT,  /* float (a module's own struct) */
+    CONFIG_SIZE,   /* size_t (a module's own struct) */
+    CONFIG_CHOICE, /* int set by name: def lists the names, '|'-separated, the first
+                    * being the default; the value is the name's index */
+    CONFIG_ALIAS,  /* another spelling of a row (def: its name), or with def
+                    * "name=value" a bare flag that sets that value (--no_reuse) */
 };
 
 typedef struct config_option {
     const char *name;  /* key, snake_case */
     int type;          /* enum config_type */
     const char *def;   /* default value, as text; NULL: the field keeps what the
-                        * program put there first (a module's *_default()) */
-    double min, max;   /* inclusive range (numbers), ignored for bool/string */
+                        * program put there first (a module's *_default());
+                        * CONFIG_CHOICE, CONFIG_ALIAS: see there */
+    double min, max;   /* inclusive range (numbers), ignored for the other types */
     size_t offset;     /* offsetof(program config struct, field) */
     const char *help;  /* one line */
 } config_option;
+
+/* One module's rows in a program's table. */
+typedef struct config_group {
+    const config_option *rows; /* the module's rows (offsets within its struct) */
+    size_t n;                  /* number of rows */
+    size_t offset;             /* offsetof(program config struct, the module's struct); 0
+                                * for the program's own rows */
+} config_group;
+
+/* Copies the groups' rows into out, in order, each offset moved by its
+ * group's offset. A row whose name is already in out is left out: a program
+ * that lists its own row of a module's name first gives that setting its own
+ * meaning (kz-worker's simulations: 0 = the job's). More than max rows is a
+ * bug in the program (checked). Returns the number of rows. */
+size_t config_join(config_option *out, size_t max, const config_group *groups, size_t n_groups);
+/* Gives row `name` of a program's (joined) table another text default, for a
+ * program whose use differs (the trainer's longer timeout_ms). The row must
+ * exist and take the value (checked when parsing). */
+void config_set_default(config_option *table, size_t n, const char *name, const char *def);
 
 /* Outcome of config_parse. */
 enum {

@@ -166,3 +166,132 @@ Test(config, rows_without_a_default_keep_the_program_s_value)
     cr_assert(strstr(buf, "default 4242"), "%s", buf);
     cr_assert(strstr(buf, "default 0.5"), "%s", buf);
 }
+
+/* --- a module's own rows, joined into a program's table ------------------------------- */
+
+/* A module's settings in the C types its code uses. */
+typedef struct demo_module {
+    int count;     /* an int */
+    float scale;   /* a float */
+    size_t bytes;  /* a size */
+    int mode;      /* an enum: 0 fast, 1 exact */
+    bool reuse;    /* a flag */
+} demo_module;
+
+static const config_option s_module_rows[] = {
+    {"count", CONFIG_INT32, "3", 1, 100, offsetof(demo_module, count), "an int"},
+    {"scale", CONFIG_FLOAT, "0.25", 0, 2, offsetof(demo_module, scale), "a float"},
+    {"bytes", CONFIG_SIZE, "4096", 1, 1e9, offsetof(demo_module, bytes), "a size"},
+    {"mode", CONFIG_CHOICE, "fast|exact", 0, 0, offsetof(demo_module, mode), "a choice"},
+    {"reuse", CONFIG_BOOL, "true", 0, 0, offsetof(demo_module, reuse), "a flag"},
+};
+
+/* A program that embeds the module's struct after its own settings. */
+typedef struct demo_program {
+    long port;          /* the program's own */
+    long count;         /* the program's own meaning of the module's `count` */
+    demo_module module; /* the module's settings */
+} demo_program;
+
+static const config_option s_program_rows[] = {
+    {"port", CONFIG_INT, "5555", 1, 65535, offsetof(demo_program, port), "a port"},
+    {"count", CONFIG_INT, "0", 0, 100, offsetof(demo_program, count), "0 = the module's"},
+    {"n", CONFIG_ALIAS, "count", 0, 0, 0, "old spelling"},
+    {"no_reuse", CONFIG_ALIAS, "reuse=false", 0, 0, 0, "old spelling"},
+};
+
+static size_t s_program_table(config_option *rows, size_t max)
+{
+    config_group groups[] = {
+        {s_program_rows, sizeof s_program_rows / sizeof s_program_rows[0], 0},
+        {s_module_rows, sizeof s_module_rows / sizeof s_module_rows[0],
+         offsetof(demo_program, module)},
+    };
+    return config_join(rows, max, groups, 2);
+}
+
+Test(config, module_rows_write_the_module_s_own_types)
+{
+    demo_module m;
+    memset(&m, 0xa5, sizeof m);
+    char err[256];
+    char *a0[] = {"p"};
+    cr_assert_eq(config_parse(s_module_rows, 5, &m, 1, a0, NULL, 0, NULL, err, sizeof err),
+                 CONFIG_OK, "%s", err);
+    cr_assert_eq(m.count, 3);
+    cr_assert_eq(m.scale, 0.25f);
+    cr_assert_eq(m.bytes, 4096);
+    cr_assert_eq(m.mode, 0, "a choice's default is its first name");
+    cr_assert(m.reuse);
+    char *a1[] = {"p", "--count=100", "--scale", "1.5", "--bytes=7", "--mode=exact"};
+    cr_assert_eq(config_parse(s_module_rows, 5, &m, 6, a1, NULL, 0, NULL, err, sizeof err),
+                 CONFIG_OK, "%s", err);
+    cr_assert_eq(m.count, 100);
+    cr_assert_eq(m.scale, 1.5f);
+    cr_assert_eq(m.bytes, 7);
+    cr_assert_eq(m.mode, 1);
+    char buf[64];
+    config_format(&s_module_rows[3], &m, buf, sizeof buf);
+    cr_assert_str_eq(buf, "exact");
+    config_format(&s_module_rows[1], &m, buf, sizeof buf);
+    cr_assert_str_eq(buf, "1.5");
+    char *a2[] = {"p", "--mode=slow"};
+    cr_assert_eq(config_parse(s_module_rows, 5, &m, 2, a2, NULL, 0, NULL, err, sizeof err),
+                 KZ_EINVAL);
+    cr_assert(strstr(err, "--mode: 'slow' is not one of fast/exact"), "%s", err);
+    char *a3[] = {"p", "--count=101"};
+    cr_assert_eq(config_parse(s_module_rows, 5, &m, 2, a3, NULL, 0, NULL, err, sizeof err),
+                 KZ_EINVAL);
+    cr_assert(strstr(err, "[1, 100]"), "%s", err);
+}
+
+Test(config, a_program_joins_groups_and_its_own_row_of_a_name_wins)
+{
+    config_option rows[16];
+    size_t n = s_program_table(rows, 16);
+    cr_assert_eq(n, 8, "the module's count is left out: the program's came first");
+    demo_program p;
+    memset(&p, 0, sizeof p);
+    char err[256];
+    char *a0[] = {"p", "--count=7", "--scale=2"};
+    cr_assert_eq(config_parse(rows, n, &p, 3, a0, NULL, 0, NULL, err, sizeof err), CONFIG_OK,
+                 "%s", err);
+    cr_assert_eq(p.count, 7);
+    cr_assert_eq(p.module.count, 0, "no row writes the module's count");
+    cr_assert_eq(p.module.scale, 2.0f);
+    cr_assert_eq(p.module.bytes, 4096);
+    cr_assert_eq(p.port, 5555);
+    /* A program's own default for a module's row. */
+    config_set_default(rows, n, "bytes", "65536");
+    char *a1[] = {"p"};
+    cr_assert_eq(config_parse(rows, n, &p, 1, a1, NULL, 0, NULL, err, sizeof err), CONFIG_OK);
+    cr_assert_eq(p.module.bytes, 65536);
+}
+
+Test(config, aliases_are_other_spellings_and_bare_flags)
+{
+    config_option rows[16];
+    size_t n = s_program_table(rows, 16);
+    demo_program p;
+    char err[256];
+    char *a0[] = {"p", "--n", "9", "--no-reuse"};
+    cr_assert_eq(config_parse(rows, n, &p, 4, a0, NULL, 0, NULL, err, sizeof err), CONFIG_OK,
+                 "%s", err);
+    cr_assert_eq(p.count, 9);
+    cr_assert(!p.module.reuse);
+    char *a1[] = {"p", "--n=101"};
+    cr_assert_eq(config_parse(rows, n, &p, 2, a1, NULL, 0, NULL, err, sizeof err), KZ_EINVAL);
+    cr_assert(strstr(err, "count"), "the error names the row: %s", err);
+    char *a2[] = {"p", "--no_reuse=true"};
+    cr_assert_eq(config_parse(rows, n, &p, 2, a2, NULL, 0, NULL, err, sizeof err), KZ_EINVAL);
+    cr_assert(strstr(err, "--no_reuse takes no value"), "%s", err);
+    cr_assert_eq(config_set(rows, n, &p, "n", "4", err, sizeof err), 0, "%s", err);
+    cr_assert_eq(p.count, 4, "a file may use the other spelling too");
+    char buf[4096] = "";
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    cr_assert_not_null(f);
+    config_help(rows, n, f);
+    fclose(f);
+    cr_assert(strstr(buf, "--no_reuse") && strstr(buf, "same as --reuse=false"), "%s", buf);
+    cr_assert(strstr(buf, "default fast [fast|exact]"), "%s", buf);
+}
