@@ -92,7 +92,7 @@ void client_config_default(client_config *cfg)
         .game = game_default()->name,
         .slots = 1,
         .timeout_ms = 3000,
-        .retries = 3,
+        .retries = 2,
         .heartbeat_ms = 1000,
         .max_msg_bytes = 64u << 20,
         .max_pending = 1024,

@@ -48,7 +48,12 @@ typedef struct client_config {
     const char *game;          /* game module name sent in Hello */
     uint32_t slots;            /* games played at once, sent in Hello */
     int timeout_ms;            /* wait for an answer before resending (> 0) */
-    int retries;               /* attempts of a synchronous call (>= 1) */
+    int retries;               /* attempts of a synchronous call (>= 1); 2: every caller
+                                  tries again later on KZ_ETIMEOUT (the worker after a
+                                  pause, the trainer in its wait loop), so this only says
+                                  how long one call blocks its thread (a worker's games
+                                  stand still meanwhile): one resend on a fresh
+                                  connection covers a lost message or a restart */
     int heartbeat_ms;          /* heartbeat period until the Welcome says otherwise */
     size_t max_msg_bytes;      /* ZMQ_MAXMSGSIZE on inbound messages */
     size_t max_pending;        /* unacknowledged games held at most */
@@ -68,7 +73,7 @@ typedef struct client_stats {
     uint64_t announcements;  /* new-best announcements received */
 } client_stats;
 
-/* Defaults: timeout 3000 ms, 3 retries, heartbeat 1000 ms, 64 MiB messages,
+/* Defaults: timeout 3000 ms, 2 attempts, heartbeat 1000 ms, 64 MiB messages,
  * 1024 pending games, role "worker", the default game (game_default), 1 slot.
  * endpoint NULL. */
 void client_config_default(client_config *cfg);

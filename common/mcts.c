@@ -154,7 +154,7 @@ mcts_settings mcts_settings_default(void)
         .fpu = 0.25f,
         .leaves_per_tree = 4,
         .reuse_tree = true,
-        .cache_entries = 32768,
+        .cache_entries = 65536,
         .tree_nodes = 0,
         .forced_playouts_k = 0,
         .policy_pruning = false,

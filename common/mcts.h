@@ -151,6 +151,19 @@ enum mcts_root_mode {
  * the virtual-loss distortion small at 200 simulations while G trees fill the
  * network's batch (G * 4 positions at most per call).
  *
+ * cache_entries 65536: the table is one per batch, shared by its G trees (32
+ * in workers and kz selfplay), and a move of the batch adds up to G *
+ * simulations positions (6400 at the defaults), so an entry survives one
+ * move of the batch with probability exp(-6400 / entries): 0.82 with 32768
+ * entries, 0.91 with 65536. What it is there to find again are positions
+ * that other games of the batch reach a few moves later (the openings, the
+ * games start at different times) and transpositions, so the larger table
+ * keeps about twice the window. An entry is 272 bytes: 17.8 MB per batch
+ * (0.56 MB per tree at G = 32), mapped lazily, the same order as the tree
+ * arenas (2 * 16896 nodes of 28 bytes per tree at 200 simulations, 0.95 MB).
+ * A batch of one tree (a player) touches only the entries it fills. The
+ * cache never changes a search's result (exact floats), only its speed.
+ *
  * The root methods (forced playouts, pruning, gumbel) are off by default so
  * that the search stays as measured until the lead measures them; when
  * turned on, the sources' values are the starting points: KataGo's k = 2, the

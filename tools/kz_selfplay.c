@@ -100,7 +100,7 @@ int cmd_selfplay(int argc, char **argv)
         "  --temp-plies N     plies sampled by visit count (tau = 1) (default 10)\n"
         "  --fpu X            first-play reduction (default 0.25)\n"
         "  --no-reuse         do not keep the subtree of the played action\n"
-        "  --cache N          evaluation cache entries, 0 = off (default 32768)\n"
+        "  --cache N          evaluation cache entries, 0 = off (default 65536)\n"
         "  --forced-playouts-k K  KataGo forced playouts at the root, sqrt(K P N)\n"
         "                     visits per visited child, 0 = off (default 0; KataGo 2)\n"
         "  --policy-pruning   record the policy target with the forced playouts pruned\n"

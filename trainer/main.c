@@ -73,7 +73,7 @@ static const config_option s_options[] = {
      "augmentation seed (0 = from the clock)"},
     {"timeout_ms", CONFIG_INT, "5000", 10, 600000, O(timeout_ms),
      "wait for an answer before resending (Lazy Pirate)"},
-    {"retries", CONFIG_INT, "3", 1, 100, O(retries), "attempts of a request before waiting"},
+    {"retries", CONFIG_INT, "2", 1, 100, O(retries), "attempts of a request before waiting"},
     {"max_msg_bytes", CONFIG_INT, "67108864", 65536, 2147483647, O(max_msg_bytes),
      "largest inbound message"},
     {"wait_ms", CONFIG_INT, "1000", 10, 600000, O(wait_ms),
