@@ -33,9 +33,7 @@ struct client {
     volatile sig_atomic_t *interrupt; /* borrowed stop flag, NULL none (client_set_interrupt) */
     void *dealer;                /* requests, owned */
     void *sub;                   /* announcements, owned, NULL without sub_endpoint */
-    client_config cfg;           /* configuration (strings point into ours below) */
-    char endpoint[256];          /* copy of cfg.endpoint */
-    char sub_endpoint[256];      /* copy of cfg.sub_endpoint */
+    client_config cfg;           /* configuration (role, game point into ours below) */
     char id[128];                /* client id */
     char role[32];               /* Hello role */
     char game[32];               /* Hello game */
@@ -82,12 +80,39 @@ static void s_set_error(client *c, const char *fmt, ...)
     va_end(ap);
 }
 
+#define O(f) offsetof(client_config, f)
+const config_option client_options[] = {
+    {"endpoint", CONFIG_STRING, "tcp://127.0.0.1:5555", 0, 0, O(endpoint),
+     "coordinator request endpoint (its ROUTER)"},
+    {"client_id", CONFIG_STRING, "", 0, 0, O(client_id),
+     "stable client id (\"\" = <host>-<pid>-<random>)"},
+    {"timeout_ms", CONFIG_INT32, "3000", 10, 600000, O(timeout_ms),
+     "wait for an answer before resending (Lazy Pirate)"},
+    {"retries", CONFIG_INT32, "2", 1, 100, O(retries),
+     "attempts of a request before giving up for now (the program tries again later)"},
+    {"heartbeat_ms", CONFIG_INT32, "1000", 10, 600000, O(heartbeat_ms),
+     "heartbeat period (until the coordinator says otherwise)"},
+    {"max_msg_bytes", CONFIG_SIZE, "67108864", 65536, 2147483647, O(max_msg_bytes),
+     "largest inbound message (must hold a model blob)"},
+};
+const size_t client_options_n = sizeof client_options / sizeof client_options[0];
+
+const config_option client_worker_options[] = {
+    {"sub_endpoint", CONFIG_STRING, "", 0, 0, O(sub_endpoint),
+     "coordinator announcement endpoint (its PUB); \"\" = none"},
+    {"max_pending", CONFIG_SIZE, "1024", 1, 1000000, O(max_pending),
+     "games held until acknowledged"},
+};
+#undef O
+const size_t client_worker_options_n =
+    sizeof client_worker_options / sizeof client_worker_options[0];
+
 void client_config_default(client_config *cfg)
 {
     *cfg = (client_config){
-        .endpoint = NULL,
-        .sub_endpoint = NULL,
-        .client_id = NULL,
+        .endpoint = "tcp://127.0.0.1:5555",
+        .sub_endpoint = "",
+        .client_id = "",
         .role = "worker",
         .game = game_default()->name,
         .slots = 1,
@@ -113,7 +138,7 @@ static int s_open_dealer(client *c)
     zmq_setsockopt(c->dealer, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
     zmq_setsockopt(c->dealer, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl);
     zmq_setsockopt(c->dealer, ZMQ_RECONNECT_IVL_MAX, &ivl_max, sizeof ivl_max);
-    if (zmq_connect(c->dealer, c->endpoint)) {
+    if (zmq_connect(c->dealer, c->cfg.endpoint)) {
         int rc = zmq_errno();
         zmq_close(c->dealer);
         c->dealer = NULL;
@@ -191,13 +216,13 @@ static void s_reconnect(client *c)
     c->dealer = NULL;
     int rc = s_open_dealer(c);
     if (rc) {
-        log_error("client: cannot reconnect to %s: %s", c->endpoint, zmq_strerror(rc));
+        log_error("client: cannot reconnect to %s: %s", c->cfg.endpoint, zmq_strerror(rc));
         return;
     }
     c->stats.reconnects++;
     c->last_reconnect = time_now();
     c->first_unanswered = 0;
-    log_debug("client %s: reconnected to %s", c->id, c->endpoint);
+    log_debug("client %s: reconnected to %s", c->id, c->cfg.endpoint);
     s_send_hello(c);
     for (size_t i = 0; i < c->cfg.max_pending; i++)
         if (c->pending[i].len) {
@@ -208,7 +233,7 @@ static void s_reconnect(client *c)
 
 client *client_new(void *zctx, const client_config *cfg)
 {
-    if (!zctx || !cfg || !cfg->endpoint || !cfg->endpoint[0]) {
+    if (!zctx || !cfg || !cfg->endpoint[0]) {
         log_error("client: no coordinator endpoint");
         return NULL;
     }
@@ -222,12 +247,9 @@ client *client_new(void *zctx, const client_config *cfg)
     client *c = xcalloc(1, sizeof *c);
     c->zctx = zctx;
     c->cfg = *cfg;
-    snprintf(c->endpoint, sizeof c->endpoint, "%s", cfg->endpoint);
-    snprintf(c->sub_endpoint, sizeof c->sub_endpoint, "%s",
-             cfg->sub_endpoint ? cfg->sub_endpoint : "");
     snprintf(c->role, sizeof c->role, "%s", cfg->role ? cfg->role : "worker");
     snprintf(c->game, sizeof c->game, "%s", cfg->game ? cfg->game : "");
-    if (cfg->client_id && cfg->client_id[0]) {
+    if (cfg->client_id[0]) {
         snprintf(c->id, sizeof c->id, "%s", cfg->client_id);
     } else {
         char host[64] = "";
@@ -236,9 +258,7 @@ client *client_new(void *zctx, const client_config *cfg)
                            (uint64_t)(uintptr_t)c);
         snprintf(c->id, sizeof c->id, "%s-%d-%04x", host, (int)getpid(), (unsigned)(r & 0xffff));
     }
-    c->cfg.endpoint = c->endpoint;
-    c->cfg.sub_endpoint = c->sub_endpoint;
-    c->cfg.client_id = c->id;
+    snprintf(c->cfg.client_id, sizeof c->cfg.client_id, "%s", c->id);
     c->cfg.role = c->role;
     c->cfg.game = c->game;
     c->heartbeat_ms = cfg->heartbeat_ms;
@@ -246,11 +266,11 @@ client *client_new(void *zctx, const client_config *cfg)
     c->pending = xcalloc(cfg->max_pending, sizeof *c->pending);
     int rc = s_open_dealer(c);
     if (rc) {
-        log_error("client: cannot connect to %s: %s", c->endpoint, zmq_strerror(rc));
+        log_error("client: cannot connect to %s: %s", c->cfg.endpoint, zmq_strerror(rc));
         client_destroy(&c);
         return NULL;
     }
-    if (c->sub_endpoint[0]) {
+    if (c->cfg.sub_endpoint[0]) {
         c->sub = zmq_socket(zctx, ZMQ_SUB);
         int zero = 0;
         int64_t maxmsg = (int64_t)cfg->max_msg_bytes;
@@ -259,8 +279,8 @@ client *client_new(void *zctx, const client_config *cfg)
             zmq_setsockopt(c->sub, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
             zmq_setsockopt(c->sub, ZMQ_SUBSCRIBE, WIRE_TOPIC_BEST, strlen(WIRE_TOPIC_BEST));
         }
-        if (!c->sub || zmq_connect(c->sub, c->sub_endpoint)) {
-            log_error("client: cannot connect to %s: %s", c->sub_endpoint,
+        if (!c->sub || zmq_connect(c->sub, c->cfg.sub_endpoint)) {
+            log_error("client: cannot connect to %s: %s", c->cfg.sub_endpoint,
                       zmq_strerror(zmq_errno()));
             client_destroy(&c);
             return NULL;
@@ -621,8 +641,8 @@ int client_call(client *c, wire_msg *req, const wire_msg **reply)
     }
     c->waiting_id = 0;
     c->stats.timeouts++;
-    s_set_error(c, "no answer from %s after %d attempts of %d ms", c->endpoint, c->cfg.retries,
-                c->cfg.timeout_ms);
+    s_set_error(c, "no answer from %s after %d attempts of %d ms", c->cfg.endpoint,
+                c->cfg.retries, c->cfg.timeout_ms);
     return KZ_ETIMEOUT;
 }
 

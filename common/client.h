@@ -36,14 +36,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "wire.h"
 
 typedef struct client client;
 
 typedef struct client_config {
-    const char *endpoint;      /* coordinator ROUTER, "tcp://127.0.0.1:5555" (required) */
-    const char *sub_endpoint;  /* coordinator PUB, "tcp://127.0.0.1:5556"; NULL/"" none */
-    const char *client_id;     /* stable id; NULL/"" = "<host>-<pid>-<random>" */
+    char endpoint[CONFIG_STR_MAX];     /* coordinator ROUTER (required) */
+    char sub_endpoint[CONFIG_STR_MAX]; /* coordinator PUB, "" none */
+    char client_id[CONFIG_STR_MAX];    /* stable id; "" = "<host>-<pid>-<random>" */
     const char *role;          /* "worker", "trainer", "tool" */
     const char *game;          /* game module name sent in Hello */
     uint32_t slots;            /* games played at once, sent in Hello */
@@ -73,10 +74,23 @@ typedef struct client_stats {
     uint64_t announcements;  /* new-best announcements received */
 } client_stats;
 
-/* Defaults: timeout 3000 ms, 2 attempts, heartbeat 1000 ms, 64 MiB messages,
- * 1024 pending games, role "worker", the default game (game_default), 1 slot.
- * endpoint NULL. */
+/* Defaults: endpoint tcp://127.0.0.1:5555 (the coordinator's default bind),
+ * no announcements, an automatic id, timeout 3000 ms, 2 attempts, heartbeat
+ * 1000 ms, 64 MiB messages, 1024 pending games, role "worker", the default
+ * game (game_default), 1 slot. */
 void client_config_default(client_config *cfg);
+
+/* The connection's settings rows (config.h), over a client_config: endpoint,
+ * client_id, timeout_ms, retries, heartbeat_ms, max_msg_bytes. Programs that
+ * talk to the coordinator list this group (kz-worker, kz-trainer); a program
+ * that plays games lists client_worker_options too: sub_endpoint (new-best
+ * announcements) and max_pending (games held until acknowledged). role,
+ * game, slots and protocol_version are the program's to set. The text
+ * defaults are client_config_default()'s (a test holds them equal). */
+extern const config_option client_options[];
+extern const size_t client_options_n; /* rows in client_options */
+extern const config_option client_worker_options[];
+extern const size_t client_worker_options_n; /* rows in client_worker_options */
 
 /* Connects (asynchronously: it does not wait for the coordinator). NULL with
  * a logged reason on bad configuration or socket failure. zctx is borrowed and

@@ -103,7 +103,10 @@ static bool s_is_bool_word(const char *w)
     return false;
 }
 
-static int s_set(const config_option *o, void *out, const char *value, char *err, size_t errlen)
+/* Sets o's field from value; messages name the setting `name` (the key as
+ * the user wrote it: an alias, or '-' for '_'). */
+static int s_set(const config_option *o, const char *name, void *out, const char *value,
+                 char *err, size_t errlen)
 {
     char *field = (char *)out + o->offset;
     char shown[SHOW_MAX];
@@ -114,7 +117,7 @@ static int s_set(const config_option *o, void *out, const char *value, char *err
     case CONFIG_SIZE: {
         long v;
         if (parse_long(value, (long)o->min, (long)o->max, &v)) {
-            snprintf(err, errlen, "%s: '%s' is not a whole number in [%.0f, %.0f]", o->name,
+            snprintf(err, errlen, "%s: '%s' is not a whole number in [%.0f, %.0f]", name,
                      shown, o->min, o->max);
             return KZ_EINVAL;
         }
@@ -130,7 +133,7 @@ static int s_set(const config_option *o, void *out, const char *value, char *err
     case CONFIG_FLOAT: {
         double v;
         if (parse_double(value, o->min, o->max, &v)) {
-            snprintf(err, errlen, "%s: '%s' is not a number in [%g, %g]", o->name, shown,
+            snprintf(err, errlen, "%s: '%s' is not a number in [%g, %g]", name, shown,
                      o->min, o->max);
             return KZ_EINVAL;
         }
@@ -148,7 +151,7 @@ static int s_set(const config_option *o, void *out, const char *value, char *err
             for (char *c = names; *c; c++)
                 if (*c == '|')
                     *c = '/';
-            snprintf(err, errlen, "%s: '%s' is not one of %s", o->name, shown, names);
+            snprintf(err, errlen, "%s: '%s' is not one of %s", name, shown, names);
             return KZ_EINVAL;
         }
         *(int *)field = i;
@@ -162,19 +165,19 @@ static int s_set(const config_option *o, void *out, const char *value, char *err
                    !strcasecmp(value, "off") || !strcmp(value, "0")) {
             *(bool *)field = false;
         } else {
-            snprintf(err, errlen, "%s: '%s' is not true/false", o->name, shown);
+            snprintf(err, errlen, "%s: '%s' is not true/false", name, shown);
             return KZ_EINVAL;
         }
         return 0;
     case CONFIG_STRING:
         if (strlen(value) >= CONFIG_STR_MAX) {
-            snprintf(err, errlen, "%s: value longer than %d bytes", o->name, CONFIG_STR_MAX - 1);
+            snprintf(err, errlen, "%s: value longer than %d bytes", name, CONFIG_STR_MAX - 1);
             return KZ_EINVAL;
         }
         strcpy(field, value);
         return 0;
     default:
-        snprintf(err, errlen, "%s: bad option type", o->name);
+        snprintf(err, errlen, "%s: bad option type", name);
         return KZ_EINVAL;
     }
 }
@@ -195,7 +198,7 @@ int config_set(const config_option *table, size_t n, void *out, const char *key,
                  s_show(key, strlen(key), shown, sizeof shown), o->name, fixed);
         return KZ_EINVAL;
     }
-    return s_set(o, out, value, err, errlen);
+    return s_set(o, s_show(key, strlen(key), shown, sizeof shown), out, value, err, errlen);
 }
 
 /* Trims spaces at both ends in place; returns the start. */
@@ -280,7 +283,8 @@ int config_parse(const config_option *table, size_t n, void *out, int argc, char
         char first[CONFIG_STR_MAX]; /* a choice's default: its first name */
         if (o->type == CONFIG_CHOICE)
             s_choice_name(o->def, 0, first, sizeof first);
-        KZ_CHECK(s_set(o, out, o->type == CONFIG_CHOICE ? first : o->def, err, errlen) == 0);
+        KZ_CHECK(s_set(o, o->name, out, o->type == CONFIG_CHOICE ? first : o->def, err,
+                       errlen) == 0);
     }
     /* Step 3. The file, wherever --config appears. */
     for (int i = 1; i < argc; i++) {
@@ -322,14 +326,14 @@ int config_parse(const config_option *table, size_t n, void *out, int argc, char
         }
         const char *fixed;
         const config_option *o = s_find(table, n, key, keylen, &fixed);
-        char shown[SHOW_MAX];
+        char shown[SHOW_MAX]; /* the key as given */
+        s_show(key, keylen, shown, sizeof shown);
         if (!o) {
-            snprintf(err, errlen, "unknown option '--%s' (see --help)",
-                     s_show(key, keylen, shown, sizeof shown));
+            snprintf(err, errlen, "unknown option '--%s' (see --help)", shown);
             return KZ_EINVAL;
         }
         if (fixed && eq) {
-            snprintf(err, errlen, "--%s takes no value", s_show(key, keylen, shown, sizeof shown));
+            snprintf(err, errlen, "--%s takes no value", shown);
             return KZ_EINVAL;
         }
         const char *value = eq ? eq + 1 : fixed;
@@ -339,11 +343,11 @@ int config_parse(const config_option *table, size_t n, void *out, int argc, char
             } else if (i + 1 < argc) {
                 value = argv[++i];
             } else {
-                snprintf(err, errlen, "--%s needs a value", o->name);
+                snprintf(err, errlen, "--%s needs a value", shown);
                 return KZ_EINVAL;
             }
         }
-        if (s_set(o, out, value, err, errlen)) {
+        if (s_set(o, shown, out, value, err, errlen)) {
             /* Name the flag as it was given: "--seed: '-1' is not ...". */
             size_t len = strlen(err);
             if (errlen > 2 && len + 3 <= errlen) {
@@ -370,19 +374,26 @@ static const char *s_type_name(int type)
     }
 }
 
-void config_help(const config_option *table, size_t n, FILE *f)
+/* A key as --help shows it: '_' or, with dashes, '-' between words. */
+static const char *s_key(const char *name, bool dashes, char *buf, size_t len)
 {
-    config_help_from(table, n, NULL, f);
+    snprintf(buf, len, "%s", name);
+    for (char *c = buf; dashes && *c; c++)
+        if (*c == '_')
+            *c = '-';
+    return buf;
 }
 
-void config_help_from(const config_option *table, size_t n, const void *cfg, FILE *f)
+static void s_help(const config_option *table, size_t n, const void *cfg, bool dashes, FILE *f)
 {
     fprintf(f, "Settings (defaults, then --config=FILE of 'key = value' lines, then "
                "--key=value flags):\n");
+    char key[CONFIG_STR_MAX], target[CONFIG_STR_MAX];
     for (size_t i = 0; i < n; i++) {
         const config_option *o = &table[i];
         if (o->type == CONFIG_ALIAS) {
-            fprintf(f, "  --%-22s same as --%s\n", o->name, o->def);
+            fprintf(f, "  --%-22s same as --%s\n", s_key(o->name, dashes, key, sizeof key),
+                    s_key(o->def, dashes, target, sizeof target));
             continue;
         }
         char range[CONFIG_STR_MAX + 8] = "";
@@ -399,9 +410,25 @@ void config_help_from(const config_option *table, size_t n, const void *cfg, FIL
             snprintf(def, sizeof def, "%s", o->def[0] ? o->def : "\"\"");
         else if (cfg)
             config_format(o, cfg, def, sizeof def);
-        fprintf(f, "  --%-22s %-4s default %s%s\n      %s\n", o->name, s_type_name(o->type), def,
-                range, o->help);
+        fprintf(f, "  --%-22s %-4s default %s%s\n      %s\n",
+                s_key(o->name, dashes, key, sizeof key), s_type_name(o->type), def, range,
+                o->help);
     }
+}
+
+void config_help(const config_option *table, size_t n, FILE *f)
+{
+    s_help(table, n, NULL, false, f);
+}
+
+void config_help_from(const config_option *table, size_t n, const void *cfg, FILE *f)
+{
+    s_help(table, n, cfg, false, f);
+}
+
+void config_help_dashed(const config_option *table, size_t n, const void *cfg, FILE *f)
+{
+    s_help(table, n, cfg, true, f);
 }
 
 void config_format(const config_option *o, const void *cfg, char *buf, size_t len)

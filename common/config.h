@@ -104,6 +104,9 @@ void config_help(const config_option *table, size_t n, FILE *f);
 /* The same, showing the rows without a text default with their value in cfg
  * (the program's defaults, before config_parse). */
 void config_help_from(const config_option *table, size_t n, const void *cfg, FILE *f);
+/* config_help_from with the keys spelled with '-' (--key-name: kz's spelling;
+ * both are accepted everywhere). */
+void config_help_dashed(const config_option *table, size_t n, const void *cfg, FILE *f);
 
 /* Logs the effective value of every option (log_info, one line each). */
 void config_log(const config_option *table, size_t n, const void *cfg);

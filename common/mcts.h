@@ -128,6 +128,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "evaluator.h"
 #include "game.h"
 #include "util.h"
@@ -196,6 +197,16 @@ typedef struct mcts_settings {
 
 /* The defaults above (the specification's 200 simulations and 10 sampled plies). */
 mcts_settings mcts_settings_default(void);
+
+/* The search's settings rows (config.h), over an mcts_settings: every
+ * program that configures a search lists this group (kz-worker, kz
+ * selfplay), so a setting has one name, range, help and default everywhere.
+ * The text defaults are mcts_settings_default()'s (a test holds them equal);
+ * the ranges are mcts_settings_check's (a lower bound of 0 excluded is
+ * written 0.000001). tree_nodes and gumbel_noise have no row: the programs
+ * leave the first automatic and set the second by the kind of game. */
+extern const config_option mcts_options[];
+extern const size_t mcts_options_n; /* rows in mcts_options */
 /* Checks ranges (and that forced playouts and pruning go with root_mode puct,
  * pruning with k > 0); 0, or KZ_EINVAL with a one-line reason in err. */
 int mcts_settings_check(const mcts_settings *s, char *err, size_t errlen);

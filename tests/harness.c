@@ -1131,9 +1131,9 @@ client *harness_client(void *zctx, const char *endpoint, const char *sub_endpoin
 {
     client_config cfg;
     client_config_default(&cfg);
-    cfg.endpoint = endpoint;
-    cfg.sub_endpoint = sub_endpoint;
-    cfg.client_id = id;
+    snprintf(cfg.endpoint, sizeof cfg.endpoint, "%s", endpoint);
+    snprintf(cfg.sub_endpoint, sizeof cfg.sub_endpoint, "%s", sub_endpoint ? sub_endpoint : "");
+    snprintf(cfg.client_id, sizeof cfg.client_id, "%s", id ? id : "");
     if (role)
         cfg.role = role;
     cfg.timeout_ms = timeout_ms;

@@ -291,8 +291,8 @@ Test(coordinator, another_protocol_version_is_refused_clearly)
     void *zctx = zmq_ctx_new();
     client_config cfg;
     client_config_default(&cfg);
-    cfg.endpoint = c.endpoint;
-    cfg.client_id = "from-the-future";
+    snprintf(cfg.endpoint, sizeof cfg.endpoint, "%s", c.endpoint);
+    snprintf(cfg.client_id, sizeof cfg.client_id, "%s", "from-the-future");
     cfg.timeout_ms = 1000;
     cfg.protocol_version = WIRE_PROTOCOL_VERSION + 1;
     client *cl = client_new(zctx, &cfg);

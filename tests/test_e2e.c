@@ -96,8 +96,8 @@ static int s_witness_init(witness *w, const char *netns, const char *endpoint)
     w->zctx = zmq_ctx_new();
     client_config cc;
     client_config_default(&cc);
-    cc.endpoint = endpoint;
-    cc.client_id = "e2e-witness";
+    snprintf(cc.endpoint, sizeof cc.endpoint, "%s", endpoint);
+    snprintf(cc.client_id, sizeof cc.client_id, "%s", "e2e-witness");
     cc.role = "tool";
     cc.timeout_ms = 300;
     cc.retries = 2;

@@ -989,8 +989,8 @@ Test(hostile, full_disk_never_acknowledges_a_game_it_did_not_store, .fini = s_un
     void *zctx = zmq_ctx_new();
     client_config cfg;
     client_config_default(&cfg);
-    cfg.endpoint = h.endpoint;
-    cfg.client_id = "disk-full";
+    snprintf(cfg.endpoint, sizeof cfg.endpoint, "%s", h.endpoint);
+    snprintf(cfg.client_id, sizeof cfg.client_id, "%s", "disk-full");
     cfg.role = "tool";
     cfg.timeout_ms = 300;
     client *c = client_new(zctx, &cfg);

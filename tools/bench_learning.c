@@ -699,9 +699,9 @@ static int s_run(const char *bin, snapshot *snaps, int *n_snaps)
     client_config_default(&cc);
     char endpoint[64];
     snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", port);
-    cc.endpoint = endpoint;
+    snprintf(cc.endpoint, sizeof cc.endpoint, "%s", endpoint);
     cc.role = "tool";
-    cc.client_id = "bench-learning";
+    snprintf(cc.client_id, sizeof cc.client_id, "%s", "bench-learning");
     cc.game = s_g->name;
     cc.timeout_ms = 5000;
     cc.retries = 3;

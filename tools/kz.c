@@ -60,7 +60,7 @@ int kz_parse_args(const char *cmd, const char *usage, const config_option *rows,
     if (rc == CONFIG_HELP) {
         fputs(usage, stdout);
         putchar('\n');
-        config_help_from(rows, n, out, stdout);
+        config_help_dashed(rows, n, out, stdout);
         return 0;
     }
     if (!rc)

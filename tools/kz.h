@@ -19,8 +19,8 @@ bool kz_wants_help(int argc, char **argv);
 /* Parses a subcommand's flags with the settings parser (config.h: --key value
  * or --key=value, '-' and '_' alike in keys, bare booleans, --config=FILE)
  * into out, and the other words into pos (at most max_pos; *n_pos of them).
- * Returns -1 to go on, 0 after printing usage and the table for --help, or 2
- * after a one-line error naming cmd. */
+ * Returns -1 to go on, 0 after printing usage and the table for --help (keys
+ * spelled --key-name), or 2 after a one-line error naming cmd. */
 int kz_parse_args(const char *cmd, const char *usage, const config_option *rows, size_t n,
                   void *out, int argc, char **argv, const char **pos, size_t max_pos,
                   size_t *n_pos);

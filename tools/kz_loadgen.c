@@ -99,8 +99,8 @@ int cmd_loadgen(int argc, char **argv)
         client_config cc;
         client_config_default(&cc);
         snprintf(id, sizeof id, "loadgen-%04llx-%ld", (unsigned long long)(run & 0xffff), i);
-        cc.endpoint = cfg.endpoint;
-        cc.client_id = id;
+        snprintf(cc.endpoint, sizeof cc.endpoint, "%s", cfg.endpoint);
+        snprintf(cc.client_id, sizeof cc.client_id, "%s", id);
         cc.role = "loadgen";
         cc.game = g->name;
         cc.max_pending = (size_t)cfg.inflight;

@@ -1,7 +1,7 @@
 /* kz selfplay | records: self-play games to a record file, and a summary or a
  * move-by-move listing of such a file (common/selfplay.h, common/record.h). */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -78,6 +78,63 @@ static void s_progress(FILE *to, const selfplay_stats *st, int games, double ela
             elapsed > 0 ? (double)m->simulations / elapsed : 0.0, batch, 100 * net, elapsed);
 }
 
+/* kz selfplay's settings: its own rows and the search's (mcts_options). */
+typedef struct selfplay_opts {
+    char model[CONFIG_STR_MAX];         /* a model file or "uniform" */
+    long games;                         /* games to play, 0 = not given */
+    char out[CONFIG_STR_MAX];           /* record file, "" = not given */
+    long parallel;                      /* games at once */
+    char seed[CONFIG_STR_MAX];          /* base seed, "" = random */
+    double pcr_full_fraction;           /* playout cap randomization: full share */
+    long pcr_fast_simulations;          /* its fast searches' simulations */
+    char position[CONFIG_STR_MAX];      /* start position, "" = the initial one */
+    char model_version[CONFIG_STR_MAX]; /* recorded version, "" = the model's */
+    char worker_id[CONFIG_STR_MAX];     /* recorded */
+    long threads;                       /* OpenBLAS threads */
+    char precision[CONFIG_STR_MAX];     /* fp32 | bf16 */
+    bool quiet;                         /* no progress lines */
+    mcts_settings search;               /* the search (mcts_options) */
+} selfplay_opts;
+
+#define O(f) offsetof(selfplay_opts, f)
+static const config_option s_selfplay_rows[] = {
+    {"model", CONFIG_STRING, "uniform", 0, 0, O(model),
+     "model file (kz model init), or uniform: every prior equal, every value 0, so that "
+     "self-play needs no model"},
+    {"games", CONFIG_INT, NULL, 1, 100000000, O(games), "games to play (required)"},
+    {"out", CONFIG_STRING, "", 0, 0, O(out), "record file to create (required; overwritten)"},
+    {"parallel", CONFIG_INT, "32", 1, 4096, O(parallel),
+     "games in progress at once, one batch"},
+    {"seed", CONFIG_STRING, "", 0, 0, O(seed),
+     "game k plays with seed N+k (\"\" = random, printed)"},
+    {"pcr_full_fraction", CONFIG_DOUBLE, "1", 0.000001, 1, O(pcr_full_fraction),
+     "playout cap randomization: a full search on this share of the moves, a fast one on the "
+     "others (no noise, the most visited played, no policy target); 1 = off (KataGo 0.25)"},
+    {"pcr_fast_simulations", CONFIG_INT, "40", 1, 1000000, O(pcr_fast_simulations),
+     "simulations of a fast search"},
+    {"position", CONFIG_STRING, "", 0, 0, O(position),
+     "start every game from this R20 position (\"\" = the initial one)"},
+    {"model_version", CONFIG_STRING, "", 0, 0, O(model_version),
+     "version number to record (\"\" = the model's, 0 for uniform)"},
+    {"worker_id", CONFIG_STRING, "kz-selfplay", 0, 0, O(worker_id), "recorded in every game"},
+    {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads for the network"},
+    {"precision", CONFIG_STRING, "bf16", 0, 0, O(precision),
+     "the network's arithmetic: bf16 (AVX512_BF16; fp32 where the CPU lacks it) or fp32"},
+    {"quiet", CONFIG_BOOL, "false", 0, 0, O(quiet), "no progress lines"},
+    /* The spellings kz selfplay had before it shared the search's rows. */
+    {"sims", CONFIG_ALIAS, "simulations", 0, 0, 0, ""},
+    {"leaves", CONFIG_ALIAS, "leaves_per_tree", 0, 0, 0, ""},
+    {"alpha", CONFIG_ALIAS, "dirichlet_alpha", 0, 0, 0, ""},
+    {"epsilon", CONFIG_ALIAS, "dirichlet_epsilon", 0, 0, 0, ""},
+    {"temp_plies", CONFIG_ALIAS, "temperature_plies", 0, 0, 0, ""},
+    {"no_reuse", CONFIG_ALIAS, "reuse_tree=false", 0, 0, 0, ""},
+    {"cache", CONFIG_ALIAS, "cache_entries", 0, 0, 0, ""},
+    {"pcr_full", CONFIG_ALIAS, "pcr_full_fraction", 0, 0, 0, ""},
+    {"pcr_fast", CONFIG_ALIAS, "pcr_fast_simulations", 0, 0, 0, ""},
+};
+#undef O
+#define N_SELFPLAY_ROWS (sizeof s_selfplay_rows / sizeof s_selfplay_rows[0])
+
 int cmd_selfplay(int argc, char **argv)
 {
     static const char usage[] =
@@ -85,247 +142,68 @@ int cmd_selfplay(int argc, char **argv)
         "Plays N games of the model against itself with the batched MCTS, G at once\n"
         "on one evaluator, and writes every finished game to FILE as a record file\n"
         "(read it with `kz records FILE`). Every state is recorded, mid-sequence\n"
-        "states too: the action, the visit distribution, the root value.\n\n"
-        "  --model M          model file (kz model init), or `uniform` (default): every\n"
-        "                     prior equal, every value 0, so that self-play needs no model\n"
-        "  --games N          games to play (required)\n"
-        "  --out FILE         record file to create (required; overwritten)\n"
-        "  --parallel G       games in progress at once, one batch (default 32)\n"
-        "  --sims S           simulations per move (default 200)\n"
-        "  --seed N           game k plays with seed N+k (default: random, printed)\n"
-        "  --leaves L         leaves per tree per batch, virtual loss (default 4)\n"
-        "  --c-puct X         PUCT exploration constant (default 1.5)\n"
-        "  --alpha X          root Dirichlet alpha (default 1.0)\n"
-        "  --epsilon X        root noise weight, 0 = no noise (default 0.25)\n"
-        "  --temp-plies N     plies sampled by visit count (tau = 1) (default 10)\n"
-        "  --fpu X            first-play reduction (default 0.25)\n"
-        "  --no-reuse         do not keep the subtree of the played action\n"
-        "  --cache N          evaluation cache entries, 0 = off (default 65536)\n"
-        "  --forced-playouts-k K  KataGo forced playouts at the root, sqrt(K P N)\n"
-        "                     visits per visited child, 0 = off (default 0; KataGo 2)\n"
-        "  --policy-pruning   record the policy target with the forced playouts pruned\n"
-        "                     (needs --forced-playouts-k)\n"
-        "  --pcr-full F       playout cap randomization: a full search (--sims) on a\n"
-        "                     share F of the moves, a fast one on the others (no noise,\n"
-        "                     the most visited played, no policy target); 1 = off\n"
-        "                     (default 1; KataGo 0.25)\n"
-        "  --pcr-fast S       simulations of a fast search (default 40)\n"
-        "  --root-mode M      root search: puct (default) or gumbel (Gumbel-Top-k and\n"
-        "                     Sequential Halving; plays its own choice, records pi')\n"
-        "  --gumbel-m M       gumbel: actions considered at the root (default 16)\n"
-        "  --gumbel-c-visit X gumbel: sigma's visit offset (default 50)\n"
-        "  --gumbel-c-scale X gumbel: sigma's scale (default 1.0)\n"
-        "  --position P       start every game from the R20 position P\n"
-        "  --model-version V  version number to record (default: the model's, 0 for uniform)\n"
-        "  --worker-id ID     recorded in every game (default kz-selfplay)\n"
-        "  --threads N        OpenBLAS threads for the network (default 1)\n"
-        "  --precision P      the network's arithmetic: bf16 (AVX512_BF16; fp32 where\n"
-        "                     the CPU lacks it) or fp32 (default bf16, as workers)\n"
-        "  --quiet            no progress lines\n\n"
+        "states too: the action, the visit distribution, the root value. The search's\n"
+        "settings are kz-worker's (docs/worker.md, docs/learning.md).\n\n"
         "Progress goes to stderr every 2 s; Ctrl-C stops starting games and finishes\n"
         "the ones in progress (a second Ctrl-C quits at once).\n";
-    enum { O_MODEL = 256, O_GAMES, O_OUT, O_PARALLEL, O_SIMS, O_SEED, O_LEAVES, O_CPUCT,
-           O_ALPHA, O_EPS, O_TEMP, O_FPU, O_NOREUSE, O_CACHE, O_POSITION, O_MVER, O_WORKER,
-           O_QUIET, O_THREADS, O_FORCED, O_PRUNING, O_PCR_FULL, O_PCR_FAST, O_ROOT, O_GM, O_GCV,
-           O_GCS, O_PRECISION, O_HELP };
-    static const struct option opts[] = {
-        {"model", required_argument, NULL, O_MODEL},
-        {"games", required_argument, NULL, O_GAMES},
-        {"out", required_argument, NULL, O_OUT},
-        {"parallel", required_argument, NULL, O_PARALLEL},
-        {"sims", required_argument, NULL, O_SIMS},
-        {"seed", required_argument, NULL, O_SEED},
-        {"leaves", required_argument, NULL, O_LEAVES},
-        {"c-puct", required_argument, NULL, O_CPUCT},
-        {"alpha", required_argument, NULL, O_ALPHA},
-        {"epsilon", required_argument, NULL, O_EPS},
-        {"temp-plies", required_argument, NULL, O_TEMP},
-        {"fpu", required_argument, NULL, O_FPU},
-        {"no-reuse", no_argument, NULL, O_NOREUSE},
-        {"cache", required_argument, NULL, O_CACHE},
-        {"position", required_argument, NULL, O_POSITION},
-        {"model-version", required_argument, NULL, O_MVER},
-        {"worker-id", required_argument, NULL, O_WORKER},
-        {"quiet", no_argument, NULL, O_QUIET},
-        {"threads", required_argument, NULL, O_THREADS},
-        {"forced-playouts-k", required_argument, NULL, O_FORCED},
-        {"policy-pruning", no_argument, NULL, O_PRUNING},
-        {"pcr-full", required_argument, NULL, O_PCR_FULL},
-        {"pcr-fast", required_argument, NULL, O_PCR_FAST},
-        {"root-mode", required_argument, NULL, O_ROOT},
-        {"gumbel-m", required_argument, NULL, O_GM},
-        {"gumbel-c-visit", required_argument, NULL, O_GCV},
-        {"gumbel-c-scale", required_argument, NULL, O_GCS},
-        {"precision", required_argument, NULL, O_PRECISION},
-        {"help", no_argument, NULL, O_HELP},
-        {NULL, 0, NULL, 0},
+    config_option rows[N_SELFPLAY_ROWS + 32];
+    config_group groups[] = {
+        {s_selfplay_rows, N_SELFPLAY_ROWS, 0},
+        {mcts_options, mcts_options_n, offsetof(selfplay_opts, search)},
     };
-    const game_def *g = game_default();
-    selfplay_config cfg = {.search = mcts_settings_default(), .parallel = 32,
-                           .pcr_full_fraction = 1, .pcr_fast_simulations = 40};
-    const char *model_path = NULL, *out_path = NULL;
-    bool have_seed = false, have_mver = false, quiet = false;
-    long games = 0, mver = 0, threads = 1;
-    int precision = MODEL_BF16;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        long v = 0;
-        double d = 0;
-        const char *arg = optarg;
-        switch (c) {
-        case O_MODEL: model_path = arg; break;
-        case O_GAMES:
-            if (parse_long(arg, 1, 100000000, &games))
-                return kz_usage_error("selfplay: --games must be from 1 to 100000000, not '%s'", arg);
-            break;
-        case O_OUT: out_path = arg; break;
-        case O_PARALLEL:
-            if (parse_long(arg, 1, 4096, &v))
-                return kz_usage_error("selfplay: --parallel must be from 1 to 4096, not '%s'", arg);
-            cfg.parallel = (int)v;
-            break;
-        case O_SIMS:
-            if (parse_long(arg, 1, 1000000, &v))
-                return kz_usage_error("selfplay: --sims must be from 1 to 1000000, not '%s'", arg);
-            cfg.search.simulations = (int)v;
-            break;
-        case O_SEED: {
-            char *end;
-            errno = 0;
-            unsigned long long s = strtoull(arg, &end, 10);
-            if (!*arg || *end || errno || arg[0] == '-')
-                return kz_usage_error("selfplay: --seed must be a whole number >= 0, not '%s'", arg);
-            cfg.seed = s;
-            have_seed = true;
-            break;
-        }
-        case O_LEAVES:
-            if (parse_long(arg, 1, 256, &v))
-                return kz_usage_error("selfplay: --leaves must be from 1 to 256, not '%s'", arg);
-            cfg.search.leaves_per_tree = (int)v;
-            break;
-        case O_CPUCT:
-            if (parse_double(arg, 1e-6, 100, &d))
-                return kz_usage_error("selfplay: --c-puct must be in (0, 100], not '%s'", arg);
-            cfg.search.c_puct = (float)d;
-            break;
-        case O_ALPHA:
-            if (parse_double(arg, 1e-6, 100, &d))
-                return kz_usage_error("selfplay: --alpha must be in (0, 100], not '%s'", arg);
-            cfg.search.dirichlet_alpha = (float)d;
-            break;
-        case O_EPS:
-            if (parse_double(arg, 0, 1, &d))
-                return kz_usage_error("selfplay: --epsilon must be in [0, 1], not '%s'", arg);
-            cfg.search.dirichlet_epsilon = (float)d;
-            break;
-        case O_TEMP:
-            if (parse_long(arg, 0, 100000, &v))
-                return kz_usage_error("selfplay: --temp-plies must be from 0 to 100000, not '%s'", arg);
-            cfg.search.temperature_plies = (int)v;
-            break;
-        case O_FPU:
-            if (parse_double(arg, 0, 2, &d))
-                return kz_usage_error("selfplay: --fpu must be in [0, 2], not '%s'", arg);
-            cfg.search.fpu = (float)d;
-            break;
-        case O_NOREUSE: cfg.search.reuse_tree = false; break;
-        case O_CACHE:
-            if (parse_long(arg, 0, 1 << 24, &v))
-                return kz_usage_error("selfplay: --cache must be from 0 to 16777216, not '%s'", arg);
-            cfg.search.cache_entries = (int)v;
-            break;
-        case O_FORCED:
-            if (parse_double(arg, 0, 100, &d))
-                return kz_usage_error("selfplay: --forced-playouts-k must be in [0, 100], not "
-                                      "'%s'", arg);
-            cfg.search.forced_playouts_k = (float)d;
-            break;
-        case O_PRUNING: cfg.search.policy_pruning = true; break;
-        case O_PCR_FULL:
-            if (parse_double(arg, 0.000001, 1, &d))
-                return kz_usage_error("selfplay: --pcr-full must be in (0, 1], not '%s'", arg);
-            cfg.pcr_full_fraction = d;
-            break;
-        case O_PCR_FAST:
-            if (parse_long(arg, 1, 1000000, &v))
-                return kz_usage_error("selfplay: --pcr-fast must be from 1 to 1000000, not '%s'",
-                                      arg);
-            cfg.pcr_fast_simulations = (int)v;
-            break;
-        case O_ROOT:
-            if (mcts_root_mode_parse(arg, &cfg.search.root_mode))
-                return kz_usage_error("selfplay: --root-mode must be puct or gumbel, not '%s'", arg);
-            break;
-        case O_GM:
-            if (parse_long(arg, 1, GAME_MAX_LEGAL, &v))
-                return kz_usage_error("selfplay: --gumbel-m must be from 1 to 256, not '%s'", arg);
-            cfg.search.gumbel_m = (int)v;
-            break;
-        case O_GCV:
-            if (parse_double(arg, 0, 100000, &d))
-                return kz_usage_error("selfplay: --gumbel-c-visit must be in [0, 100000], not "
-                                      "'%s'", arg);
-            cfg.search.gumbel_c_visit = (float)d;
-            break;
-        case O_GCS:
-            if (parse_double(arg, 1e-6, 1000, &d))
-                return kz_usage_error("selfplay: --gumbel-c-scale must be in (0, 1000], not '%s'",
-                                      arg);
-            cfg.search.gumbel_c_scale = (float)d;
-            break;
-        case O_POSITION: cfg.start_position = arg; break;
-        case O_MVER:
-            if (parse_long(arg, 0, UINT32_MAX, &mver))
-                return kz_usage_error("selfplay: --model-version must be from 0 to 4294967295, "
-                                      "not '%s'", arg);
-            have_mver = true;
-            break;
-        case O_WORKER: cfg.worker_id = arg; break;
-        case O_QUIET: quiet = true; break;
-        case O_THREADS:
-            if (parse_long(arg, 1, 256, &threads))
-                return kz_usage_error("selfplay: --threads must be from 1 to 256, not '%s'", arg);
-            break;
-        case O_PRECISION:
-            if (model_precision_parse(arg, &precision))
-                return kz_usage_error("selfplay: --precision must be fp32 or bf16, not '%s'", arg);
-            break;
-        case O_HELP:
-        case 'h': fputs(usage, stdout); return 0;
-        default:
-            return kz_usage_error("selfplay: unknown or incomplete option '%s' (see kz selfplay "
-                                  "--help)", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return kz_usage_error("selfplay: unexpected argument '%s' (see kz selfplay --help)",
-                              argv[optind]);
-    if (!games)
+    size_t n_rows = config_join(rows, sizeof rows / sizeof rows[0], groups, 2);
+    selfplay_opts o = {.search = mcts_settings_default()};
+    int rc = kz_parse_args("selfplay", usage, rows, n_rows, &o, argc, argv, NULL, 0, NULL);
+    if (rc >= 0)
+        return rc;
+    if (!o.games)
         return kz_usage_error("selfplay: --games N is required (see kz selfplay --help)");
-    if (!out_path)
+    if (!o.out[0])
         return kz_usage_error("selfplay: --out FILE is required (see kz selfplay --help)");
-    cfg.games = (int)games;
-    if (!cfg.worker_id)
-        cfg.worker_id = "kz-selfplay";
-    if (!have_seed) {
+    const game_def *g = game_default();
+    selfplay_config cfg = {.search = o.search,
+                           .games = (int)o.games,
+                           .parallel = (int)o.parallel,
+                           .worker_id = o.worker_id,
+                           .start_position = o.position[0] ? o.position : NULL,
+                           .pcr_full_fraction = o.pcr_full_fraction,
+                           .pcr_fast_simulations = (int)o.pcr_fast_simulations};
+    if (o.seed[0]) {
+        char *end;
+        errno = 0;
+        unsigned long long s = strtoull(o.seed, &end, 10);
+        if (*end || errno || o.seed[0] == '-')
+            return kz_usage_error("selfplay: --seed must be a whole number >= 0, not '%s'",
+                                  o.seed);
+        cfg.seed = s;
+    } else {
         if (getrandom(&cfg.seed, sizeof cfg.seed, 0) != sizeof cfg.seed)
             cfg.seed = (uint64_t)time_wall_ms();
         cfg.seed >>= 1; /* printable as a plain positive number */
     }
+    long mver = 0;
+    if (o.model_version[0] && parse_long(o.model_version, 0, UINT32_MAX, &mver))
+        return kz_usage_error("selfplay: --model-version must be from 0 to 4294967295, not '%s'",
+                              o.model_version);
+    int precision;
+    if (model_precision_parse(o.precision, &precision))
+        return kz_usage_error("selfplay: --precision must be fp32 or bf16, not '%s'",
+                              o.precision);
+    const char *model_path = strcmp(o.model, "uniform") ? o.model : NULL;
+    const char *out_path = o.out;
+    bool quiet = o.quiet;
+    long threads = o.threads;
     if (model_set_threads((int)threads) < 0)
         return kz_usage_error("selfplay: cannot set %ld threads", threads);
     model_set_precision(precision);
     evaluator ev;
     evaluator_net *net;
     uint32_t version = 0;
-    int rc = s_open_model(g, model_path, cfg.parallel * cfg.search.leaves_per_tree, &ev, &net,
+    rc = s_open_model(g, model_path, cfg.parallel * cfg.search.leaves_per_tree, &ev, &net,
                           &version);
     if (rc)
         return rc;
-    cfg.model_version = have_mver ? (uint32_t)mver : version;
+    cfg.model_version = o.model_version[0] ? (uint32_t)mver : version;
 
     char err[256];
     selfplay *sp = selfplay_new(g, &cfg, ev, err, sizeof err);
@@ -511,34 +389,27 @@ int cmd_records(int argc, char **argv)
         "the action (~ marks a hop inside a capture sequence), z (the final result from\n"
         "the mover's view), the root value and the largest visit shares.\n"
         "Exit status 2 when the file is malformed or a game fails its check.\n";
-    static const struct option opts[] = {
-        {"game", required_argument, NULL, 'g'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    typedef struct records_opts {
+        long game; /* the game to list, 0 = a summary */
+    } records_opts;
+    static const config_option rows[] = {
+        {"game", CONFIG_INT, NULL, 1, 1L << 40, offsetof(records_opts, game),
+         "list game K (1 = the first) move by move instead of the summary"},
     };
-    long want = 0;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "g:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'g':
-            if (parse_long(optarg, 1, 1L << 40, &want))
-                return kz_usage_error("records: --game must be a whole number >= 1, not '%s'",
-                                      optarg);
-            break;
-        case 'h': fputs(usage, stdout); return 0;
-        default:
-            return kz_usage_error("records: unknown or incomplete option '%s' (see kz records "
-                                  "--help)", argv[optind - 1]);
-        }
-    }
-    if (argc - optind != 1)
+    records_opts o = {0};
+    const char *files[argc];
+    size_t n_files;
+    int rc = kz_parse_args("records", usage, rows, 1, &o, argc, argv, files, (size_t)argc,
+                           &n_files);
+    if (rc >= 0)
+        return rc;
+    if (n_files != 1)
         return kz_usage_error("records: give exactly one FILE (see kz records --help)");
-    const char *path = argv[optind];
+    long want = o.game;
+    const char *path = files[0];
     char err[256];
     record_file *f;
-    int rc = record_file_open(path, &f, err, sizeof err);
+    rc = record_file_open(path, &f, err, sizeof err);
     if (rc)
         return kz_usage_error("records: %s", err);
     game_record *r = record_new();

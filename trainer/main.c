@@ -24,11 +24,12 @@
 #include "util.h"
 #include "wire.h"
 
+/* The trainer's own rows; the connection's are client_options, joined in
+ * s_table. */
 #define O(f) offsetof(trainer_config, f)
-static const config_option s_options[] = {
-    {"endpoint", CONFIG_STRING, "tcp://127.0.0.1:5555", 0, 0, O(endpoint),
-     "coordinator request endpoint (its ROUTER)"},
-    {"client_id", CONFIG_STRING, "", 0, 0, O(client_id),
+static const config_option s_own_options[] = {
+    /* client_options' row with the trainer's meaning of "": one id per host. */
+    {"client_id", CONFIG_STRING, "", 0, 0, O(client.client_id),
      "client id (\"\" = <host>-trainer: the same across restarts, one trainer per host)"},
     {"game", CONFIG_STRING, "khreibaga", 0, 0, O(game), "game module"},
     {"checkpoint_dir", CONFIG_STRING, "./var/trainer", 0, 0, O(checkpoint_dir),
@@ -71,11 +72,6 @@ static const config_option s_options[] = {
     {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads"},
     {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
      "augmentation seed (0 = from the clock)"},
-    {"timeout_ms", CONFIG_INT, "5000", 10, 600000, O(timeout_ms),
-     "wait for an answer before resending (Lazy Pirate)"},
-    {"retries", CONFIG_INT, "2", 1, 100, O(retries), "attempts of a request before waiting"},
-    {"max_msg_bytes", CONFIG_INT, "67108864", 65536, 2147483647, O(max_msg_bytes),
-     "largest inbound message"},
     {"wait_ms", CONFIG_INT, "1000", 10, 600000, O(wait_ms),
      "poll period while waiting for positions or the coordinator"},
     {"stats_s", CONFIG_DOUBLE, "5", 0.1, 86400, O(stats_s), "period of the TrainerStats report"},
@@ -83,7 +79,26 @@ static const config_option s_options[] = {
     {"max_steps", CONFIG_INT, "0", 0, 1e12, O(max_steps),
      "stop cleanly once the step count reaches this (0 = never)"},
 };
-#define N_OPTIONS (sizeof s_options / sizeof s_options[0])
+#undef O
+#define N_OWN (sizeof s_own_options / sizeof s_own_options[0])
+#define N_OPTIONS_MAX 64 /* rows of the joined table at most */
+
+static config_option s_options[N_OPTIONS_MAX]; /* the whole table (s_table) */
+static size_t s_n_options;                    /* rows in s_options */
+
+/* The whole table: the trainer's rows, then the connection's. */
+static size_t s_table(config_option *rows)
+{
+    config_group groups[] = {
+        {s_own_options, N_OWN, 0},
+        {client_options, client_options_n, offsetof(trainer_config, client)},
+    };
+    size_t n = config_join(rows, N_OPTIONS_MAX, groups, sizeof groups / sizeof groups[0]);
+    /* A batch of a few thousand samples, or a candidate's upload and
+     * registration, may take the coordinator longer to answer than a job. */
+    config_set_default(rows, n, "timeout_ms", "5000");
+    return n;
+}
 
 /* The trainer: everything the loop works with. */
 typedef struct tr {
@@ -549,7 +564,9 @@ static int s_start_model(tr *t)
 static int s_settings(tr *t, int argc, char **argv)
 {
     char err[512];
-    int rc = config_parse(s_options, N_OPTIONS, &t->cfg, argc, argv, NULL, 0, NULL, err,
+    s_n_options = s_table(s_options);
+    client_config_default(&t->cfg.client);
+    int rc = config_parse(s_options, s_n_options, &t->cfg, argc, argv, NULL, 0, NULL, err,
                           sizeof err);
     if (rc == CONFIG_HELP) {
         printf("usage: kz-trainer [--config=FILE] [--key=value ...]\n\n"
@@ -560,7 +577,7 @@ static int s_settings(tr *t, int argc, char **argv)
                "checkpoint. SIGTERM/SIGINT: finish the step, checkpoint, exit 0.\n"
                "Exit status: 0 clean stop, 1 fatal error, 2 bad settings.\n"
                "See docs/trainer.md.\n\n");
-        config_help(s_options, N_OPTIONS, stdout);
+        config_help(s_options, s_n_options, stdout);
         return 0;
     }
     if (rc) {
@@ -576,12 +593,12 @@ static int s_settings(tr *t, int argc, char **argv)
         fprintf(stderr, "kz-trainer: %s\n", err);
         return 2;
     }
-    if (!t->cfg.endpoint[0] || !t->cfg.checkpoint_dir[0]) {
+    if (!t->cfg.client.endpoint[0] || !t->cfg.checkpoint_dir[0]) {
         fprintf(stderr, "kz-trainer: %s: must not be empty\n",
-                !t->cfg.endpoint[0] ? "endpoint" : "checkpoint_dir");
+                !t->cfg.client.endpoint[0] ? "endpoint" : "checkpoint_dir");
         return 2;
     }
-    if (wire_endpoint_check(t->cfg.endpoint, false, err, sizeof err)) {
+    if (wire_endpoint_check(t->cfg.client.endpoint, false, err, sizeof err)) {
         fprintf(stderr, "kz-trainer: endpoint: %s\n", err);
         return 2;
     }
@@ -618,29 +635,19 @@ static int s_connect(tr *t)
     rng_seed(&t->rng, t->cfg.seed ? (uint64_t)t->cfg.seed
                                   : mix64((uint64_t)time_wall_ms() ^ ((uint64_t)getpid() << 40)));
     t->zctx = zmq_ctx_new();
-    client_config cc;
-    client_config_default(&cc);
-    cc.endpoint = t->cfg.endpoint;
-    cc.sub_endpoint = NULL;
+    client_config *cc = &t->cfg.client;
     /* The same id across restarts: the coordinator's worker table keeps one
      * row for the trainer. */
-    char id[CONFIG_STR_MAX];
-    if (t->cfg.client_id[0]) {
-        snprintf(id, sizeof id, "%s", t->cfg.client_id);
-    } else {
+    if (!cc->client_id[0]) {
         char host[64] = "";
         gethostname(host, sizeof host - 1);
-        snprintf(id, sizeof id, "%s-trainer", host[0] ? host : "localhost");
+        snprintf(cc->client_id, sizeof cc->client_id, "%s-trainer", host[0] ? host : "localhost");
     }
-    cc.client_id = id;
-    cc.role = "trainer";
-    cc.game = t->cfg.game;
-    cc.slots = 0;
-    cc.timeout_ms = (int)t->cfg.timeout_ms;
-    cc.retries = (int)t->cfg.retries;
-    cc.max_msg_bytes = (size_t)t->cfg.max_msg_bytes;
-    cc.max_pending = 1;
-    t->c = t->zctx ? client_new(t->zctx, &cc) : NULL;
+    cc->role = "trainer";
+    cc->game = t->cfg.game;
+    cc->slots = 0;
+    cc->max_pending = 1; /* it submits no games */
+    t->c = t->zctx ? client_new(t->zctx, cc) : NULL;
     if (!t->c)
         return 1;
     client_set_interrupt(t->c, &s_stop); /* a stop signal cuts a waiting request short */
@@ -783,7 +790,7 @@ int main(int argc, char **argv)
     int rc = s_settings(&t, argc, argv);
     if (rc >= 0)
         return rc;
-    config_log(s_options, N_OPTIONS, &t.cfg);
+    config_log(s_options, s_n_options, &t.cfg);
     s_signals();
     rc = s_connect(&t);
     /* Step 4: the start model (the checkpoint, init_model or the best). */

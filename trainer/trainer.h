@@ -16,15 +16,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "client.h"
 #include "config.h"
 #include "game.h"
 #include "util.h"
 #include "wire.h"
 
-/* Settings (the table in main.c; docs/trainer.md). */
+/* Settings (the table in main.c; docs/trainer.md): the trainer's own and the
+ * connection's (client_options). */
 typedef struct trainer_config {
-    char endpoint[CONFIG_STR_MAX];       /* coordinator ROUTER */
-    char client_id[CONFIG_STR_MAX];      /* client id, "" automatic */
     char game[CONFIG_STR_MAX];           /* game module */
     char checkpoint_dir[CONFIG_STR_MAX]; /* holds checkpoint.kzm */
     char init_model[CONFIG_STR_MAX];     /* start model file, "" = the coordinator's best */
@@ -51,13 +51,12 @@ typedef struct trainer_config {
     double ema_decay;                    /* candidates: moving average of the weights, 0 off */
     long threads;                        /* OpenBLAS threads */
     long seed;                           /* augmentation seed, 0 = clock */
-    long timeout_ms;                     /* request timeout */
-    long retries;                        /* attempts per request */
-    long max_msg_bytes;                  /* ZMQ_MAXMSGSIZE */
     long wait_ms;                        /* poll period while waiting */
     double stats_s;                      /* TrainerStats period */
     double log_s;                        /* progress line period */
     long max_steps;                      /* stop at this step, 0 never */
+    client_config client;                /* coordinator connection (role, game set in
+                                            main.c) */
 } trainer_config;
 
 /* Counters of batch_fill. */

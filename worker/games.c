@@ -81,26 +81,16 @@ struct games {
 
 static void s_settings_of(const worker_config *cfg, int purpose, int sims, mcts_settings *s)
 {
-    *s = mcts_settings_default();
+    *s = cfg->search;
     s->simulations = sims;
-    s->c_puct = (float)cfg->c_puct;
-    s->dirichlet_alpha = (float)cfg->dirichlet_alpha;
-    s->dirichlet_epsilon = purpose == PURPOSE_ARENA ? 0.0f : (float)cfg->dirichlet_epsilon;
-    s->temperature_plies = (int)(purpose == PURPOSE_ARENA ? cfg->arena_temperature_plies
-                                                          : cfg->temperature_plies);
-    s->fpu = (float)cfg->fpu;
-    s->leaves_per_tree = (int)cfg->leaves_per_tree;
-    s->reuse_tree = true;
-    s->cache_entries = (int)cfg->cache_entries;
-    s->tree_nodes = 0;
-    /* Forced playouts serve the training target: arena games play without them. */
-    s->forced_playouts_k = purpose == PURPOSE_ARENA ? 0.0f : (float)cfg->forced_playouts_k;
-    s->policy_pruning = purpose == PURPOSE_ARENA ? false : cfg->policy_pruning;
-    if (mcts_root_mode_parse(cfg->root_mode, &s->root_mode))
-        s->root_mode = -1; /* refused by mcts_settings_check */
-    s->gumbel_m = (int)cfg->gumbel_m;
-    s->gumbel_c_visit = (float)cfg->gumbel_c_visit;
-    s->gumbel_c_scale = (float)cfg->gumbel_c_scale;
+    if (purpose == PURPOSE_ARENA) {
+        /* No root noise; a few sampled turns for varied games; forced playouts
+         * serve the training target, so arena games play without them. */
+        s->dirichlet_epsilon = 0.0f;
+        s->temperature_plies = (int)cfg->arena_temperature_plies;
+        s->forced_playouts_k = 0.0f;
+        s->policy_pruning = false;
+    }
     /* Gumbel noise in self-play; arena games get it only in their first
      * arena_temperature_plies turns (temperature_plies above), for variety. */
     s->gumbel_noise = purpose != PURPOSE_ARENA;

@@ -17,49 +17,23 @@
 #include "wire.h"
 #include "worker.h"
 
+/* The worker's own rows; the search's and the connection's are their
+ * modules' (mcts_options, client_options), joined in s_table. */
 #define O(f) offsetof(worker_config, f)
-static const config_option s_options[] = {
-    {"endpoint", CONFIG_STRING, "tcp://127.0.0.1:5555", 0, 0, O(endpoint),
-     "coordinator request endpoint (its ROUTER)"},
-    {"sub_endpoint", CONFIG_STRING, "tcp://127.0.0.1:5556", 0, 0, O(sub_endpoint),
-     "coordinator announcement endpoint (its PUB); \"\" = none"},
-    {"worker_id", CONFIG_STRING, "", 0, 0, O(worker_id),
-     "stable client id (\"\" = <host>-<pid>-<random>); under systemd e.g. %H-%i"},
+static const config_option s_own_options[] = {
     {"game", CONFIG_STRING, "khreibaga", 0, 0, O(game), "game module"},
     {"parallel", CONFIG_INT, "32", 1, 4096, O(parallel), "games played at once"},
-    {"simulations", CONFIG_INT, "0", 0, 100000, O(simulations),
+    {"simulations", CONFIG_INT, "0", 0, 1000000, O(simulations),
      "MCTS simulations per move: 0 = the job's (200 if it says 0), N = always N"},
-    {"c_puct", CONFIG_DOUBLE, "1.5", 0.01, 100, O(c_puct), "PUCT exploration constant"},
-    {"dirichlet_alpha", CONFIG_DOUBLE, "1.0", 0.001, 100, O(dirichlet_alpha),
-     "root noise concentration (self-play)"},
-    {"dirichlet_epsilon", CONFIG_DOUBLE, "0.25", 0, 1, O(dirichlet_epsilon),
-     "root noise weight in self-play games (arena games: none)"},
-    {"temperature_plies", CONFIG_INT, "10", 0, 100000, O(temperature_plies),
-     "self-play: sample moves by visits while the turn count is below this"},
     {"arena_temperature_plies", CONFIG_INT, "4", 0, 100000, O(arena_temperature_plies),
-     "arena: sample moves by visits while the turn count is below this"},
-    {"fpu", CONFIG_DOUBLE, "0.25", 0, 2, O(fpu), "first-play urgency reduction"},
-    {"leaves_per_tree", CONFIG_INT, "4", 1, 64, O(leaves_per_tree),
-     "leaves each tree adds to a network batch (virtual loss)"},
-    {"cache_entries", CONFIG_INT, "65536", 0, 16777216, O(cache_entries),
-     "evaluation cache entries per search (0 = off)"},
-    {"forced_playouts_k", CONFIG_DOUBLE, "0", 0, 100, O(forced_playouts_k),
-     "self-play: KataGo forced playouts sqrt(k P N) at the root, 0 = off (KataGo: 2)"},
-    {"policy_pruning", CONFIG_BOOL, "false", 0, 0, O(policy_pruning),
-     "self-play: prune the forced playouts from the recorded policy (needs k > 0)"},
+     "arena: sample moves by visits while the turn count is below this (temperature_plies: "
+     "self-play)"},
     {"pcr_full_fraction", CONFIG_DOUBLE, "1", 0, 1, O(pcr_full_fraction),
      "self-play, playout cap randomization: the share of moves searched in full (policy "
      "targets); the others get a fast search (value targets only); 1 = off (KataGo: 0.25)"},
-    {"pcr_fast_simulations", CONFIG_INT, "40", 1, 100000, O(pcr_fast_simulations),
+    {"pcr_fast_simulations", CONFIG_INT, "40", 1, 1000000, O(pcr_fast_simulations),
      "self-play, playout cap randomization: simulations of a fast search (no root noise, the "
      "most visited played; at most the full search's)"},
-    {"root_mode", CONFIG_STRING, "puct", 0, 0, O(root_mode),
-     "root search: puct (AlphaZero) or gumbel (Gumbel-Top-k + Sequential Halving)"},
-    {"gumbel_m", CONFIG_INT, "16", 1, 256, O(gumbel_m), "gumbel: actions considered at the root"},
-    {"gumbel_c_visit", CONFIG_DOUBLE, "50", 0, 100000, O(gumbel_c_visit),
-     "gumbel: sigma(q) = (c_visit + max visits) * c_scale * q"},
-    {"gumbel_c_scale", CONFIG_DOUBLE, "1.0", 0.000001, 1000, O(gumbel_c_scale),
-     "gumbel: sigma's scale"},
     {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads (one worker per core: 1)"},
     {"precision", CONFIG_STRING, "bf16", 0, 0, O(precision),
      "the network's arithmetic: bf16 (AVX512_BF16 products, fp32 sums; fp32 where the CPU lacks "
@@ -68,16 +42,6 @@ static const config_option s_options[] = {
      "directory of cached model blobs (shared by workers is fine); \"\" = memory only"},
     {"model_cache_keep", CONFIG_INT, "8", 1, 10000, O(model_cache_keep),
      "model files kept in model_cache_dir (newest versions)"},
-    {"timeout_ms", CONFIG_INT, "3000", 10, 600000, O(timeout_ms),
-     "wait for an answer before resending (Lazy Pirate)"},
-    {"retries", CONFIG_INT, "2", 1, 100, O(retries),
-     "attempts of a job or model request before giving up for now"},
-    {"heartbeat_ms", CONFIG_INT, "1000", 10, 600000, O(heartbeat_ms),
-     "heartbeat period (until the coordinator says otherwise)"},
-    {"max_msg_bytes", CONFIG_INT, "67108864", 65536, 2147483647, O(max_msg_bytes),
-     "largest inbound message (must hold a model blob)"},
-    {"max_pending", CONFIG_INT, "1024", 1, 1000000, O(max_pending),
-     "games held until acknowledged; games in play + held never exceed it"},
     {"drain_s", CONFIG_DOUBLE, "10", 0, 3600, O(drain_s),
      "at a stop, wait at most this long for acknowledgements"},
     {"max_games", CONFIG_INT, "0", 0, 1000000000, O(max_games),
@@ -85,8 +49,27 @@ static const config_option s_options[] = {
     {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
      "seed of the games' random choices (0 = from the clock)"},
     {"log_s", CONFIG_DOUBLE, "30", 0.1, 86400, O(log_s), "period of the progress line"},
+    {"worker_id", CONFIG_ALIAS, "client_id", 0, 0, 0, "the worker's name of client_id"},
 };
-#define N_OPTIONS (sizeof s_options / sizeof s_options[0])
+#undef O
+#define N_OWN (sizeof s_own_options / sizeof s_own_options[0])
+#define N_OPTIONS_MAX 64 /* rows of the joined table at most */
+
+/* The whole table: the worker's rows, then the search's and the connection's. */
+static size_t s_table(config_option *rows)
+{
+    config_group groups[] = {
+        {s_own_options, N_OWN, 0},
+        {mcts_options, mcts_options_n, offsetof(worker_config, search)},
+        {client_options, client_options_n, offsetof(worker_config, client)},
+        {client_worker_options, client_worker_options_n, offsetof(worker_config, client)},
+    };
+    size_t n = config_join(rows, N_OPTIONS_MAX, groups, sizeof groups / sizeof groups[0]);
+    /* A worker listens for new-best announcements on the coordinator's
+     * default pub_bind (a library client listens to none unless told). */
+    config_set_default(rows, n, "sub_endpoint", "tcp://127.0.0.1:5556");
+    return n;
+}
 
 #define ARENA_QUEUE_MAX 1024 /* arena games of one job */
 #define BACKOFF_S 2.0        /* pause after a failed job or model request */
@@ -161,7 +144,8 @@ static int s_sims(const wk *w, uint32_t job_sims)
 /* Games that may start now: free slots, the queue bound, max_games. */
 static int s_room(const wk *w)
 {
-    long room = w->cfg.max_pending - (long)client_pending(w->c) - games_in_play(w->gm);
+    long room = (long)w->cfg.client.max_pending - (long)client_pending(w->c) -
+                games_in_play(w->gm);
     long free_slots = games_free(w->gm);
     if (free_slots < room)
         room = free_slots;
@@ -481,8 +465,8 @@ static int s_check_connection(wk *w)
     }
     bool on = client_connected(w->c);
     if (!on && !w->connected_once && !w->wait_logged &&
-        time_now() - w->started > w->cfg.timeout_ms / 1000.0 * w->cfg.retries) {
-        log_warn("coordinator at %s not answering yet; waiting", w->cfg.endpoint);
+        time_now() - w->started > w->cfg.client.timeout_ms / 1000.0 * w->cfg.client.retries) {
+        log_warn("coordinator at %s not answering yet; waiting", w->cfg.client.endpoint);
         w->wait_logged = true;
     }
     if (on && !w->connected_once) {
@@ -588,7 +572,11 @@ int main(int argc, char **argv)
     log_init("kz-worker");
     static wk w;
     char err[512];
-    int rc = config_parse(s_options, N_OPTIONS, &w.cfg, argc, argv, NULL, 0, NULL, err,
+    static config_option options[N_OPTIONS_MAX];
+    size_t n_options = s_table(options);
+    w.cfg.search = mcts_settings_default();
+    client_config_default(&w.cfg.client);
+    int rc = config_parse(options, n_options, &w.cfg, argc, argv, NULL, 0, NULL, err,
                           sizeof err);
     if (rc == CONFIG_HELP) {
         printf("usage: kz-worker [--config=FILE] [--key=value ...]\n\n"
@@ -597,7 +585,7 @@ int main(int argc, char **argv)
                "game and holds it until acknowledged. SIGTERM/SIGINT: finish the moves in\n"
                "hand, submit what is complete, exit 0 (a second signal exits at once).\n"
                "Exit status: 0 clean stop, 1 fatal error, 2 bad settings. See docs/worker.md.\n\n");
-        config_help(s_options, N_OPTIONS, stdout);
+        config_help(options, n_options, stdout);
         return 0;
     }
     if (rc) {
@@ -609,15 +597,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "kz-worker: game: unknown game module '%s'\n", w.cfg.game);
         return 2;
     }
-    if (!w.cfg.endpoint[0]) {
+    client_config *cc = &w.cfg.client;
+    if (!cc->endpoint[0]) {
         fprintf(stderr, "kz-worker: endpoint: must not be empty\n");
         return 2;
     }
-    if (wire_endpoint_check(w.cfg.endpoint, false, err, sizeof err)) {
+    if (wire_endpoint_check(cc->endpoint, false, err, sizeof err)) {
         fprintf(stderr, "kz-worker: endpoint: %s\n", err);
         return 2;
     }
-    if (w.cfg.sub_endpoint[0] && wire_endpoint_check(w.cfg.sub_endpoint, false, err, sizeof err)) {
+    if (cc->sub_endpoint[0] && wire_endpoint_check(cc->sub_endpoint, false, err, sizeof err)) {
         fprintf(stderr, "kz-worker: sub_endpoint: %s\n", err);
         return 2;
     }
@@ -631,7 +620,7 @@ int main(int argc, char **argv)
                 w.cfg.precision);
         return 2;
     }
-    config_log(s_options, N_OPTIONS, &w.cfg);
+    config_log(options, n_options, &w.cfg);
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -645,22 +634,12 @@ int main(int argc, char **argv)
     uint64_t seed = w.cfg.seed ? (uint64_t)w.cfg.seed
                                : mix64((uint64_t)time_wall_ms() ^ ((uint64_t)getpid() << 40));
     w.zctx = zmq_ctx_new();
-    client_config cc;
-    client_config_default(&cc);
-    cc.endpoint = w.cfg.endpoint;
-    cc.sub_endpoint = w.cfg.sub_endpoint;
-    cc.client_id = w.cfg.worker_id;
-    cc.role = "worker";
-    cc.game = w.cfg.game;
-    cc.slots = (uint32_t)w.cfg.parallel;
-    cc.timeout_ms = (int)w.cfg.timeout_ms;
-    cc.retries = (int)w.cfg.retries;
-    cc.heartbeat_ms = (int)w.cfg.heartbeat_ms;
-    cc.max_msg_bytes = (size_t)w.cfg.max_msg_bytes;
-    cc.max_pending = (size_t)w.cfg.max_pending;
-    w.c = w.zctx ? client_new(w.zctx, &cc) : NULL;
+    cc->role = "worker";
+    cc->game = w.cfg.game;
+    cc->slots = (uint32_t)w.cfg.parallel;
+    w.c = w.zctx ? client_new(w.zctx, cc) : NULL;
     /* The search hands the network its leaves in chunks of at most this. */
-    long eval_batch = w.cfg.parallel * w.cfg.leaves_per_tree;
+    long eval_batch = w.cfg.parallel * w.cfg.search.leaves_per_tree;
     if (eval_batch > EVAL_BATCH_MAX)
         eval_batch = EVAL_BATCH_MAX;
     w.nc = netcache_new(w.g, w.cfg.model_cache_dir, (int)w.cfg.model_cache_keep,
@@ -673,7 +652,7 @@ int main(int argc, char **argv)
         goto out;
     }
     log_info("worker %s starting: parallel %ld, endpoint %s, seed %llu", client_id(w.c),
-             w.cfg.parallel, w.cfg.endpoint, (unsigned long long)seed);
+             w.cfg.parallel, cc->endpoint, (unsigned long long)seed);
     rc = s_loop(&w) ? 1 : 0;
     s_drain(&w);
     games_stats st;

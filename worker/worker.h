@@ -36,43 +36,27 @@
 #include "player.h"
 #include "record.h"
 
-/* Settings (the table in main.c; docs/worker.md). */
+/* Settings (the table in main.c; docs/worker.md): the worker's own, the
+ * search's (mcts_options) and the connection's (client_options). */
 typedef struct worker_config {
-    char endpoint[CONFIG_STR_MAX];        /* coordinator ROUTER */
-    char sub_endpoint[CONFIG_STR_MAX];    /* coordinator PUB, "" none */
-    char worker_id[CONFIG_STR_MAX];       /* client id, "" automatic */
     char game[CONFIG_STR_MAX];            /* game module */
     long parallel;                        /* games at once */
     long simulations;                     /* 0 = the job's, else an override */
-    double c_puct;                        /* PUCT constant */
-    double dirichlet_alpha;               /* root noise concentration */
-    double dirichlet_epsilon;             /* root noise weight (self-play) */
-    long temperature_plies;               /* self-play: sampled turns */
     long arena_temperature_plies;         /* arena: sampled turns */
-    double fpu;                           /* first-play urgency reduction */
-    long leaves_per_tree;                 /* leaves per tree per batch */
-    long cache_entries;                   /* evaluation cache entries */
-    double forced_playouts_k;             /* self-play: forced playouts, 0 off */
-    bool policy_pruning;                  /* self-play: prune them from the target */
     double pcr_full_fraction;             /* self-play: share of moves searched in full */
     long pcr_fast_simulations;            /* self-play: simulations of the other moves */
-    char root_mode[CONFIG_STR_MAX];       /* "puct" or "gumbel" */
-    long gumbel_m;                        /* gumbel: actions considered at the root */
-    double gumbel_c_visit;                /* gumbel: sigma's visit offset */
-    double gumbel_c_scale;                /* gumbel: sigma's scale */
     long threads;                         /* OpenBLAS threads */
     char precision[CONFIG_STR_MAX];       /* the network's arithmetic: fp32 | bf16 */
     char model_cache_dir[CONFIG_STR_MAX]; /* disk cache, "" none */
     long model_cache_keep;                /* model files kept */
-    long timeout_ms;                      /* request timeout */
-    long retries;                         /* attempts of a synchronous request */
-    long heartbeat_ms;                    /* heartbeat period */
-    long max_msg_bytes;                   /* ZMQ_MAXMSGSIZE */
-    long max_pending;                     /* games held until acknowledged */
     double drain_s;                       /* wait for acks at exit */
     long max_games;                       /* stop after this many games, 0 never */
     long seed;                            /* 0 = from the clock */
     double log_s;                         /* progress line period */
+    mcts_settings search;                 /* self-play search (arena: games.c adjusts);
+                                             its simulations unused (the row above) */
+    client_config client;                 /* coordinator connection (role, game, slots
+                                             set in main.c) */
 } worker_config;
 
 /* ---- netcache.c ------------------------------------------------------------ */
