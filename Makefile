@@ -102,6 +102,8 @@ $(BUILD)/kz-coordinator: $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # The dashboard's page is built into the coordinator (.incbin).
 $(BUILD)/obj/server/dashboard.o: server/dashboard.html
+# The viewer's and the play page's files are built into libkz (.incbin).
+$(BUILD)/obj/common/webpages.o: web/viewer.html web/play.html web/board.js
 
 $(BUILD)/kz-worker: $(WORKER_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -168,6 +170,7 @@ $(FUZZ_BUILD)/obj/gen/%.o: $(FUZZ_BUILD)/gen/%.c
 $(FUZZ_BUILD)/obj/common/%.o: common/%.c $(PROTO_SRC:proto/%.proto=$(FUZZ_BUILD)/gen/%.pb-c.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+$(FUZZ_BUILD)/obj/common/webpages.o: web/viewer.html web/play.html web/board.js
 $(FUZZ_LIB): $(FUZZ_LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

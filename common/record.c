@@ -840,6 +840,54 @@ int record_file_read(record_file *f, game_record *r, char *err, size_t errlen)
     return 0;
 }
 
+int record_file_append(const char *path, record_file **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    FILE *probe = fopen(path, "rb");
+    if (!probe) {
+        if (errno == ENOENT)
+            return record_file_create(path, out, err, errlen);
+        int e = errno;
+        return err_set(err, errlen, e, "cannot open %s: %s", path, strerror(e));
+    }
+    int c = fgetc(probe);
+    fclose(probe);
+    if (c == EOF) /* empty: as new */
+        return record_file_create(path, out, err, errlen);
+    /* Step 1. Every record must read: nothing is appended after damage. */
+    record_file *f;
+    int rc = record_file_open(path, &f, err, errlen);
+    if (rc)
+        return rc;
+    game_record *r = record_new();
+    if (!r) {
+        record_file_close(&f);
+        return err_set(err, errlen, KZ_ENOMEM, "out of memory");
+    }
+    while ((rc = record_file_read(f, r, err, errlen)) == 0)
+        ;
+    long count = f->count, offset = f->offset;
+    record_destroy(&r);
+    record_file_close(&f);
+    if (rc != KZ_ENOTFOUND)
+        return rc;
+    /* Step 2. Open for appending after the last record. */
+    f = calloc(1, sizeof *f);
+    if (!f)
+        return err_set(err, errlen, KZ_ENOMEM, "out of memory");
+    f->fp = fopen(path, "ab");
+    if (!f->fp) {
+        int e = errno;
+        free(f);
+        return err_set(err, errlen, e, "cannot append to %s: %s", path, strerror(e));
+    }
+    f->writing = true;
+    f->count = count;
+    f->offset = offset;
+    *out = f;
+    return 0;
+}
+
 long record_file_count(const record_file *f) { return f->count; }
 
 int record_file_close(record_file **pf)

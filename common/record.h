@@ -237,6 +237,13 @@ int record_file_create(const char *path, record_file **out, char *err, size_t er
 /* Opens path for reading and checks the header. 0, errno, KZ_ECORRUPT (not a
  * record file) or KZ_EVERSION, with a message in err. */
 int record_file_open(const char *path, record_file **out, char *err, size_t errlen);
+/* Opens path for appending: a missing or empty file is created (as
+ * record_file_create), an existing one must read cleanly to its end (every
+ * record decodes; nothing is appended after damage) and is written on after
+ * its last record; record_file_count starts at the records already there.
+ * 0, or record_file_open's and record_file_read's errors with a message in
+ * err. Caller owns *out: record_file_close. */
+int record_file_append(const char *path, record_file **out, char *err, size_t errlen);
 /* Appends one record (and flushes it to the kernel). 0 or an error
  * (KZ_EINVAL from record_pack, errno) with a message in err. */
 int record_file_write(record_file *f, const game_record *r, char *err, size_t errlen);
@@ -245,7 +252,7 @@ int record_file_write(record_file *f, const game_record *r, char *err, size_t er
  * err. After an error the file is not read further (every later call returns
  * the same error). */
 int record_file_read(record_file *f, game_record *r, char *err, size_t errlen);
-/* Records read or written so far. */
+/* Records read or written so far (for an appender: with those it found). */
 long record_file_count(const record_file *f);
 /* Closes f (a writer is flushed and fsynced) and sets *f to NULL; NULL-safe.
  * 0 or the errno of a failed flush/fsync/close. */

@@ -869,6 +869,45 @@ int store_foreach_game(store *s, int (*fn)(void *ctx, uint64_t seq, const uint8_
     return out;
 }
 
+int store_foreach_game_desc(store *s, uint64_t from,
+                            int (*fn)(void *ctx, uint64_t seq, const uint8_t *rec, size_t len),
+                            void *ctx)
+{
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, s->games, &cur);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    /* The first key >= from; the one before it when it is above from (or
+     * none: then the last key). */
+    uint8_t key[8];
+    s_be64(key, from);
+    MDB_val k = {.mv_size = 8, .mv_data = key}, d;
+    rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+    if (rc == MDB_NOTFOUND)
+        rc = mdb_cursor_get(cur, &k, &d, MDB_LAST);
+    else if (!rc && (k.mv_size != 8 || s_get_be64(k.mv_data) > from))
+        rc = mdb_cursor_get(cur, &k, &d, MDB_PREV);
+    int out = 0;
+    for (; !rc && !out; rc = mdb_cursor_get(cur, &k, &d, MDB_PREV)) {
+        if (k.mv_size != 8) {
+            out = KZ_ECORRUPT;
+            break;
+        }
+        out = fn(ctx, s_get_be64(k.mv_data), d.mv_data, d.mv_size);
+    }
+    if (!out && rc != MDB_NOTFOUND)
+        out = rc;
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return out;
+}
+
 /* --- sampling ------------------------------------------------------------------- */
 
 store_batch *store_batch_new(size_t cap)

@@ -167,6 +167,11 @@ int store_get_game(store *s, uint64_t sequence, uint8_t **record, size_t *len);
  * non-zero, which is returned). Record bytes are borrowed for the call. */
 int store_foreach_game(store *s, int (*fn)(void *ctx, uint64_t seq, const uint8_t *rec,
                                            size_t len), void *ctx);
+/* The same from sequence `from` (the newest stored one when from is beyond
+ * it) down to the oldest: newest first, for lists of recent games. */
+int store_foreach_game_desc(store *s, uint64_t from,
+                            int (*fn)(void *ctx, uint64_t seq, const uint8_t *rec, size_t len),
+                            void *ctx);
 
 /* A batch of samples as flat arrays (the layout of the wire's BatchReply). */
 typedef struct store_batch {

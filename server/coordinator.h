@@ -10,7 +10,9 @@
  *   timeline.c    the run's history: a bounded time series of the figures
  *                 (games, positions, results, game length, trainer losses)
  *   status.c      HTTP endpoint (/status, /metrics, /healthz, /models and
- *                 the model files, /timeline) and the snapshots it serves
+ *                 the model files, /timeline, the pages of webpages.h) and
+ *                 the snapshots it serves
+ *   games.c       /games and /games/SEQ: stored games for the viewer
  *
  * Threads: everything here runs on the main thread except the HTTP handler,
  * which only copies the snapshot strings under `snap_lock` (and asks the
@@ -347,6 +349,7 @@ typedef struct coord {
     volatile double heartbeat;  /* time_now() of the last loop turn */
     void *http;                 /* struct MHD_Daemon * */
     struct status_files *files; /* /models and its files for the HTTP thread (status.c) */
+    struct games_box *games_box; /* /games requests for the main loop (games.c) */
 } coord;
 
 /* coordinator.c */
@@ -462,6 +465,23 @@ void status_refresh(coord *c);
  * the blob, stamps its version and parent (modelfile_stamp), keeps it for
  * the HTTP thread. Called by the main loop on every turn; cheap when idle. */
 void status_serve(coord *c);
+
+/* games.c: GET /games and /games/SEQ (engine.h's JSON). games_start makes
+ * the mailbox (status_start), games_stop wakes the waiting HTTP threads,
+ * games_free frees it once the HTTP server has stopped (status_stop). */
+struct engine_args;
+struct engine_reply;
+void games_start(coord *c);
+void games_stop(coord *c);
+void games_free(coord *c);
+/* Answers GET url (/games or /games/SEQ) with its query arguments: parses
+ * it, posts it to the main loop and waits for the answer (at most 10 s:
+ * then a 503). HTTP threads only. */
+void games_http(coord *c, const char *url, const struct engine_args *args,
+                struct engine_reply *out);
+/* Answers the posted request, if any, from the store. Main loop, every turn
+ * (status_serve calls it); cheap when idle. */
+void games_serve(coord *c);
 
 /* dashboard.c: the page of GET / (server/dashboard.html), NUL-terminated. */
 extern const char status_dashboard_html[];

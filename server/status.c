@@ -5,7 +5,8 @@
  * model), GET /models/N.kzm and /models/best.kzm (the model file, its
  * registry version and parent stamped in), GET /timeline (JSON: the run's
  * history, timeline.c; /status has the open interval as
- * timeline.current).
+ * timeline.current), GET /viewer and /board.js (webpages.h: the game
+ * viewer), GET /games and /games/SEQ (games.c: stored games as JSON).
  * The main thread rebuilds the documents every status_ms into snapshot
  * strings; the HTTP threads only copy a snapshot under snap_lock, so they
  * never touch the coordinator's state. A model file is asked for: the HTTP
@@ -21,8 +22,10 @@
 #include <time.h>
 
 #include "coordinator.h"
+#include "engine.h"
 #include "modelfile.h"
 #include "util.h"
+#include "webpages.h"
 
 #define FILES_KEPT 4            /* stamped model files kept for the HTTP thread */
 #define FILES_WAIT_S 10         /* longest an HTTP thread waits for the main thread */
@@ -547,6 +550,7 @@ void status_refresh(coord *c)
 
 void status_serve(coord *c)
 {
+    games_serve(c);
     status_files *f = c->files;
     if (!f)
         return;
@@ -685,6 +689,40 @@ static enum MHD_Result s_model_file(coord *c, struct MHD_Connection *conn, const
     }
 }
 
+/* Collects the query arguments of a request (MHD's, valid during it). */
+static enum MHD_Result s_collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    engine_args_add(cls, key, value);
+    return MHD_YES;
+}
+
+/* A built-in page of webpages.h, or an answer of games.c. */
+static enum MHD_Result s_respond_page(struct MHD_Connection *conn, const webpage *p)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(p->len, (void *)p->body, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", p->type);
+    MHD_add_response_header(r, "Cache-Control", "no-cache");
+    enum MHD_Result ret = MHD_queue_response(conn, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result s_games(coord *c, struct MHD_Connection *conn, const char *url)
+{
+    engine_args a = {0};
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, s_collect_arg, &a);
+    engine_reply r;
+    games_http(c, url, &a, &r);
+    enum MHD_Result ret = s_respond(conn, (unsigned)r.code, r.type, r.body, r.len);
+    engine_reply_free(&r);
+    return ret;
+}
+
 static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_len, void **state)
@@ -734,10 +772,15 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
         pthread_mutex_unlock(&c->snap_lock);
         return ret;
     }
+    webpage page;
+    if (webpages_find(url, &page))
+        return s_respond_page(conn, &page);
+    if (c->games_box && (!strcmp(url, "/games") || !strncmp(url, "/games/", 7)))
+        return s_games(c, conn, url);
     bool status = !strcmp(url, "/status"), metrics = !strcmp(url, "/metrics");
     if (!status && !metrics)
         return s_respond_line(conn, 404, "not found: try /, /status, /metrics, /healthz, /models, "
-                                         "/timeline");
+                                         "/timeline, /games, /viewer");
     pthread_mutex_lock(&c->snap_lock);
     const char *doc = status ? c->snap_status : c->snap_metrics;
     enum MHD_Result ret = s_respond(conn, 200,
@@ -763,6 +806,7 @@ int status_start(coord *c)
     status_files *f = xcalloc(1, sizeof *f);
     pthread_cond_init(&f->answered, NULL);
     c->files = f;
+    games_start(c);
     status_refresh(c); /* /models before the first request */
     /* A thread per connection: a model file's request waits for the main
      * loop without holding up /healthz and the others. */
@@ -791,9 +835,11 @@ void status_stop(coord *c)
         pthread_cond_broadcast(&f->answered);
         pthread_mutex_unlock(&c->snap_lock);
     }
+    games_stop(c);
     if (c->http)
         MHD_stop_daemon(c->http);
     c->http = NULL;
+    games_free(c);
     if (f) {
         for (int i = 0; i < FILES_KEPT; i++)
             free(f->bytes[i]);

@@ -366,6 +366,49 @@ Test(record, file_round_trip_in_order)
     s_free(&gs);
 }
 
+Test(record, appending_goes_on_after_the_last_record_and_refuses_damage)
+{
+    games gs;
+    s_play(&gs, 4, 45);
+    const char *path = s_tmp_path("append");
+    unlink(path);
+    record_file *f;
+    char err[200];
+    /* A missing file is created; then two more runs append. */
+    for (int part = 0; part < 2; part++) {
+        cr_assert_eq(record_file_append(path, &f, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(record_file_count(f), 2 * part, "the records already there");
+        for (int i = 2 * part; i < 2 * part + 2; i++)
+            cr_assert_eq(record_file_write(f, gs.rec[i], err, sizeof err), 0, "%s", err);
+        cr_assert_eq(record_file_count(f), 2 * part + 2);
+        cr_assert_eq(record_file_close(&f), 0);
+    }
+    game_record *r = record_new();
+    cr_assert_eq(record_file_open(path, &f, err, sizeof err), 0, "%s", err);
+    for (int i = 0; i < gs.n; i++) {
+        cr_assert_eq(record_file_read(f, r, err, sizeof err), 0, "%s", err);
+        s_assert_same(gs.rec[i], r);
+    }
+    cr_assert_eq(record_file_read(f, r, err, sizeof err), KZ_ENOTFOUND);
+    record_file_close(&f);
+    /* A file cut inside its last record: nothing is appended. */
+    uint8_t *bytes;
+    size_t len;
+    cr_assert_eq(file_read_all(path, &bytes, &len), 0);
+    cr_assert_eq(file_write_atomic(path, bytes, len - 3), 0);
+    cr_assert_eq(record_file_append(path, &f, err, sizeof err), KZ_ECORRUPT);
+    cr_assert(strstr(err, "truncated") && strstr(err, "record 4"), "%s", err);
+    cr_assert_null(f);
+    /* Nor to a foreign file. */
+    cr_assert_eq(file_write_atomic(path, "hello, world\n", 13), 0);
+    cr_assert_eq(record_file_append(path, &f, err, sizeof err), KZ_ECORRUPT);
+    cr_assert(strstr(err, "not a record file"), "%s", err);
+    free(bytes);
+    record_destroy(&r);
+    unlink(path);
+    s_free(&gs);
+}
+
 Test(record, truncated_files_give_a_clear_error_at_every_cut)
 {
     games gs;

@@ -281,6 +281,22 @@ static int s_count_games(void *ctx, uint64_t seq, const uint8_t *rec, size_t len
     return 0;
 }
 
+/* The sequences a walk visits, stopping (7) after stop_after when set. */
+typedef struct s_order {
+    uint64_t seq[8]; /* visited, in order */
+    int n;           /* used */
+    int stop_after;  /* 0: never stop */
+} s_order;
+
+static int s_list_games(void *ctx, uint64_t seq, const uint8_t *rec, size_t len)
+{
+    s_order *o = ctx;
+    (void)rec, (void)len;
+    if (o->n < 8)
+        o->seq[o->n++] = seq;
+    return o->stop_after && o->n >= o->stop_after ? 7 : 0;
+}
+
 Test(store, everything_survives_close_and_reopen)
 {
     tmpdir t;
@@ -338,6 +354,17 @@ Test(store, everything_survives_close_and_reopen)
     uint64_t n = 0;
     cr_assert_eq(store_foreach_game(s, s_count_games, &n), 0);
     cr_assert_eq(n, 3);
+    /* Newest first, from a sequence or from beyond the last. */
+    s_order ord = {0};
+    cr_assert_eq(store_foreach_game_desc(s, 99, s_list_games, &ord), 0);
+    cr_assert(ord.n == 3 && ord.seq[0] == 2 && ord.seq[1] == 1 && ord.seq[2] == 0);
+    ord.n = 0;
+    cr_assert_eq(store_foreach_game_desc(s, 1, s_list_games, &ord), 0);
+    cr_assert(ord.n == 2 && ord.seq[0] == 1 && ord.seq[1] == 0);
+    ord.n = 0;
+    ord.stop_after = 1;
+    cr_assert_eq(store_foreach_game_desc(s, 2, s_list_games, &ord), 7, "fn's stop is returned");
+    cr_assert(ord.n == 1 && ord.seq[0] == 2);
     store_batch_destroy(&b);
     store_close(&s);
     s_tmp_remove(&t);
