@@ -167,8 +167,9 @@ static void s_set_label(engine *e, const engine_config *cfg)
 {
     if (cfg->label && cfg->label[0])
         snprintf(e->label, sizeof e->label, "%s", cfg->label);
-    else if (e->network)
-        snprintf(e->label, sizeof e->label, "mcts:%s", e->source);
+    else if (e->network) /* the model file's name, without its directories */
+        snprintf(e->label, sizeof e->label, "%s",
+                 strrchr(e->source, '/') ? strrchr(e->source, '/') + 1 : e->source);
     else
         snprintf(e->label, sizeof e->label, "%s", e->source);
 }
@@ -320,7 +321,8 @@ static void s_order(engine_analysis *out)
         }
 }
 
-int engine_analyse(engine *e, const game_state *s, int sims, engine_analysis *out)
+int engine_analyse(engine *e, const game_state *s, int sims, uint64_t seed,
+                   engine_analysis *out)
 {
     const game_def *g = e->g;
     memset(out, 0, offsetof(engine_analysis, player));
@@ -338,7 +340,7 @@ int engine_analyse(engine *e, const game_state *s, int sims, engine_analysis *ou
     }
     snprintf(out->player, sizeof out->player, "%s", player_name(e->p));
     double t0 = time_now();
-    player_new_game(e->p, 1);
+    player_new_game(e->p, seed);
     int action;
     if ((rc = player_choose(e->p, s, &action, &out->info)) != 0)
         goto out;
@@ -359,7 +361,7 @@ int engine_analyse(engine *e, const game_state *s, int sims, engine_analysis *ou
         } else {
             player_info *later = xmalloc(sizeof *later);
             int a2;
-            player_new_game(e->p, 1);
+            player_new_game(e->p, seed);
             rc = player_choose(e->p, &t, &a2, later);
             double v = later->value;
             free(later);
@@ -732,7 +734,7 @@ static void s_api_analyse(engine *e, const game_def *g, const engine_args *a, en
         return;
     }
     engine_analysis *an = xmalloc(sizeof *an);
-    int rc = engine_analyse(e, &rp.now, (int)sims, an);
+    int rc = engine_analyse(e, &rp.now, (int)sims, 1, an);
     if (rc) {
         if (rc == KZ_ETIMEOUT)
             engine_reply_line(out, 503, "the engine is busy with other searches; try again");

@@ -83,8 +83,8 @@ typedef struct engine_config {
     int sims;            /* default simulations of a network engine per analysis [200] */
     int max_sims;        /* most simulations a request may ask for [5000] */
     const char *records; /* record file the saved games are appended to; NULL or "": none */
-    const char *label;   /* the engine's name on the pages; NULL: the spec, e.g.
-                            "mcts:best.kzm:200" */
+    const char *label;   /* the engine's name on the pages; NULL: the model file's name
+                            without its directories (e.g. "best.kzm"), or the spec */
 } engine_config;
 
 /* The defaults above. */
@@ -117,9 +117,11 @@ typedef struct engine_analysis {
 } engine_analysis;
 
 /* Analyses s (not over) with sims simulations (0: the default; a player spec
- * keeps its own). 0, KZ_ETIMEOUT when another search held the engine for
- * ENGINE_WAIT_S, or the player's error. */
-int engine_analyse(engine *e, const game_state *s, int sims, engine_analysis *out);
+ * keeps its own), the player's random generator seeded with seed (the page's
+ * requests use 1: the same question, the same answer). 0, KZ_ETIMEOUT when
+ * another search held the engine for ENGINE_WAIT_S, or the player's error. */
+int engine_analyse(engine *e, const game_state *s, int sims, uint64_t seed,
+                   engine_analysis *out);
 
 /* Whether action (legal in s) removes a piece: the material of input planes
  * 0..3 (player.h's layout) drops. */

@@ -12,7 +12,8 @@
  *   status.c      HTTP endpoint (/status, /metrics, /healthz, /models and
  *                 the model files, /timeline, the pages of webpages.h) and
  *                 the snapshots it serves
- *   games.c       /games and /games/SEQ: stored games for the viewer
+ *   games.c       /games and /games/SEQ: stored games for the viewer; /api/:
+ *                 the play page's engine over the best model
  *
  * Threads: everything here runs on the main thread except the HTTP handler,
  * which only copies the snapshot strings under `snap_lock` (and asks the
@@ -466,7 +467,8 @@ void status_refresh(coord *c);
  * the HTTP thread. Called by the main loop on every turn; cheap when idle. */
 void status_serve(coord *c);
 
-/* games.c: GET /games and /games/SEQ (engine.h's JSON). games_start makes
+/* games.c: GET /games and /games/SEQ (engine.h's JSON), and /api/ for the
+ * play page. games_start makes
  * the mailbox (status_start), games_stop wakes the waiting HTTP threads,
  * games_free frees it once the HTTP server has stopped (status_stop). */
 struct engine_args;
@@ -479,8 +481,15 @@ void games_free(coord *c);
  * then a 503). HTTP threads only. */
 void games_http(coord *c, const char *url, const struct engine_args *args,
                 struct engine_reply *out);
-/* Answers the posted request, if any, from the store. Main loop, every turn
- * (status_serve calls it); cheap when idle. */
+/* Answers METHOD /api/NAME (engine.h's API) with the engine of the current
+ * best model (built on first use and when the best changes; searches run on
+ * the calling HTTP thread, at most 2000 simulations; games saved to
+ * DATA_DIR/play.kzr). HTTP threads only. */
+void games_api(coord *c, const char *method, const char *name, const struct engine_args *args,
+               struct engine_reply *out);
+/* Answers the posted request, if any, from the store, and notes the best
+ * version for games_api. Main loop, every turn (status_serve calls it);
+ * cheap when idle. */
 void games_serve(coord *c);
 
 /* dashboard.c: the page of GET / (server/dashboard.html), NUL-terminated. */

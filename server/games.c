@@ -1,9 +1,13 @@
 /* games: GET /games (recent stored games, filtered, bounded) and GET
- * /games/SEQ (one game's moves) for the viewer page. The store is the main
- * thread's alone: the HTTP thread parses the request, posts it in a one-slot
- * mailbox and waits (bounded); the main loop reads the store and answers on
- * its next turn (games_serve). One request at a time; the others wait their
- * turn for at most GAMES_WAIT_S. */
+ * /games/SEQ (one game's moves) for the viewer page, and the play page's
+ * API (/api/..., engine.h) over the current best model. The store is the
+ * main thread's alone: the HTTP thread parses the request, posts it in a
+ * one-slot mailbox and waits (bounded); the main loop reads the store and
+ * answers on its next turn (games_serve). One request at a time; the others
+ * wait their turn for at most GAMES_WAIT_S. The play engine is built on an
+ * HTTP thread from the best model's bytes (asked of the main loop the same
+ * way, when the best changed) and searches there: the main loop never
+ * waits for a search. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,17 +30,30 @@ typedef struct games_box {
     bool answered;             /* its answer is ready */
     bool closing;              /* games_stop runs: waiting threads give up */
     bool abandoned;            /* the poster gave up waiting: drop the answer */
-    bool one;                  /* the request: one game (seq), else a list (filter) */
+    int kind;                  /* the request: BOX_LIST, BOX_GAME or BOX_MODEL */
     uint64_t seq;              /* one game's sequence */
     engine_games_filter filter;/* a list's filter */
-    engine_reply reply;        /* the answer (body owned until taken) */
+    engine_reply reply;        /* the answer (body owned until taken); BOX_MODEL: the
+                                  blob in body, its version in code */
+    uint32_t best;             /* the best version, as the main loop last saw it */
+    pthread_rwlock_t play_lock;/* searches read-lock the play engine, a new one write-locks */
+    pthread_mutex_t play_build;/* one thread builds a new play engine at a time */
+    engine *play;              /* the play engine (the best model), NULL before the first */
+    uint32_t play_version;     /* its model version */
 } games_box;
+
+enum { BOX_LIST = 0, BOX_GAME = 1, BOX_MODEL = 2 };
+#define PLAY_SIMS 200      /* default simulations of the coordinator's play engine */
+#define PLAY_MAX_SIMS 2000 /* most a page may ask for (the workers need the cores) */
 
 void games_start(coord *c)
 {
     games_box *b = xcalloc(1, sizeof *b);
     pthread_mutex_init(&b->lock, NULL);
     pthread_cond_init(&b->changed, NULL);
+    pthread_rwlock_init(&b->play_lock, NULL);
+    pthread_mutex_init(&b->play_build, NULL);
+    b->best = c->best;
     c->games_box = b;
 }
 
@@ -57,6 +74,9 @@ void games_free(coord *c)
     if (!b)
         return;
     engine_reply_free(&b->reply);
+    engine_destroy(&b->play);
+    pthread_rwlock_destroy(&b->play_lock);
+    pthread_mutex_destroy(&b->play_build);
     pthread_cond_destroy(&b->changed);
     pthread_mutex_destroy(&b->lock);
     free(b);
@@ -79,9 +99,22 @@ static int s_offer(void *ctx, uint64_t seq, const uint8_t *bytes, size_t len)
 }
 
 /* The answer to one request (main thread: reads the store). */
-static void s_answer(coord *c, bool one, uint64_t seq, const engine_games_filter *f,
+static void s_answer(coord *c, int kind, uint64_t seq, const engine_games_filter *f,
                      engine_reply *out)
 {
+    if (kind == BOX_MODEL) {
+        uint8_t *blob;
+        size_t len;
+        int rc = store_get_model(c->st, c->best, &blob, &len, NULL);
+        if (rc) {
+            engine_reply_line(out, 500, "the best model (v%u) cannot be read: %s", c->best,
+                              err_str(rc));
+            return;
+        }
+        *out = (engine_reply){(int)c->best, "application/octet-stream", (char *)blob, len};
+        return;
+    }
+    bool one = kind == BOX_GAME;
     store_stats st;
     store_get_stats(c->st, &st);
     game_record *rec = record_new();
@@ -137,15 +170,16 @@ void games_serve(coord *c)
     if (!b)
         return;
     pthread_mutex_lock(&b->lock);
+    b->best = c->best;
     bool todo = b->posted && !b->answered;
-    bool one = b->one;
+    int kind = b->kind;
     uint64_t seq = b->seq;
     engine_games_filter f = b->filter;
     pthread_mutex_unlock(&b->lock);
     if (!todo)
         return;
     engine_reply r = {0};
-    s_answer(c, one, seq, &f, &r);
+    s_answer(c, kind, seq, &f, &r);
     pthread_mutex_lock(&b->lock);
     if (b->abandoned) {
         engine_reply_free(&r);
@@ -160,6 +194,9 @@ void games_serve(coord *c)
 }
 
 /* --- the HTTP thread's side ------------------------------------------------------- */
+
+static void s_post(games_box *b, int kind, uint64_t seq, const engine_games_filter *f,
+                   engine_reply *out);
 
 void games_http(coord *c, const char *url, const engine_args *args, engine_reply *out)
 {
@@ -188,6 +225,13 @@ void games_http(coord *c, const char *url, const engine_args *args, engine_reply
         engine_reply_line(out, 400, "%s", err);
         return;
     }
+    s_post(b, one ? BOX_GAME : BOX_LIST, seq, &f, out);
+}
+
+/* Posts a request and waits for the main loop's answer (or a 503). */
+static void s_post(games_box *b, int kind, uint64_t seq, const engine_games_filter *f,
+                   engine_reply *out)
+{
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += GAMES_WAIT_S;
@@ -205,10 +249,10 @@ void games_http(coord *c, const char *url, const engine_args *args, engine_reply
     /* Step 2. Post, and wait for the main loop's answer. */
     b->posted = true;
     b->answered = false;
-    b->one = one;
+    b->kind = kind;
     b->seq = seq;
-    if (!one)
-        b->filter = f;
+    if (f)
+        b->filter = *f;
     while (!b->answered && !b->closing)
         if (pthread_cond_timedwait(&b->changed, &b->lock, &deadline) == ETIMEDOUT)
             break;
@@ -225,4 +269,80 @@ void games_http(coord *c, const char *url, const engine_args *args, engine_reply
     }
     pthread_cond_broadcast(&b->changed);
     pthread_mutex_unlock(&b->lock);
+}
+
+/* Makes the play engine the current best's, if it is not yet. 0, or a
+ * reply (503, 500) in out. */
+static int s_play_engine(coord *c, engine_reply *out)
+{
+    games_box *b = c->games_box;
+    pthread_mutex_lock(&b->lock);
+    uint32_t best = b->best;
+    pthread_mutex_unlock(&b->lock);
+    pthread_rwlock_rdlock(&b->play_lock);
+    bool current = b->play && b->play_version == best;
+    pthread_rwlock_unlock(&b->play_lock);
+    if (current)
+        return 0;
+    pthread_mutex_lock(&b->play_build);
+    pthread_rwlock_rdlock(&b->play_lock);
+    current = b->play && b->play_version == best; /* built meanwhile by another thread */
+    pthread_rwlock_unlock(&b->play_lock);
+    if (current) {
+        pthread_mutex_unlock(&b->play_build);
+        return 0;
+    }
+    engine_reply blob;
+    s_post(b, BOX_MODEL, 0, NULL, &blob);
+    if (strcmp(blob.type, "application/octet-stream")) {
+        pthread_mutex_unlock(&b->play_build);
+        *out = blob;
+        return KZ_EIO;
+    }
+    /* Step 2. The engine, built outside the locks (the searches go on). */
+    engine_config ec;
+    engine_config_default(&ec);
+    char records[CONFIG_STR_MAX + 16], err[300];
+    snprintf(records, sizeof records, "%s/play.kzr", c->cfg.data_dir);
+    ec.sims = PLAY_SIMS;
+    ec.max_sims = PLAY_MAX_SIMS;
+    ec.records = records;
+    ec.label = "the best";
+    uint32_t version = (uint32_t)blob.code;
+    engine *e = engine_new_bytes(c->g, (const uint8_t *)blob.body, blob.len, version, &ec, err,
+                                 sizeof err);
+    engine_reply_free(&blob);
+    if (!e) {
+        pthread_mutex_unlock(&b->play_build);
+        log_warn("play: the best model v%u: %s", version, err);
+        engine_reply_line(out, 500, "the best model (v%u) cannot be played: %s", version, err);
+        return KZ_EINVAL;
+    }
+    pthread_rwlock_wrlock(&b->play_lock);
+    engine *old = b->play;
+    b->play = e;
+    b->play_version = version;
+    pthread_rwlock_unlock(&b->play_lock);
+    pthread_mutex_unlock(&b->play_build);
+    engine_destroy(&old);
+    log_info("play: the engine of /play is the best, v%u", version);
+    return 0;
+}
+
+void games_api(coord *c, const char *method, const char *name, const engine_args *args,
+               engine_reply *out)
+{
+    games_box *b = c->games_box;
+    memset(out, 0, sizeof *out);
+    /* The rules alone need no engine; info, analyse and save the best's. */
+    if (!strcmp(name, "legal") || !strcmp(name, "apply")) {
+        engine_request(NULL, c->g, method, name, args, out);
+        return;
+    }
+    bool known = !strcmp(name, "info") || !strcmp(name, "analyse") || !strcmp(name, "save");
+    if (known && s_play_engine(c, out))
+        return;
+    pthread_rwlock_rdlock(&b->play_lock);
+    engine_request(known ? b->play : NULL, c->g, method, name, args, out);
+    pthread_rwlock_unlock(&b->play_lock);
 }

@@ -5,8 +5,10 @@
  * model), GET /models/N.kzm and /models/best.kzm (the model file, its
  * registry version and parent stamped in), GET /timeline (JSON: the run's
  * history, timeline.c; /status has the open interval as
- * timeline.current), GET /viewer and /board.js (webpages.h: the game
- * viewer), GET /games and /games/SEQ (games.c: stored games as JSON).
+ * timeline.current), GET /viewer, /play and /board.js (webpages.h: the
+ * game viewer and the play page), GET /games and /games/SEQ (games.c:
+ * stored games as JSON), /api/... (games.c: the play page's engine over
+ * the best model).
  * The main thread rebuilds the documents every status_ms into snapshot
  * strings; the HTTP threads only copy a snapshot under snap_lock, so they
  * never touch the coordinator's state. A model file is asked for: the HTTP
@@ -723,6 +725,27 @@ static enum MHD_Result s_games(coord *c, struct MHD_Connection *conn, const char
     return ret;
 }
 
+/* /api/NAME: the play page's engine (games.c). POST /api/save is the one
+ * POST: its first call only announces the request; the API takes no body. */
+static enum MHD_Result s_api(coord *c, struct MHD_Connection *conn, const char *method,
+                             const char *url, size_t *upload_len, void **state)
+{
+    static int announced;
+    if (!*state) {
+        *state = &announced;
+        return MHD_YES;
+    }
+    if (*upload_len)
+        return MHD_NO;
+    engine_args a = {0};
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, s_collect_arg, &a);
+    engine_reply r;
+    games_api(c, method, url + 5, &a, &r);
+    enum MHD_Result ret = s_respond(conn, (unsigned)r.code, r.type, r.body, r.len);
+    engine_reply_free(&r);
+    return ret;
+}
+
 static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_len, void **state)
@@ -730,6 +753,8 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     (void)version;
     (void)upload;
     coord *c = cls;
+    if (c->games_box && !strncmp(url, "/api/", 5))
+        return s_api(c, conn, method, url, upload_len, state);
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
         return s_respond(conn, 405, "text/plain", "only GET\n", 9);
     if (*upload_len)
@@ -780,7 +805,7 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     bool status = !strcmp(url, "/status"), metrics = !strcmp(url, "/metrics");
     if (!status && !metrics)
         return s_respond_line(conn, 404, "not found: try /, /status, /metrics, /healthz, /models, "
-                                         "/timeline, /games, /viewer");
+                                         "/timeline, /games, /viewer, /play");
     pthread_mutex_lock(&c->snap_lock);
     const char *doc = status ? c->snap_status : c->snap_metrics;
     enum MHD_Result ret = s_respond(conn, 200,

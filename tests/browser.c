@@ -71,10 +71,20 @@ static char *s_json_unquote(const char *p)
             else if (c == 'b') c = '\b';
             else if (c == 'f') c = '\f';
             else if (c == 'u' && p[1] && p[2] && p[3] && p[4]) {
+                /* As UTF-8 (the basic plane; a surrogate half stays one '?'). */
                 unsigned v = 0;
                 sscanf(p + 1, "%4x", &v);
                 p += 4;
-                c = v < 0x80 ? (char)v : '?';
+                if (v >= 0x80 && v < 0x800) {
+                    out[n++] = (char)(0xc0 | v >> 6);
+                    c = (char)(0x80 | (v & 0x3f));
+                } else if (v >= 0x800 && (v < 0xd800 || v > 0xdfff)) {
+                    out[n++] = (char)(0xe0 | v >> 12);
+                    out[n++] = (char)(0x80 | ((v >> 6) & 0x3f));
+                    c = (char)(0x80 | (v & 0x3f));
+                } else {
+                    c = v < 0x80 ? (char)v : '?';
+                }
             }
         }
         out[n++] = c;

@@ -351,3 +351,35 @@ Test(games, the_viewer_replays_a_stored_game_in_chromium)
     record_destroy(&r);
     harness_fini(&h);
 }
+
+/* The coordinator's /play: the page and its engine over the best model. */
+Test(games, the_coordinator_serves_the_play_page_with_its_best_model)
+{
+    harness h;
+    harness_init(&h, "games-play");
+    harness_coord_start(&h, NULL);
+    char *body, type[256];
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/play", &body, type, sizeof type), 200);
+    cr_assert_str_eq(type, "text/html; charset=utf-8");
+    free(body);
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/api/info", &body, NULL, 0), 200, "%s", body);
+    double v;
+    cr_assert(json_number(body, "version", &v) && v == 1, "the best, v1: %s", body);
+    cr_assert(json_number(body, "max_sims", &v) && v == 2000);
+    free(body);
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/api/analyse?moves=6-12&sims=30", &body, NULL, 0),
+                 200, "%s", body);
+    cr_assert(json_valid(body), "%s", body);
+    cr_assert(strstr(body, "\"player\": \"mcts:v1:30\""), "%s", body);
+    free(body);
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/api/apply?action=6-13", &body, NULL, 0), 400);
+    cr_assert(strstr(body, "illegal action '6-13'"), "%s", body);
+    free(body);
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/api/analyse?sims=2001", &body, NULL, 0), 400);
+    free(body);
+    cr_assert_eq(s_fetch(h.http_port, "POST", "/api/save?moves=6-12", &body, NULL, 0), 400);
+    cr_assert(strstr(body, "id must be"), "%s", body);
+    free(body);
+    cr_assert_eq(harness_http(h.http_port, "/healthz", NULL, 0), 200);
+    harness_fini(&h);
+}

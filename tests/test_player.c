@@ -516,8 +516,9 @@ Test(kz_play, capture_sequence_hop_by_hop)
                   "hello\n3-4\nmoves\n0x10\n10-20\n", out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert_not_null(strstr(out, "cannot read 'hello'"), "%s", out);
-    cr_assert_not_null(strstr(out, "legal: 0-10\n"), "%s", out);
-    cr_assert_not_null(strstr(out, "illegal: 3-4; legal: 0-10"), "%s", out);
+    cr_assert_not_null(strstr(out, "legal: 0x10\n"), "captures written with x: %s", out);
+    cr_assert_not_null(strstr(out, "illegal: 3-4; legal: 0x10"), "%s", out);
+    cr_assert_not_null(strstr(out, "go on with the piece on 10 (10x20)"), "%s", out);
     cr_assert_not_null(strstr(out, "(continue the capture)"), "%s", out);
     cr_assert_not_null(strstr(out, "position: ..........b....w......... b 10"), "%s", out);
     cr_assert_not_null(strstr(out, "result: black (no-pieces): you win"), "%s", out);
@@ -551,6 +552,40 @@ Test(kz_play, engine_moves_first_and_eof_ends)
     cr_assert_not_null(strstr(out, "game abandoned"), "%s", out);
 }
 
+Test(kz_play, help_hint_undo_the_last_move_marked_and_the_board_turned_for_white)
+{
+    static char out[131072];
+    /* As black: help, a move (marked), the engine's reply, a hint, undo. */
+    int rc = s_kz("play --model uniform --sims 20", "help\n7-12\nhint\nundo\nundo\nquit\n", out,
+                  sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "  hint       the engine's top moves"), "a real help: %s", out);
+    cr_assert_not_null(strstr(out, "  undo "), "%s", out);
+    cr_assert_not_null(strstr(out, "\n  10   b - b -<b>- w - w   14\n"), "7-12 lands on 12: %s",
+                       out);
+    cr_assert_not_null(strstr(out, "\n   5   b - b - * - b - b    9\n"), "and left 7: %s", out);
+    cr_assert_not_null(strstr(out, "last: black 7-12"), "%s", out);
+    /* White must take the man on 12 (a capture: x), marked where it was. */
+    const char *reply = strstr(out, "engine (white) plays ");
+    cr_assert_not_null(reply, "%s", out);
+    cr_assert(strchr(reply, 'x') < strchr(reply, '\n'), "a capture with x: %.60s", reply);
+    cr_assert_not_null(strstr(reply, " x "), "the taken man marked: %s", reply);
+    cr_assert_not_null(strstr(out, "hint (mcts:uniform:20): your value "), "%s", out);
+    cr_assert_not_null(strstr(out, "took back 2 actions"), "%s", out);
+    cr_assert_not_null(strstr(out, "nothing to undo"), "%s", out);
+    /* As white: the board turned (24 at the bottom left), the engine first. */
+    rc = s_kz("play --color w --model uniform --sims 20", "board\nflip\nquit\n", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "You play white; the engine (mcts:uniform:20) plays black"),
+                       "%s", out);
+    cr_assert_not_null(strstr(out, "\n   4   b - b - b - b - b    0\n"), "turned: %s", out);
+    cr_assert_not_null(strstr(out, "\n  24   w - w - w - w - w   20\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "(turned: White's side at the bottom)"), "%s", out);
+    const char *flipped = strstr(out, "white> flip");
+    cr_assert_not_null(flipped, "%s", out);
+    cr_assert_not_null(strstr(flipped, "\n  20   w - w - w - w - w   24\n"), "flip: %s", flipped);
+}
+
 Test(kz_play, bad_options)
 {
     static char out[8192];
@@ -574,29 +609,29 @@ Test(kz_analyse, reports_the_choice)
     int rc = s_kz("analyse --position '.....w......w.......w...B b' 24-0 --sims 300", "", out,
                   sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
-    cr_assert_not_null(strstr(out, "chosen: 0-10\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "chosen: 0x10\n"), "%s", out);
     cr_assert_not_null(strstr(out, "value: +0."), "%s", out);
     cr_assert_not_null(strstr(out, "distribution (2 legal actions):"), "%s", out);
     double share_good = -1, share_bad = -1;
-    const char *p = strstr(out, "  0-10 ");
+    const char *p = strstr(out, "  0x10 ");
     cr_assert_not_null(p);
-    cr_assert_eq(sscanf(p, " 0-10 %lf", &share_good), 1);
-    p = strstr(out, "  0-15 ");
+    cr_assert_eq(sscanf(p, " 0x10 %lf", &share_good), 1);
+    p = strstr(out, "  0x15 ");
     cr_assert_not_null(p);
-    cr_assert_eq(sscanf(p, " 0-15 %lf", &share_bad), 1);
+    cr_assert_eq(sscanf(p, " 0x15 %lf", &share_bad), 1);
     cr_assert_float_eq(share_good + share_bad, 1.0, 0.002);
     cr_assert_gt(share_good, share_bad);
     rc = s_kz("analyse --player alphabeta:4 --position '.....B....www.....b...w.. b'", "", out,
               sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
-    cr_assert_not_null(strstr(out, "chosen: 5-20\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "chosen: 5x20\n"), "%s", out);
     cr_assert_not_null(strstr(out, "value: +1.000"), "%s", out);
     /* The search over the uniform evaluator, with its priors and values. */
     rc = s_kz("analyse --model uniform --sims 200 --position '.....w......w.......w...B b' 24-0",
               "", out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert_not_null(strstr(out, "engine: mcts:uniform:200"), "%s", out);
-    cr_assert_not_null(strstr(out, "chosen: 0-10\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "chosen: 0x10\n"), "%s", out);
     cr_assert_not_null(strstr(out, "share prior q"), "%s", out);
     cr_assert_not_null(strstr(out, "work: 200 "), "%s", out);
     rc = s_kz("analyse --position 'b........................ w'", "", out, sizeof out);

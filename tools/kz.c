@@ -25,6 +25,7 @@ static const kz_command s_commands[] = {
     {"match", cmd_match, "play two players against each other: score, Elo, SPRT"},
     {"analyse", cmd_analyse, "show the engine's choice, value and visit distribution"},
     {"play", cmd_play, "play against the engine in the terminal"},
+    {"serve", cmd_serve, "the play page and the engine's JSON API, without a cluster"},
     {"status", cmd_status, "print a coordinator's /status readably"},
     {"ratings", cmd_ratings, "the rating pool: anchors and models with Elo and intervals"},
     {"loadgen", cmd_loadgen, "imitate many workers submitting games (ingest load)"},

@@ -10,28 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "game.h"
+#include "khreibaga.h"
 #include "kz.h"
 #include "match.h"
 #include "player.h"
 #include "util.h"
-
-/* Writes the legal actions of s, space-separated, into buf. */
-static void s_legal_list(const game_def *g, const game_state *s, char *buf, size_t len)
-{
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = g->legal_actions(s, legal);
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        char a[16];
-        g->format_action(legal[i], a, sizeof a);
-        int w = snprintf(buf + used, len - used, "%s%s", i ? " " : "", a);
-        if (w < 0 || (size_t)w >= len - used)
-            break;
-        used += (size_t)w;
-    }
-}
 
 static const char *s_result_text(const game_def *g, game_result r)
 {
@@ -263,36 +248,18 @@ out:
 
 /* ---- kz analyse ---------------------------------------------------------------------------- */
 
-/* The engine for analyse and play: --player, else mcts:MODEL:SIMS with a
- * model, else uct:SIMS. */
-static player *s_engine(const game_def *g, const char *cmd, const char *spec,
-                        const char *model_path, long sims, char *err, size_t errlen)
-{
-    char buf[PLAYER_SPEC_MAX + 32];
-    if (!spec) {
-        if (model_path)
-            snprintf(buf, sizeof buf, "mcts:%s:%ld", model_path, sims > 0 ? sims : 200);
-        else
-            snprintf(buf, sizeof buf, "uct:%ld", sims > 0 ? sims : 1000);
-        spec = buf;
-    }
-    player *p = player_from_spec(g, spec, err, errlen);
-    if (!p)
-        kz_usage_error("%s: %s", cmd, err);
-    return p;
-}
-
 typedef struct engine_opts {
     char model[CONFIG_STR_MAX];    /* --model, "" = none */
     char spec[CONFIG_STR_MAX];     /* --player, "" = none */
     char position[CONFIG_STR_MAX]; /* --position, "" = the start */
     long sims;                     /* --sims, 0 = the engine's default */
     long seed;                     /* --seed */
+    bool json;                     /* analyse: --json */
     char color[CONFIG_STR_MAX];    /* play: --color b|w */
     int color_id;                  /* play: the person's player id */
 } engine_opts;
 
-/* The rows of analyse and play (play alone has --color, the last). */
+/* The rows of analyse and play (analyse alone has --json, play alone --color). */
 static const config_option s_engine_rows[] = {
     {"model", CONFIG_STRING, "", 0, 0, offsetof(engine_opts, model),
      "the engine is mcts:MODEL:SIMS (a model file or `uniform`)"},
@@ -304,19 +271,25 @@ static const config_option s_engine_rows[] = {
      "start from this position (R20), not the initial one"},
     {"seed", CONFIG_INT, "1", 0, 9007199254740991, offsetof(engine_opts, seed),
      "the engine's seed"},
+    {"json", CONFIG_BOOL, "false", 0, 0, offsetof(engine_opts, json),
+     "print the answer of the play page's GET /api/analyse instead (docs/web.md)"},
     {"color", CONFIG_STRING, "b", 0, 0, offsetof(engine_opts, color),
      "your colour: b (black, moves first) or w"},
 };
 
-/* Parses the options shared by analyse and play, the other words into
- * words (*nw of them). Returns -1 to go on, else the exit status. */
+/* Parses the options of analyse (rows 0..5) or play (rows 0..4 and 6), the
+ * other words into words (*nw of them). Returns -1 to go on, else the exit
+ * status. */
 static int s_engine_opts(int argc, char **argv, const char *usage, bool play, engine_opts *o,
                          const char **words, size_t *nw)
 {
     *o = (engine_opts){.sims = 0};
-    size_t rows = sizeof s_engine_rows / sizeof s_engine_rows[0] - (play ? 0 : 1);
-    int rc = kz_parse_args(argv[0], usage, s_engine_rows, rows, o, argc, argv, words,
-                           (size_t)argc, nw);
+    config_option rows[7];
+    size_t n = 0;
+    for (size_t i = 0; i < 7; i++)
+        if (strcmp(s_engine_rows[i].name, play ? "json" : "color"))
+            rows[n++] = s_engine_rows[i];
+    int rc = kz_parse_args(argv[0], usage, rows, n, o, argc, argv, words, (size_t)argc, nw);
     if (rc == 0)
         fputs(player_spec_help(), stdout);
     if (rc >= 0)
@@ -331,21 +304,90 @@ static int s_engine_opts(int argc, char **argv, const char *usage, bool play, en
     }
     if (o->spec[0] && (o->model[0] || o->sims))
         return kz_usage_error("%s: give either --player or --model/--sims, not both", argv[0]);
+    if (o->model[0] && o->sims > PLAYER_MAX_SIMS)
+        return kz_usage_error("%s: --sims with a model is at most %d", argv[0], PLAYER_MAX_SIMS);
     return -1;
+}
+
+/* The engine of analyse and play (engine.h, the play page's): --player SPEC,
+ * else mcts over --model with --sims (default 200), else uct:SIMS (default
+ * 1000). NULL after a one-line error. */
+static engine *s_engine(const game_def *g, const char *cmd, const engine_opts *o)
+{
+    engine_config c;
+    engine_config_default(&c);
+    char spec[64];
+    if (o->spec[0]) {
+        c.spec = o->spec;
+    } else if (o->model[0]) {
+        c.model = o->model;
+        c.sims = o->sims > 0 ? (int)o->sims : 200;
+        c.max_sims = PLAYER_MAX_SIMS;
+    } else {
+        snprintf(spec, sizeof spec, "uct:%ld", o->sims > 0 ? o->sims : 1000);
+        c.spec = spec;
+    }
+    char err[400];
+    engine *e = engine_new(g, &c, err, sizeof err);
+    if (!e)
+        kz_usage_error("%s: %s", cmd, err);
+    return e;
+}
+
+/* Prints an analysis: the chosen action, value, work, and the legal actions
+ * by share (with prior and q for search players). */
+static void s_print_analysis(const game_def *g, const game_state *s, const engine_analysis *an)
+{
+    const player_info *info = &an->info;
+    char buf[16];
+    engine_format_action(g, s, info->action, buf, sizeof buf);
+    printf("engine: %s (%s to move)\n", an->player, g->player_name(g->to_move(s)));
+    printf("chosen: %s%s\n", buf, an->forced ? " (the only legal action)" : "");
+    if (isnan(info->value))
+        printf("value: none (this player does not estimate one)\n");
+    else
+        printf("value: %+.3f%s\n", info->value, an->forced ? " (after the forced actions)" : "");
+    if (info->score)
+        printf("score: %+ld (alpha-beta, %d per man)\n", info->score, PLAYER_EVAL_MAN);
+    printf("work: %ld in %.3f s\n", info->work, an->seconds);
+    bool priors = false, qs = false;
+    for (int i = 0; i < info->n; i++) {
+        priors |= !isnan(info->prior[i]);
+        qs |= !isnan(info->q[i]);
+    }
+    printf("distribution (%d legal action%s): action share%s%s\n", info->n,
+           info->n == 1 ? "" : "s", priors ? " prior" : "", qs ? " q (mean value, mover's view)" : "");
+    for (int i = 0; i < info->n; i++) {
+        int k = an->order[i];
+        char extra[64] = "";
+        size_t used = 0;
+        if (priors)
+            used += (size_t)snprintf(extra, sizeof extra, "  %.3f", info->prior[k]);
+        if (qs && !isnan(info->q[k]))
+            snprintf(extra + used, sizeof extra - used, "  %+.3f", info->q[k]);
+        else if (qs)
+            snprintf(extra + used, sizeof extra - used, "  -");
+        engine_format_action(g, s, info->actions[k], buf, sizeof buf);
+        printf("  %-7s %.3f%s%s\n", buf, info->share[k], extra,
+               info->actions[k] == info->action ? "  <-" : "");
+    }
 }
 
 int cmd_analyse(int argc, char **argv)
 {
     static const char usage[] =
         "usage: kz analyse [--model M] [--sims N] [--player SPEC] [--position P] [--seed S]\n"
-        "                  [ACTION ...]\n\n"
+        "                  [--json] [ACTION ...]\n\n"
         "Plays the ACTIONs (R21) from P (R20; default the start position), then lets the\n"
         "engine decide the next action and prints the board, the chosen action, the\n"
         "value from the mover's view (in [-1, 1]), the work done, and the distribution\n"
-        "over the legal actions (visit shares for search players), most visited first.\n"
-        "The engine is --player SPEC if given, else mcts:M:N with --model M (N default\n"
-        "200; M a model file or `uniform`), else uct:N (pure Monte-Carlo search, N default\n"
-        "1000). Search players also show each action's prior and mean value q.\n\n";
+        "over the legal actions (visit shares for search players), most visited first;\n"
+        "a capture is written with x. The engine is the play page's (engine.h): --player\n"
+        "SPEC if given, else mcts:M:N with --model M (N default 200; M a model file or\n"
+        "`uniform`), else uct:N (pure Monte-Carlo search, N default 1000). Search players\n"
+        "also show each action's prior and mean value q. With one legal action the value\n"
+        "is the one after the forced actions. --json prints what GET /api/analyse answers\n"
+        "(the same engine, the same JSON: docs/web.md).\n\n";
     engine_opts o;
     const char *words[argc];
     size_t nw;
@@ -358,73 +400,52 @@ int cmd_analyse(int argc, char **argv)
                   &s);
     if (rc)
         return rc;
-    char err[300];
-    player *p = s_engine(g, "analyse", o.spec[0] ? o.spec : NULL, o.model[0] ? o.model : NULL, o.sims, err,
-                         sizeof err);
-    if (!p)
+    engine *e = s_engine(g, "analyse", &o);
+    if (!e)
         return 2;
-    player_info *info = xmalloc(sizeof *info);
-    int status = 0, action;
+    int status = 0;
+    if (o.json) {
+        /* The page's request: position, moves, sims. */
+        size_t cap = 16;
+        for (size_t i = 0; i < nw; i++)
+            cap += strlen(words[i]) + 1;
+        char *moves = xmalloc(cap), sims[32];
+        moves[0] = 0;
+        for (size_t i = 0; i < nw; i++)
+            snprintf(moves + strlen(moves), cap - strlen(moves), "%s%s", i ? "," : "", words[i]);
+        engine_args a = {0};
+        engine_args_add(&a, "position", o.position);
+        engine_args_add(&a, "moves", moves);
+        if (o.model[0] && o.sims) {
+            snprintf(sims, sizeof sims, "%ld", o.sims);
+            engine_args_add(&a, "sims", sims);
+        }
+        engine_reply r;
+        engine_request(e, g, "GET", "analyse", &a, &r);
+        fputs(r.body, r.code == 200 ? stdout : stderr);
+        status = r.code == 200 ? 0 : r.code == 400 ? 2 : 1;
+        engine_reply_free(&r);
+        free(moves);
+        engine_destroy(&e);
+        return status;
+    }
     g->render(&s, stdout);
     game_result r = g->result(&s);
     if (r.over) {
         printf("result: %s (%s)\n", s_result_text(g, r), game_reason_name(r.reason));
-        goto out;
+        engine_destroy(&e);
+        return 0;
     }
-    player_new_game(p, (uint64_t)o.seed);
-    double t0 = time_now();
-    rc = player_choose(p, &s, &action, info);
-    double dt = time_now() - t0;
+    engine_analysis *an = xmalloc(sizeof *an);
+    rc = engine_analyse(e, &s, 0, (uint64_t)o.seed, an);
     if (rc != 0) {
-        fprintf(stderr, "kz: analyse: %s failed: %s\n", player_name(p), err_str(rc));
+        fprintf(stderr, "kz: analyse: the engine failed: %s\n", err_str(rc));
         status = 1;
-        goto out;
+    } else {
+        s_print_analysis(g, &s, an);
     }
-    char buf[16];
-    g->format_action(action, buf, sizeof buf);
-    printf("engine: %s (%s to move)\n", player_name(p), g->player_name(g->to_move(&s)));
-    printf("chosen: %s\n", buf);
-    if (isnan(info->value))
-        printf("value: none (this player does not estimate one)\n");
-    else
-        printf("value: %+.3f\n", info->value);
-    if (info->score)
-        printf("score: %+ld (alpha-beta, %d per man)\n", info->score, PLAYER_EVAL_MAN);
-    printf("work: %ld in %.3f s\n", info->work, dt);
-    /* The legal actions by share, highest first (stable: ascending action on ties). */
-    int order[GAME_MAX_LEGAL];
-    for (int i = 0; i < info->n; i++)
-        order[i] = i;
-    for (int i = 1; i < info->n; i++)
-        for (int j = i; j > 0 && info->share[order[j]] > info->share[order[j - 1]]; j--) {
-            int t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    bool priors = false, qs = false;
-    for (int i = 0; i < info->n; i++) {
-        priors |= !isnan(info->prior[i]);
-        qs |= !isnan(info->q[i]);
-    }
-    printf("distribution (%d legal actions): action share%s%s\n", info->n,
-           priors ? " prior" : "", qs ? " q (mean value, mover's view)" : "");
-    for (int i = 0; i < info->n; i++) {
-        int k = order[i];
-        char extra[64] = "";
-        size_t used = 0;
-        if (priors)
-            used += (size_t)snprintf(extra, sizeof extra, "  %.3f", info->prior[k]);
-        if (qs && !isnan(info->q[k]))
-            snprintf(extra + used, sizeof extra - used, "  %+.3f", info->q[k]);
-        else if (qs)
-            snprintf(extra + used, sizeof extra - used, "  -");
-        g->format_action(info->actions[k], buf, sizeof buf);
-        printf("  %-7s %.3f%s%s\n", buf, info->share[k], extra,
-               info->actions[k] == action ? "  <-" : "");
-    }
-out:
-    free(info);
-    player_destroy(&p);
+    free(an);
+    engine_destroy(&e);
     return status;
 }
 
@@ -457,18 +478,165 @@ static char *s_trim(char *s)
     return s;
 }
 
+/* Writes the legal actions of s (captures with x), space-separated. */
+static void s_legal_list(const game_def *g, const game_state *s, char *buf, size_t len)
+{
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        char a[16];
+        engine_format_action(g, s, legal[i], a, sizeof a);
+        int w = snprintf(buf + used, len - used, "%s%s", i ? " " : "", a);
+        if (w < 0 || (size_t)w >= len - used)
+            break;
+        used += (size_t)w;
+    }
+}
+
+/* The game of kz play: the start, the actions, and who played them. */
+typedef struct play_game {
+    game_state start;        /* the start */
+    int n;                   /* actions played */
+    uint16_t *actions;       /* (cap) */
+    int cap;                 /* allocated */
+} play_game;
+
+/* The state after the first k actions. */
+static void s_state_at(const game_def *g, const play_game *pg, int k, game_state *s)
+{
+    g->copy(s, &pg->start);
+    for (int i = 0; i < k; i++)
+        g->apply(s, pg->actions[i]);
+}
+
+static void s_push(play_game *pg, int action)
+{
+    if (pg->n == pg->cap) {
+        pg->cap = pg->cap ? 2 * pg->cap : 256;
+        pg->actions = realloc(pg->actions, (size_t)pg->cap * sizeof *pg->actions);
+        KZ_CHECK(pg->actions != NULL);
+    }
+    pg->actions[pg->n++] = (uint16_t)action;
+}
+
+/* Draws the board of the play (R1's lines), from Black's side or turned for
+ * White (point 24 at the bottom left), with the last turn marked: the
+ * piece's way in brackets <...>, the points it left as '*', the pieces it
+ * took as 'x'; the piece that must capture on in [...]. */
+static void s_draw(const game_def *g, const play_game *pg, bool turned)
+{
+    game_state s;
+    s_state_at(g, pg, pg->n, &s);
+    char mark[KH_POINTS] = {0}; /* 'l' landed, 'o' left, 'x' taken */
+    char last[128] = "";
+    /* The last turn: from the last turn start on. */
+    int lo = pg->n;
+    if (pg->n) {
+        game_state t;
+        for (lo = pg->n - 1; lo > 0; lo--) {
+            s_state_at(g, pg, lo, &t);
+            if (!g->mid_turn(&t))
+                break;
+        }
+        s_state_at(g, pg, lo, &t);
+        int mover = g->to_move(&t);
+        snprintf(last, sizeof last, "last: %s ", g->player_name(mover));
+        for (int k = lo; k < pg->n; k++) {
+            char a[16];
+            engine_format_action(g, &t, pg->actions[k], a, sizeof a);
+            int src = pg->actions[k] / KH_POINTS, dst = pg->actions[k] % KH_POINTS;
+            for (int q = 0; q < KH_POINTS; q++)
+                if (q != src && khreibaga_piece_at(&t, q) != '.') {
+                    game_state u;
+                    g->copy(&u, &t);
+                    g->apply(&u, pg->actions[k]);
+                    if (khreibaga_piece_at(&u, q) == '.')
+                        mark[q] = 'x';
+                }
+            if (!mark[src] || mark[src] == 'l')
+                mark[src] = 'o';
+            mark[dst] = 'l';
+            snprintf(last + strlen(last), sizeof last - strlen(last), "%s%s",
+                     k == lo ? "" : ", ", a);
+            g->apply(&t, pg->actions[k]);
+        }
+    }
+    int chain = khreibaga_chain_point(&s);
+    for (int i = 0; i < 5; i++) {
+        int r = turned ? i : 4 - i;
+        int left = turned ? r * 5 + 4 : r * 5, right = turned ? r * 5 : r * 5 + 4;
+        printf("  %2d  ", left);
+        for (int j = 0; j < 5; j++) {
+            int c = turned ? 4 - j : j, sq = r * 5 + c;
+            char p = khreibaga_piece_at(&s, sq);
+            if (p == '.' && mark[sq] == 'o')
+                p = '*';
+            else if (p == '.' && mark[sq] == 'x')
+                p = 'x';
+            if (sq == chain)
+                printf("[%c]", p);
+            else if (mark[sq] == 'l')
+                printf("<%c>", p);
+            else
+                printf(" %c ", p);
+            if (j < 4)
+                fputs("-", stdout);
+        }
+        printf("  %2d\n", right);
+        if (i < 4) {
+            fputs("       ", stdout);
+            for (int j = 0; j < 4; j++) {
+                /* The square below this row between these two points: its
+                 * diagonal joins the corners with an even row + column (R1):
+                 * from the upper left when that corner is one of them. */
+                int c = turned ? 4 - j : j;
+                fprintf(stdout, "| %c ", (r + c) % 2 == 0 ? '\\' : '/');
+            }
+            fputs("|\n", stdout);
+        }
+    }
+    char pos[64];
+    g->format_position(&s, pos, sizeof pos);
+    printf("\n  %s to move, ply %d, no-progress %d%s", g->player_name(g->to_move(&s)), g->ply(&s),
+           khreibaga_no_progress(&s), turned ? " (turned: White's side at the bottom)" : "");
+    if (chain >= 0)
+        printf(", mid-sequence: the piece on %d must capture on", chain);
+    printf("\n  position: %s\n", pos);
+    if (last[0])
+        printf("  %s   (<p> where it went, * where it came from, x what it took)\n", last);
+}
+
+static const char s_play_help[] =
+    "Commands:\n"
+    "  SRC-DST    move a piece, e.g. 7-12 (the points are numbered on the board)\n"
+    "  SRCxDST    capture, e.g. 7x17 (- works too); a capture sequence is entered\n"
+    "             hop by hop: after each hop the same piece goes on while it can\n"
+    "  moves, ?   the legal actions here\n"
+    "  hint       the engine's top moves here with their visit shares and values\n"
+    "  undo       take back your last move (and the engine's reply)\n"
+    "  board      draw the board again\n"
+    "  flip       turn the board around\n"
+    "  help       this text\n"
+    "  quit       end the game (also: resign, the end of input)\n"
+    "Captures are compulsory, and of the most pieces possible (R8). On the board:\n"
+    "b B black man and king, w W white, <p> where the last move went, * where it\n"
+    "came from, x a piece it took, [p] the piece that must capture on.\n";
+
 int cmd_play(int argc, char **argv)
 {
     static const char usage[] =
         "usage: kz play [--model M] [--sims N] [--player SPEC] [--color b|w]\n"
         "               [--position P] [--seed S]\n\n"
         "Plays a game against the engine in the terminal: you play --color (default b,\n"
-        "black, who moves first). Type an action as in R21 (e.g. 7-12; a capture as\n"
-        "7x17 or 7-17), one hop at a time: a capture sequence is entered hop by hop, and\n"
-        "the board is redrawn after every move. An illegal or unreadable action is refused\n"
-        "with the list of legal ones. `moves` lists the legal actions, `quit` (or the end\n"
-        "of input) ends the game. The engine is chosen as in kz analyse (default uct:1000,\n"
-        "or mcts:M:N with --model M, N from --sims, default 200).\n\n";
+        "black, who moves first; as white the board is turned, your side at the bottom).\n"
+        "Type an action as in R21 (e.g. 7-12; a capture as 7x17), one hop at a time: a\n"
+        "capture sequence is entered hop by hop; the board is redrawn after every move\n"
+        "with the last move marked. `help` lists the commands: moves, hint (the engine's\n"
+        "top moves), undo, board, flip, quit. An illegal or unreadable action is refused\n"
+        "with the list of legal ones. The engine is chosen as in kz analyse (default\n"
+        "uct:1000, or mcts:M:N with --model M, N from --sims, default 200).\n\n";
     engine_opts o;
     const char *words[argc];
     size_t nw;
@@ -478,39 +646,51 @@ int cmd_play(int argc, char **argv)
     if (nw)
         return kz_usage_error("play: unexpected argument '%s' (see kz play --help)", words[0]);
     const game_def *g = game_default();
-    game_state s;
-    rc = kz_setup(g, "play", o.position[0] ? o.position : NULL, 0, NULL, 0, &s);
+    play_game pg = {0};
+    rc = kz_setup(g, "play", o.position[0] ? o.position : NULL, 0, NULL, 0, &pg.start);
     if (rc)
         return rc;
-    char err[300];
-    player *p = s_engine(g, "play", o.spec[0] ? o.spec : NULL, o.model[0] ? o.model : NULL, o.sims, err,
-                         sizeof err);
-    if (!p)
+    engine *e = s_engine(g, "play", &o);
+    if (!e)
         return 2;
-    player_new_game(p, (uint64_t)o.seed);
+    engine_analysis *an = xmalloc(sizeof *an);
     const char *you = g->player_name(o.color_id);
-    printf("You play %s; the engine (%s) plays %s.\n", you, player_name(p),
+    bool turned = o.color_id == 1;
+    bool echo = !isatty(fileno(stdin)); /* a transcript reads like a session */
+    char name[PLAYER_SPEC_MAX + 32];
+    if (o.spec[0])
+        snprintf(name, sizeof name, "%s", o.spec);
+    else if (o.model[0])
+        snprintf(name, sizeof name, "mcts:%s:%ld", o.model, o.sims > 0 ? o.sims : 200);
+    else
+        snprintf(name, sizeof name, "uct:%ld", o.sims > 0 ? o.sims : 1000);
+    printf("You play %s; the engine (%s) plays %s. Type help for the commands.\n", you, name,
            g->player_name(1 - o.color_id));
-    g->render(&s, stdout);
+    s_draw(g, &pg, turned);
     int status = 0;
     game_result r;
     char line[512], list[4096], buf[16];
-    while (!(r = g->result(&s)).over) {
+    game_state s;
+    for (;;) {
+        s_state_at(g, &pg, pg.n, &s);
+        if ((r = g->result(&s)).over)
+            break;
         int mover = g->to_move(&s), a;
         if (mover != o.color_id) {
-            rc = player_choose(p, &s, &a, NULL);
+            rc = engine_analyse(e, &s, 0, (uint64_t)o.seed + (uint64_t)pg.n, an);
             if (rc != 0) {
                 fprintf(stderr, "kz: play: the engine failed: %s\n", err_str(rc));
                 status = 1;
                 goto out;
             }
-            g->format_action(a, buf, sizeof buf);
-            player_observe(p, &s, a);
+            a = an->info.action;
+            engine_format_action(g, &s, a, buf, sizeof buf);
+            s_push(&pg, a);
             g->apply(&s, a);
             printf("engine (%s) plays %s%s\n", g->player_name(mover), buf,
                    g->mid_turn(&s) ? " and captures on" : "");
             if (!g->mid_turn(&s))
-                g->render(&s, stdout);
+                s_draw(g, &pg, turned);
             continue;
         }
         printf("%s%s> ", you, g->mid_turn(&s) ? " (continue the capture)" : "");
@@ -520,34 +700,94 @@ int cmd_play(int argc, char **argv)
             goto out;
         }
         char *t = s_trim(line);
-        if (!isatty(fileno(stdin)))
-            printf("%s\n", t); /* a transcript reads like a session */
+        if (echo)
+            printf("%s\n", t);
         if (!*t)
             continue;
         s_legal_list(g, &s, list, sizeof list);
-        if (!strcmp(t, "quit") || !strcmp(t, "resign")) {
+        if (!strcmp(t, "quit") || !strcmp(t, "resign") || !strcmp(t, "q")) {
             printf("game abandoned\n");
             goto out;
         }
-        if (!strcmp(t, "moves") || !strcmp(t, "?") || !strcmp(t, "help")) {
+        if (!strcmp(t, "help") || !strcmp(t, "h")) {
+            fputs(s_play_help, stdout);
+            continue;
+        }
+        if (!strcmp(t, "moves") || !strcmp(t, "?")) {
             printf("legal: %s\n", list);
             continue;
         }
+        if (!strcmp(t, "board")) {
+            s_draw(g, &pg, turned);
+            continue;
+        }
+        if (!strcmp(t, "flip")) {
+            turned = !turned;
+            s_draw(g, &pg, turned);
+            continue;
+        }
+        if (!strcmp(t, "hint")) {
+            rc = engine_analyse(e, &s, 0, (uint64_t)o.seed + (uint64_t)pg.n, an);
+            if (rc != 0) {
+                printf("no hint: the engine failed: %s\n", err_str(rc));
+                continue;
+            }
+            char value[32] = "unknown";
+            if (!isnan(an->info.value))
+                snprintf(value, sizeof value, "%+.2f", an->info.value);
+            printf("hint (%s): your value %s; top moves:", an->player, value);
+            for (int i = 0; i < an->info.n && i < 5; i++) {
+                int k = an->order[i];
+                engine_format_action(g, &s, an->info.actions[k], buf, sizeof buf);
+                printf(" %s %.0f%%", buf, 100.0 * an->info.share[k]);
+                if (!isnan(an->info.q[k]))
+                    printf(" (%+.2f)", an->info.q[k]);
+            }
+            printf("\n");
+            continue;
+        }
+        if (!strcmp(t, "undo")) {
+            /* Back to the start of your last turn: the last action played
+             * by you at a turn start. */
+            int k = -1;
+            game_state u;
+            for (int i = pg.n - 1; i >= 0 && k < 0; i--) {
+                s_state_at(g, &pg, i, &u);
+                if (g->to_move(&u) == o.color_id && !g->mid_turn(&u))
+                    k = i;
+            }
+            if (k < 0) {
+                printf("nothing to undo: you have not moved yet\n");
+                continue;
+            }
+            printf("took back %d action%s\n", pg.n - k, pg.n - k == 1 ? "" : "s");
+            pg.n = k;
+            s_draw(g, &pg, turned);
+            continue;
+        }
         if (g->parse_action(t, &a) != 0) {
-            printf("cannot read '%s' (write src-dst, e.g. 7-12); legal: %s\n", t, list);
+            printf("cannot read '%s' (write src-dst, e.g. 7-12, or 7x17 for a capture; help "
+                   "lists the commands); legal: %s\n", t, list);
             continue;
         }
         if (!g->is_legal(&s, a)) {
             printf("illegal: %s; legal: %s\n", t, list);
             continue;
         }
-        player_observe(p, &s, a);
+        s_push(&pg, a);
         g->apply(&s, a);
-        g->render(&s, stdout);
+        if (g->mid_turn(&s)) {
+            s_legal_list(g, &s, list, sizeof list);
+            printf("you capture on: go on with the piece on %d (%s)\n",
+                   khreibaga_chain_point(&s), list);
+        }
+        s_draw(g, &pg, turned);
     }
     printf("result: %s (%s)%s\n", s_result_text(g, r), game_reason_name(r.reason),
            r.winner < 0 ? "" : r.winner == o.color_id ? ": you win" : ": the engine wins");
 out:
-    player_destroy(&p);
+    free(an);
+    free(pg.actions);
+    engine_destroy(&e);
     return status;
 }
