@@ -785,7 +785,8 @@ Test(hostile, kz_commands_refuse_bad_flags_with_one_line)
 {
     EXPECT_ONE_LINE("unknown command", "kz", "no-such-command");
     const char *cmds[] = {"perft", "moves", "show", "random-game", "selfplay", "records",
-                          "eval", "match", "analyse", "play", "status", "loadgen", "store"};
+                          "eval", "match", "analyse", "play", "status", "loadgen", "store",
+                          "serve"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         EXPECT_ONE_LINE("--no-such-flag", "kz", cmds[i], "--no-such-flag");
         EXPECT_ONE_LINE("--no-such-flag", "kz", cmds[i], "--no-such-flag=3");
