@@ -9,6 +9,7 @@
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each (clang; docs/fuzzing.md)
 #   make install    binaries, systemd units, example configuration
 #                   (PREFIX=/usr/local SYSCONFDIR=/etc DESTDIR=; see deploy/)
+#   make uninstall  removes them again (keeps the configuration and the data)
 # Objects go to $(BUILD) (default build/); generated protobuf code to $(BUILD)/gen/.
 
 BUILD    ?= build
@@ -28,7 +29,7 @@ LDFLAGS  += -pthread $(SAN)
 
 # Package flags come from pkg-config, read once into $(BUILD)/config.mk after
 # tools/deps.sh has installed whatever pkg-config could not find.
-NODEPS_GOALS := clean help
+NODEPS_GOALS := clean help uninstall
 ifeq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
 else
 -include $(BUILD)/config.mk
@@ -91,6 +92,21 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/config.mk | $(PROTO_H)
 $(BUILD)/obj/%.o: %.c $(BUILD)/config.mk | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The version (util_version, --version): the release, and the commit when
+# built from git. Only util.o carries it; the stamp file changes (and util.o
+# is rebuilt) only when the version does.
+KZ_RELEASE := 0.1.0
+KZ_COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null)
+KZ_DIRTY   := $(if $(KZ_COMMIT),$(shell git diff --quiet HEAD -- 2>/dev/null || echo .dirty))
+KZ_VERSION := $(KZ_RELEASE)$(if $(KZ_COMMIT),+g$(KZ_COMMIT)$(KZ_DIRTY))
+$(BUILD)/version.stamp: FORCE
+	@mkdir -p $(BUILD)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(KZ_VERSION)" ] || echo "$(KZ_VERSION)" > $@
+$(BUILD)/obj/common/util.o: $(BUILD)/version.stamp
+$(BUILD)/obj/common/util.o: CFLAGS += -DKZ_VERSION='"$(KZ_VERSION)"'
+.PHONY: FORCE
+FORCE:
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -210,9 +226,13 @@ run: $(BINS)
 PREFIX     ?= /usr/local
 SYSCONFDIR ?= /etc
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
-.PHONY: install
+.PHONY: install uninstall
 install: $(BINS)
 	./tools/install.sh --build=$(BUILD) --destdir="$(DESTDIR)" --prefix=$(PREFIX) \
+	    --sysconfdir=$(SYSCONFDIR) --unitdir=$(UNITDIR)
+# Removes what install put there, keeping the configuration and the data.
+uninstall:
+	./tools/install.sh --uninstall --destdir="$(DESTDIR)" --prefix=$(PREFIX) \
 	    --sysconfdir=$(SYSCONFDIR) --unitdir=$(UNITDIR)
 
 .PHONY: clean
@@ -221,7 +241,7 @@ clean:
 
 .PHONY: help
 help:
-	@sed -n '2,10p' Makefile
+	@sed -n '2,12p' Makefile
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 -include $(shell find $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)

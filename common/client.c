@@ -170,7 +170,7 @@ static void s_send_hello(client *c)
     wire_msg m = {0};
     m.kind = WIRE_HELLO;
     m.request_id = c->hello_id = c->next_request_id++;
-    m.u.hello = (wire_hello){c->role, host, (uint32_t)getpid(), "kz " __DATE__, c->game,
+    m.u.hello = (wire_hello){c->role, host, (uint32_t)getpid(), util_version(), c->game,
                              c->cfg.slots};
     s_send(c, &m);
 }

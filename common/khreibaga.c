@@ -1,4 +1,4 @@
-/* khreibaga: the rules engine (R1-R22 of ../shared/khreibaga-rules.md).
+/* khreibaga: the rules engine (R1-R22 of docs/rules.md).
  *
  * Representation. Bitboards in 32-bit words, bit sq = point sq: the pieces
  * of the side to move (own), those of the other side (opp), the kings of

@@ -1,5 +1,5 @@
 /* khreibaga: the rules of Khreibaga (Mauritanian Alquerque) as a game module,
- * implementing ../shared/khreibaga-rules.md R1-R22. Everything outside this
+ * implementing docs/rules.md R1-R22. Everything outside this
  * module reaches the rules through `khreibaga_game` (see game.h).
  *
  * Board: points 0..24, sq = row*5 + col, row 0 at the bottom (R1). Actions:

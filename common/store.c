@@ -130,7 +130,8 @@ static int s_meta_put_u64(MDB_txn *txn, MDB_dbi dbi, const char *name, uint64_t 
 int store_open(store **out, const char *dir, const store_options *o)
 {
     *out = NULL;
-    if (mkdir(dir, 0755) && errno != EEXIST)
+    bool ro = o && o->read_only;
+    if (!ro && mkdir(dir, 0755) && errno != EEXIST)
         return errno;
     store *s = xcalloc(1, sizeof *s);
     if (o)
@@ -146,7 +147,8 @@ int store_open(store **out, const char *dir, const store_options *o)
         goto out_free;
     mdb_env_set_maxdbs(s->env, 8);
     mdb_env_set_mapsize(s->env, s->opt.map_bytes);
-    rc = mdb_env_open(s->env, dir, s->opt.no_sync ? MDB_NOSYNC : 0, 0644);
+    rc = mdb_env_open(s->env, dir, (s->opt.no_sync ? MDB_NOSYNC : 0) | (ro ? MDB_RDONLY : 0),
+                      0644);
     if (rc)
         goto out_env;
     /* The environment may remember a larger map from an earlier run. */
@@ -166,15 +168,19 @@ int store_open(store **out, const char *dir, const store_options *o)
     }
 
     MDB_txn *txn;
-    rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    rc = mdb_txn_begin(s->env, NULL, ro ? MDB_RDONLY : 0, &txn);
     if (rc)
         goto out_env;
-    if ((rc = mdb_dbi_open(txn, "models", MDB_CREATE, &s->models)) ||
-        (rc = mdb_dbi_open(txn, "games", MDB_CREATE, &s->games)) ||
-        (rc = mdb_dbi_open(txn, "positions", MDB_CREATE, &s->positions)) ||
-        (rc = mdb_dbi_open(txn, "dedup", MDB_CREATE, &s->dedup)) ||
-        (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)))
+    unsigned create = ro ? 0 : MDB_CREATE;
+    if ((rc = mdb_dbi_open(txn, "models", create, &s->models)) ||
+        (rc = mdb_dbi_open(txn, "games", create, &s->games)) ||
+        (rc = mdb_dbi_open(txn, "positions", create, &s->positions)) ||
+        (rc = mdb_dbi_open(txn, "dedup", create, &s->dedup)) ||
+        (rc = mdb_dbi_open(txn, "meta", create, &s->meta))) {
+        if (rc == MDB_NOTFOUND)
+            rc = KZ_ENOTFOUND;
         goto out_txn;
+    }
     uint64_t next_model, best;
     if ((rc = s_meta_get_u64(txn, s->meta, "next_game", &s->next_game)) ||
         (rc = s_meta_get_u64(txn, s->meta, "next_pos", &s->next_pos)) ||

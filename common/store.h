@@ -53,6 +53,7 @@ typedef struct store_options {
     uint64_t window;        /* positions sampled from: the latest `window` */
     uint64_t prune_per_txn; /* positions deleted per write transaction at most */
     bool no_sync;           /* MDB_NOSYNC: faster, not durable (tests, benchmarks) */
+    bool read_only;         /* MDB_RDONLY: readers only, beside a running coordinator */
 } store_options;
 
 /* Defaults: 64 MiB map, window 500000, prune 20000 per transaction, synced. */
@@ -61,7 +62,11 @@ void store_options_default(store_options *o);
 /* Opens (creating the directory and databases when absent) the store in dir.
  * 0 and *out (caller owns: store_close), or an error: MDB_INVALID for a
  * file that is not an LMDB environment, KZ_ECORRUPT for one shorter than its
- * last used page (cut short) or with inconsistent counters. */
+ * last used page (cut short) or with inconsistent counters. With
+ * o->read_only nothing is created or written (no write transaction is ever
+ * begun: tools reading a live coordinator's store never wait for its
+ * writer, nor change a byte); a store without our databases is
+ * KZ_ENOTFOUND, and the write functions fail with EACCES. */
 int store_open(store **out, const char *dir, const store_options *o);
 /* Closes and frees; NULL-safe, sets *s to NULL. */
 void store_close(store **s);

@@ -16,6 +16,27 @@
 
 static const char *s_progname = "kz";
 static int s_level = LOG_INFO;
+static bool s_journal; /* stderr is the journal: lines carry "<N>" priorities */
+
+/* Set by the Makefile for util.o alone (make tracks it with a stamp file). */
+#ifndef KZ_VERSION
+#define KZ_VERSION "0.1.0"
+#endif
+
+const char *util_version(void)
+{
+    return KZ_VERSION;
+}
+
+bool util_version_asked(int argc, char **argv, const char *prog)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--version")) {
+            printf("%s %s\n", prog, util_version());
+            return true;
+        }
+    return false;
+}
 
 /* Ranges of a library's error codes and who names them (err_register_range). */
 static struct {
@@ -88,6 +109,14 @@ void log_init(const char *progname)
         else if (!strcasecmp(e, "warn")) s_level = LOG_WARN;
         else if (!strcasecmp(e, "error")) s_level = LOG_ERROR;
     }
+    /* JOURNAL_STREAM is "DEVICE:INODE" of the journal's stream; a program
+     * whose stderr was redirected elsewhere inherits it but no longer
+     * matches (systemd.exec(5)). */
+    const char *js = getenv("JOURNAL_STREAM");
+    unsigned long long dev, ino;
+    struct stat sb;
+    s_journal = js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(2, &sb) == 0 &&
+                (unsigned long long)sb.st_dev == dev && (unsigned long long)sb.st_ino == ino;
 }
 
 void log_set_level(int level) { s_level = level; }
@@ -111,9 +140,11 @@ void log_write(int level, const char *fmt, ...)
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
-    fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s[%d] %s\n", tm.tm_year + 1900,
-            tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
-            names[level < 0 ? 0 : level > 3 ? 3 : level], s_progname, (int)getpid(), msg);
+    int lv = level < 0 ? 0 : level > 3 ? 3 : level;
+    static const char *const prio[] = {"<7>", "<6>", "<4>", "<3>"}; /* sd-daemon(3) */
+    fprintf(stderr, "%s%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s[%d] %s\n", s_journal ? prio[lv] : "",
+            tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+            ts.tv_nsec / 1000000, names[lv], s_progname, (int)getpid(), msg);
 }
 
 void kz_check_failed(const char *cond, const char *file, int line)

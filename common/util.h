@@ -9,12 +9,17 @@
  * Logging: log_debug/info/warn/error write one line to stderr (control
  * characters in the message, e.g. from a client id, are shown as '?'):
  *   2026-11-22T01:02:03.456Z INFO  kz-worker[1234] message
+ * When stderr is the journal (systemd sets JOURNAL_STREAM to its device and
+ * inode), each line starts with its syslog priority, "<7>" debug, "<6>"
+ * info, "<4>" warn, "<3>" error, which journald takes as the entry's
+ * priority (so `journalctl -p warning` finds the warnings) and strips.
  * The level threshold is set by log_set_level() or the KZ_LOG environment
  * variable (debug, info, warn, error). Thread-safe (one fprintf per line). */
 #ifndef KZ_UTIL_H
 #define KZ_UTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,7 +58,8 @@ int err_vset(char *err, size_t errlen, int rc, const char *fmt, va_list ap)
     __attribute__((format(printf, 4, 0)));
 
 enum { LOG_DEBUG = 0, LOG_INFO = 1, LOG_WARN = 2, LOG_ERROR = 3 };
-/* Sets the name printed in every line (default "kz") and reads KZ_LOG. */
+/* Sets the name printed in every line (default "kz"), reads KZ_LOG, and
+ * checks whether stderr is the journal (JOURNAL_STREAM). */
 void log_init(const char *progname);
 void log_set_level(int level);
 int log_get_level(void);
@@ -67,6 +73,14 @@ void log_write(int level, const char *fmt, ...) __attribute__((format(printf, 2,
 #define KZ_CHECK(cond) \
     ((cond) ? (void)0 : kz_check_failed(#cond, __FILE__, __LINE__))
 _Noreturn void kz_check_failed(const char *cond, const char *file, int line);
+
+/* The software's version, "0.1.0+g<commit>" (".dirty" appended for a build
+ * of uncommitted changes; the commit is left out where the build had no
+ * git). The same in every program of one build: --version, Hello, /status. */
+const char *util_version(void);
+/* When argv holds "--version": prints "PROG VERSION" on stdout and returns
+ * true (the program then exits 0). */
+bool util_version_asked(int argc, char **argv, const char *prog);
 
 /* Monotonic time in seconds, and wall-clock time in milliseconds since the epoch. */
 double time_now(void);

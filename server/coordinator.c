@@ -176,8 +176,27 @@ static int s_initial_blob(coord *c, uint8_t **blob, size_t *len)
 
 static int s_bootstrap(coord *c)
 {
-    if (store_latest_model(c->st) > 0)
+    uint32_t latest = store_latest_model(c->st);
+    if (latest > 0) {
+        /* A setting that does nothing must not look as if it did: an
+         * initial_model other than the store's version 1 is ignored, and
+         * said so (make run passes the same file at every start). */
+        if (c->cfg.initial_model[0]) {
+            uint8_t *blob = NULL;
+            size_t len = 0;
+            store_model_info v1;
+            bool same = s_initial_blob(c, &blob, &len) == 0 &&
+                        store_get_model_info(c->st, 1, &v1) == 0 &&
+                        v1.checksum == wire_blob_checksum(blob, len) && v1.blob_len == len;
+            free(blob);
+            if (!same)
+                log_warn("initial_model %s is ignored: the store in %s already has %u model%s "
+                         "and its version 1 is another network (initial_model registers "
+                         "version 1 of an empty store only)",
+                         c->cfg.initial_model, c->cfg.data_dir, latest, latest == 1 ? "" : "s");
+        }
         return 0;
+    }
     uint8_t *blob;
     size_t len;
     int rc = s_initial_blob(c, &blob, &len);
@@ -534,6 +553,7 @@ static void s_handle_hello(coord *c, const uint8_t *route, size_t rl, const wire
     if (w) {
         snprintf(w->role, sizeof w->role, "%s", req->u.hello.role);
         snprintf(w->host, sizeof w->host, "%s", req->u.hello.host);
+        snprintf(w->software, sizeof w->software, "%s", req->u.hello.software);
         w->pid = req->u.hello.pid;
         w->slots = req->u.hello.slots;
     }
@@ -870,6 +890,7 @@ void coord_best_changed(coord *c)
 int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
 {
     memset(c, 0, sizeof *c);
+    c->http_fd = -1;
     c->cfg = *cfg;
     c->stop = stop;
     c->started = time_now();
@@ -884,6 +905,16 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
         log_error("unknown game '%s'", cfg->game);
         return KZ_EINVAL;
     }
+    /* Step 1. The ports first: a port in use stops the start at once,
+     * before the store is created or bootstrapped. */
+    c->zctx = zmq_ctx_new();
+    c->router = s_socket(c, ZMQ_ROUTER, cfg->bind);
+    c->pub = c->router ? s_socket(c, ZMQ_PUB, cfg->pub_bind) : NULL;
+    if (!c->router || !c->pub)
+        return KZ_EIO;
+    int rc = status_bind(c);
+    if (rc)
+        return rc;
     if (coord_anchors(cfg, c->g, c->anchors, &c->n_anchors, gerr, sizeof gerr)) {
         log_error("anchors: %s", gerr);
         return KZ_EINVAL;
@@ -897,13 +928,14 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
     c->instance = mix64((uint64_t)time_wall_ms() ^ ((uint64_t)getpid() << 40));
     rng_seed(&c->rng, cfg->seed ? (uint64_t)cfg->seed : c->instance);
 
+    /* Step 2. The store. */
     store_options so;
     store_options_default(&so);
     so.map_bytes = (size_t)cfg->map_mb << 20;
     so.window = (uint64_t)cfg->window;
     so.prune_per_txn = (uint64_t)cfg->prune_per_txn;
     so.no_sync = !cfg->sync;
-    int rc = store_open(&c->st, cfg->data_dir, &so);
+    rc = store_open(&c->st, cfg->data_dir, &so);
     if (rc) {
         log_error("cannot open the store in %s: %s", cfg->data_dir, err_str(rc));
         return rc;
@@ -934,11 +966,6 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
         log_error("out of memory");
         return KZ_ENOMEM;
     }
-    c->zctx = zmq_ctx_new();
-    c->router = s_socket(c, ZMQ_ROUTER, cfg->bind);
-    c->pub = c->router ? s_socket(c, ZMQ_PUB, cfg->pub_bind) : NULL;
-    if (!c->router || !c->pub)
-        return KZ_EIO;
     status_refresh(c); /* before the endpoint answers */
     if ((rc = status_start(c)))
         return rc;

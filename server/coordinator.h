@@ -91,6 +91,7 @@ typedef struct worker {
     char id[64];                /* client id */
     char role[16];              /* from Hello */
     char host[64];              /* from Hello */
+    char software[48];          /* from Hello: its version */
     uint32_t pid;               /* from Hello */
     uint32_t slots;             /* from Hello */
     bool alive;                 /* heard from within expiry_ms */
@@ -349,6 +350,7 @@ typedef struct coord {
     char *snap_metrics;         /* /metrics text, owned */
     volatile double heartbeat;  /* time_now() of the last loop turn */
     void *http;                 /* struct MHD_Daemon * */
+    int http_fd;                /* status_bind's listening socket until status_start, -1 none */
     struct status_files *files; /* /models and its files for the HTTP thread (status.c) */
     struct games_box *games_box; /* /games requests for the main loop (games.c) */
 } coord;
@@ -458,6 +460,11 @@ size_t timeline_serialize(coord *c, uint8_t **out);
 int timeline_save(coord *c);
 
 /* status.c */
+/* Binds the status port (http_bind:http_port; nothing when it is 0) before
+ * the store is touched, so that a port in use stops the start before any
+ * bootstrap. 0, or KZ_EIO (logged). */
+int status_bind(coord *c);
+/* Serves HTTP on the bound socket. 0, or KZ_EIO (logged). */
 int status_start(coord *c);
 void status_stop(coord *c);
 /* Rebuilds the /status, /metrics and /models snapshots. */

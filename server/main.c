@@ -172,6 +172,8 @@ static int s_check_settings(const coord_config *cfg, char *err, size_t errlen)
 int main(int argc, char **argv)
 {
     log_init("kz-coordinator");
+    if (util_version_asked(argc, argv, "kz-coordinator"))
+        return 0;
     coord_config cfg;
     char err[512];
     int rc = config_parse(s_options, N_OPTIONS, &cfg, argc, argv, NULL, 0, NULL, err, sizeof err);
@@ -216,6 +218,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "kz-coordinator: anchors: %s\n", err);
         return 2;
     }
+    log_info("kz-coordinator %s", util_version());
     config_log(s_options, N_OPTIONS, &cfg);
 
     struct sigaction sa;

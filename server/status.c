@@ -16,12 +16,14 @@
  * and stamps it (status_serve) and keeps the last few files ready. */
 #include <microhttpd.h>
 #include <arpa/inet.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "coordinator.h"
 #include "engine.h"
@@ -260,6 +262,8 @@ static void s_build_status(coord *c, sbuf *b)
         live += c->workers[i].alive;
     sb_printf(b, "{\n  \"coordinator\": {\"name\": ");
     sb_json_str(b, c->name);
+    sb_printf(b, ", \"version\": ");
+    sb_json_str(b, util_version());
     sb_printf(b, ", \"instance\": \"%016llx\", \"game\": ", (unsigned long long)c->instance);
     sb_json_str(b, c->g->name);
     sb_printf(b, ", \"protocol\": %d, \"uptime_s\": %.1f, \"time_ms\": %lld},\n",
@@ -321,6 +325,8 @@ static void s_build_status(coord *c, sbuf *b)
         sb_json_str(b, w->role);
         sb_printf(b, ", \"host\": ");
         sb_json_str(b, w->host);
+        sb_printf(b, ", \"version\": ");
+        sb_json_str(b, w->software);
         sb_printf(b, ", \"alive\": %s, \"last_contact_s\": %.1f, \"last_contact_ms\": %lld, "
                      "\"games\": %llu, \"games_per_min\": %.2f, \"duplicates\": %llu, "
                      "\"rejected\": %llu, \"in_flight\": %u, \"games_done\": %llu, "
@@ -364,6 +370,14 @@ static void s_build_metrics(coord *c, sbuf *b)
     size_t live = 0;
     for (size_t i = 0; i < c->n_workers; i++)
         live += c->workers[i].alive;
+    sb_printf(b, "# HELP kz_build_info The coordinator's version, protocol and game (value 1).\n"
+                 "# TYPE kz_build_info gauge\nkz_build_info{version=\"");
+    sb_label(b, util_version());
+    sb_printf(b, "\",protocol=\"%d\",game=\"", WIRE_PROTOCOL_VERSION);
+    sb_label(b, c->g->name);
+    sb_printf(b, "\"} 1\n");
+    s_metric(b, "kz_uptime_seconds", "gauge", "Seconds since the coordinator started.",
+             time_now() - c->started);
     s_metric(b, "kz_games_stored_total", "counter", "Games stored (all time).", (double)st.games);
     s_metric(b, "kz_positions_stored_total", "counter", "Training positions stored (all time).",
              (double)st.positions_total);
@@ -397,6 +411,18 @@ static void s_build_metrics(coord *c, sbuf *b)
              c->ar.candidate);
     s_metric(b, "kz_promotions_total", "counter", "Promotions since start.",
              (double)c->promotions);
+    const arena_last *la = &c->last;
+    s_metric(b, "kz_last_arena_candidate", "gauge", "Candidate of the last arena decided (0 none).",
+             la->candidate);
+    s_metric(b, "kz_last_arena_promoted", "gauge", "Whether it was promoted (1) or not (0).",
+             la->candidate && la->promoted ? 1 : 0);
+    s_metric(b, "kz_last_arena_decided_timestamp_seconds", "gauge",
+             "When it was decided (Unix time, 0 none).", (double)la->decided_ms / 1000.0);
+    sb_printf(b, "# HELP kz_last_arena_games Tally of the last arena decided, candidate's view.\n"
+                 "# TYPE kz_last_arena_games gauge\n"
+                 "kz_last_arena_games{result=\"win\"} %u\nkz_last_arena_games{result=\"draw\"} %u\n"
+                 "kz_last_arena_games{result=\"loss\"} %u\n",
+              la->wins, la->draws, la->losses);
     sb_printf(b, "# HELP kz_arena_games Arena tally of the running candidate.\n"
                  "# TYPE kz_arena_games gauge\n"
                  "kz_arena_games{result=\"win\"} %u\nkz_arena_games{result=\"draw\"} %u\n"
@@ -464,12 +490,34 @@ static void s_build_metrics(coord *c, sbuf *b)
              (double)c->trainer.step);
     s_metric(b, "kz_trainer_loss", "gauge", "Trainer total loss last reported.",
              s_num(c->trainer.loss));
+    s_metric(b, "kz_trainer_policy_loss", "gauge", "Trainer policy loss last reported.",
+             s_num(c->trainer.policy_loss));
+    s_metric(b, "kz_trainer_value_loss", "gauge", "Trainer value loss last reported.",
+             s_num(c->trainer.value_loss));
+    s_metric(b, "kz_trainer_l2_loss", "gauge", "Trainer l2 term last reported.",
+             s_num(c->trainer.l2_loss));
+    s_metric(b, "kz_trainer_learning_rate", "gauge", "Trainer learning rate last reported.",
+             s_num(c->trainer.learning_rate));
+    s_metric(b, "kz_trainer_steps_per_second", "gauge", "Trainer steps per second last reported.",
+             s_num(c->trainer.steps_per_s));
+    s_metric(b, "kz_trainer_last_contact_seconds", "gauge",
+             "Seconds since the trainer's last report (-1 never).",
+             c->trainer_seen > 0 ? time_now() - c->trainer_seen : -1.0);
     sb_printf(b, "# HELP kz_worker_games_total Games stored per client.\n"
                  "# TYPE kz_worker_games_total counter\n");
     for (size_t i = 0; i < c->n_workers; i++) {
         sb_printf(b, "kz_worker_games_total{worker=\"");
         sb_label(b, c->workers[i].id);
         sb_printf(b, "\"} %llu\n", (unsigned long long)c->workers[i].games);
+    }
+    sb_printf(b, "# HELP kz_worker_sims_per_second Search speed per live worker (heartbeats).\n"
+                 "# TYPE kz_worker_sims_per_second gauge\n");
+    for (size_t i = 0; i < c->n_workers; i++) {
+        if (!c->workers[i].alive || strcmp(c->workers[i].role, "worker"))
+            continue;
+        sb_printf(b, "kz_worker_sims_per_second{worker=\"");
+        sb_label(b, c->workers[i].id);
+        sb_printf(b, "\"} %.0f\n", s_num(c->workers[i].sims_per_s));
     }
     sb_printf(b, "# HELP kz_worker_rejected_total Refused records per client.\n"
                  "# TYPE kz_worker_rejected_total counter\n");
@@ -816,7 +864,7 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     return ret;
 }
 
-int status_start(coord *c)
+int status_bind(coord *c)
 {
     if (c->cfg.http_port == 0)
         return 0;
@@ -827,6 +875,25 @@ int status_start(coord *c)
         log_error("http_bind '%s' is not an IPv4 address", c->cfg.http_bind);
         return KZ_EINVAL;
     }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) || listen(fd, 64)) {
+        log_error("cannot serve HTTP on %s:%ld: %s", c->cfg.http_bind, c->cfg.http_port,
+                  strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return KZ_EIO;
+    }
+    c->http_fd = fd;
+    return 0;
+}
+
+int status_start(coord *c)
+{
+    if (c->cfg.http_port == 0 || c->http_fd < 0)
+        return 0;
     c->heartbeat = time_now();
     status_files *f = xcalloc(1, sizeof *f);
     pthread_cond_init(&f->answered, NULL);
@@ -838,15 +905,15 @@ int status_start(coord *c)
     c->http = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                                    MHD_USE_ERROR_LOG,
                                (uint16_t)c->cfg.http_port, NULL, NULL, s_http, c,
-                               MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                               MHD_OPTION_LISTEN_SOCKET, c->http_fd,
                                MHD_OPTION_CONNECTION_LIMIT, 64u,
                                MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
     if (!c->http) {
-        log_error("cannot serve HTTP on %s:%ld (port in use?)", c->cfg.http_bind,
-                  c->cfg.http_port);
+        log_error("cannot serve HTTP on %s:%ld", c->cfg.http_bind, c->cfg.http_port);
         status_stop(c);
         return KZ_EIO;
     }
+    c->http_fd = -1; /* the daemon's now: MHD_stop_daemon closes it */
     log_info("status on http://%s:%ld/status", c->cfg.http_bind, c->cfg.http_port);
     return 0;
 }
@@ -864,6 +931,9 @@ void status_stop(coord *c)
     if (c->http)
         MHD_stop_daemon(c->http);
     c->http = NULL;
+    if (c->http_fd >= 0)
+        close(c->http_fd);
+    c->http_fd = -1;
     games_free(c);
     if (f) {
         for (int i = 0; i < FILES_KEPT; i++)

@@ -1,5 +1,5 @@
 /* ref_khreibaga: the naive reference rules for cross-checking the engine. See
- * ref_khreibaga.h. Written from ../shared/khreibaga-rules.md only; each step
+ * ref_khreibaga.h. Written from the rules text (docs/rules.md) only; each step
  * cites its rule. */
 #include "ref_khreibaga.h"
 

@@ -1,5 +1,5 @@
 /* ref_khreibaga: a deliberately naive, independent reference implementation of
- * the Khreibaga rules (../shared/khreibaga-rules.md R1-R22), used only by the
+ * the Khreibaga rules (docs/rules.md R1-R22), used only by the
  * tests to cross-check the engine (common/khreibaga.c). It was written from the
  * rules text alone, without reading the engine, and favours obviousness over
  * speed: a plain 25-char board, every complete capture sequence enumerated by

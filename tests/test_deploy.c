@@ -1,6 +1,7 @@
 /* Tests of deployment: `make install`'s script (tools/install.sh) lays out
  * the programs, the systemd units with their paths filled in and the example
- * configuration, without ever overwriting an operator's configuration;
+ * configuration, without ever overwriting an operator's configuration, and
+ * `make uninstall` (--uninstall) removes them again but the configuration;
  * `systemd-analyze verify` accepts the installed units; and the example
  * configuration files are accepted by the real programs. Every wait has its
  * own deadline (no Criterion .timeout: it leaks 48 bytes under ASan). */
@@ -41,9 +42,10 @@ static bool s_exists(const char *path, mode_t type)
     return !stat(path, &st) && (st.st_mode & S_IFMT) == type;
 }
 
-/* Runs tools/install.sh with the given options; returns its exit status. */
-static int s_install(char *out, size_t cap, const char *destdir, const char *prefix,
-                     const char *sysconfdir)
+/* Runs tools/install.sh with the given options (and --uninstall when
+ * uninstall); returns its exit status. */
+static int s_install_mode(char *out, size_t cap, const char *destdir, const char *prefix,
+                          const char *sysconfdir, bool uninstall)
 {
     char script[1024], b[1024], d[1024], p[1024], s[1024];
     snprintf(script, sizeof script, "%s/tools/install.sh", harness_src_dir());
@@ -51,8 +53,14 @@ static int s_install(char *out, size_t cap, const char *destdir, const char *pre
     snprintf(d, sizeof d, "--destdir=%s", destdir);
     snprintf(p, sizeof p, "--prefix=%s", prefix);
     snprintf(s, sizeof s, "--sysconfdir=%s", sysconfdir);
-    char *argv[] = {"sh", script, b, d, p, s, NULL};
+    char *argv[] = {"sh", script, b, d, p, s, uninstall ? "--uninstall" : NULL, NULL};
     return proc_run(argv, out, cap, 60);
+}
+
+static int s_install(char *out, size_t cap, const char *destdir, const char *prefix,
+                     const char *sysconfdir)
+{
+    return s_install_mode(out, cap, destdir, prefix, sysconfdir, false);
 }
 
 Test(deploy, install_layout, .fini = s_fini)
@@ -122,6 +130,29 @@ Test(deploy, install_layout, .fini = s_fini)
                      "install overwrote an edited configuration");
     free(kept);
     cr_expect_not_null(strstr(out, "keeping"), "the second install should say it kept files");
+
+    /* Uninstalling removes programs, units, examples and documents, and
+     * keeps the configuration (and says so). */
+    rc = s_install_mode(out, sizeof out, s_tmp, "/usr/local", "/etc", true);
+    cr_assert_eq(rc, 0, "uninstall failed:\n%s", out);
+    for (size_t i = 0; i < N_OF(s_progs); i++) {
+        snprintf(path, sizeof path, "%s/usr/local/bin/%s", s_tmp, s_progs[i]);
+        cr_expect_neq(access(path, F_OK), 0, "%s left behind", path);
+    }
+    for (size_t i = 0; i < N_OF(s_units); i++) {
+        snprintf(path, sizeof path, "%s/usr/local/lib/systemd/system/%s", s_tmp, s_units[i]);
+        cr_expect_neq(access(path, F_OK), 0, "%s left behind", path);
+    }
+    snprintf(path, sizeof path, "%s/usr/local/share/khreibaga", s_tmp);
+    cr_expect_neq(access(path, F_OK), 0, "%s left behind", path);
+    snprintf(path, sizeof path, "%s/usr/local/share/doc/khreibaga", s_tmp);
+    cr_expect_neq(access(path, F_OK), 0, "%s left behind", path);
+    snprintf(path, sizeof path, "%s/etc/khreibaga/coordinator.conf", s_tmp);
+    kept = harness_read_file(path);
+    cr_assert_not_null(kept, "uninstall removed the configuration");
+    cr_expect_str_eq(kept, "# edited by the operator\nhttp_port = 9999\n");
+    free(kept);
+    cr_expect_not_null(strstr(out, "Kept"), "%s", out);
 }
 
 Test(deploy, install_bad_arguments, .fini = s_fini)

@@ -1,4 +1,4 @@
-/* test_khreibaga: every rule of ../shared/khreibaga-rules.md (R1-R22) on
+/* test_khreibaga: every rule of docs/rules.md (R1-R22) on
  * hand-built positions, through the game interface (game_default()) as the
  * rest of the project uses it. Each expected answer is argued in a comment
  * from the rule it cites; none is copied from the engine's output.

@@ -181,7 +181,7 @@ Test(model_cli, eval_matches_the_library)
     snprintf(args, sizeof args, "eval m.kzm %s", a1);
     cr_assert_eq(harness_cli_kz(&c, args), 0);
     char want[64];
-    snprintf(want, sizeof want, "policy over %d legal actions", n);
+    snprintf(want, sizeof want, "policy over %d legal action%s:", n, n == 1 ? "" : "s");
     cr_assert(strstr(c.out, want), "%s", c.out);
     model_eval_destroy(&e);
     model_destroy(&m);

@@ -227,6 +227,8 @@ static int s_run(char *const argv[])
 int main(int argc, char **argv)
 {
     log_init("bench_cluster");
+    if (util_version_asked(argc, argv, "bench_cluster"))
+        return 0;
     bench_config cfg;
     char err[512];
     int rc = config_parse(s_options, N_OPTIONS, &cfg, argc, argv, NULL, 0, NULL, err, sizeof err);

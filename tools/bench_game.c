@@ -42,6 +42,8 @@ static double s_median(double *rate)
 
 int main(int argc, char **argv)
 {
+    if (util_version_asked(argc, argv, "bench_game"))
+        return 0;
     long depth = 17, games_per_rep = 2000;
     if ((argc > 1 && parse_long(argv[1], 1, 30, &depth)) ||
         (argc > 2 && parse_long(argv[2], 1, 10000000, &games_per_rep)) || argc > 3) {

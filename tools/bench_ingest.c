@@ -41,6 +41,8 @@ static int s_free_port(void)
 int main(int argc, char **argv)
 {
     log_init("bench_ingest");
+    if (util_version_asked(argc, argv, "bench_ingest"))
+        return 0;
     long games = 60000, workers = 64;
     if ((argc > 1 && parse_long(argv[1], 1, 100000000, &games)) ||
         (argc > 2 && parse_long(argv[2], 1, 4096, &workers)) || argc > 3) {

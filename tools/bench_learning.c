@@ -711,9 +711,9 @@ static int s_run(const char *bin, snapshot *snaps, int *n_snaps)
         return 1;
     }
     client_set_interrupt(c, &s_stop);
-    s_out("bench_learning: the cluster as make run starts it (%ld workers and a trainer), "
+    s_out("bench_learning: the cluster as make run starts it (%ld worker%s and a trainer), "
           "%s %.1f %sminutes; data in %s\n",
-          s_cfg.workers, s_cfg.cpu_minutes > 0 ? "until" : "for",
+          s_cfg.workers, s_cfg.workers == 1 ? "" : "s", s_cfg.cpu_minutes > 0 ? "until" : "for",
           s_cfg.cpu_minutes > 0 ? s_cfg.cpu_minutes : s_cfg.minutes,
           s_cfg.cpu_minutes > 0 ? "CPU-" : "", var);
     if (fc[0] || fw[0] || ft[0])
@@ -792,6 +792,8 @@ static int s_run(const char *bin, snapshot *snaps, int *n_snaps)
 int main(int argc, char **argv)
 {
     log_init("bench_learning");
+    if (util_version_asked(argc, argv, "bench_learning"))
+        return 0;
     char err[512];
     int rc = config_parse(s_options, N_OPTIONS, &s_cfg, argc, argv, NULL, 0, NULL, err,
                           sizeof err);

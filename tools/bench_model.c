@@ -461,6 +461,8 @@ static void s_torch(const model_arch *a, double pos[3][PATHS][8], const double t
 int main(int argc, char **argv)
 {
     log_init("bench_model");
+    if (util_version_asked(argc, argv, "bench_model"))
+        return 0;
     int only_blocks = 0, only_filters = 0;
     if (argc > 2 || (argc == 2 && (sscanf(argv[1], "%dx%d", &only_blocks, &only_filters) != 2 ||
                                    only_blocks < 0 || only_filters < 1))) {

@@ -166,6 +166,8 @@ static void s_report(const char *title, const run_out *r, int sims)
 int main(int argc, char **argv)
 {
     log_init("bench_search");
+    if (util_version_asked(argc, argv, "bench_search"))
+        return 0;
     const game_def *g = game_default();
     int games = argc > 1 ? atoi(argv[1]) : 48;
     int G = argc > 2 ? atoi(argv[2]) : 32;

@@ -3,7 +3,7 @@
 # the example configuration into place.
 #
 #   tools/install.sh [--build=DIR] [--destdir=DIR] [--prefix=DIR]
-#                    [--sysconfdir=DIR] [--unitdir=DIR]
+#                    [--sysconfdir=DIR] [--unitdir=DIR] [--uninstall]
 #
 #   $DESTDIR$PREFIX/bin/                       kz, kz-coordinator, kz-worker, kz-trainer
 #   $DESTDIR$UNITDIR/                          kz-coordinator.service, kz-worker@.service,
@@ -16,6 +16,10 @@
 # The units name the final paths ($PREFIX, $SYSCONFDIR), never $DESTDIR, so a
 # staged install (DESTDIR=/tmp/pkg) works as a package would. Programs that are
 # not built are skipped with a warning (their unit is still installed).
+# --uninstall (`make uninstall`, same options) removes what an install put
+# there, except the configuration in $SYSCONFDIR/khreibaga (an operator's
+# edits) and the data of the services (/var/lib/khreibaga, the caches): it
+# says how to remove those. Stop and disable the services first.
 set -eu
 
 BUILD=build
@@ -23,6 +27,7 @@ DESTDIR=
 PREFIX=/usr/local
 SYSCONFDIR=/etc
 UNITDIR=
+UNINSTALL=0
 for arg in "$@"; do
     case $arg in
         --build=*) BUILD=${arg#*=} ;;
@@ -30,7 +35,8 @@ for arg in "$@"; do
         --prefix=*) PREFIX=${arg#*=} ;;
         --sysconfdir=*) SYSCONFDIR=${arg#*=} ;;
         --unitdir=*) UNITDIR=${arg#*=} ;;
-        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --uninstall) UNINSTALL=1 ;;
+        -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -45,6 +51,25 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 BINDIR=$PREFIX/bin
 DOCDIR=$PREFIX/share/doc/khreibaga
 EXAMPLES=$PREFIX/share/khreibaga/examples
+
+if [ "$UNINSTALL" = 1 ]; then
+    echo "uninstall: programs, units, examples and documentation under $DESTDIR$PREFIX"
+    for prog in kz kz-coordinator kz-worker kz-trainer; do
+        rm -f "$DESTDIR$BINDIR/$prog"
+    done
+    for unit in "$SRC"/deploy/*.service; do
+        rm -f "$DESTDIR$UNITDIR/$(basename "$unit")"
+    done
+    rm -rf "$DESTDIR$EXAMPLES" "$DESTDIR$DOCDIR"
+    rmdir "$DESTDIR$PREFIX/share/khreibaga" 2>/dev/null || true
+    if [ -z "$DESTDIR" ] && command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+        systemctl daemon-reload || true
+    fi
+    echo "uninstall: done. Kept: the configuration in $DESTDIR$SYSCONFDIR/khreibaga/ and the"
+    echo "  services' data (/var/lib/khreibaga, /var/cache/khreibaga; with DynamicUser= under"
+    echo "  /var/lib/private and /var/cache/private). Remove them by hand if they must go."
+    exit 0
+fi
 
 [ -x "$BUILD/kz" ] || { echo "install: $BUILD/kz is not built (run make first)" >&2; exit 1; }
 
@@ -92,4 +117,4 @@ if [ -z "$DESTDIR" ] && command -v systemctl >/dev/null 2>&1 && [ -d /run/system
 fi
 echo "install: done. Next: edit $SYSCONFDIR/khreibaga/*.conf, then for example"
 echo "  systemctl enable --now kz-coordinator kz-trainer      # on the coordinator host"
-echo "  systemctl enable --now kz-worker@{1..$(nproc 2>/dev/null || echo N)}              # on every worker host"
+echo "  systemctl enable --now \$(seq -f kz-worker@%g \"\$(nproc)\")    # on every worker host: one per core"

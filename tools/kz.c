@@ -83,8 +83,12 @@ static void s_help(FILE *out)
                  "Khreibaga Zero's command line. Commands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-13s %s\n", s_commands[i].name, s_commands[i].summary);
-    fprintf(out, "\n`kz COMMAND --help` describes a command. Positions are written as in\n"
-                 "R20 (\"" "bbbbbbbbbbbb.wwwwwwwwwwww b" "\"), actions as in R21 (\"7-12\", \"7x17\").\n");
+    fprintf(out, "  %-13s %s\n", "help COMMAND", "the same as kz COMMAND --help");
+    fprintf(out, "  %-13s %s\n", "--version", "print kz's version");
+    fprintf(out, "\n`kz COMMAND --help` describes a command; flags may be written --key_name\n"
+                 "or --key-name alike. Positions are written as in R20\n"
+                 "(\"" "bbbbbbbbbbbb.wwwwwwwwwwww b" "\"), actions as in R21 (\"7-12\", \"7x17\");\n"
+                 "the rules R1-R22 are in docs/rules.md.\n");
 }
 
 int main(int argc, char **argv)
@@ -93,6 +97,18 @@ int main(int argc, char **argv)
     if (argc < 2) {
         s_help(stderr);
         return 2;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        printf("kz %s\n", util_version());
+        return 0;
+    }
+    /* `kz help COMMAND` is `kz COMMAND --help`. */
+    if (!strcmp(argv[1], "help") && argc > 2) {
+        char *args[] = {argv[2], "--help", NULL};
+        for (size_t i = 0; i < N_COMMANDS; i++)
+            if (!strcmp(argv[2], s_commands[i].name))
+                return s_commands[i].run(2, args);
+        return kz_usage_error("help: unknown command '%s' (see kz --help)", argv[2]);
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         s_help(stdout);

@@ -500,7 +500,7 @@ int cmd_eval(int argc, char **argv)
         if (res.over)
             printf("the game is over (%s)\n", game_reason_name(res.reason));
         else
-            printf("policy over %d legal actions:\n", n);
+            printf("policy over %d legal action%s:\n", n, n == 1 ? "" : "s");
         for (int i = 0; i < n; i++) {
             g->format_action(pr[i].action, act, sizeof act);
             printf("  %-8s %.4f  (logit %+.3f)\n", act, (double)pr[i].p, (double)pr[i].logit);

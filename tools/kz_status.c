@@ -310,7 +310,7 @@ static int s_http_get(const char *url, char **body, char *err, size_t errlen)
         return KZ_EIO;
     }
     if (code != 200) {
-        snprintf(err, errlen, "%s%s answered %d", url, path, code);
+        snprintf(err, errlen, "http://%s:%d%s answered %d", host, port, path, code);
         free(buf);
         return KZ_EREJECTED;
     }
@@ -428,11 +428,13 @@ static void s_print(const jnode *j, FILE *o, double stall_minutes)
     double w = j_num(j, "arena.wins"), d = j_num(j, "arena.draws"), l = j_num(j, "arena.losses");
     if (j_num(j, "arena.candidate") > 0) {
         double n = w + d + l;
+        char score[16] = "-"; /* no score before a game */
+        if (n > 0)
+            snprintf(score, sizeof score, "%.3f", (w + d / 2) / n);
         fprintf(o, "arena       candidate %.0f vs best %.0f: %.0f/%.0f played, +%.0f =%.0f -%.0f "
-                   "(score %.3f), %.0f assigned, %.0f open\n",
+                   "(score %s), %.0f assigned, %.0f open\n",
                 j_num(j, "arena.candidate"), j_num(j, "arena.best"), n, j_num(j, "arena.games"),
-                w, d, l, n > 0 ? (w + d / 2) / n : 0.0, j_num(j, "arena.assigned"),
-                j_num(j, "arena.open"));
+                w, d, l, score, j_num(j, "arena.assigned"), j_num(j, "arena.open"));
     } else {
         fprintf(o, "arena       none running\n");
     }
@@ -737,8 +739,11 @@ int cmd_ratings(int argc, char **argv)
                 c[i++] = x->num;
             char pb[64];
             snprintf(pb, sizeof pb, "%.0f %.0f %.0f %.0f %.0f", c[0], c[1], c[2], c[3], c[4]);
-            printf("%-16.16s %-16.16s %6.0f  %-22s %.3f\n", j_str(t, "a"), j_str(t, "b"),
-                   w + d + l, pb, w + d + l > 0 ? (w + d / 2) / (w + d + l) : 0.5);
+            char score[16] = "-";
+            if (w + d + l > 0)
+                snprintf(score, sizeof score, "%.3f", (w + d / 2) / (w + d + l));
+            printf("%-16.16s %-16.16s %6.0f  %-22s %s\n", j_str(t, "a"), j_str(t, "b"),
+                   w + d + l, pb, score);
         }
     }
     j_free(j);

@@ -190,6 +190,7 @@ int cmd_store(int argc, char **argv)
     store_options so;
     store_options_default(&so);
     so.map_bytes = 1u << 20; /* the environment remembers its real size */
+    so.read_only = true;
     store *st;
     rc = store_open(&st, cfg.data_dir, &so);
     if (rc) {

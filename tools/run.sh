@@ -257,7 +257,7 @@ start trainer "$BUILD/kz-trainer" --config="$VAR/etc/trainer.conf" \
     --endpoint="$ENDPOINT" --checkpoint_dir="$VAR/trainer" ${TRAINER_OPTS[@]+"${TRAINER_OPTS[@]}"}
 
 cat << EOF
-Khreibaga Zero: a coordinator, $N_WORKERS workers and a trainer on this machine.
+Khreibaga Zero: a coordinator, $N_WORKERS worker$( ((N_WORKERS == 1)) || echo s) and a trainer on this machine.
   start    $(status_line || echo "(no status)")
   network  $("$KZ" model info "$INITIAL_MODEL" 2> /dev/null | sed -n 's/^architecture: *//p')
   settings $VAR/etc/{coordinator,worker,trainer}.conf

@@ -525,6 +525,8 @@ static int s_start_model(tr *t)
         return 0;
     }
     /* The coordinator's best, as long as it takes. */
+    log_info("no checkpoint in %s and no init_model: asking the coordinator for its best model",
+             t->cfg.checkpoint_dir);
     for (;;) {
         if (s_stop)
             return KZ_ETIMEOUT;
@@ -651,6 +653,9 @@ static int s_connect(tr *t)
     if (!t->c)
         return 1;
     client_set_interrupt(t->c, &s_stop); /* a stop signal cuts a waiting request short */
+    /* Said before the first request: with no coordinator there, that
+     * request takes timeout_ms * retries to give up. */
+    log_info("trainer %s: coordinator at %s", client_id(t->c), t->cfg.client.endpoint);
     return 0;
 }
 
@@ -786,10 +791,13 @@ static void s_free(tr *t)
 int main(int argc, char **argv)
 {
     log_init("kz-trainer");
+    if (util_version_asked(argc, argv, "kz-trainer"))
+        return 0;
     static tr t;
     int rc = s_settings(&t, argc, argv);
     if (rc >= 0)
         return rc;
+    log_info("kz-trainer %s", util_version());
     config_log(s_options, s_n_options, &t.cfg);
     s_signals();
     rc = s_connect(&t);

@@ -570,6 +570,8 @@ static void s_drain(wk *w)
 int main(int argc, char **argv)
 {
     log_init("kz-worker");
+    if (util_version_asked(argc, argv, "kz-worker"))
+        return 0;
     static wk w;
     char err[512];
     static config_option options[N_OPTIONS_MAX];
@@ -620,6 +622,7 @@ int main(int argc, char **argv)
                 w.cfg.precision);
         return 2;
     }
+    log_info("kz-worker %s", util_version());
     config_log(options, n_options, &w.cfg);
 
     struct sigaction sa;
