@@ -164,7 +164,7 @@ static char *s_call(browser *b, const char *method, const char *params, bool to_
     for (;;) {
         /* Step 1. Every whole message in the buffer: the answer, or an event. */
         char *nul;
-        while ((nul = memchr(b->in, 0, b->in_len)) != NULL) {
+        while (b->in_len && (nul = memchr(b->in, 0, b->in_len)) != NULL) {
             size_t mlen = (size_t)(nul - b->in);
             char *msg = malloc(mlen + 1);
             if (!msg)

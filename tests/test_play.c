@@ -63,7 +63,8 @@ static int s_fetch(int port, const char *method, const char *path, const char *b
     char *req = xmalloc(cap);
     int n = snprintf(req, cap, "%s %s HTTP/1.0\r\nHost: x\r\nContent-Length: %zu\r\n\r\n",
                      method, path, body_len);
-    memcpy(req + n, body, body_len);
+    if (body_len)
+        memcpy(req + n, body, body_len);
     size_t got = 0;
     char *a = http_exchange(NULL, "127.0.0.1", port, req, (size_t)n + body_len, 60, &got);
     free(req);
