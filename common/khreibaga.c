@@ -1164,6 +1164,25 @@ char khreibaga_piece_at(const game_state *g, int sq)
 int khreibaga_chain_point(const game_state *g) { return CS(g)->chain; }
 int khreibaga_no_progress(const game_state *g) { return CS(g)->no_progress; }
 int khreibaga_repetitions(const game_state *g) { return CS(g)->reps; }
+uint32_t khreibaga_pieces(const game_state *g, int colour) { return s_colour(CS(g), colour & 1); }
+uint32_t khreibaga_kings(const game_state *g) { return CS(g)->kings; }
+
+int khreibaga_set(game_state *g, uint32_t black, uint32_t white, uint32_t kings, int side)
+{
+    if ((black | white) & ~ALL_POINTS || (black & white) || (kings & ~(black | white)) ||
+        side < 0 || side > 1 || s_popcount(black) > 12 || s_popcount(white) > 12 ||
+        (black & ~kings & s_far_row(0)) || (white & ~kings & s_far_row(1)))
+        return KZ_EINVAL;
+    /* Only the head: the history is empty (implicit, see kh_state). */
+    kh_state *s = S(g);
+    s->own = side ? white : black;
+    s->opp = side ? black : white;
+    s->kings = kings;
+    s->side = (uint8_t)side;
+    s->chain = -1;
+    s_reset_history(s);
+    return 0;
+}
 
 static void kh_format_position(const game_state *g, char *buf, size_t len)
 {

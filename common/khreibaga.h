@@ -27,4 +27,17 @@ int khreibaga_chain_point(const game_state *s);
 int khreibaga_no_progress(const game_state *s);
 int khreibaga_repetitions(const game_state *s);
 
+/* Bitboards (bit sq = point sq, R1) for code that works on whole boards (the
+ * tablebases, tablebase.h): the pieces of a colour (0 Black, 1 White), and
+ * the kings of both colours. */
+uint32_t khreibaga_pieces(const game_state *s, int colour);
+uint32_t khreibaga_kings(const game_state *s);
+/* Sets s to the turn-start position with these pieces (kings among them) and
+ * `side` (0 Black, 1 White) to move, a fresh history as after parse_position
+ * (ply 0, no-progress 0). Returns 0, or KZ_EINVAL for what parse_position
+ * refuses at a turn start: overlapping colours, kings on no piece, points
+ * past 24, more than 12 pieces a side, a man on its promotion row (R10).
+ * Cheap: meant for loops over millions of positions. */
+int khreibaga_set(game_state *s, uint32_t black, uint32_t white, uint32_t kings, int side);
+
 #endif

@@ -65,6 +65,8 @@ int cmd_loadgen(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 /* tools/kz_serve.c */
 int cmd_serve(int argc, char **argv);
+/* tools/kz_tb.c */
+int cmd_tb(int argc, char **argv);
 
 /* tools/kz_http.c: HTTP/1.0 GET (http:// only).
  * Splits url (http://HOST[:PORT][/PATH]) into host, port (default 80) and

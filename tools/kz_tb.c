@@ -1,0 +1,366 @@
+/* kz tb build | probe | stats | verify | bench: the endgame tablebases
+ * (common/tablebase.h, docs/tablebase.md) from the command line. */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "game.h"
+#include "khreibaga.h"
+#include "kz.h"
+#include "tablebase.h"
+#include "util.h"
+
+#define TB_DEFAULT_DIR "./var/tb"
+
+/* The options of every tb subcommand (each uses some). */
+typedef struct tb_opts {
+    char dir[CONFIG_STR_MAX];      /* the tables' directory */
+    long pieces;                   /* build: most pieces; stats/bench: most loaded */
+    long threads;                  /* build/verify: threads, 0 = one per CPU */
+    bool verify;                   /* build: verify each class built */
+    char position[CONFIG_STR_MAX]; /* probe: R20 position */
+    bool line;                     /* stats: print the longest win's line */
+    double seconds;                /* bench: how long */
+    long seed;                     /* bench: positions drawn */
+} tb_opts;
+
+#define O(f) offsetof(tb_opts, f)
+static const config_option s_rows[] = {
+    {"dir", CONFIG_STRING, TB_DEFAULT_DIR, 0, 0, O(dir), "the tables' directory"},
+    {"pieces", CONFIG_INT, "0", 0, TB_MAX_PIECES, O(pieces),
+     "build: every class with at most this many pieces (0: 5); others: load at most "
+     "this many (0: all)"},
+    {"threads", CONFIG_INT, "0", 0, 64, O(threads), "build, verify: threads (0: one per CPU)"},
+    {"verify", CONFIG_BOOL, "true", 0, 0, O(verify),
+     "build: check each new table against the rules before going on"},
+    {"position", CONFIG_STRING, "", 0, 0, O(position), "probe: the position (R20)"},
+    {"line", CONFIG_BOOL, "true", 0, 0, O(line), "stats: play out the longest win"},
+    {"seconds", CONFIG_DOUBLE, "3", 0.1, 600, O(seconds), "bench: how long to probe"},
+    {"seed", CONFIG_INT, "1", 0, 1e15, O(seed), "bench: the random positions' seed"},
+};
+#undef O
+#define N_ROWS (sizeof s_rows / sizeof s_rows[0])
+
+static const char s_usage[] =
+    "usage: kz tb build [--pieces N] [--dir D] [--threads T] [--verify=false]\n"
+    "       kz tb probe [--dir D] [--position P] [ACTION ...]\n"
+    "       kz tb stats [--dir D] [--pieces N] [--line=false]\n"
+    "       kz tb verify [--dir D] [--pieces N] [--threads T]\n"
+    "       kz tb bench [--dir D] [--pieces N] [--seconds S]\n\n"
+    "Endgame tablebases: the exact value of every position with at most N pieces\n"
+    "(docs/tablebase.md). build solves the classes not built yet (resumable: a\n"
+    "class whose file is there and sound is kept), smallest first, printing its\n"
+    "progress on stderr, and checks each new class against the rules. probe\n"
+    "prints the value of the position after the ACTIONs (R21) and of every legal\n"
+    "action; stats the classes' counts and the longest win, played out; verify\n"
+    "checks every loaded class again; bench measures probes per second from one\n"
+    "thread on the loaded tables.\n";
+
+static int s_open(const tb_opts *o, int pieces, tb_set **t)
+{
+    char err[512];
+    *t = tb_open(o->dir, pieces, err, sizeof err);
+    if (!*t) {
+        fprintf(stderr, "kz tb: %s\n", err);
+        return 1;
+    }
+    if (tb_pieces(*t) == 0) {
+        fprintf(stderr, "kz tb: %s holds no complete set of tables (kz tb build --dir %s)\n",
+                o->dir, o->dir);
+        tb_close(t);
+        return 1;
+    }
+    return 0;
+}
+
+static void s_hms(double s, char *buf, size_t len)
+{
+    long t = (long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
+}
+
+static void s_count(uint64_t n, char *buf, size_t len)
+{
+    if (n >= 10000000)
+        snprintf(buf, len, "%.1fM", n / 1e6);
+    else if (n >= 10000)
+        snprintf(buf, len, "%.1fk", n / 1e3);
+    else
+        snprintf(buf, len, "%" PRIu64, n);
+}
+
+/* The progress line: a rewritten line on a terminal, else a line every 10 s. */
+static void s_progress(const tb_progress *p, void *arg)
+{
+    double *last = arg;
+    bool tty = isatty(2);
+    if (!tty && !p->finished_pair && p->seconds - *last < 10)
+        return;
+    if (!tty && p->finished_pair && p->pair < p->pairs && p->seconds - *last < 10)
+        return;
+    *last = p->seconds;
+    double rate = p->seconds > 0 ? p->done / p->seconds : 0;
+    char done[16], total[16], el[16], eta[16];
+    s_count(p->done, done, sizeof done);
+    s_count(p->total, total, sizeof total);
+    s_hms(p->seconds, el, sizeof el);
+    s_hms(rate > 0 ? (p->total - p->done) / rate : 0, eta, sizeof eta);
+    fprintf(stderr, "%stb %s %s (class pair %d/%d): %s/%s positions, %.0fk/s, %s elapsed, %s left%s",
+            tty ? "\r" : "", p->phase, p->cls, p->pair, p->pairs, done, total, rate / 1e3, el,
+            eta, tty ? "\033[K" : "\n");
+}
+
+static int s_build(const tb_opts *o)
+{
+    double last = -1e9;
+    int pieces = o->pieces ? (int)o->pieces : 5;
+    if (pieces < 2)
+        return kz_usage_error("tb build: --pieces must be 2..%d", TB_MAX_PIECES);
+    tb_build_opts b = {pieces, (int)o->threads, o->verify, s_progress, &last};
+    char err[512];
+    double t0 = time_now();
+    int rc = tb_build(o->dir, &b, err, sizeof err);
+    if (isatty(2))
+        fputc('\n', stderr);
+    if (rc) {
+        fprintf(stderr, "kz tb build: %s\n", err);
+        return 1;
+    }
+    tb_set *t;
+    if (s_open(o, pieces, &t))
+        return 1;
+    uint64_t n = 0;
+    for (int i = 0; i < tb_class_count(t); i++) {
+        tb_class_info ci;
+        tb_class_get(t, i, &ci);
+        n += ci.positions;
+    }
+    printf("tables for up to %d pieces in %s: %d classes, %" PRIu64
+           " positions%s; this run %.1f s\n",
+           tb_pieces(t), o->dir, tb_class_count(t), n, o->verify ? ", verified" : "",
+           time_now() - t0);
+    tb_close(&t);
+    return 0;
+}
+
+static void s_value_text(int wdl, int dist, char *buf, size_t len)
+{
+    if (wdl == 0)
+        snprintf(buf, len, "draw");
+    else
+        snprintf(buf, len, "%s in %d", wdl > 0 ? "win" : "loss", dist);
+}
+
+static int s_probe(const tb_opts *o, int argc, const char **words)
+{
+    const game_def *g = game_default();
+    game_state s;
+    int rc = kz_setup(g, "tb probe", o->position[0] ? o->position : NULL, argc, (char **)words,
+                      0, &s);
+    if (rc)
+        return rc;
+    tb_set *t;
+    if (s_open(o, TB_MAX_PIECES, &t))
+        return 1;
+    char pos[64], buf[64];
+    g->format_position(&s, pos, sizeof pos);
+    int count = khreibaga_no_progress(&s);
+    printf("position  %s (%s to move, no-progress %d)\n", pos, g->player_name(g->to_move(&s)),
+           count);
+    game_result r = g->result(&s);
+    if (r.over) {
+        printf("result    %s (%s)\n", r.winner < 0 ? "draw" : g->player_name(r.winner),
+               game_reason_name(r.reason));
+        tb_close(&t);
+        return 0;
+    }
+    tb_value v;
+    rc = tb_probe(t, &s, &v);
+    if (rc == KZ_ENOTFOUND) {
+        fprintf(stderr, "kz tb probe: the position has more pieces than the tables in %s (%d)\n",
+                o->dir, tb_pieces(t));
+        tb_close(&t);
+        return 1;
+    }
+    s_value_text(v.wdl, v.dist, buf, sizeof buf);
+    int now = g->mid_turn(&s) ? v.wdl : tb_value_at(v, count);
+    printf("value     %s for %s (with no-progress 0; plies to the zeroing move), at %d: %s\n",
+           buf, g->player_name(g->to_move(&s)), count,
+           now > 0 ? "win" : now < 0 ? "loss" : "draw");
+    tb_action_value av[GAME_MAX_LEGAL];
+    int n = tb_action_values(t, &s, av);
+    for (int i = 0; i < n; i++) {
+        char act[16];
+        g->format_action(av[i].action, act, sizeof act);
+        s_value_text(av[i].wdl, av[i].dist, buf, sizeof buf);
+        printf("  %-6s  %s\n", act, buf);
+    }
+    tb_close(&t);
+    return 0;
+}
+
+/* Plays perfect play from s to the end and prints it on one line. */
+static void s_print_line(const tb_set *t, game_state s)
+{
+    const game_def *g = game_default();
+    game_result r;
+    int hops = 0;
+    printf("  line:");
+    while (!(r = g->result(&s)).over) {
+        int a;
+        if (tb_best_action(t, &s, &a) != 0)
+            break;
+        char buf[16];
+        g->format_action(a, buf, sizeof buf);
+        printf(" %s", buf);
+        g->apply(&s, a);
+        hops++;
+    }
+    printf("\n  result: %s (%s) after %d plies, %d actions\n",
+           r.over ? (r.winner < 0 ? "draw" : g->player_name(r.winner)) : "?",
+           r.over ? game_reason_name(r.reason) : "not over", g->ply(&s), hops);
+}
+
+static int s_stats(const tb_opts *o)
+{
+    tb_set *t;
+    if (s_open(o, (int)o->pieces, &t))
+        return 1;
+    const game_def *g = game_default();
+    printf("%-10s %12s %12s %12s %12s %7s\n", "class", "positions", "wins", "draws", "losses",
+           "longest");
+    uint64_t tot[4] = {0};
+    int best_class = -1, best = 0;
+    for (int i = 0; i < tb_class_count(t); i++) {
+        tb_class_info c;
+        tb_class_get(t, i, &c);
+        printf("%-10s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %7d\n", c.name,
+               c.positions, c.wins, c.draws, c.losses, c.longest);
+        tot[0] += c.positions;
+        tot[1] += c.wins;
+        tot[2] += c.draws;
+        tot[3] += c.losses;
+        if (c.longest > best) {
+            best = c.longest;
+            best_class = i;
+        }
+    }
+    printf("%-10s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", "all", tot[0],
+           tot[1], tot[2], tot[3]);
+    if (best_class >= 0) {
+        tb_class_info c;
+        tb_class_get(t, best_class, &c);
+        game_state s;
+        tb_class_position(t, best_class, c.longest_index, &s);
+        char pos[64];
+        g->format_position(&s, pos, sizeof pos);
+        printf("longest win: %s, %d plies to its zeroing move, in %s\n", pos, c.longest, c.name);
+        if (o->line)
+            s_print_line(t, s);
+    }
+    tb_close(&t);
+    return 0;
+}
+
+static int s_verify(const tb_opts *o)
+{
+    tb_set *t;
+    if (s_open(o, (int)o->pieces, &t))
+        return 1;
+    double t0 = time_now();
+    for (int i = 0; i < tb_class_count(t); i++) {
+        tb_class_info c;
+        tb_class_get(t, i, &c);
+        char err[512];
+        if (tb_verify_class(t, i, (int)o->threads, err, sizeof err) != 0) {
+            fprintf(stderr, "kz tb verify: %s\n", err);
+            tb_close(&t);
+            return 1;
+        }
+    }
+    printf("verified %d classes (up to %d pieces) in %.1f s\n", tb_class_count(t), tb_pieces(t),
+           time_now() - t0);
+    tb_close(&t);
+    return 0;
+}
+
+static int s_bench(const tb_opts *o)
+{
+    tb_set *t;
+    if (s_open(o, (int)o->pieces, &t))
+        return 1;
+    /* Positions drawn from the tables themselves, Black or White to move. */
+    enum { N = 1 << 16 };
+    game_state *pos = xmalloc(N * sizeof *pos);
+    rng_t rng;
+    rng_seed(&rng, (uint64_t)o->seed);
+    int classes = tb_class_count(t);
+    for (int i = 0; i < N; i++) {
+        int c = (int)rng_below(&rng, (uint32_t)classes);
+        tb_class_info ci;
+        tb_class_get(t, c, &ci);
+        tb_class_position(t, c, rng_next(&rng) % ci.positions, &pos[i]);
+    }
+    /* Touch every page once: the rate is that of cached tables. */
+    int sink = 0, wdl;
+    for (int i = 0; i < N; i++)
+        if (tb_probe_wdl(t, &pos[i], &wdl) == 0)
+            sink += wdl;
+    uint64_t probes = 0;
+    double t0 = time_now(), dt;
+    do {
+        for (int i = 0; i < N; i++)
+            if (tb_probe_wdl(t, &pos[i], &wdl) == 0)
+                sink += wdl;
+        probes += N;
+    } while ((dt = time_now() - t0) < o->seconds);
+    printf("tb bench: %.2f M probes/s (one thread, %" PRIu64 " probes of %d random positions "
+           "with up to %d pieces in %.2f s; checksum %d)\n",
+           probes / dt / 1e6, probes, N, tb_pieces(t), dt, sink);
+    free(pos);
+    tb_close(&t);
+    return 0;
+}
+
+int cmd_tb(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        fputs(s_usage, argc < 2 ? stderr : stdout);
+        if (argc >= 2) {
+            putchar('\n');
+            config_help(s_rows, N_ROWS, stdout);
+        }
+        return argc < 2 ? 2 : 0;
+    }
+    const char *sub = argv[1];
+    if (strcmp(sub, "build") && strcmp(sub, "probe") && strcmp(sub, "stats") &&
+        strcmp(sub, "verify") && strcmp(sub, "bench"))
+        return kz_usage_error("tb: unknown subcommand '%s' (build, probe, stats, verify, bench)",
+                              sub);
+    tb_opts o;
+    const char *words[argc];
+    size_t nw;
+    char cmd[32];
+    snprintf(cmd, sizeof cmd, "tb %s", sub);
+    int rc = kz_parse_args(cmd, s_usage, s_rows, N_ROWS, &o, argc - 1, argv + 1, words,
+                           (size_t)argc, &nw);
+    if (rc >= 0)
+        return rc;
+    if (strcmp(sub, "probe") && nw > 0)
+        return kz_usage_error("%s: unexpected argument '%s' (see kz tb --help)", cmd, words[0]);
+    if (!strcmp(sub, "build"))
+        return s_build(&o);
+    if (!strcmp(sub, "probe"))
+        return s_probe(&o, (int)nw, words);
+    if (!strcmp(sub, "stats"))
+        return s_stats(&o);
+    if (!strcmp(sub, "verify"))
+        return s_verify(&o);
+    return s_bench(&o);
+}
