@@ -6,6 +6,7 @@
 #   make asan       the same tests under AddressSanitizer + UBSan
 #   make bench      the benchmarks
 #   make learn      the learning benchmark (30 minutes of training, then ratings)
+#   make tb         the endgame tablebases up to 5 pieces, verified (docs/tablebase.md)
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each (clang; docs/fuzzing.md)
 #   make install    binaries, systemd units, example configuration
 #                   (PREFIX=/usr/local SYSCONFDIR=/etc DESTDIR=; see deploy/)
@@ -154,6 +155,14 @@ LEARN_ARGS ?=
 learn: $(BINS) $(BUILD)/bench_learning
 	$(BUILD)/bench_learning $(LEARN_ARGS)
 
+# Endgame tablebases (docs/tablebase.md): every class up to TB_PIECES pieces
+# into TB_DIR, each checked against the rules as it is built; resumable.
+TB_DIR    ?= var/tb
+TB_PIECES ?= 5
+.PHONY: tb
+tb: $(BUILD)/kz
+	$(BUILD)/kz tb build --pieces $(TB_PIECES) --dir $(TB_DIR)
+
 # --- fuzzing (clang + libFuzzer; see docs/fuzzing.md) -------------------------
 # tools/fuzz/fuzz_<target>.c -> build-fuzz/fuzz_<target>, linked with common/
 # and the generated protobuf code compiled again with the sanitizers.
@@ -241,7 +250,7 @@ clean:
 
 .PHONY: help
 help:
-	@sed -n '2,12p' Makefile
+	@sed -n '2,13p' Makefile
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 -include $(shell find $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)

@@ -401,3 +401,330 @@ Test(tablebase, naive_agrees, .timeout = 300)
     harness_rm_rf(dir);
     free(dir);
 }
+
+/* --- consistency ------------------------------------------------------------------ */
+
+/* The files' checksum as docs/tablebase.md describes it (written from the
+ * document, not from the code, so the document stays true). */
+static uint64_t s_doc_checksum(const uint8_t *p, size_t n, uint64_t seed)
+{
+    const uint64_t P1 = 0x9e3779b185ebca87ULL, P2 = 0xc2b2ae3d27d4eb4fULL;
+    uint64_t h[4] = {seed + P1, seed ^ P2, seed - P1, ~seed};
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++) {
+            uint64_t w = 0;
+            for (int b = 0; b < 8; b++)
+                w |= (uint64_t)p[i + 8 * k + b] << (8 * b);
+            h[k] = h[k] + w * P2;
+            h[k] = ((h[k] << 31) | (h[k] >> 33)) * P1;
+        }
+    uint64_t r = mix64(h[0]) ^ mix64(h[1] + 1) ^ mix64(h[2] + 2) ^ mix64(h[3] + 3);
+    for (; i < n; i++)
+        r = (r ^ p[i]) * P1;
+    return mix64(r ^ n);
+}
+
+static void s_put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Rewrites both checksums of a file image (data from byte 128, the header's
+ * own over bytes 0..119 at 120, the data's at 80). */
+static void s_fix_checksums(uint8_t *f, size_t len)
+{
+    s_put64(f + 80, s_doc_checksum(f + 128, len - 128, 0));
+    s_put64(f + 120, s_doc_checksum(f, 120, 1));
+}
+
+Test(tablebase, consistency, .timeout = 300)
+{
+    char *dir = s_build_dir("tb-consist", 4, false);
+    tb_set *t = s_open(dir, 0);
+    cr_assert_eq(tb_pieces(t), 4);
+    cr_assert_eq(tb_class_count(t), 41);
+    uint64_t positions = 0;
+    for (int i = 0; i < tb_class_count(t); i++) {
+        tb_class_info c;
+        tb_class_get(t, i, &c);
+        char err[512];
+        cr_assert_eq(tb_verify_class(t, i, 2, err, sizeof err), 0, "%s: %s", c.name, err);
+        cr_assert_eq(c.wins + c.draws + c.losses, c.positions, "%s", c.name);
+        positions += c.positions;
+    }
+    /* docs/tablebase.md's counts: 1375 + 51080 + 1091780. */
+    cr_assert_eq(positions, 1144235);
+    tb_close(&t);
+
+    /* A wrong value, with the checksums redone: the file opens, the check finds it. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/KKvK.kztb", dir);
+    uint8_t *f;
+    size_t len;
+    cr_assert_eq(file_read_all(path, &f, &len), 0);
+    size_t at = 0;
+    for (size_t i = 128; i < len && !at; i++)
+        if ((f[i] & 0xc0) == 0x40 && (f[i] & 0x3f) >= 2)
+            at = i;
+    cr_assert(at);
+    f[at]++; /* a win one ply longer than it is */
+    s_fix_checksums(f, len);
+    cr_assert_eq(file_write_atomic(path, f, len), 0);
+    t = s_open(dir, 0);
+    int k = -1;
+    for (int i = 0; i < tb_class_count(t); i++) {
+        tb_class_info c;
+        tb_class_get(t, i, &c);
+        if (!strcmp(c.name, "KKvK"))
+            k = i;
+    }
+    cr_assert(k >= 0);
+    char err[512];
+    cr_assert_eq(tb_verify_class(t, k, 1, err, sizeof err), KZ_ECORRUPT);
+    char want[64];
+    snprintf(want, sizeof want, "position %zu ", at - 128);
+    cr_assert(strstr(err, want) && strstr(err, "its moves give"), "%s", err);
+    tb_close(&t);
+    free(f);
+    harness_rm_rf(dir);
+    free(dir);
+}
+
+/* --- perfect play ------------------------------------------------------------------ */
+
+/* The value of s for `player` under R13 (mid-sequence too). */
+static int s_value_for(const tb_set *t, const game_state *s, int player)
+{
+    int wdl;
+    cr_assert_eq(tb_probe_wdl(t, s, &wdl), 0);
+    return game_default()->to_move(s) == player ? wdl : -wdl;
+}
+
+Test(tablebase, perfect_play, .timeout = 300)
+{
+    char *dir = s_build_dir("tb-play", 4, true);
+    tb_set *t = s_open(dir, 0);
+    const game_def *g = game_default();
+    rng_t rng;
+    rng_seed(&rng, 12);
+    int results[3] = {0, 0, 0}, counted = 0, mid = 0;
+    for (int game = 0; game < 400; game++) {
+        int cls = (int)rng_below(&rng, (uint32_t)tb_class_count(t));
+        tb_class_info ci;
+        tb_class_get(t, cls, &ci);
+        game_state s;
+        tb_class_position(t, cls, rng_next(&rng) % ci.positions, &s);
+        /* A few random actions first: a count above 0, a history, maybe a
+         * capture sequence in progress. Repeated positions are avoided (R14
+         * needs a third occurrence; the tables are exact while none of the
+         * history occurred twice). */
+        int prefix = (int)rng_below(&rng, 12);
+        bool fresh = true;
+        for (int k = 0; k < prefix && !g->result(&s).over; k++) {
+            uint16_t acts[GAME_MAX_LEGAL];
+            int n = g->legal_actions(&s, acts);
+            g->apply(&s, acts[rng_below(&rng, (uint32_t)n)]);
+            if (!g->mid_turn(&s) && khreibaga_repetitions(&s) > 1)
+                fresh = false;
+        }
+        if (!fresh || g->result(&s).over)
+            continue;
+        int me = g->to_move(&s), predicted = s_value_for(t, &s, me);
+        counted += khreibaga_no_progress(&s) > 0;
+        mid += g->mid_turn(&s);
+        game_result r;
+        while (!(r = g->result(&s)).over) {
+            cr_assert_eq(s_value_for(t, &s, me), predicted, "the value changed along the line");
+            int a;
+            cr_assert_eq(tb_best_action(t, &s, &a), 0);
+            g->apply(&s, a);
+        }
+        cr_assert_neq(r.reason, GAME_REASON_LENGTH, "R15 ended a line");
+        cr_assert_eq(game_result_for(r, me), predicted, "game %d: predicted %d, got %s (%s)",
+                     game, predicted, r.winner < 0 ? "draw" : g->player_name(r.winner),
+                     game_reason_name(r.reason));
+        results[predicted + 1]++;
+    }
+    cr_assert(results[0] > 20 && results[1] > 20 && results[2] > 20 && counted > 20 && mid > 0,
+              "losses %d draws %d wins %d, with a count %d, mid-sequence %d", results[0],
+              results[1], results[2], counted, mid);
+    tb_close(&t);
+    harness_rm_rf(dir);
+    free(dir);
+}
+
+/* --- files -------------------------------------------------------------------------- */
+
+/* Opening dir must fail with a message holding every word of `words`. */
+static void s_refused(const char *dir, const char *what, const char *w1, const char *w2)
+{
+    char err[512] = "";
+    tb_set *t = tb_open(dir, 0, err, sizeof err);
+    cr_assert_null(t, "%s: opened", what);
+    cr_assert(strstr(err, w1) && strstr(err, w2), "%s: message '%s'", what, err);
+    cr_assert_null(strchr(err, '\n'), "%s: one line", what);
+}
+
+Test(tablebase, corrupt_files_refused, .timeout = 120)
+{
+    char *dir = s_build_dir("tb-corrupt", 3, true);
+    char path[512];
+    snprintf(path, sizeof path, "%s/KMvK.kztb", dir);
+    uint8_t *orig, *f;
+    size_t len;
+    cr_assert_eq(file_read_all(path, &orig, &len), 0);
+    f = malloc(len + 16);
+    cr_assert_eq(len, 128 + 6624);
+
+    cr_assert_eq(file_write_atomic(path, orig, len - 10), 0);
+    s_refused(dir, "cut", "KMvK.kztb", "truncated");
+    cr_assert_eq(file_write_atomic(path, orig, 50), 0);
+    s_refused(dir, "cut into the header", "KMvK.kztb", "truncated");
+    memcpy(f, orig, len);
+    memset(f + len, 0, 16);
+    cr_assert_eq(file_write_atomic(path, f, len + 16), 0);
+    s_refused(dir, "longer", "KMvK.kztb", "oversized");
+    f[128 + 100] ^= 0x40;
+    cr_assert_eq(file_write_atomic(path, f, len), 0);
+    s_refused(dir, "a data byte", "KMvK.kztb", "data checksum");
+    memcpy(f, orig, len);
+    f[40] ^= 1; /* the count of wins */
+    cr_assert_eq(file_write_atomic(path, f, len), 0);
+    s_refused(dir, "a header byte", "KMvK.kztb", "header checksum");
+    memcpy(f, orig, len);
+    f[8] = 2; /* the version */
+    cr_assert_eq(file_write_atomic(path, f, len), 0);
+    s_refused(dir, "version", "KMvK.kztb", "version 2");
+    memcpy(f, orig, len);
+    f[0] = 'X';
+    cr_assert_eq(file_write_atomic(path, f, len), 0);
+    s_refused(dir, "magic", "KMvK.kztb", "not a tablebase");
+    memcpy(f, orig, len);
+    f[17] = 2; /* another class's material, checksums redone */
+    s_fix_checksums(f, len);
+    cr_assert_eq(file_write_atomic(path, f, len), 0);
+    s_refused(dir, "material", "KMvK.kztb", "class KMvK");
+
+    /* `kz tb` says so in one line too. */
+    char args[600], out[4096];
+    snprintf(args, sizeof args, "tb stats --dir %s", dir);
+    cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 1);
+    cr_assert(strstr(out, "KMvK.kztb") && strstr(out, "class KMvK"), "%s", out);
+
+    /* A build makes it again (and the same bytes: the build is deterministic). */
+    tb_build_opts o = {.pieces = 3, .threads = 1, .verify = true};
+    char err[512];
+    cr_assert_eq(tb_build(dir, &o, err, sizeof err), 0, "%s", err);
+    uint8_t *again;
+    size_t len2;
+    cr_assert_eq(file_read_all(path, &again, &len2), 0);
+    cr_assert(len2 == len && !memcmp(again, orig, len), "rebuilt file differs");
+    tb_set *t = s_open(dir, 0);
+    cr_assert_eq(tb_pieces(t), 3);
+    tb_close(&t);
+    free(again);
+    free(orig);
+    free(f);
+    harness_rm_rf(dir);
+    free(dir);
+}
+
+static void s_count_pairs(const tb_progress *p, void *arg)
+{
+    int *most = arg;
+    if (p->pairs > *most)
+        *most = p->pairs;
+}
+
+Test(tablebase, build_resumes, .timeout = 120)
+{
+    char *dir = s_build_dir("tb-resume", 3, false);
+    char path[512];
+    snprintf(path, sizeof path, "%s/MvKM.kztb", dir);
+    cr_assert_eq(unlink(path), 0);
+    int pairs = 0;
+    tb_build_opts o = {.pieces = 3, .threads = 1, .verify = true, .progress = s_count_pairs,
+                       .arg = &pairs};
+    char err[512];
+    cr_assert_eq(tb_build(dir, &o, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(pairs, 1, "built %d class pairs again", pairs); /* MvKM with KMvM */
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    /* Nothing left to do: no pair built. */
+    pairs = 0;
+    cr_assert_eq(tb_build(dir, &o, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(pairs, 0);
+    /* Bad options. */
+    o.pieces = 1;
+    cr_assert_eq(tb_build(dir, &o, err, sizeof err), KZ_EINVAL);
+    cr_assert(strstr(err, "pieces"), "%s", err);
+    harness_rm_rf(dir);
+    free(dir);
+}
+
+/* --- kz tb ---------------------------------------------------------------------------- */
+
+Test(tablebase, kz_tb, .timeout = 120)
+{
+    harness_cli c;
+    harness_cli_init(&c, "tb-kz");
+    char args[1024];
+    snprintf(args, sizeof args, "tb build --pieces 3 --dir %s/tb --threads 1", c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "tables for up to 3 pieces") && strstr(c.out, "16 classes") &&
+                  strstr(c.out, "52455 positions, verified"),
+              "%s", c.out);
+    cr_assert(strstr(c.err, "tb verify") && strstr(c.err, "positions"), "%s", c.err);
+
+    /* A won king ending: the value, and every action's. */
+    snprintf(args, sizeof args, "tb probe --dir %s/tb --position '....Wb.......B........... b'",
+             c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "value     win in 13 for black") && strstr(c.out, "at 0: win") &&
+                  strstr(c.out, "  13-11   win in 13") && strstr(c.out, "draw"),
+              "%s", c.out);
+    /* After a king move each way the count is 2: still a win (11 + 2 <= 50). */
+    snprintf(args, sizeof args,
+             "tb probe --dir %s/tb --position '....Wb.......B........... b' 13-11 4-24", c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "no-progress 2") && strstr(c.out, "win in 11") &&
+                  strstr(c.out, "at 2: win"),
+              "%s", c.out);
+    /* Mid-sequence (R9): a king takes two men, the chain piece must go on. */
+    snprintf(args, sizeof args, "tb probe --dir %s/tb --position 'B.....w..........w....... b' 0-12",
+             c.dir);
+    int rc = harness_cli_kz(&c, args);
+    cr_assert_eq(rc, 0, "%s %s", c.out, c.err);
+    cr_assert(strstr(c.out, " 12 (black to move") && strstr(c.out, "win in 1"), "%s", c.out);
+
+    snprintf(args, sizeof args, "tb stats --dir %s/tb", c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "KMvK") && strstr(c.out, "\nall ") && strstr(c.out, " 52455 ") &&
+                  strstr(c.out, "longest win: ....Wb.......B........... b, 13 plies") &&
+                  strstr(c.out, "result: black (no-pieces)"),
+              "%s", c.out);
+    snprintf(args, sizeof args, "tb verify --dir %s/tb --threads 2", c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "verified 16 classes (up to 3 pieces)"), "%s", c.out);
+    snprintf(args, sizeof args, "tb bench --dir %s/tb --seconds 0.2", c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "M probes/s"), "%s", c.out);
+
+    /* Errors: one line, exit 1 at run time, 2 for bad usage. */
+    snprintf(args, sizeof args, "tb probe --dir %s/tb", c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 1);
+    cr_assert(strstr(c.err, "more pieces than the tables"), "%s", c.err);
+    snprintf(args, sizeof args, "tb probe --dir %s/none", c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 1);
+    cr_assert(strstr(c.err, "no such tablebase directory"), "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c, "tb frob"), 2);
+    cr_assert(strstr(c.err, "unknown subcommand"), "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c, "tb build --pieces 9"), 2);
+    snprintf(args, sizeof args, "tb probe --dir %s/tb --position 'B.....w..........w....... b' 0-13",
+             c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 2);
+    cr_assert(strstr(c.err, "illegal"), "%s", c.err);
+    harness_cli_fini(&c);
+}
