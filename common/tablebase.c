@@ -933,6 +933,50 @@ tb_value tb_class_value(const tb_set *t, int i, uint64_t index)
     return s_decode(t->list[i]->data[index]);
 }
 
+int tb_test_positions(const tb_set *t, int n, uint64_t seed, game_state *states,
+                      uint16_t *keep)
+{
+    if (t->pieces < 3)
+        return 0;
+    int cls[512][4];
+    rng_t rng;
+    rng_seed(&rng, seed);
+    int found = 0;
+    for (long tries = 0; found < n && tries < 1000L * n; tries++) {
+        int pieces = 3 + (int)rng_below(&rng, (uint32_t)(t->pieces - 2));
+        int k = s_classes_of(pieces, cls);
+        int *m = cls[rng_below(&rng, (uint32_t)k)];
+        const tb_class *c = t->mat[m[0]][m[1]][m[2]][m[3]];
+        uint64_t index = rng_next(&rng) % c->positions;
+        uint32_t om, ok, pm, pk;
+        s_unindex(c, index, &om, &ok, &pm, &pk);
+        game_state s;
+        if (rng_next(&rng) & 1)
+            KZ_CHECK(khreibaga_set(&s, s_rot(pm | pk), s_rot(om | ok), s_rot(ok | pk), 1) == 0);
+        else
+            KZ_CHECK(khreibaga_set(&s, om | ok, pm | pk, ok | pk, 0) == 0);
+        tb_value v = s_decode(c->data[index]);
+        if (v.wdl < 0)
+            continue;
+        tb_action_value av[GAME_MAX_LEGAL];
+        int na = tb_action_values(t, &s, av);
+        if (na < 2)
+            continue;
+        int keeping = 0, which = 0;
+        for (int i = 0; i < na; i++)
+            if (av[i].wdl == v.wdl) {
+                keeping++;
+                which = av[i].action;
+            }
+        if (keeping != 1)
+            continue;
+        states[found] = s;
+        keep[found] = (uint16_t)which;
+        found++;
+    }
+    return found;
+}
+
 /* --- threads ------------------------------------------------------------------------------ */
 
 /* Runs fn(arg) on `threads` threads and returns when all are done, calling

@@ -93,6 +93,17 @@ int tb_action_values(const tb_set *t, const game_state *s, tb_action_value *out)
  * ties). 0 with *action, KZ_ENOTFOUND, or KZ_EINVAL when s has no legal action. */
 int tb_best_action(const tb_set *t, const game_state *s, int *action);
 
+/* A fixed test set of move accuracy (`kz tb accuracy`): up to n positions
+ * drawn by `seed` from the loaded classes (a piece count from 3 to
+ * tb_pieces uniformly, then a class of it, then a position; half of them
+ * turned to White to move), each a turn start that is a win or a draw with
+ * exactly one legal action keeping that value (with the no-progress count at
+ * 0) while every other action loses it. Writes the states and their keeping
+ * actions; returns how many it found (fewer than n only if 1000 * n draws
+ * did not find them). The same tables and seed give the same set. */
+int tb_test_positions(const tb_set *t, int n, uint64_t seed, game_state *states,
+                      uint16_t *keep);
+
 /* --- classes -------------------------------------------------------------- */
 
 /* One class (one file), as tb_class_info reports it. */

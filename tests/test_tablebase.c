@@ -555,6 +555,43 @@ Test(tablebase, perfect_play, .timeout = 300)
     free(dir);
 }
 
+/* The accuracy test set: the same for the same seed, and what it says. */
+Test(tablebase, test_positions, .timeout = 120)
+{
+    char *dir = s_build_dir("tb-testset", 4, false);
+    tb_set *t = s_open(dir, 0);
+    enum { N = 300 };
+    static game_state a[N], b[N];
+    static uint16_t ka[N], kb[N];
+    cr_assert_eq(tb_test_positions(t, N, 7, a, ka), N);
+    cr_assert_eq(tb_test_positions(t, N, 7, b, kb), N);
+    const game_def *g = game_default();
+    int white = 0, draws = 0;
+    for (int i = 0; i < N; i++) {
+        cr_assert(!memcmp(&a[i], &b[i], sizeof a[i]) || g->hash(&a[i]) == g->hash(&b[i]));
+        cr_assert_eq(ka[i], kb[i]);
+        tb_value v;
+        cr_assert_eq(tb_probe(t, &a[i], &v), 0);
+        cr_assert_geq(v.wdl, 0);
+        tb_action_value av[GAME_MAX_LEGAL];
+        int n = tb_action_values(t, &a[i], av), keeping = 0;
+        cr_assert_geq(n, 2);
+        for (int k = 0; k < n; k++) {
+            keeping += av[k].wdl == v.wdl;
+            cr_assert(av[k].wdl <= v.wdl);
+            cr_assert(av[k].wdl < v.wdl || av[k].action == ka[i]);
+        }
+        cr_assert_eq(keeping, 1);
+        white += g->to_move(&a[i]);
+        draws += v.wdl == 0;
+    }
+    cr_assert(white > N / 4 && white < 3 * N / 4 && draws > 0 && draws < N, "white %d draws %d",
+              white, draws);
+    tb_close(&t);
+    harness_rm_rf(dir);
+    free(dir);
+}
+
 /* --- files -------------------------------------------------------------------------- */
 
 /* Opening dir must fail with a message holding every word of `words`. */
@@ -711,6 +748,19 @@ Test(tablebase, kz_tb, .timeout = 120)
     snprintf(args, sizeof args, "tb bench --dir %s/tb --seconds 0.2", c.dir);
     cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
     cr_assert(strstr(c.out, "M probes/s"), "%s", c.out);
+
+    /* A model's accuracy on the fixed test set (the uniform evaluator here). */
+    snprintf(args, sizeof args,
+             "tb accuracy uniform --dir %s/tb --positions 40 --simulations 16", c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "tb accuracy of uniform on 40 table positions (up to 3 pieces") &&
+                  strstr(c.out, "policy (raw network)") &&
+                  strstr(c.out, "search (16 simulations)") && strstr(c.out, "of 40; 95%"),
+              "%s", c.out);
+    cr_assert_eq(harness_cli_kz(&c, "tb accuracy"), 2);
+    snprintf(args, sizeof args, "tb accuracy nosuch.kzm --dir %s/tb", c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 2);
+    cr_assert(strstr(c.err, "nosuch.kzm"), "%s", c.err);
 
     /* Errors: one line, exit 1 at run time, 2 for bad usage. */
     snprintf(args, sizeof args, "tb probe --dir %s/tb", c.dir);

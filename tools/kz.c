@@ -30,7 +30,7 @@ static const kz_command s_commands[] = {
     {"ratings", cmd_ratings, "the rating pool: anchors and models with Elo and intervals"},
     {"loadgen", cmd_loadgen, "imitate many workers submitting games (ingest load)"},
     {"store", cmd_store, "summarize a coordinator's store, list its games and models"},
-    {"tb", cmd_tb, "endgame tablebases: build, probe, stats, verify, bench"},
+    {"tb", cmd_tb, "endgame tablebases: build, probe, stats, verify, bench, accuracy"},
 };
 #define N_COMMANDS (sizeof s_commands / sizeof s_commands[0])
 

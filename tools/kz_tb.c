@@ -1,6 +1,7 @@
 /* kz tb build | probe | stats | verify | bench: the endgame tablebases
  * (common/tablebase.h, docs/tablebase.md) from the command line. */
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "game.h"
 #include "khreibaga.h"
 #include "kz.h"
+#include "player.h"
 #include "tablebase.h"
 #include "util.h"
 
@@ -25,7 +27,9 @@ typedef struct tb_opts {
     char position[CONFIG_STR_MAX]; /* probe: R20 position */
     bool line;                     /* stats: print the longest win's line */
     double seconds;                /* bench: how long */
-    long seed;                     /* bench: positions drawn */
+    long seed;                     /* bench, accuracy: positions drawn */
+    long positions;                /* accuracy: the test set's size */
+    long simulations;              /* accuracy: the search's simulations */
 } tb_opts;
 
 #define O(f) offsetof(tb_opts, f)
@@ -40,7 +44,11 @@ static const config_option s_rows[] = {
     {"position", CONFIG_STRING, "", 0, 0, O(position), "probe: the position (R20)"},
     {"line", CONFIG_BOOL, "true", 0, 0, O(line), "stats: play out the longest win"},
     {"seconds", CONFIG_DOUBLE, "3", 0.1, 600, O(seconds), "bench: how long to probe"},
-    {"seed", CONFIG_INT, "1", 0, 1e15, O(seed), "bench: the random positions' seed"},
+    {"seed", CONFIG_INT, "1", 0, 1e15, O(seed),
+     "bench, accuracy: the random positions' seed (accuracy: keep it to compare models)"},
+    {"positions", CONFIG_INT, "1000", 1, 1000000, O(positions), "accuracy: test positions"},
+    {"simulations", CONFIG_INT, "200", 1, PLAYER_MAX_SIMS, O(simulations),
+     "accuracy: the search's simulations"},
 };
 #undef O
 #define N_ROWS (sizeof s_rows / sizeof s_rows[0])
@@ -50,7 +58,8 @@ static const char s_usage[] =
     "       kz tb probe [--dir D] [--position P] [ACTION ...]\n"
     "       kz tb stats [--dir D] [--pieces N] [--line=false]\n"
     "       kz tb verify [--dir D] [--pieces N] [--threads T]\n"
-    "       kz tb bench [--dir D] [--pieces N] [--seconds S]\n\n"
+    "       kz tb bench [--dir D] [--pieces N] [--seconds S]\n"
+    "       kz tb accuracy MODEL [--dir D] [--pieces N] [--positions N] [--simulations S]\n\n"
     "Endgame tablebases: the exact value of every position with at most N pieces\n"
     "(docs/tablebase.md). build solves the classes not built yet (resumable: a\n"
     "class whose file is there and sound is kept), smallest first, printing its\n"
@@ -58,7 +67,10 @@ static const char s_usage[] =
     "prints the value of the position after the ACTIONs (R21) and of every legal\n"
     "action; stats the classes' counts and the longest win, played out; verify\n"
     "checks every loaded class again; bench measures probes per second from one\n"
-    "thread on the loaded tables.\n";
+    "thread on the loaded tables. accuracy measures a model (a file, or `uniform`)\n"
+    "on a fixed test set of table positions where one action keeps the value (a\n"
+    "win or a draw) and every other loses it: the share of value-keeping actions\n"
+    "chosen by its raw policy and by its search (mcts:MODEL:S), with 95% intervals.\n";
 
 static int s_open(const tb_opts *o, int pieces, tb_set **t)
 {
@@ -338,6 +350,103 @@ static int s_bench(const tb_opts *o)
     return 0;
 }
 
+/* Wilson's 95% interval of k successes in n, in percent. */
+static void s_wilson(int k, int n, double *lo, double *hi)
+{
+    double z = 1.96, p = n ? (double)k / n : 0, d = 1 + z * z / n;
+    double c = (p + z * z / (2.0 * n)) / d;
+    double h = z * sqrt(p * (1 - p) / n + z * z / (4.0 * n * n)) / d;
+    *lo = 100 * (c - h < 0 ? 0 : c - h);
+    *hi = 100 * (c + h > 1 ? 1 : c + h);
+}
+
+static void s_share(const char *what, int k, int n)
+{
+    double lo, hi;
+    s_wilson(k, n, &lo, &hi);
+    printf("  %-24s %5.1f%%  (%d of %d; 95%% %.1f..%.1f)\n", what, n ? 100.0 * k / n : 0.0, k,
+           n, lo, hi);
+}
+
+static int s_accuracy(const tb_opts *o, int nw, const char **words)
+{
+    if (nw != 1)
+        return kz_usage_error("tb accuracy: give one MODEL (a model file, or uniform)");
+    tb_set *t;
+    if (s_open(o, (int)o->pieces, &t))
+        return 1;
+    if (tb_pieces(t) < 3) {
+        fprintf(stderr, "kz tb accuracy: the tables in %s stop below 3 pieces\n", o->dir);
+        tb_close(&t);
+        return 1;
+    }
+    const game_def *g = game_default();
+    char spec[PLAYER_SPEC_MAX + 32], err[512];
+    snprintf(spec, sizeof spec, "policy:%s", words[0]);
+    player *pol = player_from_spec(g, spec, err, sizeof err);
+    snprintf(spec, sizeof spec, "mcts:%s:%ld", words[0], o->simulations);
+    player *srch = pol ? player_from_spec(g, spec, err, sizeof err) : NULL;
+    if (!pol || !srch) {
+        player_destroy(&pol);
+        tb_close(&t);
+        return kz_usage_error("tb accuracy: %s", err);
+    }
+    int n = (int)o->positions;
+    game_state *st = xmalloc((size_t)n * sizeof *st);
+    uint16_t *keep = xmalloc((size_t)n * sizeof *keep);
+    n = tb_test_positions(t, n, (uint64_t)o->seed, st, keep);
+    /* Counts by value (0 draw, 1 win) and by pieces: positions, policy, search. */
+    int cnt[2][3] = {{0}}, by_pieces[TB_MAX_PIECES + 1][3] = {{0}};
+    double t0 = time_now();
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        tb_value v;
+        KZ_CHECK(tb_probe(t, &st[i], &v) == 0);
+        int pieces = __builtin_popcount(khreibaga_pieces(&st[i], 0) | khreibaga_pieces(&st[i], 1));
+        int a = -1, b = -1;
+        player_new_game(pol, (uint64_t)i);
+        player_new_game(srch, (uint64_t)i);
+        rc = player_choose(pol, &st[i], &a, NULL);
+        if (!rc)
+            rc = player_choose(srch, &st[i], &b, NULL);
+        int w = v.wdl > 0;
+        cnt[w][0]++;
+        cnt[w][1] += a == keep[i];
+        cnt[w][2] += b == keep[i];
+        by_pieces[pieces][0]++;
+        by_pieces[pieces][1] += a == keep[i];
+        by_pieces[pieces][2] += b == keep[i];
+    }
+    if (rc) {
+        fprintf(stderr, "kz tb accuracy: the player failed: %s\n", err_str(rc));
+    } else {
+        printf("tb accuracy of %s on %d table positions (up to %d pieces, seed %ld: "
+               "%d wins, %d draws, one value-keeping action each) in %.1f s\n",
+               words[0], n, tb_pieces(t), o->seed, cnt[1][0], cnt[0][0], time_now() - t0);
+        s_share("policy (raw network)", cnt[0][1] + cnt[1][1], n);
+        snprintf(spec, sizeof spec, "search (%ld simulations)", o->simulations);
+        s_share(spec, cnt[0][2] + cnt[1][2], n);
+        s_share("policy, wins", cnt[1][1], cnt[1][0]);
+        s_share("search, wins", cnt[1][2], cnt[1][0]);
+        s_share("policy, draws", cnt[0][1], cnt[0][0]);
+        s_share("search, draws", cnt[0][2], cnt[0][0]);
+        for (int k = 3; k <= TB_MAX_PIECES; k++)
+            if (by_pieces[k][0]) {
+                char what[48];
+                snprintf(what, sizeof what, "policy, %d pieces", k);
+                s_share(what, by_pieces[k][1], by_pieces[k][0]);
+                snprintf(what, sizeof what, "search, %d pieces", k);
+                s_share(what, by_pieces[k][2], by_pieces[k][0]);
+            }
+    }
+    free(st);
+    free(keep);
+    player_destroy(&pol);
+    player_destroy(&srch);
+    tb_close(&t);
+    return rc ? 1 : 0;
+}
+
 int cmd_tb(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -350,9 +459,9 @@ int cmd_tb(int argc, char **argv)
     }
     const char *sub = argv[1];
     if (strcmp(sub, "build") && strcmp(sub, "probe") && strcmp(sub, "stats") &&
-        strcmp(sub, "verify") && strcmp(sub, "bench"))
-        return kz_usage_error("tb: unknown subcommand '%s' (build, probe, stats, verify, bench)",
-                              sub);
+        strcmp(sub, "verify") && strcmp(sub, "bench") && strcmp(sub, "accuracy"))
+        return kz_usage_error(
+            "tb: unknown subcommand '%s' (build, probe, stats, verify, bench, accuracy)", sub);
     tb_opts o;
     const char *words[argc];
     size_t nw;
@@ -362,7 +471,7 @@ int cmd_tb(int argc, char **argv)
                            (size_t)argc, &nw);
     if (rc >= 0)
         return rc;
-    if (strcmp(sub, "probe") && nw > 0)
+    if (strcmp(sub, "probe") && strcmp(sub, "accuracy") && nw > 0)
         return kz_usage_error("%s: unexpected argument '%s' (see kz tb --help)", cmd, words[0]);
     if (!strcmp(sub, "build"))
         return s_build(&o);
@@ -372,5 +481,7 @@ int cmd_tb(int argc, char **argv)
         return s_stats(&o);
     if (!strcmp(sub, "verify"))
         return s_verify(&o);
+    if (!strcmp(sub, "accuracy"))
+        return s_accuracy(&o, (int)nw, words);
     return s_bench(&o);
 }
