@@ -1103,17 +1103,35 @@ void harness_coord_start(harness *h, const char *const *extra)
         args[n++] = extra[i];
     }
     args[n] = NULL;
-    h->coord = harness_spawn("kz-coordinator", args, h->coord_log);
+    h->coord = harness_coord_spawn(args, h->http_port, h->coord_log);
+}
+
+pid_t harness_coord_spawn(const char *const *args, int http_port, const char *logpath)
+{
+    pid_t pid = harness_spawn("kz-coordinator", args, logpath);
     char buf[4096];
     for (int i = 0; i < 500; i++) {
-        if (harness_http(h->http_port, "/healthz", buf, sizeof buf) == 200)
-            return;
+        if (harness_http(http_port, "/healthz", buf, sizeof buf) == 200)
+            return pid;
         int st;
-        cr_assert_not(harness_wait(h->coord, 0, &st), "kz-coordinator exited early (see %s)",
-                      h->coord_log);
+        cr_assert_not(harness_wait(pid, 0, &st), "kz-coordinator exited early (see %s)",
+                      logpath);
         harness_sleep(0.02);
     }
-    cr_assert_fail("kz-coordinator did not come up (see %s)", h->coord_log);
+    cr_assert_fail("kz-coordinator did not come up (see %s)", logpath);
+    return pid;
+}
+
+int harness_stop(pid_t pid, int sig, double timeout_s)
+{
+    int st;
+    harness_signal(pid, sig);
+    if (harness_wait(pid, timeout_s, &st))
+        return harness_exit_code(st);
+    harness_signal(pid, SIGKILL);
+    harness_wait(pid, 10, &st);
+    cr_assert_fail("pid %d did not stop within %.0f s of signal %d", (int)pid, timeout_s, sig);
+    return -1;
 }
 
 void harness_coord_kill(harness *h, int sig)

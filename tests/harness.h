@@ -230,6 +230,10 @@ void harness_cleanup(void);
 void harness_coord_start(harness *h, const char *const *extra);
 /* SIGKILL (or SIGTERM and wait) the coordinator. */
 void harness_coord_kill(harness *h, int sig);
+/* Starts kz-coordinator with exactly these flags (NULL-terminated), output
+ * appended to logpath, and returns its pid once /healthz answers on
+ * http_port; fails the test if it exits or does not come up (10 s). */
+pid_t harness_coord_spawn(const char *const *args, int http_port, const char *logpath);
 
 /* Spawns KZ_BIN_DIR/name with argv (NULL-terminated, without argv[0]),
  * stdout and stderr appended to logpath (proc_start). Returns the pid. */
@@ -240,6 +244,9 @@ bool harness_wait(pid_t pid, double timeout_s, int *status);
 int harness_exit_code(int status);
 /* Sends sig to pid (no-op for pid <= 0). */
 void harness_signal(pid_t pid, int sig);
+/* Sends sig to pid and waits up to timeout_s for its exit: the exit code
+ * (harness_exit_code). Fails the test (after a SIGKILL) when it does not end. */
+int harness_stop(pid_t pid, int sig, double timeout_s);
 
 /* The number after "key": in /status, after the first `section` (NULL: from
  * the start): json_number_after; NAN when the status or the key is missing. */

@@ -5,15 +5,12 @@
  * hurt, /status and /healthz answer, arenas are spread, reassigned and
  * decided, batches come back, and everything survives a restart. */
 #include <criterion/criterion.h>
-#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -39,11 +36,6 @@ typedef struct coordp {
 
 static void s_start(coordp *c)
 {
-    char bin[512];
-    const char *dir = getenv("KZ_BIN_DIR");
-    cr_assert_not_null(dir, "KZ_BIN_DIR must name the directory of kz-coordinator");
-    snprintf(bin, sizeof bin, "%s/kz-coordinator", dir);
-    cr_assert_eq(access(bin, X_OK), 0, "%s not executable", bin);
     char a_dir[128], a_bind[96], a_pub[96], a_port[48];
     snprintf(a_dir, sizeof a_dir, "--data_dir=%s/store", c->dir);
     snprintf(a_bind, sizeof a_bind, "--bind=%s", c->endpoint);
@@ -51,56 +43,24 @@ static void s_start(coordp *c)
     snprintf(a_port, sizeof a_port, "--http_port=%d", c->http_port);
     /* No rating games unless a test asks (--eval_share later wins): the job
      * sequences below are the arena's and self-play's. */
-    char *argv[24] = {bin,           a_dir,           a_bind,
-                      a_pub,         a_port,          "--sync=false",
-                      "--status_ms=20", "--initial_blocks=1", "--initial_filters=8",
-                      "--eval_share=0"};
-    int n = 10;
+    const char *args[24] = {a_dir,           a_bind,          a_pub,
+                            a_port,          "--sync=false",  "--status_ms=20",
+                            "--initial_blocks=1", "--initial_filters=8", "--eval_share=0"};
+    int n = 9;
     for (int i = 0; i < c->n_extra; i++)
-        argv[n++] = c->extra[i];
-    argv[n] = NULL;
+        args[n++] = c->extra[i];
+    args[n] = NULL;
     char logpath[128];
     snprintf(logpath, sizeof logpath, "%s/coordinator.log", c->dir);
-    c->pid = fork();
-    cr_assert_geq(c->pid, 0);
-    if (c->pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a failed test */
-        FILE *f = freopen(logpath, "a", stderr);
-        f = freopen("/dev/null", "w", stdout);
-        (void)f;
-        execv(bin, argv);
-        _exit(127);
-    }
-    /* Ready when /healthz answers. */
-    char buf[4096];
-    for (int i = 0; i < 250; i++) {
-        if (harness_http(c->http_port, "/healthz", buf, sizeof buf) == 200)
-            return;
-        int st;
-        cr_assert_eq(waitpid(c->pid, &st, WNOHANG), 0, "kz-coordinator exited early (see %s)",
-                     logpath);
-        usleep(20000);
-    }
-    cr_assert_fail("kz-coordinator did not come up");
+    c->pid = harness_coord_spawn(args, c->http_port, logpath);
 }
 
 /* SIGTERM and wait: returns the exit status. */
 static int s_stop(coordp *c)
 {
-    int st = -1;
-    kill(c->pid, SIGTERM);
-    double deadline = time_now() + 15;
-    while (waitpid(c->pid, &st, WNOHANG) == 0) {
-        if (time_now() > deadline) {
-            kill(c->pid, SIGKILL);
-            waitpid(c->pid, &st, 0);
-            c->pid = 0;
-            cr_assert_fail("kz-coordinator did not stop within 15 s of SIGTERM");
-        }
-        usleep(10000);
-    }
+    int code = harness_stop(c->pid, SIGTERM, 15);
     c->pid = 0;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return code;
 }
 
 static void s_setup(coordp *c)
@@ -115,10 +75,8 @@ static void s_setup(coordp *c)
 
 static void s_teardown(coordp *c)
 {
-    if (c->pid > 0) {
-        kill(c->pid, SIGKILL);
-        waitpid(c->pid, NULL, 0);
-    }
+    if (c->pid > 0)
+        harness_stop(c->pid, SIGKILL, 10);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", c->dir);
     int rc = system(cmd);
@@ -548,21 +506,16 @@ Test(coordinator, arena_spread_reassigned_and_decided)
 
 Test(coordinator, bad_settings_exit_2_with_one_line)
 {
-    const char *dir = getenv("KZ_BIN_DIR");
-    cr_assert_not_null(dir);
-    char cmd[512], errf[64];
-    snprintf(errf, sizeof errf, "/tmp/kz-coord-err-%d.txt", (int)getpid());
-    snprintf(cmd, sizeof cmd, "%s/kz-coordinator --arena_games=0 2>%s", dir, errf);
-    int st = system(cmd);
-    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
-    snprintf(cmd, sizeof cmd, "%s/kz-coordinator --no_such_thing=1 2>%s", dir, errf);
-    st = system(cmd);
-    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
-    FILE *f = fopen(errf, "r");
+    proc_output o;
+    const char *range[] = {"--arena_games=0", NULL};
+    cr_assert_eq(harness_run_bin("kz-coordinator", range, NULL, &o), 2, "%s", o.err);
+    proc_output_free(&o);
+    const char *unknown[] = {"--no_such_thing=1", NULL};
+    cr_assert_eq(harness_run_bin("kz-coordinator", unknown, NULL, &o), 2, "%s", o.err);
     char line[256] = "";
-    cr_assert(fgets(line, sizeof line, f));
-    fclose(f);
-    unlink(errf);
+    snprintf(line, sizeof line, "%s", o.err); /* the first line */
+    line[strcspn(line, "\n")] = 0;
+    proc_output_free(&o);
     cr_assert(strstr(line, "no_such_thing"), "%s", line);
 }
 
@@ -581,8 +534,7 @@ Test(coordinator, a_client_outlives_a_coordinator_crash)
         cr_assert_eq(client_submit_game(cl, recs[i], lens[i], 0), 0);
     harness_client_drain(cl);
     /* SIGKILL: no clean stop. Games submitted meanwhile wait in the queue. */
-    kill(c.pid, SIGKILL);
-    waitpid(c.pid, NULL, 0);
+    harness_stop(c.pid, SIGKILL, 10);
     c.pid = 0;
     for (int i = 10; i < 20; i++)
         cr_assert_eq(client_submit_game(cl, recs[i], lens[i], 0), 0);
