@@ -1191,3 +1191,36 @@ void harness_submit_random_games(const harness *h, int n, uint64_t seed)
     client_destroy(&c);
     zmq_ctx_term(zctx);
 }
+
+/* --- fixtures of in-process tests ------------------------------------------------ */
+
+static int s_counting_run(void *ctx, const float *planes, int B, float *logits, float *values)
+{
+    harness_counter *c = ctx;
+    c->calls++;
+    c->positions += B;
+    return c->inner.run(c->inner.ctx, planes, B, logits, values);
+}
+
+evaluator harness_counting(harness_counter *c, evaluator inner)
+{
+    *c = (harness_counter){.inner = inner};
+    return (evaluator){.run = s_counting_run, .ctx = c, .max_batch = inner.max_batch};
+}
+
+struct model_arch harness_arch(const char *game, int C, int H, int W, int A, int blocks, int F,
+                               int Vh)
+{
+    model_arch a;
+    model_arch_default(&a, game_default());
+    snprintf(a.game, sizeof a.game, "%s", game);
+    a.in_planes = C;
+    a.height = H;
+    a.width = W;
+    a.actions = A;
+    a.blocks = blocks;
+    a.filters = F;
+    if (Vh)
+        a.value_hidden = Vh;
+    return a;
+}

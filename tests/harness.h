@@ -17,6 +17,8 @@
  *   netns_*   whether network namespaces can be made here, and `ip` commands.
  *   harness   one test's cluster: a directory, free ports, a tiny model file,
  *             a coordinator on its store, its /status, random valid games.
+ *   harness_counter, harness_arch  fixtures of the in-process tests: an
+ *             evaluator that counts what it is asked, a made-up architecture.
  *
  * Every wait has a condition and a deadline (never a bare sleep to "let
  * things happen"). Threads: the test's main thread only. Errors: the
@@ -32,6 +34,7 @@
 #include <sys/types.h>
 
 #include "client.h"
+#include "evaluator.h"
 
 #define HARNESS_MAX_ARGS 64   /* arguments of one started program */
 #define HARNESS_MAX_PROCS 32  /* processes remembered for proc_kill_all */
@@ -267,5 +270,27 @@ void harness_client_drain(client *c);
 /* Submits n valid random-play self-play records (model 1) through the
  * client library and waits for their acks. Seeds seed .. seed+n-1. */
 void harness_submit_random_games(const harness *h, int n, uint64_t seed);
+
+/* --- fixtures of in-process tests ------------------------------------------------ */
+
+/* Counts the calls and positions an evaluator is asked about. */
+typedef struct harness_counter {
+    evaluator inner; /* the real evaluator */
+    long calls;      /* calls of run */
+    long positions;  /* positions evaluated */
+} harness_counter;
+
+/* An evaluator that passes every batch to inner and counts it in *c (reset
+ * here); same max_batch as inner. c must outlive the evaluator. */
+evaluator harness_counting(harness_counter *c, evaluator inner);
+
+/* An architecture for a made-up game of the given shape (no game_def
+ * needed): model_arch_default's, with game name, C input planes, H x W
+ * board, A actions, the tower's blocks and filters, and value_hidden Vh
+ * (0: the default's). */
+struct model_arch; /* model.h (not included here: its `model` type would shadow the tests'
+                   * variables of that name) */
+struct model_arch harness_arch(const char *game, int C, int H, int W, int A, int blocks, int F,
+                               int Vh);
 
 #endif

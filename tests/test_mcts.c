@@ -11,6 +11,7 @@
 
 #include "evaluator.h"
 #include "game.h"
+#include "harness.h"
 #include "mcts.h"
 #include "util.h"
 
@@ -82,28 +83,6 @@ static mcts_settings s_quiet_settings(int sims)
     s.simulations = sims;
     s.dirichlet_epsilon = 0; /* no noise: the tests are about the search itself */
     return s;
-}
-
-/* An evaluator that counts its calls and positions around the uniform one. */
-typedef struct counting {
-    evaluator inner; /* the real evaluator */
-    int calls;       /* run calls */
-    long positions;  /* positions evaluated */
-} counting;
-
-static int s_counting_run(void *ctx, const float *planes, int B, float *logits, float *values)
-{
-    counting *c = ctx;
-    c->calls++;
-    c->positions += B;
-    return c->inner.run(c->inner.ctx, planes, B, logits, values);
-}
-
-static evaluator s_counting(counting *c, evaluator inner)
-{
-    memset(c, 0, sizeof *c);
-    c->inner = inner;
-    return (evaluator){s_counting_run, c, inner.max_batch};
 }
 
 /* --- settings ---------------------------------------------------------------- */
@@ -425,10 +404,10 @@ Test(mcts, a_forced_root_costs_no_evaluator_call)
             uint16_t acts[GAME_MAX_LEGAL];
             int n = g->legal_actions(&s, acts);
             if (n == 1) {
-                counting c;
+                harness_counter c;
                 mcts_result res;
                 mcts_settings set = mcts_settings_default();
-                cr_assert_eq(mcts_search(g, &set, s_counting(&c, evaluator_uniform(g)), &s, 1,
+                cr_assert_eq(mcts_search(g, &set, harness_counting(&c, evaluator_uniform(g)), &s, 1,
                                          &res), 0);
                 cr_assert_eq(c.calls, 0);
                 cr_assert(res.forced);
@@ -538,8 +517,8 @@ Test(mcts, the_played_subtree_keeps_its_visits)
     for (int reuse = 0; reuse <= 1; reuse++) {
         mcts_settings set = s_quiet_settings(300);
         set.reuse_tree = reuse;
-        counting c;
-        mcts_batch *b = mcts_batch_new(g, &set, 1, s_counting(&c, evaluator_uniform(g)));
+        harness_counter c;
+        mcts_batch *b = mcts_batch_new(g, &set, 1, harness_counting(&c, evaluator_uniform(g)));
         mcts_batch_reset(b, 0, &s, 9);
         cr_assert_eq(mcts_batch_status(b, 0), MCTS_SEARCHING);
         cr_assert_eq(mcts_batch_run(b), 0);
@@ -700,10 +679,10 @@ Test(mcts, evaluator_batches_respect_max_batch)
     s_random_positions(g, pos, 8, 21);
     mcts_settings set = s_quiet_settings(40);
     set.leaves_per_tree = 8;
-    counting c;
+    harness_counter c;
     evaluator inner = evaluator_uniform(g);
     inner.max_batch = 5;
-    mcts_batch *b = mcts_batch_new(g, &set, 8, s_counting(&c, inner));
+    mcts_batch *b = mcts_batch_new(g, &set, 8, harness_counting(&c, inner));
     for (int i = 0; i < 8; i++)
         mcts_batch_reset(b, i, &pos[i], (uint64_t)i);
     cr_assert_eq(mcts_batch_run(b), 0);
@@ -721,10 +700,10 @@ Test(mcts, the_cache_answers_repeated_positions_without_changing_results)
     g->init(&s);
     mcts_settings with = s_quiet_settings(200), without = with;
     without.cache_entries = 0;
-    counting c1, c2;
+    harness_counter c1, c2;
     mcts_result r1, r2;
     /* Two trees on the same position: the second is answered from the cache. */
-    mcts_batch *b = mcts_batch_new(g, &with, 1, s_counting(&c1, evaluator_uniform(g)));
+    mcts_batch *b = mcts_batch_new(g, &with, 1, harness_counting(&c1, evaluator_uniform(g)));
     mcts_batch_reset(b, 0, &s, 1);
     cr_assert_eq(mcts_batch_run(b), 0);
     long first = c1.positions;
@@ -734,7 +713,8 @@ Test(mcts, the_cache_answers_repeated_positions_without_changing_results)
     cr_assert_lt(c1.positions - first, first / 4, "the repeat should mostly hit the cache");
     cr_assert_gt(mcts_batch_stats(b)->cache_hits, 0u);
     mcts_batch_destroy(&b);
-    cr_assert_eq(mcts_search(g, &without, s_counting(&c2, evaluator_uniform(g)), &s, 1, &r2), 0);
+    cr_assert_eq(
+        mcts_search(g, &without, harness_counting(&c2, evaluator_uniform(g)), &s, 1, &r2), 0);
     for (int k = 0; k < r1.n; k++)
         cr_assert_eq(r1.visits[k], r2.visits[k]);
 }

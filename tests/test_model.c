@@ -9,24 +9,10 @@
 #include <string.h>
 
 #include "game.h"
+#include "harness.h"
 #include "kernel.h"
 #include "model.h"
 #include "util.h"
-
-/* An arch for a made-up game of the given shape (no game_def needed). */
-static model_arch s_arch(const char *game, int C, int H, int W, int A, int blocks, int F)
-{
-    model_arch a;
-    model_arch_default(&a, game_default());
-    snprintf(a.game, sizeof a.game, "%s", game);
-    a.in_planes = C;
-    a.height = H;
-    a.width = W;
-    a.actions = A;
-    a.blocks = blocks;
-    a.filters = F;
-    return a;
-}
 
 /* Gives every batch norm non-trivial parameters and running statistics. */
 static void s_randomize_bn(model *m, uint64_t seed)
@@ -154,7 +140,7 @@ Test(model, default_arch_is_the_specification)
 Test(model, arch_check_rejects_bad_shapes)
 {
     char err[200];
-    model_arch a = s_arch("g", 7, 5, 5, 625, 6, 64);
+    model_arch a = harness_arch("g", 7, 5, 5, 625, 6, 64, 0);
     model_arch b = a;
     b.filters = 0;
     cr_assert_eq(model_arch_check(&b, err, sizeof err), KZ_EINVAL);
@@ -183,7 +169,7 @@ Test(model, arch_check_rejects_bad_shapes)
 
 Test(model, tensor_names_shapes_and_canonical_layout)
 {
-    model_arch a = s_arch("g", 3, 4, 5, 11, 2, 6);
+    model_arch a = harness_arch("g", 3, 4, 5, 11, 2, 6, 0);
     a.value_hidden = 7;
     model *m = model_new(&a, 5);
     cr_assert_eq(model_tensor_count(m), 5 + 2 * 10 + 5 + 2 + 5 + 4);
@@ -227,7 +213,7 @@ Test(model, canonical_weights_mean_what_pytorch_means)
      * norm (eps 0 is not allowed, so undo it in the check), a policy conv
      * weight of 1, and a policy linear that picks flattened index
      * c*H*W + y*W + x: the logits expose the stem's output. */
-    model_arch a = s_arch("g", 2, 3, 4, 12, 0, 1);
+    model_arch a = harness_arch("g", 2, 3, 4, 12, 0, 1, 0);
     a.policy_filters = 1;
     model *m = model_new_blank(&a);
     cr_assert_not_null(m);
@@ -291,26 +277,27 @@ Test(model, eval_runs_other_shapes)
         model_arch a;
         int B;
     } cases[8];
-    cases[0].a = s_arch("khreibaga10", 7, 5, 5, 625, 10, 64); /* seed 001 */
+    cases[0].a = harness_arch("khreibaga10", 7, 5, 5, 625, 10, 64, 0); /* seed 001 */
     cases[0].B = 2;
-    cases[1].a = s_arch("draughts4", 7, 5, 5, 625, 4, 64); /* seed 003: 4x64, Vh 32 */
+    cases[1].a = harness_arch("draughts4", 7, 5, 5, 625, 4, 64, 0); /* seed 003: 4x64, Vh 32 */
     cases[1].a.value_hidden = 32;
     cases[1].B = 3;
-    cases[2].a = s_arch("draughts", 5, 8, 8, 4096, 4, 64); /* 8x8, 64*64 actions */
+    cases[2].a = harness_arch("draughts", 5, 8, 8, 4096, 4, 64, 0); /* 8x8, 64*64 actions */
     cases[2].a.value_hidden = 32;
     cases[2].B = 2;
-    cases[3].a = s_arch("odd", 3, 3, 4, 17, 1, 8); /* odd shapes everywhere */
+    cases[3].a = harness_arch("odd", 3, 3, 4, 17, 1, 8, 0); /* odd shapes everywhere */
     cases[3].a.policy_filters = 3;
     cases[3].a.value_filters = 2;
     cases[3].a.value_hidden = 5;
     cases[3].B = 4;
-    cases[4].a = s_arch("noblocks", 2, 2, 2, 3, 0, 4); /* no tower */
+    cases[4].a = harness_arch("noblocks", 2, 2, 2, 3, 0, 4, 0); /* no tower */
     cases[4].B = 3;
-    cases[5].a = s_arch("chunks", 7, 5, 5, 625, 2, 16); /* many chunks, a partial one */
+    cases[5].a = harness_arch("chunks", 7, 5, 5, 625, 2, 16, 0); /* many chunks, a partial one */
     cases[5].B = 70;
-    cases[6].a = s_arch("wide", 7, 5, 5, 625, 1, 128); /* the kernels' chunks: 3 of them */
+    cases[6].a = harness_arch("wide", 7, 5, 5, 625, 1, 128, 0); /* the kernels' chunks: 3 of them */
     cases[6].B = 45;
-    cases[7].a = s_arch("oddf", 7, 5, 5, 625, 1, 33); /* an odd F: bf16 falls back to fp32 */
+    /* An odd F: bf16 falls back to fp32. */
+    cases[7].a = harness_arch("oddf", 7, 5, 5, 625, 1, 33, 0);
     cases[7].B = 2;
     for (int k = 0; k < 8; k++) {
         model *m = model_new(&cases[k].a, 20 + k);
@@ -325,7 +312,7 @@ Test(model, eval_runs_other_shapes)
 
 Test(model, evaluator_keeps_its_weights_and_is_deterministic)
 {
-    model_arch a = s_arch("g", 7, 5, 5, 625, 2, 16);
+    model_arch a = harness_arch("g", 7, 5, 5, 625, 2, 16, 0);
     model *m = model_new(&a, 13);
     float *x = s_planes(&a, 4, 5);
     float l1[4 * 625], l2[4 * 625], l3[4 * 625], v1[4], v2[4], v3[4];
@@ -349,7 +336,7 @@ Test(model, evaluator_keeps_its_weights_and_is_deterministic)
 
 Test(model, clone_and_checksum)
 {
-    model_arch a = s_arch("g", 3, 3, 3, 9, 1, 4);
+    model_arch a = harness_arch("g", 3, 3, 3, 9, 1, 4, 0);
     model *m = model_new(&a, 21), *n = model_new(&a, 21), *o = model_new(&a, 22);
     cr_assert_eq(model_checksum(m), model_checksum(n), "same seed, same weights");
     cr_assert_neq(model_checksum(m), model_checksum(o));
@@ -371,7 +358,7 @@ Test(model, clone_and_checksum)
 
 Test(model, blend_is_a_moving_average_of_every_tensor)
 {
-    model_arch a = s_arch("g", 3, 3, 3, 9, 1, 4);
+    model_arch a = harness_arch("g", 3, 3, 3, 9, 1, 4, 0);
     model *m = model_new(&a, 21), *n = model_new(&a, 22);
     s_randomize_bn(n, 5); /* running statistics differ too */
     model *avg = model_clone(m);
@@ -394,7 +381,7 @@ Test(model, blend_is_a_moving_average_of_every_tensor)
     cr_assert_eq(model_blend(avg, m, 0.0f), 0);
     cr_assert_eq(model_checksum(avg), model_checksum(n), "w = 0 keeps them");
     cr_assert_eq(model_blend(avg, m, 1.5f), KZ_EINVAL);
-    model_arch b = s_arch("g", 3, 3, 3, 9, 2, 4);
+    model_arch b = harness_arch("g", 3, 3, 3, 9, 2, 4, 0);
     model *o = model_new(&b, 1);
     cr_assert_eq(model_blend(avg, o, 0.5f), KZ_EMISMATCH);
     model_destroy(&m), model_destroy(&n), model_destroy(&avg), model_destroy(&o);
@@ -472,7 +459,7 @@ Test(model, eval_with_helper_threads_equals_reference)
 {
     /* Two threads: the batch's chunks are shared between the caller and a
      * helper thread; results equal the reference and a one-thread evaluator's. */
-    model_arch a = s_arch("g", 7, 5, 5, 625, 2, 16);
+    model_arch a = harness_arch("g", 7, 5, 5, 625, 2, 16, 0);
     model *m = model_new(&a, 17);
     s_randomize_bn(m, 18);
     cr_assert_eq(model_set_threads(2), 2);
@@ -538,7 +525,7 @@ Test(model, kernels_equal_the_blas_path)
     cases[1] = cases[0];
     cases[1].blocks = 4;
     cases[1].filters = 32;
-    cases[2] = s_arch("odd", 3, 3, 4, 17, 2, 24);
+    cases[2] = harness_arch("odd", 3, 3, 4, 17, 2, 24, 0);
     cases[2].policy_filters = 3;
     for (int k = 0; k < 3; k++) {
         model *m = model_new(&cases[k], 40 + k);

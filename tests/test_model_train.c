@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "game.h"
+#include "harness.h"
 #include "kernel.h"
 #include "layer.h"
 #include "model.h"
@@ -22,21 +23,6 @@ typedef struct batch {
     float *pi; /* (B, A) */
     float *z;  /* (B) */
 } batch;
-
-static model_arch s_arch(int C, int H, int W, int A, int blocks, int F, int Vh)
-{
-    model_arch a;
-    model_arch_default(&a, game_default());
-    snprintf(a.game, sizeof a.game, "test");
-    a.in_planes = C;
-    a.height = H;
-    a.width = W;
-    a.actions = A;
-    a.blocks = blocks;
-    a.filters = F;
-    a.value_hidden = Vh;
-    return a;
-}
 
 /* Random planes, a random target distribution on a few actions, z in [-1, 1]. */
 static batch s_random_batch(const model_arch *a, int B, uint64_t seed)
@@ -213,7 +199,7 @@ Test(model_train, whole_network_gradient_matches_finite_differences)
     model_set_threads(1);
     /* Small odd shapes, two blocks, both heads with several filters, L2 on,
      * batch norm in training mode; every parameter. */
-    model_arch a = s_arch(3, 3, 4, 10, 2, 4, 5);
+    model_arch a = harness_arch("test", 3, 3, 4, 10, 2, 4, 5);
     a.policy_filters = 2;
     a.value_filters = 2;
     model *m = model_new(&a, 31);
@@ -250,7 +236,7 @@ Test(model_train, kernels_give_the_blas_gradients)
         return;
     }
     model_set_threads(1);
-    model_arch a = s_arch(7, 5, 5, 625, 2, 32, 16);
+    model_arch a = harness_arch("test", 7, 5, 5, 625, 2, 32, 16);
     model *m = model_new(&a, 41);
     batch b = s_random_batch(&a, 23, 42);
     float *g[2];
@@ -321,7 +307,7 @@ Test(model_train, gradient_on_khreibaga_shapes)
 Test(model_train, sgd_momentum_update)
 {
     model_set_threads(1);
-    model_arch a = s_arch(2, 3, 3, 5, 1, 4, 3);
+    model_arch a = harness_arch("test", 2, 3, 3, 5, 1, 4, 3);
     model *m = model_new(&a, 51);
     train_config c;
     train_config_default(&c);
@@ -363,7 +349,7 @@ Test(model_train, sgd_momentum_update)
 Test(model_train, adam_update_and_l2)
 {
     model_set_threads(1);
-    model_arch a = s_arch(2, 3, 3, 5, 1, 4, 3);
+    model_arch a = harness_arch("test", 2, 3, 3, 5, 1, 4, 3);
     model *m = model_new(&a, 61);
     train_config c;
     train_config_default(&c);
@@ -409,7 +395,7 @@ Test(model_train, adam_update_and_l2)
 Test(model_train, gradient_clipping_by_global_norm)
 {
     model_set_threads(1);
-    model_arch a = s_arch(2, 3, 3, 5, 1, 4, 3);
+    model_arch a = harness_arch("test", 2, 3, 3, 5, 1, 4, 3);
     model *m = model_new(&a, 71);
     train_config c;
     train_config_default(&c);
@@ -469,7 +455,7 @@ Test(model_train, learning_rate_schedules)
     train_config_default(&c);
     c.optimizer = 7;
     cr_assert_eq(train_config_check(&c, err, sizeof err), KZ_EINVAL);
-    model_arch a = s_arch(2, 3, 3, 5, 1, 4, 3);
+    model_arch a = harness_arch("test", 2, 3, 3, 5, 1, 4, 3);
     model *m = model_new(&a, 1);
     cr_assert_null(model_train_new(m, &c, 4));
     train_config_default(&c);
@@ -480,7 +466,7 @@ Test(model_train, learning_rate_schedules)
 Test(model_train, running_averages_follow_the_batch)
 {
     model_set_threads(1);
-    model_arch a = s_arch(3, 4, 4, 7, 1, 5, 4);
+    model_arch a = harness_arch("test", 3, 4, 4, 7, 1, 5, 4);
     model *m = model_new(&a, 81);
     train_config c;
     train_config_default(&c);
@@ -614,7 +600,7 @@ Test(model_train, overfits_64_positions, .timeout = 120)
 static void s_resume_case(int optimizer)
 {
     model_set_threads(1);
-    model_arch a = s_arch(4, 4, 5, 12, 2, 8, 6);
+    model_arch a = harness_arch("test", 4, 4, 5, 12, 2, 8, 6);
     model *m = model_new(&a, 111);
     train_config c;
     train_config_default(&c);
@@ -686,7 +672,7 @@ Test(model_train, checkpoint_resume_is_exact_sgd) { s_resume_case(MODEL_OPT_SGD)
 
 Test(model_train, optimizer_change_resets_state)
 {
-    model_arch a = s_arch(2, 3, 3, 5, 1, 4, 3);
+    model_arch a = harness_arch("test", 2, 3, 3, 5, 1, 4, 3);
     model *m = model_new(&a, 121);
     train_config c;
     train_config_default(&c);

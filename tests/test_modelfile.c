@@ -12,24 +12,11 @@
 #include <unistd.h>
 
 #include "game.h"
+#include "harness.h"
 #include "model.h"
 #include "model.pb-c.h"
 #include "modelfile.h"
 #include "util.h"
-
-static model_arch s_arch(const char *game, int C, int H, int W, int A, int blocks, int F)
-{
-    model_arch a;
-    model_arch_default(&a, game_default());
-    snprintf(a.game, sizeof a.game, "%s", game);
-    a.in_planes = C;
-    a.height = H;
-    a.width = W;
-    a.actions = A;
-    a.blocks = blocks;
-    a.filters = F;
-    return a;
-}
 
 /* A temporary directory for one test; removed by s_rmdir. */
 static void s_tmpdir(char *dir, size_t len)
@@ -162,7 +149,7 @@ Test(modelfile, save_load_is_bit_exact)
 
 Test(modelfile, published_blob_has_no_optimizer_state_and_same_checksum)
 {
-    model_arch a = s_arch("g", 3, 4, 4, 9, 1, 8);
+    model_arch a = harness_arch("g", 3, 4, 4, 9, 1, 8, 0);
     model *m = s_model(&a, MODEL_OPT_SGD, 9);
     uint8_t *pub, *ck;
     size_t lp, lc;
@@ -184,10 +171,10 @@ Test(modelfile, published_blob_has_no_optimizer_state_and_same_checksum)
 Test(modelfile, other_architectures_load_and_run)
 {
     model_arch cases[3];
-    cases[0] = s_arch("khreibaga", 7, 5, 5, 625, 10, 64);
-    cases[1] = s_arch("khreibaga", 7, 5, 5, 625, 4, 64);
+    cases[0] = harness_arch("khreibaga", 7, 5, 5, 625, 10, 64, 0);
+    cases[1] = harness_arch("khreibaga", 7, 5, 5, 625, 4, 64, 0);
     cases[1].value_hidden = 32;
-    cases[2] = s_arch("draughts", 6, 8, 8, 4096, 2, 32);
+    cases[2] = harness_arch("draughts", 6, 8, 8, 4096, 2, 32, 0);
     for (int k = 0; k < 3; k++) {
         model *m = model_new(&cases[k], 60 + k);
         uint8_t *buf;
@@ -228,7 +215,7 @@ static void s_expect_fail(const uint8_t *buf, size_t len, const game_def *g, int
 
 Test(modelfile, truncated_files_are_rejected)
 {
-    model_arch a = s_arch("g", 3, 3, 3, 9, 1, 4);
+    model_arch a = harness_arch("g", 3, 3, 3, 9, 1, 4, 0);
     model *m = s_model(&a, MODEL_OPT_ADAM, 3);
     uint8_t *buf;
     size_t len;
@@ -256,7 +243,7 @@ Test(modelfile, truncated_files_are_rejected)
 
 Test(modelfile, corrupted_files_are_rejected)
 {
-    model_arch a = s_arch("g", 3, 3, 3, 9, 1, 4);
+    model_arch a = harness_arch("g", 3, 3, 3, 9, 1, 4, 0);
     model *m = s_model(&a, MODEL_OPT_NONE, 4);
     uint8_t *buf;
     size_t len;
@@ -290,7 +277,7 @@ Test(modelfile, corrupted_files_are_rejected)
 
 Test(modelfile, unknown_format_version_is_rejected)
 {
-    model_arch a = s_arch("g", 3, 3, 3, 9, 1, 4);
+    model_arch a = harness_arch("g", 3, 3, 3, 9, 1, 4, 0);
     model *m = model_new(&a, 1);
     uint8_t *buf;
     size_t len;
@@ -307,7 +294,7 @@ Test(modelfile, unknown_format_version_is_rejected)
 Test(modelfile, other_game_or_architecture_is_rejected)
 {
     const game_def *g = game_default();
-    model_arch a = s_arch("draughts", 7, 5, 5, 625, 1, 4);
+    model_arch a = harness_arch("draughts", 7, 5, 5, 625, 1, 4, 0);
     model *m = model_new(&a, 1);
     uint8_t *buf;
     size_t len;
@@ -320,7 +307,7 @@ Test(modelfile, other_game_or_architecture_is_rejected)
     free(buf);
     model_destroy(&m);
     /* The right name with the wrong shape (an 8x8 board). */
-    a = s_arch(g->name, 7, 8, 8, 4096, 1, 4);
+    a = harness_arch(g->name, 7, 8, 8, 4096, 1, 4, 0);
     m = model_new(&a, 2);
     cr_assert_eq(modelfile_to_bytes(m, &buf, &len), 0);
     s_expect_fail(buf, len, g, KZ_EMISMATCH, "architecture mismatch");
@@ -354,7 +341,7 @@ enum {
 
 static void s_damage_case(int kind, const char *what)
 {
-    model_arch a = s_arch("g", 3, 3, 3, 9, 1, 4);
+    model_arch a = harness_arch("g", 3, 3, 3, 9, 1, 4, 0);
     model *m = s_model(&a, MODEL_OPT_ADAM, 8);
     uint8_t *buf;
     size_t len;

@@ -659,27 +659,6 @@ Test(kz_analyse, bad_input)
 
 /* ---- the network players ---- */
 
-/* The uniform evaluator, counting the positions it is asked about. */
-typedef struct counting {
-    evaluator inner;  /* the real evaluator */
-    long positions;   /* positions evaluated */
-    long calls;       /* calls of run */
-} counting;
-
-static int s_counting_run(void *ctx, const float *planes, int B, float *logits, float *values)
-{
-    counting *c = ctx;
-    c->positions += B;
-    c->calls++;
-    return c->inner.run(c->inner.ctx, planes, B, logits, values);
-}
-
-static evaluator s_counting(counting *c, const game_def *g)
-{
-    *c = (counting){.inner = evaluator_uniform(g)};
-    return (evaluator){.run = s_counting_run, .ctx = c, .max_batch = 64};
-}
-
 Test(player, mcts_player_searches_and_reports)
 {
     const game_def *g = game_default();
@@ -739,12 +718,14 @@ Test(player, mcts_player_reuses_its_tree)
     /* After its own move and the reply (player_observe), the next search starts
      * from the kept subtree and needs fewer evaluations than a fresh one. */
     const game_def *g = game_default();
-    counting ca, cb;
+    harness_counter ca, cb;
     char err[300];
     mcts_settings ms = player_mcts_settings(300);
     ms.cache_entries = 0; /* every leaf goes to the evaluator */
-    player *a = player_mcts_new_evaluator(g, s_counting(&ca, g), &ms, "a", err, sizeof err);
-    player *b = player_mcts_new_evaluator(g, s_counting(&cb, g), &ms, "b", err, sizeof err);
+    evaluator eva = harness_counting(&ca, evaluator_uniform(g));
+    evaluator evb = harness_counting(&cb, evaluator_uniform(g));
+    player *a = player_mcts_new_evaluator(g, eva, &ms, "a", err, sizeof err);
+    player *b = player_mcts_new_evaluator(g, evb, &ms, "b", err, sizeof err);
     cr_assert(a && b, "%s", err);
     player_new_game(a, 1);
     player_new_game(b, 1);
@@ -929,7 +910,8 @@ Test(player, network_player_errors)
         cr_assert_gt(strlen(err), 10, "%s: no reason", bad[i]);
     }
     mcts_settings ms = player_mcts_settings(0);
-    counting c;
-    cr_assert_null(player_mcts_new_evaluator(g, s_counting(&c, g), &ms, "x", err, sizeof err));
+    harness_counter c;
+    evaluator ev = harness_counting(&c, evaluator_uniform(g));
+    cr_assert_null(player_mcts_new_evaluator(g, ev, &ms, "x", err, sizeof err));
     cr_assert_not_null(strstr(err, "simulations"), "%s", err);
 }

@@ -222,26 +222,11 @@ Test(selfplay, a_fixed_seed_reproduces_every_game)
     s_collect_free(&e);
 }
 
-/* Counts positions and calls of a real evaluator. */
-typedef struct counting {
-    evaluator inner; /* the real evaluator */
-    long calls;      /* run calls */
-    long positions;  /* positions evaluated */
-} counting;
-
-static int s_counting_run(void *ctx, const float *planes, int B, float *logits, float *values)
-{
-    counting *c = ctx;
-    c->calls++;
-    c->positions += B;
-    return c->inner.run(c->inner.ctx, planes, B, logits, values);
-}
-
 Test(selfplay, games_share_evaluator_batches_and_forced_moves_are_free)
 {
     const game_def *g = game_default();
-    counting cnt = {.inner = evaluator_uniform(g)};
-    evaluator ev = {s_counting_run, &cnt, 1024};
+    harness_counter cnt;
+    evaluator ev = harness_counting(&cnt, evaluator_uniform(g));
     collect c;
     selfplay_stats st;
     selfplay_config cfg = s_config(8, 8, 5);
