@@ -75,9 +75,9 @@ int kz_url_split(const char *url, char *host, size_t hostlen, int *port, char *p
                  size_t pathlen, char *err, size_t errlen);
 /* GETs url: 0 with the status code in *code and the body in *body (*len
  * bytes, NUL-terminated after them; caller frees) for any HTTP answer, or
- * KZ_EINVAL / KZ_EIO with err (bad URL, no connection, not HTTP, too big or
- * too slow: 256 MiB, 60 s). */
-int kz_http_get(const char *url, uint8_t **body, size_t *len, int *code, char *err,
-                size_t errlen);
+ * KZ_EINVAL / KZ_EIO with err (bad URL, no connection, not HTTP, an answer
+ * over max_bytes, 10 s of silence, 60 s in all). */
+int kz_http_get(const char *url, size_t max_bytes, uint8_t **body, size_t *len, int *code,
+                char *err, size_t errlen);
 
 #endif

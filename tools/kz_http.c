@@ -12,7 +12,6 @@
 #include "kz.h"
 #include "util.h"
 
-#define HTTP_MAX_BYTES (256u << 20) /* largest answer read */
 #define HTTP_MAX_SECONDS 60.0       /* longest a whole answer may take */
 
 int kz_url_split(const char *url, char *host, size_t hostlen, int *port, char *path,
@@ -49,8 +48,8 @@ int kz_url_split(const char *url, char *host, size_t hostlen, int *port, char *p
     return 0;
 }
 
-int kz_http_get(const char *url, uint8_t **body, size_t *len, int *code, char *err,
-                size_t errlen)
+int kz_http_get(const char *url, size_t max_bytes, uint8_t **body, size_t *len, int *code,
+                char *err, size_t errlen)
 {
     *body = NULL;
     *len = 0;
@@ -102,12 +101,15 @@ int kz_http_get(const char *url, uint8_t **body, size_t *len, int *code, char *e
         }
         ssize_t r = read(fd, buf + got, cap - got - 1);
         const char *why = NULL;
-        if (r < 0)
+        char too_big[64];
+        if (r < 0) {
             why = errno == EAGAIN || errno == EWOULDBLOCK ? "silent for 10 s" : strerror(errno);
-        else if (r > 0 && got + (size_t)r > HTTP_MAX_BYTES)
-            why = "the answer exceeds 256 MiB";
-        else if (r > 0 && time_now() > deadline)
+        } else if (r > 0 && got + (size_t)r > max_bytes) {
+            snprintf(too_big, sizeof too_big, "the answer exceeds %zu MiB", max_bytes >> 20);
+            why = too_big;
+        } else if (r > 0 && time_now() > deadline) {
             why = "no complete answer within 60 s";
+        }
         if (why) {
             free(buf);
             close(fd);

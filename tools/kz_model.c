@@ -332,7 +332,7 @@ static int s_model_fetch(int argc, char **argv)
     uint8_t *body;
     size_t len;
     int code;
-    int rc = kz_http_get(url, &body, &len, &code, err, sizeof err);
+    int rc = kz_http_get(url, 256u << 20, &body, &len, &code, err, sizeof err);
     if (rc) {
         fprintf(stderr, "kz: model fetch: %s\n", err);
         return rc == KZ_EINVAL ? 2 : 1;

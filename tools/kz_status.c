@@ -1,16 +1,11 @@
 /* kz status: fetches a coordinator's GET /status (plain HTTP/1.0 over a TCP
  * socket) and prints it for a person, or raw with --json. */
-#include <errno.h>
-#include <netdb.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "config.h"
 #include "kz.h"
@@ -204,119 +199,29 @@ static const char *j_str(const jnode *n, const char *path)
 /* --- HTTP ---------------------------------------------------------------------------- */
 
 #define STATUS_MAX_BYTES (64u << 20) /* largest answer read */
-#define STATUS_MAX_SECONDS 30.0      /* longest a whole answer may take */
 
-/* GETs url; on success *body is malloc'd (caller frees). Messages go to err. */
+/* GETs url (kz_http_get; a URL without a path gets /status): on a 200 answer
+ * *body is malloc'd (caller frees). KZ_EINVAL for a bad URL, KZ_EREJECTED for
+ * another answer, KZ_EIO; one line in err. */
 static int s_http_get(const char *url, char **body, char *err, size_t errlen)
 {
-    char host[256], path[512] = "/status";
-    int port = 80;
-    const char *p = url;
-    if (!strncmp(p, "http://", 7))
-        p += 7;
-    else if (strstr(p, "://")) {
-        snprintf(err, errlen, "only http:// URLs: '%s'", url);
-        return KZ_EINVAL;
-    }
-    size_t hl = strcspn(p, ":/");
-    if (hl == 0 || hl >= sizeof host) {
-        snprintf(err, errlen, "no host in '%s'", url);
-        return KZ_EINVAL;
-    }
-    memcpy(host, p, hl);
-    host[hl] = 0;
-    p += hl;
-    if (*p == ':') {
-        long v;
-        char num[16];
-        size_t nl = strcspn(p + 1, "/");
-        snprintf(num, sizeof num, "%.*s", (int)(nl < 15 ? nl : 15), p + 1);
-        if (parse_long(num, 1, 65535, &v)) {
-            snprintf(err, errlen, "bad port in '%s'", url);
-            return KZ_EINVAL;
-        }
-        port = (int)v;
-        p += 1 + nl;
-    }
-    if (*p == '/' && p[1])
-        snprintf(path, sizeof path, "%s", p);
-    struct addrinfo hints = {0}, *ai;
-    hints.ai_socktype = SOCK_STREAM;
-    char portstr[8];
-    snprintf(portstr, sizeof portstr, "%d", port);
-    int rc = getaddrinfo(host, portstr, &hints, &ai);
-    if (rc) {
-        snprintf(err, errlen, "%s: %s", host, gai_strerror(rc));
-        return KZ_EIO;
-    }
-    int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-    struct timeval tv = {5, 0};
-    if (fd >= 0) {
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    }
-    if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen)) {
-        snprintf(err, errlen, "cannot connect to %s:%d: %s", host, port, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        freeaddrinfo(ai);
-        return KZ_EIO;
-    }
-    freeaddrinfo(ai);
-    char req[1024];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\nConnection: close\r\n\r\n",
-                     path, host);
-    if (write(fd, req, (size_t)n) != n) {
-        snprintf(err, errlen, "cannot send to %s:%d", host, port);
-        close(fd);
-        return KZ_EIO;
-    }
-    /* A server that never stops (or dribbles) must not keep us: the answer
-     * is bounded in size and in time. */
-    size_t cap = 65536, len = 0;
-    char *buf = xmalloc(cap);
-    double deadline = time_now() + STATUS_MAX_SECONDS;
-    for (;;) {
-        if (len + 4096 > cap) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            KZ_CHECK(buf != NULL);
-        }
-        ssize_t r = read(fd, buf + len, cap - len - 1);
-        const char *why = NULL;
-        if (r < 0)
-            why = errno == EAGAIN || errno == EWOULDBLOCK ? "silent for 5 s" : strerror(errno);
-        else if (r > 0 && len + (size_t)r > STATUS_MAX_BYTES)
-            why = "the answer exceeds 64 MiB";
-        else if (r > 0 && time_now() > deadline)
-            why = "no complete answer within 30 s";
-        if (why) {
-            snprintf(err, errlen, "reading from %s:%d: %s", host, port, why);
-            free(buf);
-            close(fd);
-            return KZ_EIO;
-        }
-        if (r == 0)
-            break;
-        len += (size_t)r;
-    }
-    close(fd);
-    buf[len] = 0;
-    int code = 0;
-    char *hdr_end = strstr(buf, "\r\n\r\n");
-    if (sscanf(buf, "HTTP/%*s %d", &code) != 1 || !hdr_end) {
-        snprintf(err, errlen, "%s:%d did not answer HTTP", host, port);
-        free(buf);
-        return KZ_EIO;
-    }
+    char host[256], path[1024], full[1400];
+    int port;
+    int rc = kz_url_split(url, host, sizeof host, &port, path, sizeof path, err, errlen);
+    if (rc)
+        return rc;
+    snprintf(full, sizeof full, "http://%s:%d%s", host, port, strcmp(path, "/") ? path : "/status");
+    uint8_t *answer;
+    size_t len;
+    int code;
+    rc = kz_http_get(full, STATUS_MAX_BYTES, &answer, &len, &code, err, errlen);
+    if (rc)
+        return rc;
     if (code != 200) {
-        snprintf(err, errlen, "http://%s:%d%s answered %d", host, port, path, code);
-        free(buf);
-        return KZ_EREJECTED;
+        free(answer);
+        return err_set(err, errlen, KZ_EREJECTED, "%s answered %d", full, code);
     }
-    size_t off = (size_t)(hdr_end + 4 - buf);
-    memmove(buf, buf + off, len - off + 1);
-    *body = buf;
+    *body = (char *)answer;
     return 0;
 }
 
