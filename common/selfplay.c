@@ -33,6 +33,29 @@ struct selfplay {
     selfplay_stats st;     /* counters (search copied on request) */
 };
 
+selfplay_config selfplay_config_default(void)
+{
+    return (selfplay_config){.search = mcts_settings_default(),
+                             .games = 1,
+                             .parallel = 32,
+                             .pcr_full_fraction = 1,
+                             .pcr_fast_simulations = 40};
+}
+
+#define O(f) offsetof(selfplay_config, f)
+const config_option selfplay_options[] = {
+    {"parallel", CONFIG_INT32, "32", 1, 4096, O(parallel),
+     "games played at once (trees in one batched search)"},
+    {"pcr_full_fraction", CONFIG_DOUBLE, "1", 0, 1, O(pcr_full_fraction),
+     "playout cap randomization: the share of moves searched in full (policy targets); the "
+     "others get a fast search (no root noise, the most visited played, value targets only); "
+     "1 = off (KataGo: 0.25)"},
+    {"pcr_fast_simulations", CONFIG_INT32, "40", 1, 1000000, O(pcr_fast_simulations),
+     "playout cap randomization: simulations of a fast search (at most the full search's)"},
+};
+#undef O
+const size_t selfplay_options_n = sizeof selfplay_options / sizeof selfplay_options[0];
+
 selfplay *selfplay_new(const game_def *g, const selfplay_config *cfg, evaluator ev, char *err,
                        size_t errlen)
 {
@@ -45,7 +68,11 @@ selfplay *selfplay_new(const game_def *g, const selfplay_config *cfg, evaluator 
         err_set(err, errlen, KZ_EINVAL, "games must be >= 1 and parallel from 1 to 65536");
         return NULL;
     }
-    bool pcr = cfg->pcr_full_fraction > 0 && cfg->pcr_full_fraction < 1;
+    bool pcr = cfg->pcr_full_fraction < 1;
+    if (!(cfg->pcr_full_fraction >= 0 && cfg->pcr_full_fraction <= 1)) {
+        err_set(err, errlen, KZ_EINVAL, "pcr_full_fraction must be in [0, 1]");
+        return NULL;
+    }
     if (pcr && cfg->pcr_fast_simulations < 1) {
         err_set(err, errlen, KZ_EINVAL, "pcr_fast_simulations must be >= 1");
         return NULL;
@@ -129,7 +156,7 @@ void selfplay_get_stats(const selfplay *sp, selfplay_stats *out)
 /* Whether the run draws full and fast searches (playout cap randomization). */
 static bool s_pcr(const selfplay *sp)
 {
-    return sp->cfg.pcr_full_fraction > 0 && sp->cfg.pcr_full_fraction < 1;
+    return sp->cfg.pcr_full_fraction < 1;
 }
 
 /* The fast searches' simulations. */

@@ -19,13 +19,14 @@
  * with the search's policy target (mcts_result.target: the visit shares
  * unless pruning or gumbel mode say otherwise).
  *
- * Playout cap randomization (pcr_full_fraction in (0, 1); KataGo,
+ * Playout cap randomization (pcr_full_fraction below 1; KataGo,
  * docs/learning.md): before each move's search a draw from the game's
  * generator gives a full search (search.simulations) with probability
  * pcr_full_fraction, else a fast one (pcr_fast_simulations, at most the full
  * count, no root noise or forced playouts, the most visited action played),
- * recorded with record_move.fast_search (no policy target). Off, nothing is
- * drawn and the games are those of before.
+ * recorded with record_move.fast_search (no policy target); 0 makes every
+ * search fast (value targets only). At 1 (off) nothing is drawn and the
+ * games are those of before.
  *
  * Threads: one thread at a time per selfplay object. */
 #ifndef KZ_SELFPLAY_H
@@ -46,11 +47,24 @@ typedef struct selfplay_config {
     uint32_t model_version;     /* recorded in every game */
     const char *worker_id;      /* recorded (copied at creation); NULL for "" */
     const char *start_position; /* R20 start of every game (copied); NULL for the initial one */
-    double pcr_full_fraction;   /* playout cap randomization: share of full searches in (0, 1);
-                                   0 or >= 1 = off (every move a full search) */
+    double pcr_full_fraction;   /* playout cap randomization: share of full searches in
+                                   [0, 1]; 1 = off (every move a full search) */
     int pcr_fast_simulations;   /* simulations of the other moves' fast searches (>= 1 with
                                    PCR on; capped at search.simulations) */
 } selfplay_config;
+
+/* mcts_settings_default(), 1 game, 32 at once, seed 0, model 0, no worker id,
+ * the initial position, playout cap randomization off (1) with 40
+ * simulations for its fast searches. */
+selfplay_config selfplay_config_default(void);
+
+/* Self-play's settings rows (config.h) over a selfplay_config: parallel,
+ * pcr_full_fraction, pcr_fast_simulations; with mcts_options over its
+ * search, what kz-worker and kz selfplay share (the worker plays with its
+ * own engine, worker/games.c, to the same settings). The text defaults are
+ * selfplay_config_default()'s (a test holds them equal). */
+extern const config_option selfplay_options[];
+extern const size_t selfplay_options_n; /* rows in selfplay_options */
 
 /* Called for each finished game. r is borrowed for the call only. A nonzero
  * return stops the run and is returned by selfplay_step. */

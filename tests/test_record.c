@@ -35,8 +35,12 @@ static int s_keep(void *ctx, const game_record *r)
 static void s_play(games *gs, int n, uint64_t seed)
 {
     const game_def *g = game_default();
-    selfplay_config cfg = {.search = mcts_settings_default(), .games = n, .parallel = 4,
-                           .seed = seed, .model_version = 7, .worker_id = "test"};
+    selfplay_config cfg = selfplay_config_default();
+    cfg.games = n;
+    cfg.parallel = 4;
+    cfg.seed = seed;
+    cfg.model_version = 7;
+    cfg.worker_id = "test";
     cfg.search.simulations = 24;
     char err[200];
     selfplay *sp = selfplay_new(g, &cfg, evaluator_uniform(g), err, sizeof err);

@@ -46,8 +46,11 @@ static void s_collect_free(collect *c)
 
 static selfplay_config s_config(int games, int parallel, uint64_t seed)
 {
-    selfplay_config cfg = {.search = mcts_settings_default(), .games = games,
-                           .parallel = parallel, .seed = seed, .model_version = 1};
+    selfplay_config cfg = selfplay_config_default();
+    cfg.games = games;
+    cfg.parallel = parallel;
+    cfg.seed = seed;
+    cfg.model_version = 1;
     cfg.search.simulations = 32;
     return cfg;
 }

@@ -1,5 +1,6 @@
 /* Tests of the settings groups: each module's rows (mcts_options,
- * client_options, client_worker_options) against the module's *_default(),
+ * selfplay_options, client_options, client_worker_options) against the
+ * module's *_default(),
  * and the programs that list those groups (kz-worker, kz-trainer, kz
  * selfplay) showing the module's defaults in --help, except where a program
  * says otherwise on purpose (config_set_default, listed here). */
@@ -12,6 +13,7 @@
 #include "config.h"
 #include "harness.h"
 #include "mcts.h"
+#include "selfplay.h"
 
 /* Bytes of the field a row writes, for a comparison (strings: up to the NUL). */
 static bool s_field_eq(const config_option *o, const void *a, const void *b)
@@ -84,6 +86,18 @@ Test(settings, the_search_s_rows_hold_mcts_settings_default)
     cr_assert_eq(config_set(mcts_options, mcts_options_n, &s, "root_mode", "puct", err,
                             sizeof err), 0, "%s", err);
     cr_assert_eq(s.root_mode, MCTS_ROOT_PUCT);
+}
+
+Test(settings, self_play_s_rows_hold_selfplay_config_default)
+{
+    selfplay_config def = selfplay_config_default();
+    s_check_module("selfplay", selfplay_options, selfplay_options_n, &def, sizeof def);
+    mcts_settings search = mcts_settings_default();
+    for (size_t i = 0; i < mcts_options_n; i++)
+        cr_expect(s_field_eq(&mcts_options[i], &def.search, &search),
+                  "its search's %s is not the search's default", mcts_options[i].name);
+    cr_expect(def.search.tree_nodes == search.tree_nodes &&
+              def.search.gumbel_noise == search.gumbel_noise);
 }
 
 Test(settings, the_connection_s_rows_hold_client_config_default)
@@ -162,10 +176,13 @@ static char *s_help_of(const char *prog, const char *sub)
 Test(settings, the_programs_show_the_modules_defaults)
 {
     mcts_settings search = mcts_settings_default();
+    selfplay_config play = selfplay_config_default();
     client_config conn;
     client_config_default(&conn);
 
     char *help = s_help_of("kz-worker", NULL);
+    s_check_program(help, "kz-worker", selfplay_options, selfplay_options_n, &play, sizeof play,
+                    NULL);
     static const char *const worker_search[] = {"simulations", NULL}; /* 0 = the job's */
     static const char *const worker_conn[] = {"sub_endpoint", NULL};  /* the coordinator's */
     s_check_program(help, "kz-worker", mcts_options, mcts_options_n, &search, sizeof search,
@@ -190,6 +207,8 @@ Test(settings, the_programs_show_the_modules_defaults)
     free(help);
 
     help = s_help_of("kz", "selfplay");
+    s_check_program(help, "kz selfplay", selfplay_options, selfplay_options_n, &play, sizeof play,
+                    NULL);
     s_check_program(help, "kz selfplay", mcts_options, mcts_options_n, &search, sizeof search,
                     NULL);
     free(help);

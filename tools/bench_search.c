@@ -77,8 +77,10 @@ static void s_run(const game_def *g, evaluator inner, int games, int G, int L, i
     memset(out, 0, sizeof *out);
     out->tm.inner = inner;
     evaluator ev = {s_timed_run, &out->tm, inner.max_batch};
-    selfplay_config cfg = {.search = mcts_settings_default(), .games = games, .parallel = G,
-                           .seed = 12345};
+    selfplay_config cfg = selfplay_config_default();
+    cfg.games = games;
+    cfg.parallel = G;
+    cfg.seed = 12345;
     cfg.search.simulations = sims;
     cfg.search.leaves_per_tree = L;
     char err[200];

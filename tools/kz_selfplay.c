@@ -78,22 +78,20 @@ static void s_progress(FILE *to, const selfplay_stats *st, int games, double ela
             elapsed > 0 ? (double)m->simulations / elapsed : 0.0, batch, 100 * net, elapsed);
 }
 
-/* kz selfplay's settings: its own rows and the search's (mcts_options). */
+/* kz selfplay's settings: its own rows, self-play's (selfplay_options) and
+ * the search's (mcts_options). */
 typedef struct selfplay_opts {
     char model[CONFIG_STR_MAX];         /* a model file or "uniform" */
     long games;                         /* games to play, 0 = not given */
     char out[CONFIG_STR_MAX];           /* record file, "" = not given */
-    long parallel;                      /* games at once */
     char seed[CONFIG_STR_MAX];          /* base seed, "" = random */
-    double pcr_full_fraction;           /* playout cap randomization: full share */
-    long pcr_fast_simulations;          /* its fast searches' simulations */
     char position[CONFIG_STR_MAX];      /* start position, "" = the initial one */
     char model_version[CONFIG_STR_MAX]; /* recorded version, "" = the model's */
     char worker_id[CONFIG_STR_MAX];     /* recorded */
     long threads;                       /* OpenBLAS threads */
     char precision[CONFIG_STR_MAX];     /* fp32 | bf16 */
     bool quiet;                         /* no progress lines */
-    mcts_settings search;               /* the search (mcts_options) */
+    selfplay_config play;               /* parallel, PCR and the search */
 } selfplay_opts;
 
 #define O(f) offsetof(selfplay_opts, f)
@@ -103,15 +101,8 @@ static const config_option s_selfplay_rows[] = {
      "self-play needs no model"},
     {"games", CONFIG_INT, NULL, 1, 100000000, O(games), "games to play (required)"},
     {"out", CONFIG_STRING, "", 0, 0, O(out), "record file to create (required; overwritten)"},
-    {"parallel", CONFIG_INT, "32", 1, 4096, O(parallel),
-     "games in progress at once, one batch"},
     {"seed", CONFIG_STRING, "", 0, 0, O(seed),
      "game k plays with seed N+k (\"\" = random, printed)"},
-    {"pcr_full_fraction", CONFIG_DOUBLE, "1", 0.000001, 1, O(pcr_full_fraction),
-     "playout cap randomization: a full search on this share of the moves, a fast one on the "
-     "others (no noise, the most visited played, no policy target); 1 = off (KataGo 0.25)"},
-    {"pcr_fast_simulations", CONFIG_INT, "40", 1, 1000000, O(pcr_fast_simulations),
-     "simulations of a fast search"},
     {"position", CONFIG_STRING, "", 0, 0, O(position),
      "start every game from this R20 position (\"\" = the initial one)"},
     {"model_version", CONFIG_STRING, "", 0, 0, O(model_version),
@@ -149,10 +140,11 @@ int cmd_selfplay(int argc, char **argv)
     config_option rows[N_SELFPLAY_ROWS + 32];
     config_group groups[] = {
         {s_selfplay_rows, N_SELFPLAY_ROWS, 0},
-        {mcts_options, mcts_options_n, offsetof(selfplay_opts, search)},
+        {selfplay_options, selfplay_options_n, offsetof(selfplay_opts, play)},
+        {mcts_options, mcts_options_n, offsetof(selfplay_opts, play.search)},
     };
-    size_t n_rows = config_join(rows, sizeof rows / sizeof rows[0], groups, 2);
-    selfplay_opts o = {.search = mcts_settings_default()};
+    size_t n_rows = config_join(rows, sizeof rows / sizeof rows[0], groups, 3);
+    selfplay_opts o = {.play = selfplay_config_default()};
     int rc = kz_parse_args("selfplay", usage, rows, n_rows, &o, argc, argv, NULL, 0, NULL);
     if (rc >= 0)
         return rc;
@@ -161,13 +153,10 @@ int cmd_selfplay(int argc, char **argv)
     if (!o.out[0])
         return kz_usage_error("selfplay: --out FILE is required (see kz selfplay --help)");
     const game_def *g = game_default();
-    selfplay_config cfg = {.search = o.search,
-                           .games = (int)o.games,
-                           .parallel = (int)o.parallel,
-                           .worker_id = o.worker_id,
-                           .start_position = o.position[0] ? o.position : NULL,
-                           .pcr_full_fraction = o.pcr_full_fraction,
-                           .pcr_fast_simulations = (int)o.pcr_fast_simulations};
+    selfplay_config cfg = o.play;
+    cfg.games = (int)o.games;
+    cfg.worker_id = o.worker_id;
+    cfg.start_position = o.position[0] ? o.position : NULL;
     if (o.seed[0]) {
         char *end;
         errno = 0;

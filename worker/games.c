@@ -81,7 +81,7 @@ struct games {
 
 static void s_settings_of(const worker_config *cfg, int purpose, int sims, mcts_settings *s)
 {
-    *s = cfg->search;
+    *s = cfg->play.search;
     s->simulations = sims;
     if (purpose == PURPOSE_ARENA) {
         /* No root noise; a few sampled turns for varied games; forced playouts
@@ -118,7 +118,7 @@ games *games_new(const game_def *g, const worker_config *cfg, const char *worker
     games *gm = xcalloc(1, sizeof *gm);
     gm->g = g;
     gm->cfg = *cfg;
-    gm->G = (int)cfg->parallel;
+    gm->G = cfg->play.parallel;
     gm->seed = seed;
     snprintf(gm->worker_id, sizeof gm->worker_id, "%s", worker_id ? worker_id : "");
     mcts_settings s;
@@ -278,7 +278,7 @@ int games_start(games *gm, const game_spec *spec, char *err, size_t errlen)
     const mcts_settings *s = e[0] ? mcts_batch_settings(e[0]->b)
                              : e[1] ? mcts_batch_settings(e[1]->b) : &s0;
     sl->temperature_plies = s->temperature_plies;
-    sl->pcr = purpose == PURPOSE_SELFPLAY && gm->cfg.pcr_full_fraction < 1;
+    sl->pcr = purpose == PURPOSE_SELFPLAY && gm->cfg.play.pcr_full_fraction < 1;
     sl->fast = false;
     for (int p = 0; p < 2; p++)
         if (sl->base[p])
@@ -330,7 +330,7 @@ int games_start(games *gm, const game_spec *spec, char *err, size_t errlen)
     }
     r->settings = selfplay_record_settings(s);
     if (sl->pcr) {
-        int fast = (int)gm->cfg.pcr_fast_simulations;
+        int fast = gm->cfg.play.pcr_fast_simulations;
         r->settings.fast_simulations = fast < s->simulations ? fast : s->simulations;
     }
     r->seed = sl->seed;
@@ -364,8 +364,8 @@ static void s_pcr_draw(games *gm, int i)
 {
     slot *sl = &gm->slots[i];
     engine *e = sl->eng[0];
-    sl->fast = rng_uniform(&sl->rng) >= gm->cfg.pcr_full_fraction;
-    int fast = (int)gm->cfg.pcr_fast_simulations;
+    sl->fast = rng_uniform(&sl->rng) >= gm->cfg.play.pcr_full_fraction;
+    int fast = gm->cfg.play.pcr_fast_simulations;
     mcts_batch_set_budget(e->b, i, sl->fast && fast < e->simulations ? fast : e->simulations,
                           !sl->fast);
 }

@@ -17,23 +17,17 @@
 #include "wire.h"
 #include "worker.h"
 
-/* The worker's own rows; the search's and the connection's are their
- * modules' (mcts_options, client_options), joined in s_table. */
+/* The worker's own rows; self-play's, the search's and the connection's are
+ * their modules' (selfplay_options, mcts_options, client_options), joined in
+ * s_table. */
 #define O(f) offsetof(worker_config, f)
 static const config_option s_own_options[] = {
     {"game", CONFIG_STRING, "khreibaga", 0, 0, O(game), "game module"},
-    {"parallel", CONFIG_INT, "32", 1, 4096, O(parallel), "games played at once"},
     {"simulations", CONFIG_INT, "0", 0, 1000000, O(simulations),
      "MCTS simulations per move: 0 = the job's (200 if it says 0), N = always N"},
     {"arena_temperature_plies", CONFIG_INT, "4", 0, 100000, O(arena_temperature_plies),
      "arena: sample moves by visits while the turn count is below this (temperature_plies: "
      "self-play)"},
-    {"pcr_full_fraction", CONFIG_DOUBLE, "1", 0, 1, O(pcr_full_fraction),
-     "self-play, playout cap randomization: the share of moves searched in full (policy "
-     "targets); the others get a fast search (value targets only); 1 = off (KataGo: 0.25)"},
-    {"pcr_fast_simulations", CONFIG_INT, "40", 1, 1000000, O(pcr_fast_simulations),
-     "self-play, playout cap randomization: simulations of a fast search (no root noise, the "
-     "most visited played; at most the full search's)"},
     {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads (one worker per core: 1)"},
     {"precision", CONFIG_STRING, "bf16", 0, 0, O(precision),
      "the network's arithmetic: bf16 (AVX512_BF16 products, fp32 sums; fp32 where the CPU lacks "
@@ -55,12 +49,14 @@ static const config_option s_own_options[] = {
 #define N_OWN (sizeof s_own_options / sizeof s_own_options[0])
 #define N_OPTIONS_MAX 64 /* rows of the joined table at most */
 
-/* The whole table: the worker's rows, then the search's and the connection's. */
+/* The whole table: the worker's rows, then self-play's, the search's and the
+ * connection's. */
 static size_t s_table(config_option *rows)
 {
     config_group groups[] = {
         {s_own_options, N_OWN, 0},
-        {mcts_options, mcts_options_n, offsetof(worker_config, search)},
+        {selfplay_options, selfplay_options_n, offsetof(worker_config, play)},
+        {mcts_options, mcts_options_n, offsetof(worker_config, play.search)},
         {client_options, client_options_n, offsetof(worker_config, client)},
         {client_worker_options, client_worker_options_n, offsetof(worker_config, client)},
     };
@@ -576,7 +572,7 @@ int main(int argc, char **argv)
     char err[512];
     static config_option options[N_OPTIONS_MAX];
     size_t n_options = s_table(options);
-    w.cfg.search = mcts_settings_default();
+    w.cfg.play = selfplay_config_default();
     client_config_default(&w.cfg.client);
     int rc = config_parse(options, n_options, &w.cfg, argc, argv, NULL, 0, NULL, err,
                           sizeof err);
@@ -639,10 +635,10 @@ int main(int argc, char **argv)
     w.zctx = zmq_ctx_new();
     cc->role = "worker";
     cc->game = w.cfg.game;
-    cc->slots = (uint32_t)w.cfg.parallel;
+    cc->slots = (uint32_t)w.cfg.play.parallel;
     w.c = w.zctx ? client_new(w.zctx, cc) : NULL;
     /* The search hands the network its leaves in chunks of at most this. */
-    long eval_batch = w.cfg.parallel * w.cfg.search.leaves_per_tree;
+    long eval_batch = (long)w.cfg.play.parallel * w.cfg.play.search.leaves_per_tree;
     if (eval_batch > EVAL_BATCH_MAX)
         eval_batch = EVAL_BATCH_MAX;
     w.nc = netcache_new(w.g, w.cfg.model_cache_dir, (int)w.cfg.model_cache_keep,
@@ -655,7 +651,7 @@ int main(int argc, char **argv)
         goto out;
     }
     log_info("worker %s starting: parallel %ld, endpoint %s, seed %llu", client_id(w.c),
-             w.cfg.parallel, cc->endpoint, (unsigned long long)seed);
+             (long)w.cfg.play.parallel, cc->endpoint, (unsigned long long)seed);
     rc = s_loop(&w) ? 1 : 0;
     s_drain(&w);
     games_stats st;

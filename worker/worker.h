@@ -35,16 +35,15 @@
 #include "model.h"
 #include "player.h"
 #include "record.h"
+#include "selfplay.h"
 
-/* Settings (the table in main.c; docs/worker.md): the worker's own, the
- * search's (mcts_options) and the connection's (client_options). */
+/* Settings (the table in main.c; docs/worker.md): the worker's own,
+ * self-play's and the search's (selfplay_options, mcts_options) and the
+ * connection's (client_options). */
 typedef struct worker_config {
     char game[CONFIG_STR_MAX];            /* game module */
-    long parallel;                        /* games at once */
     long simulations;                     /* 0 = the job's, else an override */
     long arena_temperature_plies;         /* arena: sampled turns */
-    double pcr_full_fraction;             /* self-play: share of moves searched in full */
-    long pcr_fast_simulations;            /* self-play: simulations of the other moves */
     long threads;                         /* OpenBLAS threads */
     char precision[CONFIG_STR_MAX];       /* the network's arithmetic: fp32 | bf16 */
     char model_cache_dir[CONFIG_STR_MAX]; /* disk cache, "" none */
@@ -53,8 +52,9 @@ typedef struct worker_config {
     long max_games;                       /* stop after this many games, 0 never */
     long seed;                            /* 0 = from the clock */
     double log_s;                         /* progress line period */
-    mcts_settings search;                 /* self-play search (arena: games.c adjusts);
-                                             its simulations unused (the row above) */
+    selfplay_config play;                 /* parallel, PCR, and the self-play search (arena:
+                                             games.c adjusts; search.simulations unused:
+                                             the row above); games, seed, ids unused */
     client_config client;                 /* coordinator connection (role, game, slots
                                              set in main.c) */
 } worker_config;
