@@ -887,7 +887,9 @@ void coord_best_changed(coord *c)
     c->rejected_in_row = 0;
 }
 
-int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
+/* Start-up step 1: the settings the start relies on (the gate's, the game).
+ * 0 or KZ_EINVAL, logged. */
+static int s_init_settings(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
 {
     memset(c, 0, sizeof *c);
     c->http_fd = -1;
@@ -905,37 +907,53 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
         log_error("unknown game '%s'", cfg->game);
         return KZ_EINVAL;
     }
-    /* Step 1. The ports first: a port in use stops the start at once,
-     * before the store is created or bootstrapped. */
+    return 0;
+}
+
+/* Step 2: the ports first: a port in use stops the start at once, before
+ * the store is created or bootstrapped. */
+static int s_init_ports(coord *c)
+{
     c->zctx = zmq_ctx_new();
-    c->router = s_socket(c, ZMQ_ROUTER, cfg->bind);
-    c->pub = c->router ? s_socket(c, ZMQ_PUB, cfg->pub_bind) : NULL;
+    c->router = s_socket(c, ZMQ_ROUTER, c->cfg.bind);
+    c->pub = c->router ? s_socket(c, ZMQ_PUB, c->cfg.pub_bind) : NULL;
     if (!c->router || !c->pub)
         return KZ_EIO;
-    int rc = status_bind(c);
-    if (rc)
-        return rc;
-    if (coord_anchors(cfg, c->g, c->anchors, &c->n_anchors, gerr, sizeof gerr)) {
+    return status_bind(c);
+}
+
+/* Step 3: the rating anchors, the opening book, and this run's name, instance
+ * number and random generator. */
+static int s_init_run(coord *c)
+{
+    char gerr[200];
+    if (coord_anchors(&c->cfg, c->g, c->anchors, &c->n_anchors, gerr, sizeof gerr)) {
         log_error("anchors: %s", gerr);
         return KZ_EINVAL;
     }
-    int brc = s_book(c);
-    if (brc)
-        return brc;
+    int rc = s_book(c);
+    if (rc)
+        return rc;
     char host[64] = "";
     gethostname(host, sizeof host - 1);
     snprintf(c->name, sizeof c->name, "%s:%d", host, (int)getpid());
     c->instance = mix64((uint64_t)time_wall_ms() ^ ((uint64_t)getpid() << 40));
-    rng_seed(&c->rng, cfg->seed ? (uint64_t)cfg->seed : c->instance);
+    rng_seed(&c->rng, c->cfg.seed ? (uint64_t)c->cfg.seed : c->instance);
+    return 0;
+}
 
-    /* Step 2. The store. */
+/* Step 4: the store, bootstrapped when empty, and what the coordinator keeps
+ * in it (arenas, ratings, the timeline). */
+static int s_init_store(coord *c)
+{
+    const coord_config *cfg = &c->cfg;
     store_options so;
     store_options_default(&so);
     so.map_bytes = (size_t)cfg->map_mb << 20;
     so.window = (uint64_t)cfg->window;
     so.prune_per_txn = (uint64_t)cfg->prune_per_txn;
     so.no_sync = !cfg->sync;
-    rc = store_open(&c->st, cfg->data_dir, &so);
+    int rc = store_open(&c->st, cfg->data_dir, &so);
     if (rc) {
         log_error("cannot open the store in %s: %s", cfg->data_dir, err_str(rc));
         return rc;
@@ -943,6 +961,14 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
     if ((rc = s_bootstrap(c)) || (rc = arena_load(c)) || (rc = ratings_load(c)) ||
         (rc = timeline_load(c)))
         return rc;
+    return 0;
+}
+
+/* Step 5: the validator and the buffers of ingestion (one pending batch of
+ * games and their positions) and of training batches. */
+static int s_init_buffers(coord *c)
+{
+    const coord_config *cfg = &c->cfg;
     validate_limits lim = {(size_t)cfg->max_record_bytes, (uint32_t)cfg->max_record_moves, 1e-3};
     c->val = validator_new(c->g, &lim);
     size_t nb = (size_t)cfg->ingest_batch;
@@ -966,8 +992,16 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
         log_error("out of memory");
         return KZ_ENOMEM;
     }
+    return 0;
+}
+
+/* Step 6: the status endpoint answers, the start is logged, and the best
+ * model is announced. */
+static int s_init_serve(coord *c)
+{
     status_refresh(c); /* before the endpoint answers */
-    if ((rc = status_start(c)))
+    int rc = status_start(c);
+    if (rc)
         return rc;
     store_stats st;
     store_get_stats(c->st, &st);
@@ -975,9 +1009,18 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
              "requests on %s, announcements on %s",
              c->name, c->best, (unsigned long long)st.games,
              (unsigned long long)st.positions_total, (unsigned long long)st.window_lo,
-             (unsigned long long)st.window_hi, cfg->bind, cfg->pub_bind);
+             (unsigned long long)st.window_hi, c->cfg.bind, c->cfg.pub_bind);
     coord_announce(c, 0, 0, 0, 0);
     status_refresh(c);
+    return 0;
+}
+
+int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
+{
+    int rc;
+    if ((rc = s_init_settings(c, cfg, stop)) || (rc = s_init_ports(c)) || (rc = s_init_run(c)) ||
+        (rc = s_init_store(c)) || (rc = s_init_buffers(c)) || (rc = s_init_serve(c)))
+        return rc;
     return 0;
 }
 
