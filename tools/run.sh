@@ -82,6 +82,10 @@ write_default "$VAR/etc/coordinator.conf" <<EOF
 # Endpoints and data_dir come from tools/run.sh (KZ_PORT, KZ_HTTP_PORT, KZ_VAR).
 simulations = 200
 selfplay_games = 64
+# Every self-play game starts from a random opening of the book (a few
+# random turns from the start, level material): against the colour bias,
+# the best measured setting (docs/learning.md); 0 = the initial position.
+selfplay_openings = 1
 # gate: none (every candidate becomes the best; the rating guard reverts a
 # regression), sprt (pentanomial SPRT on paired book openings) or spec (the
 # specification's 50 games above 55%). docs/ratings.md.
