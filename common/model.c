@@ -60,9 +60,19 @@ static void s_arch_counts(const model_arch *a, uint64_t *params, uint64_t *stats
     uint64_t F = (uint64_t)a->filters, Pf = (uint64_t)a->policy_filters;
     uint64_t Vf = (uint64_t)a->value_filters, Vh = (uint64_t)a->value_hidden;
     uint64_t A = (uint64_t)a->actions, nb = (uint64_t)a->blocks;
+    uint64_t Of = (uint64_t)(a->opp_policy_filters > 0 ? a->opp_policy_filters : 0);
+    uint64_t Mf = (uint64_t)(a->material_filters > 0 ? a->material_filters : 0);
     *params = 9 * C * F + 2 * F + nb * 2 * (9 * F * F + 2 * F) + F * Pf + 2 * Pf +
               Pf * HW * A + A + F * Vf + 2 * Vf + Vf * HW * Vh + Vh + Vh + 1;
     *stats = 2 * F + nb * 4 * F + 2 * Pf + 2 * Vf;
+    if (Of) {
+        *params += F * Of + 2 * Of + Of * HW * A + A;
+        *stats += 2 * Of;
+    }
+    if (Mf) {
+        *params += F * Mf + 2 * Mf + Mf * HW + 1;
+        *stats += 2 * Mf;
+    }
 }
 
 static int s_range(char *err, size_t errlen, const char *what, int v, int lo, int hi)
@@ -88,7 +98,9 @@ int model_arch_check(const model_arch *a, char *err, size_t errlen)
         (rc = s_range(err, errlen, "filters", a->filters, 1, 1024)) ||
         (rc = s_range(err, errlen, "policy_filters", a->policy_filters, 1, 64)) ||
         (rc = s_range(err, errlen, "value_filters", a->value_filters, 1, 64)) ||
-        (rc = s_range(err, errlen, "value_hidden", a->value_hidden, 1, 4096)))
+        (rc = s_range(err, errlen, "value_hidden", a->value_hidden, 1, 4096)) ||
+        (rc = s_range(err, errlen, "opp_policy_filters", a->opp_policy_filters, 0, 64)) ||
+        (rc = s_range(err, errlen, "material_filters", a->material_filters, 0, 64)))
         return rc;
     uint64_t p, s;
     s_arch_counts(a, &p, &s);
@@ -124,14 +136,27 @@ bool model_arch_equal(const model_arch *a, const model_arch *b)
            a->height == b->height && a->width == b->width && a->actions == b->actions &&
            a->blocks == b->blocks && a->filters == b->filters &&
            a->policy_filters == b->policy_filters && a->value_filters == b->value_filters &&
-           a->value_hidden == b->value_hidden;
+           a->value_hidden == b->value_hidden &&
+           a->opp_policy_filters == b->opp_policy_filters &&
+           a->material_filters == b->material_filters;
 }
 
 void model_arch_describe(const model_arch *a, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s: %d blocks x %d filters, input %dx%dx%d, %d actions, heads %d/%d/%d",
-             a->game, a->blocks, a->filters, a->in_planes, a->height, a->width, a->actions,
-             a->policy_filters, a->value_filters, a->value_hidden);
+    int n = snprintf(buf, len,
+                     "%s: %d blocks x %d filters, input %dx%dx%d, %d actions, heads %d/%d/%d",
+                     a->game, a->blocks, a->filters, a->in_planes, a->height, a->width,
+                     a->actions, a->policy_filters, a->value_filters, a->value_hidden);
+    if (n < 0 || (size_t)n >= len || (!a->opp_policy_filters && !a->material_filters))
+        return;
+    if (a->opp_policy_filters && a->material_filters)
+        snprintf(buf + n, len - (size_t)n, ", aux heads opponent policy %d, material %d",
+                 a->opp_policy_filters, a->material_filters);
+    else if (a->opp_policy_filters)
+        snprintf(buf + n, len - (size_t)n, ", aux head opponent policy %d",
+                 a->opp_policy_filters);
+    else
+        snprintf(buf + n, len - (size_t)n, ", aux head material %d", a->material_filters);
 }
 
 size_t model_arch_param_count(const model_arch *a)
@@ -225,7 +250,7 @@ static model *s_alloc(const model_arch *a)
     m->bn_eps = MODEL_BN_EPS;
     m->created_ms = time_wall_ms();
     int nb = a->blocks, F = a->filters, HW = a->height * a->width;
-    m->t = calloc((size_t)(5 * (4 + 2 * nb) + 16), sizeof *m->t);
+    m->t = calloc((size_t)(5 * (4 + 2 * nb) + 32), sizeof *m->t);
     m->convs = calloc((size_t)(2 * nb + 1), sizeof *m->convs);
     if (!m->t || !m->convs)
         goto fail;
@@ -241,6 +266,16 @@ static model *s_alloc(const model_arch *a)
     m->vconv = s_add_convbn(m, "value", "conv", "bn", F, a->value_filters, 1);
     m->vfc1 = s_add_fc(m, "value.fc1", a->value_filters * HW, a->value_hidden);
     m->vfc2 = s_add_fc(m, "value.fc2", a->value_hidden, 1);
+    /* The auxiliary heads come last: a model without them keeps the tensor
+     * table (and so the files and checksums) it had before they existed. */
+    if (a->opp_policy_filters) {
+        m->oconv = s_add_convbn(m, "opp_policy", "conv", "bn", F, a->opp_policy_filters, 1);
+        m->ofc = s_add_fc(m, "opp_policy.fc", a->opp_policy_filters * HW, a->actions);
+    }
+    if (a->material_filters) {
+        m->mconv = s_add_convbn(m, "material", "conv", "bn", F, a->material_filters, 1);
+        m->mfc = s_add_fc(m, "material.fc", a->material_filters * HW, 1);
+    }
     m->params = model_alloc_floats(m->n_params, false);
     m->stats = model_alloc_floats(m->n_stats, false);
     if (!m->params || !m->stats)
@@ -296,6 +331,16 @@ model *model_new(const model_arch *a, uint64_t seed)
     s_init_convbn(m, &m->vconv, &r);
     s_init_fc(m, &m->vfc1, 2.0, &r);
     s_init_fc(m, &m->vfc2, 1.0, &r);
+    /* Drawn after the rest: the same seed gives the same trunk and main
+     * heads with or without the auxiliary ones. */
+    if (a->opp_policy_filters) {
+        s_init_convbn(m, &m->oconv, &r);
+        s_init_fc(m, &m->ofc, 1.0, &r);
+    }
+    if (a->material_filters) {
+        s_init_convbn(m, &m->mconv, &r);
+        s_init_fc(m, &m->mfc, 1.0, &r);
+    }
     return m;
 }
 
@@ -563,15 +608,20 @@ void model_softmax_mask(const float *logits, const uint8_t *mask, int A, float *
         probs[a] *= inv;
 }
 
-void model_mirror_sample(const game_def *g, float *planes, float *pi)
+void model_mirror_policy(const game_def *g, float *pi)
 {
     int A = g->action_count;
     assert(A <= GAME_MAX_ACTIONS);
     float tmp[GAME_MAX_ACTIONS];
-    game_mirror_planes(g, planes);
     memcpy(tmp, pi, (size_t)A * sizeof *pi);
     for (int a = 0; a < A; a++)
         pi[g->mirror_action(a)] = tmp[a];
+}
+
+void model_mirror_sample(const game_def *g, float *planes, float *pi)
+{
+    game_mirror_planes(g, planes);
+    model_mirror_policy(g, pi);
 }
 
 /* --- Reference forward pass ---------------------------------------------------- */
@@ -588,17 +638,38 @@ static void s_ref_convbn(const model *m, const model_convbn *l, float *out, cons
                           model_tdata(m, l->mean), model_tdata(m, l->var), m->bn_eps, M, l->cout);
 }
 
+/* A 1x1 conv + BN + ReLU head's flattened features (B, cout*HW) of the
+ * tower's output h (M, F) into flat, hd as scratch. */
+static void s_ref_head(const model *m, const model_convbn *l, float *flat, float *hd,
+                       const float *h, int B)
+{
+    const model_arch *a = &m->arch;
+    int H = a->height, W = a->width;
+    s_ref_convbn(m, l, hd, h, B, H, W, false);
+    layer_relu_forward(hd, hd, (size_t)B * H * W * l->cout);
+    layer_nhwc_to_nchw(flat, hd, B, l->cout, H * W);
+}
+
 void model_forward_reference(const model *m, const float *x, int B, float *logits,
                              float *values)
+{
+    model_forward_reference_aux(m, x, B, logits, values, NULL, NULL);
+}
+
+void model_forward_reference_aux(const model *m, const float *x, int B, float *logits,
+                                 float *values, float *opp_logits, float *material)
 {
     const model_arch *a = &m->arch;
     int H = a->height, W = a->width, HW = H * W, F = a->filters, C = a->in_planes;
     size_t M = (size_t)B * HW;
     int Pf = a->policy_filters, Vf = a->value_filters, Vh = a->value_hidden;
+    int Hf = Pf > Vf ? Pf : Vf;
+    Hf = a->opp_policy_filters > Hf ? a->opp_policy_filters : Hf;
+    Hf = a->material_filters > Hf ? a->material_filters : Hf;
     float *in = xmalloc(M * (size_t)C * sizeof *in), *h = xmalloc(M * F * sizeof *h);
     float *t = xmalloc(M * F * sizeof *t), *u = xmalloc(M * F * sizeof *u);
-    float *hd = xmalloc(M * (size_t)(Pf > Vf ? Pf : Vf) * sizeof *hd);
-    float *flat = xmalloc(M * (size_t)(Pf > Vf ? Pf : Vf) * sizeof *flat);
+    float *hd = xmalloc(M * (size_t)Hf * sizeof *hd);
+    float *flat = xmalloc(M * (size_t)Hf * sizeof *flat);
     float *hid = xmalloc((size_t)B * Vh * sizeof *hid);
     layer_nchw_to_nhwc(in, x, B, C, HW);
     s_ref_convbn(m, &m->stem, h, in, B, H, W, true);
@@ -611,21 +682,33 @@ void model_forward_reference(const model *m, const float *x, int B, float *logit
             h[k] = u[k] + h[k] > 0 ? u[k] + h[k] : 0.0f;
     }
     /* Policy head. */
-    s_ref_convbn(m, &m->pconv, hd, h, B, H, W, false);
-    layer_relu_forward(hd, hd, M * Pf);
-    layer_nhwc_to_nchw(flat, hd, B, Pf, HW);
-    layer_linear_forward_naive(logits, flat, model_tdata(m, m->pfc.w), model_tdata(m, m->pfc.b),
-                               B, Pf * HW, a->actions);
+    if (logits) {
+        s_ref_head(m, &m->pconv, flat, hd, h, B);
+        layer_linear_forward_naive(logits, flat, model_tdata(m, m->pfc.w),
+                                   model_tdata(m, m->pfc.b), B, Pf * HW, a->actions);
+    }
     /* Value head. */
-    s_ref_convbn(m, &m->vconv, hd, h, B, H, W, false);
-    layer_relu_forward(hd, hd, M * Vf);
-    layer_nhwc_to_nchw(flat, hd, B, Vf, HW);
-    layer_linear_forward_naive(hid, flat, model_tdata(m, m->vfc1.w), model_tdata(m, m->vfc1.b), B,
-                               Vf * HW, Vh);
-    layer_relu_forward(hid, hid, (size_t)B * Vh);
-    layer_linear_forward_naive(values, hid, model_tdata(m, m->vfc2.w), model_tdata(m, m->vfc2.b),
-                               B, Vh, 1);
-    layer_tanh_forward(values, values, (size_t)B);
+    if (values) {
+        s_ref_head(m, &m->vconv, flat, hd, h, B);
+        layer_linear_forward_naive(hid, flat, model_tdata(m, m->vfc1.w),
+                                   model_tdata(m, m->vfc1.b), B, Vf * HW, Vh);
+        layer_relu_forward(hid, hid, (size_t)B * Vh);
+        layer_linear_forward_naive(values, hid, model_tdata(m, m->vfc2.w),
+                                   model_tdata(m, m->vfc2.b), B, Vh, 1);
+        layer_tanh_forward(values, values, (size_t)B);
+    }
+    /* The auxiliary heads. */
+    if (opp_logits && a->opp_policy_filters) {
+        s_ref_head(m, &m->oconv, flat, hd, h, B);
+        layer_linear_forward_naive(opp_logits, flat, model_tdata(m, m->ofc.w),
+                                   model_tdata(m, m->ofc.b), B, a->opp_policy_filters * HW,
+                                   a->actions);
+    }
+    if (material && a->material_filters) {
+        s_ref_head(m, &m->mconv, flat, hd, h, B);
+        layer_linear_forward_naive(material, flat, model_tdata(m, m->mfc.w),
+                                   model_tdata(m, m->mfc.b), B, a->material_filters * HW, 1);
+    }
     free(in);
     free(h);
     free(t);

@@ -9,6 +9,14 @@
  *   policy: conv 1x1 (Pf) -> BN -> ReLU -> flatten (Pf*H*W) -> linear -> A logits
  *   value: conv 1x1 (Vf) -> BN -> ReLU -> flatten (Vf*H*W) -> linear Vh -> ReLU
  *          -> linear 1 -> tanh
+ * and, only when the arch asks for them (0 filters = absent, the default), two
+ * auxiliary heads that training alone uses (KataGo's auxiliary targets,
+ * docs/learning.md); inference (model_eval) never computes them:
+ *   opponent policy: conv 1x1 (Of) -> BN -> ReLU -> flatten -> linear -> A logits,
+ *          the policy target of the next state where the other side moves, in
+ *          the canonical actions of the input's own view
+ *   material: conv 1x1 (Mf) -> BN -> ReLU -> flatten -> linear -> 1, the
+ *          game's final material balance from the mover's view (game_def.material)
  * Convolutions have no bias (the batch norm's beta is one); linear layers do.
  * Flattening follows PyTorch: index c*H*W + y*W + x.
  *
@@ -26,7 +34,11 @@
  *
  * Training (model_train): batch norm uses batch statistics and updates the
  * running averages; loss = mean_b (z - v)^2 + mean_b (-pi^T log softmax) +
- * c * sum of squared conv/linear weights (not BN parameters, not biases).
+ * c * sum of squared conv/linear weights (not BN parameters, not biases),
+ * plus, for a model with auxiliary heads, w_opp * mean_b (-pi_opp^T log
+ * softmax(opp logits)) + w_mat * mean_b wm_b (y_b - m_b)^2 (train_config's
+ * aux weights; train_aux holds the targets, per-sample weight 0 where a
+ * sample has none).
  * A policy target row of zeros adds nothing to the policy loss or its
  * gradient (the gradient is softmax * sum(pi) - pi): that is how a sample
  * without a policy target (a fast search of playout cap randomization) is
@@ -62,20 +74,24 @@ typedef struct model_arch {
     int policy_filters; /* Pf: 1x1 filters of the policy head (2) */
     int value_filters;  /* Vf: 1x1 filters of the value head (1) */
     int value_hidden;   /* Vh: width of the value head's hidden layer (64) */
+    int opp_policy_filters; /* Of: 1x1 filters of the opponent-policy head; 0 = no head (0) */
+    int material_filters;   /* Mf: 1x1 filters of the material head; 0 = no head (0) */
 } model_arch;
 
 /* The specification's shape for game g: 6 blocks x 64 filters, policy head
- * 2 filters, value head 1 filter and 64 hidden units. */
+ * 2 filters, value head 1 filter and 64 hidden units, no auxiliary heads. */
 void model_arch_default(model_arch *a, const game_def *g);
 /* 0, or KZ_EINVAL with a one-line reason in err: a field out of range
  * (C 1..256, H and W 1..32, A 1..65536, blocks 0..128, F 1..1024, Pf and Vf
- * 1..64, Vh 1..4096) or more than MODEL_MAX_PARAMS floats. */
+ * 1..64, Vh 1..4096, Of and Mf 0..64) or more than MODEL_MAX_PARAMS floats. */
 int model_arch_check(const model_arch *a, char *err, size_t errlen);
 /* 0, or KZ_EMISMATCH with a reason when the arch does not fit g (name,
  * planes, board or action count differ). */
 int model_arch_check_game(const model_arch *a, const game_def *g, char *err, size_t errlen);
 bool model_arch_equal(const model_arch *a, const model_arch *b);
-/* "6x64 blocks, 7x5x5 -> 625, heads 2/1/64": a short description. */
+/* "khreibaga: 6 blocks x 64 filters, input 7x5x5, 625 actions, heads 2/1/64"
+ * (and ", aux heads opponent policy 2, material 1" when it has them): a short
+ * description. */
 void model_arch_describe(const model_arch *a, char *buf, size_t len);
 /* Trainable parameters of the shape (weights, biases, BN gamma and beta). */
 size_t model_arch_param_count(const model_arch *a);
@@ -83,7 +99,8 @@ size_t model_arch_param_count(const model_arch *a);
 size_t model_arch_float_count(const model_arch *a);
 /* Floating-point operations of one position's forward pass, counting a
  * multiply-add as 2 and only the convolutions and linear layers (about
- * 22.4 million at 6x64 on 7x5x5). */
+ * 22.4 million at 6x64 on 7x5x5); the auxiliary heads, which inference does
+ * not run, are not counted. */
 double model_arch_forward_flops(const model_arch *a);
 
 typedef struct model model; /* weights, BN parameters and running stats, metadata */
@@ -152,9 +169,11 @@ typedef struct model_tensor_info {
     int kind;         /* enum model_tensor_kind */
 } model_tensor_info;
 
-/* Tensors in canonical order: stem, blocks, policy head, value head; within
- * a layer weight, bias, then BN weight (gamma), bias (beta), running_mean,
- * running_var. */
+/* Tensors in canonical order: stem, blocks, policy head, value head, then
+ * the auxiliary heads the arch has ("opp_policy.*", "material.*"); within a
+ * layer weight, bias, then BN weight (gamma), bias (beta), running_mean,
+ * running_var. A model without auxiliary heads has exactly the tensors (and
+ * the checksum and file bytes) it had before they existed. */
 int model_tensor_count(const model *m);
 /* Fills *out for tensor i in [0, count). */
 void model_tensor_info_get(const model *m, int i, model_tensor_info *out);
@@ -262,6 +281,11 @@ void model_softmax_mask(const float *logits, const uint8_t *mask, int A, float *
  * tests and for checking an evaluator. Allocates; not for hot paths. */
 void model_forward_reference(const model *m, const float *x, int B, float *logits,
                              float *values);
+/* The same with the auxiliary heads' outputs: opp_logits (B, A) and material
+ * (B), each written only when not NULL and the model has that head. logits
+ * and values may be NULL too. */
+void model_forward_reference_aux(const model *m, const float *x, int B, float *logits,
+                                 float *values, float *opp_logits, float *material);
 
 /* --- Training -------------------------------------------------------------- */
 
@@ -291,6 +315,9 @@ typedef struct train_config {
     int kernels;          /* enum model_kernels: the 3x3 convolutions (forward and both
                            * gradients) on kernel.h's fp32 kernels where the CPU has them
                            * (AUTO), or on OpenBLAS (BLAS) [AUTO] */
+    float aux_opp_policy_weight; /* w_opp: weight of the opponent-policy head's loss
+                                  * (KataGo's 0.15) [0.15] */
+    float aux_material_weight;   /* w_mat: weight of the material head's loss [1] */
 } train_config;
 
 void train_config_default(train_config *c);
@@ -301,13 +328,26 @@ double train_config_lr(const train_config *c, uint64_t step);
 
 /* Losses of one batch, each averaged over the batch. */
 typedef struct train_losses {
-    double value;     /* mean (z - v)^2 */
-    double policy;    /* mean -pi^T log softmax(logits) */
-    double l2;        /* c * sum of squared weights */
-    double total;     /* value + policy + l2 */
-    double grad_norm; /* global gradient norm before clipping */
-    double lr;        /* learning rate used (model_train_step only) */
+    double value;      /* mean (z - v)^2 */
+    double policy;     /* mean -pi^T log softmax(logits) */
+    double l2;         /* c * sum of squared weights */
+    double opp_policy; /* mean -pi_opp^T log softmax(opp logits), unweighted (0 without
+                        * the head or its targets) */
+    double material;   /* mean wm (y - m)^2, unweighted (0 without the head or targets) */
+    double total;      /* value + policy + l2 + w_opp * opp_policy + w_mat * material */
+    double grad_norm;  /* global gradient norm before clipping */
+    double lr;         /* learning rate used (model_train_step only) */
 } train_losses;
+
+/* The auxiliary heads' targets of a batch (B samples), borrowed for a call.
+ * A NULL pointer: no such targets (that head's loss and gradient are 0). */
+typedef struct train_aux {
+    const float *opp_pi;     /* (B, A) the opponent's next policy target, canonical actions
+                              * of the sample's own view; a row of zeros: none */
+    const float *material;   /* (B) the final material balance, mover's view, in [-1, 1] */
+    const float *material_w; /* (B) each material target's weight (1, or 0: none); NULL
+                              * with material: all 1 */
+} train_aux;
 
 typedef struct model_train model_train;
 
@@ -335,6 +375,17 @@ void model_train_compute(model_train *t, const float *x, const float *pi, const 
 /* Loss only (same definition as compute, batch statistics, no gradient). */
 double model_train_loss(model_train *t, const float *x, const float *pi, const float *z, int B,
                         train_losses *out);
+/* The three above with the auxiliary heads' targets (aux NULL: none; the
+ * plain forms pass NULL). Targets of a head the model lacks are ignored. A
+ * model's auxiliary heads run forward in every call (their batch norms keep
+ * running averages); their backward pass only with targets and a weight
+ * above 0. */
+void model_train_step_aux(model_train *t, const float *x, const float *pi, const float *z,
+                          const train_aux *aux, int B, train_losses *out);
+void model_train_compute_aux(model_train *t, const float *x, const float *pi, const float *z,
+                             const train_aux *aux, int B, train_losses *out);
+double model_train_loss_aux(model_train *t, const float *x, const float *pi, const float *z,
+                            const train_aux *aux, int B, train_losses *out);
 /* The flat trainable parameters (internal layout; tensors of kind WEIGHT and
  * PARAM in model_tensor order) and the gradient buffer of the same layout,
  * n floats each. Borrowed; for tests and diagnostics. */
@@ -345,5 +396,8 @@ const float *model_train_grads(const model_train *t, size_t *n);
  * with game_mirror_planes and the policy target (A) through
  * g->mirror_action. */
 void model_mirror_sample(const game_def *g, float *planes, float *pi);
+/* Mirrors a dense policy target (A) alone, as model_mirror_sample does (the
+ * opponent-policy target of a mirrored sample). */
+void model_mirror_policy(const game_def *g, float *pi);
 
 #endif

@@ -56,6 +56,10 @@ struct model {
     model_convbn vconv;    /* value 1x1 conv + BN */
     model_fc pfc;          /* policy linear */
     model_fc vfc1, vfc2;   /* value linears */
+    model_convbn oconv;    /* opponent-policy 1x1 conv + BN (arch.opp_policy_filters > 0) */
+    model_fc ofc;          /* opponent-policy linear (idem) */
+    model_convbn mconv;    /* material 1x1 conv + BN (arch.material_filters > 0) */
+    model_fc mfc;          /* material linear (idem) */
     int opt_kind;          /* enum model_optimizer */
     uint64_t opt_steps;    /* updates applied with the optimizer state */
     float *opt[2];         /* (n_params) each: optimizer slots, internal layout */

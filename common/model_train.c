@@ -42,11 +42,20 @@ struct model_train {
     float *vflat;        /* (B, Vf*HW) */
     float *vh;           /* (B, Vh) hidden layer after ReLU */
     float *v;            /* (B) value after tanh */
+    float *zo, *ao;      /* (M, Of) opponent-policy conv pre-BN and activation (the head's) */
+    float *oflat;        /* (B, Of*HW) */
+    float *ologits;      /* (B, A) opponent-policy logits */
+    float *dologits;     /* (B, A) */
+    float *zm, *am;      /* (M, Mf) material conv pre-BN and activation (the head's) */
+    float *mflat;        /* (B, Mf*HW) */
+    float *mout;         /* (B) material output */
+    float *dmout;        /* (B) */
+    int bn_opp, bn_mat;  /* index in bn of the auxiliary heads' batch norms, -1 none */
     float *dA, *dB;      /* (M, F) gradient of a block's output / input */
     float *dT, *dZ;      /* (M, F) scratch gradients */
     float *dlogits;      /* (B, A) */
-    float *dflat;        /* (B, max(Pf, Vf)*HW) */
-    float *dhead, *dzh;  /* (M, max(Pf, Vf)) */
+    float *dflat;        /* (B, Hf*HW), Hf the most filters of any head */
+    float *dhead, *dzh;  /* (M, Hf) */
     float *dv, *dvh;     /* (B), (B, Vh) */
     float *col;          /* (col_floats) im2col workspace */
     size_t col_floats;   /* its size */
@@ -76,6 +85,8 @@ void train_config_default(train_config *c)
     c->l2 = 1e-4f;
     c->clip_norm = 0.0f;
     c->bn_momentum = 0.1f;
+    c->aux_opp_policy_weight = 0.15f;
+    c->aux_material_weight = 1.0f;
 }
 
 static int s_bad(char *err, size_t errlen, const char *what, double v, const char *range)
@@ -116,6 +127,11 @@ int train_config_check(const train_config *c, char *err, size_t errlen)
         return s_bad(err, errlen, "bn_momentum", c->bn_momentum, "in [0, 1]");
     if (c->kernels != MODEL_KERNELS_AUTO && c->kernels != MODEL_KERNELS_BLAS)
         return s_bad(err, errlen, "kernels", c->kernels, "0 (auto) or 1 (OpenBLAS)");
+    if (!(c->aux_opp_policy_weight >= 0 && c->aux_opp_policy_weight <= 100))
+        return s_bad(err, errlen, "aux_opp_policy_weight", c->aux_opp_policy_weight,
+                     "in [0, 100]");
+    if (!(c->aux_material_weight >= 0 && c->aux_material_weight <= 100))
+        return s_bad(err, errlen, "aux_material_weight", c->aux_material_weight, "in [0, 100]");
     return 0;
 }
 
@@ -148,7 +164,8 @@ void model_train_destroy(model_train **pt)
                      t->hb,   t->bnbuf, t->zp,   t->ap,      t->pflat, t->logits, t->zv,
                      t->av,   t->vflat, t->vh,   t->v,       t->dA,    t->dB,   t->dT,
                      t->dZ,   t->dlogits, t->dflat, t->dhead, t->dzh,  t->dv,   t->dvh,
-                     t->col,  t->wflip};
+                     t->col,  t->wflip, t->zo,   t->ao,      t->oflat, t->ologits, t->dologits,
+                     t->zm,   t->am,    t->mflat, t->mout,   t->dmout};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(t->bn);
@@ -180,9 +197,14 @@ model_train *model_train_new(model *m, const train_config *c, int max_batch)
     t->max_batch = max_batch;
     int C = a->in_planes, HW = a->height * a->width, F = a->filters, nb = a->blocks;
     int Pf = a->policy_filters, Vf = a->value_filters, Vh = a->value_hidden, A = a->actions;
+    int Of = a->opp_policy_filters, Mf = a->material_filters;
     int Hf = Pf > Vf ? Pf : Vf, big = C > F ? C : F;
+    Hf = Of > Hf ? Of : Hf;
+    Hf = Mf > Hf ? Mf : Hf;
     size_t B = (size_t)max_batch, M = B * HW, MF = M * F;
     int nbn = 2 * nb + 3;
+    t->bn_opp = Of ? nbn++ : -1;
+    t->bn_mat = Mf ? nbn++ : -1;
     t->grad = model_alloc_floats(m->n_params, true);
     t->x = model_alloc_floats(M * C, false);
     t->z0 = model_alloc_floats(MF, false);
@@ -216,11 +238,28 @@ model_train *model_train_new(model *m, const train_config *c, int max_batch)
     t->col_floats = (rows / HW) * per;
     t->col = model_alloc_floats(t->col_floats, false);
     t->wflip = model_alloc_floats((size_t)9 * F * big, false);
+    bool aux_ok = true;
+    if (Of) {
+        t->zo = model_alloc_floats(M * Of, false);
+        t->ao = model_alloc_floats(M * Of, false);
+        t->oflat = model_alloc_floats(M * Of, false);
+        t->ologits = model_alloc_floats(B * A, false);
+        t->dologits = model_alloc_floats(B * A, false);
+        aux_ok = t->zo && t->ao && t->oflat && t->ologits && t->dologits;
+    }
+    if (Mf) {
+        t->zm = model_alloc_floats(M * Mf, false);
+        t->am = model_alloc_floats(M * Mf, false);
+        t->mflat = model_alloc_floats(M * Mf, false);
+        t->mout = model_alloc_floats(B, false);
+        t->dmout = model_alloc_floats(B, false);
+        aux_ok = aux_ok && t->zm && t->am && t->mflat && t->mout && t->dmout;
+    }
     if (!t->grad || !t->x || !t->z0 || !t->h0 || !t->z1 || !t->a1 || !t->z2 || !t->hb ||
         !t->bn || !t->bnbuf || !t->zp || !t->ap || !t->pflat || !t->logits || !t->zv ||
         !t->av || !t->vflat || !t->vh || !t->v || !t->dA || !t->dB || !t->dT || !t->dZ ||
         !t->dlogits || !t->dflat || !t->dhead || !t->dzh || !t->dv || !t->dvh || !t->col ||
-        !t->wflip) {
+        !t->wflip || !aux_ok) {
         log_error("model_train_new: out of memory for a batch of %d", max_batch);
         model_train_destroy(&t);
         return NULL;
@@ -298,9 +337,24 @@ static void s_convbn_fwd(model_train *t, const model_convbn *l, s_bnstat *st, fl
                            m->bn_eps, M, l->cout);
 }
 
+/* Mean over the batch of wm_b (y_b - m_b)^2 (wm NULL: all 1); with dm,
+ * dm += scale * d/dm of the sum. */
+static double s_material_loss(float *dm, const float *m, const float *y, const float *wm,
+                              float scale, int B)
+{
+    double sum = 0;
+    for (int b = 0; b < B; b++) {
+        double w = wm ? wm[b] : 1.0, d = (double)m[b] - y[b];
+        sum += w * d * d;
+        if (dm)
+            dm[b] += (float)(scale * 2.0 * w * d);
+    }
+    return sum;
+}
+
 /* The forward pass in training mode; returns the losses (not the L2 part). */
-static void s_forward(model_train *t, const float *x, const float *pi, const float *z, int B,
-                      train_losses *out)
+static void s_forward(model_train *t, const float *x, const float *pi, const float *z,
+                      const train_aux *aux, int B, train_losses *out)
 {
     model *m = t->m;
     const model_arch *a = &m->arch;
@@ -336,12 +390,39 @@ static void s_forward(model_train *t, const float *x, const float *pi, const flo
     layer_relu_forward(t->vh, t->vh, (size_t)B * Vh);
     layer_linear_forward(t->v, t->vh, P(m->vfc2.w), P(m->vfc2.b), B, Vh, 1);
     layer_tanh_forward(t->v, t->v, (size_t)B);
-    /* Step 4. Losses. */
+    /* Step 4. The auxiliary heads (whatever the targets: their batch norms
+     * keep running averages like the others). */
+    int Of = a->opp_policy_filters, Mf = a->material_filters;
+    if (Of) {
+        s_convbn_fwd(t, &m->oconv, &t->bn[t->bn_opp], t->zo, t->ao, h, false);
+        layer_relu_forward(t->ao, t->ao, M * Of);
+        layer_nhwc_to_nchw(t->oflat, t->ao, B, Of, HW);
+        layer_linear_forward(t->ologits, t->oflat, P(m->ofc.w), P(m->ofc.b), B, Of * HW, A);
+    }
+    if (Mf) {
+        s_convbn_fwd(t, &m->mconv, &t->bn[t->bn_mat], t->zm, t->am, h, false);
+        layer_relu_forward(t->am, t->am, M * Mf);
+        layer_nhwc_to_nchw(t->mflat, t->am, B, Mf, HW);
+        layer_linear_forward(t->mout, t->mflat, P(m->mfc.w), P(m->mfc.b), B, Mf * HW, 1);
+    }
+    /* Step 5. Losses. */
     if (out) {
         memset(out, 0, sizeof *out);
         out->policy = layer_policy_loss(NULL, t->logits, pi, 0.0f, B, A) / B;
         out->value = layer_value_loss(NULL, t->v, z, 0.0f, B) / B;
+        if (Of && aux && aux->opp_pi)
+            out->opp_policy = layer_policy_loss(NULL, t->ologits, aux->opp_pi, 0.0f, B, A) / B;
+        if (Mf && aux && aux->material)
+            out->material =
+                s_material_loss(NULL, t->mout, aux->material, aux->material_w, 0.0f, B) / B;
     }
+}
+
+/* The total of the parts: the auxiliary losses weighted. */
+static double s_total(const model_train *t, const train_losses *l)
+{
+    return l->value + l->policy + l->l2 + t->cfg.aux_opp_policy_weight * l->opp_policy +
+           t->cfg.aux_material_weight * l->material;
 }
 
 /* c * sum of squared weights; adds 2c w to the gradient when grad is set. */
@@ -363,16 +444,22 @@ static double s_l2(model_train *t, float *grad)
     return c * sum;
 }
 
-double model_train_loss(model_train *t, const float *x, const float *pi, const float *z, int B,
-                        train_losses *out)
+double model_train_loss_aux(model_train *t, const float *x, const float *pi, const float *z,
+                            const train_aux *aux, int B, train_losses *out)
 {
     train_losses l;
-    s_forward(t, x, pi, z, B, &l);
+    s_forward(t, x, pi, z, aux, B, &l);
     l.l2 = s_l2(t, NULL);
-    l.total = l.value + l.policy + l.l2;
+    l.total = s_total(t, &l);
     if (out)
         *out = l;
     return l.total;
+}
+
+double model_train_loss(model_train *t, const float *x, const float *pi, const float *z, int B,
+                        train_losses *out)
+{
+    return model_train_loss_aux(t, x, pi, z, NULL, B, out);
 }
 
 /* --- Backward ------------------------------------------------------------------ */
@@ -417,7 +504,50 @@ static void s_convbn_bwd(model_train *t, const model_convbn *l, const s_bnstat *
         layer_linear_backward(din, G(l->w), NULL, dz, in, P(l->w), M, l->cin, l->cout);
 }
 
-static void s_backward(model_train *t, const float *pi, const float *z)
+/* Backward of a 1x1 conv + BN + ReLU head given dflat, the gradient of its
+ * flattened output (B, cout*HW): into dh, the gradient of the tower's
+ * output hfin, and the head's parameter gradients. */
+static void s_head_bwd(model_train *t, const model_convbn *l, const s_bnstat *st, float *dh,
+                       const float *act, const float *zpre, const float *hfin)
+{
+    const model_arch *a = &t->m->arch;
+    int B = t->B, HW = a->height * a->width;
+    size_t M = (size_t)B * HW;
+    layer_nchw_to_nhwc(t->dzh, t->dflat, B, l->cout, HW);
+    memset(t->dhead, 0, M * l->cout * sizeof *t->dhead);
+    layer_relu_backward(t->dhead, t->dzh, act, M * l->cout);
+    s_convbn_bwd(t, l, st, dh, t->dzh, t->dhead, zpre, hfin, false);
+}
+
+/* Step 2b of s_backward: the auxiliary heads that have targets and a
+ * weight, into dh. */
+static void s_backward_aux(model_train *t, const train_aux *aux, float *dh, const float *hfin)
+{
+    model *m = t->m;
+    const model_arch *a = &m->arch;
+    int B = t->B, HW = a->height * a->width, A = a->actions;
+    int Of = a->opp_policy_filters, Mf = a->material_filters;
+    size_t M = (size_t)B * HW;
+    float wo = t->cfg.aux_opp_policy_weight, wm = t->cfg.aux_material_weight;
+    if (Of && aux && aux->opp_pi && wo > 0) {
+        memset(t->dologits, 0, (size_t)B * A * sizeof *t->dologits);
+        layer_policy_loss(t->dologits, t->ologits, aux->opp_pi, wo / B, B, A);
+        memset(t->dflat, 0, M * Of * sizeof *t->dflat);
+        layer_linear_backward(t->dflat, G(m->ofc.w), G(m->ofc.b), t->dologits, t->oflat,
+                              P(m->ofc.w), B, Of * HW, A);
+        s_head_bwd(t, &m->oconv, &t->bn[t->bn_opp], dh, t->ao, t->zo, hfin);
+    }
+    if (Mf && aux && aux->material && wm > 0) {
+        memset(t->dmout, 0, (size_t)B * sizeof *t->dmout);
+        s_material_loss(t->dmout, t->mout, aux->material, aux->material_w, wm / B, B);
+        memset(t->dflat, 0, M * Mf * sizeof *t->dflat);
+        layer_linear_backward(t->dflat, G(m->mfc.w), G(m->mfc.b), t->dmout, t->mflat,
+                              P(m->mfc.w), B, Mf * HW, 1);
+        s_head_bwd(t, &m->mconv, &t->bn[t->bn_mat], dh, t->am, t->zm, hfin);
+    }
+}
+
+static void s_backward(model_train *t, const float *pi, const float *z, const train_aux *aux)
 {
     model *m = t->m;
     const model_arch *a = &m->arch;
@@ -454,6 +584,7 @@ static void s_backward(model_train *t, const float *pi, const float *z)
     memset(t->dhead, 0, M * Vf * sizeof *t->dhead);
     layer_relu_backward(t->dhead, t->dzh, t->av, M * Vf);
     s_convbn_bwd(t, &m->vconv, &t->bn[2 + 2 * nb], dh, t->dzh, t->dhead, t->zv, hfin, false);
+    s_backward_aux(t, aux, dh, hfin);
     /* Step 3. The tower, last block first. dh holds d/d(block output). */
     for (int i = nb - 1; i >= 0; i--) {
         const float *hin = i ? t->hb + (i - 1) * MFmax : t->h0, *ho = t->hb + i * MFmax;
@@ -484,38 +615,54 @@ static double s_norm(const float *g, size_t n)
     return sqrt(s);
 }
 
-void model_train_compute(model_train *t, const float *x, const float *pi, const float *z, int B,
-                         train_losses *out)
+void model_train_compute_aux(model_train *t, const float *x, const float *pi, const float *z,
+                             const train_aux *aux, int B, train_losses *out)
 {
     model *m = t->m;
     train_losses l;
-    s_forward(t, x, pi, z, B, &l);
+    s_forward(t, x, pi, z, aux, B, &l);
     memset(t->grad, 0, m->n_params * sizeof *t->grad);
-    s_backward(t, pi, z);
+    s_backward(t, pi, z, aux);
     l.l2 = s_l2(t, t->grad);
-    l.total = l.value + l.policy + l.l2;
+    l.total = s_total(t, &l);
     l.grad_norm = s_norm(t->grad, m->n_params);
     if (out)
         *out = l;
 }
 
+void model_train_compute(model_train *t, const float *x, const float *pi, const float *z, int B,
+                         train_losses *out)
+{
+    model_train_compute_aux(t, x, pi, z, NULL, B, out);
+}
+
 void model_train_step(model_train *t, const float *x, const float *pi, const float *z, int B,
                       train_losses *out)
+{
+    model_train_step_aux(t, x, pi, z, NULL, B, out);
+}
+
+void model_train_step_aux(model_train *t, const float *x, const float *pi, const float *z,
+                          const train_aux *aux, int B, train_losses *out)
 {
     model *m = t->m;
     const train_config *c = &t->cfg;
     const model_arch *a = &m->arch;
     train_losses l;
-    model_train_compute(t, x, pi, z, B, &l);
-    /* Step 1. Running averages of every batch norm. */
-    int M = B * a->height * a->width, nb = a->blocks;
-    const model_convbn *layers[2 * nb + 3];
+    model_train_compute_aux(t, x, pi, z, aux, B, &l);
+    /* Step 1. Running averages of every batch norm (in t->bn's order). */
+    int M = B * a->height * a->width, nb = a->blocks, nbn = 2 * nb + 3;
+    const model_convbn *layers[2 * nb + 5];
     layers[0] = &m->stem;
     for (int i = 0; i < 2 * nb; i++)
         layers[1 + i] = &m->convs[i];
     layers[1 + 2 * nb] = &m->pconv;
     layers[2 + 2 * nb] = &m->vconv;
-    for (int i = 0; i < 2 * nb + 3; i++)
+    if (t->bn_opp >= 0)
+        layers[nbn++] = &m->oconv;
+    if (t->bn_mat >= 0)
+        layers[nbn++] = &m->mconv;
+    for (int i = 0; i < nbn; i++)
         layer_bn_update_running(P(layers[i]->mean), P(layers[i]->var), t->bn[i].mean,
                                 t->bn[i].var, c->bn_momentum, M, layers[i]->cout);
     /* Step 2. Clipping by global norm. */

@@ -123,6 +123,8 @@ int modelfile_encode(const model *m, bool checkpoint, uint8_t **out, size_t *out
     arch.policy_filters = (uint32_t)a->policy_filters;
     arch.value_filters = (uint32_t)a->value_filters;
     arch.value_hidden = (uint32_t)a->value_hidden;
+    arch.opp_policy_filters = (uint32_t)a->opp_policy_filters; /* 0 (no head): not written */
+    arch.material_filters = (uint32_t)a->material_filters;
     arch.bn_eps = model_bn_eps(m);
     Kz__OptimizerState os = KZ__OPTIMIZER_STATE__INIT;
     Kz__ModelFile mf = KZ__MODEL_FILE__INIT;
@@ -243,13 +245,15 @@ static int s_arch_from_msg(const Kz__ModelArch *ma, model_arch *a, char *err, si
     if (!printable || strlen(ma->game) >= sizeof a->game)
         return err_set(err, errlen, KZ_ECORRUPT, "invalid architecture: bad game name");
     snprintf(a->game, sizeof a->game, "%s", ma->game);
-    uint32_t f[9] = {ma->in_planes, ma->height,         ma->width,
-                     ma->actions,   ma->blocks,         ma->filters,
-                     ma->policy_filters, ma->value_filters, ma->value_hidden};
-    int *dst[9] = {&a->in_planes, &a->height,         &a->width,
-                   &a->actions,   &a->blocks,         &a->filters,
-                   &a->policy_filters, &a->value_filters, &a->value_hidden};
-    for (int i = 0; i < 9; i++)
+    uint32_t f[11] = {ma->in_planes,      ma->height,           ma->width,
+                      ma->actions,        ma->blocks,           ma->filters,
+                      ma->policy_filters, ma->value_filters,    ma->value_hidden,
+                      ma->opp_policy_filters, ma->material_filters};
+    int *dst[11] = {&a->in_planes,      &a->height,         &a->width,
+                    &a->actions,        &a->blocks,         &a->filters,
+                    &a->policy_filters, &a->value_filters,  &a->value_hidden,
+                    &a->opp_policy_filters, &a->material_filters};
+    for (int i = 0; i < 11; i++)
         *dst[i] = f[i] > INT_MAX ? INT_MAX : (int)f[i];
     char why[160];
     if (model_arch_check(a, why, sizeof why) != 0)

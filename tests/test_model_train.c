@@ -1,7 +1,7 @@
 /* Tests of model training: whole-network gradients against finite
- * differences (batch norm in training mode), the optimizers, schedules,
- * clipping, L2, running averages, overfitting a small data set, and exact
- * resumption from a checkpoint. */
+ * differences (batch norm in training mode), the auxiliary heads' losses and
+ * gradients, the optimizers, schedules, clipping, L2, running averages,
+ * overfitting a small data set, and exact resumption from a checkpoint. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +22,7 @@ typedef struct batch {
     float *x;  /* (B, C, H, W) */
     float *pi; /* (B, A) */
     float *z;  /* (B) */
+    const train_aux *aux; /* auxiliary targets, NULL: none */
 } batch;
 
 /* Random planes, a random target distribution on a few actions, z in [-1, 1]. */
@@ -108,7 +109,7 @@ static double s_fd_error(model_train *t, const batch *b, float *p, size_t n, con
     static const double steps[] = {3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5};
     float *keep = malloc(n * sizeof *keep);
     memcpy(keep, p, n * sizeof *p);
-    double l0 = model_train_loss(t, b->x, b->pi, b->z, b->B, NULL), best = INFINITY;
+    double l0 = model_train_loss_aux(t, b->x, b->pi, b->z, b->aux, b->B, NULL), best = INFINITY;
     for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++) {
         double l[2];
         for (int sgn = 0; sgn < 2; sgn++) {
@@ -118,7 +119,7 @@ static double s_fd_error(model_train *t, const batch *b, float *p, size_t n, con
                     p[i] = keep[i] + h * d[i];
             else
                 p[idx] = keep[idx] + h;
-            l[sgn] = model_train_loss(t, b->x, b->pi, b->z, b->B, NULL);
+            l[sgn] = model_train_loss_aux(t, b->x, b->pi, b->z, b->aux, b->B, NULL);
             memcpy(p, keep, n * sizeof *p);
         }
         double est[3] = {(l[0] - l[1]) / (2 * steps[k]), (l[0] - l0) / steps[k],
@@ -138,7 +139,7 @@ static void s_gradcheck(model_train *t, const model *m, const batch *b, int per_
                         double atol, double rtol, uint64_t seed)
 {
     train_losses l;
-    model_train_compute(t, b->x, b->pi, b->z, b->B, &l);
+    model_train_compute_aux(t, b->x, b->pi, b->z, b->aux, b->B, &l);
     size_t n, n2;
     float *p = model_train_params(t, &n);
     float *g = malloc(n * sizeof *g);
@@ -188,7 +189,7 @@ static void s_gradcheck(model_train *t, const model *m, const batch *b, int per_
     /* compute and loss change nothing in the model; compute is deterministic. */
     float *keep = malloc(n * sizeof *keep);
     memcpy(keep, p, n * sizeof *p);
-    model_train_compute(t, b->x, b->pi, b->z, b->B, NULL);
+    model_train_compute_aux(t, b->x, b->pi, b->z, b->aux, b->B, NULL);
     cr_assert(memcmp(p, keep, n * sizeof *p) == 0);
     cr_assert(memcmp(model_train_grads(t, &n2), g, n * sizeof *g) == 0, "deterministic");
     free(g), free(d), free(keep);
@@ -220,6 +221,194 @@ Test(model_train, whole_network_gradient_matches_finite_differences)
     s_free_batch(&b);
     model_train_destroy(&t);
     cr_assert_null(t);
+    model_destroy(&m);
+}
+
+/* Auxiliary targets for a batch of B: opponent-policy rows like
+ * s_random_batch's (row `none` all zeros: no target) and materials in
+ * [-1, 1] (sample `none` weighted 0). */
+typedef struct aux_targets {
+    float *opp_pi;   /* (B, A) */
+    float *mat;      /* (B) */
+    float *mat_w;    /* (B) */
+    train_aux aux;   /* pointing at the arrays */
+} aux_targets;
+
+static aux_targets s_random_aux(const model_arch *a, int B, int none, uint64_t seed)
+{
+    batch r = s_random_batch(a, B, seed);
+    aux_targets t = {.opp_pi = r.pi, .mat = r.z, .mat_w = malloc((size_t)B * sizeof(float))};
+    free(r.x);
+    for (int b = 0; b < B; b++)
+        t.mat_w[b] = b == none ? 0.0f : 1.0f;
+    memset(t.opp_pi + (size_t)none * a->actions, 0, (size_t)a->actions * sizeof(float));
+    t.aux = (train_aux){t.opp_pi, t.mat, t.mat_w};
+    return t;
+}
+
+static void s_free_aux(aux_targets *t)
+{
+    free(t->opp_pi);
+    free(t->mat);
+    free(t->mat_w);
+}
+
+Test(model_train, aux_heads_gradient_matches_finite_differences)
+{
+    /* Both auxiliary heads with several filters, weights other than 1, one
+     * sample without aux targets: every parameter, the heads' and the
+     * tower's (which their losses now reach too). */
+    model_set_threads(1);
+    model_arch a = harness_arch("test", 3, 3, 4, 10, 2, 4, 5);
+    a.opp_policy_filters = 2;
+    a.material_filters = 3;
+    model *m = model_new(&a, 35);
+    train_config c;
+    train_config_default(&c);
+    c.l2 = 0.01f;
+    c.aux_opp_policy_weight = 0.7f;
+    c.aux_material_weight = 1.5f;
+    model_train *t = model_train_new(m, &c, 3);
+    cr_assert_not_null(t);
+    batch b = s_random_batch(&a, 3, 36);
+    aux_targets at = s_random_aux(&a, 3, 1, 37);
+    b.aux = &at.aux;
+    train_losses l;
+    model_train_compute_aux(t, b.x, b.pi, b.z, b.aux, b.B, &l);
+    cr_assert(l.opp_policy > 0 && l.material > 0);
+    cr_assert_float_eq(l.total, l.value + l.policy + l.l2 + 0.7 * l.opp_policy + 1.5 * l.material,
+                       1e-6);
+    size_t n;
+    model_train_params(t, &n);
+    cr_assert_eq(n, model_arch_param_count(&a));
+    s_gradcheck(t, m, &b, 0, 1e-4, 1e-2, 38);
+    s_free_aux(&at);
+    s_free_batch(&b);
+    model_train_destroy(&t);
+    model_destroy(&m);
+}
+
+Test(model_train, aux_losses_are_weighted_and_skip_missing_targets)
+{
+    model_set_threads(1);
+    model_arch a0 = harness_arch("test", 2, 3, 3, 6, 1, 4, 3), a = a0;
+    a.opp_policy_filters = 1;
+    a.material_filters = 2;
+    model *m = model_new(&a, 45), *m0 = model_new(&a0, 45);
+    train_config c;
+    train_config_default(&c);
+    c.l2 = 0; /* L2 reaches the heads' weights whatever their targets */
+    model_train *t = model_train_new(m, &c, 4), *t0 = model_train_new(m0, &c, 4);
+    batch b = s_random_batch(&a, 4, 46);
+    aux_targets at = s_random_aux(&a, 4, 3, 47); /* sample 3: no opponent target */
+    size_t A = (size_t)a.actions, n, n0;
+    /* (1) Each sample adds its own term to the batch means, and one without
+     * targets (weight 0, a row of zeros) adds nothing: targets on samples
+     * {0, 1} plus targets on {2, 3} give the losses, and beyond the main
+     * heads' part the gradient, of targets on all four; the value of a
+     * weight-0 material target does not matter. */
+    float *lo = calloc(4 * A, sizeof *lo), *hi = calloc(4 * A, sizeof *hi);
+    memcpy(lo, at.opp_pi, 2 * A * sizeof *lo);
+    memcpy(hi + 2 * A, at.opp_pi + 2 * A, 2 * A * sizeof *hi);
+    float w_lo[4] = {1, 1, 0, 0}, w_hi[4] = {0, 0, 1, 1}, w_all[4] = {1, 1, 1, 1}, mat2[4];
+    memcpy(mat2, at.mat, sizeof mat2);
+    mat2[2] = 0.25f - mat2[2];
+    train_aux all = {at.opp_pi, at.mat, w_all}, part_lo = {lo, at.mat, w_lo},
+              part_hi = {hi, at.mat, w_hi}, part_lo2 = {lo, mat2, w_lo};
+    size_t np = model_arch_param_count(&a);
+    float *g_all = malloc(np * sizeof(float)), *g_lo = malloc(np * sizeof(float));
+    float *g_hi = malloc(np * sizeof(float)), *g_m = malloc(np * sizeof(float));
+    train_losses l_all, l_lo, l_hi, l_lo2;
+    model_train_compute_aux(t, b.x, b.pi, b.z, &all, 4, &l_all);
+    memcpy(g_all, model_train_grads(t, &n), np * sizeof(float));
+    model_train_compute_aux(t, b.x, b.pi, b.z, &part_lo, 4, &l_lo);
+    memcpy(g_lo, model_train_grads(t, &n), np * sizeof(float));
+    model_train_compute_aux(t, b.x, b.pi, b.z, &part_hi, 4, &l_hi);
+    memcpy(g_hi, model_train_grads(t, &n), np * sizeof(float));
+    model_train_compute(t, b.x, b.pi, b.z, 4, NULL);
+    memcpy(g_m, model_train_grads(t, &n), np * sizeof(float));
+    cr_assert(l_lo.opp_policy > 0 && l_hi.opp_policy > 0 && l_lo.material > 0);
+    cr_assert_float_eq(l_lo.opp_policy + l_hi.opp_policy, l_all.opp_policy, 1e-6);
+    cr_assert_float_eq(l_lo.material + l_hi.material, l_all.material, 1e-6);
+    for (size_t i = 0; i < np; i++) {
+        double want = (double)g_all[i] - g_m[i];
+        double got = ((double)g_lo[i] - g_m[i]) + ((double)g_hi[i] - g_m[i]);
+        cr_assert(fabs(want - got) <= 1e-5 + 1e-4 * fabs(want), "gradient %zu: %g vs %g", i,
+                  want, got);
+    }
+    model_train_compute_aux(t, b.x, b.pi, b.z, &part_lo2, 4, &l_lo2);
+    cr_assert_eq(l_lo2.material, l_lo.material, "a weight-0 target's value changed the loss");
+    cr_assert(memcmp(model_train_grads(t, &n), g_lo, np * sizeof(float)) == 0);
+    free(lo), free(hi), free(g_all), free(g_lo), free(g_hi), free(g_m);
+    /* (2) Without aux targets (k = 0), with the aux weights 0 (k = 1) and
+     * with both (k = 2: no targets, weights set), the shared tensors'
+     * gradient is exactly that of the same network without the heads (same
+     * seed: same trunk), and the heads get none. */
+    model_train_compute(t0, b.x, b.pi, b.z, 4, NULL);
+    const float *g0 = model_train_grads(t0, &n0);
+    cr_assert_eq(n0, model_arch_param_count(&a0));
+    for (int k = 0; k < 3; k++) {
+        train_config ck = c;
+        ck.aux_opp_policy_weight = k == 1 ? 0.0f : 0.15f;
+        ck.aux_material_weight = k == 1 ? 0.0f : 1.0f;
+        cr_assert_eq(model_train_set_config(t, &ck), 0);
+        train_aux none = {NULL, NULL, NULL};
+        train_losses lk;
+        model_train_compute_aux(t, b.x, b.pi, b.z, k == 1 ? &at.aux : k == 2 ? &none : NULL, 4,
+                                &lk);
+        const float *g = model_train_grads(t, &n);
+        cr_assert_eq(n, np);
+        cr_assert(memcmp(g, g0, n0 * sizeof *g) == 0, "case %d: the shared gradient differs", k);
+        for (size_t i = n0; i < n; i++)
+            cr_assert_eq(g[i], 0.0f, "case %d: a head's gradient %zu", k, i - n0);
+        cr_assert_float_eq(lk.total,
+                           lk.value + lk.policy + lk.l2 + ck.aux_opp_policy_weight * lk.opp_policy +
+                               ck.aux_material_weight * lk.material,
+                           1e-9);
+    }
+    /* With targets and weights the tower's gradient changes. */
+    cr_assert_eq(model_train_set_config(t, &c), 0);
+    model_train_compute_aux(t, b.x, b.pi, b.z, &at.aux, 4, NULL);
+    cr_assert(memcmp(model_train_grads(t, &n), g0, n0 * sizeof *g0) != 0);
+    s_free_aux(&at);
+    s_free_batch(&b);
+    model_train_destroy(&t);
+    model_train_destroy(&t0);
+    model_destroy(&m);
+    model_destroy(&m0);
+}
+
+Test(model_train, aux_heads_learn_their_targets)
+{
+    /* 40 Adam steps on one batch: both auxiliary losses fall by more than
+     * half, and the heads' batch norms keep running averages. */
+    model_set_threads(1);
+    model_arch a = harness_arch("test", 3, 4, 4, 8, 1, 8, 4);
+    a.opp_policy_filters = 2;
+    a.material_filters = 1;
+    model *m = model_new(&a, 55);
+    train_config c;
+    train_config_default(&c);
+    c.lr = 1e-2f;
+    c.l2 = 0;
+    model_train *t = model_train_new(m, &c, 8);
+    batch b = s_random_batch(&a, 8, 56);
+    aux_targets at = s_random_aux(&a, 8, 0, 57);
+    train_losses first, l;
+    model_train_loss_aux(t, b.x, b.pi, b.z, &at.aux, 8, &first);
+    for (int i = 0; i < 40; i++)
+        model_train_step_aux(t, b.x, b.pi, b.z, &at.aux, 8, &l);
+    cr_log_info("aux: opp %.3f -> %.3f, material %.3f -> %.3f", first.opp_policy, l.opp_policy,
+                first.material, l.material);
+    cr_assert(l.opp_policy < 0.5 * first.opp_policy && l.material < 0.5 * first.material);
+    float mean[2];
+    model_tensor_read(m, model_tensor_find(m, "opp_policy.bn.running_mean"), mean);
+    cr_assert(mean[0] != 0.0f || mean[1] != 0.0f, "running mean of the opponent head");
+    model_tensor_read(m, model_tensor_find(m, "material.bn.running_mean"), mean);
+    cr_assert(mean[0] != 0.0f, "running mean of the material head");
+    s_free_aux(&at);
+    s_free_batch(&b);
+    model_train_destroy(&t);
     model_destroy(&m);
 }
 

@@ -36,14 +36,20 @@ static int s_model_init(int argc, char **argv)
 {
     static const char usage[] =
         "usage: kz model init [--blocks N] [--filters F] [--value-hidden H] [--seed S]\n"
+        "                     [--opp-policy-filters N] [--material-filters N]\n"
         "                     [--version V] [--force] OUT\n\n"
         "Writes a new model with random weights (He initialisation, reproducible from\n"
         "the seed) for the game's input and action shapes to OUT, atomically. Defaults\n"
         "are the specification's: 6 blocks of 64 filters, value head 64 wide, seed 1,\n"
-        "version 0 (unversioned). An existing OUT is kept unless --force.\n";
+        "version 0 (unversioned). An existing OUT is kept unless --force.\n"
+        "--opp-policy-filters and --material-filters add the auxiliary heads that\n"
+        "training uses (the opponent's next policy, the final material; 0 = none,\n"
+        "the default; 2 and 1 are the usual widths): inference skips them, the\n"
+        "trainer trains them (docs/trainer.md).\n";
     /* The architecture's rows keep model_arch_default's values unless given. */
     typedef struct init_opts {
         long blocks, filters, value_hidden; /* the architecture's */
+        long opp_policy_filters, material_filters; /* the auxiliary heads' (0: none) */
         long seed;                          /* of the weights */
         long version;                       /* written into the file */
         bool force;                         /* replace an existing OUT */
@@ -54,6 +60,10 @@ static int s_model_init(int argc, char **argv)
          "filters of the stem and the tower"},
         {"value_hidden", CONFIG_INT, NULL, 1, 4096, offsetof(init_opts, value_hidden),
          "width of the value head's hidden layer"},
+        {"opp_policy_filters", CONFIG_INT, NULL, 0, 64, offsetof(init_opts, opp_policy_filters),
+         "1x1 filters of the auxiliary opponent-policy head (0 = no such head)"},
+        {"material_filters", CONFIG_INT, NULL, 0, 64, offsetof(init_opts, material_filters),
+         "1x1 filters of the auxiliary material head (0 = no such head)"},
         {"seed", CONFIG_INT, "1", 0, 9007199254740991, offsetof(init_opts, seed),
          "seed of the random weights"},
         {"version", CONFIG_INT, "0", 0, UINT32_MAX, offsetof(init_opts, version),
@@ -64,7 +74,11 @@ static int s_model_init(int argc, char **argv)
     const game_def *g = game_default();
     model_arch a;
     model_arch_default(&a, g);
-    init_opts o = {.blocks = a.blocks, .filters = a.filters, .value_hidden = a.value_hidden};
+    init_opts o = {.blocks = a.blocks,
+                   .filters = a.filters,
+                   .value_hidden = a.value_hidden,
+                   .opp_policy_filters = a.opp_policy_filters,
+                   .material_filters = a.material_filters};
     const char *words[argc];
     size_t nw;
     int prc = kz_parse_args("model init", usage, rows, sizeof rows / sizeof rows[0], &o, argc,
@@ -74,6 +88,8 @@ static int s_model_init(int argc, char **argv)
     a.blocks = (int)o.blocks;
     a.filters = (int)o.filters;
     a.value_hidden = (int)o.value_hidden;
+    a.opp_policy_filters = (int)o.opp_policy_filters;
+    a.material_filters = (int)o.material_filters;
     long seed = o.seed, version = o.version;
     bool force = o.force;
     if (nw != 1)
@@ -152,6 +168,12 @@ static int s_model_info(int argc, char **argv)
            a->filters, a->in_planes, a->height, a->width, a->actions);
     printf("heads:         policy %d filters, value %d filters, value hidden %d\n",
            a->policy_filters, a->value_filters, a->value_hidden);
+    if (a->opp_policy_filters || a->material_filters)
+        printf("aux heads:     opponent policy %d filters, material %d filters (training "
+               "only)\n",
+               a->opp_policy_filters, a->material_filters);
+    else
+        printf("aux heads:     none\n");
     printf("parameters:    %zu trainable, %zu running statistics\n",
            model_arch_param_count(a), stats);
     printf("forward:       %.2f MFLOP per position\n", model_arch_forward_flops(a) / 1e6);
@@ -223,9 +245,11 @@ static int s_model_dump(int argc, char **argv)
     fprintf(out,
             "  \"arch\": {\"in_planes\": %d, \"height\": %d, \"width\": %d, \"actions\": %d, "
             "\"blocks\": %d, \"filters\": %d, \"policy_filters\": %d, \"value_filters\": %d, "
-            "\"value_hidden\": %d, \"bn_eps\": %.9g},\n",
+            "\"value_hidden\": %d, \"opp_policy_filters\": %d, \"material_filters\": %d, "
+            "\"bn_eps\": %.9g},\n",
             a->in_planes, a->height, a->width, a->actions, a->blocks, a->filters,
-            a->policy_filters, a->value_filters, a->value_hidden, (double)model_bn_eps(m));
+            a->policy_filters, a->value_filters, a->value_hidden, a->opp_policy_filters,
+            a->material_filters, (double)model_bn_eps(m));
     fprintf(out,
             "  \"version\": %u,\n  \"parent_version\": %u,\n  \"train_step\": %" PRIu64
             ",\n  \"created_ms\": %" PRId64 ",\n  \"checksum\": \"%016" PRIx64 "\",\n",
@@ -373,7 +397,8 @@ int cmd_model(int argc, char **argv)
     static const char usage[] =
         "usage: kz model init|info|dump|fetch ...\n\n"
         "Model files (common/modelfile.h):\n"
-        "  init [--blocks N --filters F --value-hidden H --seed S --version V] OUT\n"
+        "  init [--blocks N --filters F --value-hidden H --seed S --version V\n"
+        "        --opp-policy-filters N --material-filters N] OUT\n"
         "                 write a new randomly initialised model\n"
         "  info FILE      architecture, parameter count, version, checksum\n"
         "  dump FILE      every tensor's name, shape and values as JSON\n"
