@@ -735,10 +735,16 @@ size_t client_pending(const client *c)
 int client_get_batch(client *c, uint32_t size, uint64_t min_positions,
                      const wire_batch_reply **batch)
 {
+    return client_get_batch_aux(c, size, min_positions, false, batch);
+}
+
+int client_get_batch_aux(client *c, uint32_t size, uint64_t min_positions, bool aux,
+                         const wire_batch_reply **batch)
+{
     wire_msg m = {0};
     const wire_msg *r;
     m.kind = WIRE_BATCH_REQUEST;
-    m.u.batch_request = (wire_batch_request){size, min_positions};
+    m.u.batch_request = (wire_batch_request){size, min_positions, aux};
     int rc = client_call(c, &m, &r);
     if (rc)
         return rc;

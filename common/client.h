@@ -140,6 +140,10 @@ size_t client_pending(const client *c);
  * borrowed until the next client call. Errors as client_call. */
 int client_get_batch(client *c, uint32_t size, uint64_t min_positions,
                      const wire_batch_reply **batch);
+/* The same, asking with `aux` for the samples' auxiliary targets too
+ * (batch->aux; a coordinator that stores none sends none). */
+int client_get_batch_aux(client *c, uint32_t size, uint64_t min_positions, bool aux,
+                         const wire_batch_reply **batch);
 /* Trainer: registers a candidate model (the checksum is computed here).
  * Idempotent: the same blob again gets the same version. *ack optional. */
 int client_submit_candidate(client *c, const uint8_t *blob, size_t len, uint32_t parent_version,

@@ -122,6 +122,10 @@ struct game_def {
      * game_perft's generic loop counts (same full make-move at every node),
      * only faster; game_perft calls it when set. */
     uint64_t (*perft)(const game_state *s, int depth);
+    /* Optional (NULL: none): the material balance of s from `player`'s view,
+     * scaled into [-1, 1]; at the game's end, the target of the network's
+     * auxiliary material head (model.h). */
+    float (*material)(const game_state *s, int player);
 };
 
 /* The registered games; NULL when the name is unknown. */

@@ -1265,6 +1265,19 @@ static void kh_render(const game_state *g, FILE *out)
     fprintf(out, "\n  position: %s\n", pos);
 }
 
+/* Men count 1, kings 2.5 (a flying king is worth a few men); the balance,
+ * own minus the other side's, over 12 (a side's men at the start),
+ * clamped: the auxiliary material head's target (game.h). */
+static float kh_material(const game_state *g, int player)
+{
+    const kh_state *s = CS(g);
+    uint32_t own = s_colour(s, player), opp = s_colour(s, player ^ 1);
+    float v = (float)(s_popcount(own & ~s->kings) - s_popcount(opp & ~s->kings)) +
+              2.5f * (float)(s_popcount(own & s->kings) - s_popcount(opp & s->kings));
+    v /= 12.0f;
+    return v > 1.0f ? 1.0f : v < -1.0f ? -1.0f : v;
+}
+
 const game_def khreibaga_game = {
     .name = "khreibaga",
     .action_count = KH_ACTIONS,
@@ -1296,4 +1309,5 @@ const game_def khreibaga_game = {
     .render = kh_render,
     .player_name = kh_player_name,
     .perft = kh_perft,
+    .material = kh_material,
 };

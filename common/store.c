@@ -13,8 +13,11 @@
 #define MODEL_HEADER_BYTES 72
 #define MODEL_MAGIC "KZM1"
 #define META_VALUE_MAX (1u << 20)
-/* Largest encoded position: P, packed, z, n, n * (u16 + f32), q. */
-#define POSITION_MAX_BYTES (1 + 255 + 1 + 2 + GAME_MAX_LEGAL * 6 + 4)
+/* Largest encoded position: P, packed, z, n, n * (u16 + f32), q, and the
+ * auxiliary block: flags, material, m, m * (u16 + f32). */
+#define POSITION_MAX_BYTES (1 + 255 + 1 + 2 + GAME_MAX_LEGAL * 6 + 4 + 1 + 4 + 2 + GAME_MAX_LEGAL * 6)
+#define AUX_MATERIAL 1u /* aux block flag: the material target follows */
+#define AUX_OPP 2u      /* aux block flag: the opponent-policy target follows */
 
 static const char *s_lmdb_error(int rc) { return mdb_strerror(rc); }
 
@@ -535,8 +538,12 @@ int store_set_best(store *s, uint32_t version)
 
 /* Encodes position i of g into s->posbuf; returns its length. The layout:
  * [P u8][packed, P bytes][z i8][n u16 LE][n actions u16 LE][n shares f32 LE]
- * [q f32 LE]; q is absent in positions stored before it existed (and when
- * g->q is NULL), and reads back as z. */
+ * [q f32 LE][aux]; q is absent in positions stored before it existed (and
+ * when g->q is NULL and there is no aux block), and reads back as z. The
+ * aux block (only with auxiliary targets): [flags u8: AUX_MATERIAL,
+ * AUX_OPP][material f32 LE if AUX_MATERIAL][m u16 LE, m actions u16 LE, m
+ * shares f32 LE if AUX_OPP]. The length after the policy tells the layouts
+ * apart: 0, 4, or at least 5. */
 static size_t s_encode_position(store *s, const store_game *g, uint32_t i)
 {
     uint8_t *p = s->posbuf;
@@ -560,13 +567,73 @@ static size_t s_encode_position(store *s, const store_game *g, uint32_t i)
         s_le32(p, bits);
         p += 4;
     }
-    if (g->q) {
+    bool aux = g->material || g->opp_offsets;
+    if (g->q || aux) {
         uint32_t bits;
-        memcpy(&bits, &g->q[i], 4);
+        memcpy(&bits, g->q ? &g->q[i] : &z, 4);
         s_le32(p, bits);
         p += 4;
     }
+    if (aux) {
+        *p++ = (uint8_t)((g->material ? AUX_MATERIAL : 0) | (g->opp_offsets ? AUX_OPP : 0));
+        if (g->material) {
+            uint32_t bits;
+            memcpy(&bits, &g->material[i], 4);
+            s_le32(p, bits);
+            p += 4;
+        }
+        if (g->opp_offsets) {
+            uint32_t olo = g->opp_offsets[i], m = g->opp_offsets[i + 1] - olo;
+            *p++ = (uint8_t)(m & 0xff);
+            *p++ = (uint8_t)(m >> 8);
+            for (uint32_t k = 0; k < m; k++) {
+                uint32_t a = g->opp_actions[olo + k];
+                *p++ = (uint8_t)(a & 0xff);
+                *p++ = (uint8_t)(a >> 8);
+            }
+            for (uint32_t k = 0; k < m; k++) {
+                uint32_t bits;
+                memcpy(&bits, &g->opp_probs[olo + k], 4);
+                s_le32(p, bits);
+                p += 4;
+            }
+        }
+    }
     return (size_t)(p - s->posbuf);
+}
+
+/* Decodes the aux block [p, end) into sample slot j of b. 0 or KZ_ECORRUPT. */
+static int s_decode_aux(const uint8_t *p, const uint8_t *end, store_batch *b, size_t j)
+{
+    uint32_t flags = *p++, off = b->opp_offsets[j];
+    if (flags & ~(AUX_MATERIAL | AUX_OPP))
+        return KZ_ECORRUPT;
+    if (flags & AUX_MATERIAL) {
+        if (end - p < 4)
+            return KZ_ECORRUPT;
+        uint32_t bits = s_get_le32(p);
+        p += 4;
+        memcpy(&b->material[j], &bits, 4);
+        if (!(b->material[j] >= -1.0f && b->material[j] <= 1.0f))
+            return KZ_ECORRUPT;
+        b->material_w[j] = 1.0f;
+    }
+    if (flags & AUX_OPP) {
+        if (end - p < 2)
+            return KZ_ECORRUPT;
+        uint32_t m = p[0] | (uint32_t)p[1] << 8;
+        p += 2;
+        if (m > GAME_MAX_LEGAL || (size_t)(end - p) != (size_t)m * 6)
+            return KZ_ECORRUPT;
+        for (uint32_t k = 0; k < m; k++, p += 2)
+            b->opp_actions[off + k] = p[0] | (uint32_t)p[1] << 8;
+        for (uint32_t k = 0; k < m; k++, p += 4) {
+            uint32_t bits = s_get_le32(p);
+            memcpy(&b->opp_probs[off + k], &bits, 4);
+        }
+        b->opp_offsets[j + 1] = off + m;
+    }
+    return p == end ? 0 : KZ_ECORRUPT;
 }
 
 /* Decodes a stored position into sample slot j of b. 0 or KZ_ECORRUPT. */
@@ -587,7 +654,7 @@ static int s_decode_position(const MDB_val *d, store_batch *b, size_t j)
     uint32_t n = p[0] | (uint32_t)p[1] << 8;
     p += 2;
     size_t rest = (size_t)(end - p);
-    if (n > GAME_MAX_LEGAL || (rest != (size_t)n * 6 && rest != (size_t)n * 6 + 4))
+    if (n > GAME_MAX_LEGAL || (rest != (size_t)n * 6 && rest < (size_t)n * 6 + 4))
         return KZ_ECORRUPT;
     uint32_t off = b->offsets[j];
     for (uint32_t k = 0; k < n; k++, p += 2)
@@ -597,13 +664,19 @@ static int s_decode_position(const MDB_val *d, store_batch *b, size_t j)
         memcpy(&b->probs[off + k], &bits, 4);
     }
     b->q[j] = b->z[j];
+    b->offsets[j + 1] = off + n;
+    b->material[j] = 0.0f;
+    b->material_w[j] = 0.0f;
+    b->opp_offsets[j + 1] = b->opp_offsets[j];
     if (p < end) {
         uint32_t bits = s_get_le32(p);
+        p += 4;
         memcpy(&b->q[j], &bits, 4);
         if (!(b->q[j] >= -1.0f && b->q[j] <= 1.0f))
             return KZ_ECORRUPT;
+        if (p < end)
+            return s_decode_aux(p, end, b, j);
     }
-    b->offsets[j + 1] = off + n;
     return 0;
 }
 
@@ -729,10 +802,15 @@ int store_put_games_meta(store *s, store_game *games, size_t n, const store_meta
             (g->n_positions && (g->packed_bytes == 0 || g->packed_bytes > GAME_PACKED_BYTES ||
                                 !g->packed || !g->z || !g->offsets)))
             return KZ_EINVAL;
+        if (g->n_positions && g->opp_offsets && (!g->opp_actions || !g->opp_probs))
+            return KZ_EINVAL;
         for (uint32_t j = 0; j < g->n_positions; j++)
             if (g->offsets[j + 1] < g->offsets[j] ||
                 g->offsets[j + 1] - g->offsets[j] > GAME_MAX_LEGAL ||
-                (g->q && !(g->q[j] >= -1.0f && g->q[j] <= 1.0f)))
+                (g->q && !(g->q[j] >= -1.0f && g->q[j] <= 1.0f)) ||
+                (g->material && !(g->material[j] >= -1.0f && g->material[j] <= 1.0f)) ||
+                (g->opp_offsets && (g->opp_offsets[j + 1] < g->opp_offsets[j] ||
+                                    g->opp_offsets[j + 1] - g->opp_offsets[j] > GAME_MAX_LEGAL)))
                 return KZ_EINVAL;
     }
     for (;;) {
@@ -931,11 +1009,18 @@ store_batch *store_batch_new(size_t cap)
     b->actions = malloc(cap * GAME_MAX_LEGAL * sizeof *b->actions);
     b->probs = malloc(cap * GAME_MAX_LEGAL * sizeof *b->probs);
     b->sequences = malloc(cap * sizeof *b->sequences);
-    if (!b->packed || !b->z || !b->q || !b->offsets || !b->actions || !b->probs || !b->sequences) {
+    b->material = malloc(cap * sizeof *b->material);
+    b->material_w = malloc(cap * sizeof *b->material_w);
+    b->opp_offsets = malloc((cap + 1) * sizeof *b->opp_offsets);
+    b->opp_actions = malloc(cap * GAME_MAX_LEGAL * sizeof *b->opp_actions);
+    b->opp_probs = malloc(cap * GAME_MAX_LEGAL * sizeof *b->opp_probs);
+    if (!b->packed || !b->z || !b->q || !b->offsets || !b->actions || !b->probs ||
+        !b->sequences || !b->material || !b->material_w || !b->opp_offsets || !b->opp_actions ||
+        !b->opp_probs) {
         store_batch_destroy(&b);
         return NULL;
     }
-    b->offsets[0] = 0;
+    b->offsets[0] = b->opp_offsets[0] = 0;
     return b;
 }
 
@@ -951,6 +1036,11 @@ void store_batch_destroy(store_batch **bp)
     free(b->actions);
     free(b->probs);
     free(b->sequences);
+    free(b->material);
+    free(b->material_w);
+    free(b->opp_offsets);
+    free(b->opp_actions);
+    free(b->opp_probs);
     free(b);
     *bp = NULL;
 }
@@ -972,7 +1062,7 @@ static int s_read_positions(store *s, store_batch *b, size_t n)
     int rc = s_begin_read(s, &txn);
     if (rc)
         return rc;
-    b->offsets[0] = 0;
+    b->offsets[0] = b->opp_offsets[0] = 0;
     b->packed_bytes = 0;
     for (size_t j = 0; j < n && !rc; j++) {
         uint8_t kb[8];
@@ -995,7 +1085,7 @@ int store_sample(store *s, rng_t *rng, size_t n, store_batch *b)
         return KZ_EINVAL;
     uint64_t hi = s->next_pos, lo = s_window_lo(s, s->first_pos, hi);
     b->n = 0;
-    b->offsets[0] = 0;
+    b->offsets[0] = b->opp_offsets[0] = 0;
     if (hi <= lo || n == 0)
         return 0;
     for (size_t j = 0; j < n; j++)

@@ -30,7 +30,14 @@
  * (playout cap randomization) and carries no policy target, only its value
  * targets. q is the search's value of the state from the mover's view (= z
  * where it was not searched), for the value target's q + z mix; positions
- * stored before q existed read back with q = z.
+ * stored before q existed read back with q = z. A sample may carry the
+ * auxiliary heads' targets (model.h; validate.h builds them): the final
+ * material balance from the mover's view and the opponent's next policy
+ * target (sparse, canonical in the sample's own view). A position stored
+ * without them (before they existed, or by a coordinator that does not
+ * store them) reads back with material weight 0 and an empty opponent
+ * policy: no auxiliary target. The stored layouts differ only by what
+ * follows the policy, so every earlier position keeps reading back.
  *
  * Errors: 0, LMDB's codes, errno values, KZ_ENOTFOUND, KZ_EINVAL, KZ_ECORRUPT
  * (a value that does not parse). A program linked with store has err_str
@@ -138,6 +145,11 @@ typedef struct store_game {
                                  stored (reads back as z) */
     bool duplicate;           /* out: already stored (nothing written) */
     uint64_t sequence;        /* out: its game sequence (the earlier one if duplicate) */
+    /* Auxiliary targets (NULL: none stored, as before they existed). */
+    const float *material;       /* (N) final material balance, mover's view, in [-1, 1] */
+    const uint32_t *opp_offsets; /* (N + 1) into opp_actions/opp_probs; empty range: none */
+    const uint32_t *opp_actions; /* the opponent's next policy target, canonical, ascending */
+    const float *opp_probs;      /* its shares */
 } store_game;
 
 /* Stores the games (and their positions) in ONE transaction, skipping those
@@ -190,6 +202,12 @@ typedef struct store_batch {
     uint32_t *actions;   /* (cap * GAME_MAX_LEGAL) */
     float *probs;        /* (cap * GAME_MAX_LEGAL) */
     uint64_t *sequences; /* (cap) position sequence of each sample */
+    float *material;     /* (cap) final material balance, mover's view (0 when none) */
+    float *material_w;   /* (cap) 1: material is a target, 0: none stored */
+    uint32_t *opp_offsets; /* (cap + 1) into opp_actions/opp_probs; an empty range: no
+                              opponent-policy target */
+    uint32_t *opp_actions; /* (cap * GAME_MAX_LEGAL) */
+    float *opp_probs;    /* (cap * GAME_MAX_LEGAL) */
 } store_batch;
 
 /* A batch able to hold cap samples (NULL on allocation failure). */

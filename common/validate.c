@@ -25,6 +25,17 @@ struct validator {
     float *probs;           /* (max_entries) */
     uint32_t npos;          /* training positions of the record in hand */
     uint32_t entries;       /* policy entries of those positions */
+    uint32_t *opp_offsets;  /* (max_moves + 1) opponent-policy targets, as offsets */
+    uint32_t *opp_actions;  /* (max_entries) */
+    float *opp_probs;       /* (max_entries) */
+    uint32_t opp_entries;   /* entries of opp_actions in use */
+    float *material;        /* (max_moves) final material, each position's mover's view */
+    game_state *run;        /* (VALIDATE_RUN_MAX) states of the positions waiting for their
+                               opponent target: the latest run of one side's positions */
+    uint32_t run_first;     /* first position of the run (the rest follow densely) */
+    uint32_t run_n;         /* positions in the run */
+    int run_mover;          /* the run's player to move */
+    game_state final;       /* the state after the last move */
 };
 
 static const char *const s_reason_names[VALIDATE_REASON_COUNT] = {
@@ -69,10 +80,16 @@ validator *validator_new(const game_def *g, const validate_limits *lim)
     v->offsets = malloc(((size_t)l.max_moves + 1) * sizeof *v->offsets);
     v->actions = malloc(v->max_entries * sizeof *v->actions);
     v->probs = malloc(v->max_entries * sizeof *v->probs);
+    v->opp_offsets = malloc(((size_t)l.max_moves + 1) * sizeof *v->opp_offsets);
+    v->opp_actions = malloc(v->max_entries * sizeof *v->opp_actions);
+    v->opp_probs = malloc(v->max_entries * sizeof *v->opp_probs);
+    v->material = malloc((size_t)l.max_moves * sizeof *v->material);
+    v->run = malloc(VALIDATE_RUN_MAX * sizeof *v->run);
     v->dec = record_decoder_new();
     v->rec = record_new();
     if (!v->packed || !v->z || !v->q || !v->mover || !v->searched || !v->offsets || !v->actions ||
-        !v->probs || !v->dec || !v->rec)
+        !v->probs || !v->opp_offsets || !v->opp_actions || !v->opp_probs || !v->material ||
+        !v->run || !v->dec || !v->rec)
         validator_destroy(&v);
     return v;
 }
@@ -90,6 +107,11 @@ void validator_destroy(validator **vp)
     free(v->offsets);
     free(v->actions);
     free(v->probs);
+    free(v->opp_offsets);
+    free(v->opp_actions);
+    free(v->opp_probs);
+    free(v->material);
+    free(v->run);
     record_decoder_destroy(&v->dec);
     record_destroy(&v->rec);
     free(v);
@@ -126,15 +148,51 @@ static void s_sort_policy(uint32_t *a, float *p, uint32_t n)
     }
 }
 
+/* The opponent-policy targets of the waiting run of positions: the policy
+ * target of state s, move m (the other side's; NULL: none, the game ended),
+ * in each position's canonical actions. They are the next positions in
+ * order: every position joins a run, and a run is closed before the next
+ * begins. */
+static void s_close_run(validator *v, const game_state *s, const record_move *m)
+{
+    const game_def *g = v->g;
+    const game_record *r = v->rec;
+    uint32_t n = m && !m->fast_search ? m->policy_n : 0;
+    for (uint32_t i = 0; i < v->run_n; i++) {
+        uint32_t p = v->run_first + i, lo = v->opp_entries;
+        v->opp_offsets[p] = lo;
+        if (n && i < VALIDATE_RUN_MAX && lo + n <= v->max_entries) {
+            for (uint32_t j = 0; j < n; j++) {
+                int real = r->policy_actions[m->policy_off + j];
+                v->opp_actions[lo + j] = (uint32_t)g->canonical_action(&v->run[i], real);
+                v->opp_probs[lo + j] = r->policy[m->policy_off + j];
+            }
+            s_sort_policy(v->opp_actions + lo, v->opp_probs + lo, n);
+            v->opp_entries += n;
+        }
+        v->opp_offsets[p + 1] = v->opp_entries;
+    }
+    (void)s;
+    v->run_n = 0;
+}
+
 /* record_check's visitor: the training position (packed state, canonical
  * policy, ascending) of a move that has a policy; a fast search's position
- * has none (a value target only). */
+ * has none (a value target only). Every state (a position or not) closes
+ * the waiting run when the other side moves in it, and the last move gives
+ * the final state. */
 static int s_record_position(void *ctx, const game_state *s, int k, const record_move *m)
 {
     validator *v = ctx;
     const game_def *g = v->g;
     uint32_t n = m->policy_n;
-    (void)k;
+    int mover = g->to_move(s);
+    if (v->run_n && mover != v->run_mover)
+        s_close_run(v, s, m);
+    if (k == v->rec->n_moves - 1) { /* checked legal: record_check calls after the checks */
+        g->copy(&v->final, s);
+        g->apply(&v->final, m->action);
+    }
     if (n == 0 && !m->fast_search)
         return 0; /* no search, no policy target: not a training position */
     if (m->fast_search)
@@ -160,6 +218,14 @@ static int s_record_position(void *ctx, const game_state *s, int k, const record
     v->offsets[p] = v->entries;
     v->entries += n;
     v->offsets[p + 1] = v->entries;
+    /* It waits for the other side's next policy target. */
+    if (v->run_n == 0) {
+        v->run_first = p;
+        v->run_mover = mover;
+    }
+    if (v->run_n < VALIDATE_RUN_MAX)
+        g->copy(&v->run[v->run_n], s);
+    v->run_n++;
     return 0;
 }
 
@@ -221,19 +287,24 @@ int validate_record(validator *v, const uint8_t *buf, size_t len, uint32_t max_m
         return s_fail(out, s_reason(rep.fault), "%s", rep.msg);
     /* Step 2. The rules (record_check), collecting the training positions. */
     record_check_opts o = {v->lim.policy_tolerance, v->lim.max_moves, true, max_model_version};
-    v->npos = v->entries = 0;
-    v->offsets[0] = 0;
+    v->npos = v->entries = v->opp_entries = v->run_n = 0;
+    v->offsets[0] = v->opp_offsets[0] = 0;
     rc = record_check(v->g, v->rec, &o, s_record_position, v, &rep);
     if (rc == VALIDATE_OVERSIZED && rep.fault == RECORD_FAULT_NONE)
         return s_fail(out, VALIDATE_OVERSIZED, "too many policy entries");
     if (rc != 0)
         return s_fail(out, s_reason(rep.fault), "%s", rep.msg);
-    /* Step 3. Outcomes from each mover's view, and q = z where there was no search. */
+    /* Step 3. Outcomes from each mover's view, and q = z where there was no
+     * search; the final material from each mover's view; the last run of
+     * positions has no opponent target (the game ended). */
+    s_close_run(v, NULL, NULL);
     int winner = v->rec->winner;
     for (uint32_t i = 0; i < v->npos; i++) {
         v->z[i] = winner < 0 ? 0.0f : winner == v->mover[i] ? 1.0f : -1.0f;
         if (!v->searched[i])
             v->q[i] = v->z[i];
+        if (v->g->material)
+            v->material[i] = v->g->material(&v->final, v->mover[i]);
     }
     out->n_positions = v->npos;
     out->packed_bytes = (uint32_t)v->g->packed_bytes;
@@ -243,6 +314,10 @@ int validate_record(validator *v, const uint8_t *buf, size_t len, uint32_t max_m
     out->offsets = v->offsets;
     out->actions = v->actions;
     out->probs = v->probs;
+    out->opp_offsets = v->opp_offsets;
+    out->opp_actions = v->opp_actions;
+    out->opp_probs = v->opp_probs;
+    out->material = v->g->material ? v->material : NULL;
     return VALIDATE_OK;
 }
 

@@ -25,6 +25,17 @@
  * was not searched, q = z (its root_value belongs to the reused subtree, a
  * search of another state, or is 0).
  *
+ * And each position's auxiliary targets (the network's auxiliary heads,
+ * model.h), built from the whole game: the opponent's next policy, the
+ * policy target of the next state where the OTHER side moves (not the same
+ * player's next hop of a capture sequence), mapped into this position's
+ * canonical actions, ascending; empty when the game ends before such a
+ * state, when that state has no policy target (a fast search, a player that
+ * does not search), or (a limit never reached by real games) when more than
+ * VALIDATE_RUN_MAX positions of one side come in a row. And the final
+ * material balance from the mover's view (game_def.material of the state
+ * after the last move), when the game defines one.
+ *
  * Memory: a validator owns workspaces sized once from its limits (and a
  * decoded record that grows to the largest seen); the positions in a result
  * are borrowed until the next validate_record call.
@@ -38,6 +49,10 @@
 
 #include "game.h"
 #include "util.h"
+
+/* Most positions of one side in a row (a capture sequence's hops) whose
+ * opponent-policy target is kept; later ones in the run get none. */
+#define VALIDATE_RUN_MAX 64
 
 /* Why a record was refused (wire RejectReason: same numbers). */
 enum validate_reason {
@@ -96,6 +111,14 @@ typedef struct validate_result {
     const uint32_t *offsets;   /* (N + 1); equal neighbours: no policy target */
     const uint32_t *actions;   /* canonical, ascending per position */
     const float *probs;        /* shares */
+    /* Auxiliary targets of the same positions, borrowed likewise. */
+    const uint32_t *opp_offsets; /* (N + 1) into opp_actions/opp_probs; an empty range: no
+                                    opponent-policy target */
+    const uint32_t *opp_actions; /* the opponent's next policy target in this position's
+                                    canonical actions, ascending per position */
+    const float *opp_probs;      /* its shares */
+    const float *material;       /* (N) final material balance, mover's view, in [-1, 1];
+                                    NULL when the game defines none */
 } validate_result;
 
 typedef struct validator validator;

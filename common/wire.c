@@ -261,12 +261,18 @@ static int s_fill_body(const wire_msg *m, Kz__Envelope *env, body_storage *b)
         kz__batch_request__init(&b->batch_request);
         b->batch_request.size = m->u.batch_request.size;
         b->batch_request.min_positions = m->u.batch_request.min_positions;
+        b->batch_request.aux = m->u.batch_request.aux;
         env->batch_request = &b->batch_request;
         break;
     case WIRE_BATCH_REPLY: {
         const wire_batch_reply *r = &m->u.batch_reply;
         size_t na = r->n && r->offsets ? r->offsets[r->n] : 0;
         if (r->n && (!r->packed || !r->z || !r->offsets || (na && (!r->actions || !r->probs))))
+            return KZ_EINVAL;
+        const wire_batch_aux *ax = &r->aux;
+        size_t no = r->n && ax->opp_offsets ? ax->opp_offsets[r->n] : 0;
+        if (r->n && ((ax->material && !ax->material_w) ||
+                     (no && (!ax->opp_actions || !ax->opp_probs))))
             return KZ_EINVAL;
         kz__batch_reply__init(&b->batch_reply);
         b->batch_reply.n = r->n;
@@ -286,6 +292,14 @@ static int s_fill_body(const wire_msg *m, Kz__Envelope *env, body_storage *b)
         b->batch_reply.games_total = r->games_total;
         b->batch_reply.n_q = r->q ? r->n : 0;
         b->batch_reply.q = (float *)r->q;
+        b->batch_reply.n_material = b->batch_reply.n_material_weight = ax->material ? r->n : 0;
+        b->batch_reply.material = (float *)ax->material;
+        b->batch_reply.material_weight = (float *)ax->material_w;
+        b->batch_reply.n_opp_offsets = r->n && ax->opp_offsets ? r->n + 1 : 0;
+        b->batch_reply.opp_offsets = (uint32_t *)ax->opp_offsets;
+        b->batch_reply.n_opp_actions = b->batch_reply.n_opp_probs = no;
+        b->batch_reply.opp_actions = (uint32_t *)ax->opp_actions;
+        b->batch_reply.opp_probs = (float *)ax->opp_probs;
         env->batch_reply = &b->batch_reply;
         break;
     }
@@ -319,6 +333,8 @@ static int s_fill_body(const wire_msg *m, Kz__Envelope *env, body_storage *b)
         b->trainer_stats.learning_rate = t->learning_rate;
         b->trainer_stats.samples_seen = t->samples_seen;
         b->trainer_stats.last_candidate = t->last_candidate;
+        b->trainer_stats.opp_policy_loss = t->opp_policy_loss;
+        b->trainer_stats.material_loss = t->material_loss;
         env->trainer_stats = &b->trainer_stats;
         break;
     }
@@ -479,7 +495,8 @@ static int s_read_body(const Kz__Envelope *env, wire_msg *m)
     }
     case WIRE_BATCH_REQUEST:
         m->u.batch_request = (wire_batch_request){env->batch_request->size,
-                                                  env->batch_request->min_positions};
+                                                  env->batch_request->min_positions,
+                                                  env->batch_request->aux};
         break;
     case WIRE_BATCH_REPLY: {
         const Kz__BatchReply *r = env->batch_reply;
@@ -500,10 +517,26 @@ static int s_read_body(const Kz__Envelope *env, wire_msg *m)
                 if (r->offsets[i + 1] < r->offsets[i])
                     return KZ_ECORRUPT;
         }
+        /* The auxiliary targets likewise: all or nothing, a partition. */
+        if ((r->n_material && r->n_material != r->n) ||
+            r->n_material_weight != r->n_material || r->n_opp_actions != r->n_opp_probs ||
+            (r->n_opp_offsets && r->n_opp_offsets != (size_t)r->n + 1) ||
+            (!r->n_opp_offsets && r->n_opp_actions))
+            return KZ_ECORRUPT;
+        if (r->n_opp_offsets) {
+            if (r->opp_offsets[0] != 0 || r->opp_offsets[r->n] != r->n_opp_actions)
+                return KZ_ECORRUPT;
+            for (uint32_t i = 0; i < r->n; i++)
+                if (r->opp_offsets[i + 1] < r->opp_offsets[i])
+                    return KZ_ECORRUPT;
+        }
         m->u.batch_reply = (wire_batch_reply){
             r->n, r->packed_bytes, r->packed.data, r->z, r->offsets, r->actions, r->probs,
             r->window_lo, r->window_hi, r->best_version, r->games_total,
-            r->n_q ? r->q : NULL};
+            r->n_q ? r->q : NULL,
+            {r->n_material ? r->material : NULL, r->n_material ? r->material_weight : NULL,
+             r->n_opp_offsets ? r->opp_offsets : NULL, r->n_opp_offsets ? r->opp_actions : NULL,
+             r->n_opp_offsets ? r->opp_probs : NULL}};
         break;
     }
     case WIRE_CANDIDATE_SUBMIT: {
@@ -521,7 +554,8 @@ static int s_read_body(const Kz__Envelope *env, wire_msg *m)
         const Kz__TrainerStats *t = env->trainer_stats;
         m->u.trainer_stats = (wire_trainer_stats){
             t->step, t->loss, t->policy_loss, t->value_loss, t->l2_loss, t->steps_per_s,
-            t->samples_per_s, t->learning_rate, t->samples_seen, t->last_candidate};
+            t->samples_per_s, t->learning_rate, t->samples_seen, t->last_candidate,
+            t->opp_policy_loss, t->material_loss};
         break;
     }
     case WIRE_STATS_ACK:

@@ -163,7 +163,18 @@ typedef struct wire_game_reject {
 typedef struct wire_batch_request {
     uint32_t size;          /* samples wanted */
     uint64_t min_positions; /* empty reply unless the window holds this many */
+    bool aux;               /* send the auxiliary targets too */
 } wire_batch_request;
+
+/* The auxiliary targets of a BatchReply's samples (NULL arrays: none sent). */
+typedef struct wire_batch_aux {
+    const float *material;       /* (n) final material balance, mover's view, in [-1, 1] */
+    const float *material_w;     /* (n) 1: material[i] is a target, 0: none (with material) */
+    const uint32_t *opp_offsets; /* (n + 1) into opp_actions/opp_probs; empty range: none */
+    const uint32_t *opp_actions; /* (opp_offsets[n]) the opponent's next policy target,
+                                    canonical actions of the sample's own view */
+    const float *opp_probs;      /* (opp_offsets[n]) its shares */
+} wire_batch_aux;
 
 /* Sample i: packed + i*packed_bytes (packed_bytes bytes), z[i], policy
  * actions[offsets[i] .. offsets[i+1]) with probs alongside. */
@@ -182,6 +193,7 @@ typedef struct wire_batch_reply {
     uint64_t games_total;     /* games ever stored */
     const float *q;           /* (n) the search's value, mover's view; NULL (an older
                                  coordinator): use z */
+    wire_batch_aux aux;       /* auxiliary targets (when the request asked for them) */
 } wire_batch_reply;
 
 typedef struct wire_candidate_submit {
@@ -209,6 +221,8 @@ typedef struct wire_trainer_stats {
     float learning_rate;     /* current rate */
     uint64_t samples_seen;   /* samples trained on */
     uint32_t last_candidate; /* last candidate version submitted */
+    float opp_policy_loss;   /* auxiliary opponent-policy part, unweighted (0: no such head) */
+    float material_loss;     /* auxiliary material part, unweighted (0: no such head) */
 } wire_trainer_stats;
 
 typedef struct wire_stats_ack {

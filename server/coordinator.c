@@ -329,7 +329,7 @@ static void s_flush(coord *c)
     for (size_t i = 0; i < c->n_items; i++)
         wire_msg_clear(&c->items[i].msg);
     c->n_items = 0;
-    c->pos_used = c->ent_used = c->off_used = 0;
+    c->pos_used = c->ent_used = c->off_used = c->opp_used = 0;
 }
 
 static void s_reject(coord *c, ingest_item *it, worker *w, const validate_result *v, int reason,
@@ -397,7 +397,9 @@ static void s_ingest(coord *c, worker *w)
     /* Training positions (self-play only) into the batch's arrays. */
     uint32_t n = v.kind == 0 ? v.n_positions : 0;
     uint32_t ent = n ? v.offsets[n] : 0;
+    uint32_t oent = n && c->cfg.aux_targets ? v.opp_offsets[n] : 0;
     if (c->pos_used + n > c->pos_cap || c->ent_used + ent > c->ent_cap ||
+        c->opp_used + oent > c->ent_cap ||
         c->off_used + n + 1 > c->pos_cap + c->cfg.ingest_batch) {
         ingest_item keep = *it;
         memset(it, 0, sizeof *it);
@@ -429,7 +431,7 @@ static void s_ingest(coord *c, worker *w)
     it->duration_ms = v.duration_ms;
     store_game *g = &it->game;
     *g = (store_game){it->game_id, gs->record, gs->record_len, n, v.packed_bytes, NULL, NULL,
-                      NULL, NULL, NULL, NULL, false, 0};
+                      NULL, NULL, NULL, NULL, false, 0, NULL, NULL, NULL, NULL};
     if (n) {
         memcpy(c->pk + c->pos_used * v.packed_bytes, v.packed, (size_t)n * v.packed_bytes);
         memcpy(c->pz + c->pos_used, v.z, n * sizeof *v.z);
@@ -445,6 +447,22 @@ static void s_ingest(coord *c, worker *w)
         g->offsets = off;
         g->actions = c->pact + c->ent_used;
         g->probs = c->pprob + c->ent_used;
+        if (c->cfg.aux_targets) {
+            /* The auxiliary targets (validate.h), beside the same positions. */
+            uint32_t *ooff = c->popoff + c->off_used;
+            for (uint32_t j = 0; j <= n; j++)
+                ooff[j] = v.opp_offsets[j];
+            memcpy(c->popact + c->opp_used, v.opp_actions, oent * sizeof *v.opp_actions);
+            memcpy(c->popprob + c->opp_used, v.opp_probs, oent * sizeof *v.opp_probs);
+            g->opp_offsets = ooff;
+            g->opp_actions = c->popact + c->opp_used;
+            g->opp_probs = c->popprob + c->opp_used;
+            c->opp_used += oent;
+            if (v.material) {
+                memcpy(c->pmat + c->pos_used, v.material, n * sizeof *v.material);
+                g->material = c->pmat + c->pos_used;
+            }
+        }
         c->pos_used += n;
         c->ent_used += ent;
         c->off_used += n + 1;
@@ -541,6 +559,9 @@ static void s_handle_batch(coord *c, const uint8_t *route, size_t rl, const wire
         r->offsets = b->offsets;
         r->actions = b->actions;
         r->probs = b->probs;
+        if (br->aux)
+            r->aux = (wire_batch_aux){b->material, b->material_w, b->opp_offsets, b->opp_actions,
+                                      b->opp_probs};
         c->batches_served++;
         c->samples_served += b->n;
     }
@@ -986,6 +1007,12 @@ static int s_init_buffers(coord *c)
     c->poff = xmalloc((c->pos_cap + nb) * sizeof *c->poff);
     c->pact = xmalloc(c->ent_cap * sizeof *c->pact);
     c->pprob = xmalloc(c->ent_cap * sizeof *c->pprob);
+    if (cfg->aux_targets) {
+        c->pmat = xmalloc(c->pos_cap * sizeof *c->pmat);
+        c->popoff = xmalloc((c->pos_cap + nb) * sizeof *c->popoff);
+        c->popact = xmalloc(c->ent_cap * sizeof *c->popact);
+        c->popprob = xmalloc(c->ent_cap * sizeof *c->popprob);
+    }
     c->batch = store_batch_new((size_t)cfg->max_batch);
     s_windex_rebuild(c, 256);
     if (!c->val || !c->batch) {
@@ -1147,6 +1174,10 @@ void coord_fini(coord *c)
     free(c->poff);
     free(c->pact);
     free(c->pprob);
+    free(c->pmat);
+    free(c->popoff);
+    free(c->popact);
+    free(c->popprob);
     free(c->workers);
     free(c->windex);
     store_batch_destroy(&c->batch);

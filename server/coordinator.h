@@ -54,6 +54,7 @@ typedef struct coord_config {
     bool sync;                          /* fsync every commit */
     long ingest_batch;                  /* most games per transaction */
     long max_batch;                     /* most samples per BatchReply */
+    bool aux_targets;                   /* store positions' auxiliary targets */
     long selfplay_games;                /* most games per self-play job */
     double selfplay_openings;           /* share of self-play games from a book opening */
     long simulations;                   /* per move, sent in jobs (0 = worker's) */
@@ -313,8 +314,14 @@ typedef struct coord {
     uint32_t *poff;             /* (pos_cap + ingest_batch) per-game offsets */
     uint32_t *pact;             /* (ent_cap) */
     float *pprob;               /* (ent_cap) */
+    float *pmat;                /* (pos_cap) aux_targets: final material */
+    uint32_t *popoff;           /* (pos_cap + ingest_batch) aux_targets: per-game offsets of
+                                   the opponent-policy targets */
+    uint32_t *popact;           /* (ent_cap) aux_targets: their actions */
+    float *popprob;             /* (ent_cap) aux_targets: their shares */
     size_t pos_cap, ent_cap;    /* capacities */
     size_t pos_used, ent_used, off_used; /* used */
+    size_t opp_used;            /* entries of popact/popprob used */
     store_batch *batch;         /* sampling buffer (max_batch) */
     wire_buf tx;                /* encode buffer */
 

@@ -52,6 +52,11 @@ static const config_option s_options[] = {
      "most games stored per transaction (group commit)"},
     {"max_batch", CONFIG_INT, "4096", 1, 1048576, O(max_batch),
      "most samples in one training batch"},
+    {"aux_targets", CONFIG_BOOL, "false", 0, 0, O(aux_targets),
+     "store each training position's auxiliary targets (the opponent's next policy, the "
+     "final material) for a network with auxiliary heads (kz model init "
+     "--opp-policy-filters/--material-filters); positions stored without them train those "
+     "heads with weight 0"},
     {"selfplay_games", CONFIG_INT, "64", 1, 100000, O(selfplay_games),
      "most games per self-play job before the worker asks again"},
     {"selfplay_openings", CONFIG_DOUBLE, "0", 0, 1, O(selfplay_openings),

@@ -349,12 +349,14 @@ static void s_build_status(coord *c, sbuf *b)
     const wire_trainer_stats *t = &c->trainer;
     sb_printf(b, "\n  ]},\n  \"trainer\": {\"seen\": %s, \"last_contact_s\": %.1f, "
                  "\"step\": %llu, \"loss\": %.5f, \"policy_loss\": %.5f, \"value_loss\": %.5f, "
-                 "\"l2_loss\": %.5f, \"steps_per_s\": %.3f, \"samples_per_s\": %.1f, "
+                 "\"l2_loss\": %.5f, \"opp_policy_loss\": %.5f, \"material_loss\": %.5f, "
+                 "\"steps_per_s\": %.3f, \"samples_per_s\": %.1f, "
                  "\"learning_rate\": %.6g, \"samples_seen\": %llu, \"last_candidate\": %u}\n}\n",
               c->trainer_seen > 0 ? "true" : "false",
               c->trainer_seen > 0 ? now - c->trainer_seen : -1.0, (unsigned long long)t->step,
               s_num(t->loss), s_num(t->policy_loss), s_num(t->value_loss), s_num(t->l2_loss),
-              s_num(t->steps_per_s), s_num(t->samples_per_s), s_num(t->learning_rate),
+              s_num(t->opp_policy_loss), s_num(t->material_loss), s_num(t->steps_per_s),
+              s_num(t->samples_per_s), s_num(t->learning_rate),
               (unsigned long long)t->samples_seen, t->last_candidate);
 }
 

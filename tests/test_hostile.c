@@ -232,7 +232,7 @@ Test(hostile, coordinator_answers_garbage_frames_and_survives)
     wire_msg job = {.kind = WIRE_JOB_REQUEST, .request_id = 8,
                     .u.job_request = {2, 3, slots, 2}};
     wire_msg batch = {.kind = WIRE_BATCH_REQUEST, .request_id = 9,
-                      .u.batch_request = {64, 0}};
+                      .u.batch_request = {64, 0, false}};
     wire_msg *valid[3] = {&hello, &job, &batch};
     for (int i = 0; i < 150; i++) {
         wire_buf b = {0};

@@ -74,7 +74,8 @@ static void s_synth(synth_game *s, uint64_t id_seed, uint64_t first_index, uint3
         s->offsets[j + 1] = s->offsets[j] + n;
     }
     s->g = (store_game){s->id, s->record, sizeof s->record, npos, P, s->packed, s->z,
-                        s->offsets, s->actions, s->probs, NULL, false, 0};
+                        s->offsets, s->actions, s->probs, NULL, false, 0,
+                        NULL, NULL, NULL, NULL};
 }
 
 /* Checks sample j of b against the pattern of its sequence. */

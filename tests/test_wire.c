@@ -135,10 +135,11 @@ Test(wire, envelope_and_small_bodies_roundtrip)
     cr_assert_str_eq(d.u.game_reject.detail, "policy on illegal action 7-12 at ply 3");
 
     m.kind = WIRE_BATCH_REQUEST;
-    m.u.batch_request = (wire_batch_request){256, 10000};
+    m.u.batch_request = (wire_batch_request){256, 10000, true};
     s_roundtrip(&m, &d, &buf);
     cr_assert_eq(d.u.batch_request.size, 256);
     cr_assert_eq(d.u.batch_request.min_positions, 10000);
+    cr_assert(d.u.batch_request.aux);
 
     m.kind = WIRE_CANDIDATE_ACK;
     m.u.candidate_ack = (wire_candidate_ack){9, false, true};
@@ -148,8 +149,10 @@ Test(wire, envelope_and_small_bodies_roundtrip)
 
     m.kind = WIRE_TRAINER_STATS;
     m.u.trainer_stats = (wire_trainer_stats){1500, 2.5f, 1.75f, 0.5f, 0.25f, 12.5f, 3200.f,
-                                             0.01f, 480000, 8};
+                                             0.01f, 480000, 8, 3.5f, 0.125f};
     s_roundtrip(&m, &d, &buf);
+    cr_assert_float_eq(d.u.trainer_stats.opp_policy_loss, 3.5f, 1e-9);
+    cr_assert_float_eq(d.u.trainer_stats.material_loss, 0.125f, 1e-9);
     cr_assert_eq(d.u.trainer_stats.step, 1500);
     cr_assert_float_eq(d.u.trainer_stats.policy_loss, 1.75f, 1e-9);
     cr_assert_float_eq(d.u.trainer_stats.samples_per_s, 3200.f, 1e-9);
@@ -224,7 +227,7 @@ Test(wire, blobs_and_batches_roundtrip)
     float probs[5] = {0.25f, 0.75f, 0.5f, 0.25f, 0.25f};
     m.kind = WIRE_BATCH_REPLY;
     m.u.batch_reply = (wire_batch_reply){3, 17, packed, z, offsets, actions, probs, 100, 900, 2,
-                                         40, q};
+                                         40, q, {0}};
     s_roundtrip(&m, &d, &buf);
     const wire_batch_reply *b = &d.u.batch_reply;
     cr_assert_eq(b->n, 3);

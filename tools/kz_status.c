@@ -369,10 +369,14 @@ static void s_print(const jnode *j, FILE *o, double stall_minutes)
     if (j_num(j, "trainer.seen")) {
         char ago[32];
         s_duration(j_num(j, "trainer.last_contact_s"), ago, sizeof ago);
-        fprintf(o, "trainer     step %.0f, loss %.4f (policy %.4f, value %.4f), %.2f steps/s, "
+        char aux[96] = ""; /* the auxiliary heads' parts, when the network has them */
+        double ol = j_num(j, "trainer.opp_policy_loss"), ml = j_num(j, "trainer.material_loss");
+        if (ol > 0 || ml > 0)
+            snprintf(aux, sizeof aux, ", aux: opp policy %.4f, material %.4f", ol, ml);
+        fprintf(o, "trainer     step %.0f, loss %.4f (policy %.4f, value %.4f%s), %.2f steps/s, "
                    "last contact %s ago\n",
                 j_num(j, "trainer.step"), j_num(j, "trainer.loss"),
-                j_num(j, "trainer.policy_loss"), j_num(j, "trainer.value_loss"),
+                j_num(j, "trainer.policy_loss"), j_num(j, "trainer.value_loss"), aux,
                 j_num(j, "trainer.steps_per_s"), ago);
     } else {
         fprintf(o, "trainer     not seen\n");

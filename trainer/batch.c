@@ -5,8 +5,41 @@
 #include "model.h"
 #include "trainer.h"
 
+/* Spreads entries [lo, hi) of actions/probs into the dense row (A, zeroed
+ * first) and renormalises it to sum 1 (an empty range leaves zeros). false
+ * for an action outside [0, A), a negative or non-finite share, or a
+ * non-empty range summing to 0. */
+static bool s_spread(float *row, size_t A, const uint32_t *actions, const float *probs,
+                     uint32_t lo, uint32_t hi)
+{
+    memset(row, 0, A * sizeof *row);
+    double sum = 0;
+    for (uint32_t k = lo; k < hi; k++) {
+        float p = probs[k];
+        if (actions[k] >= A || !isfinite(p) || p < 0)
+            return false;
+        row[actions[k]] += p;
+        sum += p;
+    }
+    if (hi == lo)
+        return true;
+    if (!(sum > 0))
+        return false;
+    float inv = (float)(1.0 / sum);
+    for (size_t a = 0; a < A; a++)
+        row[a] *= inv;
+    return true;
+}
+
 int batch_fill(const game_def *g, const wire_batch_reply *b, bool mirror, float q_weight,
                rng_t *rng, float *x, float *pi, float *z, int max, batch_counts *counts)
+{
+    return batch_fill_aux(g, b, mirror, q_weight, rng, x, pi, z, NULL, max, counts);
+}
+
+int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool mirror, float q_weight,
+                   rng_t *rng, float *x, float *pi, float *z, const batch_aux *aux, int max,
+                   batch_counts *counts)
 {
     size_t P = (size_t)g->planes * g->height * g->width;
     size_t A = (size_t)g->action_count;
@@ -14,6 +47,7 @@ int batch_fill(const game_def *g, const wire_batch_reply *b, bool mirror, float 
         counts->skipped += b->n; /* another game's positions: nothing usable */
         return 0;
     }
+    const wire_batch_aux *ba = &b->aux;
     int n = 0;
     for (uint32_t i = 0; i < b->n && n < max; i++) {
         float *xi = x + (size_t)n * P, *pii = pi + (size_t)n * A;
@@ -21,34 +55,43 @@ int batch_fill(const game_def *g, const wire_batch_reply *b, bool mirror, float 
         bool ok = isfinite(zi) && zi >= -1.0f && zi <= 1.0f && isfinite(qi) && qi >= -1.0f &&
                   qi <= 1.0f && g->unpack_planes(b->packed + (size_t)i * b->packed_bytes, xi) == 0;
         bool target = b->offsets[i + 1] > b->offsets[i]; /* empty: no policy target */
-        double sum = 0;
-        if (ok) {
-            memset(pii, 0, A * sizeof *pii);
-            for (uint32_t k = b->offsets[i]; k < b->offsets[i + 1] && ok; k++) {
-                float p = b->probs[k];
-                if (b->actions[k] >= A || !isfinite(p) || p < 0) {
-                    ok = false;
-                    break;
-                }
-                pii[b->actions[k]] += p;
-                sum += p;
+        ok = ok && s_spread(pii, A, b->actions, b->probs, b->offsets[i], b->offsets[i + 1]);
+        /* The auxiliary targets, when asked for: none sent is weight 0. */
+        float *oppi = aux ? aux->opp_pi + (size_t)n * A : NULL, mi = 0.0f, wi = 0.0f;
+        bool opp = false;
+        if (ok && aux) {
+            if (ba->opp_offsets) {
+                opp = ba->opp_offsets[i + 1] > ba->opp_offsets[i];
+                ok = s_spread(oppi, A, ba->opp_actions, ba->opp_probs, ba->opp_offsets[i],
+                              ba->opp_offsets[i + 1]);
+            } else {
+                memset(oppi, 0, A * sizeof *oppi);
             }
-            ok = ok && (sum > 0 || !target);
+            if (ba->material) {
+                mi = ba->material[i];
+                wi = ba->material_w[i];
+                ok = ok && isfinite(mi) && mi >= -1.0f && mi <= 1.0f && isfinite(wi) &&
+                     wi >= 0.0f && wi <= 1.0f;
+                mi = wi > 0 ? mi : 0.0f;
+            }
         }
         if (!ok) {
             counts->skipped++;
             continue;
         }
-        if (target) {
-            float inv = (float)(1.0 / sum);
-            for (size_t a = 0; a < A; a++)
-                pii[a] *= inv;
-        } else {
+        if (!target)
             counts->no_policy++;
-        }
         if (mirror && rng_below(rng, 2)) {
             model_mirror_sample(g, xi, pii);
+            if (oppi)
+                model_mirror_policy(g, oppi);
             counts->mirrored++;
+        }
+        if (aux) {
+            aux->material[n] = mi;
+            aux->material_w[n] = wi;
+            counts->aux_opp += opp;
+            counts->aux_material += wi > 0;
         }
         /* The value target: q + z (Lc0, KataGo); q_weight 0 keeps z exactly. */
         z[n++] = q_weight > 0 ? (1.0f - q_weight) * zi + q_weight * qi : zi;

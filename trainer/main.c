@@ -69,6 +69,12 @@ static const config_option s_own_options[] = {
     {"ema_decay", CONFIG_DOUBLE, "0", 0, 0.99999, O(ema_decay),
      "candidates are an exponential moving average of the weights with this decay per step "
      "(0 = the weights themselves)"},
+    {"aux_opp_policy_weight", CONFIG_DOUBLE, "0.15", 0, 100, O(aux_opp_policy_weight),
+     "loss weight of the auxiliary opponent-policy head (a network that has it: kz model init "
+     "--opp-policy-filters; KataGo's 0.15)"},
+    {"aux_material_weight", CONFIG_DOUBLE, "1", 0, 100, O(aux_material_weight),
+     "loss weight of the auxiliary material head (a network that has it: kz model init "
+     "--material-filters)"},
     {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads"},
     {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
      "augmentation seed (0 = from the clock)"},
@@ -117,6 +123,9 @@ typedef struct tr {
     float *x;                  /* (B, C, H, W) inputs */
     float *pi;                 /* (B, A) policy targets */
     float *z;                  /* (B) outcomes */
+    bool aux;                  /* the network has auxiliary heads: ask for their targets */
+    bool aux_warned;           /* "no auxiliary targets arrive" said */
+    batch_aux ab;              /* (B, A), (B), (B) their dense targets (aux) */
     rng_t rng;                 /* augmentation */
     batch_counts counts;       /* samples used, mirrored, skipped */
     uint64_t window_hi;        /* positions ever stored (last reply) */
@@ -128,7 +137,8 @@ typedef struct tr {
     uint64_t cand_step;        /* its step */
     double cand_retry;         /* no resubmission before this time_now() */
     uint32_t last_candidate;   /* version of the last candidate registered */
-    double acc[4];             /* losses since the last report: total, value, policy, l2 */
+    double acc[6];             /* losses since the last report: total, value, policy, l2,
+                                  opponent policy, material */
     int acc_n;                 /* steps in acc */
     uint64_t acc_samples;      /* samples in acc */
     double acc_time;           /* training seconds in acc */
@@ -137,7 +147,7 @@ typedef struct tr {
     double last_stats;         /* time_now() of the last report */
     double last_log;           /* time_now() of the last progress line */
     double last_wait_log;      /* time_now() of the last waiting line */
-    double log_acc[4];         /* losses since the last progress line */
+    double log_acc[6];         /* losses since the last progress line */
     int log_n;                 /* steps in log_acc */
     uint64_t log_samples;      /* samples since the last progress line */
     double log_time;           /* training seconds since the last progress line */
@@ -206,6 +216,8 @@ static int s_train_config(const trainer_config *cfg, train_config *tc, char *err
     tc->adam_beta2 = (float)cfg->adam_beta2;
     tc->l2 = (float)cfg->l2;
     tc->clip_norm = (float)cfg->clip_norm;
+    tc->aux_opp_policy_weight = (float)cfg->aux_opp_policy_weight;
+    tc->aux_material_weight = (float)cfg->aux_material_weight;
     char sub[200];
     if (train_config_check(tc, sub, sizeof sub)) {
         snprintf(err, errlen, "%s", sub);
@@ -314,6 +326,8 @@ static void s_report(tr *t)
         st.value_loss = (float)(t->acc[1] / t->acc_n);
         st.policy_loss = (float)(t->acc[2] / t->acc_n);
         st.l2_loss = (float)(t->acc[3] / t->acc_n);
+        st.opp_policy_loss = (float)(t->acc[4] / t->acc_n);
+        st.material_loss = (float)(t->acc[5] / t->acc_n);
     }
     if (t->acc_time > 0) {
         st.steps_per_s = (float)(t->acc_n / t->acc_time);
@@ -341,10 +355,14 @@ static void s_progress(tr *t, bool force)
     if ((!force && now - t->last_log < t->cfg.log_s) || t->log_n == 0)
         return;
     int n = t->log_n;
-    log_info("progress: step %llu, loss %.4f (value %.4f, policy %.4f, l2 %.4f), lr %.3g, "
+    char aux[96] = "";
+    if (t->aux)
+        snprintf(aux, sizeof aux, ", opp policy %.4f, material %.4f", t->log_acc[4] / n,
+                 t->log_acc[5] / n);
+    log_info("progress: step %llu, loss %.4f (value %.4f, policy %.4f, l2 %.4f%s), lr %.3g, "
              "samples/s %.0f, positions %llu, games %llu, best %u, candidate %u, skipped %llu",
              (unsigned long long)model_step(t->m), t->log_acc[0] / n, t->log_acc[1] / n,
-             t->log_acc[2] / n, t->log_acc[3] / n, t->lr,
+             t->log_acc[2] / n, t->log_acc[3] / n, aux, t->lr,
              t->log_time > 0 ? t->log_samples / t->log_time : 0.0,
              (unsigned long long)t->window_hi, (unsigned long long)t->games_total,
              (unsigned)t->best, (unsigned)t->last_candidate,
@@ -410,7 +428,7 @@ static int s_iterate(tr *t)
         }
     }
     /* Step 2. A batch. */
-    int rc = client_get_batch(t->c, (uint32_t)B, (uint64_t)t->cfg.min_positions, &b);
+    int rc = client_get_batch_aux(t->c, (uint32_t)B, (uint64_t)t->cfg.min_positions, t->aux, &b);
     if (rc == KZ_EVERSION)
         return rc;
     if (rc) {
@@ -429,25 +447,33 @@ static int s_iterate(tr *t)
     }
     t->last_wait_log = 0;
     uint64_t skipped = t->counts.skipped;
-    int n = batch_fill(t->g, b, t->cfg.mirror, (float)t->cfg.value_q_weight, &t->rng, t->x, t->pi,
-                       t->z, (int)B, &t->counts);
+    int n = batch_fill_aux(t->g, b, t->cfg.mirror, (float)t->cfg.value_q_weight, &t->rng, t->x,
+                           t->pi, t->z, t->aux ? &t->ab : NULL, (int)B, &t->counts);
     if (t->counts.skipped > skipped)
         log_warn("batch: %llu of %u samples unusable, skipped",
                  (unsigned long long)(t->counts.skipped - skipped), (unsigned)b->n);
+    if (t->aux && !t->aux_warned && t->counts.used >= 4 * B &&
+        t->counts.aux_opp + t->counts.aux_material == 0) {
+        log_warn("the network has auxiliary heads but no batch carries their targets: set "
+                 "aux_targets = true in the coordinator's settings (the heads train with weight "
+                 "0 meanwhile)");
+        t->aux_warned = true;
+    }
     if (n == 0)
         return 0;
     /* Step 3. The step. */
     train_losses l;
     double t0 = time_now();
-    model_train_step(t->t, t->x, t->pi, t->z, n, &l);
+    train_aux ta = {t->ab.opp_pi, t->ab.material, t->ab.material_w};
+    model_train_step_aux(t->t, t->x, t->pi, t->z, t->aux ? &ta : NULL, n, &l);
     double dt = time_now() - t0;
     if (!isfinite(l.total)) {
         log_error("step %llu: the loss is not finite (%g); stopping without a checkpoint",
                   (unsigned long long)step, l.total);
         return KZ_EINVAL;
     }
-    double parts[4] = {l.total, l.value, l.policy, l.l2};
-    for (int k = 0; k < 4; k++) {
+    double parts[6] = {l.total, l.value, l.policy, l.l2, l.opp_policy, l.material};
+    for (int k = 0; k < 6; k++) {
         t->acc[k] += parts[k];
         t->log_acc[k] += parts[k];
     }
@@ -700,6 +726,23 @@ static int s_alloc(tr *t)
         log_error("cannot start: out of memory for batches of %zu", B);
         return 1;
     }
+    /* Auxiliary heads: their targets come with the batches (the coordinator
+     * stores them with aux_targets). */
+    const model_arch *a = model_get_arch(t->m);
+    t->aux = a->opp_policy_filters > 0 || a->material_filters > 0;
+    if (t->aux) {
+        t->ab.opp_pi = malloc(B * (size_t)t->g->action_count * sizeof *t->ab.opp_pi);
+        t->ab.material = malloc(B * sizeof *t->ab.material);
+        t->ab.material_w = malloc(B * sizeof *t->ab.material_w);
+        if (!t->ab.opp_pi || !t->ab.material || !t->ab.material_w) {
+            log_error("cannot start: out of memory for batches of %zu", B);
+            return 1;
+        }
+        log_info("auxiliary heads: opponent policy %d filters (weight %g), material %d filters "
+                 "(weight %g); their targets from the coordinator's aux_targets",
+                 a->opp_policy_filters, t->cfg.aux_opp_policy_weight, a->material_filters,
+                 t->cfg.aux_material_weight);
+    }
     return t->cfg.ema_decay > 0 ? s_ema_start(t) : 0;
 }
 
@@ -771,6 +814,10 @@ static int s_finish(tr *t, int rc)
              (unsigned long long)model_step(t->m), (unsigned long long)t->counts.used,
              (unsigned long long)t->counts.mirrored, (unsigned long long)t->counts.no_policy,
              (unsigned long long)t->counts.skipped);
+    if (t->aux)
+        log_info("exit: auxiliary targets: opponent policy on %llu samples, material on %llu",
+                 (unsigned long long)t->counts.aux_opp,
+                 (unsigned long long)t->counts.aux_material);
     return rc ? 1 : 0;
 }
 
@@ -779,6 +826,9 @@ static void s_free(tr *t)
     free(t->x);
     free(t->pi);
     free(t->z);
+    free(t->ab.opp_pi);
+    free(t->ab.material);
+    free(t->ab.material_w);
     free(t->cand);
     model_train_destroy(&t->t);
     model_destroy(&t->m);

@@ -5,9 +5,9 @@
  *            coordinator's best), the training loop: pacing, steps,
  *            candidates, checkpoints, stats
  *   batch.c  a BatchReply (packed positions, sparse canonical policies, z,
- *            q) into the dense arrays model_train_step takes: the value
- *            target's q + z mix, zero policy rows for states without a
- *            policy target, mirror augmentation
+ *            q, auxiliary targets) into the dense arrays model_train_step
+ *            takes: the value target's q + z mix, zero policy rows for
+ *            states without a policy target, mirror augmentation
  *
  * Threads: everything runs on the main thread. */
 #ifndef KZ_TRAINER_TRAINER_H
@@ -49,6 +49,8 @@ typedef struct trainer_config {
     bool mirror;                         /* mirror augmentation */
     double value_q_weight;               /* value target (1 - w) z + w q: w */
     double ema_decay;                    /* candidates: moving average of the weights, 0 off */
+    double aux_opp_policy_weight;        /* loss weight of the opponent-policy head */
+    double aux_material_weight;          /* loss weight of the material head */
     long threads;                        /* OpenBLAS threads */
     long seed;                           /* augmentation seed, 0 = clock */
     long wait_ms;                        /* poll period while waiting */
@@ -65,7 +67,16 @@ typedef struct batch_counts {
     uint64_t mirrored; /* of which mirrored */
     uint64_t no_policy; /* of which without a policy target (zero policy row) */
     uint64_t skipped;  /* samples refused (undecodable position, bad policy or z) */
+    uint64_t aux_opp;  /* batch_fill_aux: samples with an opponent-policy target */
+    uint64_t aux_material; /* batch_fill_aux: samples with a material target */
 } batch_counts;
+
+/* Dense auxiliary targets (model.h's train_aux), written by batch_fill_aux. */
+typedef struct batch_aux {
+    float *opp_pi;     /* (max, A) the opponent's next policy target, zeros: none */
+    float *material;   /* (max) final material balance, mover's view */
+    float *material_w; /* (max) its weight: 1, or 0 (none) */
+} batch_aux;
 
 /* Writes the usable samples of b (at most max) as dense arrays for model g's
  * shape: x (n, C, H, W) from game_def->unpack_planes, pi (n, A) with each
@@ -82,5 +93,15 @@ typedef struct batch_counts {
  * written. Allocates nothing. */
 int batch_fill(const game_def *g, const wire_batch_reply *b, bool mirror, float q_weight,
                rng_t *rng, float *x, float *pi, float *z, int max, batch_counts *counts);
+/* batch_fill with the auxiliary targets into aux (NULL: as batch_fill): per
+ * sample the opponent's next policy spread out and renormalised like pi
+ * (a row of zeros when b->aux has none for it, or none at all) and mirrored
+ * with the sample, and the material with weight 1 (weight 0 and value 0
+ * when none). A sample whose aux policy names an action outside [0, A) or
+ * has a negative or non-finite share, or whose material is not in [-1, 1]
+ * or its weight not in [0, 1], is skipped too. Allocates nothing. */
+int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool mirror, float q_weight,
+                   rng_t *rng, float *x, float *pi, float *z, const batch_aux *aux, int max,
+                   batch_counts *counts);
 
 #endif
