@@ -63,6 +63,8 @@ typedef struct learn_config {
     char dir[CONFIG_STR_MAX];          /* where everything is kept */
     long workers;                      /* KZ_WORKERS */
     long blocks, filters, value_hidden;/* first network's shape */
+    long opp_policy_filters;           /* first network's auxiliary opponent-policy head */
+    long material_filters;             /* first network's auxiliary material head */
     char coordinator[CONFIG_STR_MAX];  /* extra coordinator flags */
     char worker[CONFIG_STR_MAX];       /* extra worker flags */
     char trainer[CONFIG_STR_MAX];      /* extra trainer flags */
@@ -92,6 +94,11 @@ static const config_option s_options[] = {
     {"filters", CONFIG_INT, "0", 0, 1024, O(filters), "first network: filters (0 = make run's)"},
     {"value_hidden", CONFIG_INT, "0", 0, 4096, O(value_hidden),
      "first network: value head width (0 = make run's)"},
+    {"opp_policy_filters", CONFIG_INT, "0", 0, 64, O(opp_policy_filters),
+     "first network: auxiliary opponent-policy head's filters (0 = none; make run's "
+     "KZ_OPP_POLICY_FILTERS)"},
+    {"material_filters", CONFIG_INT, "0", 0, 64, O(material_filters),
+     "first network: auxiliary material head's filters (0 = none; KZ_MATERIAL_FILTERS)"},
     {"coordinator", CONFIG_STRING, "", 0, 0, O(coordinator),
      "extra kz-coordinator settings, \"key=value key=value\" (A/B runs)"},
     {"worker", CONFIG_STRING, "", 0, 0, O(worker), "extra kz-worker settings, likewise"},
@@ -680,6 +687,14 @@ static int s_run(const char *bin, snapshot *snaps, int *n_snaps)
         if (s_cfg.value_hidden) {
             snprintf(num, sizeof num, "%ld", s_cfg.value_hidden);
             setenv("KZ_VALUE_HIDDEN", num, 1);
+        }
+        if (s_cfg.opp_policy_filters) {
+            snprintf(num, sizeof num, "%ld", s_cfg.opp_policy_filters);
+            setenv("KZ_OPP_POLICY_FILTERS", num, 1);
+        }
+        if (s_cfg.material_filters) {
+            snprintf(num, sizeof num, "%ld", s_cfg.material_filters);
+            setenv("KZ_MATERIAL_FILTERS", num, 1);
         }
         setenv("KZ_COORDINATOR_OPTS", fc, 1);
         setenv("KZ_WORKER_OPTS", fw, 1);

@@ -11,7 +11,9 @@
  * peak of its instruction set (our kernels skip the taps that fall off the
  * board, so they execute fewer FLOPs than the nominal F per position). Then
  * training samples per second at batch 256 (OpenBLAS, and our kernels:
- * the ratio in one run); then, when Debian's python3-torch
+ * the ratio in one run), and what the auxiliary heads cost a training step
+ * (model.h: opponent policy 2 filters, material 1; 1 thread, the ratio in
+ * one run); then, when Debian's python3-torch
  * is installed, the same network in PyTorch (tools/bench_torch.py, oneDNN)
  * at the same batch sizes and thread counts, and our/PyTorch ratios for
  * forward and for an Adam training step; and for the cluster's smaller
@@ -150,6 +152,7 @@ typedef struct job {
     model_train *t;     /* kind 2 */
     ref *r;             /* kind 1 */
     const float *x, *pi, *z; /* inputs */
+    const train_aux *aux;    /* kind 2: auxiliary targets, NULL none */
     float *logits, *values;  /* outputs */
     int B;              /* batch */
     int iters;          /* runs per repetition */
@@ -163,7 +166,7 @@ static void s_run(job *j)
         else if (j->kind == 1)
             s_ref_run(j->r);
         else
-            model_train_step(j->t, j->x, j->pi, j->z, j->B, NULL);
+            model_train_step_aux(j->t, j->x, j->pi, j->z, j->aux, j->B, NULL);
     }
 }
 
@@ -550,6 +553,39 @@ int main(int argc, char **argv)
             model_train_destroy(&t[k]);
             model_destroy(&mt[k]);
         }
+    }
+    {
+        /* The auxiliary heads: the same trunk (seed) with and without them,
+         * every sample with both targets, timed interleaved. */
+        model_set_threads(1);
+        s_wall = false;
+        model_arch ax = a;
+        ax.opp_policy_filters = 2;
+        ax.material_filters = 1;
+        model *mt[2] = {model_new(&a, 1), model_new(&ax, 1)};
+        float *mat = xmalloc(TB * sizeof *mat);
+        for (int b = 0; b < TB; b++)
+            mat[b] = (float)(b % 5 - 2) * 0.25f;
+        train_aux aux = {pi, mat, NULL};
+        c.kernels = MODEL_KERNELS_AUTO;
+        model_train *t[2];
+        job jt[2], *jobs[2];
+        for (int k = 0; k < 2; k++) {
+            t[k] = model_train_new(mt[k], &c, TB);
+            jt[k] = (job){.kind = 2, .t = t[k], .x = x, .pi = pi, .z = z, .B = TB,
+                          .aux = k ? &aux : NULL};
+            jobs[k] = &jt[k];
+        }
+        double med[2];
+        s_measure(jobs, 2, med);
+        printf("  auxiliary heads (opponent policy 2, material 1), 1 thread, %s: %.0f samples/s "
+               "against %.0f without: %.3fx the step time\n",
+               kern ? "avx512-fp32" : "openblas", TB / med[1], TB / med[0], med[1] / med[0]);
+        for (int k = 0; k < 2; k++) {
+            model_train_destroy(&t[k]);
+            model_destroy(&mt[k]);
+        }
+        free(mat);
     }
     free(x), free(pi), free(z);
     model_destroy(&m);

@@ -19,6 +19,10 @@
 #   KZ_BLOCKS, KZ_FILTERS, KZ_VALUE_HIDDEN
 #                       shape of the first network of a new var/ (default 4, 32, 32;
 #                       the specification's is 6, 64, 64)
+#   KZ_OPP_POLICY_FILTERS, KZ_MATERIAL_FILTERS
+#                       the first network's auxiliary heads (default 0, 0: none; 2
+#                       and 1 turn both on); with them the coordinator stores their
+#                       targets (aux_targets) and the trainer trains them
 #   KZ_COORDINATOR_OPTS, KZ_WORKER_OPTS, KZ_TRAINER_OPTS
 #                       extra flags for each program ("--key=value ..."), after the
 #                       .conf files, so they win (make learn's A/B runs use them)
@@ -39,7 +43,8 @@ PROGRESS_S=${KZ_PROGRESS_S:-5}
 
 die() { echo "run: $*" >&2; exit 1; }       # a failure at run time
 bad() { echo "run: $*" >&2; exit 2; }       # bad settings
-for v in KZ_PORT KZ_HTTP_PORT KZ_WORKERS KZ_PROGRESS_S KZ_BLOCKS KZ_FILTERS KZ_VALUE_HIDDEN; do
+for v in KZ_PORT KZ_HTTP_PORT KZ_WORKERS KZ_PROGRESS_S KZ_BLOCKS KZ_FILTERS KZ_VALUE_HIDDEN \
+    KZ_OPP_POLICY_FILTERS KZ_MATERIAL_FILTERS; do
     [[ -z ${!v:-} || ${!v} =~ ^[0-9]+$ ]] || bad "$v must be a number (got '${!v}')"
 done
 ((PORT >= 1 && PORT < 65535)) || bad "KZ_PORT must be in 1..65534"
@@ -75,6 +80,8 @@ flock -n 9 || die "another make run is using $VAR (see $VAR/run.lock)"
 BLOCKS=${KZ_BLOCKS:-4}
 FILTERS=${KZ_FILTERS:-32}
 VALUE_HIDDEN=${KZ_VALUE_HIDDEN:-32}
+OPP_POLICY_FILTERS=${KZ_OPP_POLICY_FILTERS:-0}
+MATERIAL_FILTERS=${KZ_MATERIAL_FILTERS:-0}
 
 write_default() { # file: write stdin there unless it exists
     if [[ -e $1 ]]; then cat > /dev/null; else cat > "$1"; fi
@@ -128,7 +135,14 @@ STATUS_URL=http://127.0.0.1:$HTTP_PORT/status
 INITIAL_MODEL=$VAR/initial.model
 if [[ ! -e $INITIAL_MODEL ]]; then
     "$KZ" model init --blocks "$BLOCKS" --filters "$FILTERS" --value-hidden "$VALUE_HIDDEN" \
+        --opp-policy-filters "$OPP_POLICY_FILTERS" --material-filters "$MATERIAL_FILTERS" \
         --seed "$(date +%s)" "$INITIAL_MODEL" > /dev/null || die "cannot create $INITIAL_MODEL"
+fi
+# A first network with auxiliary heads (this run's or an earlier one's): the
+# coordinator stores their targets with the positions.
+AUX_OPTS=()
+if ! "$KZ" model info "$INITIAL_MODEL" | grep -q "^aux heads: *none"; then
+    AUX_OPTS=(--aux_targets=true)
 fi
 
 # --- children -------------------------------------------------------------------------
@@ -227,7 +241,7 @@ read -ra TRAINER_OPTS <<< "${KZ_TRAINER_OPTS:-}"
 start coordinator "$BUILD/kz-coordinator" --config="$VAR/etc/coordinator.conf" \
     --data_dir="$VAR/coordinator" --bind="$ENDPOINT" --pub_bind="$SUB_ENDPOINT" \
     --http_bind=127.0.0.1 --http_port="$HTTP_PORT" --initial_model="$INITIAL_MODEL" \
-    ${COORDINATOR_OPTS[@]+"${COORDINATOR_OPTS[@]}"}
+    ${AUX_OPTS[@]+"${AUX_OPTS[@]}"} ${COORDINATOR_OPTS[@]+"${COORDINATOR_OPTS[@]}"}
 if ((${#DEATHSIG[@]} == 0)); then
     # Without setpriv --pdeathsig: a watchdog stops the children if this script dies.
     (
