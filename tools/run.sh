@@ -141,7 +141,8 @@ fi
 # A first network with auxiliary heads (this run's or an earlier one's): the
 # coordinator stores their targets with the positions.
 AUX_OPTS=()
-if ! "$KZ" model info "$INITIAL_MODEL" | grep -q "^aux heads: *none"; then
+INITIAL_INFO=$("$KZ" model info "$INITIAL_MODEL" 2> /dev/null || true)
+if [[ $INITIAL_INFO == *"aux heads:     opponent policy"* ]]; then
     AUX_OPTS=(--aux_targets=true)
 fi
 
