@@ -15,7 +15,8 @@
 #define META_VALUE_MAX (1u << 20)
 /* Largest encoded position: P, packed, z, n, n * (u16 + f32), q, and the
  * auxiliary block: flags, material, m, m * (u16 + f32). */
-#define POSITION_MAX_BYTES (1 + 255 + 1 + 2 + GAME_MAX_LEGAL * 6 + 4 + 1 + 4 + 2 + GAME_MAX_LEGAL * 6)
+#define POSITION_MAX_BYTES \
+    (1 + 255 + 1 + 2 + GAME_MAX_LEGAL * 6 + 4 + 1 + 4 + 2 + GAME_MAX_LEGAL * 6)
 #define AUX_MATERIAL 1u /* aux block flag: the material target follows */
 #define AUX_OPP 2u      /* aux block flag: the opponent-policy target follows */
 

@@ -10,10 +10,12 @@
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <zmq.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../trainer/trainer.h"
+#include "client.h"
 #include "game.h"
 #include "harness.h"
 #include "model.h"
@@ -767,14 +769,26 @@ Test(aux, coordinator_and_trainer_train_the_heads)
     cr_expect_gt(harness_wait_status(&h, "\"trainer\"", "opp_policy_loss", 1e-9, 5), 1.0,
                  "about log(legal moves)");
     cr_expect_gt(harness_status_num(&h, "\"trainer\"", "material_loss"), 0);
-    /* The candidate of step 10 (version 3) has the heads, trained. */
+    /* The candidate of step 10 (version 3, from the coordinator) has the
+     * heads, trained. */
     char err[300];
     model *m1 = NULL, *m3 = NULL;
     cr_assert_eq(modelfile_load(h.model, game_default(), &m1, err, sizeof err), 0, "%s", err);
-    harness_wait_status(&h, "\"models\"", "latest", 3, 5);
+    cr_assert_eq(harness_wait_status(&h, "\"models\"", "latest", 3, 5), 3);
+    void *zctx = zmq_ctx_new();
+    client *cl = harness_client(zctx, h.endpoint, NULL, "aux-fetch", "tool", 2000);
+    uint8_t *blob;
+    size_t blen;
+    cr_assert_eq(client_get_model(cl, 3, 0, &blob, &blen, NULL), 0, "%s", client_last_error(cl));
+    cr_assert_eq(modelfile_from_bytes(blob, blen, game_default(), &m3, err, sizeof err), 0, "%s",
+                 err);
+    cr_expect_eq(model_step(m3), 10);
     char path[200];
-    snprintf(path, sizeof path, "%s/trainer/checkpoint.kzm", h.dir);
-    cr_assert_eq(modelfile_load(path, game_default(), &m3, err, sizeof err), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/cand3.kzm", h.dir);
+    cr_assert_eq(file_write_atomic(path, blob, blen), 0);
+    free(blob);
+    client_destroy(&cl);
+    zmq_ctx_term(zctx);
     cr_expect_eq(model_get_arch(m3)->opp_policy_filters, 2);
     cr_expect_eq(model_get_arch(m3)->material_filters, 1);
     static const char *const heads[] = {"opp_policy.fc.weight", "material.fc.weight",
