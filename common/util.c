@@ -98,6 +98,30 @@ int err_set(char *err, size_t errlen, int rc, const char *fmt, ...)
     return rc;
 }
 
+static volatile sig_atomic_t *s_stop_flag; /* signal_catch_stop's */
+
+/* First signal: ask the program to stop. Second: die by the signal at once. */
+static void s_on_stop_signal(int sig)
+{
+    if (*s_stop_flag) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    *s_stop_flag = 1;
+}
+
+void signal_catch_stop(volatile sig_atomic_t *flag)
+{
+    s_stop_flag = flag;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_stop_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
 void log_init(const char *progname)
 {
     if (progname)

@@ -18,6 +18,7 @@
 #ifndef KZ_UTIL_H
 #define KZ_UTIL_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -56,6 +57,12 @@ int err_set(char *err, size_t errlen, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int err_vset(char *err, size_t errlen, int rc, const char *fmt, va_list ap)
     __attribute__((format(printf, 4, 0)));
+
+/* Stop signals for a program's main loop: SIGTERM and SIGINT set *flag the
+ * first time (without SA_RESTART, so that a blocking poll returns EINTR) and
+ * end the process by that signal the second time; SIGPIPE is ignored. One
+ * flag per process (a later call replaces it). */
+void signal_catch_stop(volatile sig_atomic_t *flag);
 
 enum { LOG_DEBUG = 0, LOG_INFO = 1, LOG_WARN = 2, LOG_ERROR = 3 };
 /* Sets the name printed in every line (default "kz"), reads KZ_LOG, and

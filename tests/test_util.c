@@ -1,11 +1,14 @@
 /* Tests of common/util, read as its usage example: the one-line error message
- * of a failing call (err_set), parsing numbers, atomic files and the PRNG. */
+ * of a failing call (err_set), parsing numbers, atomic files, the PRNG and
+ * the stop signals of a program's main loop. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -142,4 +145,27 @@ Test(util, the_checksum_and_the_generator_are_fixed_by_their_seeds)
     }
     for (int k = 0; k < 7; k++)
         cr_assert_gt(seen[k], 800, "rng_below(7) hits %d %d times in 7000", k, seen[k]);
+}
+
+/* The first SIGTERM sets the flag and the program goes on (to stop cleanly);
+ * the second ends it by SIGTERM at once. In a child process: the test's own
+ * handlers stay as they are. */
+Test(util, the_first_stop_signal_sets_the_flag_and_the_second_ends_the_process)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        static volatile sig_atomic_t stop;
+        signal_catch_stop(&stop);
+        raise(SIGTERM);
+        if (stop != 1)
+            _exit(3); /* the first signal did not set the flag */
+        raise(SIGPIPE); /* ignored */
+        raise(SIGTERM);
+        _exit(4); /* the second did not end the process */
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "exit status %d, signal %d",
+              WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }

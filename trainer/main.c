@@ -154,17 +154,7 @@ typedef struct tr {
     bool offline_logged;       /* "not answering" said once */
 } tr;
 
-static volatile sig_atomic_t s_stop;
-
-static void s_on_signal(int sig)
-{
-    if (s_stop) {
-        signal(sig, SIG_DFL);
-        raise(sig);
-        return;
-    }
-    s_stop = 1;
-}
+static volatile sig_atomic_t s_stop; /* signal_catch_stop: the first stop signal */
 
 /* mkdir -p. 0 or errno. */
 static int s_mkdirs(const char *dir)
@@ -645,17 +635,6 @@ static int s_settings(tr *t, int argc, char **argv)
     return -1;
 }
 
-/* Step 2: SIGTERM and SIGINT stop the trainer after the step under way. */
-static void s_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = s_on_signal; /* no SA_RESTART: polls return EINTR */
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-}
-
 /* Step 3: the threads, the seed and the coordinator client. 0 or 1. */
 static int s_connect(tr *t)
 {
@@ -849,7 +828,7 @@ int main(int argc, char **argv)
         return rc;
     log_info("kz-trainer %s", util_version());
     config_log(s_options, s_n_options, &t.cfg);
-    s_signals();
+    signal_catch_stop(&s_stop); /* step 2: stop after the step under way */
     rc = s_connect(&t);
     /* Step 4: the start model (the checkpoint, init_model or the best). */
     if (rc == 0 && s_start_model(&t))

@@ -117,18 +117,7 @@ typedef struct wk {
     double speed;             /* simulations per second (smoothed), for heartbeats */
 } wk;
 
-static volatile sig_atomic_t s_stop;
-
-/* First signal: stop cleanly. Second: die by the signal at once. */
-static void s_on_signal(int sig)
-{
-    if (s_stop) {
-        signal(sig, SIG_DFL);
-        raise(sig);
-        return;
-    }
-    s_stop = 1;
-}
+static volatile sig_atomic_t s_stop; /* signal_catch_stop: the first stop signal */
 
 static int s_sims(const wk *w, uint32_t job_sims)
 {
@@ -621,12 +610,7 @@ int main(int argc, char **argv)
     log_info("kz-worker %s", util_version());
     config_log(options, n_options, &w.cfg);
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = s_on_signal; /* no SA_RESTART: polls return EINTR */
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    signal_catch_stop(&s_stop);
 
     model_set_threads((int)w.cfg.threads);
     model_set_precision(precision);
