@@ -40,62 +40,13 @@ struct engine {
 
 /* --- text --------------------------------------------------------------------------- */
 
-/* A growable string. */
-typedef struct sbuf {
-    char *s;    /* (cap) NUL-terminated */
-    size_t len; /* chars used */
-    size_t cap; /* allocated */
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->len;
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-            return;
-        if (b->s && (size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + (size_t)n + 1)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        KZ_CHECK(s != NULL);
-        b->s = s;
-        b->cap = cap;
-    }
-}
-
-/* A JSON string literal of at most n bytes of s (text from records and
- * requests: everything but printable ASCII escaped). */
-static void sb_json_str(sbuf *b, const char *s, size_t n)
-{
-    sb_printf(b, "\"");
-    for (size_t i = 0; i < n && s[i]; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '"' || ch == '\\')
-            sb_printf(b, "\\%c", ch);
-        else if (ch < 0x20 || ch >= 0x7f)
-            sb_printf(b, "\\u%04x", ch);
-        else
-            sb_printf(b, "%c", ch);
-    }
-    sb_printf(b, "\"");
-}
-
 /* A number JSON can hold (NaN and infinity are not JSON: null). */
-static void sb_num(sbuf *b, double x, int decimals)
+static void sb_num(strbuf *b, double x, int decimals)
 {
     if (isfinite(x))
-        sb_printf(b, "%.*f", decimals, x);
+        strbuf_printf(b, "%.*f", decimals, x);
     else
-        sb_printf(b, "null");
+        strbuf_printf(b, "null");
 }
 
 void engine_reply_free(engine_reply *r)
@@ -131,7 +82,7 @@ void engine_reply_line(engine_reply *r, int code, const char *fmt, ...)
     r->len = (size_t)n;
 }
 
-static void s_reply_json(engine_reply *r, sbuf *b)
+static void s_reply_json(engine_reply *r, strbuf *b)
 {
     r->code = 200;
     r->type = "application/json";
@@ -531,44 +482,44 @@ static const char *s_winner_name(const game_def *g, int winner)
     return winner < 0 ? "draw" : g->player_name(winner);
 }
 
-static void sb_result(sbuf *b, const game_def *g, game_result r)
+static void sb_result(strbuf *b, const game_def *g, game_result r)
 {
     if (!r.over) {
-        sb_printf(b, "null");
+        strbuf_printf(b, "null");
         return;
     }
-    sb_printf(b, "{\"winner\": \"%s\", \"reason\": \"%s\"}", s_winner_name(g, r.winner),
+    strbuf_printf(b, "{\"winner\": \"%s\", \"reason\": \"%s\"}", s_winner_name(g, r.winner),
               game_reason_name(r.reason));
 }
 
 /* The move list and positions of a replay (shared by states and stored
  * games); with rec, each move's search figures from the record. */
-static void sb_history(sbuf *b, const game_def *g, const game_state *start,
+static void sb_history(strbuf *b, const game_def *g, const game_state *start,
                        const uint16_t *actions, int n, const game_record *rec)
 {
     game_state s;
     g->copy(&s, start);
-    sbuf pos = {0};
+    strbuf pos = {0};
     char text[128];
-    sb_printf(b, "\"moves\": [");
-    sb_printf(&pos, "\"positions\": [");
+    strbuf_printf(b, "\"moves\": [");
+    strbuf_printf(&pos, "\"positions\": [");
     for (int k = 0; k <= n; k++) {
         g->format_position(&s, text, sizeof text);
-        sb_printf(&pos, "%s\n  ", k ? "," : "");
-        sb_json_str(&pos, text, sizeof text);
+        strbuf_printf(&pos, "%s\n  ", k ? "," : "");
+        strbuf_json_str(&pos, text, sizeof text);
         if (k == n)
             break;
         char a[16];
         engine_format_action(g, &s, actions[k], a, sizeof a);
-        sb_printf(b, "%s\n  {\"action\": \"%s\", \"capture\": %s, \"mover\": \"%s\", "
+        strbuf_printf(b, "%s\n  {\"action\": \"%s\", \"capture\": %s, \"mover\": \"%s\", "
                      "\"ply\": %d",
                   k ? "," : "", a, strchr(a, 'x') ? "true" : "false",
                   g->player_name(g->to_move(&s)), g->ply(&s));
         if (rec) {
             const record_move *m = &rec->moves[k];
-            sb_printf(b, ", \"value\": ");
+            strbuf_printf(b, ", \"value\": ");
             sb_num(b, m->root_value, 3);
-            sb_printf(b, ", \"forced\": %s, \"fast\": %s, \"top\": [",
+            strbuf_printf(b, ", \"forced\": %s, \"fast\": %s, \"top\": [",
                       m->forced ? "true" : "false", m->fast_search ? "true" : "false");
             /* The largest shares, largest first (selection: the lists are short). */
             bool used[GAME_MAX_LEGAL] = {false};
@@ -584,47 +535,47 @@ static void sb_history(sbuf *b, const game_def *g, const game_state *start,
                 char pa[16];
                 engine_format_action(g, &s, rec->policy_actions[m->policy_off + (uint32_t)best],
                                      pa, sizeof pa);
-                sb_printf(b, "%s[\"%s\", ", t ? ", " : "", pa);
+                strbuf_printf(b, "%s[\"%s\", ", t ? ", " : "", pa);
                 sb_num(b, rec->policy[m->policy_off + (uint32_t)best], 3);
-                sb_printf(b, "]");
+                strbuf_printf(b, "]");
             }
-            sb_printf(b, "]");
+            strbuf_printf(b, "]");
         }
-        sb_printf(b, "}");
+        strbuf_printf(b, "}");
         g->apply(&s, actions[k]);
     }
-    sb_printf(b, "],\n");
-    sb_printf(&pos, "]");
-    sb_printf(b, "%s", pos.s);
+    strbuf_printf(b, "],\n");
+    strbuf_printf(&pos, "]");
+    strbuf_printf(b, "%s", pos.s);
     free(pos.s);
 }
 
 /* The state object (without its closing brace). */
-static void sb_state(sbuf *b, const game_def *g, const replay *rp)
+static void sb_state(strbuf *b, const game_def *g, const replay *rp)
 {
     char text[128];
     g->format_position(&rp->now, text, sizeof text);
-    sb_printf(b, "{\"start\": ");
-    sb_json_str(b, rp->start_text, sizeof rp->start_text);
-    sb_printf(b, ", \"position\": ");
-    sb_json_str(b, text, sizeof text);
+    strbuf_printf(b, "{\"start\": ");
+    strbuf_json_str(b, rp->start_text, sizeof rp->start_text);
+    strbuf_printf(b, ", \"position\": ");
+    strbuf_json_str(b, text, sizeof text);
     game_result r = g->result(&rp->now);
-    sb_printf(b, ", \"to_move\": \"%s\", \"mid_turn\": %s, \"ply\": %d,\n",
+    strbuf_printf(b, ", \"to_move\": \"%s\", \"mid_turn\": %s, \"ply\": %d,\n",
               g->player_name(g->to_move(&rp->now)), g->mid_turn(&rp->now) ? "true" : "false",
               g->ply(&rp->now));
     sb_history(b, g, &rp->start, rp->actions, rp->n, NULL);
-    sb_printf(b, ",\n\"legal\": [");
+    strbuf_printf(b, ",\n\"legal\": [");
     if (!r.over) {
         uint16_t legal[GAME_MAX_LEGAL];
         int n = g->legal_actions(&rp->now, legal);
         for (int i = 0; i < n; i++) {
             char a[16];
             engine_format_action(g, &rp->now, legal[i], a, sizeof a);
-            sb_printf(b, "%s{\"action\": \"%s\", \"capture\": %s}", i ? ", " : "", a,
+            strbuf_printf(b, "%s{\"action\": \"%s\", \"capture\": %s}", i ? ", " : "", a,
                       strchr(a, 'x') ? "true" : "false");
         }
     }
-    sb_printf(b, "],\n\"result\": ");
+    strbuf_printf(b, "],\n\"result\": ");
     sb_result(b, g, r);
 }
 
@@ -634,28 +585,28 @@ static void s_api_info(engine *e, const game_def *g, engine_reply *out)
     g->init(&s);
     char start[128];
     g->format_position(&s, start, sizeof start);
-    sbuf b = {0};
-    sb_printf(&b, "{\"game\": ");
-    sb_json_str(&b, g->name, strlen(g->name));
-    sb_printf(&b, ", \"height\": %d, \"width\": %d, \"players\": [\"%s\", \"%s\"], "
+    strbuf b = {0};
+    strbuf_printf(&b, "{\"game\": ");
+    strbuf_json_str(&b, g->name, strlen(g->name));
+    strbuf_printf(&b, ", \"height\": %d, \"width\": %d, \"players\": [\"%s\", \"%s\"], "
                   "\"start\": ",
               g->height, g->width, g->player_name(0), g->player_name(1));
-    sb_json_str(&b, start, sizeof start);
+    strbuf_json_str(&b, start, sizeof start);
     if (e) {
-        sb_printf(&b, ",\n \"engine\": ");
-        sb_json_str(&b, e->label, sizeof e->label);
-        sb_printf(&b, ", \"version\": %u, \"network\": %s, \"sims\": %d, \"max_sims\": %d, "
+        strbuf_printf(&b, ",\n \"engine\": ");
+        strbuf_json_str(&b, e->label, sizeof e->label);
+        strbuf_printf(&b, ", \"version\": %u, \"network\": %s, \"sims\": %d, \"max_sims\": %d, "
                       "\"records\": ",
                   e->version, e->network ? "true" : "false", e->network ? e->sims : 0,
                   e->network ? e->max_sims : 0);
         if (e->records[0])
-            sb_json_str(&b, e->records, sizeof e->records);
+            strbuf_json_str(&b, e->records, sizeof e->records);
         else
-            sb_printf(&b, "null");
+            strbuf_printf(&b, "null");
     } else {
-        sb_printf(&b, ",\n \"engine\": null");
+        strbuf_printf(&b, ",\n \"engine\": null");
     }
-    sb_printf(&b, "}\n");
+    strbuf_printf(&b, "}\n");
     s_reply_json(out, &b);
 }
 
@@ -697,9 +648,9 @@ static void s_api_state(const game_def *g, const engine_args *a, bool apply, eng
         rp.actions[rp.n++] = (uint16_t)action;
         g->apply(&rp.now, action);
     }
-    sbuf b = {0};
+    strbuf b = {0};
     sb_state(&b, g, &rp);
-    sb_printf(&b, "}\n");
+    strbuf_printf(&b, "}\n");
     free(rp.actions);
     s_reply_json(out, &b);
 }
@@ -744,31 +695,31 @@ static void s_api_analyse(engine *e, const game_def *g, const engine_args *a, en
         free(rp.actions);
         return;
     }
-    sbuf b = {0};
+    strbuf b = {0};
     sb_state(&b, g, &rp);
     const player_info *in = &an->info;
     char best[16];
     engine_format_action(g, &rp.now, in->action, best, sizeof best);
-    sb_printf(&b, ",\n\"analysis\": {\"value\": ");
+    strbuf_printf(&b, ",\n\"analysis\": {\"value\": ");
     sb_num(&b, in->value, 3);
-    sb_printf(&b, ", \"best\": \"%s\", \"forced\": %s, \"sims\": %d, \"work\": %ld, "
+    strbuf_printf(&b, ", \"best\": \"%s\", \"forced\": %s, \"sims\": %d, \"work\": %ld, "
                   "\"seconds\": %.3f, \"player\": ",
               best, an->forced ? "true" : "false", an->sims, in->work, an->seconds);
-    sb_json_str(&b, an->player, sizeof an->player);
-    sb_printf(&b, ",\n  \"top\": [");
+    strbuf_json_str(&b, an->player, sizeof an->player);
+    strbuf_printf(&b, ",\n  \"top\": [");
     for (int i = 0; i < in->n; i++) {
         int k = an->order[i];
         char act[16];
         engine_format_action(g, &rp.now, in->actions[k], act, sizeof act);
-        sb_printf(&b, "%s\n   {\"action\": \"%s\", \"share\": ", i ? "," : "", act);
+        strbuf_printf(&b, "%s\n   {\"action\": \"%s\", \"share\": ", i ? "," : "", act);
         sb_num(&b, in->share[k], 4);
-        sb_printf(&b, ", \"prior\": ");
+        strbuf_printf(&b, ", \"prior\": ");
         sb_num(&b, in->prior[k], 4);
-        sb_printf(&b, ", \"q\": ");
+        strbuf_printf(&b, ", \"q\": ");
         sb_num(&b, in->q[k], 3);
-        sb_printf(&b, "}");
+        strbuf_printf(&b, "}");
     }
-    sb_printf(&b, "]}}\n");
+    strbuf_printf(&b, "]}}\n");
     free(an);
     free(rp.actions);
     s_reply_json(out, &b);
@@ -922,10 +873,10 @@ static void s_api_save(engine *e, const game_def *g, const engine_args *a, engin
         engine_reply_line(out, 500, "save: %s", err);
         return;
     }
-    sbuf b = {0};
-    sb_printf(&b, "{\"saved\": true, \"again\": %s, \"file\": ", again ? "true" : "false");
-    sb_json_str(&b, e->records, sizeof e->records);
-    sb_printf(&b, ", \"index\": %ld}\n", index);
+    strbuf b = {0};
+    strbuf_printf(&b, "{\"saved\": true, \"again\": %s, \"file\": ", again ? "true" : "false");
+    strbuf_json_str(&b, e->records, sizeof e->records);
+    strbuf_printf(&b, ", \"index\": %ld}\n", index);
     s_reply_json(out, &b);
 }
 
@@ -977,14 +928,14 @@ static const char *s_kind_name(int kind)
 }
 
 /* The summary's fields (without braces). */
-static void sb_summary(sbuf *b, const game_record *r, uint64_t seq)
+static void sb_summary(strbuf *b, const game_record *r, uint64_t seq)
 {
     char id[2 * RECORD_ID_BYTES + 1];
     for (int i = 0; i < RECORD_ID_BYTES; i++)
         snprintf(id + 2 * i, 3, "%02x", r->id[i]);
-    sb_printf(b, "\"seq\": %llu, \"id\": \"%s\", \"game\": ", (unsigned long long)seq, id);
-    sb_json_str(b, r->game, sizeof r->game);
-    sb_printf(b, ", \"kind\": \"%s\", \"model\": %u, \"opponent\": %u, ", s_kind_name(r->kind),
+    strbuf_printf(b, "\"seq\": %llu, \"id\": \"%s\", \"game\": ", (unsigned long long)seq, id);
+    strbuf_json_str(b, r->game, sizeof r->game);
+    strbuf_printf(b, ", \"kind\": \"%s\", \"model\": %u, \"opponent\": %u, ", s_kind_name(r->kind),
               r->model_version, r->opponent_version);
     /* The sides' names: a model "vN" or a baseline player's spec. */
     char a[RECORD_PLAYER_MAX + 16], o[RECORD_PLAYER_MAX + 16];
@@ -1001,12 +952,12 @@ static void sb_summary(sbuf *b, const game_record *r, uint64_t seq)
         else
             snprintf(o, sizeof o, "v%u", r->opponent_version);
     }
-    sb_printf(b, "\"a\": ");
-    sb_json_str(b, a, sizeof a);
-    sb_printf(b, ", \"b\": ");
-    sb_json_str(b, o, sizeof o);
+    strbuf_printf(b, "\"a\": ");
+    strbuf_json_str(b, a, sizeof a);
+    strbuf_printf(b, ", \"b\": ");
+    strbuf_json_str(b, o, sizeof o);
     const game_def *g = game_find(r->game);
-    sb_printf(b, ", \"candidate_player\": %d, \"winner\": \"%s\", \"reason\": \"%s\", "
+    strbuf_printf(b, ", \"candidate_player\": %d, \"winner\": \"%s\", \"reason\": \"%s\", "
                  "\"plies\": %u, \"states\": %d, \"started_ms\": %lld, \"seconds\": %.1f, "
                  "\"worker\": ",
               r->candidate_player ? 1 : 0,
@@ -1014,15 +965,15 @@ static void sb_summary(sbuf *b, const game_record *r, uint64_t seq)
                                      : r->winner == 0 ? "first" : "second",
               game_reason_name(r->reason), r->plies, r->n_moves, (long long)r->started_ms,
               (double)(r->finished_ms - r->started_ms) / 1000.0);
-    sb_json_str(b, r->worker_id, sizeof r->worker_id);
+    strbuf_json_str(b, r->worker_id, sizeof r->worker_id);
 }
 
 char *engine_json_summary(const game_record *r, uint64_t seq)
 {
-    sbuf b = {0};
-    sb_printf(&b, "{");
+    strbuf b = {0};
+    strbuf_printf(&b, "{");
     sb_summary(&b, r, seq);
-    sb_printf(&b, "}");
+    strbuf_printf(&b, "}");
     return b.s;
 }
 
@@ -1041,20 +992,20 @@ char *engine_json_game(const game_def *g, const game_record *r, uint64_t seq, ch
     uint16_t *actions = xmalloc(((size_t)r->n_moves + 1) * sizeof *actions);
     for (int k = 0; k < r->n_moves; k++)
         actions[k] = r->moves[k].action;
-    sbuf b = {0};
+    strbuf b = {0};
     char text[128];
     g->format_position(&start, text, sizeof text);
-    sb_printf(&b, "{");
+    strbuf_printf(&b, "{");
     sb_summary(&b, r, seq);
-    sb_printf(&b, ",\n\"players\": [\"%s\", \"%s\"], \"simulations\": %d, \"start\": ",
+    strbuf_printf(&b, ",\n\"players\": [\"%s\", \"%s\"], \"simulations\": %d, \"start\": ",
               g->player_name(0), g->player_name(1), r->settings.simulations);
-    sb_json_str(&b, text, sizeof text);
-    sb_printf(&b, ",\n");
+    strbuf_json_str(&b, text, sizeof text);
+    strbuf_printf(&b, ",\n");
     sb_history(&b, g, &start, actions, r->n_moves, r);
     game_result res = {.over = true, .winner = r->winner, .reason = r->reason};
-    sb_printf(&b, ",\n\"result\": ");
+    strbuf_printf(&b, ",\n\"result\": ");
     sb_result(&b, g, res);
-    sb_printf(&b, "}\n");
+    strbuf_printf(&b, "}\n");
     free(actions);
     return b.s;
 }
@@ -1124,7 +1075,7 @@ bool engine_games_match(const engine_games_filter *f, const game_record *r)
 
 struct engine_games_list {
     engine_games_filter f; /* the filter */
-    sbuf b;                /* the games so far */
+    strbuf b;                /* the games so far */
     int listed;            /* games in b */
     int scanned;           /* records offered */
     int unreadable;        /* of them, undecodable */
@@ -1136,7 +1087,7 @@ engine_games_list *engine_games_begin(const engine_games_filter *f)
 {
     engine_games_list *l = xcalloc(1, sizeof *l);
     l->f = *f;
-    sb_printf(&l->b, "{\"games\": [");
+    strbuf_printf(&l->b, "{\"games\": [");
     return l;
 }
 
@@ -1149,9 +1100,9 @@ bool engine_games_offer(engine_games_list *l, const game_record *r, uint64_t seq
     if (!r) {
         l->unreadable++;
     } else if (engine_games_match(&l->f, r)) {
-        sb_printf(&l->b, "%s\n  {", l->listed ? "," : "");
+        strbuf_printf(&l->b, "%s\n  {", l->listed ? "," : "");
         sb_summary(&l->b, r, seq);
-        sb_printf(&l->b, "}");
+        strbuf_printf(&l->b, "}");
         l->listed++;
     }
     l->full = l->listed >= l->f.limit || l->scanned >= ENGINE_GAMES_SCAN;
@@ -1161,13 +1112,13 @@ bool engine_games_offer(engine_games_list *l, const game_record *r, uint64_t seq
 char *engine_games_end(engine_games_list **pl, uint64_t total)
 {
     engine_games_list *l = *pl;
-    sb_printf(&l->b, "],\n\"listed\": %d, \"scanned\": %d, \"unreadable\": %d, "
+    strbuf_printf(&l->b, "],\n\"listed\": %d, \"scanned\": %d, \"unreadable\": %d, "
                      "\"total\": %llu, \"next_before\": ",
               l->listed, l->scanned, l->unreadable, (unsigned long long)total);
     if (l->full && l->last > 0)
-        sb_printf(&l->b, "%llu}\n", (unsigned long long)(l->last - 1));
+        strbuf_printf(&l->b, "%llu}\n", (unsigned long long)(l->last - 1));
     else
-        sb_printf(&l->b, "null}\n");
+        strbuf_printf(&l->b, "null}\n");
     char *out = l->b.s;
     free(l);
     *pl = NULL;

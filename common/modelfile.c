@@ -18,31 +18,6 @@ static const char *const s_slot_names[2][2] = {
     {"adam.m", "adam.v"},
 };
 
-static void s_put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static void s_put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t s_get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++)
-        v |= (uint32_t)p[i] << (8 * i);
-    return v;
-}
-static uint64_t s_get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
 /* --- Encoding ---------------------------------------------------------------- */
 
 /* Fills a Tensor message that borrows name, shape and data. */
@@ -154,10 +129,10 @@ int modelfile_encode(const model *m, bool checkpoint, uint8_t **out, size_t *out
         goto out;
     }
     memcpy(buf, s_magic, sizeof s_magic);
-    s_put32(buf + 8, MODELFILE_FORMAT);
-    s_put32(buf + 12, slots ? MODELFILE_FLAG_CHECKPOINT : 0);
-    s_put64(buf + 16, plen);
-    s_put64(buf + 24, hash_bytes(buf + MODELFILE_HEADER_BYTES, plen, 0));
+    le_put32(buf + 8, MODELFILE_FORMAT);
+    le_put32(buf + 12, slots ? MODELFILE_FLAG_CHECKPOINT : 0);
+    le_put64(buf + 16, plen);
+    le_put64(buf + 24, hash_bytes(buf + MODELFILE_HEADER_BYTES, plen, 0));
     *out = buf;
     *outlen = MODELFILE_HEADER_BYTES + plen;
     buf = NULL;
@@ -359,8 +334,8 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
         return err_set(err, errlen, KZ_ECORRUPT,
                        "truncated: %zu bytes, shorter than the %d-byte header", len,
                        MODELFILE_HEADER_BYTES);
-    uint32_t format = s_get32(buf + 8), flags = s_get32(buf + 12);
-    uint64_t plen = s_get64(buf + 16), sum = s_get64(buf + 24);
+    uint32_t format = le_get32(buf + 8), flags = le_get32(buf + 12);
+    uint64_t plen = le_get64(buf + 16), sum = le_get64(buf + 24);
     if (format != MODELFILE_FORMAT)
         return err_set(err, errlen, KZ_EVERSION,
                        "unknown model format version %u (this build reads version %d)", format,
@@ -455,7 +430,7 @@ int modelfile_stamp(const uint8_t *buf, size_t len, uint32_t version, uint32_t p
         return rc;
     model_set_version(m, version, parent);
     /* A checkpoint stays one: the encoding keeps what the bytes carried. */
-    bool ckpt = s_get32(buf + 12) & MODELFILE_FLAG_CHECKPOINT;
+    bool ckpt = le_get32(buf + 12) & MODELFILE_FLAG_CHECKPOINT;
     rc = modelfile_encode(m, ckpt, out, outlen);
     model_destroy(&m);
     if (rc)

@@ -650,31 +650,6 @@ int tb_best_action(const tb_set *t, const game_state *s, int *action)
 
 /* --- files ---------------------------------------------------------------------------- */
 
-static void s_put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static void s_put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t s_get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++)
-        v |= (uint32_t)p[i] << (8 * i);
-    return v;
-}
-static uint64_t s_get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
 /* The files' checksum: four lanes of multiply-rotate over little-endian
  * 8-byte words (several GB/s, so a file is checked whenever it is opened),
  * the tail bytes one by one, finished with mix64. */
@@ -685,7 +660,7 @@ static uint64_t s_checksum(const uint8_t *p, size_t n, uint64_t seed)
     size_t i = 0;
     for (; i + 32 <= n; i += 32)
         for (int k = 0; k < 4; k++) {
-            uint64_t w = s_get64(p + i + 8 * k);
+            uint64_t w = le_get64(p + i + 8 * k);
             h[k] += w * P2;
             h[k] = (h[k] << 31 | h[k] >> 33) * P1;
         }
@@ -707,22 +682,22 @@ static void s_header_write(tb_class *c)
     uint8_t *h = c->buf;
     memset(h, 0, HEADER_BYTES);
     memcpy(h + H_MAGIC, MAGIC, sizeof MAGIC);
-    s_put32(h + H_VERSION, TB_FORMAT_VERSION);
-    s_put32(h + H_HBYTES, HEADER_BYTES);
+    le_put32(h + H_VERSION, TB_FORMAT_VERSION);
+    le_put32(h + H_HBYTES, HEADER_BYTES);
     h[H_MATERIAL] = (uint8_t)c->om;
     h[H_MATERIAL + 1] = (uint8_t)c->ok;
     h[H_MATERIAL + 2] = (uint8_t)c->pm;
     h[H_MATERIAL + 3] = (uint8_t)c->pk;
-    s_put32(h + H_MAXDIST, TB_MAX_DIST);
-    s_put64(h + H_POSITIONS, c->positions);
-    s_put64(h + H_SLICES, c->lay->slices);
-    s_put64(h + H_WINS, c->info.wins);
-    s_put64(h + H_DRAWS, c->info.draws);
-    s_put64(h + H_LOSSES, c->info.losses);
-    s_put32(h + H_LONGEST, (uint32_t)c->info.longest);
-    s_put64(h + H_LONGEST_INDEX, c->info.longest_index);
-    s_put64(h + H_DATA_SUM, s_checksum(c->buf + HEADER_BYTES, c->positions, 0));
-    s_put64(h + H_HEAD_SUM, s_checksum(h, H_HEAD_SUM, 1));
+    le_put32(h + H_MAXDIST, TB_MAX_DIST);
+    le_put64(h + H_POSITIONS, c->positions);
+    le_put64(h + H_SLICES, c->lay->slices);
+    le_put64(h + H_WINS, c->info.wins);
+    le_put64(h + H_DRAWS, c->info.draws);
+    le_put64(h + H_LOSSES, c->info.losses);
+    le_put32(h + H_LONGEST, (uint32_t)c->info.longest);
+    le_put64(h + H_LONGEST_INDEX, c->info.longest_index);
+    le_put64(h + H_DATA_SUM, s_checksum(c->buf + HEADER_BYTES, c->positions, 0));
+    le_put64(h + H_HEAD_SUM, s_checksum(h, H_HEAD_SUM, 1));
 }
 
 static void s_path(const tb_set *t, const tb_class *c, char *buf, size_t len)
@@ -759,18 +734,18 @@ static int s_map(tb_set *t, tb_class *c, char *err, size_t errlen)
     if (m == MAP_FAILED)
         return err_set(err, errlen, e, "%s: cannot map: %s", path, strerror(e));
     int rc = 0;
-    uint64_t positions = s_get64(m + H_POSITIONS);
+    uint64_t positions = le_get64(m + H_POSITIONS);
     if (memcmp(m, MAGIC, sizeof MAGIC) != 0)
         rc = err_set(err, errlen, KZ_ECORRUPT, "%s: not a tablebase file (bad magic)", path);
-    else if (s_get32(m + H_VERSION) != TB_FORMAT_VERSION)
+    else if (le_get32(m + H_VERSION) != TB_FORMAT_VERSION)
         rc = err_set(err, errlen, KZ_EVERSION, "%s: format version %u, this program reads %d",
-                     path, s_get32(m + H_VERSION), TB_FORMAT_VERSION);
-    else if (s_get64(m + H_HEAD_SUM) != s_checksum(m, H_HEAD_SUM, 1))
+                     path, le_get32(m + H_VERSION), TB_FORMAT_VERSION);
+    else if (le_get64(m + H_HEAD_SUM) != s_checksum(m, H_HEAD_SUM, 1))
         rc = err_set(err, errlen, KZ_ECORRUPT, "%s: header checksum mismatch (corrupted)", path);
     else if (m[H_MATERIAL] != c->om || m[H_MATERIAL + 1] != c->ok ||
              m[H_MATERIAL + 2] != c->pm || m[H_MATERIAL + 3] != c->pk ||
-             s_get32(m + H_HBYTES) != HEADER_BYTES || s_get32(m + H_MAXDIST) != TB_MAX_DIST ||
-             positions != c->positions || s_get64(m + H_SLICES) != c->lay->slices)
+             le_get32(m + H_HBYTES) != HEADER_BYTES || le_get32(m + H_MAXDIST) != TB_MAX_DIST ||
+             positions != c->positions || le_get64(m + H_SLICES) != c->lay->slices)
         rc = err_set(err, errlen, KZ_ECORRUPT,
                      "%s: header does not describe class %s as this program indexes it", path,
                      c->name);
@@ -779,7 +754,7 @@ static int s_map(tb_set *t, tb_class *c, char *err, size_t errlen)
                      "%s: %s table (%zu bytes, the header says %llu)", path,
                      len < HEADER_BYTES + positions ? "truncated" : "oversized", len,
                      (unsigned long long)(HEADER_BYTES + positions));
-    else if (s_get64(m + H_DATA_SUM) != s_checksum(m + HEADER_BYTES, positions, 0))
+    else if (le_get64(m + H_DATA_SUM) != s_checksum(m + HEADER_BYTES, positions, 0))
         rc = err_set(err, errlen, KZ_ECORRUPT, "%s: data checksum mismatch (corrupted)", path);
     if (rc) {
         munmap(m, len);
@@ -790,11 +765,11 @@ static int s_map(tb_set *t, tb_class *c, char *err, size_t errlen)
     c->buf_len = len;
     c->mapped = true;
     c->data = m + HEADER_BYTES;
-    c->info.wins = s_get64(m + H_WINS);
-    c->info.draws = s_get64(m + H_DRAWS);
-    c->info.losses = s_get64(m + H_LOSSES);
-    c->info.longest = (int)s_get32(m + H_LONGEST);
-    c->info.longest_index = s_get64(m + H_LONGEST_INDEX);
+    c->info.wins = le_get64(m + H_WINS);
+    c->info.draws = le_get64(m + H_DRAWS);
+    c->info.losses = le_get64(m + H_LOSSES);
+    c->info.longest = (int)le_get32(m + H_LONGEST);
+    c->info.longest_index = le_get64(m + H_LONGEST_INDEX);
     return 0;
 }
 

@@ -419,3 +419,42 @@ uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
     }
     return mix64(h ^ len);
 }
+
+void strbuf_printf(strbuf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = b->cap - b->len;
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            return;
+        if (b->s && (size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        KZ_CHECK(s != NULL);
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+void strbuf_json_str(strbuf *b, const char *s, size_t n)
+{
+    strbuf_printf(b, "\"");
+    for (size_t i = 0; i < n && s[i]; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\')
+            strbuf_printf(b, "\\%c", ch);
+        else if (ch < 0x20 || ch >= 0x7f)
+            strbuf_printf(b, "\\u%04x", ch);
+        else
+            strbuf_printf(b, "%c", ch);
+    }
+    strbuf_printf(b, "\"");
+}

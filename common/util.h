@@ -136,4 +136,46 @@ char *text_printable(char *buf, size_t len, const char *s, size_t n);
 /* A 64-bit checksum of bytes (FNV-1a, then mixed); stable across platforms. */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
 
+/* Little-endian fixed-width integers in file formats (model files, tables). */
+static inline void le_put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void le_put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint32_t le_get32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++)
+        v |= (uint32_t)p[i] << (8 * i);
+    return v;
+}
+static inline uint64_t le_get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* A growable string, for text built off the hot paths (HTTP answers, JSON).
+ * Start from {0}; the owner frees s. Out of memory aborts (KZ_CHECK). */
+typedef struct strbuf {
+    char *s;    /* (cap) NUL-terminated; NULL before the first write */
+    size_t len; /* chars used */
+    size_t cap; /* allocated */
+} strbuf;
+
+/* Appends printf-formatted text. */
+void strbuf_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends a JSON string literal of at most n bytes of s (stopping at a NUL):
+ * quotes and backslashes escaped, everything but printable ASCII as \u00XX, so
+ * text from the network or from records cannot break the document. */
+void strbuf_json_str(strbuf *b, const char *s, size_t n);
+
 #endif

@@ -58,64 +58,17 @@ typedef struct status_files {
     uint64_t timeline_changes;     /* c->tl.changes /timeline was built from, 0 never */
 } status_files;
 
-/* A growable string. */
-typedef struct sbuf {
-    char *s;    /* (cap) NUL-terminated */
-    size_t len; /* chars used */
-    size_t cap; /* allocated */
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->len;
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-            return;
-        if (b->s && (size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + (size_t)n + 1)
-            cap *= 2;
-        b->s = realloc(b->s, cap);
-        KZ_CHECK(b->s != NULL);
-        b->cap = cap;
-    }
-}
-
-/* A JSON string literal (client ids come from the network: escape all). */
-static void sb_json_str(sbuf *b, const char *s)
-{
-    sb_printf(b, "\"");
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            sb_printf(b, "\\%c", ch);
-        else if (ch < 0x20 || ch >= 0x7f)
-            sb_printf(b, "\\u%04x", ch);
-        else
-            sb_printf(b, "%c", ch);
-    }
-    sb_printf(b, "\"");
-}
-
 /* A Prometheus label value: printable ASCII, quotes and backslashes escaped. */
-static void sb_label(sbuf *b, const char *s)
+static void sb_label(strbuf *b, const char *s)
 {
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
         if (ch == '"' || ch == '\\')
-            sb_printf(b, "\\%c", ch);
+            strbuf_printf(b, "\\%c", ch);
         else if (ch >= 0x20 && ch < 0x7f)
-            sb_printf(b, "%c", ch);
+            strbuf_printf(b, "%c", ch);
         else
-            sb_printf(b, "_");
+            strbuf_printf(b, "_");
     }
 }
 
@@ -126,24 +79,24 @@ static double s_num(double x)
 }
 
 /* A rating as JSON numbers (null when unrated). */
-static void s_json_rating(sbuf *b, const rated_player *r)
+static void s_json_rating(strbuf *b, const rated_player *r)
 {
     if (r && r->rated)
-        sb_printf(b, "\"elo\": %.1f, \"elo_lo\": %.1f, \"elo_hi\": %.1f", s_num(r->elo),
+        strbuf_printf(b, "\"elo\": %.1f, \"elo_lo\": %.1f, \"elo_hi\": %.1f", s_num(r->elo),
                   s_num(r->lo), s_num(r->hi));
     else
-        sb_printf(b, "\"elo\": null, \"elo_lo\": null, \"elo_hi\": null");
+        strbuf_printf(b, "\"elo\": null, \"elo_lo\": null, \"elo_hi\": null");
 }
 
 static const char *const s_kind_names[3] = {"selfplay", "arena", "eval"};
 
 /* One timeline point as a JSON object (rates per hour over its interval). */
-static void s_json_point(sbuf *b, const timeline_point *p)
+static void s_json_point(strbuf *b, const timeline_point *p)
 {
     double hours = (double)(p->t1_ms - p->t0_ms) / 3600e3;
     if (hours <= 0)
         hours = 1e-9;
-    sb_printf(b, "{\"t0_ms\": %lld, \"t1_ms\": %lld, \"games\": %llu, \"positions\": %llu, "
+    strbuf_printf(b, "{\"t0_ms\": %lld, \"t1_ms\": %lld, \"games\": %llu, \"positions\": %llu, "
                  "\"games_per_hour\": %.1f, \"positions_per_hour\": %.1f, "
                  "\"selfplay\": {\"games\": %llu, \"plies\": %llu, \"mean_plies\": %.2f, "
                  "\"first_wins\": %llu, \"second_wins\": %llu, \"draws\": %llu}, "
@@ -157,45 +110,45 @@ static void s_json_point(sbuf *b, const timeline_point *p)
               (unsigned long long)p->sp_results[2], (unsigned long long)p->games_total,
               (unsigned long long)p->positions_total);
     if (p->trainer)
-        sb_printf(b, "\"trainer\": {\"step\": %llu, \"loss\": %.5f, \"policy_loss\": %.5f, "
+        strbuf_printf(b, "\"trainer\": {\"step\": %llu, \"loss\": %.5f, \"policy_loss\": %.5f, "
                      "\"value_loss\": %.5f, \"l2_loss\": %.5f, \"learning_rate\": %.6g}, ",
                   (unsigned long long)p->step, s_num(p->loss), s_num(p->policy_loss),
                   s_num(p->value_loss), s_num(p->l2_loss), s_num(p->learning_rate));
     else
-        sb_printf(b, "\"trainer\": null, ");
-    sb_printf(b, "\"best\": %u, \"workers\": %u, \"sims_per_s\": %.0f}", p->best, p->workers,
+        strbuf_printf(b, "\"trainer\": null, ");
+    strbuf_printf(b, "\"best\": %u, \"workers\": %u, \"sims_per_s\": %.0f}", p->best, p->workers,
               s_num(p->sims_per_s));
 }
 
 /* GET /timeline: every stored point, oldest first. */
-static void s_build_timeline(coord *c, sbuf *b)
+static void s_build_timeline(coord *c, strbuf *b)
 {
-    sb_printf(b, "{\"period_s\": %g, \"max_points\": %zu, \"points\": [", c->cfg.timeline_s,
+    strbuf_printf(b, "{\"period_s\": %g, \"max_points\": %zu, \"points\": [", c->cfg.timeline_s,
               c->tl.cap);
     for (size_t i = 0; i < c->tl.n; i++) {
-        sb_printf(b, "%s\n  ", i ? "," : "");
+        strbuf_printf(b, "%s\n  ", i ? "," : "");
         s_json_point(b, &c->tl.pt[i]);
     }
-    sb_printf(b, "\n]}\n");
+    strbuf_printf(b, "\n]}\n");
 }
 
 /* The sections that show whether the run learns: the gate and the stall
  * figures, games by kind with results by colour, the ratings. */
-static void s_build_learning(coord *c, sbuf *b, double now)
+static void s_build_learning(coord *c, strbuf *b, double now)
 {
     (void)now;
     int penta[MATCH_PENTA];
     arena_penta(&c->ar, penta);
-    sb_printf(b, "  \"gate\": {\"mode\": \"%s\", \"pairs\": [%d, %d, %d, %d, %d], "
+    strbuf_printf(b, "  \"gate\": {\"mode\": \"%s\", \"pairs\": [%d, %d, %d, %d, %d], "
                  "\"best_since_ms\": %lld, \"best_since_step\": %llu, "
                  "\"rejected_in_row\": %u, \"reverts\": %llu},\n",
               gate_mode_name(c->gate.mode), penta[0], penta[1], penta[2], penta[3], penta[4],
               (long long)c->best_since_ms, (unsigned long long)c->best_since_step,
               c->rejected_in_row, (unsigned long long)c->reverts);
-    sb_printf(b, "  \"games_by_kind\": {");
+    strbuf_printf(b, "  \"games_by_kind\": {");
     for (int k = 0; k < 3; k++) {
         uint64_t n = c->by_kind[k];
-        sb_printf(b, "%s\"%s\": {\"games\": %llu, \"first_wins\": %llu, \"second_wins\": %llu, "
+        strbuf_printf(b, "%s\"%s\": {\"games\": %llu, \"first_wins\": %llu, \"second_wins\": %llu, "
                      "\"draws\": %llu, \"mean_plies\": %.1f, \"slot_seconds\": %.1f}",
                   k ? ", " : "", s_kind_names[k], (unsigned long long)n,
                   (unsigned long long)c->results[k][0], (unsigned long long)c->results[k][1],
@@ -204,55 +157,55 @@ static void s_build_learning(coord *c, sbuf *b, double now)
     }
     uint64_t all_ms = c->slot_ms[0] + c->slot_ms[1] + c->slot_ms[2];
     const rated_player *rb = ratings_get(c, c->best);
-    sb_printf(b, "},\n  \"ratings\": {\"best\": {\"version\": %u, ", c->best);
+    strbuf_printf(b, "},\n  \"ratings\": {\"best\": {\"version\": %u, ", c->best);
     s_json_rating(b, rb);
-    sb_printf(b, "}, \"eval_share\": %.4f, \"eval_share_max\": %.4f, \"fits\": %llu, "
+    strbuf_printf(b, "}, \"eval_share\": %.4f, \"eval_share_max\": %.4f, \"fits\": %llu, "
                  "\"match\": ",
               all_ms ? (double)c->slot_ms[2] / (double)all_ms : 0.0, c->cfg.eval_share,
               (unsigned long long)c->fits);
     if (c->ev.games) {
-        sb_printf(b, "{\"a\": ");
-        sb_json_str(b, c->ev.a);
-        sb_printf(b, ", \"b\": ");
-        sb_json_str(b, c->ev.b);
-        sb_printf(b, ", \"games\": %u, \"played\": %u}", c->ev.games, c->ev.done);
+        strbuf_printf(b, "{\"a\": ");
+        strbuf_json_str(b, c->ev.a, SIZE_MAX);
+        strbuf_printf(b, ", \"b\": ");
+        strbuf_json_str(b, c->ev.b, SIZE_MAX);
+        strbuf_printf(b, ", \"games\": %u, \"played\": %u}", c->ev.games, c->ev.done);
     } else {
-        sb_printf(b, "null");
+        strbuf_printf(b, "null");
     }
-    sb_printf(b, ",\n    \"players\": [");
+    strbuf_printf(b, ",\n    \"players\": [");
     for (size_t i = 0; i < c->n_rated; i++) {
         const rated_player *r = &c->rated[i];
-        sb_printf(b, "%s\n      {\"name\": ", i ? "," : "");
-        sb_json_str(b, r->name);
-        sb_printf(b, ", \"anchor\": %s, \"games\": %llu, ", r->anchor ? "true" : "false",
+        strbuf_printf(b, "%s\n      {\"name\": ", i ? "," : "");
+        strbuf_json_str(b, r->name, SIZE_MAX);
+        strbuf_printf(b, ", \"anchor\": %s, \"games\": %llu, ", r->anchor ? "true" : "false",
                   (unsigned long long)r->games);
         s_json_rating(b, r);
-        sb_printf(b, "}");
+        strbuf_printf(b, "}");
     }
-    sb_printf(b, "],\n    \"history\": [");
+    strbuf_printf(b, "],\n    \"history\": [");
     for (size_t i = 0; i < c->n_history; i++) {
         const rating_point *h = &c->history[i];
-        sb_printf(b, "%s\n      {\"time_ms\": %lld, \"version\": %u, \"elo\": %.1f, "
+        strbuf_printf(b, "%s\n      {\"time_ms\": %lld, \"version\": %u, \"elo\": %.1f, "
                      "\"elo_lo\": %.1f, \"elo_hi\": %.1f, \"games\": %u}",
                   i ? "," : "", (long long)h->time_ms, h->version, s_num(h->elo), s_num(h->lo),
                   s_num(h->hi), h->games);
     }
-    sb_printf(b, "],\n    \"tallies\": [");
+    strbuf_printf(b, "],\n    \"tallies\": [");
     for (size_t i = 0; i < c->n_tallies; i++) {
         const tally *t = &c->tallies[i];
-        sb_printf(b, "%s\n      {\"a\": ", i ? "," : "");
-        sb_json_str(b, t->a);
-        sb_printf(b, ", \"b\": ");
-        sb_json_str(b, t->b);
-        sb_printf(b, ", \"wins\": %u, \"draws\": %u, \"losses\": %u, "
+        strbuf_printf(b, "%s\n      {\"a\": ", i ? "," : "");
+        strbuf_json_str(b, t->a, SIZE_MAX);
+        strbuf_printf(b, ", \"b\": ");
+        strbuf_json_str(b, t->b, SIZE_MAX);
+        strbuf_printf(b, ", \"wins\": %u, \"draws\": %u, \"losses\": %u, "
                      "\"pairs\": [%u, %u, %u, %u, %u]}",
                   t->w, t->d, t->l, t->penta[0], t->penta[1], t->penta[2], t->penta[3],
                   t->penta[4]);
     }
-    sb_printf(b, "]},\n");
+    strbuf_printf(b, "]},\n");
 }
 
-static void s_build_status(coord *c, sbuf *b)
+static void s_build_status(coord *c, strbuf *b)
 {
     double now = time_now();
     store_stats st;
@@ -260,22 +213,22 @@ static void s_build_status(coord *c, sbuf *b)
     size_t live = 0;
     for (size_t i = 0; i < c->n_workers; i++)
         live += c->workers[i].alive;
-    sb_printf(b, "{\n  \"coordinator\": {\"name\": ");
-    sb_json_str(b, c->name);
-    sb_printf(b, ", \"version\": ");
-    sb_json_str(b, util_version());
-    sb_printf(b, ", \"instance\": \"%016llx\", \"game\": ", (unsigned long long)c->instance);
-    sb_json_str(b, c->g->name);
-    sb_printf(b, ", \"protocol\": %d, \"uptime_s\": %.1f, \"time_ms\": %lld},\n",
+    strbuf_printf(b, "{\n  \"coordinator\": {\"name\": ");
+    strbuf_json_str(b, c->name, SIZE_MAX);
+    strbuf_printf(b, ", \"version\": ");
+    strbuf_json_str(b, util_version(), SIZE_MAX);
+    strbuf_printf(b, ", \"instance\": \"%016llx\", \"game\": ", (unsigned long long)c->instance);
+    strbuf_json_str(b, c->g->name, SIZE_MAX);
+    strbuf_printf(b, ", \"protocol\": %d, \"uptime_s\": %.1f, \"time_ms\": %lld},\n",
               WIRE_PROTOCOL_VERSION, now - c->started, (long long)time_wall_ms());
-    sb_printf(b, "  \"models\": {\"best\": %u, \"latest\": %u, \"candidate\": %u, "
+    strbuf_printf(b, "  \"models\": {\"best\": %u, \"latest\": %u, \"candidate\": %u, "
                  "\"queued\": %u, \"promotions\": %llu},\n",
               c->best, st.models, c->ar.candidate, c->queued,
               (unsigned long long)c->promotions);
     uint32_t assigned = 0;
     for (uint32_t i = 0; c->ar.candidate && i < c->ar.games; i++)
         assigned += c->ar.result[i] == SLOT_OPEN && c->ar.owner[i] >= 0;
-    sb_printf(b, "  \"arena\": {\"candidate\": %u, \"best\": %u, \"games\": %u, \"played\": %u, "
+    strbuf_printf(b, "  \"arena\": {\"candidate\": %u, \"best\": %u, \"games\": %u, \"played\": %u, "
                  "\"wins\": %u, \"draws\": %u, \"losses\": %u, \"assigned\": %u, \"open\": %u, "
                  "\"last\": {\"candidate\": %u, \"promoted\": %s, \"wins\": %u, \"draws\": %u, "
                  "\"losses\": %u, \"decided_ms\": %lld}},\n",
@@ -287,12 +240,12 @@ static void s_build_status(coord *c, sbuf *b)
     s_build_learning(c, b, now);
     timeline_point cur;
     timeline_current(c, &cur);
-    sb_printf(b, "  \"timeline\": {\"points\": %zu, \"changes\": %llu, \"period_s\": %g, "
+    strbuf_printf(b, "  \"timeline\": {\"points\": %zu, \"changes\": %llu, \"period_s\": %g, "
                  "\"current\": ",
               c->tl.n, (unsigned long long)c->tl.changes, c->cfg.timeline_s);
     s_json_point(b, &cur);
-    sb_printf(b, "},\n");
-    sb_printf(b, "  \"replay\": {\"games\": %llu, \"positions\": %llu, \"window\": %ld, "
+    strbuf_printf(b, "},\n");
+    strbuf_printf(b, "  \"replay\": {\"games\": %llu, \"positions\": %llu, \"window\": %ld, "
                  "\"window_lo\": %llu, \"window_hi\": %llu, \"window_positions\": %llu, "
                  "\"first_position\": %llu, \"map_bytes\": %llu, \"used_bytes\": %llu},\n",
               (unsigned long long)st.games, (unsigned long long)st.positions_total,
@@ -300,7 +253,7 @@ static void s_build_status(coord *c, sbuf *b)
               (unsigned long long)(st.window_hi - st.window_lo),
               (unsigned long long)st.first_position, (unsigned long long)st.map_bytes,
               (unsigned long long)st.used_bytes);
-    sb_printf(b, "  \"ingest\": {\"received\": %llu, \"accepted\": %llu, \"duplicates\": %llu, "
+    strbuf_printf(b, "  \"ingest\": {\"received\": %llu, \"accepted\": %llu, \"duplicates\": %llu, "
                  "\"rejected\": %llu, \"games_per_s\": %.2f, \"positions_per_s\": %.1f, "
                  "\"arena_counted\": %llu, \"store_errors\": %llu, \"malformed\": %llu, "
                  "\"refused_version\": %llu, \"samples_served\": %llu, \"rejected_by_reason\": {",
@@ -310,24 +263,24 @@ static void s_build_status(coord *c, sbuf *b)
               (unsigned long long)c->store_errors, (unsigned long long)c->malformed,
               (unsigned long long)c->refused_version, (unsigned long long)c->samples_served);
     for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
-        sb_printf(b, "%s\"%s\": %llu", r > 1 ? ", " : "", validate_reason_name(r),
+        strbuf_printf(b, "%s\"%s\": %llu", r > 1 ? ", " : "", validate_reason_name(r),
                   (unsigned long long)c->rejected_by[r]);
-    sb_printf(b, "}},\n  \"workers\": {\"live\": %zu, \"live_workers\": %zu, \"known\": %zu, "
+    strbuf_printf(b, "}},\n  \"workers\": {\"live\": %zu, \"live_workers\": %zu, \"known\": %zu, "
                  "\"forgotten\": %llu, "
                  "\"refused\": %llu, \"list\": [",
               live, coord_live_workers(c), c->n_workers, (unsigned long long)c->clients_forgotten,
               (unsigned long long)c->clients_refused);
     for (size_t i = 0; i < c->n_workers; i++) {
         const worker *w = &c->workers[i];
-        sb_printf(b, "%s\n    {\"id\": ", i ? "," : "");
-        sb_json_str(b, w->id);
-        sb_printf(b, ", \"role\": ");
-        sb_json_str(b, w->role);
-        sb_printf(b, ", \"host\": ");
-        sb_json_str(b, w->host);
-        sb_printf(b, ", \"version\": ");
-        sb_json_str(b, w->software);
-        sb_printf(b, ", \"alive\": %s, \"last_contact_s\": %.1f, \"last_contact_ms\": %lld, "
+        strbuf_printf(b, "%s\n    {\"id\": ", i ? "," : "");
+        strbuf_json_str(b, w->id, SIZE_MAX);
+        strbuf_printf(b, ", \"role\": ");
+        strbuf_json_str(b, w->role, SIZE_MAX);
+        strbuf_printf(b, ", \"host\": ");
+        strbuf_json_str(b, w->host, SIZE_MAX);
+        strbuf_printf(b, ", \"version\": ");
+        strbuf_json_str(b, w->software, SIZE_MAX);
+        strbuf_printf(b, ", \"alive\": %s, \"last_contact_s\": %.1f, \"last_contact_ms\": %lld, "
                      "\"games\": %llu, \"games_per_min\": %.2f, \"duplicates\": %llu, "
                      "\"rejected\": %llu, \"in_flight\": %u, \"games_done\": %llu, "
                      "\"pending\": %u, \"arena_slots\": %u, \"model_version\": %u, "
@@ -340,14 +293,14 @@ static void s_build_status(coord *c, sbuf *b)
         bool first = true;
         for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
             if (w->rejected_by[r]) {
-                sb_printf(b, "%s\"%s\": %llu", first ? "" : ", ", validate_reason_name(r),
+                strbuf_printf(b, "%s\"%s\": %llu", first ? "" : ", ", validate_reason_name(r),
                           (unsigned long long)w->rejected_by[r]);
                 first = false;
             }
-        sb_printf(b, "}}");
+        strbuf_printf(b, "}}");
     }
     const wire_trainer_stats *t = &c->trainer;
-    sb_printf(b, "\n  ]},\n  \"trainer\": {\"seen\": %s, \"last_contact_s\": %.1f, "
+    strbuf_printf(b, "\n  ]},\n  \"trainer\": {\"seen\": %s, \"last_contact_s\": %.1f, "
                  "\"step\": %llu, \"loss\": %.5f, \"policy_loss\": %.5f, \"value_loss\": %.5f, "
                  "\"l2_loss\": %.5f, \"opp_policy_loss\": %.5f, \"material_loss\": %.5f, "
                  "\"steps_per_s\": %.3f, \"samples_per_s\": %.1f, "
@@ -360,24 +313,24 @@ static void s_build_status(coord *c, sbuf *b)
               (unsigned long long)t->samples_seen, t->last_candidate);
 }
 
-static void s_metric(sbuf *b, const char *name, const char *type, const char *help, double v)
+static void s_metric(strbuf *b, const char *name, const char *type, const char *help, double v)
 {
-    sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, v);
+    strbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, v);
 }
 
-static void s_build_metrics(coord *c, sbuf *b)
+static void s_build_metrics(coord *c, strbuf *b)
 {
     store_stats st;
     store_get_stats(c->st, &st);
     size_t live = 0;
     for (size_t i = 0; i < c->n_workers; i++)
         live += c->workers[i].alive;
-    sb_printf(b, "# HELP kz_build_info The coordinator's version, protocol and game (value 1).\n"
+    strbuf_printf(b, "# HELP kz_build_info The coordinator's version, protocol and game (value 1).\n"
                  "# TYPE kz_build_info gauge\nkz_build_info{version=\"");
     sb_label(b, util_version());
-    sb_printf(b, "\",protocol=\"%d\",game=\"", WIRE_PROTOCOL_VERSION);
+    strbuf_printf(b, "\",protocol=\"%d\",game=\"", WIRE_PROTOCOL_VERSION);
     sb_label(b, c->g->name);
-    sb_printf(b, "\"} 1\n");
+    strbuf_printf(b, "\"} 1\n");
     s_metric(b, "kz_uptime_seconds", "gauge", "Seconds since the coordinator started.",
              time_now() - c->started);
     s_metric(b, "kz_games_stored_total", "counter", "Games stored (all time).", (double)st.games);
@@ -391,10 +344,10 @@ static void s_build_metrics(coord *c, sbuf *b)
              (double)c->accepted);
     s_metric(b, "kz_games_duplicate_total", "counter", "Resubmitted games acknowledged again.",
              (double)c->duplicates);
-    sb_printf(b, "# HELP kz_games_rejected_total Refused game records by reason.\n"
+    strbuf_printf(b, "# HELP kz_games_rejected_total Refused game records by reason.\n"
                  "# TYPE kz_games_rejected_total counter\n");
     for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
-        sb_printf(b, "kz_games_rejected_total{reason=\"%s\"} %llu\n", validate_reason_name(r),
+        strbuf_printf(b, "kz_games_rejected_total{reason=\"%s\"} %llu\n", validate_reason_name(r),
                   (unsigned long long)c->rejected_by[r]);
     s_metric(b, "kz_ingest_games_per_second", "gauge", "Stored games per second (smoothed).",
              s_num(c->rate_games));
@@ -420,12 +373,12 @@ static void s_build_metrics(coord *c, sbuf *b)
              la->candidate && la->promoted ? 1 : 0);
     s_metric(b, "kz_last_arena_decided_timestamp_seconds", "gauge",
              "When it was decided (Unix time, 0 none).", (double)la->decided_ms / 1000.0);
-    sb_printf(b, "# HELP kz_last_arena_games Tally of the last arena decided, candidate's view.\n"
+    strbuf_printf(b, "# HELP kz_last_arena_games Tally of the last arena decided, candidate's view.\n"
                  "# TYPE kz_last_arena_games gauge\n"
                  "kz_last_arena_games{result=\"win\"} %u\nkz_last_arena_games{result=\"draw\"} %u\n"
                  "kz_last_arena_games{result=\"loss\"} %u\n",
               la->wins, la->draws, la->losses);
-    sb_printf(b, "# HELP kz_arena_games Arena tally of the running candidate.\n"
+    strbuf_printf(b, "# HELP kz_arena_games Arena tally of the running candidate.\n"
                  "# TYPE kz_arena_games gauge\n"
                  "kz_arena_games{result=\"win\"} %u\nkz_arena_games{result=\"draw\"} %u\n"
                  "kz_arena_games{result=\"loss\"} %u\n",
@@ -443,17 +396,17 @@ static void s_build_metrics(coord *c, sbuf *b)
         s_metric(b, "kz_best_elo_lo", "gauge", "Lower end of its 95% interval.", s_num(rb->lo));
         s_metric(b, "kz_best_elo_hi", "gauge", "Upper end of its 95% interval.", s_num(rb->hi));
     }
-    sb_printf(b, "# HELP kz_player_elo Ratings of the anchors and rated models (random = 0).\n"
+    strbuf_printf(b, "# HELP kz_player_elo Ratings of the anchors and rated models (random = 0).\n"
                  "# TYPE kz_player_elo gauge\n");
     for (size_t i = 0; i < c->n_rated; i++)
         if (c->rated[i].rated && (c->rated[i].anchor || i + 1 == c->n_rated ||
                                   ratings_get(c, c->best) == &c->rated[i])) {
-            sb_printf(b, "kz_player_elo{player=\"");
+            strbuf_printf(b, "kz_player_elo{player=\"");
             sb_label(b, c->rated[i].name);
-            sb_printf(b, "\",anchor=\"%s\"} %.1f\n", c->rated[i].anchor ? "true" : "false",
+            strbuf_printf(b, "\",anchor=\"%s\"} %.1f\n", c->rated[i].anchor ? "true" : "false",
                       s_num(c->rated[i].elo));
         }
-    sb_printf(b, "# HELP kz_best_anchor_score Score of the best model against each anchor it "
+    strbuf_printf(b, "# HELP kz_best_anchor_score Score of the best model against each anchor it "
                  "played (its tally).\n# TYPE kz_best_anchor_score gauge\n");
     char me[COORD_NAME];
     snprintf(me, sizeof me, "v%u", c->best);
@@ -464,9 +417,9 @@ static void s_build_metrics(coord *c, sbuf *b)
             continue;
         uint32_t n = t->w + t->d + t->l;
         double s = n ? ((first ? t->w : t->l) + 0.5 * t->d) / n : 0.5;
-        sb_printf(b, "kz_best_anchor_score{opponent=\"");
+        strbuf_printf(b, "kz_best_anchor_score{opponent=\"");
         sb_label(b, first ? t->b : t->a);
-        sb_printf(b, "\"} %.4f\n", s);
+        strbuf_printf(b, "\"} %.4f\n", s);
     }
     s_metric(b, "kz_best_since_seconds", "gauge", "Seconds since the best last changed.",
              c->best_since_ms ? (double)(time_wall_ms() - c->best_since_ms) / 1000.0 : 0.0);
@@ -474,17 +427,17 @@ static void s_build_metrics(coord *c, sbuf *b)
              "Candidates rejected since the last promotion.", (double)c->rejected_in_row);
     s_metric(b, "kz_best_reverts_total", "counter", "Bests reverted by the rating guard.",
              (double)c->reverts);
-    sb_printf(b, "# HELP kz_games_by_result_total Games stored since start, by kind and result.\n"
+    strbuf_printf(b, "# HELP kz_games_by_result_total Games stored since start, by kind and result.\n"
                  "# TYPE kz_games_by_result_total counter\n");
     static const char *const res[3] = {"first_wins", "second_wins", "draw"};
     for (int k = 0; k < 3; k++)
         for (int r = 0; r < 3; r++)
-            sb_printf(b, "kz_games_by_result_total{kind=\"%s\",result=\"%s\"} %llu\n",
+            strbuf_printf(b, "kz_games_by_result_total{kind=\"%s\",result=\"%s\"} %llu\n",
                       s_kind_names[k], res[r], (unsigned long long)c->results[k][r]);
-    sb_printf(b, "# HELP kz_game_seconds_total Slot time of the stored games, by kind.\n"
+    strbuf_printf(b, "# HELP kz_game_seconds_total Slot time of the stored games, by kind.\n"
                  "# TYPE kz_game_seconds_total counter\n");
     for (int k = 0; k < 3; k++)
-        sb_printf(b, "kz_game_seconds_total{kind=\"%s\"} %.3f\n", s_kind_names[k],
+        strbuf_printf(b, "kz_game_seconds_total{kind=\"%s\"} %.3f\n", s_kind_names[k],
                   (double)c->slot_ms[k] / 1000.0);
     s_metric(b, "kz_store_map_bytes", "gauge", "LMDB map size.", (double)st.map_bytes);
     s_metric(b, "kz_store_used_bytes", "gauge", "LMDB pages in use.", (double)st.used_bytes);
@@ -505,46 +458,46 @@ static void s_build_metrics(coord *c, sbuf *b)
     s_metric(b, "kz_trainer_last_contact_seconds", "gauge",
              "Seconds since the trainer's last report (-1 never).",
              c->trainer_seen > 0 ? time_now() - c->trainer_seen : -1.0);
-    sb_printf(b, "# HELP kz_worker_games_total Games stored per client.\n"
+    strbuf_printf(b, "# HELP kz_worker_games_total Games stored per client.\n"
                  "# TYPE kz_worker_games_total counter\n");
     for (size_t i = 0; i < c->n_workers; i++) {
-        sb_printf(b, "kz_worker_games_total{worker=\"");
+        strbuf_printf(b, "kz_worker_games_total{worker=\"");
         sb_label(b, c->workers[i].id);
-        sb_printf(b, "\"} %llu\n", (unsigned long long)c->workers[i].games);
+        strbuf_printf(b, "\"} %llu\n", (unsigned long long)c->workers[i].games);
     }
-    sb_printf(b, "# HELP kz_worker_sims_per_second Search speed per live worker (heartbeats).\n"
+    strbuf_printf(b, "# HELP kz_worker_sims_per_second Search speed per live worker (heartbeats).\n"
                  "# TYPE kz_worker_sims_per_second gauge\n");
     for (size_t i = 0; i < c->n_workers; i++) {
         if (!c->workers[i].alive || strcmp(c->workers[i].role, "worker"))
             continue;
-        sb_printf(b, "kz_worker_sims_per_second{worker=\"");
+        strbuf_printf(b, "kz_worker_sims_per_second{worker=\"");
         sb_label(b, c->workers[i].id);
-        sb_printf(b, "\"} %.0f\n", s_num(c->workers[i].sims_per_s));
+        strbuf_printf(b, "\"} %.0f\n", s_num(c->workers[i].sims_per_s));
     }
-    sb_printf(b, "# HELP kz_worker_rejected_total Refused records per client.\n"
+    strbuf_printf(b, "# HELP kz_worker_rejected_total Refused records per client.\n"
                  "# TYPE kz_worker_rejected_total counter\n");
     for (size_t i = 0; i < c->n_workers; i++) {
-        sb_printf(b, "kz_worker_rejected_total{worker=\"");
+        strbuf_printf(b, "kz_worker_rejected_total{worker=\"");
         sb_label(b, c->workers[i].id);
-        sb_printf(b, "\"} %llu\n", (unsigned long long)c->workers[i].rejected);
+        strbuf_printf(b, "\"} %llu\n", (unsigned long long)c->workers[i].rejected);
     }
 }
 
 /* GET /models: one object per registered model, oldest first. bytes and
  * checksum are the registry blob's (what workers get); the served file
  * differs from it by the stamped version and parent only. */
-static void s_build_models(coord *c, sbuf *b, uint32_t latest)
+static void s_build_models(coord *c, strbuf *b, uint32_t latest)
 {
-    sb_printf(b, "[");
+    strbuf_printf(b, "[");
     for (uint32_t v = 1; v <= latest; v++) {
         store_model_info m;
-        sb_printf(b, "%s\n  {\"version\": %u, ", v > 1 ? "," : "", v);
+        strbuf_printf(b, "%s\n  {\"version\": %u, ", v > 1 ? "," : "", v);
         if (store_get_model_info(c->st, v, &m)) {
-            sb_printf(b, "\"status\": \"unreadable\"}");
+            strbuf_printf(b, "\"status\": \"unreadable\"}");
             continue;
         }
         const rated_player *r = ratings_get(c, v);
-        sb_printf(b, "\"parent\": %u, \"created_ms\": %lld, \"status\": \"%s\", "
+        strbuf_printf(b, "\"parent\": %u, \"created_ms\": %lld, \"status\": \"%s\", "
                      "\"best\": %s, \"trainer_step\": %llu, \"arena\": {\"wins\": %u, "
                      "\"draws\": %u, \"losses\": %u, \"decided_ms\": %lld}, "
                      "\"rating_games\": %llu, ",
@@ -553,15 +506,15 @@ static void s_build_models(coord *c, sbuf *b, uint32_t latest)
                   m.draws, m.losses, (long long)m.decided_ms,
                   (unsigned long long)(r ? r->games : 0));
         s_json_rating(b, r);
-        sb_printf(b, ", \"bytes\": %llu, \"checksum\": \"%016llx\", \"url\": \"/models/%u.kzm\"}",
+        strbuf_printf(b, ", \"bytes\": %llu, \"checksum\": \"%016llx\", \"url\": \"/models/%u.kzm\"}",
                   (unsigned long long)m.blob_len, (unsigned long long)m.checksum, v);
     }
-    sb_printf(b, "\n]\n");
+    strbuf_printf(b, "\n]\n");
 }
 
 void status_refresh(coord *c)
 {
-    sbuf js = {0}, mt = {0}, md = {0}, tl = {0};
+    strbuf js = {0}, mt = {0}, md = {0}, tl = {0};
     s_build_status(c, &js);
     s_build_metrics(c, &mt);
     status_files *f = c->files;

@@ -425,18 +425,12 @@ static uint64_t s_doc_checksum(const uint8_t *p, size_t n, uint64_t seed)
     return mix64(r ^ n);
 }
 
-static void s_put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* Rewrites both checksums of a file image (data from byte 128, the header's
  * own over bytes 0..119 at 120, the data's at 80). */
 static void s_fix_checksums(uint8_t *f, size_t len)
 {
-    s_put64(f + 80, s_doc_checksum(f + 128, len - 128, 0));
-    s_put64(f + 120, s_doc_checksum(f, 120, 1));
+    le_put64(f + 80, s_doc_checksum(f + 128, len - 128, 0));
+    le_put64(f + 120, s_doc_checksum(f, 120, 1));
 }
 
 Test(tablebase, consistency, .timeout = 300)

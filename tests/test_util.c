@@ -169,3 +169,20 @@ Test(util, the_first_stop_signal_sets_the_flag_and_the_second_ends_the_process)
     cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "exit status %d, signal %d",
               WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
+
+Test(util, a_strbuf_grows_past_its_first_block_and_escapes_json)
+{
+    strbuf b = {0};
+    for (int i = 0; i < 500; i++)
+        strbuf_printf(&b, "%03d,", i);
+    cr_assert_eq(b.len, 2000);
+    cr_assert_eq(strlen(b.s), 2000);
+    cr_assert(strncmp(b.s + 1996, "499,", 4) == 0);
+    strbuf j = {0};
+    strbuf_json_str(&j, "a\"b\\c\n\x7f\xc3\xa9zzz", 9);
+    cr_assert_str_eq(j.s, "\"a\\\"b\\\\c\\u000a\\u007f\\u00c3\\u00a9\"");
+    strbuf_json_str(&j, "ok", SIZE_MAX);
+    cr_assert_str_eq(j.s + strlen(j.s) - 4, "\"ok\"");
+    free(b.s);
+    free(j.s);
+}
