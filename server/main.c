@@ -55,7 +55,7 @@ static const config_option s_options[] = {
     {"aux_targets", CONFIG_BOOL, "false", 0, 0, O(aux_targets),
      "store each training position's auxiliary targets (the opponent's next policy, the "
      "final material) for a network with auxiliary heads (kz model init "
-     "--opp-policy-filters/--material-filters); positions stored without them train those "
+     "--opp_policy_filters/--material_filters); positions stored without them train those "
      "heads with weight 0"},
     {"selfplay_games", CONFIG_INT, "64", 1, 100000, O(selfplay_games),
      "most games per self-play job before the worker asks again"},

@@ -129,7 +129,7 @@ static int s_parse_sprt(const char *arg, match_config *cfg)
 int cmd_match(int argc, char **argv)
 {
     static const char usage_head[] =
-        "usage: kz match A B [--games N] [--openings K] [--opening-turns T] [--seed S]\n"
+        "usage: kz match A B [--games N] [--openings K] [--opening_turns T] [--seed S]\n"
         "                    [--sprt ELO0,ELO1[,ALPHA,BETA]] [--quiet]\n\n"
         "Plays N games (default 100) of player A against player B with alternating\n"
         "colours (A is black in games 1, 3, ...). With --openings K, the games start from\n"
@@ -207,7 +207,7 @@ int cmd_match(int argc, char **argv)
     if (rc == KZ_EINVAL && cfg.openings > 0 && w + d + l == 0) {
         if (cfg.opening_turns)
             status = kz_usage_error("match: cannot find %d distinct openings of %d random turns; "
-                                    "raise --opening-turns", cfg.openings, cfg.opening_turns);
+                                    "raise --opening_turns", cfg.openings, cfg.opening_turns);
         else
             status = kz_usage_error("match: cannot find %d distinct openings", cfg.openings);
         goto out;

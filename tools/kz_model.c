@@ -35,14 +35,14 @@ static const char *s_opt_name(int kind)
 static int s_model_init(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz model init [--blocks N] [--filters F] [--value-hidden H] [--seed S]\n"
-        "                     [--opp-policy-filters N] [--material-filters N]\n"
+        "usage: kz model init [--blocks N] [--filters F] [--value_hidden H] [--seed S]\n"
+        "                     [--opp_policy_filters N] [--material_filters N]\n"
         "                     [--version V] [--force] OUT\n\n"
         "Writes a new model with random weights (He initialisation, reproducible from\n"
         "the seed) for the game's input and action shapes to OUT, atomically. Defaults\n"
         "are the specification's: 6 blocks of 64 filters, value head 64 wide, seed 1,\n"
         "version 0 (unversioned). An existing OUT is kept unless --force.\n"
-        "--opp-policy-filters and --material-filters add the auxiliary heads that\n"
+        "--opp_policy_filters and --material_filters add the auxiliary heads that\n"
         "training uses (the opponent's next policy, the final material; 0 = none,\n"
         "the default; 2 and 1 are the usual widths): inference skips them, the\n"
         "trainer trains them (docs/trainer.md).\n";
@@ -397,8 +397,8 @@ int cmd_model(int argc, char **argv)
     static const char usage[] =
         "usage: kz model init|info|dump|fetch ...\n\n"
         "Model files (common/modelfile.h):\n"
-        "  init [--blocks N --filters F --value-hidden H --seed S --version V\n"
-        "        --opp-policy-filters N --material-filters N] OUT\n"
+        "  init [--blocks N --filters F --value_hidden H --seed S --version V\n"
+        "        --opp_policy_filters N --material_filters N] OUT\n"
         "                 write a new randomly initialised model\n"
         "  info FILE      architecture, parameter count, version, checksum\n"
         "  dump FILE      every tensor's name, shape and values as JSON\n"

@@ -172,7 +172,7 @@ int cmd_selfplay(int argc, char **argv)
     }
     long mver = 0;
     if (o.model_version[0] && parse_long(o.model_version, 0, UINT32_MAX, &mver))
-        return kz_usage_error("selfplay: --model-version must be from 0 to 4294967295, not '%s'",
+        return kz_usage_error("selfplay: --model_version must be from 0 to 4294967295, not '%s'",
                               o.model_version);
     int precision;
     if (model_precision_parse(o.precision, &precision))

@@ -71,10 +71,10 @@ static const config_option s_own_options[] = {
      "(0 = the weights themselves)"},
     {"aux_opp_policy_weight", CONFIG_DOUBLE, "0.15", 0, 100, O(aux_opp_policy_weight),
      "loss weight of the auxiliary opponent-policy head (a network that has it: kz model init "
-     "--opp-policy-filters; KataGo's 0.15)"},
+     "--opp_policy_filters; KataGo's 0.15)"},
     {"aux_material_weight", CONFIG_DOUBLE, "1", 0, 100, O(aux_material_weight),
      "loss weight of the auxiliary material head (a network that has it: kz model init "
-     "--material-filters)"},
+     "--material_filters)"},
     {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads"},
     {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
      "augmentation seed (0 = from the clock)"},
