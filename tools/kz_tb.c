@@ -397,9 +397,11 @@ static int s_accuracy(const tb_opts *o, int nw, const char **words)
     n = tb_test_positions(t, n, (uint64_t)o->seed, st, keep);
     /* Counts by value (0 draw, 1 win) and by pieces: positions, policy, search. */
     int cnt[2][3] = {{0}}, by_pieces[TB_MAX_PIECES + 1][3] = {{0}};
-    double t0 = time_now();
+    double t0 = time_now(), chance = 0;
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        chance += 1.0 / g->legal_actions(&st[i], legal);
         tb_value v;
         KZ_CHECK(tb_probe(t, &st[i], &v) == 0);
         int pieces = __builtin_popcount(khreibaga_pieces(&st[i], 0) | khreibaga_pieces(&st[i], 1));
@@ -423,6 +425,7 @@ static int s_accuracy(const tb_opts *o, int nw, const char **words)
         printf("tb accuracy of %s on %d table positions (up to %d pieces, seed %ld: "
                "%d wins, %d draws, one value-keeping action each) in %.1f s\n",
                words[0], n, tb_pieces(t), o->seed, cnt[1][0], cnt[0][0], time_now() - t0);
+        printf("  %-24s %5.1f%%  (the mean of 1 / legal actions)\n", "chance", 100 * chance / n);
         s_share("policy (raw network)", cnt[0][1] + cnt[1][1], n);
         snprintf(spec, sizeof spec, "search (%ld simulations)", o->simulations);
         s_share(spec, cnt[0][2] + cnt[1][2], n);
