@@ -51,7 +51,7 @@ enum {
     F_EXPANDED = 1, /* children allocated and their priors set */
     F_PENDING = 2,  /* children allocated, waiting for the evaluator */
     F_FLIP = 4,     /* the mover here differs from the mover at the parent */
-    F_TERMINAL = 8, /* the state is over; `term` holds its value */
+    F_TERMINAL = 8, /* the state is over (or in the endgame tables); `term` holds its value */
 };
 
 typedef struct node {
@@ -64,7 +64,8 @@ typedef struct node {
     uint16_t n_children;  /* 0 until expanded (or pending) */
     uint16_t vl;          /* in-flight (virtual) visits */
     uint8_t flags;        /* F_* */
-    int8_t term;          /* F_TERMINAL: the true result from this node's mover's view */
+    int8_t term;          /* F_TERMINAL: the value from this node's mover's view, in
+                             hundredths: the true result (-100, 0, 100), or the tables' */
 } node;
 
 /* Gumbel mode: the root's state for the current move. */
@@ -138,6 +139,7 @@ struct mcts_batch {
     uint16_t *canon;       /* (max_pending, max_legal) canonical actions of each leaf */
     cache_entry *cache;    /* (cache_mask + 1) or NULL */
     uint32_t cache_mask;   /* entries - 1 */
+    const tb_set *tb;      /* endgame tables for the leaves (borrowed), or NULL */
     mcts_stats stats;      /* counters */
 };
 
@@ -498,6 +500,8 @@ void mcts_batch_set_evaluator(mcts_batch *b, evaluator ev)
         memset(b->cache, 0, sizeof *b->cache * ((size_t)b->cache_mask + 1));
 }
 
+void mcts_batch_set_tablebase(mcts_batch *b, const tb_set *t) { b->tb = t; }
+
 int mcts_batch_trees(const mcts_batch *b) { return b->n_trees; }
 const mcts_settings *mcts_batch_settings(const mcts_batch *b) { return &b->s; }
 const mcts_stats *mcts_batch_stats(const mcts_batch *b) { return &b->stats; }
@@ -678,7 +682,10 @@ void mcts_batch_advance(mcts_batch *b, int i, int action)
             if (t->nodes[root->first_child + k].action == action)
                 child = root->first_child + k;
     g->apply(&t->root_state, action);
-    if (b->s.reuse_tree && child != NONE &&
+    /* A terminal child keeps no subtree: in the endgame tables it was one
+     * without being over (mcts_batch_set_tablebase), and as a root it is
+     * searched afresh. */
+    if (b->s.reuse_tree && child != NONE && !(t->nodes[child].flags & F_TERMINAL) &&
         (t->nodes[child].n > 0 || t->nodes[child].n_children > 0)) {
         assert(!(t->nodes[child].flags & F_PENDING) && t->nodes[child].vl == 0);
         s_compact(t, child);
@@ -885,11 +892,11 @@ static cache_entry *s_cache_find(mcts_batch *b, uint64_t key, int n)
     return e->n != 0 && e->key == key && (e->n == n || e->n == CACHE_WAITING) ? e : NULL;
 }
 
-/* Leaf x is terminal (its true result in term): backs the result up. */
+/* Leaf x is terminal (its value in term): backs the value up. */
 static int s_select_terminal(mcts_batch *b, tree *t, uint32_t x)
 {
     b->stats.terminal_leaves++;
-    s_backup(b, t, x, t->nodes[x].term);
+    s_backup(b, t, x, t->nodes[x].term / 100.0f);
     return SEL_DONE;
 }
 
@@ -964,7 +971,8 @@ static int s_queue_leaf(mcts_batch *b, int ti, uint32_t x, const game_state *st,
 }
 
 /* Expands node x of tree ti, reached at state st: a finished game is
- * terminal (SEL_DONE), a state with one legal action is walked through
+ * terminal (SEL_DONE), so is a state in the endgame tables below the root
+ * (mcts_batch_set_tablebase), a state with one legal action is walked through
  * without evaluation (SEL_WALK), any other is queued (SEL_PENDING); SEL_FULL
  * when its children do not fit in the arena. acts: room for the legal
  * actions (GAME_MAX_LEGAL). */
@@ -976,8 +984,18 @@ static int s_expand(mcts_batch *b, int ti, uint32_t x, const game_state *st, uin
     game_result r = g->result(st);
     if (r.over) {
         nd->flags |= F_TERMINAL;
-        nd->term = (int8_t)game_result_for(r, g->to_move(st));
+        nd->term = (int8_t)(100 * game_result_for(r, g->to_move(st)));
         return s_select_terminal(b, t, x);
+    }
+    int score;
+    if (x != 0 && b->tb && tb_probe_search(b->tb, st, &score) == 0) {
+        /* Its exact result (tb_probe_search: the distance makes the search
+         * hurry), as a terminal. */
+        nd->flags |= F_TERMINAL;
+        nd->term = (int8_t)score;
+        b->stats.tb_leaves++;
+        s_backup(b, t, x, score / 100.0f);
+        return SEL_DONE;
     }
     int n = g->legal_actions(st, acts);
     KZ_CHECK(n > 0); /* a state that is not over has an action */

@@ -131,6 +131,7 @@
 #include "config.h"
 #include "evaluator.h"
 #include "game.h"
+#include "tablebase.h"
 #include "util.h"
 
 /* Where the root's simulations go (see above). */
@@ -279,6 +280,7 @@ typedef struct mcts_stats {
     uint64_t cache_hits;      /* leaves answered by the cache (backed up with the batch) */
     uint64_t duplicates;      /* leaves that shared another leaf's evaluation in the same batch */
     uint64_t terminal_leaves; /* leaves valued by the rules */
+    uint64_t tb_leaves;       /* leaves valued by the endgame tables (their first visit) */
     uint64_t forced_nodes;    /* single-action nodes walked through without evaluation */
     uint64_t collisions;      /* selections abandoned on a leaf already waiting */
     uint64_t arena_full;      /* searches stopped early because a tree arena was full */
@@ -300,6 +302,16 @@ void mcts_batch_destroy(mcts_batch **b);
 
 /* Replaces the evaluator (a new model) and clears the evaluation cache. */
 void mcts_batch_set_evaluator(mcts_batch *b, evaluator ev);
+/* Endgame tables for the leaves (tablebase.h; NULL, the default: none). A
+ * state below the root that the tables cover (a turn start or mid-sequence
+ * state with at most tb_pieces pieces) is valued by its exact result under
+ * R13 at its no-progress count (tb_probe_wdl), as a terminal state: never
+ * expanded nor sent to the evaluator (mcts_stats.tb_leaves); the value is
+ * tb_probe_search's / 100 (a win reached by a king's simple move less by its
+ * distance to the zeroing move, so that the search makes progress). The
+ * root is searched as always. t is borrowed and must outlive its use; it
+ * applies from the next selection on. */
+void mcts_batch_set_tablebase(mcts_batch *b, const tb_set *t);
 int mcts_batch_trees(const mcts_batch *b);
 const mcts_settings *mcts_batch_settings(const mcts_batch *b);
 const mcts_stats *mcts_batch_stats(const mcts_batch *b);

@@ -42,6 +42,7 @@ struct player {
     void *impl;               /* the kind's own state, owned */
     int depth;                /* alpha-beta depth in turns */
     bool mobility;            /* alpha-beta evaluation includes mobility */
+    const tb_set *tb;         /* endgame tables for the search (borrowed), or NULL */
 };
 
 static player *s_player_new(const game_def *g, const player_ops *ops, const char *name)
@@ -53,6 +54,8 @@ static player *s_player_new(const game_def *g, const player_ops *ops, const char
     rng_seed(&p->rng, 1);
     return p;
 }
+
+void player_set_tablebase(player *p, const tb_set *t) { p->tb = t; }
 
 void player_new_game(player *p, uint64_t seed)
 {
@@ -181,6 +184,7 @@ typedef struct ab_search {
     const game_def *g;  /* the game */
     bool mobility;      /* evaluation with the mobility term */
     long nodes;         /* states visited */
+    const tb_set *tb;   /* endgame tables for the nodes below the root, or NULL */
 } ab_search;
 
 /* Negamax with alpha-beta over atomic actions. `depth` counts turns still to
@@ -195,6 +199,13 @@ static long s_ab(ab_search *ab, const game_state *s, int depth, int qleft, int h
     if (r.over) {
         int v = game_result_for(r, g->to_move(s));
         return v == 0 ? 0 : v * (PLAYER_WIN - hops);
+    }
+    int tbs;
+    if (ab->tb && tb_probe_search(ab->tb, s, &tbs) == 0) {
+        /* The exact result under R13: a won (lost) table position scores
+         * below a win (loss) on the board, by tb_probe_search's distance. */
+        return tbs == 0 ? 0 : tbs > 0 ? PLAYER_WIN / 2 + 10 * tbs - hops
+                                      : -(PLAYER_WIN / 2 - 10 * tbs - hops);
     }
     if (depth == 0) {
         assert(!g->mid_turn(s)); /* depth drops only when a turn ends */
@@ -283,7 +294,7 @@ static int s_ab_choose(player *p, const game_state *s, int n, const uint16_t *le
         order[i] = order[j];
         order[j] = t;
     }
-    ab_search ab = {.g = p->g, .mobility = p->mobility, .nodes = 1};
+    ab_search ab = {.g = p->g, .mobility = p->mobility, .nodes = 1, .tb = p->tb};
     long score = s_ab_root(&ab, s, p->depth, order, n, action);
     if (info) {
         info->score = score;
@@ -652,6 +663,7 @@ static int s_mcts_choose(player *p, const game_state *s, int n, const uint16_t *
     const game_def *g = p->g;
     mcts_player *mp = p->impl;
     (void)n, (void)legal;
+    mcts_batch_set_tablebase(mp->batch, p->tb);
     /* Step 1. Continue from the kept tree when it stands at s, else start afresh. */
     enum mcts_status st = mcts_batch_status(mp->batch, 0);
     if (st == MCTS_IDLE || st == MCTS_OVER ||

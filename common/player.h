@@ -71,6 +71,7 @@
 #include "evaluator.h"
 #include "game.h"
 #include "mcts.h"
+#include "tablebase.h"
 
 #define PLAYER_EVAL_MAN 100         /* material value of a man */
 #define PLAYER_EVAL_KING 250        /* material value of a (flying) king */
@@ -146,6 +147,14 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
 /* A one-paragraph description of the spec syntax, for --help texts. */
 const char *player_spec_help(void);
 
+/* Endgame tables for the player's search (tablebase.h; NULL, the default:
+ * none): an mcts or gumbel player values the leaves they cover by their
+ * exact result (mcts_batch_set_tablebase), an alphabeta or greedy player the
+ * nodes below the root (a table win scores above any material but below a
+ * win on the board, by tb_probe_search's score, so that the search makes
+ * progress); the other players ignore them. t is borrowed and
+ * must outlive its use. */
+void player_set_tablebase(player *p, const tb_set *t);
 /* Starts a new game: resets per-game state and seeds the player's random
  * generator (the same seed and the same positions give the same choices). */
 void player_new_game(player *p, uint64_t seed);

@@ -16,6 +16,7 @@ typedef struct slot {
     int game;             /* index k of the game in this slot, -1 when idle */
     rng_t rng;            /* move sampling (and the PCR draws) */
     bool fast;            /* the move being searched has a fast search (PCR) */
+    bool tb;              /* the tables play this game to its end */
     game_record *rec;     /* the game so far (reused between games) */
 } slot;
 
@@ -52,6 +53,11 @@ const config_option selfplay_options[] = {
      "1 = off (KataGo: 0.25)"},
     {"pcr_fast_simulations", CONFIG_INT32, "40", 1, 1000000, O(pcr_fast_simulations),
      "playout cap randomization: simulations of a fast search (at most the full search's)"},
+    {"tb_search", CONFIG_BOOL, "false", 0, 0, O(tb_search),
+     "endgame tables (tb_dir): the search values the leaves they cover by their exact result"},
+    {"tb_adjudicate", CONFIG_BOOL, "false", 0, 0, O(tb_adjudicate),
+     "endgame tables (tb_dir): a game that reaches them is played to its end by their perfect "
+     "play (no search; those moves value targets only)"},
 };
 #undef O
 const size_t selfplay_options_n = sizeof selfplay_options / sizeof selfplay_options[0];
@@ -123,6 +129,8 @@ selfplay *selfplay_new(const game_def *g, const selfplay_config *cfg, evaluator 
         }
     }
     sp->last_game = cfg->games;
+    if (cfg->tablebase && cfg->tb_search)
+        mcts_batch_set_tablebase(sp->batch, cfg->tablebase);
     return sp;
 out_fail:
     selfplay_destroy(&sp);
@@ -208,6 +216,7 @@ static int s_start_game(selfplay *sp, int i)
     r->started_ms = time_wall_ms();
     snprintf(r->worker_id, sizeof r->worker_id, "%s", sp->worker_id);
     sl->fast = false;
+    sl->tb = false;
     if (s_pcr(sp))
         s_pcr_draw(sp, i);
     mcts_batch_reset(sp->batch, i, &sp->start_state, seed);
@@ -235,7 +244,35 @@ static int s_finish_game(selfplay *sp, int i, selfplay_game_fn fn, void *ctx)
         sp->st.draws++;
     if (res.reason >= 0 && res.reason < GAME_REASON_COUNT)
         sp->st.reasons[res.reason]++;
+    sp->st.tb_games += sl->tb;
     return fn ? fn(ctx, r) : 0;
+}
+
+/* When slot i's state is in the endgame tables (with tb_adjudicate): plays
+ * and records their move, no search. 1 if it did, 0 if not, or KZ_ENOMEM. */
+static int s_table_move(selfplay *sp, int i)
+{
+    const tb_set *t = sp->cfg.tablebase;
+    if (!t || !sp->cfg.tb_adjudicate)
+        return 0;
+    const game_def *g = sp->g;
+    const game_state *s = mcts_batch_state(sp->batch, i);
+    int wdl, action;
+    if (tb_probe_wdl(t, s, &wdl) != 0 || tb_best_action(t, s, &action) != 0)
+        return 0;
+    slot *sl = &sp->slots[i];
+    uint16_t acts[GAME_MAX_LEGAL];
+    bool forced = g->legal_actions(s, acts) == 1;
+    uint16_t one = (uint16_t)action;
+    float share = 1;
+    if (record_add_move(sl->rec, action, forced, (float)wdl, forced, &one, &share) != 0)
+        return KZ_ENOMEM;
+    sl->rec->moves[sl->rec->n_moves - 1].fast_search = !forced;
+    sl->tb = true;
+    sp->st.tb_moves++;
+    sp->st.forced += forced;
+    mcts_batch_advance(sp->batch, i, action);
+    return 1;
 }
 
 /* Plays every move whose search is complete in slot i, finishing and
@@ -247,7 +284,7 @@ static int s_settle(selfplay *sp, int i, selfplay_game_fn fn, void *ctx)
     mcts_result res;
     for (;;) {
         enum mcts_status st = mcts_batch_status(sp->batch, i);
-        if (st == MCTS_SEARCHING)
+        if (st == MCTS_SEARCHING && !sp->cfg.tb_adjudicate)
             return 0;
         if (st == MCTS_IDLE) {
             if (sp->next_game >= sp->last_game)
@@ -266,6 +303,14 @@ static int s_settle(selfplay *sp, int i, selfplay_game_fn fn, void *ctx)
                 return rc;
             continue;
         }
+        /* In the endgame tables: their move, no search (tb_adjudicate). */
+        int rc = s_table_move(sp, i);
+        if (rc < 0)
+            return rc;
+        if (rc > 0)
+            continue;
+        if (st == MCTS_SEARCHING)
+            return 0;
         /* MCTS_DONE: play the move. */
         mcts_batch_result(sp->batch, i, &res);
         const game_state *s = mcts_batch_state(sp->batch, i);

@@ -28,6 +28,15 @@
  * search fast (value targets only). At 1 (off) nothing is drawn and the
  * games are those of before.
  *
+ * Endgame tables (tablebase.h; cfg.tablebase). With tb_adjudicate, once a
+ * game reaches a state the tables cover (turn start or mid-sequence) both
+ * sides play the tables' perfect play (tb_best_action) to the end, without
+ * search: such a move is recorded with the exact value under R13 as its
+ * root value and no policy target (fast_search; a forced move as always),
+ * so the game ends as the tables say by the rules themselves and its record
+ * replays and validates like any other, its z exact. With tb_search, the
+ * search values the leaves the tables cover exactly.
+ *
  * Threads: one thread at a time per selfplay object. */
 #ifndef KZ_SELFPLAY_H
 #define KZ_SELFPLAY_H
@@ -38,6 +47,7 @@
 #include "game.h"
 #include "mcts.h"
 #include "record.h"
+#include "tablebase.h"
 
 typedef struct selfplay_config {
     mcts_settings search;       /* search settings, recorded in every game */
@@ -51,15 +61,22 @@ typedef struct selfplay_config {
                                    [0, 1]; 1 = off (every move a full search) */
     int pcr_fast_simulations;   /* simulations of the other moves' fast searches (>= 1 with
                                    PCR on; capped at search.simulations) */
+    const tb_set *tablebase;    /* endgame tables (borrowed, outliving the run), NULL: none;
+                                   used as the two settings below say */
+    bool tb_search;             /* the search values the leaves the tables cover exactly
+                                   (mcts_batch_set_tablebase) */
+    bool tb_adjudicate;         /* a game that reaches a state the tables cover is played
+                                   to its end by them (see above) */
 } selfplay_config;
 
 /* mcts_settings_default(), 1 game, 32 at once, seed 0, model 0, no worker id,
  * the initial position, playout cap randomization off (1) with 40
- * simulations for its fast searches. */
+ * simulations for its fast searches, no endgame tables. */
 selfplay_config selfplay_config_default(void);
 
 /* Self-play's settings rows (config.h) over a selfplay_config: parallel,
- * pcr_full_fraction, pcr_fast_simulations; with mcts_options over its
+ * pcr_full_fraction, pcr_fast_simulations, tb_search, tb_adjudicate (the
+ * tables themselves come from each program's tb_dir); with mcts_options over its
  * search, what kz-worker and kz selfplay share (the worker plays with its
  * own engine, worker/games.c, to the same settings). The text defaults are
  * selfplay_config_default()'s (a test holds them equal). */
@@ -79,6 +96,8 @@ typedef struct selfplay_stats {
     int wins[2];         /* finished games won by player 0 / 1 */
     int draws;           /* finished games drawn */
     int reasons[GAME_REASON_COUNT]; /* finished games by end reason */
+    int tb_games;        /* games finished by the tables (tb_adjudicate) */
+    uint64_t tb_moves;   /* moves the tables played */
     double seconds;      /* wall time inside selfplay_step */
     mcts_stats search;   /* the search's counters (mcts.h) */
 } selfplay_stats;

@@ -590,6 +590,18 @@ int tb_probe_wdl(const tb_set *t, const game_state *s, int *wdl)
     return 0;
 }
 
+int tb_probe_search(const tb_set *t, const game_state *s, int *score)
+{
+    tb_value v;
+    int rc = tb_probe(t, s, &v);
+    if (rc)
+        return rc;
+    int count = khreibaga_game.mid_turn(s) ? 0 : khreibaga_no_progress(s);
+    int wdl = khreibaga_game.mid_turn(s) ? v.wdl : tb_value_at(v, count);
+    *score = wdl * (count > 0 ? 100 - v.dist : 100);
+    return 0;
+}
+
 int tb_action_values(const tb_set *t, const game_state *s, tb_action_value *out)
 {
     const game_def *g = &khreibaga_game;

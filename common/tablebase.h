@@ -76,6 +76,17 @@ int tb_probe(const tb_set *t, const game_state *s, tb_value *out);
  * 0 with *wdl, or KZ_ENOTFOUND. The hot path of search probes. */
 int tb_probe_wdl(const tb_set *t, const game_state *s, int *wdl);
 
+/* The value the searches give a state the tables cover (mcts.h's leaves,
+ * player.h's alpha-beta), in hundredths from the mover's view: the result
+ * under R13 (tb_probe_wdl) as 100, 0 or -100, but for a state reached by a
+ * king's simple move (no-progress count above 0) a win at distance d scores
+ * 100 - d and a loss -(100 - d). So a search that sees only values hurries
+ * to the zeroing move and takes it (a state right after one keeps the full
+ * 100), and the loser delays it: without that, every winning move is "a
+ * win" alike and a short search shuffles until R13 draws the game. 0 with
+ * *score, or KZ_ENOTFOUND. */
+int tb_probe_search(const tb_set *t, const game_state *s, int *score);
+
 /* What one legal action leads to, from the view of the player who plays it. */
 typedef struct tb_action_value {
     uint16_t action; /* the action */

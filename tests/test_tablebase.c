@@ -28,6 +28,8 @@
 #include "game.h"
 #include "harness.h"
 #include "khreibaga.h"
+#include "mcts.h"
+#include "player.h"
 #include "ref_khreibaga.h"
 #include "tablebase.h"
 #include "util.h"
@@ -488,12 +490,12 @@ Test(tablebase, consistency, .timeout = 300)
 
 /* --- perfect play ------------------------------------------------------------------ */
 
-/* The value of s for `player` under R13 (mid-sequence too). */
-static int s_value_for(const tb_set *t, const game_state *s, int player)
+/* The value of s for player `who` under R13 (mid-sequence too). */
+static int s_value_for(const tb_set *t, const game_state *s, int who)
 {
     int wdl;
     cr_assert_eq(tb_probe_wdl(t, s, &wdl), 0);
-    return game_default()->to_move(s) == player ? wdl : -wdl;
+    return game_default()->to_move(s) == who ? wdl : -wdl;
 }
 
 Test(tablebase, perfect_play, .timeout = 300)
@@ -581,6 +583,96 @@ Test(tablebase, test_positions, .timeout = 120)
     }
     cr_assert(white > N / 4 && white < 3 * N / 4 && draws > 0 && draws < N, "white %d draws %d",
               white, draws);
+    tb_close(&t);
+    harness_rm_rf(dir);
+    free(dir);
+}
+
+/* --- the tables in the searches ------------------------------------------------------ */
+
+/* Plays a game from `pos` between a and b (a Black); the winner, -1 a draw. */
+static int s_play(const char *pos, player *a, player *b)
+{
+    const game_def *g = game_default();
+    game_state s;
+    char err[128];
+    cr_assert_eq(g->parse_position(&s, pos, err, sizeof err), 0, "%s", err);
+    player_new_game(a, 1);
+    player_new_game(b, 2);
+    game_result r;
+    while (!(r = g->result(&s)).over) {
+        int action;
+        cr_assert_eq(player_choose(g->to_move(&s) ? b : a, &s, &action, NULL), 0);
+        player_observe(a, &s, action);
+        player_observe(b, &s, action);
+        g->apply(&s, action);
+    }
+    return r.winner;
+}
+
+Test(tablebase, searches_probe_the_tables, .timeout = 120)
+{
+    char *dir = s_build_dir("tb-search", 3, false);
+    tb_set *t = s_open(dir, 0);
+    const game_def *g = game_default();
+    const char *win = "....Wb.......B........... b"; /* Black wins, 13 plies to zeroing */
+    game_state s;
+    char err[256];
+    cr_assert_eq(g->parse_position(&s, win, err, sizeof err), 0);
+
+    /* MCTS: the leaves in the tables are valued by them, never by the
+     * evaluator; the chosen action keeps the win. */
+    mcts_settings ms = player_mcts_settings(64);
+    mcts_batch *b = mcts_batch_new(g, &ms, 1, evaluator_uniform(g));
+    mcts_batch_set_tablebase(b, t);
+    mcts_batch_reset(b, 0, &s, 1);
+    cr_assert_eq(mcts_batch_run(b), 0);
+    mcts_result res;
+    mcts_batch_result(b, 0, &res);
+    const mcts_stats *st = mcts_batch_stats(b);
+    cr_assert_gt(st->tb_leaves, 0);
+    cr_assert_eq(st->evaluated, 1, "only the root goes to the evaluator, not %llu",
+                 (unsigned long long)st->evaluated);
+    tb_action_value av[GAME_MAX_LEGAL];
+    int n = tb_action_values(t, &s, av);
+    cr_assert_eq(n, res.n);
+    for (int i = 0; i < n; i++) {
+        if (av[i].action == res.best)
+            cr_assert_eq(av[i].wdl, 1, "the search chose %d-%d, which does not keep the win",
+                         res.best / 25, res.best % 25);
+        /* Every child visited is valued exactly (a win less by its distance). */
+        if (res.visits[i]) {
+            game_state c = s;
+            g->apply(&c, av[i].action);
+            int score;
+            cr_assert_eq(tb_probe_search(t, &c, &score), 0);
+            cr_assert_float_eq(res.q[i], (g->to_move(&c) == 0 ? score : -score) / 100.0f, 1e-4,
+                               "%d-%d: q %f, score %d", av[i].action / 25, av[i].action % 25,
+                               res.q[i], score);
+            cr_assert_eq(score > 0 ? 1 : score < 0 ? -1 : 0,
+                         g->to_move(&c) == 0 ? av[i].wdl : -av[i].wdl);
+        }
+    }
+    mcts_batch_destroy(&b);
+
+    /* Whole games: a network-free search with the tables converts the win
+     * (the tree below a table position is never entered: no repetition, R13
+     * respected through the values at each count). */
+    player *a = player_from_spec(g, "mcts:uniform:64", err, sizeof err);
+    player *o = player_from_spec(g, "mcts:uniform:64", err, sizeof err);
+    cr_assert(a && o, "%s", err);
+    player_set_tablebase(a, t);
+    player_set_tablebase(o, t);
+    cr_assert_eq(s_play(win, a, o), 0, "mcts with the tables did not win");
+    player_destroy(&a);
+    player_destroy(&o);
+    /* Alpha-beta likewise, against an alpha-beta without them. */
+    a = player_from_spec(g, "alphabeta:2", err, sizeof err);
+    o = player_from_spec(g, "alphabeta:2", err, sizeof err);
+    player_set_tablebase(a, t);
+    cr_assert_eq(s_play(win, a, o), 0, "alpha-beta with the tables did not win");
+    player_destroy(&a);
+    player_destroy(&o);
     tb_close(&t);
     harness_rm_rf(dir);
     free(dir);
@@ -755,6 +847,33 @@ Test(tablebase, kz_tb, .timeout = 120)
     snprintf(args, sizeof args, "tb accuracy nosuch.kzm --dir %s/tb", c.dir);
     cr_assert_eq(harness_cli_kz(&c, args), 2);
     cr_assert(strstr(c.err, "nosuch.kzm"), "%s", c.err);
+
+    /* Self-play that reaches the tables: played out by them (valid records, the
+     * tables' result), or the search's leaves valued by them. */
+    snprintf(args, sizeof args,
+             "selfplay --games 4 --parallel 2 --sims 16 --seed 5 --quiet --out %s/a.kzr "
+             "--position '....Wb.......B........... b' --tb-dir %s/tb --tb-adjudicate",
+             c.dir, c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "results: black 4, white 0, draws 0") &&
+                  strstr(c.out, "tables: 4 games ended by them (52 moves)"),
+              "%s", c.out);
+    snprintf(args, sizeof args, "records %s/a.kzr", c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "checked by replay: 4 valid, 0 invalid"), "%s", c.out);
+    snprintf(args, sizeof args,
+             "selfplay --games 4 --parallel 2 --sims 64 --seed 5 --quiet --out %s/b.kzr "
+             "--temperature-plies 0 --position '....Wb.......B........... b' --tb-dir %s/tb "
+             "--tb-search",
+             c.dir, c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "results: black 4, white 0, draws 0") &&
+                  strstr(c.out, "tables: 0 games ended by them") &&
+                  !strstr(c.out, ", 0 search leaves valued"),
+              "%s", c.out);
+    snprintf(args, sizeof args, "selfplay --games 1 --out %s/c.kzr --tb-search", c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 2);
+    cr_assert(strstr(c.err, "need --tb-dir"), "%s", c.err);
 
     /* Errors: one line, exit 1 at run time, 2 for bad usage. */
     snprintf(args, sizeof args, "tb probe --dir %s/tb", c.dir);

@@ -169,6 +169,42 @@ Test(worker, plays_games_that_are_acknowledged_and_stored)
     harness_fini(&h);
 }
 
+/* Endgame tables (docs/tablebase.md): self-play games that reach them are
+ * played out by them, and the coordinator takes those records as any. */
+Test(worker, plays_out_games_in_the_endgame_tables)
+{
+    harness h;
+    harness_init(&h, "wtb");
+    char tbdir[160], args[240], out[1024];
+    snprintf(tbdir, sizeof tbdir, "%s/tb", h.dir);
+    snprintf(args, sizeof args, "tb build --pieces 4 --dir %s --threads 1", tbdir);
+    cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
+    harness_coord_start(&h, NULL);
+    char log[128], a_tb[200];
+    snprintf(log, sizeof log, "%s/worker.log", h.dir);
+    snprintf(a_tb, sizeof a_tb, "--tb_dir=%s", tbdir);
+    const char *extra[] = {"--parallel=4", "--max_games=12", a_tb, "--tb_adjudicate=true",
+                           "--tb_search=true", NULL};
+    pid_t w = s_worker(&h, log, extra);
+    int st;
+    cr_assert(harness_wait(w, 60, &st), "the worker did not finish 12 games");
+    cr_expect_eq(harness_exit_code(st), 0, "see %s", log);
+    cr_expect_eq(harness_count(log, "endgame tables: every position with up to 4 pieces"), 1);
+    cr_expect_gt(harness_log_num(log, "endgame tables: "), 0, "no game reached the tables");
+    cr_expect_eq(harness_log_num(log, ", acked "), 12);
+    cr_expect_eq(harness_log_num(log, ", rejected "), 0);
+    cr_expect_eq(harness_wait_status(&h, "\"replay\"", "games", 12, 5), 12);
+    cr_expect_eq(harness_status_num(&h, "\"ingest\"", "rejected"), 0);
+    /* Tables that cannot be opened stop the worker at start, saying why. */
+    snprintf(log, sizeof log, "%s/worker-bad.log", h.dir);
+    const char *bad[] = {"--tb_dir=/nonexistent/tb", "--tb_adjudicate=true", NULL};
+    w = s_worker(&h, log, bad);
+    cr_assert(harness_wait(w, 20, &st));
+    cr_expect_eq(harness_exit_code(st), 1);
+    cr_expect_eq(harness_count(log, "tb_dir: /nonexistent/tb: no such tablebase directory"), 1);
+    harness_fini(&h);
+}
+
 /* A candidate with the tiny model's weights and another creation time: a
  * new version as strong as the best. */
 static uint32_t s_submit_candidate(const harness *h)

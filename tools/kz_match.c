@@ -16,6 +16,7 @@
 #include "kz.h"
 #include "match.h"
 #include "player.h"
+#include "tablebase.h"
 #include "util.h"
 
 static const char *s_result_text(const game_def *g, game_result r)
@@ -130,7 +131,7 @@ int cmd_match(int argc, char **argv)
 {
     static const char usage_head[] =
         "usage: kz match A B [--games N] [--openings K] [--opening_turns T] [--seed S]\n"
-        "                    [--sprt ELO0,ELO1[,ALPHA,BETA]] [--quiet]\n\n"
+        "                    [--sprt ELO0,ELO1[,ALPHA,BETA]] [--quiet] [--tb_dir D [--tb_players P]]\n\n"
         "Plays N games (default 100) of player A against player B with alternating\n"
         "colours (A is black in games 1, 3, ...). With --openings K, the games start from\n"
         "K distinct positions reached by T random turns (default: the fewest turns that\n"
@@ -143,7 +144,10 @@ int cmd_match(int argc, char **argv)
         "and the same figures follow for the pairs (pentanomial: LL/LD/DD+WL/WD/WW counts,\n"
         "the score with its interval from the pair variance, its Elo, and with --sprt the\n"
         "pentanomial LLR): pairs cancel most of the colour's and the opening's advantage.\n"
-        "The same --seed (default 1) replays the same match.\n\n";
+        "The same --seed (default 1) replays the same match. --tb_dir gives the endgame\n"
+        "tables (docs/tablebase.md) to the searches of A, B or both (--tb_players):\n"
+        "mcts and gumbel players value the leaves they cover exactly, alphabeta and\n"
+        "greedy their nodes.\n\n";
     match_config cfg;
     match_config_default(&cfg);
     /* Rows without a default keep match_config_default's values. */
@@ -151,6 +155,8 @@ int cmd_match(int argc, char **argv)
         long games, openings, opening_turns, seed; /* match_config's */
         char sprt[CONFIG_STR_MAX];                 /* ELO0,ELO1[,ALPHA,BETA], "" = none */
         bool quiet;                                /* only the summary */
+        char tb_dir[CONFIG_STR_MAX];               /* endgame tables, "" = none */
+        char tb_players[CONFIG_STR_MAX];           /* a, b or both */
     } match_opts;
     static const config_option rows[] = {
         {"games", CONFIG_INT, NULL, 1, 10000000, offsetof(match_opts, games), "games to play"},
@@ -165,6 +171,10 @@ int cmd_match(int argc, char **argv)
          "ELO0,ELO1[,ALPHA,BETA]: stop when the GSPRT accepts a hypothesis"},
         {"quiet", CONFIG_BOOL, "false", 0, 0, offsetof(match_opts, quiet),
          "no line per game, only the summary"},
+        {"tb_dir", CONFIG_STRING, "", 0, 0, offsetof(match_opts, tb_dir),
+         "endgame tables for the players' searches (kz tb build); \"\" = none"},
+        {"tb_players", CONFIG_STRING, "both", 0, 0, offsetof(match_opts, tb_players),
+         "who searches with the tables: a, b or both"},
     };
     match_opts o = {.games = cfg.games, .openings = cfg.openings,
                     .opening_turns = cfg.opening_turns, .seed = (long)cfg.seed};
@@ -195,6 +205,26 @@ int cmd_match(int argc, char **argv)
     if (!b) {
         player_destroy(&a);
         return kz_usage_error("match: %s", err);
+    }
+    tb_set *tb = NULL;
+    if (o.tb_dir[0]) {
+        bool ta = !strcmp(o.tb_players, "a") || !strcmp(o.tb_players, "both");
+        bool tbb = !strcmp(o.tb_players, "b") || !strcmp(o.tb_players, "both");
+        char terr[512];
+        int bad = 0;
+        if (!ta && !tbb)
+            bad = kz_usage_error("match: --tb_players is a, b or both, not '%s'", o.tb_players);
+        else if (!(tb = tb_open(o.tb_dir, 0, terr, sizeof terr)))
+            bad = kz_usage_error("match: %s", terr);
+        if (bad) {
+            player_destroy(&a);
+            player_destroy(&b);
+            return bad;
+        }
+        if (ta)
+            player_set_tablebase(a, tb);
+        if (tbb)
+            player_set_tablebase(b, tb);
     }
     match_cli m = {.g = g, .cfg = &cfg, .a = player_name(a), .b = player_name(b), .quiet = quiet};
     cfg.on_game = s_on_game;
@@ -243,6 +273,7 @@ int cmd_match(int argc, char **argv)
 out:
     player_destroy(&a);
     player_destroy(&b);
+    tb_close(&tb);
     return status;
 }
 

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "record.h"
 #include "selfplay.h"
+#include "tablebase.h"
 #include "util.h"
 
 /* --- evaluators by name --------------------------------------------------------- */
@@ -91,7 +92,8 @@ typedef struct selfplay_opts {
     long threads;                       /* OpenBLAS threads */
     char precision[CONFIG_STR_MAX];     /* fp32 | bf16 */
     bool quiet;                         /* no progress lines */
-    selfplay_config play;               /* parallel, PCR and the search */
+    char tb_dir[CONFIG_STR_MAX];        /* endgame tables, "" = none */
+    selfplay_config play;               /* parallel, PCR, the tables' use and the search */
 } selfplay_opts;
 
 #define O(f) offsetof(selfplay_opts, f)
@@ -112,6 +114,8 @@ static const config_option s_selfplay_rows[] = {
     {"precision", CONFIG_STRING, "bf16", 0, 0, O(precision),
      "the network's arithmetic: bf16 (AVX512_BF16; fp32 where the CPU lacks it) or fp32"},
     {"quiet", CONFIG_BOOL, "false", 0, 0, O(quiet), "no progress lines"},
+    {"tb_dir", CONFIG_STRING, "", 0, 0, O(tb_dir),
+     "endgame tables (kz tb build) for tb_search and tb_adjudicate; \"\" = none"},
     /* The spellings kz selfplay had before it shared the search's rows. */
     {"sims", CONFIG_ALIAS, "simulations", 0, 0, 0, ""},
     {"leaves", CONFIG_ALIAS, "leaves_per_tree", 0, 0, 0, ""},
@@ -194,10 +198,22 @@ int cmd_selfplay(int argc, char **argv)
         return rc;
     cfg.model_version = o.model_version[0] ? (uint32_t)mver : version;
 
-    char err[256];
+    char err[512];
+    tb_set *tb = NULL;
+    if (o.tb_dir[0]) {
+        if (!(tb = tb_open(o.tb_dir, 0, err, sizeof err))) {
+            evaluator_net_destroy(&net);
+            return kz_usage_error("selfplay: %s", err);
+        }
+        cfg.tablebase = tb;
+    } else if (cfg.tb_search || cfg.tb_adjudicate) {
+        evaluator_net_destroy(&net);
+        return kz_usage_error("selfplay: --tb_search and --tb_adjudicate need --tb_dir");
+    }
     selfplay *sp = selfplay_new(g, &cfg, ev, err, sizeof err);
     if (!sp) {
         evaluator_net_destroy(&net);
+        tb_close(&tb);
         return kz_usage_error("selfplay: %s", err);
     }
     sp_sink sink = {0};
@@ -205,6 +221,7 @@ int cmd_selfplay(int argc, char **argv)
     if (rc) {
         selfplay_destroy(&sp);
         evaluator_net_destroy(&net);
+        tb_close(&tb);
         fprintf(stderr, "kz: selfplay: %s\n", err);
         return 1;
     }
@@ -274,8 +291,13 @@ int cmd_selfplay(int argc, char **argv)
     if (m->arena_full)
         printf("warning: %" PRIu64 " searches stopped early on a full tree arena\n",
                m->arena_full);
+    if (tb)
+        printf("tables: %d games ended by them (%" PRIu64 " moves), %" PRIu64
+               " search leaves valued by them\n",
+               st.tb_games, st.tb_moves, m->tb_leaves);
     selfplay_destroy(&sp);
     evaluator_net_destroy(&net);
+    tb_close(&tb);
     return status;
 }
 

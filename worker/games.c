@@ -61,6 +61,7 @@ typedef struct slot {
     int temperature_plies;     /* sample while the turn count is below this */
     bool pcr;                  /* self-play with playout cap randomization */
     bool fast;                 /* the move being searched has a fast search (PCR) */
+    bool tb;                   /* the endgame tables play this game to its end */
     uint32_t arena_slot;       /* arena: the coordinator's slot */
     game_state state;          /* the game's position */
     game_record *rec;          /* the record so far */
@@ -74,6 +75,7 @@ struct games {
     slot *slots;               /* (G) */
     engine *engines[GAMES_MAX_ENGINES]; /* NULL = free entry */
     uint64_t seed;             /* base seed */
+    const tb_set *tb;          /* endgame tables (borrowed), or NULL */
     bool stopping;             /* games_stop was called */
     int busy;                  /* slots in use */
     games_stats st;            /* counters (search counters of dead engines folded in) */
@@ -138,6 +140,8 @@ games *games_new(const game_def *g, const worker_config *cfg, const char *worker
     }
     return gm;
 }
+
+void games_set_tablebase(games *gm, const tb_set *t) { gm->tb = t; }
 
 /* Folds an engine's search counters into the totals and frees it. */
 static void s_engine_free(games *gm, int k)
@@ -204,6 +208,8 @@ static engine *s_engine_get(games *gm, wnet *net, int purpose, int sims, char *e
         snprintf(err, errlen, "out of memory for a search of %d trees", gm->G);
         return NULL;
     }
+    if (purpose == PURPOSE_SELFPLAY && gm->tb && gm->cfg.play.tb_search)
+        mcts_batch_set_tablebase(e->b, gm->tb);
     e->net = net;
     e->purpose = purpose;
     e->simulations = sims;
@@ -280,6 +286,7 @@ int games_start(games *gm, const game_spec *spec, char *err, size_t errlen)
     sl->temperature_plies = s->temperature_plies;
     sl->pcr = purpose == PURPOSE_SELFPLAY && gm->cfg.play.pcr_full_fraction < 1;
     sl->fast = false;
+    sl->tb = false;
     for (int p = 0; p < 2; p++)
         if (sl->base[p])
             player_new_game(sl->base[p], mix64(sl->seed ^ (uint64_t)(p + 11)));
@@ -420,6 +427,31 @@ static int s_finish(games *gm, int i, games_done_fn fn, void *ctx)
     return rc;
 }
 
+/* A self-play game whose state is in the endgame tables (tb_adjudicate):
+ * records their move (the exact value, no policy target) into *action.
+ * 1 if it did, 0 if not, or KZ_ENOMEM. */
+static int s_table_move(games *gm, slot *sl, int *action)
+{
+    const game_def *g = gm->g;
+    int wdl;
+    if (!gm->tb || !gm->cfg.play.tb_adjudicate || sl->rec->kind != RECORD_SELFPLAY ||
+        tb_probe_wdl(gm->tb, &sl->state, &wdl) != 0 ||
+        tb_best_action(gm->tb, &sl->state, action) != 0)
+        return 0;
+    uint16_t acts[GAME_MAX_LEGAL];
+    bool forced = g->legal_actions(&sl->state, acts) == 1;
+    uint16_t one = (uint16_t)*action;
+    float share = 1;
+    if (record_add_move(sl->rec, *action, forced, (float)wdl, forced, &one, &share))
+        return KZ_ENOMEM;
+    sl->rec->moves[sl->rec->n_moves - 1].fast_search = !forced;
+    if (!sl->tb)
+        gm->st.tb_games++;
+    sl->tb = true;
+    gm->st.tb_moves++;
+    return 1;
+}
+
 /* Plays every move of slot i whose search is complete, until its mover's
  * tree searches or the game ends. */
 static int s_settle(games *gm, int i, games_done_fn fn, void *ctx)
@@ -433,6 +465,21 @@ static int s_settle(games *gm, int i, games_done_fn fn, void *ctx)
         uint16_t acts[GAME_MAX_LEGAL];
         float shares[GAME_MAX_LEGAL];
         int n = 0, action;
+        int tm = s_table_move(gm, sl, &action);
+        if (tm < 0)
+            return tm;
+        if (tm > 0) {
+            /* The tables play it out: the trees are not followed any more. */
+            g->apply(&sl->state, action);
+            if (g->result(&sl->state).over)
+                return s_finish(gm, i, fn, ctx);
+            if (gm->stopping) {
+                gm->st.abandoned++;
+                s_release(gm, i);
+                return 0;
+            }
+            continue;
+        }
         if (sl->base[p]) {
             /* Step 1'. A baseline player answers at once. */
             int rc = player_choose(sl->base[p], &sl->state, &action, NULL);

@@ -43,6 +43,9 @@ static const config_option s_own_options[] = {
     {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
      "seed of the games' random choices (0 = from the clock)"},
     {"log_s", CONFIG_DOUBLE, "30", 0.1, 86400, O(log_s), "period of the progress line"},
+    {"tb_dir", CONFIG_STRING, "", 0, 0, O(tb_dir),
+     "endgame tables (kz tb build, docs/tablebase.md) for tb_search and tb_adjudicate; "
+     "\"\" = none"},
     {"worker_id", CONFIG_ALIAS, "client_id", 0, 0, 0, "the worker's name of client_id"},
 };
 #undef O
@@ -94,6 +97,7 @@ typedef struct wk {
     client *c;                /* coordinator client */
     netcache *nc;             /* models */
     games *gm;                /* games in play */
+    tb_set *tb;               /* endgame tables (tb_dir), or NULL */
     wnet *sp_net;             /* the self-play model (pinned), NULL before one */
     uint32_t sp_budget;       /* self-play games the last job still allows */
     int sp_sims;              /* simulations of self-play games */
@@ -601,6 +605,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "kz-worker: %s\n", err);
         return 2;
     }
+    if (!w.cfg.tb_dir[0] && (w.cfg.play.tb_search || w.cfg.play.tb_adjudicate)) {
+        fprintf(stderr, "kz-worker: tb_search and tb_adjudicate need tb_dir (endgame tables)\n");
+        return 2;
+    }
     int precision;
     if (model_precision_parse(w.cfg.precision, &precision)) {
         fprintf(stderr, "kz-worker: precision: must be fp32 or bf16, not '%s'\n",
@@ -628,6 +636,20 @@ int main(int argc, char **argv)
     w.nc = netcache_new(w.g, w.cfg.model_cache_dir, (int)w.cfg.model_cache_keep,
                         (int)eval_batch);
     w.gm = w.c ? games_new(w.g, &w.cfg, client_id(w.c), seed, err, sizeof err) : NULL;
+    if (w.gm && w.cfg.tb_dir[0]) {
+        char terr[512];
+        w.tb = tb_open(w.cfg.tb_dir, 0, terr, sizeof terr);
+        if (!w.tb) {
+            log_error("cannot start: tb_dir: %s", terr);
+            rc = 1;
+            goto out;
+        }
+        log_info("endgame tables: every position with up to %d pieces (%s); tb_search %s, "
+                 "tb_adjudicate %s",
+                 tb_pieces(w.tb), w.cfg.tb_dir, w.cfg.play.tb_search ? "on" : "off",
+                 w.cfg.play.tb_adjudicate ? "on" : "off");
+        games_set_tablebase(w.gm, w.tb);
+    }
     if (!w.c || !w.nc || !w.gm) {
         log_error("cannot start: %s", !w.c ? "no client (see above)" : !w.nc ? "model cache"
                                                                               : err);
@@ -642,6 +664,9 @@ int main(int argc, char **argv)
     client_stats cs;
     games_get_stats(w.gm, &st);
     client_get_stats(w.c, &cs);
+    if (w.tb)
+        log_info("endgame tables: %llu games played out by them (%llu moves)",
+                 (unsigned long long)st.tb_games, (unsigned long long)st.tb_moves);
     log_info("exit: games %llu, submitted %llu, acked %llu, rejected %llu, unacknowledged %zu, "
              "abandoned %llu, dropped %llu",
              (unsigned long long)st.finished, (unsigned long long)cs.submitted,
@@ -653,6 +678,7 @@ out:
     if (w.nc)
         s_arena_clear(&w);
     games_destroy(&w.gm);
+    tb_close(&w.tb);
     netcache_destroy(&w.nc);
     client_destroy(&w.c);
     if (w.zctx)

@@ -36,6 +36,7 @@
 #include "player.h"
 #include "record.h"
 #include "selfplay.h"
+#include "tablebase.h"
 
 /* Settings (the table in main.c; docs/worker.md): the worker's own,
  * self-play's and the search's (selfplay_options, mcts_options) and the
@@ -52,9 +53,11 @@ typedef struct worker_config {
     long max_games;                       /* stop after this many games, 0 never */
     long seed;                            /* 0 = from the clock */
     double log_s;                         /* progress line period */
-    selfplay_config play;                 /* parallel, PCR, and the self-play search (arena:
-                                             games.c adjusts; search.simulations unused:
-                                             the row above); games, seed, ids unused */
+    char tb_dir[CONFIG_STR_MAX];          /* endgame tables, "" none (play.tb_search,
+                                             play.tb_adjudicate use them) */
+    selfplay_config play;                 /* parallel, PCR, the tables' use, and the self-play
+                                             search (arena: games.c adjusts; search.simulations
+                                             unused: the row above); games, seed, ids unused */
     client_config client;                 /* coordinator connection (role, game, slots
                                              set in main.c) */
 } worker_config;
@@ -124,6 +127,8 @@ typedef struct games_stats {
     uint64_t evaluated;       /* positions sent to the networks */
     uint64_t eval_calls;      /* network batches */
     double eval_seconds;      /* time inside the networks */
+    uint64_t tb_games;        /* self-play games the tables played to their end */
+    uint64_t tb_moves;        /* moves they played */
 } games_stats;
 
 typedef struct games games;
@@ -140,6 +145,12 @@ games *games_new(const game_def *g, const worker_config *cfg, const char *worker
                  uint64_t seed, char *err, size_t errlen);
 /* Frees everything (unfinished games are dropped; nets released). NULL-safe. */
 void games_destroy(games **gm);
+/* Endgame tables (tablebase.h; borrowed, outliving gm) for the self-play
+ * games, as cfg's play.tb_search and play.tb_adjudicate say (selfplay.h describes
+ * both: leaves valued exactly; a game that reaches the tables played to its
+ * end by their perfect play, its moves recorded without a policy target).
+ * Arena and rating games never use them. Call before the first game. */
+void games_set_tablebase(games *gm, const tb_set *t);
 /* Starts a game in a free slot (games_free > 0). Takes a reference on the
  * nets for the game's life. 0, or KZ_ENOMEM / KZ_EINVAL (bad settings) with
  * a reason in err. */
