@@ -195,7 +195,12 @@ Test(worker, plays_out_games_in_the_endgame_tables)
     cr_expect_eq(harness_log_num(log, ", rejected "), 0);
     cr_expect_eq(harness_wait_status(&h, "\"replay\"", "games", 12, 5), 12);
     cr_expect_eq(harness_status_num(&h, "\"ingest\"", "rejected"), 0);
-    /* Tables that cannot be opened stop the worker at start, saying why. */
+    /* Using them without them is bad settings; tables that cannot be opened
+     * stop the worker at start, saying why. */
+    snprintf(log, sizeof log, "%s/worker-none.log", h.dir);
+    const char *none[] = {"--tb_search=true", NULL};
+    cr_expect_eq(s_run_alone(none, log), 2);
+    cr_expect_eq(harness_count(log, "tb_search and tb_adjudicate need tb_dir"), 1);
     snprintf(log, sizeof log, "%s/worker-bad.log", h.dir);
     const char *bad[] = {"--tb_dir=/nonexistent/tb", "--tb_adjudicate=true", NULL};
     w = s_worker(&h, log, bad);
