@@ -655,6 +655,40 @@ Test(tablebase, searches_probe_the_tables, .timeout = 120)
     }
     mcts_batch_destroy(&b);
 
+    /* The table's best move: on positions where exactly one action keeps
+     * the value (the accuracy test set), the network-free search with the
+     * tables and alpha-beta at depth 1 with them choose it every time; the
+     * same search without them does not (so the test can tell). */
+    enum { NT = 60 };
+    static game_state ts[NT];
+    static uint16_t keep[NT];
+    cr_assert_eq(tb_test_positions(t, NT, 3, ts, keep), NT);
+    int found[3] = {0, 0, 0}; /* mcts with, mcts without, alpha-beta with */
+    for (int w = 0; w < 2; w++) {
+        b = mcts_batch_new(g, &ms, 1, evaluator_uniform(g));
+        mcts_batch_set_tablebase(b, w == 0 ? t : NULL);
+        for (int i = 0; i < NT; i++) {
+            mcts_batch_reset(b, 0, &ts[i], (uint64_t)i + 1);
+            cr_assert_eq(mcts_batch_run(b), 0);
+            mcts_batch_result(b, 0, &res);
+            found[w] += res.best == keep[i];
+        }
+        mcts_batch_destroy(&b);
+    }
+    player *ab = player_from_spec(g, "alphabeta:1", err, sizeof err);
+    cr_assert(ab, "%s", err);
+    player_set_tablebase(ab, t);
+    for (int i = 0; i < NT; i++) {
+        player_new_game(ab, 1);
+        int action;
+        cr_assert_eq(player_choose(ab, &ts[i], &action, NULL), 0);
+        found[2] += action == keep[i];
+    }
+    player_destroy(&ab);
+    cr_assert_eq(found[0], NT, "mcts with the tables: %d of %d", found[0], NT);
+    cr_assert_eq(found[2], NT, "alpha-beta with the tables: %d of %d", found[2], NT);
+    cr_assert_lt(found[1], NT, "mcts without the tables found every one (%d)", found[1]);
+
     /* Whole games: a network-free search with the tables converts the win
      * (the tree below a table position is never entered: no repetition, R13
      * respected through the values at each count). */

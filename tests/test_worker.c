@@ -20,6 +20,9 @@
 #include "game.h"
 #include "model.h"
 #include "modelfile.h"
+#include "record.h"
+#include "store.h"
+#include "tablebase.h"
 #include "util.h"
 #include "wire.h"
 
@@ -169,6 +172,80 @@ Test(worker, plays_games_that_are_acknowledged_and_stored)
     harness_fini(&h);
 }
 
+/* What the stored games of a worker with tb_adjudicate show (s_tb_game). */
+typedef struct tb_scan {
+    const tb_set *t;  /* the worker's tables */
+    int games;        /* games stored */
+    int selfplay;     /* of which self-play games */
+    int reached;      /* of which reached the tables */
+    int table_moves;  /* moves played in them */
+    int unforced;     /* of which with more than one legal action */
+    int bad;          /* faults seen (the first one in why) */
+    char why[256];    /* the first fault */
+    int first_wdl;    /* the game being replayed: its first table state's value for the
+                         mover there; -2 before the tables */
+    int z_first;      /* the game's result from that mover's view */
+} tb_scan;
+
+static void s_tb_fault(tb_scan *sc, const char *fmt, int a, int b)
+{
+    if (sc->bad++ == 0)
+        snprintf(sc->why, sizeof sc->why, fmt, a, b);
+}
+
+/* Per state of a replayed game: from the first state the tables cover on,
+ * every move is the tables' (tb_best_action) with their value as its root
+ * value and no policy target; no search move is played there. */
+static int s_tb_state(void *ctx, const game_state *s, int k, const record_move *m, int z)
+{
+    tb_scan *sc = ctx;
+    int wdl, best;
+    if (tb_probe_wdl(sc->t, s, &wdl) != 0)
+        return 0;
+    if (sc->first_wdl == -2) {
+        sc->first_wdl = wdl;
+        sc->z_first = z;
+        sc->reached++;
+    }
+    sc->table_moves++;
+    sc->unforced += !m->forced;
+    cr_assert_eq(tb_best_action(sc->t, s, &best), 0);
+    if (m->action != best)
+        s_tb_fault(sc, "move %d: %d is not the tables' move", k, m->action);
+    if (m->root_value != (float)wdl)
+        s_tb_fault(sc, "move %d: root value is not the tables' %d", k, wdl);
+    if (!m->forced && (m->policy_n != 0 || !m->fast_search))
+        s_tb_fault(sc, "move %d: a policy target (%d entries) on a table move", k,
+                   m->policy_n);
+    return 0;
+}
+
+static int s_tb_game(void *ctx, uint64_t seq, const uint8_t *bytes, size_t len)
+{
+    tb_scan *sc = ctx;
+    (void)seq;
+    game_record *r = record_new();
+    char err[256];
+    cr_assert_eq(record_unpack(bytes, len, r, err, sizeof err), 0, "%s", err);
+    sc->games++;
+    sc->first_wdl = -2;
+    if (r->kind != RECORD_SELFPLAY) {
+        record_destroy(&r); /* rating games never use the tables */
+        return 0;
+    }
+    sc->selfplay++;
+    cr_assert_eq(record_replay(game_default(), r, s_tb_state, sc, err, sizeof err), 0, "%s",
+                 err);
+    /* The game ends as the tables said where it reached them (R14 and R15,
+     * which they do not model, aside). */
+    if (sc->first_wdl != -2 && r->reason != GAME_REASON_REPETITION &&
+        r->reason != GAME_REASON_LENGTH && sc->z_first != sc->first_wdl)
+        s_tb_fault(sc, "a game ended %d for the player the tables gave %d", sc->z_first,
+                   sc->first_wdl);
+    record_destroy(&r);
+    return 0;
+}
+
 /* Endgame tables (docs/tablebase.md): self-play games that reach them are
  * played out by them, and the coordinator takes those records as any. */
 Test(worker, plays_out_games_in_the_endgame_tables)
@@ -179,22 +256,44 @@ Test(worker, plays_out_games_in_the_endgame_tables)
     snprintf(tbdir, sizeof tbdir, "%s/tb", h.dir);
     snprintf(args, sizeof args, "tb build --pieces 4 --dir %s --threads 1", tbdir);
     cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
-    harness_coord_start(&h, NULL);
+    const char *coord[] = {"--eval_share=0", NULL};
+    harness_coord_start(&h, coord);
     char log[128], a_tb[200];
     snprintf(log, sizeof log, "%s/worker.log", h.dir);
     snprintf(a_tb, sizeof a_tb, "--tb_dir=%s", tbdir);
-    const char *extra[] = {"--parallel=4", "--max_games=12", a_tb, "--tb_adjudicate=true",
+    const char *extra[] = {"--parallel=4", "--max_games=40", a_tb, "--tb_adjudicate=true",
                            "--tb_search=true", NULL};
     pid_t w = s_worker(&h, log, extra);
     int st;
-    cr_assert(harness_wait(w, 60, &st), "the worker did not finish 12 games");
+    cr_assert(harness_wait(w, 60, &st), "the worker did not finish 40 games");
     cr_expect_eq(harness_exit_code(st), 0, "see %s", log);
     cr_expect_eq(harness_count(log, "endgame tables: every position with up to 4 pieces"), 1);
     cr_expect_gt(harness_log_num(log, "endgame tables: "), 0, "no game reached the tables");
-    cr_expect_eq(harness_log_num(log, ", acked "), 12);
+    cr_expect_eq(harness_log_num(log, ", acked "), 40);
     cr_expect_eq(harness_log_num(log, ", rejected "), 0);
-    cr_expect_eq(harness_wait_status(&h, "\"replay\"", "games", 12, 5), 12);
+    cr_expect_eq(harness_wait_status(&h, "\"replay\"", "games", 40, 5), 40);
     cr_expect_eq(harness_status_num(&h, "\"ingest\"", "rejected"), 0);
+    /* The stored games (the store read beside the running coordinator). */
+    char sdir[128], err[512];
+    snprintf(sdir, sizeof sdir, "%s/store", h.dir);
+    store_options so;
+    store_options_default(&so);
+    so.read_only = true;
+    store *s = NULL;
+    cr_assert_eq(store_open(&s, sdir, &so), 0);
+    tb_set *t = tb_open(tbdir, 0, err, sizeof err);
+    cr_assert(t, "%s", err);
+    tb_scan sc = {.t = t};
+    cr_assert_eq(store_foreach_game(s, s_tb_game, &sc), 0);
+    store_close(&s);
+    tb_close(&t);
+    cr_expect_eq(sc.games, 40);
+    cr_expect_eq(sc.bad, 0, "%d faults; the first: %s", sc.bad, sc.why);
+    cr_expect_gt(sc.reached, 0, "no stored game reached the tables");
+    cr_expect_gt(sc.unforced, 0, "no table move had a choice");
+    /* (The worker's counts include the games it abandoned at its stop.) */
+    cr_expect_leq(sc.reached, harness_log_num(log, "endgame tables: "));
+    cr_expect_leq(sc.table_moves, harness_log_num(log, "games played out by them ("));
     /* Using them without them is bad settings; tables that cannot be opened
      * stop the worker at start, saying why. */
     snprintf(log, sizeof log, "%s/worker-none.log", h.dir);
