@@ -907,7 +907,7 @@ Test(tablebase, kz_tb, .timeout = 120)
               "%s", c.out);
     snprintf(args, sizeof args, "selfplay --games 1 --out %s/c.kzr --tb-search", c.dir);
     cr_assert_eq(harness_cli_kz(&c, args), 2);
-    cr_assert(strstr(c.err, "need --tb-dir"), "%s", c.err);
+    cr_assert(strstr(c.err, "need --tb_dir"), "%s", c.err);
 
     /* Errors: one line, exit 1 at run time, 2 for bad usage. */
     snprintf(args, sizeof args, "tb probe --dir %s/tb", c.dir);
