@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "curve.h"
 #include "game.h"
 #include "util.h"
 
@@ -33,6 +34,13 @@ struct client {
     volatile sig_atomic_t *interrupt; /* borrowed stop flag, NULL none (client_set_interrupt) */
     void *dealer;                /* requests, owned */
     void *sub;                   /* announcements, owned, NULL without sub_endpoint */
+    void *mon;                   /* the DEALER's handshake events (PAIR), owned, or NULL */
+    unsigned mon_n;              /* monitors made (their inproc endpoints differ) */
+    curve_keypair kp;            /* with cfg.curve: this client's keys */
+    char server_key[CURVE_KEY_TEXT]; /* with cfg.curve: the coordinator's public key */
+    int handshake_said;          /* the handshake failure last logged (0 none since a success) */
+    int handshake_lost;          /* handshakes failed without a reason since a success */
+    char handshake_why[400];     /* why the handshakes fail ("" since a success) */
     client_config cfg;           /* configuration (role, game point into ours below) */
     char id[128];                /* client id */
     char role[32];               /* Hello role */
@@ -94,6 +102,14 @@ const config_option client_options[] = {
      "heartbeat period (until the coordinator says otherwise)"},
     {"max_msg_bytes", CONFIG_SIZE, "67108864", 65536, 2147483647, O(max_msg_bytes),
      "largest inbound message (must hold a model blob)"},
+    {"curve", CONFIG_BOOL, "true", 0, 0, O(curve),
+     "CurveZMQ: encrypted, and authenticated by this client's key (false: plain and "
+     "unauthenticated, for a coordinator with curve = false)"},
+    {"curve_server_key", CONFIG_STRING, "", 0, 0, O(curve_server_key),
+     "with curve: the coordinator's public key file (its NAME.pub from kz keygen)"},
+    {"curve_secret_key", CONFIG_STRING, "", 0, 0, O(curve_secret_key),
+     "with curve: this client's secret key file (NAME.key from kz keygen, mode 0600; its "
+     "public key must be in the coordinator's allow_keys)"},
 };
 const size_t client_options_n = sizeof client_options / sizeof client_options[0];
 
@@ -122,7 +138,162 @@ void client_config_default(client_config *cfg)
         .max_msg_bytes = 64u << 20,
         .max_pending = 1024,
         .protocol_version = 0,
+        .curve = true,
+        .curve_server_key = "",
+        .curve_secret_key = "",
     };
+}
+
+/* Reads the key files of cfg into kp and server (either may be NULL). */
+static int s_read_keys(const client_config *cfg, curve_keypair *kp, char *server, char *err,
+                       size_t errlen)
+{
+    if (!cfg->curve)
+        return 0;
+    if (!curve_available())
+        return err_set(err, errlen, KZ_EINVAL, "curve: this libzmq was built without CurveZMQ "
+                       "(set curve = false on every program, or install a libzmq with it)");
+    if (!cfg->curve_server_key[0])
+        return err_set(err, errlen, KZ_EINVAL, "curve_server_key: not set: name the "
+                       "coordinator's public key file (its .pub from kz keygen), or set curve = "
+                       "false for a coordinator without CurveZMQ");
+    if (!cfg->curve_secret_key[0])
+        return err_set(err, errlen, KZ_EINVAL, "curve_secret_key: not set: make this client a "
+                       "key pair with kz keygen NAME and name NAME.key here (and add NAME.pub to "
+                       "the coordinator's allow_keys), or set curve = false");
+    char why[400], pub[CURVE_KEY_TEXT];
+    curve_keypair own;
+    int rc = curve_read_public(cfg->curve_server_key, pub, why, sizeof why);
+    if (rc)
+        return err_set(err, errlen, rc, "curve_server_key: %s", why);
+    rc = curve_read_secret(cfg->curve_secret_key, &own, why, sizeof why);
+    if (rc)
+        return err_set(err, errlen, rc, "curve_secret_key: %s", why);
+    if (kp)
+        *kp = own;
+    if (server)
+        memcpy(server, pub, CURVE_KEY_TEXT);
+    memset(&own, 0, sizeof own);
+    return 0;
+}
+
+int client_check_keys(const client_config *cfg, char *err, size_t errlen)
+{
+    return s_read_keys(cfg, NULL, NULL, err, errlen);
+}
+
+/* The DEALER's handshake monitor: its events, from the dealer's socket
+ * monitor, say why a connection was refused (see s_recv_monitor). */
+static void s_open_monitor(client *c)
+{
+    char ep[96];
+    snprintf(ep, sizeof ep, "inproc://kz-client-%p-%u", (void *)c, c->mon_n++);
+    int events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                 ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+    if (zmq_socket_monitor(c->dealer, ep, events))
+        return; /* only diagnostics are lost */
+    c->mon = zmq_socket(c->zctx, ZMQ_PAIR);
+    int zero = 0;
+    if (c->mon)
+        zmq_setsockopt(c->mon, ZMQ_LINGER, &zero, sizeof zero);
+    if (c->mon && zmq_connect(c->mon, ep)) {
+        zmq_close(c->mon);
+        c->mon = NULL;
+    }
+    if (!c->mon)
+        zmq_socket_monitor(c->dealer, NULL, 0);
+}
+
+static void s_close_dealer(client *c)
+{
+    if (c->dealer) {
+        if (c->mon)
+            zmq_socket_monitor(c->dealer, NULL, 0);
+        zmq_close(c->dealer);
+    }
+    if (c->mon)
+        zmq_close(c->mon);
+    c->dealer = c->mon = NULL;
+}
+
+/* Says once (until a handshake succeeds) why the coordinator's handshakes
+ * fail: the event and its value from the dealer's monitor. */
+static void s_handshake_event(client *c, unsigned event, uint32_t value)
+{
+    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+        if (c->handshake_said)
+            log_info("client %s: handshake with %s succeeded", c->id, c->cfg.endpoint);
+        c->handshake_said = 0;
+        c->handshake_lost = 0;
+        c->handshake_why[0] = 0;
+        return;
+    }
+    char text[400];
+    int said;
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+        said = 1;
+        snprintf(text, sizeof text, "the coordinator at %s refused this client's key (ZAP %u): "
+                 "add its public key %s (the .pub of %s) to the coordinator's allow_keys and "
+                 "reload it (SIGHUP)", c->cfg.endpoint, (unsigned)value, c->kp.public_key,
+                 c->cfg.curve_secret_key);
+    } else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+               value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+        said = 2;
+        snprintf(text, sizeof text, "%s", c->cfg.curve
+                 ? "the coordinator does not use CurveZMQ (curve = false there): turn it on "
+                   "there, or set curve = false here"
+                 : "the coordinator requires CurveZMQ: set curve_server_key and "
+                   "curve_secret_key here (kz keygen; docs/security.md)");
+    } else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
+        said = 3;
+        snprintf(text, sizeof text, "the handshake with %s failed (protocol error 0x%x)",
+                 c->cfg.endpoint, (unsigned)value);
+    } else {
+        /* One may be a coordinator that stopped mid-handshake: said from the
+         * second in a row. */
+        if (++c->handshake_lost < 2)
+            return;
+        said = 4;
+        snprintf(text, sizeof text, "the handshake with %s failed without a reason (%s)%s",
+                 c->cfg.endpoint, zmq_strerror((int)value),
+                 c->cfg.curve ? ": does curve_server_key hold the coordinator's public key?"
+                              : ": does the coordinator require CurveZMQ (then set "
+                                "curve_server_key and curve_secret_key here)?");
+    }
+    s_set_error(c, "%s", text);
+    snprintf(c->handshake_why, sizeof c->handshake_why, "%s", text);
+    if (c->handshake_said != said)
+        log_error("client %s: %s", c->id, text);
+    c->handshake_said = said;
+}
+
+/* Reads the monitor's events (two frames each: event and value, then the
+ * endpoint). */
+static void s_recv_monitor(client *c)
+{
+    while (c->mon) {
+        zmq_msg_t ev, ep;
+        zmq_msg_init(&ev);
+        if (zmq_msg_recv(&ev, c->mon, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&ev);
+            return;
+        }
+        uint16_t event = 0;
+        uint32_t value = 0;
+        if (zmq_msg_size(&ev) >= 6) {
+            memcpy(&event, zmq_msg_data(&ev), 2);
+            memcpy(&value, (const uint8_t *)zmq_msg_data(&ev) + 2, 4);
+        }
+        bool more = zmq_msg_more(&ev);
+        zmq_msg_close(&ev);
+        while (more) {
+            zmq_msg_init(&ep);
+            more = zmq_msg_recv(&ep, c->mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&ep);
+            zmq_msg_close(&ep);
+        }
+        if (event)
+            s_handshake_event(c, event, value);
+    }
 }
 
 /* Opens and connects the DEALER socket. 0 or zmq errno. */
@@ -138,10 +309,14 @@ static int s_open_dealer(client *c)
     zmq_setsockopt(c->dealer, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
     zmq_setsockopt(c->dealer, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl);
     zmq_setsockopt(c->dealer, ZMQ_RECONNECT_IVL_MAX, &ivl_max, sizeof ivl_max);
-    if (zmq_connect(c->dealer, c->cfg.endpoint)) {
-        int rc = zmq_errno();
-        zmq_close(c->dealer);
-        c->dealer = NULL;
+    int rc = c->cfg.curve ? curve_setup_client(c->dealer, c->server_key, &c->kp) : 0;
+    if (!rc) {
+        s_open_monitor(c);
+        if (zmq_connect(c->dealer, c->cfg.endpoint))
+            rc = zmq_errno();
+    }
+    if (rc) {
+        s_close_dealer(c);
         return rc;
     }
     return 0;
@@ -211,9 +386,7 @@ static double s_resend_after(const client *c, int sends)
  * say Hello, resend every unacknowledged game. */
 static void s_reconnect(client *c)
 {
-    if (c->dealer)
-        zmq_close(c->dealer);
-    c->dealer = NULL;
+    s_close_dealer(c);
     int rc = s_open_dealer(c);
     if (rc) {
         log_error("client: cannot reconnect to %s: %s", c->cfg.endpoint, zmq_strerror(rc));
@@ -247,6 +420,18 @@ client *client_new(void *zctx, const client_config *cfg)
     client *c = xcalloc(1, sizeof *c);
     c->zctx = zctx;
     c->cfg = *cfg;
+    char err[600];
+    if (s_read_keys(cfg, &c->kp, c->server_key, err, sizeof err)) {
+        log_error("client: %s", err);
+        free(c);
+        return NULL;
+    }
+    static bool s_warned;
+    if (!cfg->curve && !s_warned) {
+        s_warned = true;
+        log_warn("client: curve = false: talking to the coordinator without CurveZMQ, "
+                 "unencrypted and unauthenticated (docs/security.md)");
+    }
     snprintf(c->role, sizeof c->role, "%s", cfg->role ? cfg->role : "worker");
     snprintf(c->game, sizeof c->game, "%s", cfg->game ? cfg->game : "");
     if (cfg->client_id[0]) {
@@ -279,7 +464,8 @@ client *client_new(void *zctx, const client_config *cfg)
             zmq_setsockopt(c->sub, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
             zmq_setsockopt(c->sub, ZMQ_SUBSCRIBE, WIRE_TOPIC_BEST, strlen(WIRE_TOPIC_BEST));
         }
-        if (!c->sub || zmq_connect(c->sub, c->cfg.sub_endpoint)) {
+        if (!c->sub || (c->cfg.curve && curve_setup_client(c->sub, c->server_key, &c->kp)) ||
+            zmq_connect(c->sub, c->cfg.sub_endpoint)) {
             log_error("client: cannot connect to %s: %s", c->cfg.sub_endpoint,
                       zmq_strerror(zmq_errno()));
             client_destroy(&c);
@@ -297,8 +483,7 @@ void client_destroy(client **cp)
     if (!cp || !*cp)
         return;
     client *c = *cp;
-    if (c->dealer)
-        zmq_close(c->dealer);
+    s_close_dealer(c);
     if (c->sub)
         zmq_close(c->sub);
     if (c->pending)
@@ -309,6 +494,7 @@ void client_destroy(client **cp)
     wire_buf_free(&c->tx);
     wire_msg_clear(&c->reply);
     wire_msg_clear(&c->scratch);
+    memset(&c->kp, 0, sizeof c->kp);
     free(c);
     *cp = NULL;
 }
@@ -565,6 +751,7 @@ static void s_service(client *c, int timeout_ms)
         s_recv_dealer(c);
         if (c->sub)
             s_recv_sub(c);
+        s_recv_monitor(c);
         s_timers(c);
         if (c->got_reply)
             return;
@@ -574,8 +761,13 @@ static void s_service(client *c, int timeout_ms)
         int wait = s_next_timer_ms(c);
         if (wait > left)
             wait = (int)left + 1;
-        zmq_pollitem_t items[2] = {{c->dealer, 0, ZMQ_POLLIN, 0}, {c->sub, 0, ZMQ_POLLIN, 0}};
+        zmq_pollitem_t items[3] = {{c->dealer, 0, ZMQ_POLLIN, 0}, {c->sub, 0, ZMQ_POLLIN, 0},
+                                   {c->mon, 0, ZMQ_POLLIN, 0}};
         int n = c->sub ? 2 : 1;
+        if (c->mon) {
+            items[n] = items[2];
+            n++;
+        }
         if (!c->dealer) { /* reconnect failed: wait and retry via timers */
             usleep((useconds_t)(wait > 100 ? 100 : wait) * 1000);
             continue;
@@ -641,8 +833,9 @@ int client_call(client *c, wire_msg *req, const wire_msg **reply)
     }
     c->waiting_id = 0;
     c->stats.timeouts++;
-    s_set_error(c, "no answer from %s after %d attempts of %d ms", c->cfg.endpoint,
-                c->cfg.retries, c->cfg.timeout_ms);
+    s_set_error(c, "no answer from %s after %d attempts of %d ms%s%s", c->cfg.endpoint,
+                c->cfg.retries, c->cfg.timeout_ms, c->handshake_why[0] ? ": " : "",
+                c->handshake_why);
     return KZ_ETIMEOUT;
 }
 

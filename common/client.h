@@ -25,6 +25,17 @@
  * the client then refuses every call with KZ_EVERSION and client_last_error()
  * says which versions (and the Hello logs it once).
  *
+ * CurveZMQ (curve.h, docs/security.md): with cfg.curve (the default) both
+ * sockets are CurveZMQ clients of the coordinator's public key
+ * (curve_server_key) with this client's own key pair (curve_secret_key):
+ * the traffic is encrypted and the coordinator knows which key speaks (its
+ * allow-list names the key and its role; the id the coordinator files this
+ * client under is the key's name, docs/protocol.md). A handshake that fails
+ * (a key the coordinator does not admit, a wrong server key, one side
+ * without CurveZMQ) is logged once with what to change, until one succeeds;
+ * client_last_error() says it too. curve = false: plain, unauthenticated
+ * connections (a warning, once per process).
+ *
  * Ownership: the client borrows the ZeroMQ context (one per process) and
  * copies everything else it keeps. Replies returned by pointer are borrowed
  * until the next client call. Threads: a client belongs to one thread. */
@@ -59,6 +70,9 @@ typedef struct client_config {
     size_t max_msg_bytes;      /* ZMQ_MAXMSGSIZE on inbound messages */
     size_t max_pending;        /* unacknowledged games held at most */
     uint32_t protocol_version; /* 0 = WIRE_PROTOCOL_VERSION (others: tests only) */
+    bool curve;                /* CurveZMQ: encrypted and authenticated (false: plain) */
+    char curve_server_key[CONFIG_STR_MAX]; /* with curve: the coordinator's public key file */
+    char curve_secret_key[CONFIG_STR_MAX]; /* with curve: this client's secret key file */
 } client_config;
 
 /* Counters since client_new. */
@@ -77,11 +91,19 @@ typedef struct client_stats {
 /* Defaults: endpoint tcp://127.0.0.1:5555 (the coordinator's default bind),
  * no announcements, an automatic id, timeout 3000 ms, 2 attempts, heartbeat
  * 1000 ms, 64 MiB messages, 1024 pending games, role "worker", the default
- * game (game_default), 1 slot. */
+ * game (game_default), 1 slot, curve on (its two key files still to name). */
 void client_config_default(client_config *cfg);
 
+/* Checks the CurveZMQ settings without connecting: with cfg->curve, libzmq
+ * has CurveZMQ and both key files are named, readable and hold keys (the
+ * secret one private). 0, or an error with one line in err naming the
+ * setting. client_new does the same; programs call it first to exit with
+ * that line. */
+int client_check_keys(const client_config *cfg, char *err, size_t errlen);
+
 /* The connection's settings rows (config.h), over a client_config: endpoint,
- * client_id, timeout_ms, retries, heartbeat_ms, max_msg_bytes. Programs that
+ * client_id, timeout_ms, retries, heartbeat_ms, max_msg_bytes, curve,
+ * curve_server_key, curve_secret_key. Programs that
  * talk to the coordinator list this group (kz-worker, kz-trainer); a program
  * that plays games lists client_worker_options too: sub_endpoint (new-best
  * announcements) and max_pending (games held until acknowledged). role,

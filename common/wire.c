@@ -72,6 +72,7 @@ const char *wire_error_name(uint32_t code)
     case WIRE_ERR_NOT_FOUND: return "not-found";
     case WIRE_ERR_REFUSED: return "refused";
     case WIRE_ERR_INTERNAL: return "internal";
+    case WIRE_ERR_FORBIDDEN: return "forbidden";
     default: return "unknown";
     }
 }

@@ -61,6 +61,7 @@ enum wire_error_code {
     WIRE_ERR_NOT_FOUND = 3, /* no such model */
     WIRE_ERR_REFUSED = 4,   /* refused: bad checksum, wrong game, too large */
     WIRE_ERR_INTERNAL = 5,  /* the coordinator failed */
+    WIRE_ERR_FORBIDDEN = 6, /* the client's key may not make this request (its role) */
 };
 
 typedef struct wire_hello {

@@ -707,7 +707,8 @@ static void s_seen(worker *w)
 /* Handles one message (route = ROUTER identity): decodes it into the next free
  * ingest slot, so that a game needs no copy, and hands it to its kind's
  * handler. */
-static void s_handle(coord *c, const uint8_t *route, size_t rl, const void *data, size_t len)
+static void s_handle(coord *c, const uint8_t *route, size_t rl, const void *data, size_t len,
+                     const char *user_id)
 {
     c->requests++;
     wire_msg *req = &c->items[c->n_items].msg;
@@ -717,6 +718,18 @@ static void s_handle(coord *c, const uint8_t *route, size_t rl, const void *data
         wire_msg_clear(req);
         return;
     }
+    /* CurveZMQ: the key behind the connection may send this kind, and its
+     * name is the client's id (auth.c). */
+    static char idbuf[64];
+    char why[160];
+    const char *id;
+    if (!auth_check(c, user_id, req->kind, req->client, &id, idbuf, sizeof idbuf, why,
+                    sizeof why)) {
+        s_error(c, route, rl, req->request_id, WIRE_ERR_FORBIDDEN, why);
+        wire_msg_clear(req);
+        return;
+    }
+    req->client = id;
     worker *w = coord_worker(c, req->client);
     int wi = w ? (int)(w - c->workers) : -1;
     s_seen(w);
@@ -785,7 +798,7 @@ static size_t s_drain(coord *c)
         }
         bool more = zmq_msg_more(&body);
         s_handle(c, zmq_msg_data(&id), zmq_msg_size(&id), zmq_msg_data(&body),
-                 zmq_msg_size(&body));
+                 zmq_msg_size(&body), c->auth.on ? zmq_msg_gets(&body, "User-Id") : NULL);
         zmq_msg_close(&body);
         zmq_msg_close(&id);
         while (more) { /* our protocol has one frame; drop extras */
@@ -800,11 +813,17 @@ static size_t s_drain(coord *c)
 
 /* --- life cycle -------------------------------------------------------------------- */
 
-static void *s_socket(coord *c, int type, const char *endpoint)
+static void *s_socket(coord *c, int type, const char *endpoint, int which)
 {
     void *s = zmq_socket(c->zctx, type);
     if (!s)
         return NULL;
+    int arc = auth_socket(c, s);
+    if (arc) {
+        log_error("cannot make %s a CurveZMQ server: %s", endpoint, zmq_strerror(arc));
+        zmq_close(s);
+        return NULL;
+    }
     int zero = 0, hwm = 100000;
     int64_t maxmsg = c->cfg.max_msg_bytes;
     zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
@@ -816,6 +835,7 @@ static void *s_socket(coord *c, int type, const char *endpoint)
         zmq_close(s);
         return NULL;
     }
+    auth_watch(c, s, which);
     return s;
 }
 
@@ -936,8 +956,11 @@ static int s_init_settings(coord *c, const coord_config *cfg, volatile sig_atomi
 static int s_init_ports(coord *c)
 {
     c->zctx = zmq_ctx_new();
-    c->router = s_socket(c, ZMQ_ROUTER, c->cfg.bind);
-    c->pub = c->router ? s_socket(c, ZMQ_PUB, c->cfg.pub_bind) : NULL;
+    int rc = auth_init(c); /* the ZAP handler before the sockets that use it */
+    if (rc)
+        return rc;
+    c->router = s_socket(c, ZMQ_ROUTER, c->cfg.bind, 0);
+    c->pub = c->router ? s_socket(c, ZMQ_PUB, c->cfg.pub_bind, 1) : NULL;
     if (!c->router || !c->pub)
         return KZ_EIO;
     return status_bind(c);
@@ -1101,14 +1124,25 @@ int coord_run(coord *c)
         int timeout = (int)((next - now) * 1000.0) + 1;
         if (timeout < 0)
             timeout = 0;
-        zmq_pollitem_t items[1] = {{c->router, 0, ZMQ_POLLIN, 0}};
-        int rc = zmq_poll(items, 1, timeout);
+        zmq_pollitem_t items[4] = {{c->router, 0, ZMQ_POLLIN, 0}};
+        int n_items = 1;
+        void *extra[3];
+        auth_poll_items(c, extra);
+        for (int k = 0; k < 3; k++)
+            if (extra[k])
+                items[n_items++] = (zmq_pollitem_t){extra[k], 0, ZMQ_POLLIN, 0};
+        int rc = zmq_poll(items, n_items, timeout);
+        if (c->reload && *c->reload) {
+            *c->reload = 0;
+            auth_reload(c);
+        }
         if (rc < 0) {
             if (zmq_errno() == EINTR)
                 continue;
             log_error("zmq_poll: %s", zmq_strerror(zmq_errno()));
             return KZ_EIO;
         }
+        auth_serve(c);
         size_t got = 0;
         if (items[0].revents & ZMQ_POLLIN) {
             got = s_drain(c);
@@ -1156,6 +1190,7 @@ void coord_fini(coord *c)
         zmq_close(c->router);
     if (c->pub)
         zmq_close(c->pub);
+    auth_fini(c);
     if (c->zctx)
         zmq_ctx_term(c->zctx);
     for (int i = 0; i < MODEL_CACHE; i++)

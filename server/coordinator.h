@@ -14,6 +14,9 @@
  *                 the snapshots it serves
  *   games.c       /games and /games/SEQ: stored games for the viewer; /api/:
  *                 the play page's engine over the best model
+ *   auth.c        CurveZMQ: the coordinator's keys, the allow-list of client
+ *                 keys and roles (reloaded on SIGHUP), the ZAP handler, what
+ *                 each role may ask, handshake failures (docs/security.md)
  *
  * Threads: everything here runs on the main thread except the HTTP handler,
  * which only copies the snapshot strings under `snap_lock` (and asks the
@@ -28,6 +31,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "curve.h"
 #include "game.h"
 #include "match.h"
 #include "store.h"
@@ -85,7 +89,35 @@ typedef struct coord_config {
     bool rate_candidates;               /* gauntlets for every new model, not only bests */
     double timeline_s;                  /* timeline: seconds per point */
     long timeline_points;               /* timeline: points kept at most */
+    bool curve;                         /* CurveZMQ on both endpoints (false: no authentication) */
+    char curve_secret_key[CONFIG_STR_MAX]; /* the coordinator's secret key file */
+    char allow_keys[CONFIG_STR_MAX];    /* the client keys admitted, with their roles */
+    char status_token_file[CONFIG_STR_MAX]; /* HTTP: bearer token file, "" = no token */
+    long http_connections;              /* HTTP: connections at most */
+    long http_per_ip;                   /* HTTP: connections from one address at most */
+    long http_timeout_s;                /* HTTP: an idle connection is closed after this */
 } coord_config;
+
+/* CurveZMQ authentication (auth.c). */
+#define AUTH_TOLD 256 /* unknown keys whose refusal was logged, at most (then every 1000th) */
+typedef struct auth {
+    bool on;                    /* cfg.curve */
+    curve_keypair kp;           /* the coordinator's own keys */
+    curve_allow *allow;         /* admitted client keys and roles (reloaded on SIGHUP) */
+    uint32_t *told;             /* (allow->n) per entry: request kinds whose refusal was logged */
+    void *zap;                  /* the ZAP handler: REP on inproc://zeromq.zap.01 */
+    void *mon[2];               /* handshake events of the ROUTER and the PUB (PAIRs), or NULL */
+    uint8_t (*told_keys)[CURVE_KEY_BYTES]; /* (AUTH_TOLD) unknown keys already logged */
+    size_t n_told_keys;         /* used */
+    uint64_t refused_keys;      /* handshakes refused: a key not in the allow-list */
+    uint64_t refused_requests;  /* requests outside their key's role (or of a removed key) */
+    uint64_t refused_by_role[CURVE_ROLES]; /* the same by the key's role */
+    uint64_t handshake_failures;/* handshakes that failed before the allow-list (no CurveZMQ,
+                                   a wrong server key) */
+    uint64_t reloads;           /* allow-list reloads (SIGHUP) that took effect */
+    uint64_t reload_errors;     /* reloads refused (the previous list stays) */
+    int64_t loaded_ms;          /* wall clock of the last load */
+} auth;
 
 /* One client (worker, trainer or tool), by its stable id. */
 typedef struct worker {
@@ -250,6 +282,8 @@ typedef struct ingest_item {
     int64_t duration_ms;  /* its play time */
 } ingest_item;
 
+#define STATUS_TOKEN_MAX 256 /* longest HTTP token, the NUL included */
+
 typedef struct coord {
     coord_config cfg;           /* settings */
     gate_config gate;           /* promotion gate (from cfg.arena_*) */
@@ -264,6 +298,8 @@ typedef struct coord {
     char name[96];              /* host:pid */
     double started;             /* time_now() at start */
     volatile sig_atomic_t *stop;/* set by signals */
+    volatile sig_atomic_t *reload; /* set by SIGHUP: reload the allow-list (NULL: never) */
+    auth auth;                  /* CurveZMQ (auth.c) */
 
     worker *workers;            /* (n_workers) */
     size_t n_workers;           /* used */
@@ -360,6 +396,8 @@ typedef struct coord {
     int http_fd;                /* status_bind's listening socket until status_start, -1 none */
     struct status_files *files; /* /models and its files for the HTTP thread (status.c) */
     struct games_box *games_box; /* /games requests for the main loop (games.c) */
+    char status_token[STATUS_TOKEN_MAX]; /* HTTP token, "" none (read-only once serving) */
+    uint64_t http_unauthorized; /* HTTP requests without the token (atomic: HTTP threads) */
 } coord;
 
 /* coordinator.c */
@@ -466,7 +504,43 @@ size_t timeline_serialize(coord *c, uint8_t **out);
 /* Writes meta "timeline" in its own transaction. 0 or the store's error (logged). */
 int timeline_save(coord *c);
 
+/* auth.c */
+/* With cfg.curve: reads the coordinator's key pair and the allow-list and
+ * binds the ZAP handler, which must exist before the ROUTER and the PUB bind
+ * (libzmq admits every key when no handler answers). Without: logs the
+ * warning. 0 or an error (logged). */
+int auth_init(coord *c);
+/* Makes s a CurveZMQ server with the coordinator's key (before its bind)
+ * when curve is on. 0 or zmq errno. */
+int auth_socket(coord *c, void *s);
+/* Watches s's handshakes (after its bind): failures are counted (which = 0
+ * ROUTER, 1 PUB). */
+void auth_watch(coord *c, void *s, int which);
+/* The sockets the main loop polls for auth_serve (NULL where none): the ZAP
+ * handler and the two monitors. */
+void auth_poll_items(coord *c, void *out[3]);
+/* Answers the waiting ZAP requests and reads the handshake events. Main
+ * loop, every turn; cheap when idle. */
+void auth_serve(coord *c);
+/* Reads the allow-list again (SIGHUP); a bad file is logged and the
+ * previous list stays. */
+void auth_reload(coord *c);
+/* The check of one request: with curve, the key behind user_id (the
+ * message's ZAP "User-Id", the key's Z85 text) must still be in the
+ * allow-list and its role may send `kind`. True when allowed, and then *id
+ * is the client id the request is filed under: the key's name, or NAME/ID
+ * for a client naming itself ID (several processes sharing one key), in
+ * idbuf when made. False with the reason in why (counted, logged once per
+ * key and kind). Without curve: true, *id = claimed. */
+bool auth_check(coord *c, const char *user_id, int kind, const char *claimed, const char **id,
+                char *idbuf, size_t idlen, char *why, size_t whylen);
+void auth_fini(coord *c);
+
 /* status.c */
+/* Reads the HTTP token file (status_token_file): one line of 16 to
+ * STATUS_TOKEN_MAX - 2 printable characters, in a file other users may not
+ * read. 0 or an error with err. */
+int status_read_token(const char *path, char *out, size_t cap, char *err, size_t errlen);
 /* Binds the status port (http_bind:http_port; nothing when it is 0) before
  * the store is touched, so that a port in use stops the start before any
  * bootstrap. 0, or KZ_EIO (logged). */

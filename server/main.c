@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "curve.h"
 #include "coordinator.h"
 #include "match.h"
 #include "model.h"
@@ -119,15 +120,38 @@ static const config_option s_options[] = {
     {"timeline_points", CONFIG_INT, "2000", 16, 7000, O(timeline_points),
      "the run's history: points kept at most (then neighbours are merged, the newest hour "
      "never, so they stay spread over the whole run)"},
+    {"curve", CONFIG_BOOL, "true", 0, 0, O(curve),
+     "CurveZMQ on both endpoints: only the keys of allow_keys may connect, each with its role "
+     "(false: anyone who reaches the ports may submit games and publish candidates; a warning "
+     "at start)"},
+    {"curve_secret_key", CONFIG_STRING, "", 0, 0, O(curve_secret_key),
+     "with curve: the coordinator's secret key file (kz keygen coordinator; clients name its "
+     ".pub as curve_server_key)"},
+    {"allow_keys", CONFIG_STRING, "", 0, 0, O(allow_keys),
+     "with curve: the client keys admitted, a line each: NAME ROLE PUBLICKEY (ROLE worker, "
+     "trainer or observer; the client's id is NAME); read again on SIGHUP"},
+    {"status_token_file", CONFIG_STRING, "", 0, 0, O(status_token_file),
+     "HTTP: a file holding a token that every request but /healthz must present "
+     "(Authorization: Bearer TOKEN, or basic auth with TOKEN as the password); \"\" = none"},
+    {"http_connections", CONFIG_INT, "512", 8, 65536, O(http_connections),
+     "HTTP: connections at once at most (a thread each)"},
+    {"http_per_ip", CONFIG_INT, "32", 1, 65536, O(http_per_ip),
+     "HTTP: connections at once from one address at most (so that idle connections from one "
+     "place cannot take every slot: /healthz stays reachable from others)"},
+    {"http_timeout_s", CONFIG_INT, "10", 1, 3600, O(http_timeout_s),
+     "HTTP: a connection silent this long is closed"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
 static volatile sig_atomic_t s_stop;
+static volatile sig_atomic_t s_reload;
 
 static void s_on_signal(int sig)
 {
-    (void)sig;
-    s_stop = 1;
+    if (sig == SIGHUP)
+        s_reload = 1;
+    else
+        s_stop = 1;
 }
 
 /* The settings a start would trip over, checked up front: the game module,
@@ -171,6 +195,44 @@ static int s_check_settings(const coord_config *cfg, char *err, size_t errlen)
             return rc;
         }
     }
+    if (cfg->curve) {
+        if (!curve_available()) {
+            snprintf(err, errlen, "curve: this libzmq was built without CurveZMQ (curve = false "
+                     "runs without authentication)");
+            return KZ_EINVAL;
+        }
+        if (!cfg->curve_secret_key[0] || !cfg->allow_keys[0]) {
+            snprintf(err, errlen, "%s: not set: with curve (the default) the coordinator needs "
+                     "its key pair (kz keygen coordinator) and the list of client keys "
+                     "(allow_keys: NAME ROLE PUBLICKEY a line); curve = false runs without "
+                     "authentication (docs/security.md)",
+                     cfg->curve_secret_key[0] ? "allow_keys" : "curve_secret_key");
+            return KZ_EINVAL;
+        }
+        curve_keypair kp;
+        int rc = curve_read_secret(cfg->curve_secret_key, &kp, why, sizeof why);
+        memset(&kp, 0, sizeof kp);
+        if (rc) {
+            snprintf(err, errlen, "curve_secret_key: %s", why);
+            return rc;
+        }
+        curve_allow *a = NULL;
+        rc = curve_allow_load(cfg->allow_keys, &a, why, sizeof why);
+        curve_allow_destroy(&a);
+        if (rc) {
+            snprintf(err, errlen, "allow_keys: %s", why);
+            return rc;
+        }
+    }
+    if (cfg->status_token_file[0]) {
+        char token[STATUS_TOKEN_MAX];
+        int rc = status_read_token(cfg->status_token_file, token, sizeof token, why, sizeof why);
+        memset(token, 0, sizeof token);
+        if (rc) {
+            snprintf(err, errlen, "status_token_file: %s", why);
+            return rc;
+        }
+    }
     return 0;
 }
 
@@ -187,7 +249,8 @@ int main(int argc, char **argv)
                "The Khreibaga Zero coordinator: hands out self-play and arena jobs, validates\n"
                "and stores game records in LMDB, serves training batches, promotes candidates\n"
                "that pass the arena gate, and reports on http://HOST:PORT/status, /metrics,\n"
-               "/healthz. SIGTERM or SIGINT stop it cleanly. See docs/protocol.md.\n\n");
+               "/healthz. SIGTERM or SIGINT stop it cleanly; SIGHUP reads allow_keys again.\n"
+               "See docs/protocol.md and docs/security.md.\n\n");
         config_help(s_options, N_OPTIONS, stdout);
         return 0;
     }
@@ -231,10 +294,12 @@ int main(int argc, char **argv)
     sa.sa_handler = s_on_signal; /* no SA_RESTART: zmq_poll returns EINTR */
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* reload allow_keys */
     signal(SIGPIPE, SIG_IGN);
 
     static coord c;
     rc = coord_init(&c, &cfg, &s_stop);
+    c.reload = &s_reload;
     if (!rc)
         rc = coord_run(&c);
     coord_fini(&c);

@@ -13,8 +13,17 @@
  * strings; the HTTP threads only copy a snapshot under snap_lock, so they
  * never touch the coordinator's state. A model file is asked for: the HTTP
  * thread posts the version (files->want) and waits; the main thread reads
- * and stamps it (status_serve) and keeps the last few files ready. */
+ * and stamps it (status_serve) and keeps the last few files ready.
+ *
+ * Access: with status_token_file every request but /healthz must carry the
+ * token (Authorization: Bearer TOKEN, or basic auth with TOKEN as the
+ * password, which is what a browser asks for). Connections are limited in
+ * number, per address and in idle time (http_connections, http_per_ip,
+ * http_timeout_s), so that idle connections from one place cannot keep
+ * /healthz from answering others. */
 #include <microhttpd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <errno.h>
@@ -22,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -265,7 +275,22 @@ static void s_build_status(coord *c, strbuf *b)
     for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
         strbuf_printf(b, "%s\"%s\": %llu", r > 1 ? ", " : "", validate_reason_name(r),
                   (unsigned long long)c->rejected_by[r]);
-    strbuf_printf(b, "}},\n  \"workers\": {\"live\": %zu, \"live_workers\": %zu, \"known\": %zu, "
+    const auth *au = &c->auth;
+    strbuf_printf(b, "}},\n  \"auth\": {\"curve\": %s, \"keys\": %zu, \"refused_keys\": %llu, "
+                 "\"refused_requests\": %llu, \"refused_by_role\": {\"worker\": %llu, "
+                 "\"trainer\": %llu, \"observer\": %llu}, \"handshake_failures\": %llu, "
+                 "\"reloads\": %llu, \"reload_errors\": %llu, \"loaded_ms\": %lld, "
+                 "\"http_token\": %s, \"http_unauthorized\": %llu",
+              au->on ? "true" : "false", au->allow ? au->allow->n : (size_t)0,
+              (unsigned long long)au->refused_keys, (unsigned long long)au->refused_requests,
+              (unsigned long long)au->refused_by_role[CURVE_WORKER],
+              (unsigned long long)au->refused_by_role[CURVE_TRAINER],
+              (unsigned long long)au->refused_by_role[CURVE_OBSERVER],
+              (unsigned long long)au->handshake_failures, (unsigned long long)au->reloads,
+              (unsigned long long)au->reload_errors, (long long)au->loaded_ms,
+              c->status_token[0] ? "true" : "false",
+              (unsigned long long)__atomic_load_n(&c->http_unauthorized, __ATOMIC_RELAXED));
+    strbuf_printf(b, "},\n  \"workers\": {\"live\": %zu, \"live_workers\": %zu, \"known\": %zu, "
                  "\"forgotten\": %llu, "
                  "\"refused\": %llu, \"list\": [",
               live, coord_live_workers(c), c->n_workers, (unsigned long long)c->clients_forgotten,
@@ -360,6 +385,25 @@ static void s_build_metrics(coord *c, strbuf *b)
              "Messages refused for their protocol version.", (double)c->refused_version);
     s_metric(b, "kz_samples_served_total", "counter", "Training samples served.",
              (double)c->samples_served);
+    const auth *au = &c->auth;
+    s_metric(b, "kz_auth_curve", "gauge", "Whether CurveZMQ authentication is on (1) or off (0).",
+             au->on ? 1 : 0);
+    s_metric(b, "kz_auth_keys", "gauge", "Client keys in the allow-list.",
+             au->allow ? (double)au->allow->n : 0);
+    strbuf_printf(b, "# HELP kz_auth_refused_total Connections and requests refused, by reason.\n"
+                 "# TYPE kz_auth_refused_total counter\n"
+                 "kz_auth_refused_total{reason=\"unknown_key\"} %llu\n"
+                 "kz_auth_refused_total{reason=\"role\"} %llu\n",
+              (unsigned long long)au->refused_keys, (unsigned long long)au->refused_requests);
+    s_metric(b, "kz_auth_handshake_failures_total", "counter",
+             "Handshakes that failed before the allow-list (no CurveZMQ, another server key).",
+             (double)au->handshake_failures);
+    s_metric(b, "kz_auth_reloads_total", "counter", "Allow-list reloads (SIGHUP) that took effect.",
+             (double)au->reloads);
+    s_metric(b, "kz_auth_reload_errors_total", "counter",
+             "Allow-list reloads refused (the previous list stayed).", (double)au->reload_errors);
+    s_metric(b, "kz_http_unauthorized_total", "counter", "HTTP requests without the token.",
+             (double)__atomic_load_n(&c->http_unauthorized, __ATOMIC_RELAXED));
     s_metric(b, "kz_best_version", "gauge", "Best model version.", c->best);
     s_metric(b, "kz_latest_version", "gauge", "Latest registered model version.", st.models);
     s_metric(b, "kz_candidate_version", "gauge", "Candidate in the arena (0 none).",
@@ -749,6 +793,93 @@ static enum MHD_Result s_api(coord *c, struct MHD_Connection *conn, const char *
     return ret;
 }
 
+int status_read_token(const char *path, char *out, size_t cap, char *err, size_t errlen)
+{
+    out[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return err_set(err, errlen, errno, "%.200s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return err_set(err, errlen, KZ_EINVAL, "%.200s: not a regular file", path);
+    }
+    if (sb.st_mode & 007) {
+        close(fd);
+        return err_set(err, errlen, EACCES, "%.200s: a token readable by every user (mode %04o): "
+                       "chmod o-rwx it", path, (unsigned)(sb.st_mode & 07777));
+    }
+    ssize_t n = read(fd, out, cap - 1);
+    int e = errno;
+    close(fd);
+    if (n < 0)
+        return err_set(err, errlen, e, "%.200s: %s", path, strerror(e));
+    out[n] = 0;
+    size_t len = (size_t)n;
+    while (len && (out[len - 1] == '\n' || out[len - 1] == '\r' || out[len - 1] == ' ' ||
+                   out[len - 1] == '\t'))
+        out[--len] = 0;
+    bool ok = len >= 16 && len < cap - 1;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = out[i] > ' ' && out[i] < 127;
+    if (!ok) {
+        memset(out, 0, cap);
+        return err_set(err, errlen, KZ_EINVAL, "%.200s: not a token (one line of 16 to %zu "
+                       "printable characters without spaces; e.g. head -c 24 /dev/urandom | "
+                       "base64)", path, cap - 2);
+    }
+    return 0;
+}
+
+/* Equal strings, in a time that does not depend on where they differ. */
+static bool s_same_secret(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    unsigned char d = la != lb;
+    for (size_t i = 0; i < la && i < lb; i++)
+        d |= (unsigned char)(a[i] ^ b[i]);
+    return d == 0;
+}
+
+/* Whether the request carries the token: "Bearer TOKEN", or basic auth with
+ * TOKEN as the password (any user name). */
+static bool s_authorized(const coord *c, struct MHD_Connection *conn)
+{
+    const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    if (h && !strncasecmp(h, "Bearer ", 7)) {
+        h += 7;
+        while (*h == ' ')
+            h++;
+        return s_same_secret(h, c->status_token);
+    }
+    char *pass = NULL;
+    char *user = MHD_basic_auth_get_username_password(conn, &pass);
+    bool ok = pass && s_same_secret(pass, c->status_token);
+    if (user)
+        MHD_free(user);
+    if (pass)
+        MHD_free(pass);
+    return ok;
+}
+
+static enum MHD_Result s_unauthorized(struct MHD_Connection *conn)
+{
+    static const char text[] = "unauthorized: this endpoint wants its token (Authorization: "
+                               "Bearer TOKEN, or basic auth with TOKEN as the password; kz: "
+                               "KZ_STATUS_TOKEN_FILE=FILE)\n";
+    struct MHD_Response *r = MHD_create_response_from_buffer(sizeof text - 1, (void *)text,
+                                                             MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"khreibaga\"");
+    MHD_add_response_header(r, "WWW-Authenticate", "Basic realm=\"khreibaga\", charset=\"UTF-8\"");
+    enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_UNAUTHORIZED, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_len, void **state)
@@ -756,6 +887,10 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     (void)version;
     (void)upload;
     coord *c = cls;
+    if (c->status_token[0] && strcmp(url, "/healthz") && !s_authorized(c, conn)) {
+        __atomic_add_fetch(&c->http_unauthorized, 1, __ATOMIC_RELAXED);
+        return s_unauthorized(conn);
+    }
     if (c->games_box && !strncmp(url, "/api/", 5))
         return s_api(c, conn, method, url, upload_len, state);
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
@@ -850,26 +985,41 @@ int status_start(coord *c)
     if (c->cfg.http_port == 0 || c->http_fd < 0)
         return 0;
     c->heartbeat = time_now();
+    if (c->cfg.status_token_file[0]) {
+        char err[400];
+        if (status_read_token(c->cfg.status_token_file, c->status_token, sizeof c->status_token,
+                              err, sizeof err)) {
+            log_error("status_token_file: %s", err);
+            return KZ_EINVAL;
+        }
+    }
     status_files *f = xcalloc(1, sizeof *f);
     pthread_cond_init(&f->answered, NULL);
     c->files = f;
     games_start(c);
     status_refresh(c); /* /models before the first request */
     /* A thread per connection: a model file's request waits for the main
-     * loop without holding up /healthz and the others. */
+     * loop without holding up /healthz and the others. Idle threads cost
+     * only their (small) stacks, so the limit is high; one address may hold
+     * a share of it only, so that connections left idle from one place
+     * (an attack, a leak) cannot keep /healthz from answering another. */
     c->http = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                                    MHD_USE_ERROR_LOG,
                                (uint16_t)c->cfg.http_port, NULL, NULL, s_http, c,
                                MHD_OPTION_LISTEN_SOCKET, c->http_fd,
-                               MHD_OPTION_CONNECTION_LIMIT, 64u,
-                               MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->cfg.http_connections,
+                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)c->cfg.http_per_ip,
+                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->cfg.http_timeout_s,
+                               MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512u << 10),
+                               MHD_OPTION_END);
     if (!c->http) {
         log_error("cannot serve HTTP on %s:%ld", c->cfg.http_bind, c->cfg.http_port);
         status_stop(c);
         return KZ_EIO;
     }
     c->http_fd = -1; /* the daemon's now: MHD_stop_daemon closes it */
-    log_info("status on http://%s:%ld/status", c->cfg.http_bind, c->cfg.http_port);
+    log_info("status on http://%s:%ld/status%s", c->cfg.http_bind, c->cfg.http_port,
+             c->status_token[0] ? " (a token for all but /healthz)" : "");
     return 0;
 }
 

@@ -26,6 +26,7 @@
 #include <zmq.h>
 
 #include "client.h"
+#include "curve.h"
 #include "game.h"
 #include "model.h"
 #include "modelfile.h"
@@ -483,6 +484,18 @@ int harness_kz_out(const char *args, const char *input, bool merge, char *out, s
     return st;
 }
 
+/* True when prog is a cluster program run without CurveZMQ by default here:
+ * kz-coordinator, kz-worker or kz-trainer, and no argument starts --curve. */
+static bool s_plain_by_default(const char *prog, const char *const *args)
+{
+    if (strcmp(prog, "kz-coordinator") && strcmp(prog, "kz-worker") && strcmp(prog, "kz-trainer"))
+        return false;
+    for (int i = 0; args && args[i]; i++)
+        if (!strncmp(args[i], "--curve", 7))
+            return false;
+    return true;
+}
+
 int harness_run_bin(const char *prog, const char *const *args, const proc_opts *opts,
                     proc_output *o)
 {
@@ -495,6 +508,8 @@ int harness_run_bin(const char *prog, const char *const *args, const proc_opts *
         cr_assert_lt(n, (int)(sizeof argv / sizeof argv[0]) - 1, "too many arguments");
         argv[n++] = (char *)args[i];
     }
+    if (s_plain_by_default(prog, args))
+        argv[n++] = "--curve=false"; /* as harness_spawn */
     argv[n] = NULL;
     return s_run_checked(argv, prog, opts, o);
 }
@@ -1031,6 +1046,12 @@ pid_t harness_spawn(const char *name, const char *const *args, const char *logpa
         cr_assert_lt(n, HARNESS_MAX_ARGS);
         argv[n++] = (char *)args[i];
     }
+    /* The cluster programs authenticate by default; a test about something
+     * else runs them without (harness.h). */
+    if (s_plain_by_default(name, args)) {
+        cr_assert_lt(n, HARNESS_MAX_ARGS);
+        argv[n++] = "--curve=false";
+    }
     argv[n] = NULL;
     proc p;
     int rc = proc_start(&p, name, NULL, logpath, argv);
@@ -1155,9 +1176,48 @@ client *harness_client(void *zctx, const char *endpoint, const char *sub_endpoin
     if (role)
         cfg.role = role;
     cfg.timeout_ms = timeout_ms;
+    cfg.curve = false; /* as harness_spawn's coordinators */
     client *c = client_new(zctx, &cfg);
     cr_assert_not_null(c, "cannot make client %s", id);
     return c;
+}
+
+client *harness_client_keyed(void *zctx, const char *endpoint, const char *sub_endpoint,
+                             const char *id, const char *role, int timeout_ms,
+                             const char *keydir, const char *name)
+{
+    client_config cfg;
+    client_config_default(&cfg);
+    snprintf(cfg.endpoint, sizeof cfg.endpoint, "%s", endpoint);
+    snprintf(cfg.sub_endpoint, sizeof cfg.sub_endpoint, "%s", sub_endpoint ? sub_endpoint : "");
+    snprintf(cfg.client_id, sizeof cfg.client_id, "%s", id ? id : "");
+    if (role)
+        cfg.role = role;
+    cfg.timeout_ms = timeout_ms;
+    snprintf(cfg.curve_server_key, sizeof cfg.curve_server_key, "%s/coordinator.pub", keydir);
+    snprintf(cfg.curve_secret_key, sizeof cfg.curve_secret_key, "%s/%s.key", keydir, name);
+    client *c = client_new(zctx, &cfg);
+    cr_assert_not_null(c, "cannot make client %s with key %s/%s", id, keydir, name);
+    return c;
+}
+
+void harness_keygen(const char *dir, const char *name)
+{
+    char err[600];
+    mkdir(dir, 0700);
+    int rc = curve_keygen(dir, name, NULL, err, sizeof err);
+    cr_assert_eq(rc, 0, "keygen %s: %s", name, err);
+}
+
+void harness_allow_key(const char *allow, const char *dir, const char *name, const char *role)
+{
+    char path[1024], key[CURVE_KEY_TEXT], err[600];
+    snprintf(path, sizeof path, "%s/%s.pub", dir, name);
+    cr_assert_eq(curve_read_public(path, key, err, sizeof err), 0, "%s", err);
+    FILE *f = fopen(allow, "a");
+    cr_assert_not_null(f, "%s: %s", allow, strerror(errno));
+    fprintf(f, "%s %s %s\n", name, role, key);
+    fclose(f);
 }
 
 void harness_client_drain(client *c)

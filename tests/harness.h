@@ -17,6 +17,14 @@
  *   netns_*   whether network namespaces can be made here, and `ip` commands.
  *   harness   one test's cluster: a directory, free ports, a tiny model file,
  *             a coordinator on its store, its /status, random valid games.
+ *   CurveZMQ  the cluster programs authenticate by default (docs/security.md);
+ *             harness_spawn and harness_run_bin run kz-coordinator,
+ *             kz-worker and kz-trainer with --curve=false unless the test
+ *             gives a --curve* flag, and
+ *             harness_client makes plain clients: most tests are about
+ *             something else. harness_keygen, harness_allow_key and
+ *             harness_client_keyed make authenticated clusters (test_auth.c,
+ *             test_e2e.c, test_deploy.c; make run's test runs with keys).
  *   harness_counter, harness_arch  fixtures of the in-process tests: an
  *             evaluator that counts what it is asked, a made-up architecture.
  *
@@ -239,7 +247,9 @@ void harness_coord_kill(harness *h, int sig);
 pid_t harness_coord_spawn(const char *const *args, int http_port, const char *logpath);
 
 /* Spawns KZ_BIN_DIR/name with argv (NULL-terminated, without argv[0]),
- * stdout and stderr appended to logpath (proc_start). Returns the pid. */
+ * stdout and stderr appended to logpath (proc_start). kz-coordinator,
+ * kz-worker and kz-trainer get --curve=false appended unless an argument
+ * starts with --curve (see the top). Returns the pid. */
 pid_t harness_spawn(const char *name, const char *const *args, const char *logpath);
 /* Waits up to timeout_s for pid; true with *status (waitpid's) if it ended. */
 bool harness_wait(pid_t pid, double timeout_s, int *status);
@@ -266,6 +276,18 @@ client *harness_client(void *zctx, const char *endpoint, const char *sub_endpoin
 /* Polls c until no submitted game is pending (10 s at most); fails the test
  * otherwise. */
 void harness_client_drain(client *c);
+
+/* Makes the key pair dir/NAME.key, dir/NAME.pub (curve_keygen); fails the
+ * test when it cannot. */
+void harness_keygen(const char *dir, const char *name);
+/* Appends the line "NAME ROLE KEY" of dir/NAME.pub to the allow-list file
+ * `allow` (created when absent). */
+void harness_allow_key(const char *allow, const char *dir, const char *name, const char *role);
+/* harness_client over CurveZMQ: the coordinator's public key
+ * keydir/coordinator.pub, this client's secret key keydir/NAME.key. */
+client *harness_client_keyed(void *zctx, const char *endpoint, const char *sub_endpoint,
+                             const char *id, const char *role, int timeout_ms,
+                             const char *keydir, const char *name);
 
 /* Submits n valid random-play self-play records (model 1) through the
  * client library and waits for their acks. Seeds seed .. seed+n-1. */

@@ -91,6 +91,10 @@ Test(deploy, install_layout, .fini = s_fini)
         cr_expect_not_null(strstr(u, "Restart=on-failure"), "%s: Restart", s_units[i]);
         cr_expect_not_null(strstr(u, "ProtectSystem=strict"), "%s: sandbox", s_units[i]);
         cr_expect_not_null(strstr(u, "NoNewPrivileges=yes"), "%s: sandbox", s_units[i]);
+        cr_expect_not_null(strstr(u, "LoadCredential=curve.key:/etc/khreibaga/keys/"),
+                           "%s: the secret key as a credential", s_units[i]);
+        cr_expect_not_null(strstr(u, "--curve_secret_key=%d/curve.key"), "%s: its path",
+                           s_units[i]);
         free(u);
     }
 
@@ -115,6 +119,8 @@ Test(deploy, install_layout, .fini = s_fini)
     }
     snprintf(path, sizeof path, "%s/usr/local/share/doc/khreibaga/README.md", s_tmp);
     cr_expect(s_exists(path, S_IFREG), "README not installed");
+    snprintf(path, sizeof path, "%s/etc/khreibaga/keys", s_tmp);
+    cr_expect(s_exists(path, S_IFDIR), "no directory for the keys");
 
     /* Installing again keeps the operator's edited configuration. */
     snprintf(path, sizeof path, "%s/etc/khreibaga/coordinator.conf", s_tmp);
@@ -216,7 +222,8 @@ Test(deploy, systemd_analyze_verify, .fini = s_fini)
 }
 
 /* The example coordinator.conf is accepted by kz-coordinator as it is (only
- * the addresses and the data directory are moved out of the way). */
+ * the addresses, the data directory and the key files are moved out of the
+ * way: it runs with CurveZMQ). */
 Test(deploy, example_coordinator_conf, .fini = s_fini)
 {
     s_tmp = harness_tmpdir("conf");
@@ -231,7 +238,16 @@ Test(deploy, example_coordinator_conf, .fini = s_fini)
     snprintf(a_pub, sizeof a_pub, "--pub_bind=tcp://127.0.0.1:%d", pub);
     snprintf(a_http, sizeof a_http, "--http_port=%d", http);
     snprintf(log, sizeof log, "%s/coordinator.log", s_tmp);
-    char *argv[] = {exe, conf, a_data, a_bind, a_pub, "--http_bind=127.0.0.1", a_http, NULL};
+    char keys[1024], a_key[1100], a_allow[1100];
+    snprintf(keys, sizeof keys, "%s/keys", s_tmp);
+    harness_keygen(keys, "coordinator");
+    char allow[1100];
+    snprintf(allow, sizeof allow, "%s/allow", keys);
+    cr_assert_eq(harness_write(allow, "# no client: the coordinator alone\n"), 0);
+    snprintf(a_key, sizeof a_key, "--curve_secret_key=%s/coordinator.key", keys);
+    snprintf(a_allow, sizeof a_allow, "--allow_keys=%s", allow);
+    char *argv[] = {exe,    conf,  a_data, a_bind, a_pub, "--http_bind=127.0.0.1", a_http,
+                    a_key, a_allow, NULL};
     proc c;
     cr_assert_eq(proc_start(&c, "coordinator", NULL, log, argv), 0);
     char *body = NULL;
@@ -255,6 +271,7 @@ Test(deploy, example_coordinator_conf, .fini = s_fini)
     /* The file's settings took effect (the flags only moved the addresses). */
     cr_expect_not_null(strstr(logtext, "arena_games = 50"), "log:\n%s", logtext);
     cr_expect_not_null(strstr(logtext, "simulations = 200"), "log:\n%s", logtext);
+    cr_expect_not_null(strstr(logtext, "curve: CurveZMQ on"), "log:\n%s", logtext);
     free(logtext);
 }
 
@@ -282,8 +299,9 @@ static bool s_status_has_client(int http, const char *role, const char *id_prefi
 }
 
 /* The example worker.conf and trainer.conf are accepted by kz-worker and
- * kz-trainer as they are (only the coordinator's address and the directories
- * are moved): both connect to a coordinator and stop cleanly on SIGTERM. */
+ * kz-trainer as they are (only the coordinator's address, the directories
+ * and the key files are moved): both connect to a coordinator over CurveZMQ
+ * with their own keys and stop cleanly on SIGTERM. */
 Test(deploy, example_worker_and_trainer_conf, .fini = s_fini)
 {
     char exe_w[1024], exe_t[1024], exe_c[1024], kz[1024];
@@ -309,8 +327,19 @@ Test(deploy, example_worker_and_trainer_conf, .fini = s_fini)
     snprintf(a_http, sizeof a_http, "--http_port=%d", http);
     snprintf(a_model, sizeof a_model, "--initial_model=%s", model);
     snprintf(log_c, sizeof log_c, "%s/coordinator.log", s_tmp);
+    char keys[1024], allow[1100], a_key[1100], a_allow[1200], server[1100];
+    snprintf(keys, sizeof keys, "%s/keys", s_tmp);
+    snprintf(allow, sizeof allow, "%s/allow", keys);
+    harness_keygen(keys, "coordinator");
+    harness_keygen(keys, "deploy-example-1");
+    harness_allow_key(allow, keys, "deploy-example-1", "worker");
+    harness_keygen(keys, "deploy-example-trainer");
+    harness_allow_key(allow, keys, "deploy-example-trainer", "trainer");
+    snprintf(a_key, sizeof a_key, "--curve_secret_key=%s/coordinator.key", keys);
+    snprintf(a_allow, sizeof a_allow, "--allow_keys=%s", allow);
+    snprintf(server, sizeof server, "--curve_server_key=%s/coordinator.pub", keys);
     char *cargv[] = {exe_c, a_data, a_bind, a_pub, a_http, a_model, "--simulations=4",
-                     "--status_ms=100", NULL};
+                     "--status_ms=100", a_key, a_allow, NULL};
     proc c, w, t;
     cr_assert_eq(proc_start(&c, "coordinator", NULL, log_c, cargv), 0);
 
@@ -320,7 +349,10 @@ Test(deploy, example_worker_and_trainer_conf, .fini = s_fini)
     snprintf(w_sub, sizeof w_sub, "--sub_endpoint=tcp://127.0.0.1:%d", pub);
     snprintf(w_cache, sizeof w_cache, "--model_cache_dir=%s/cache", s_tmp);
     snprintf(log_w, sizeof log_w, "%s/worker.log", s_tmp);
-    char *wargv[] = {exe_w, w_conf, w_ep, w_sub, w_cache, "--worker_id=deploy-example-1", NULL};
+    char w_key[1100];
+    snprintf(w_key, sizeof w_key, "--curve_secret_key=%s/deploy-example-1.key", keys);
+    char *wargv[] = {exe_w,  w_conf, w_ep, w_sub, w_cache, "--worker_id=deploy-example-1",
+                     server, w_key, NULL};
     cr_assert_eq(proc_start(&w, "worker", NULL, log_w, wargv), 0);
 
     char t_conf[1024], t_ep[128], t_ckpt[1024], log_t[1024];
@@ -328,7 +360,10 @@ Test(deploy, example_worker_and_trainer_conf, .fini = s_fini)
     snprintf(t_ep, sizeof t_ep, "--endpoint=tcp://127.0.0.1:%d", req);
     snprintf(t_ckpt, sizeof t_ckpt, "--checkpoint_dir=%s/trainer", s_tmp);
     snprintf(log_t, sizeof log_t, "%s/trainer.log", s_tmp);
-    char *targv[] = {exe_t, t_conf, t_ep, t_ckpt, "--client_id=deploy-example-trainer", NULL};
+    char t_key[1100];
+    snprintf(t_key, sizeof t_key, "--curve_secret_key=%s/deploy-example-trainer.key", keys);
+    char *targv[] = {exe_t,  t_conf, t_ep, t_ckpt, "--client_id=deploy-example-trainer",
+                     server, t_key, NULL};
     cr_assert_eq(proc_start(&t, "trainer", NULL, log_t, targv), 0);
 
     double end = harness_now() + 60;

@@ -14,6 +14,11 @@
  *      read back: every game a client was told was stored is there exactly
  *      once, no game id is stored twice, nothing acknowledged before the
  *      crash is lost.
+ * The whole cluster runs authenticated (CurveZMQ, docs/security.md): the
+ * coordinator, each worker, the trainer and the witness have their own key
+ * pairs, each client's key in the coordinator's allow-list under the id the
+ * client uses, so that every reconnect of the scenario (the restart, the
+ * lost worker) goes through the handshake and the allow-list again.
  * The test itself is one more client (a "witness", using the client library
  * the workers use) submitting valid random games throughout, crash included,
  * and remembering which ids were acknowledged: the exact set whose presence
@@ -79,7 +84,7 @@ typedef struct witness {
 /* Connects a witness to endpoint; inside netns when non-NULL (the ZeroMQ I/O
  * threads, which make the TCP connections, are created by the first socket
  * and inherit the creating thread's network namespace). */
-static int s_witness_init(witness *w, const char *netns, const char *endpoint)
+static int s_witness_init(witness *w, const char *netns, const char *endpoint, const char *keys)
 {
     memset(w, 0, sizeof *w);
     w->g = game_default();
@@ -96,6 +101,8 @@ static int s_witness_init(witness *w, const char *netns, const char *endpoint)
     w->zctx = zmq_ctx_new();
     client_config cc;
     client_config_default(&cc);
+    snprintf(cc.curve_server_key, sizeof cc.curve_server_key, "%s/coordinator.pub", keys);
+    snprintf(cc.curve_secret_key, sizeof cc.curve_secret_key, "%s/e2e-witness.key", keys);
     snprintf(cc.endpoint, sizeof cc.endpoint, "%s", endpoint);
     snprintf(cc.client_id, sizeof cc.client_id, "%s", "e2e-witness");
     cc.role = "tool";
@@ -220,7 +227,8 @@ typedef struct cluster {
     char coord_addr[N_WORKERS][32];        /* the coordinator's address seen by worker i */
     int port, pub_port, http_port;         /* coordinator ports */
     char model[512];                       /* tiny initial model */
-    char worker_id[N_WORKERS][64];         /* client ids */
+    char worker_id[N_WORKERS][64];         /* client ids (and their keys' names) */
+    char keys[1024];                       /* the key pairs and the allow-list */
     proc coord, worker[N_WORKERS], trainer;/* the processes */
     witness wit;                           /* the test's own client */
     char *status;                          /* last /status body (owned) */
@@ -311,7 +319,10 @@ static void s_fail_with_logs(cluster *c, const char *what)
 static void s_start_coordinator(cluster *c)
 {
     char exe[1024], data[1024], bind[64], pub[64], http[32], model_arg[600], log[1024];
+    char key[1100], allow[1100];
     harness_bin(exe, sizeof exe, "kz-coordinator");
+    snprintf(key, sizeof key, "--curve_secret_key=%s/coordinator.key", c->keys);
+    snprintf(allow, sizeof allow, "--allow_keys=%s/allow", c->keys);
     snprintf(data, sizeof data, "--data_dir=%s/store", c->dir);
     snprintf(bind, sizeof bind, "--bind=tcp://%s:%d", c->netns ? "0.0.0.0" : "127.0.0.1",
              c->port);
@@ -325,7 +336,7 @@ static void s_start_coordinator(cluster *c)
                     "--gate=spec", "--arena_games=" S_STR(ARENA_GAMES), "--arena_threshold=0.55",
                     "--arena_per_worker=3", "--heartbeat_ms=200", "--expiry_ms=2000",
                     "--wait_ms=100", "--status_ms=100", "--log_s=5", "--map_mb=16",
-                    "--sync=true", NULL};
+                    "--sync=true", key, allow, NULL};
     int rc = proc_start(&c->coord, "coordinator", c->netns ? c->ns_coord : NULL, log, argv);
     cr_assert_eq(rc, 0, "cannot start kz-coordinator: %s", strerror(rc));
     double end = harness_now() + DEADLINE_S;
@@ -338,15 +349,17 @@ static void s_start_coordinator(cluster *c)
 
 static void s_start_worker(cluster *c, int i)
 {
-    char exe[1024], ep[96], sub[96], id[96], cache[1024], log[1024];
+    char exe[1024], ep[96], sub[96], id[96], cache[1024], log[1024], server[1100], key[1200];
     harness_bin(exe, sizeof exe, "kz-worker");
+    snprintf(server, sizeof server, "--curve_server_key=%s/coordinator.pub", c->keys);
+    snprintf(key, sizeof key, "--curve_secret_key=%s/%s.key", c->keys, c->worker_id[i]);
     snprintf(ep, sizeof ep, "--endpoint=tcp://%s:%d", c->coord_addr[i], c->port);
     snprintf(sub, sizeof sub, "--sub_endpoint=tcp://%s:%d", c->coord_addr[i], c->pub_port);
     snprintf(id, sizeof id, "--worker_id=%s", c->worker_id[i]);
     snprintf(cache, sizeof cache, "--model_cache_dir=%s/models-%d", c->dir, i + 1);
     snprintf(log, sizeof log, "%s/worker-%d.log", c->dir, i + 1);
     char *argv[] = {exe, ep, sub, id, cache, "--parallel=4", "--timeout_ms=500",
-                    "--heartbeat_ms=200", "--log_s=5", "--drain_s=10", NULL};
+                    "--heartbeat_ms=200", "--log_s=5", "--drain_s=10", server, key, NULL};
     int rc = proc_start(&c->worker[i], c->worker_id[i], c->netns ? c->ns_worker[i] : NULL, log,
                         argv);
     cr_assert_eq(rc, 0, "cannot start kz-worker: %s", strerror(rc));
@@ -354,15 +367,17 @@ static void s_start_worker(cluster *c, int i)
 
 static void s_start_trainer(cluster *c)
 {
-    char exe[1024], ep[96], ckpt[1024], log[1024];
+    char exe[1024], ep[96], ckpt[1024], log[1024], server[1100], key[1100];
     harness_bin(exe, sizeof exe, "kz-trainer");
+    snprintf(server, sizeof server, "--curve_server_key=%s/coordinator.pub", c->keys);
+    snprintf(key, sizeof key, "--curve_secret_key=%s/e2e-trainer.key", c->keys);
     snprintf(ep, sizeof ep, "--endpoint=tcp://127.0.0.1:%d", c->port);
     snprintf(ckpt, sizeof ckpt, "--checkpoint_dir=%s/trainer", c->dir);
     snprintf(log, sizeof log, "%s/trainer.log", c->dir);
     char *argv[] = {exe, ep, ckpt, "--batch_size=32", "--min_positions=64", "--max_reuse=1000",
                     "--steps_per_candidate=" S_STR(STEPS_PER_CANDIDATE),
                     "--checkpoint_every=5", "--stats_s=0.2", "--timeout_ms=500",
-                    "--wait_ms=100", "--log_s=5", NULL};
+                    "--wait_ms=100", "--log_s=5", server, key, "--client_id=e2e-trainer", NULL};
     int rc = proc_start(&c->trainer, "trainer", c->netns ? c->ns_coord : NULL, log, argv);
     cr_assert_eq(rc, 0, "cannot start kz-trainer: %s", strerror(rc));
 }
@@ -496,11 +511,24 @@ static void s_scenario(cluster *c)
                     "8", c->model, NULL};
     cr_assert_eq(proc_run(init, out, sizeof out, 60), 0, "kz model init: %s", out);
 
+    /* The keys: one pair per program, each client's in the allow-list. */
+    snprintf(c->keys, sizeof c->keys, "%s/keys", c->dir);
+    snprintf(buf, sizeof buf, "%s/allow", c->keys);
+    harness_keygen(c->keys, "coordinator");
+    for (int i = 0; i < N_WORKERS; i++) {
+        harness_keygen(c->keys, c->worker_id[i]);
+        harness_allow_key(buf, c->keys, c->worker_id[i], "worker");
+    }
+    harness_keygen(c->keys, "e2e-trainer");
+    harness_allow_key(buf, c->keys, "e2e-trainer", "trainer");
+    harness_keygen(c->keys, "e2e-witness");
+    harness_allow_key(buf, c->keys, "e2e-witness", "worker");
+
     /* Step 1. Start: the coordinator first (so that its ports are known to
      * work), then the witness, the workers and the trainer. */
     s_start_coordinator(c);
     snprintf(buf, sizeof buf, "tcp://127.0.0.1:%d", c->port);
-    cr_assert_eq(s_witness_init(&c->wit, c->netns ? c->ns_coord : NULL, buf), 0);
+    cr_assert_eq(s_witness_init(&c->wit, c->netns ? c->ns_coord : NULL, buf, c->keys), 0);
     for (int i = 0; i < N_WORKERS; i++)
         s_start_worker(c, i);
     s_start_trainer(c);

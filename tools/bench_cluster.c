@@ -32,11 +32,13 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "curve.h"
 #include "util.h"
 
 typedef struct bench_config {
@@ -290,7 +292,31 @@ int main(int argc, char **argv)
         goto out;
     }
 
-    /* Step 2. The coordinator, then the workers (and the trainer). */
+    /* Step 2. The keys (the cluster runs authenticated, as make run's): one for
+     * the coordinator, one shared by the workers, one for the trainer. */
+    char keys[PATH_MAX + 16], allow[PATH_MAX + 32], kerr[600], wpub[CURVE_KEY_TEXT],
+        tpub[CURVE_KEY_TEXT];
+    snprintf(keys, sizeof keys, "%s/keys", s_dir);
+    snprintf(allow, sizeof allow, "%s/allow", keys);
+    FILE *af = NULL;
+    if (mkdir(keys, 0700) || curve_keygen(keys, "coordinator", NULL, kerr, sizeof kerr) ||
+        curve_keygen(keys, "bench", wpub, kerr, sizeof kerr) ||
+        curve_keygen(keys, "bench-trainer", tpub, kerr, sizeof kerr) ||
+        !(af = fopen(allow, "w"))) {
+        fprintf(stderr, "bench_cluster: cannot make the keys in %s: %s\n", keys, kerr);
+        goto out;
+    }
+    fprintf(af, "bench worker %s\nbench-trainer trainer %s\n", wpub, tpub);
+    fclose(af);
+    char a_ckey[PATH_MAX + 48], a_allow[PATH_MAX + 48], a_skey[PATH_MAX + 48],
+        a_wkey[PATH_MAX + 48], a_tkey[PATH_MAX + 48];
+    snprintf(a_ckey, sizeof a_ckey, "--curve_secret_key=%s/coordinator.key", keys);
+    snprintf(a_allow, sizeof a_allow, "--allow_keys=%s", allow);
+    snprintf(a_skey, sizeof a_skey, "--curve_server_key=%s/coordinator.pub", keys);
+    snprintf(a_wkey, sizeof a_wkey, "--curve_secret_key=%s/bench.key", keys);
+    snprintf(a_tkey, sizeof a_tkey, "--curve_secret_key=%s/bench-trainer.key", keys);
+
+    /* Step 3. The coordinator, then the workers (and the trainer). */
     int port = s_free_port(), pub = s_free_port(), http = s_free_port();
     char a_data[PATH_MAX + 16], a_bind[64], a_pub[64], a_http[32], a_model[PATH_MAX + 32],
         a_sims[32], log[PATH_MAX + 32];
@@ -302,7 +328,7 @@ int main(int argc, char **argv)
     snprintf(a_sims, sizeof a_sims, "--simulations=%ld", cfg.simulations);
     snprintf(log, sizeof log, "%s/coordinator.log", s_dir);
     char *cargv[] = {coord, a_data, a_bind, a_pub, a_http, a_model, a_sims, "--status_ms=100",
-                     NULL};
+                     a_ckey, a_allow, NULL};
     if (s_spawn(cargv, log) < 0)
         goto out;
     double up_end = time_now() + 30, v;
@@ -321,8 +347,8 @@ int main(int argc, char **argv)
     for (long i = 0; i < n_workers; i++) {
         snprintf(a_id, sizeof a_id, "--worker_id=bench-%ld", i + 1);
         snprintf(log, sizeof log, "%s/worker-%ld.log", s_dir, i + 1);
-        char *wargv[] = {worker, a_ep, a_sub, a_id, a_par, "--model_cache_dir=", "--threads=1",
-                         NULL};
+        char *wargv[] = {worker, a_ep,   a_sub,  a_id, a_par, "--model_cache_dir=", "--threads=1",
+                         a_skey, a_wkey, NULL};
         if (s_spawn(wargv, log) < 0)
             goto out;
     }
@@ -330,7 +356,7 @@ int main(int argc, char **argv)
         snprintf(a_tep, sizeof a_tep, "--endpoint=tcp://127.0.0.1:%d", port);
         snprintf(a_ckpt, sizeof a_ckpt, "--checkpoint_dir=%s/trainer", s_dir);
         snprintf(log, sizeof log, "%s/trainer.log", s_dir);
-        char *targv[] = {trainer, a_tep, a_ckpt, NULL};
+        char *targv[] = {trainer, a_tep, a_ckpt, a_skey, a_tkey, NULL};
         if (s_spawn(targv, log) < 0)
             goto out;
     }
@@ -345,7 +371,7 @@ int main(int argc, char **argv)
            cfg.simulations);
     fflush(stdout);
 
-    /* Step 3. Warm-up: until the first game is stored. */
+    /* Step 4. Warm-up: until the first game is stored. */
     double games = 0, t0 = 0, g0 = 0, p0 = 0, c0 = 0;
     double warm_end = t_start + (double)cfg.warmup_s;
     for (;;) {
@@ -368,7 +394,7 @@ int main(int argc, char **argv)
     printf("  warm-up: first game stored %.1f s after the workers started\n", t0 - t_start);
     fflush(stdout);
 
-    /* Step 4. The window. */
+    /* Step 5. The window. */
     double t1 = t0 + (double)cfg.seconds, g1 = g0, p1 = p0;
     while (time_now() < t1) {
         if (s_child_died())

@@ -2,10 +2,13 @@
  * LMDB commits, as deployed) on loopback with a fresh store, drives it with
  * `kz loadgen` (many simulated workers submitting valid random games, each
  * replayed through the rules by the coordinator), and reports validated games
- * stored per second. Goal: >= 5000 games/s on the project machine.
+ * stored per second. Goal: >= 5000 games/s on the project machine. The
+ * coordinator and the simulated workers talk CurveZMQ, as deployed (one
+ * worker key for all of them); `plain` runs both with curve = false, to see
+ * what the encryption costs.
  *
- * usage: bench_ingest [GAMES [WORKERS]]   (binaries from KZ_BIN_DIR, else
- * the directory of this program) */
+ * usage: bench_ingest [GAMES [WORKERS [plain]]]   (binaries from KZ_BIN_DIR,
+ * else the directory of this program) */
 #include <arpa/inet.h>
 #include <libgen.h>
 #include <netinet/in.h>
@@ -18,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "curve.h"
 #include "util.h"
 
 #define GOAL 5000.0
@@ -44,9 +48,11 @@ int main(int argc, char **argv)
     if (util_version_asked(argc, argv, "bench_ingest"))
         return 0;
     long games = 60000, workers = 64;
+    bool plain = argc > 3 && !strcmp(argv[3], "plain");
     if ((argc > 1 && parse_long(argv[1], 1, 100000000, &games)) ||
-        (argc > 2 && parse_long(argv[2], 1, 4096, &workers)) || argc > 3) {
-        fprintf(stderr, "usage: bench_ingest [GAMES [WORKERS]]\n");
+        (argc > 2 && parse_long(argv[2], 1, 4096, &workers)) || (argc > 3 && !plain) ||
+        argc > 4) {
+        fprintf(stderr, "usage: bench_ingest [GAMES [WORKERS [plain]]]\n");
         return 2;
     }
     char bindir[512];
@@ -63,6 +69,24 @@ int main(int argc, char **argv)
         perror("bench_ingest: mkdtemp");
         return 1;
     }
+    /* The keys: the coordinator's, and one for every simulated worker. */
+    char allow[128], kerr[600], wpub[CURVE_KEY_TEXT], a_key[160], a_allow[160], l_keys[400];
+    snprintf(allow, sizeof allow, "%s/allow", dir);
+    FILE *af = NULL;
+    if (curve_keygen(dir, "coordinator", NULL, kerr, sizeof kerr) ||
+        curve_keygen(dir, "loadgen", wpub, kerr, sizeof kerr) || !(af = fopen(allow, "w"))) {
+        fprintf(stderr, "bench_ingest: cannot make the keys in %s: %s\n", dir, kerr);
+        return 1;
+    }
+    fprintf(af, "loadgen worker %s\n", wpub);
+    fclose(af);
+    snprintf(a_key, sizeof a_key, "--curve_secret_key=%s/coordinator.key", dir);
+    snprintf(a_allow, sizeof a_allow, "--allow_keys=%s", allow);
+    if (plain)
+        snprintf(l_keys, sizeof l_keys, "--curve=false");
+    else
+        snprintf(l_keys, sizeof l_keys, "--curve_server_key=%s/coordinator.pub "
+                 "--curve_secret_key=%s/loadgen.key", dir, dir);
     int port = s_free_port(), pub = s_free_port();
     char coord[600], a_dir[128], a_bind[64], a_pub[64];
     snprintf(coord, sizeof coord, "%s/kz-coordinator", bindir);
@@ -76,8 +100,12 @@ int main(int argc, char **argv)
         snprintf(logp, sizeof logp, "%s/coordinator.log", dir);
         if (!freopen(logp, "w", stderr))
             _exit(127);
-        execl(coord, coord, a_dir, a_bind, a_pub, "--http_port=0", "--log_s=3600",
-              (char *)NULL);
+        if (plain)
+            execl(coord, coord, a_dir, a_bind, a_pub, "--http_port=0", "--log_s=3600",
+                  "--curve=false", (char *)NULL);
+        else
+            execl(coord, coord, a_dir, a_bind, a_pub, "--http_port=0", "--log_s=3600", a_key,
+                  a_allow, (char *)NULL);
         _exit(127);
     }
     usleep(300000);
@@ -89,8 +117,8 @@ int main(int argc, char **argv)
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "%s/kz loadgen --endpoint=tcp://127.0.0.1:%d --games=%ld --workers=%ld "
-             "--inflight=32 --pool=512 2>/dev/null",
-             bindir, port, games, workers);
+             "--inflight=32 --pool=512 %s 2>/dev/null",
+             bindir, port, games, workers, l_keys);
     FILE *p = popen(cmd, "r");
     char line[512], last[512] = "";
     while (p && fgets(line, sizeof line, p))
@@ -110,7 +138,8 @@ int main(int argc, char **argv)
     }
     printf("%s", last);
     printf("ingest: %.0f validated games stored per second (%ld games, %ld workers, synced "
-           "LMDB, loopback); goal >= %.0f: %s\n",
-           gps, games, workers, GOAL, gps >= GOAL ? "met" : "NOT met");
+           "LMDB, loopback, %s); goal >= %.0f: %s\n",
+           gps, games, workers, plain ? "no CurveZMQ" : "CurveZMQ", GOAL,
+           gps >= GOAL ? "met" : "NOT met");
     return 0;
 }

@@ -717,6 +717,19 @@ static int s_run(const char *bin, snapshot *snaps, int *n_snaps)
     snprintf(cc.endpoint, sizeof cc.endpoint, "%s", endpoint);
     cc.role = "tool";
     snprintf(cc.client_id, sizeof cc.client_id, "%s", "bench-learning");
+    /* make run's cluster is authenticated: its observer key (only reads),
+     * made by run.sh on its first start. */
+    snprintf(cc.curve_server_key, sizeof cc.curve_server_key, "%s/keys/coordinator.pub", var);
+    snprintf(cc.curve_secret_key, sizeof cc.curve_secret_key, "%s/keys/observer.key", var);
+    for (double until = time_now() + 60; access(cc.curve_secret_key, R_OK) ||
+                                         access(cc.curve_server_key, R_OK);) {
+        if (time_now() > until || waitpid(s_run_pid, NULL, WNOHANG) == s_run_pid) {
+            fprintf(stderr, "bench_learning: run.sh made no keys in %s/keys (see %s)\n", var,
+                    log);
+            return 1;
+        }
+        usleep(100000);
+    }
     cc.game = s_g->name;
     cc.timeout_ms = 5000;
     cc.retries = 3;

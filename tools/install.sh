@@ -95,6 +95,8 @@ done
 
 echo "install: example configuration -> $DESTDIR$EXAMPLES"
 install -d -m 755 "$DESTDIR$EXAMPLES" "$DESTDIR$SYSCONFDIR/khreibaga"
+# The CurveZMQ key pairs go here (kz keygen NAME --dir ...; docs/security.md).
+install -d -m 755 "$DESTDIR$SYSCONFDIR/khreibaga/keys"
 for conf in "$SRC"/deploy/*.conf; do
     name=$(basename "$conf")
     install -m 644 "$conf" "$DESTDIR$EXAMPLES/$name"
@@ -115,6 +117,9 @@ done
 if [ -z "$DESTDIR" ] && command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
     systemctl daemon-reload || true
 fi
-echo "install: done. Next: edit $SYSCONFDIR/khreibaga/*.conf, then for example"
+echo "install: done. Next: the keys (README, \"Running it across machines\"; docs/security.md):"
+echo "  kz keygen coordinator --dir $SYSCONFDIR/khreibaga/keys     # on the coordinator host, and"
+echo "  kz keygen trainer --dir ... / kz keygen worker --dir ...   # the .pub files into allow_keys"
+echo "then edit $SYSCONFDIR/khreibaga/*.conf and start, for example"
 echo "  systemctl enable --now kz-coordinator kz-trainer      # on the coordinator host"
 echo "  systemctl enable --now \$(seq -f kz-worker@%g \"\$(nproc)\")    # on every worker host: one per core"

@@ -29,6 +29,7 @@ static const kz_command s_commands[] = {
     {"status", cmd_status, "print a coordinator's /status readably"},
     {"ratings", cmd_ratings, "the rating pool: anchors and models with Elo and intervals"},
     {"loadgen", cmd_loadgen, "imitate many workers submitting games (ingest load)"},
+    {"keygen", cmd_keygen, "make a CurveZMQ key pair (NAME.key, NAME.pub) for the cluster"},
     {"store", cmd_store, "summarize a coordinator's store, list its games and models"},
     {"tb", cmd_tb, "endgame tablebases: build, probe, stats, verify, bench, accuracy"},
 };

@@ -56,6 +56,8 @@ int cmd_eval(int argc, char **argv);
 int cmd_match(int argc, char **argv);
 int cmd_analyse(int argc, char **argv);
 int cmd_play(int argc, char **argv);
+/* tools/kz_keygen.c */
+int cmd_keygen(int argc, char **argv);
 /* tools/kz_status.c */
 int cmd_status(int argc, char **argv);
 int cmd_ratings(int argc, char **argv);
@@ -74,9 +76,11 @@ int cmd_tb(int argc, char **argv);
 int kz_url_split(const char *url, char *host, size_t hostlen, int *port, char *path,
                  size_t pathlen, char *err, size_t errlen);
 /* GETs url: 0 with the status code in *code and the body in *body (*len
- * bytes, NUL-terminated after them; caller frees) for any HTTP answer, or
- * KZ_EINVAL / KZ_EIO with err (bad URL, no connection, not HTTP, an answer
- * over max_bytes, 10 s of silence, 60 s in all). */
+ * bytes, NUL-terminated after them; caller frees) for any HTTP answer but
+ * 401, or KZ_EINVAL / KZ_EIO with err (bad URL, no connection, not HTTP, an
+ * answer over max_bytes, 10 s of silence, 60 s in all), KZ_EREJECTED for 401
+ * (the coordinator wants a token). With KZ_STATUS_TOKEN_FILE set, the
+ * request carries that file's token (Authorization: Bearer). */
 int kz_http_get(const char *url, size_t max_bytes, uint8_t **body, size_t *len, int *code,
                 char *err, size_t errlen);
 

@@ -48,12 +48,41 @@ int kz_url_split(const char *url, char *host, size_t hostlen, int *port, char *p
     return 0;
 }
 
+/* The token of KZ_STATUS_TOKEN_FILE into out ("" without one). 0 or an error. */
+static int s_token(char *out, size_t cap, char *err, size_t errlen)
+{
+    out[0] = 0;
+    const char *path = getenv("KZ_STATUS_TOKEN_FILE");
+    if (!path || !*path)
+        return 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return err_set(err, errlen, KZ_EINVAL, "KZ_STATUS_TOKEN_FILE=%.200s: %s", path,
+                       strerror(errno));
+    size_t n = fread(out, 1, cap - 1, f);
+    fclose(f);
+    out[n] = 0;
+    while (n && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
+        out[--n] = 0;
+    for (size_t i = 0; i < n; i++)
+        if (out[i] <= ' ' || out[i] == 0x7f)
+            return err_set(err, errlen, KZ_EINVAL, "KZ_STATUS_TOKEN_FILE=%.200s: not a token "
+                           "(one line without spaces)", path);
+    return 0;
+}
+
 int kz_http_get(const char *url, size_t max_bytes, uint8_t **body, size_t *len, int *code,
                 char *err, size_t errlen)
 {
     *body = NULL;
     *len = 0;
     *code = 0;
+    char token[512], auth[600] = "";
+    int trc = s_token(token, sizeof token, err, errlen);
+    if (trc)
+        return trc;
+    if (token[0])
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s\r\n", token);
     char host[256], path[1024];
     int port;
     int rc = kz_url_split(url, host, sizeof host, &port, path, sizeof path, err, errlen);
@@ -81,9 +110,12 @@ int kz_http_get(const char *url, size_t max_bytes, uint8_t **body, size_t *len, 
                        strerror(e));
     }
     freeaddrinfo(ai);
-    char req[1400];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\nConnection: close\r\n\r\n",
-                     path, host);
+    char req[2100];
+    int n = snprintf(req, sizeof req,
+                     "GET %s HTTP/1.0\r\nHost: %s\r\n%sConnection: close\r\n\r\n", path, host,
+                     auth);
+    memset(token, 0, sizeof token);
+    memset(auth, 0, sizeof auth);
     if (write(fd, req, (size_t)n) != n) {
         close(fd);
         return err_set(err, errlen, KZ_EIO, "cannot send to %s:%d", host, port);
@@ -125,6 +157,13 @@ int kz_http_get(const char *url, size_t max_bytes, uint8_t **body, size_t *len, 
     if (sscanf((char *)buf, "HTTP/%*s %d", code) != 1 || !end) {
         free(buf);
         return err_set(err, errlen, KZ_EIO, "%s:%d did not answer HTTP", host, port);
+    }
+    if (*code == 401) {
+        free(buf);
+        return err_set(err, errlen, KZ_EREJECTED, "%s:%d wants a token (its status_token_file): "
+                       "%s", host, port, getenv("KZ_STATUS_TOKEN_FILE")
+                                             ? "KZ_STATUS_TOKEN_FILE holds another one"
+                                             : "set KZ_STATUS_TOKEN_FILE to a copy of it");
     }
     size_t off = (size_t)(end + 4 - buf);
     memmove(buf, buf + off, got - off + 1);

@@ -30,6 +30,10 @@ typedef struct loadgen_config {
     long seed;                     /* pool seed */
     long timeout_s;                /* give up after this long */
     char game[CONFIG_STR_MAX];     /* game module */
+    bool curve;                    /* CurveZMQ (client.h) */
+    char curve_server_key[CONFIG_STR_MAX]; /* the coordinator's public key file */
+    char curve_secret_key[CONFIG_STR_MAX]; /* the simulated workers' secret key file (one key,
+                                              a worker's: ids NAME/loadgen-...) */
 } loadgen_config;
 
 #define O(f) offsetof(loadgen_config, f)
@@ -47,6 +51,12 @@ static const config_option s_options[] = {
     {"seed", CONFIG_INT, "1", 0, 9007199254740991, O(seed), "seed of the game pool"},
     {"timeout_s", CONFIG_INT, "120", 1, 86400, O(timeout_s), "give up after this many seconds"},
     {"game", CONFIG_STRING, "khreibaga", 0, 0, O(game), "game module"},
+    {"curve", CONFIG_BOOL, "true", 0, 0, O(curve),
+     "CurveZMQ (false: for a coordinator with curve = false)"},
+    {"curve_server_key", CONFIG_STRING, "", 0, 0, O(curve_server_key),
+     "with curve: the coordinator's public key file"},
+    {"curve_secret_key", CONFIG_STRING, "", 0, 0, O(curve_secret_key),
+     "with curve: a worker key's secret file (every simulated worker uses it)"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
@@ -71,6 +81,13 @@ int cmd_loadgen(int argc, char **argv)
         return kz_usage_error("loadgen: unknown game '%s'", cfg.game);
     if (wire_endpoint_check(cfg.endpoint, false, err, sizeof err))
         return kz_usage_error("loadgen: endpoint: %s", err);
+    client_config keys;
+    client_config_default(&keys);
+    keys.curve = cfg.curve;
+    snprintf(keys.curve_server_key, sizeof keys.curve_server_key, "%s", cfg.curve_server_key);
+    snprintf(keys.curve_secret_key, sizeof keys.curve_secret_key, "%s", cfg.curve_secret_key);
+    if (client_check_keys(&keys, err, sizeof err))
+        return kz_usage_error("loadgen: %s", err);
 
     /* Step 1. The pool of valid records. */
     uint8_t **pool = xcalloc((size_t)cfg.pool, sizeof *pool);
@@ -96,8 +113,7 @@ int cmd_loadgen(int argc, char **argv)
     char id[64];
     uint64_t run = mix64((uint64_t)time_wall_ms() ^ (uint64_t)getpid());
     for (long i = 0; i < cfg.workers; i++) {
-        client_config cc;
-        client_config_default(&cc);
+        client_config cc = keys;
         snprintf(id, sizeof id, "loadgen-%04llx-%ld", (unsigned long long)(run & 0xffff), i);
         snprintf(cc.endpoint, sizeof cc.endpoint, "%s", cfg.endpoint);
         snprintf(cc.client_id, sizeof cc.client_id, "%s", id);

@@ -366,6 +366,16 @@ static void s_print(const jnode *j, FILE *o, double stall_minutes)
             first = false;
         }
     fprintf(o, "%s\n", first ? "" : ")");
+    if (j_get(j, "auth.curve")) {
+        if (j_num(j, "auth.curve"))
+            fprintf(o, "auth        CurveZMQ, %.0f client keys; refused: %.0f connections of "
+                       "unknown keys, %.0f requests outside their role, %.0f failed handshakes\n",
+                    j_num(j, "auth.keys"), j_num(j, "auth.refused_keys"),
+                    j_num(j, "auth.refused_requests"), j_num(j, "auth.handshake_failures"));
+        else
+            fprintf(o, "auth        none (curve = false): anyone who reaches the ports may submit "
+                       "games and candidates\n");
+    }
     if (j_num(j, "trainer.seen")) {
         char ago[32];
         s_duration(j_num(j, "trainer.last_contact_s"), ago, sizeof ago);

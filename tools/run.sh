@@ -28,7 +28,10 @@
 #                       .conf files, so they win (make learn's A/B runs use them)
 #
 # Settings: var/etc/{coordinator,worker,trainer}.conf, written with the
-# defaults below on the first run; edit them and run again. var/log/*.log hold
+# defaults below on the first run; edit them and run again. The cluster runs
+# authenticated (CurveZMQ, docs/security.md): var/keys/ holds a key pair per
+# program (made on the first run, and for each new worker), var/etc/allow_keys
+# the clients' public keys (rewritten at every start). var/log/*.log hold
 # each program's log. No child outlives this script: each runs in its own
 # session (Ctrl-C reaches only this script, which stops them in order) with
 # a parent-death signal (SIGTERM if this script is killed outright).
@@ -57,7 +60,7 @@ for prog in kz kz-coordinator kz-worker kz-trainer; do
     [[ -x $BUILD/$prog ]] || die "$BUILD/$prog is not built (make)"
 done
 
-mkdir -p "$VAR/etc" "$VAR/log" "$VAR/coordinator" "$VAR/trainer"
+mkdir -p "$VAR/etc" "$VAR/log" "$VAR/coordinator" "$VAR/trainer" "$VAR/keys"
 VAR=$(cd "$VAR" && pwd)
 BUILD=$(cd "$BUILD" && pwd)
 KZ=$BUILD/kz
@@ -128,6 +131,32 @@ checkpoint_every = 50
 threads = 1
 log_s = 60
 EOF
+
+# --- keys (CurveZMQ) ----------------------------------------------------------------
+# A key pair per program, made once (kz keygen never overwrites one); the
+# allow-list names each client's key after the id the client uses, so that
+# /status shows the same ids as without keys. observer: for tools that only
+# read (make learn's model downloads).
+KEYS=$VAR/keys
+chmod 700 "$KEYS"
+HOST=$(uname -n)
+keygen() { # name
+    [[ -e $KEYS/$1.key ]] || "$KZ" keygen "$1" --dir "$KEYS" > /dev/null ||
+        die "cannot make the key pair $KEYS/$1.key"
+}
+keygen coordinator
+keygen trainer
+keygen observer
+{
+    echo "# written by tools/run.sh at every start: NAME ROLE PUBLICKEY (docs/security.md)"
+    echo "$HOST-trainer trainer $(cat "$KEYS/trainer.pub")"
+    echo "observer observer $(cat "$KEYS/observer.pub")"
+    for ((i = 1; i <= N_WORKERS; i++)); do
+        keygen "worker-$i"
+        echo "$HOST-run-$i worker $(cat "$KEYS/worker-$i.pub")"
+    done
+} > "$VAR/etc/allow_keys.tmp"
+mv -f "$VAR/etc/allow_keys.tmp" "$VAR/etc/allow_keys"
 
 ENDPOINT=tcp://127.0.0.1:$PORT
 SUB_ENDPOINT=tcp://127.0.0.1:$((PORT + 1))
@@ -242,6 +271,7 @@ read -ra TRAINER_OPTS <<< "${KZ_TRAINER_OPTS:-}"
 start coordinator "$BUILD/kz-coordinator" --config="$VAR/etc/coordinator.conf" \
     --data_dir="$VAR/coordinator" --bind="$ENDPOINT" --pub_bind="$SUB_ENDPOINT" \
     --http_bind=127.0.0.1 --http_port="$HTTP_PORT" --initial_model="$INITIAL_MODEL" \
+    --curve_secret_key="$KEYS/coordinator.key" --allow_keys="$VAR/etc/allow_keys" \
     ${AUX_OPTS[@]+"${AUX_OPTS[@]}"} ${COORDINATOR_OPTS[@]+"${COORDINATOR_OPTS[@]}"}
 if ((${#DEATHSIG[@]} == 0)); then
     # Without setpriv --pdeathsig: a watchdog stops the children if this script dies.
@@ -271,11 +301,14 @@ for ((i = 1; i <= N_WORKERS; i++)); do
     mkdir -p "$VAR/worker-$i"
     start "worker-$i" "$BUILD/kz-worker" --config="$VAR/etc/worker.conf" \
         --endpoint="$ENDPOINT" --sub_endpoint="$SUB_ENDPOINT" \
-        --worker_id="$(uname -n)-run-$i" --model_cache_dir="$VAR/worker-$i" \
+        --worker_id="$HOST-run-$i" --model_cache_dir="$VAR/worker-$i" \
+        --curve_server_key="$KEYS/coordinator.pub" --curve_secret_key="$KEYS/worker-$i.key" \
         ${WORKER_OPTS[@]+"${WORKER_OPTS[@]}"}
 done
 start trainer "$BUILD/kz-trainer" --config="$VAR/etc/trainer.conf" \
-    --endpoint="$ENDPOINT" --checkpoint_dir="$VAR/trainer" ${TRAINER_OPTS[@]+"${TRAINER_OPTS[@]}"}
+    --endpoint="$ENDPOINT" --checkpoint_dir="$VAR/trainer" --client_id="$HOST-trainer" \
+    --curve_server_key="$KEYS/coordinator.pub" --curve_secret_key="$KEYS/trainer.key" \
+    ${TRAINER_OPTS[@]+"${TRAINER_OPTS[@]}"}
 
 cat << EOF
 Khreibaga Zero: a coordinator, $N_WORKERS worker$( ((N_WORKERS == 1)) || echo s) and a trainer on this machine.

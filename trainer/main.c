@@ -632,6 +632,10 @@ static int s_settings(tr *t, int argc, char **argv)
         fprintf(stderr, "kz-trainer: %s\n", err);
         return 2;
     }
+    if (client_check_keys(&t->cfg.client, err, sizeof err)) {
+        fprintf(stderr, "kz-trainer: %s\n", err);
+        return 2;
+    }
     return -1;
 }
 

@@ -615,6 +615,10 @@ int main(int argc, char **argv)
                 w.cfg.precision);
         return 2;
     }
+    if (client_check_keys(cc, err, sizeof err)) {
+        fprintf(stderr, "kz-worker: %s\n", err);
+        return 2;
+    }
     log_info("kz-worker %s", util_version());
     config_log(options, n_options, &w.cfg);
 
