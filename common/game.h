@@ -1,13 +1,15 @@
 /* game: the interface between a board game's rules and everything above them
- * (network, search, self-play, cluster). Nothing outside a game module names
- * a game's details: code asks a `game_def` for its action count, input-plane
- * shape, legal actions, and so on. Khreibaga (khreibaga.h) is one module;
- * another game (Alquerque under Bell's rules, English draughts) is one more.
+ * (network, search, self-play, cluster), and the registry of games. Nothing
+ * outside a game module names a game's details: code asks a `game_def` for
+ * its action count, input-plane shape, legal actions, symmetries, search
+ * defaults and so on, and finds the game by its name (game_find; programs
+ * take it as the setting `game`, kz as --game).
  *
  * A state is a small fixed-size value (`game_state`, GAME_STATE_BYTES bytes,
- * copy it with `=`); each module lays out its own struct inside. Everything a
- * game needs to decide legality and the end of the game (repetition history,
- * counters, a capture sequence in progress) lives inside the state.
+ * copy it with `=`); each module lays out its own struct inside
+ * (game_def.state_bytes of them). Everything a game needs to decide legality
+ * and the end of the game (repetition history, counters, a capture sequence
+ * in progress) lives inside the state.
  *
  * Actions are integers in [0, action_count). A state's legal actions come
  * sorted ascending. `apply` requires a legal action on a state whose game is
@@ -19,12 +21,21 @@
  * Canonical form: the network sees a state from the mover's side
  * (`encode_planes`); `canonical_action` maps an action between the real and
  * the canonical orientation (it is its own inverse for a given state).
- * `mirror_action` maps a canonical action through the game's board symmetry
- * used for augmentation (left-right mirror for Khreibaga, R19); the planes
- * mirror by reversing each row (game_mirror_planes).
  *
- * Thread rules: every function is pure over its arguments; game_defs are
- * immutable and shared. */
+ * Symmetries: a game lists the board symmetries that keep its rules and the
+ * value of every position (none, the left-right mirror, the dihedral ones
+ * the game has), each as a map of the canonical planes (cells and planes
+ * permuted) and of the canonical actions. The trainer augments its samples
+ * with them (a game with none trains without augmentation).
+ *
+ * Limits. The buffers above the games hold the largest of any game
+ * (GAME_STATE_BYTES, GAME_MAX_ACTIONS, GAME_MAX_LEGAL, GAME_PACKED_BYTES,
+ * GAME_POSITION_CHARS, GAME_MAX_PLANE_FLOATS); each game_def states its own
+ * sizes and game_check holds them to those limits when a game is registered.
+ *
+ * Thread rules: every function of a game_def is pure over its arguments;
+ * game_defs are immutable and shared. game_register is for start-up (before
+ * other threads look games up). */
 #ifndef KZ_GAME_H
 #define KZ_GAME_H
 
@@ -37,6 +48,13 @@
 #define GAME_MAX_ACTIONS 4096 /* largest action count of any module (8x8: 64*64) */
 #define GAME_MAX_LEGAL 256    /* most legal actions in one state, any module */
 #define GAME_PACKED_BYTES 32  /* most bytes of a packed position (pack/unpack_planes) */
+#define GAME_POSITION_CHARS 255 /* longest position string of any module (NUL excluded) */
+#define GAME_MAX_PLANE_FLOATS 4096 /* most floats of one state's planes (C * H * W) */
+#define GAME_MAX_SYMMETRIES 7 /* most symmetries besides the identity (the square's dihedral) */
+#define GAME_NAME_CHARS 31    /* longest game name (models and records keep 32 bytes) */
+#define GAME_MAX_GAMES 16     /* games registered at most, built-in ones included */
+/* The game of a program that is not told another (its `game` setting's default). */
+#define GAME_DEFAULT_NAME "khreibaga"
 
 /* An opaque game state; copy by value. */
 typedef struct game_state {
@@ -61,6 +79,16 @@ typedef struct game_result {
     int reason;  /* enum game_reason */
 } game_result;
 
+/* A board symmetry over the canonical view: sample (planes, policy) becomes
+ * (planes', policy') with planes'[planes[p]][cells[i]] = planes[p][i] and
+ * policy'[action(a)] = policy[a]. */
+typedef struct game_symmetry {
+    const char *name;         /* "mirror", "rot90", ... */
+    const int16_t *cells;     /* (H*W) where each cell goes: a permutation */
+    const int8_t *planes;     /* (C) where each plane goes (a permutation), NULL: each stays */
+    int (*action)(int action); /* where each canonical action goes: a permutation of [0, A) */
+} game_symmetry;
+
 typedef struct game_def game_def;
 struct game_def {
     const char *name;    /* short identifier stored in models and records */
@@ -69,6 +97,13 @@ struct game_def {
     int height, width;   /* H, W: board shape of the planes */
     int max_legal;       /* upper bound on legal actions in one state */
     int packed_bytes;    /* bytes written by pack() */
+    int state_bytes;     /* bytes of game_state the module's state uses (its history too) */
+    int position_chars;  /* longest string format_position writes (NUL excluded) */
+    int simulations;     /* the search's default simulations per move */
+    float dirichlet_alpha; /* the search's default root noise: about 10 / the typical
+                              number of legal actions (AlphaZero's rule of thumb) */
+    int n_symmetries;    /* entries of symmetries (0: none, no augmentation) */
+    const game_symmetry *symmetries; /* the board symmetries besides the identity */
 
     /* The initial position. */
     void (*init)(game_state *s);
@@ -96,8 +131,6 @@ struct game_def {
     void (*encode_planes)(const game_state *s, float *out);
     /* Maps an action between real and canonical orientation for s (involution). */
     int (*canonical_action)(const game_state *s, int action);
-    /* Maps a canonical action through the augmentation symmetry (involution). */
-    int (*mirror_action)(int action);
     /* A 64-bit hash of everything the planes and the legal actions depend on:
      * equal positions (same pieces, mover, turn progress, plane inputs) hash equally. */
     uint64_t (*hash)(const game_state *s);
@@ -126,16 +159,46 @@ struct game_def {
      * scaled into [-1, 1]; at the game's end, the target of the network's
      * auxiliary material head (model.h). */
     float (*material)(const game_state *s, int player);
+    /* Optional (NULL: 0 everywhere): the baseline players' static evaluation
+     * of s (a turn start) from the mover's view, in hundredths of the game's
+     * common piece (a man = 100): what the greedy and alpha-beta players of
+     * player.h maximise. */
+    long (*evaluate)(const game_state *s);
+    /* Optional (NULL: never): whether the mover at this turn start must
+     * capture (compulsory capture): the baseline players' quiescence searches
+     * such positions on instead of evaluating them. */
+    bool (*must_capture)(const game_state *s);
 };
 
-/* The registered games; NULL when the name is unknown. */
+/* The registered game called `name`; NULL when there is none (or name is NULL). */
 const game_def *game_find(const char *name);
-/* The project's game (Khreibaga). */
+/* The game named GAME_DEFAULT_NAME. */
 const game_def *game_default(void);
+/* The registered games in order (the built-in ones first): the i-th, or NULL
+ * past the last. */
+const game_def *game_at(int i);
+/* The registered games' names, ", "-separated, into buf (always NUL-terminated;
+ * for messages such as "unknown game 'x' (known: ...)"). */
+void game_names(char *buf, size_t len);
+/* Checks g against the limits above and its own declarations: name (1 to
+ * GAME_NAME_CHARS of [a-z0-9_-]), sizes, the required functions, the
+ * symmetries (permutations), the search defaults, and the initial position
+ * (its string fits position_chars and parses back). 0, or KZ_EINVAL with a
+ * one-line reason in err (may be NULL). */
+int game_check(const game_def *g, char *err, size_t errlen);
+/* Adds g (borrowed: it must outlive every use; a static game_def) to the
+ * registry, after game_check. 0, or KZ_EINVAL (g fails the check, its name is
+ * taken, or GAME_MAX_GAMES are registered) with a one-line reason in err.
+ * Built-in games are registered already; this is for games defined elsewhere
+ * (the tests' toy game). Call before other threads use the registry. */
+int game_register(const game_def *g, char *err, size_t errlen);
 /* Short name of a reason: "no-pieces", "no-moves", "no-progress", "repetition", "length". */
 const char *game_reason_name(int reason);
-/* Reverses every row of (C, H, W) planes in place (the left-right mirror). */
-void game_mirror_planes(const game_def *g, float *planes);
+/* Applies symmetry k (0 <= k < g->n_symmetries) to one sample's canonical
+ * planes (C, H, W) in place. */
+void game_symmetry_planes(const game_def *g, int k, float *planes);
+/* Applies symmetry k to a dense canonical policy (A) in place. */
+void game_symmetry_policy(const game_def *g, int k, float *pi);
 /* Perft (R22): leaf nodes of the action tree to `depth`, full make-move at
  * every node, terminal nodes above the depth counting nothing. Uses the
  * module's g->perft when it has one, else the generic loop over the other
@@ -143,6 +206,11 @@ void game_mirror_planes(const game_def *g, float *planes);
 uint64_t game_perft(const game_def *g, const game_state *s, int depth);
 /* The generic loop: result, legal_actions, then copy + apply + recurse. */
 uint64_t game_perft_generic(const game_def *g, const game_state *s, int depth);
+/* Whole-turn perft: leaf nodes of the tree of turns to `depth`, a turn being
+ * every action from a turn start to the next (a capture sequence is one
+ * turn; distinct hop paths count as distinct turns, as R22's hops do),
+ * terminal turn starts above the depth counting nothing. */
+uint64_t game_perft_turns(const game_def *g, const game_state *s, int depth);
 /* Result from the view of `player`: +1 win, -1 loss, 0 draw (r must be over). */
 int game_result_for(game_result r, int player);
 

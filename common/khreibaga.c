@@ -1027,6 +1027,14 @@ static int kh_mirror_action(int action)
     return T.mirror_action[action];
 }
 
+/* R19: the mirror's cells, (r, c) -> (r, 4 - c); every plane stays itself. */
+static const int16_t s_mirror_cells[KH_POINTS] = {
+    4, 3, 2, 1, 0, 9, 8, 7, 6, 5, 14, 13, 12, 11, 10, 19, 18, 17, 16, 15, 24, 23, 22, 21, 20,
+};
+static const game_symmetry s_symmetries[] = {
+    {.name = "mirror", .cells = s_mirror_cells, .planes = NULL, .action = kh_mirror_action},
+};
+
 static uint64_t kh_hash(const game_state *g)
 {
     const kh_state *s = CS(g);
@@ -1278,6 +1286,23 @@ static float kh_material(const game_state *g, int player)
     return v > 1.0f ? 1.0f : v < -1.0f ? -1.0f : v;
 }
 
+/* The baseline players' evaluation (game.h): a man 100, a flying king 250
+ * (own minus the other side's). */
+static long kh_evaluate(const game_state *g)
+{
+    const kh_state *s = CS(g);
+    return (long)KH_EVAL_MAN * (s_popcount(s->own & ~s->kings) - s_popcount(s->opp & ~s->kings)) +
+           (long)KH_EVAL_KING * (s_popcount(s->own & s->kings) - s_popcount(s->opp & s->kings));
+}
+
+/* R8: captures are compulsory, so the mover must capture when any hop exists. */
+static bool kh_must_capture(const game_state *g)
+{
+    gen_out o;
+    s_gen_call(CS(g), &o);
+    return o.h.n > 0;
+}
+
 const game_def khreibaga_game = {
     .name = "khreibaga",
     .action_count = KH_ACTIONS,
@@ -1286,6 +1311,12 @@ const game_def khreibaga_game = {
     .width = 5,
     .max_legal = GAME_MAX_LEGAL,
     .packed_bytes = 17,
+    .state_bytes = (int)sizeof(kh_state),
+    .position_chars = 30, /* 25 points, side, and mid-sequence the chain point */
+    .simulations = 200,
+    .dirichlet_alpha = 1.0f, /* about 10 legal actions at a typical turn start */
+    .n_symmetries = 1,
+    .symmetries = s_symmetries,
     .init = kh_init,
     .legal_actions = kh_legal_actions,
     .legal_mask = kh_legal_mask,
@@ -1298,7 +1329,6 @@ const game_def khreibaga_game = {
     .result = kh_result,
     .encode_planes = kh_encode_planes,
     .canonical_action = kh_canonical_action,
-    .mirror_action = kh_mirror_action,
     .hash = kh_hash,
     .pack = kh_pack,
     .unpack_planes = kh_unpack_planes,
@@ -1310,4 +1340,6 @@ const game_def khreibaga_game = {
     .player_name = kh_player_name,
     .perft = kh_perft,
     .material = kh_material,
+    .evaluate = kh_evaluate,
+    .must_capture = kh_must_capture,
 };

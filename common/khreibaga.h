@@ -15,6 +15,8 @@
 #define KH_MAX_PLIES 300   /* R15 */
 #define KH_NO_PROGRESS 50  /* R13 */
 #define KH_START "bbbbbbbbbbbb.wwwwwwwwwwww b"
+#define KH_EVAL_MAN 100    /* the baseline players' value of a man (game_def.evaluate) */
+#define KH_EVAL_KING 250   /* and of a (flying) king */
 
 extern const game_def khreibaga_game;
 

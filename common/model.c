@@ -608,22 +608,6 @@ void model_softmax_mask(const float *logits, const uint8_t *mask, int A, float *
         probs[a] *= inv;
 }
 
-void model_mirror_policy(const game_def *g, float *pi)
-{
-    int A = g->action_count;
-    assert(A <= GAME_MAX_ACTIONS);
-    float tmp[GAME_MAX_ACTIONS];
-    memcpy(tmp, pi, (size_t)A * sizeof *pi);
-    for (int a = 0; a < A; a++)
-        pi[g->mirror_action(a)] = tmp[a];
-}
-
-void model_mirror_sample(const game_def *g, float *planes, float *pi)
-{
-    game_mirror_planes(g, planes);
-    model_mirror_policy(g, pi);
-}
-
 /* --- Reference forward pass ---------------------------------------------------- */
 
 static void s_ref_convbn(const model *m, const model_convbn *l, float *out, const float *in,

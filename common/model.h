@@ -392,12 +392,5 @@ double model_train_loss_aux(model_train *t, const float *x, const float *pi, con
 float *model_train_params(model_train *t, size_t *n);
 const float *model_train_grads(const model_train *t, size_t *n);
 
-/* Mirror augmentation (R19): mirrors one sample in place, the planes (C, H, W)
- * with game_mirror_planes and the policy target (A) through
- * g->mirror_action. */
-void model_mirror_sample(const game_def *g, float *planes, float *pi);
-/* Mirrors a dense policy target (A) alone, as model_mirror_sample does (the
- * opponent-policy target of a mirrored sample). */
-void model_mirror_policy(const game_def *g, float *pi);
 
 #endif

@@ -2,7 +2,7 @@
  * UCT, alpha-beta), with hooks for the network players. See player.h for
  * the definitions each player follows; this file is organised as:
  *   1. the interface (a small table of operations per kind)
- *   2. material and evaluation read from the canonical planes
+ *   2. the evaluation, from the game's hooks (game_def.evaluate, must_capture)
  *   3. alpha-beta (and greedy, its depth-1 material-only case)
  *   4. UCT with random playouts
  *   5. random
@@ -123,52 +123,16 @@ void player_destroy(player **pp)
     *pp = NULL;
 }
 
-/* ---- 2. material and evaluation --------------------------------------------------------- */
+/* ---- 2. evaluation (the game's hooks) ----------------------------------------------------- */
 
-#define EVAL_MAX_FLOATS 4096 /* largest (C, H, W) input the evaluation reads */
-
-/* Men and kings of the mover ([0][0], [0][1]) and of the opponent ([1][..]). */
-static void s_material(const game_def *g, const game_state *s, int m[2][2])
-{
-    float planes[EVAL_MAX_FLOATS]; /* (C, H, W) */
-    size_t need = (size_t)g->planes * g->height * g->width;
-    KZ_CHECK(g->planes >= 4 && need <= EVAL_MAX_FLOATS);
-    g->encode_planes(s, planes);
-    int hw = g->height * g->width;
-    for (int k = 0; k < 4; k++) {
-        int count = 0;
-        for (int i = 0; i < hw; i++)
-            count += planes[k * hw + i] > 0.5f;
-        m[k / 2][k % 2] = count;
-    }
-}
-
-static int s_pieces(const game_def *g, const game_state *s)
-{
-    int m[2][2];
-    s_material(g, s, m);
-    return m[0][0] + m[0][1] + m[1][0] + m[1][1];
-}
-
-/* Whether the mover at a turn start must capture: under compulsory capture
- * every legal action then captures, so one action tells. */
 bool player_must_capture(const game_def *g, const game_state *s)
 {
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = g->legal_actions(s, legal);
-    if (n == 0)
-        return false;
-    game_state c = *s;
-    g->apply(&c, legal[0]);
-    return s_pieces(g, &c) < s_pieces(g, s);
+    return g->must_capture && g->must_capture(s);
 }
 
 long player_evaluate(const game_def *g, const game_state *s, bool mobility)
 {
-    int m[2][2];
-    s_material(g, s, m);
-    long v = (long)PLAYER_EVAL_MAN * (m[0][0] - m[1][0]) +
-             (long)PLAYER_EVAL_KING * (m[0][1] - m[1][1]);
+    long v = g->evaluate ? g->evaluate(s) : 0;
     if (mobility) {
         uint16_t legal[GAME_MAX_LEGAL];
         v += (long)PLAYER_EVAL_MOBILITY * g->legal_actions(s, legal);
@@ -787,7 +751,7 @@ const char *player_spec_help(void)
            "                    quiescence over forced captures\n"
            "  policy:MODEL      the network's most probable legal action\n"
            "  mcts:MODEL[:SIMS] the network with PUCT search, SIMS simulations per action\n"
-           "                    (1..1000000, default 200), the most visited action played\n"
+           "                    (1..1000000, default: the game's), the most visited action played\n"
            "  gumbel:MODEL[:SIMS] the same with the Gumbel root search (no noise): the\n"
            "                    Sequential Halving winner played\n"
            "MODEL is a model file, or `uniform` (equal priors, value 0: no network).\n"
@@ -853,7 +817,7 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
         return s_policy_new(g, arg, precision, err, errlen);
     }
     if (!strcmp(buf, "mcts") || !strcmp(buf, "gumbel")) {
-        long sims = 200;
+        long sims = g->simulations;
         char *cs = arg ? strrchr(arg, ':') : NULL;
         if (cs) {
             *cs++ = '\0';

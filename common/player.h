@@ -4,18 +4,18 @@
  *   random        a uniformly random legal action.
  *   greedy        the most material after its own turn, with the forced
  *                 capture replies that follow (quiescence), ties at random.
- *                 Because R8 already forces the maximum number of captures,
- *                 "most captures" alone would be random play; this greedy
- *                 instead prefers taking kings, promoting, and not leaving
- *                 pieces to a forced recapture. It is alpha-beta at depth 1
- *                 with the material-only evaluation.
+ *                 In Khreibaga, whose R8 already forces the maximum number
+ *                 of captures, "most captures" alone would be random play;
+ *                 this greedy instead prefers taking kings, promoting, and
+ *                 not leaving pieces to a forced recapture. It is alpha-beta
+ *                 at depth 1 with the material-only evaluation.
  *   uct:N[:C]     pure Monte-Carlo tree search (UCT, UCB1 with constant C,
  *                 default 1.0 on rewards in [0,1]) with N random playouts.
  *   alphabeta:D   alpha-beta at depth D turns with the material-and-mobility
  *                 evaluation and quiescence (below).
  *   policy:MODEL  argmax of the network's policy over the legal actions.
  *   mcts:MODEL[:SIMS]  the network with the batched PUCT search of mcts.h
- *                 (default 200 simulations), always playing the most visited
+ *                 (default: the game's simulations, game_def), always playing the most visited
  *                 action, with no root noise, and keeping the chosen subtree
  *                 between moves (player_observe advances it).
  *   gumbel:MODEL[:SIMS]  the same search with the Gumbel root (mcts.h,
@@ -41,19 +41,17 @@
  *   start (or a terminal state), never mid-sequence, where material is in flux.
  * - Terminal: +/-(PLAYER_WIN - hops from the root) for a win/loss of the mover
  *   (quicker wins, slower losses preferred), 0 for a draw.
- * - Quiescence: at depth 0, a turn start where the mover must capture is
- *   searched on (captures are compulsory, so every legal action is one), up
- *   to PLAYER_QUIESCENCE_TURNS extra turns; then it is evaluated.
- * - Evaluation, from the mover's view: PLAYER_EVAL_MAN per man and
- *   PLAYER_EVAL_KING per king (own minus the opponent's), plus
- *   PLAYER_EVAL_MOBILITY per legal action of the mover (alphabeta; greedy has
- *   no mobility term).
+ * - Quiescence: at depth 0, a turn start where the mover must capture
+ *   (game_def.must_capture) is searched on (captures are compulsory, so every
+ *   legal action is one), up to PLAYER_QUIESCENCE_TURNS extra turns; then it
+ *   is evaluated.
+ * - Evaluation, from the mover's view: the game's static evaluation
+ *   (game_def.evaluate: its material, a man = 100; Khreibaga counts a king
+ *   250), plus PLAYER_EVAL_MOBILITY per legal action of the mover (alphabeta;
+ *   greedy has no mobility term). A game without the hooks is searched on
+ *   mobility alone (greedy: at random) and without quiescence.
  * - Ties between root actions are broken uniformly at random (the root order
  *   is shuffled and only a strictly better value replaces the best).
- *
- * Material is read generically from the canonical input planes: planes 0..3
- * must hold own men, own kings, opponent men, opponent kings as 0/1 values
- * (R17's layout; any draughts-family game module can follow it).
  *
  * Ownership: constructors return a new player (NULL on failure, with a
  * one-line reason in err when err is given); the caller owns it and frees it
@@ -73,8 +71,6 @@
 #include "mcts.h"
 #include "tablebase.h"
 
-#define PLAYER_EVAL_MAN 100         /* material value of a man */
-#define PLAYER_EVAL_KING 250        /* material value of a (flying) king */
 #define PLAYER_EVAL_MOBILITY 2      /* per legal action of the mover (alphabeta) */
 #define PLAYER_WIN 1000000          /* terminal score before subtracting the distance */
 #define PLAYER_QUIESCENCE_TURNS 8   /* most forced-capture turns searched past depth 0 */
@@ -173,8 +169,8 @@ void player_destroy(player **p);
 /* Evaluation of s from the mover's view, as described above; `mobility`
  * selects the alphabeta (true) or greedy (false) evaluation. */
 long player_evaluate(const game_def *g, const game_state *s, bool mobility);
-/* Whether the mover in s (a turn start) must capture: the first legal action
- * removes a piece (compulsory capture makes every other one capture too). */
+/* Whether the mover in s (a turn start) must capture (game_def.must_capture;
+ * false for a game without it). */
 bool player_must_capture(const game_def *g, const game_state *s);
 /* Runs the alpha-beta search of the alphabeta player (mobility true) or the
  * greedy player (mobility false, depth 1) on s without randomness: ties go to

@@ -1,8 +1,10 @@
 /* khreibaga_frozen: FROZEN copy of common/khreibaga.c as of branch `rules`
  * commit 6d281b1 merged with main f8abd8c (the perf engine plus the strict R20
  * chain point), the oracle of tests/test_khreibaga_diff.c (see
- * khreibaga_frozen.h). Do not edit beyond the renaming block and the include
- * line; the original header comment follows.
+ * khreibaga_frozen.h). Do not edit beyond the renaming block, the include
+ * line and the game_def at the end (kept to the interface of game.h: the
+ * mirror as the game's one symmetry, its sizes); the original header comment
+ * follows.
  *
  * khreibaga: the rules engine (R1-R22 of ../shared/khreibaga-rules.md).
  *
@@ -1230,6 +1232,14 @@ static void kh_render(const game_state *g, FILE *out)
     fprintf(out, "\n  position: %s\n", pos);
 }
 
+/* game.h's interface: the mirror as a symmetry, the sizes (not the original's). */
+static const int16_t s_mirror_cells[KH_POINTS] = {
+    4, 3, 2, 1, 0, 9, 8, 7, 6, 5, 14, 13, 12, 11, 10, 19, 18, 17, 16, 15, 24, 23, 22, 21, 20,
+};
+static const game_symmetry s_symmetries[] = {
+    {.name = "mirror", .cells = s_mirror_cells, .planes = NULL, .action = kh_mirror_action},
+};
+
 const game_def khreibaga_game = {
     .name = "khreibaga",
     .action_count = KH_ACTIONS,
@@ -1238,6 +1248,12 @@ const game_def khreibaga_game = {
     .width = 5,
     .max_legal = GAME_MAX_LEGAL,
     .packed_bytes = 17,
+    .state_bytes = (int)sizeof(kh_state),
+    .position_chars = 30,
+    .simulations = 200,
+    .dirichlet_alpha = 1.0f,
+    .n_symmetries = 1,
+    .symmetries = s_symmetries,
     .init = kh_init,
     .legal_actions = kh_legal_actions,
     .legal_mask = kh_legal_mask,
@@ -1250,7 +1266,6 @@ const game_def khreibaga_game = {
     .result = kh_result,
     .encode_planes = kh_encode_planes,
     .canonical_action = kh_canonical_action,
-    .mirror_action = kh_mirror_action,
     .hash = kh_hash,
     .pack = kh_pack,
     .unpack_planes = kh_unpack_planes,

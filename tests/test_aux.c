@@ -654,7 +654,7 @@ Test(aux, batch_reply_carries_the_targets_into_dense_arrays)
             bool mirrored = memcmp(planes, x + j * P, sizeof planes) != 0;
             cr_assert(mirror || !mirrored);
             if (mirrored)
-                model_mirror_policy(g, want);
+                game_symmetry_policy(g, 0, want);
             for (int a = 0; a < A; a++)
                 cr_assert_float_eq(opp[j * A + a], want[a], 1e-6, "sample %d action %d", j, a);
             cr_assert_float_eq(mat[j], v.material[p], 0);

@@ -910,20 +910,20 @@ Test(khreibaga, r18_result_from_each_side)
  * has 4x16 and 4x20, exactly the mirrored actions. */
 Test(khreibaga, r19_mirror)
 {
-    cr_assert_eq(G()->mirror_action(6 * 25 + 12), 8 * 25 + 12);
-    cr_assert_eq(G()->mirror_action(7 * 25 + 12), 7 * 25 + 12);
-    cr_assert_eq(G()->mirror_action(0 * 25 + 24), 4 * 25 + 20);
+    cr_assert_eq(G()->symmetries[0].action(6 * 25 + 12), 8 * 25 + 12);
+    cr_assert_eq(G()->symmetries[0].action(7 * 25 + 12), 7 * 25 + 12);
+    cr_assert_eq(G()->symmetries[0].action(0 * 25 + 24), 4 * 25 + 20);
     for (int a = 0; a < KH_ACTIONS; a++)
-        cr_assert_eq(G()->mirror_action(G()->mirror_action(a)), a);
+        cr_assert_eq(G()->symmetries[0].action(G()->symmetries[0].action(a)), a);
     game_state s = s_pos("B0 w12", 'b', -1), m = s_pos("B4 w12", 'b', -1);
     EXPECT_LEGAL(s, "0-18 0-24");
     EXPECT_LEGAL(m, "4-16 4-20");
-    cr_assert_eq(G()->mirror_action(0 * 25 + 18), 4 * 25 + 16);
+    cr_assert_eq(G()->symmetries[0].action(0 * 25 + 18), 4 * 25 + 16);
     /* The planes of the mirror position are the mirrored planes. */
     float ps[7 * 25], pm[7 * 25];
     G()->encode_planes(&s, ps);
     G()->encode_planes(&m, pm);
-    game_mirror_planes(G(), ps);
+    game_symmetry_planes(G(), 0, ps);
     for (int i = 0; i < 7 * 25; i++)
         cr_assert_eq(ps[i], pm[i], "index %d", i);
 }
@@ -937,7 +937,7 @@ Test(khreibaga, r19_start_not_mirror_symmetric)
     float p[7 * 25], q[7 * 25];
     G()->encode_planes(&s, p);
     memcpy(q, p, sizeof q);
-    game_mirror_planes(G(), q);
+    game_symmetry_planes(G(), 0, q);
     cr_assert_eq(p[0 * 25 + 10], 1.0f);
     cr_assert_eq(q[0 * 25 + 10], 0.0f, "own man on 10 mirrors to 14");
     cr_assert_eq(q[2 * 25 + 10], 1.0f, "opponent man on 14 mirrors to 10");

@@ -159,7 +159,7 @@ static void s_check_rotation(const char *pos)
 
 /* R19: the mirror of s (history and all, so the planes of s are compared
  * with those of the mirrored string only on the piece planes 0-3, and the
- * uniform planes 4-6 are unchanged by game_mirror_planes) has the mirrored
+ * uniform planes 4-6 are unchanged by the mirror) has the mirrored
  * canonical legal set. */
 static void s_check_mirror(const game_state *s, const char *pos)
 {
@@ -171,7 +171,7 @@ static void s_check_mirror(const game_state *s, const char *pos)
     G()->encode_planes(s, ps);
     memcpy(orig, ps, sizeof orig);
     G()->encode_planes(&m, pm);
-    game_mirror_planes(G(), ps);
+    game_symmetry_planes(G(), 0, ps);
     for (int i = 0; i < 4 * 25; i++)
         cr_assert_eq(ps[i], pm[i], "'%s' vs mirror '%s': plane %d point %d", pos, mir, i / 25,
                      i % 25);
@@ -184,7 +184,7 @@ static void s_check_mirror(const game_state *s, const char *pos)
     s_legal_set(&m, lm);
     for (int x = 0; x < KH_ACTIONS; x++) {
         if (ls[x])
-            cs[G()->mirror_action(G()->canonical_action(s, x))] = true;
+            cs[G()->symmetries[0].action(G()->canonical_action(s, x))] = true;
         if (lm[x])
             cm[G()->canonical_action(&m, x)] = true;
     }

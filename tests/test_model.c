@@ -435,15 +435,17 @@ Test(model, mirror_sample_mirrors_planes_and_policy)
         pi[g->canonical_action(&s, legal[i])] = (float)(i + 1) / (n * (n + 1) / 2);
     memcpy(x0, x, (size_t)C * HW * sizeof *x);
     memcpy(pi0, pi, (size_t)A * sizeof *pi);
-    model_mirror_sample(g, x, pi);
+    game_symmetry_planes(g, 0, x);
+    game_symmetry_policy(g, 0, pi);
     for (int c = 0; c < C; c++)
         for (int y = 0; y < g->height; y++)
             for (int xx = 0; xx < g->width; xx++)
                 cr_assert_eq(x[c * HW + y * g->width + xx],
                              x0[c * HW + y * g->width + (g->width - 1 - xx)]);
     for (int a = 0; a < A; a++)
-        cr_assert_eq(pi[g->mirror_action(a)], pi0[a]);
-    model_mirror_sample(g, x, pi); /* an involution */
+        cr_assert_eq(pi[g->symmetries[0].action(a)], pi0[a]);
+    game_symmetry_planes(g, 0, x); /* an involution */
+    game_symmetry_policy(g, 0, pi);
     cr_assert(memcmp(x, x0, (size_t)C * HW * sizeof *x) == 0);
     cr_assert(memcmp(pi, pi0, (size_t)A * sizeof *pi) == 0);
     free(x), free(x0), free(pi), free(pi0);

@@ -16,6 +16,7 @@
 
 #include "game.h"
 #include "harness.h"
+#include "khreibaga.h"
 #include "match.h"
 #include "model.h"
 #include "modelfile.h"
@@ -48,14 +49,14 @@ static int s_total(const game_def *g, const game_state *s)
     return c[0][0] + c[0][1] + c[1][0] + c[1][1];
 }
 
-/* The evaluation of player.h, from Black's view. */
+/* The evaluation of player.h (Khreibaga's game_def.evaluate plus mobility), from Black's view. */
 static long s_eval_black(const game_def *g, const game_state *s, bool mobility)
 {
     int c[2][2];
     s_count(g, s, c);
     int me = g->to_move(s);
-    long v = (long)PLAYER_EVAL_MAN * (c[me][0] - c[1 - me][0]) +
-             (long)PLAYER_EVAL_KING * (c[me][1] - c[1 - me][1]);
+    long v = (long)KH_EVAL_MAN * (c[me][0] - c[1 - me][0]) +
+             (long)KH_EVAL_KING * (c[me][1] - c[1 - me][1]);
     if (mobility) {
         uint16_t legal[GAME_MAX_LEGAL];
         v += (long)PLAYER_EVAL_MOBILITY * g->legal_actions(s, legal);

@@ -379,7 +379,7 @@ static void s_print_analysis(const game_def *g, const game_state *s, const engin
     else
         printf("value: %+.3f%s\n", info->value, an->forced ? " (after the forced actions)" : "");
     if (info->score)
-        printf("score: %+ld (alpha-beta, %d per man)\n", info->score, PLAYER_EVAL_MAN);
+        printf("score: %+ld (alpha-beta, 100 per man)\n", info->score);
     printf("work: %ld in %.3f s\n", info->work, an->seconds);
     bool priors = false, qs = false;
     for (int i = 0; i < info->n; i++) {

@@ -31,13 +31,13 @@ static bool s_spread(float *row, size_t A, const uint32_t *actions, const float 
     return true;
 }
 
-int batch_fill(const game_def *g, const wire_batch_reply *b, bool mirror, float q_weight,
+int batch_fill(const game_def *g, const wire_batch_reply *b, bool augment, float q_weight,
                rng_t *rng, float *x, float *pi, float *z, int max, batch_counts *counts)
 {
-    return batch_fill_aux(g, b, mirror, q_weight, rng, x, pi, z, NULL, max, counts);
+    return batch_fill_aux(g, b, augment, q_weight, rng, x, pi, z, NULL, max, counts);
 }
 
-int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool mirror, float q_weight,
+int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool augment, float q_weight,
                    rng_t *rng, float *x, float *pi, float *z, const batch_aux *aux, int max,
                    batch_counts *counts)
 {
@@ -81,11 +81,17 @@ int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool mirror, fl
         }
         if (!target)
             counts->no_policy++;
-        if (mirror && rng_below(rng, 2)) {
-            model_mirror_sample(g, xi, pii);
+        /* One of the game's symmetries or the identity, uniformly (none: no
+         * draw at all, the rng untouched). */
+        int k = augment && g->n_symmetries > 0
+                    ? (int)rng_below(rng, (uint32_t)g->n_symmetries + 1)
+                    : 0;
+        if (k > 0) {
+            game_symmetry_planes(g, k - 1, xi);
+            game_symmetry_policy(g, k - 1, pii);
             if (oppi)
-                model_mirror_policy(g, oppi);
-            counts->mirrored++;
+                game_symmetry_policy(g, k - 1, oppi);
+            counts->augmented++;
         }
         if (aux) {
             aux->material[n] = mi;

@@ -1,6 +1,7 @@
 /* kz-trainer: the cluster's trainer (see trainer.h and docs/trainer.md).
  * Resumes from its checkpoint (or starts from a model file or the
- * coordinator's best), pulls batches, trains with mirror augmentation, paces
+ * coordinator's best), pulls batches, trains with augmentation by the game's
+ * symmetries, paces
  * itself by the positions stored (max_reuse), submits a candidate every K
  * steps, checkpoints atomically, and reports losses and speed.
  * SIGTERM/SIGINT: finish the step, checkpoint, exit 0; a second signal
@@ -61,8 +62,10 @@ static const config_option s_own_options[] = {
     {"l2", CONFIG_DOUBLE, "0.0001", 0, 1, O(l2), "c, the L2 coefficient"},
     {"clip_norm", CONFIG_DOUBLE, "0", 0, 1000000, O(clip_norm),
      "clip the gradient's global norm to this (0 = off)"},
-    {"mirror", CONFIG_BOOL, "true", 0, 0, O(mirror),
-     "mirror each sample with probability 1/2 (R19)"},
+    {"augment", CONFIG_BOOL, "true", 0, 0, O(augment),
+     "put each sample through one of the game's symmetries or the identity, drawn uniformly "
+     "(Khreibaga: the mirror with probability 1/2, R19; a game without symmetries: none)"},
+    {"mirror", CONFIG_ALIAS, "augment", 0, 0, 0, "the earlier name of augment"},
     {"value_q_weight", CONFIG_DOUBLE, "0", 0, 1, O(value_q_weight),
      "value target (1 - w) * z + w * q: the game result z mixed with the search's root value q "
      "(0 = z alone)"},
@@ -127,7 +130,7 @@ typedef struct tr {
     bool aux_warned;           /* "no auxiliary targets arrive" said */
     batch_aux ab;              /* (B, A), (B), (B) their dense targets (aux) */
     rng_t rng;                 /* augmentation */
-    batch_counts counts;       /* samples used, mirrored, skipped */
+    batch_counts counts;       /* samples used, augmented, skipped */
     uint64_t window_hi;        /* positions ever stored (last reply) */
     uint64_t window_lo;        /* window start (last reply) */
     uint64_t games_total;      /* games stored (last reply) */
@@ -437,7 +440,7 @@ static int s_iterate(tr *t)
     }
     t->last_wait_log = 0;
     uint64_t skipped = t->counts.skipped;
-    int n = batch_fill_aux(t->g, b, t->cfg.mirror, (float)t->cfg.value_q_weight, &t->rng, t->x,
+    int n = batch_fill_aux(t->g, b, t->cfg.augment, (float)t->cfg.value_q_weight, &t->rng, t->x,
                            t->pi, t->z, t->aux ? &t->ab : NULL, (int)B, &t->counts);
     if (t->counts.skipped > skipped)
         log_warn("batch: %llu of %u samples unusable, skipped",
@@ -589,10 +592,11 @@ static int s_settings(tr *t, int argc, char **argv)
     if (rc == CONFIG_HELP) {
         printf("usage: kz-trainer [--config=FILE] [--key=value ...]\n\n"
                "The Khreibaga Zero trainer: pulls batches from the coordinator's replay\n"
-               "window, trains the network with mirror augmentation, waits for fresh games\n"
-               "rather than reuse positions more than max_reuse times, submits a candidate\n"
-               "every steps_per_candidate steps, checkpoints atomically and resumes from the\n"
-               "checkpoint. SIGTERM/SIGINT: finish the step, checkpoint, exit 0.\n"
+               "window, trains the network (samples augmented by the game's symmetries),\n"
+               "waits for fresh games rather than reuse positions more than max_reuse\n"
+               "times, submits a candidate every steps_per_candidate steps, checkpoints\n"
+               "atomically and resumes from the checkpoint. SIGTERM/SIGINT: finish the\n"
+               "step, checkpoint, exit 0.\n"
                "Exit status: 0 clean stop, 1 fatal error, 2 bad settings.\n"
                "See docs/trainer.md.\n\n");
         config_help(s_options, s_n_options, stdout);
@@ -792,10 +796,10 @@ static int s_finish(tr *t, int rc)
         }
     }
     s_progress(t, true);
-    log_info("exit: step %llu, samples %llu (mirrored %llu, without policy target %llu, "
+    log_info("exit: step %llu, samples %llu (augmented %llu, without policy target %llu, "
              "skipped %llu)",
              (unsigned long long)model_step(t->m), (unsigned long long)t->counts.used,
-             (unsigned long long)t->counts.mirrored, (unsigned long long)t->counts.no_policy,
+             (unsigned long long)t->counts.augmented, (unsigned long long)t->counts.no_policy,
              (unsigned long long)t->counts.skipped);
     if (t->aux)
         log_info("exit: auxiliary targets: opponent policy on %llu samples, material on %llu",

@@ -46,7 +46,7 @@ typedef struct trainer_config {
     double adam_beta2;                   /* Adam beta2 */
     double l2;                           /* L2 coefficient c */
     double clip_norm;                    /* gradient norm clip, 0 off */
-    bool mirror;                         /* mirror augmentation */
+    bool augment;                        /* augmentation by the game's symmetries */
     double value_q_weight;               /* value target (1 - w) z + w q: w */
     double ema_decay;                    /* candidates: moving average of the weights, 0 off */
     double aux_opp_policy_weight;        /* loss weight of the opponent-policy head */
@@ -64,7 +64,7 @@ typedef struct trainer_config {
 /* Counters of batch_fill. */
 typedef struct batch_counts {
     uint64_t used;     /* samples written */
-    uint64_t mirrored; /* of which mirrored */
+    uint64_t augmented; /* of which transformed by a symmetry (augmentation) */
     uint64_t no_policy; /* of which without a policy target (zero policy row) */
     uint64_t skipped;  /* samples refused (undecodable position, bad policy or z) */
     uint64_t aux_opp;  /* batch_fill_aux: samples with an opponent-policy target */
@@ -85,22 +85,24 @@ typedef struct batch_aux {
  * target) gets a row of zeros, which model_train weighs 0 in the policy
  * loss (model.h). The value target is (1 - q_weight) * z + q_weight * q,
  * the game's result mixed with the search's value (b->q; z when b->q is
- * NULL), exactly z when q_weight is 0. With `mirror`, each sample is
- * mirrored (planes and policy, R19) with probability 1/2 drawn from rng. A
+ * NULL), exactly z when q_weight is 0. With `augment`, each sample goes
+ * through one of the game's symmetries or the identity, drawn uniformly from
+ * rng (planes and policy; Khreibaga: mirrored with probability 1/2, R19; a
+ * game without symmetries draws nothing). A
  * sample whose position does not unpack, whose policy names an action
  * outside [0, A) or has a negative, non-finite or all-zero share, or whose
  * z or q is not in [-1, 1], is skipped and counted. Returns n, the samples
  * written. Allocates nothing. */
-int batch_fill(const game_def *g, const wire_batch_reply *b, bool mirror, float q_weight,
+int batch_fill(const game_def *g, const wire_batch_reply *b, bool augment, float q_weight,
                rng_t *rng, float *x, float *pi, float *z, int max, batch_counts *counts);
 /* batch_fill with the auxiliary targets into aux (NULL: as batch_fill): per
  * sample the opponent's next policy spread out and renormalised like pi
- * (a row of zeros when b->aux has none for it, or none at all) and mirrored
- * with the sample, and the material with weight 1 (weight 0 and value 0
+ * (a row of zeros when b->aux has none for it, or none at all) and
+ * transformed with the sample, and the material with weight 1 (weight 0 and value 0
  * when none). A sample whose aux policy names an action outside [0, A) or
  * has a negative or non-finite share, or whose material is not in [-1, 1]
  * or its weight not in [0, 1], is skipped too. Allocates nothing. */
-int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool mirror, float q_weight,
+int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool augment, float q_weight,
                    rng_t *rng, float *x, float *pi, float *z, const batch_aux *aux, int max,
                    batch_counts *counts);
 

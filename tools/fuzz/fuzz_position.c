@@ -13,7 +13,7 @@
  * (and with is_legal, every 8th state), and exist whenever the game is not
  * over; the state formats to
  * a string that parses again to the same string; pack + unpack_planes gives
- * exactly encode_planes; canonical_action and mirror_action are involutions;
+ * exactly encode_planes; canonical_action and the mirror are involutions;
  * legal actions format and parse back; the module's perft agrees with the
  * generic one at depth 2 (every 8th state). */
 #include <string.h>
@@ -58,7 +58,7 @@ static int s_check_state(const game_state *s, uint16_t *legal, int step)
         FUZZ_ASSERT(k == 0 || legal[k] > legal[k - 1]);
         int c = g->canonical_action(s, legal[k]);
         FUZZ_ASSERT(c >= 0 && c < g->action_count && g->canonical_action(s, c) == legal[k]);
-        FUZZ_ASSERT(g->mirror_action(g->mirror_action(c)) == c);
+        FUZZ_ASSERT(g->symmetries[0].action(g->symmetries[0].action(c)) == c);
         char text[32];
         int back = -1;
         g->format_action(legal[k], text, sizeof text);
