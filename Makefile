@@ -1,6 +1,6 @@
 # Khreibaga Zero: one non-recursive Makefile.
 #   make            build everything (installs missing Debian packages first)
-#   make run        the main job (see README)
+#   make run        the main job (see README; GAME=NAME for another game)
 #   make check      build with -Werror, check the layers (tools/check_layers.sh)
 #                   and run every Criterion test
 #   make asan       the same tests under AddressSanitizer + UBSan
@@ -225,9 +225,11 @@ fuzz: fuzz-build
 	    $(FUZZ_BUILD)/fuzz_$$t.log | tr '\n' ' '; echo; \
 	done
 
+# GAME=NAME: the cluster plays that game (data in var-NAME/; default Khreibaga in var/).
+GAME ?=
 .PHONY: run
 run: $(BINS)
-	./tools/run.sh $(BUILD)
+	$(if $(GAME),KZ_GAME=$(GAME) )./tools/run.sh $(BUILD)
 
 # Installs what is built (tools/install.sh): $(PREFIX)/bin, the units in
 # $(UNITDIR), example configuration in $(PREFIX)/share/khreibaga/examples and,

@@ -130,7 +130,7 @@ void client_config_default(client_config *cfg)
         .sub_endpoint = "",
         .client_id = "",
         .role = "worker",
-        .game = game_default()->name,
+        .game = "", /* a program says which it plays */
         .slots = 1,
         .timeout_ms = 3000,
         .retries = 2,

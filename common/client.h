@@ -90,8 +90,9 @@ typedef struct client_stats {
 
 /* Defaults: endpoint tcp://127.0.0.1:5555 (the coordinator's default bind),
  * no announcements, an automatic id, timeout 3000 ms, 2 attempts, heartbeat
- * 1000 ms, 64 MiB messages, 1024 pending games, role "worker", the default
- * game (game_default), 1 slot, curve on (its two key files still to name). */
+ * 1000 ms, 64 MiB messages, 1024 pending games, role "worker", no game
+ * ("": a program sets the game it plays, which its hello names), 1 slot,
+ * curve on (its two key files still to name). */
 void client_config_default(client_config *cfg);
 
 /* Checks the CurveZMQ settings without connecting: with cfg->curve, libzmq

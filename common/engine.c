@@ -206,22 +206,7 @@ uint32_t engine_model_version(const engine *e) { return e->version; }
 
 bool engine_is_capture(const game_def *g, const game_state *s, int action)
 {
-    /* Planes 0..3 hold every piece as 0/1 (player.h): their sum is the
-     * material, whatever the orientation. */
-    size_t hw = (size_t)g->height * (size_t)g->width;
-    float *planes = xmalloc((size_t)g->planes * hw * sizeof *planes);
-    game_state t;
-    g->copy(&t, s);
-    g->encode_planes(s, planes);
-    double before = 0, after = 0;
-    for (size_t i = 0; i < 4 * hw; i++)
-        before += planes[i];
-    g->apply(&t, action);
-    g->encode_planes(&t, planes);
-    for (size_t i = 0; i < 4 * hw; i++)
-        after += planes[i];
-    free(planes);
-    return after < before;
+    return g->is_capture && g->is_capture(s, action);
 }
 
 void engine_format_action(const game_def *g, const game_state *s, int action, char *buf,

@@ -149,6 +149,17 @@ struct game_def {
     void (*format_action)(int action, char *buf, size_t len);
     /* Draws the board for a person. */
     void (*render)(const game_state *s, FILE *out);
+    /* Optional (NULL: render of the state reached): draws the board for a
+     * person at play (kz play) after the last turn, the n actions played
+     * from the turn start `from`, marked on the board (n may be 0); from the
+     * second player's side when `turned`. */
+    void (*render_turn)(const game_state *from, const uint16_t *actions, int n, bool turned,
+                        FILE *out);
+    /* Optional (NULL: none): a paragraph for a person at play (kz play's
+     * help): what the board's symbols mean and the rule a player must know. */
+    const char *legend;
+    /* Optional (NULL: never): whether `action` (legal in s) takes a piece. */
+    bool (*is_capture)(const game_state *s, int action);
     /* "black", "white", ... */
     const char *(*player_name)(int player);
     /* Optional (NULL: none): the module's own perft, counting exactly what

@@ -1286,6 +1286,93 @@ static float kh_material(const game_state *g, int player)
     return v > 1.0f ? 1.0f : v < -1.0f ? -1.0f : v;
 }
 
+/* Whether a legal action takes a piece: the other side has fewer after it. */
+static bool kh_is_capture(const game_state *g, int action)
+{
+    game_state t;
+    kh_copy(&t, g);
+    kh_apply(&t, action);
+    int me = CS(g)->side;
+    return s_popcount(s_colour(CS(&t), me ^ 1)) < s_popcount(s_colour(CS(g), me ^ 1));
+}
+
+/* kz play's board (game.h's render_turn): R1's lines, from Black's side or
+ * turned for White (point 24 at the bottom left), with the last turn marked:
+ * the piece's way in brackets <...>, the points it left as '*', the pieces it
+ * took as 'x'; the piece that must capture on in [...]. */
+static void kh_render_turn(const game_state *from, const uint16_t *actions, int n, bool turned,
+                           FILE *out)
+{
+    char mark[KH_POINTS] = {0}; /* 'l' landed, 'o' left, 'x' taken */
+    char last[128] = "";
+    game_state s;
+    kh_copy(&s, from);
+    if (n)
+        snprintf(last, sizeof last, "last: %s ", kh_player_name(CS(&s)->side));
+    for (int k = 0; k < n; k++) {
+        char a[16];
+        kh_format_action(actions[k], a, sizeof a);
+        if (kh_is_capture(&s, actions[k]))
+            *strchr(a, '-') = 'x';
+        int src = actions[k] / KH_POINTS, dst = actions[k] % KH_POINTS;
+        game_state u;
+        kh_copy(&u, &s);
+        kh_apply(&u, actions[k]);
+        for (int q = 0; q < KH_POINTS; q++)
+            if (q != src && khreibaga_piece_at(&s, q) != '.' && khreibaga_piece_at(&u, q) == '.')
+                mark[q] = 'x';
+        if (!mark[src] || mark[src] == 'l')
+            mark[src] = 'o';
+        mark[dst] = 'l';
+        snprintf(last + strlen(last), sizeof last - strlen(last), "%s%s", k ? ", " : "", a);
+        s = u;
+    }
+    const kh_state *t = CS(&s);
+    int chain = t->chain;
+    for (int i = 0; i < 5; i++) {
+        int r = turned ? i : 4 - i;
+        int left = turned ? r * 5 + 4 : r * 5, right = turned ? r * 5 : r * 5 + 4;
+        fprintf(out, "  %2d  ", left);
+        for (int j = 0; j < 5; j++) {
+            int c = turned ? 4 - j : j, sq = r * 5 + c;
+            char p = khreibaga_piece_at(&s, sq);
+            if (p == '.' && mark[sq] == 'o')
+                p = '*';
+            else if (p == '.' && mark[sq] == 'x')
+                p = 'x';
+            if (sq == chain)
+                fprintf(out, "[%c]", p);
+            else if (mark[sq] == 'l')
+                fprintf(out, "<%c>", p);
+            else
+                fprintf(out, " %c ", p);
+            if (j < 4)
+                fputs("-", out);
+        }
+        fprintf(out, "  %2d\n", right);
+        if (i < 4) {
+            fputs("       ", out);
+            for (int j = 0; j < 4; j++) {
+                /* The square below this row between these two points: its
+                 * diagonal joins the corners with an even row + column (R1):
+                 * from the upper left when that corner is one of them. */
+                int c = turned ? 4 - j : j;
+                fprintf(out, "| %c ", (r + c) % 2 == 0 ? '\\' : '/');
+            }
+            fputs("|\n", out);
+        }
+    }
+    char pos[40];
+    kh_format_position(&s, pos, sizeof pos);
+    fprintf(out, "\n  %s to move, ply %d, no-progress %d%s", kh_player_name(t->side), t->ply,
+            t->no_progress, turned ? " (turned: White's side at the bottom)" : "");
+    if (chain >= 0)
+        fprintf(out, ", mid-sequence: the piece on %d must capture on", chain);
+    fprintf(out, "\n  position: %s\n", pos);
+    if (last[0])
+        fprintf(out, "  %s   (<p> where it went, * where it came from, x what it took)\n", last);
+}
+
 /* The baseline players' evaluation (game.h): a man 100, a flying king 250
  * (own minus the other side's). */
 static long kh_evaluate(const game_state *g)
@@ -1342,4 +1429,9 @@ const game_def khreibaga_game = {
     .material = kh_material,
     .evaluate = kh_evaluate,
     .must_capture = kh_must_capture,
+    .render_turn = kh_render_turn,
+    .legend = "Captures are compulsory, and of the most pieces possible (R8). On the board:\n"
+              "b B black man and king, w W white, <p> where the last move went, * where it\n"
+              "came from, x a piece it took, [p] the piece that must capture on.\n",
+    .is_capture = kh_is_capture,
 };

@@ -84,7 +84,7 @@ typedef struct game_record {
                                     eval: the same for side A */
     char model_player[RECORD_PLAYER_MAX];    /* eval: side A's baseline spec, "" = a model */
     char opponent_player[RECORD_PLAYER_MAX]; /* eval: side B's baseline spec, "" = a model */
-    char start_position[64];     /* R20 string; empty for the game's initial position */
+    char start_position[GAME_POSITION_CHARS + 1]; /* position string; "" = the game's initial */
     record_settings settings;    /* the search settings */
     uint64_t seed;               /* the game's seed */
     int64_t started_ms;          /* wall clock at the first move, ms since the epoch */

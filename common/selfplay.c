@@ -24,7 +24,7 @@ struct selfplay {
     const game_def *g;     /* the game */
     selfplay_config cfg;   /* settings (strings copied below) */
     char worker_id[64];    /* copy of cfg.worker_id */
-    char start[64];        /* copy of cfg.start_position, "" for the initial position */
+    char start[GAME_POSITION_CHARS + 1]; /* copy of cfg.start_position, "" = the initial one */
     game_state start_state; /* the start of every game */
     mcts_batch *batch;     /* the trees */
     slot *slots;           /* (parallel) */

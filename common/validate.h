@@ -97,7 +97,7 @@ typedef struct validate_result {
     int candidate_player;      /* arena: the candidate's player id; eval: side A's */
     char model_player[32];     /* eval: side A's baseline spec ("" = model_version) */
     char opponent_player[32];  /* eval: side B's baseline spec ("" = opponent_version) */
-    char start_position[64];   /* the record's start position ("" = the initial one) */
+    char start_position[GAME_POSITION_CHARS + 1]; /* the record's start ("" = the initial one) */
     int64_t duration_ms;       /* finished_ms - started_ms, clamped to [0, 1 day] */
     int winner;                /* 0, 1, -1 draw */
     uint32_t plies;            /* completed turns */

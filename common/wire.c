@@ -218,6 +218,7 @@ static int s_fill_body(const wire_msg *m, Kz__Envelope *env, body_storage *b)
         b->job.start_positions = (char **)j->start_positions;
         b->job.model_player = (char *)(j->model_player ? j->model_player : "");
         b->job.opponent_player = (char *)(j->opponent_player ? j->opponent_player : "");
+        b->job.game = s_str(j->game);
         env->job = &b->job;
         break;
     }
@@ -301,6 +302,7 @@ static int s_fill_body(const wire_msg *m, Kz__Envelope *env, body_storage *b)
         b->batch_reply.n_opp_actions = b->batch_reply.n_opp_probs = no;
         b->batch_reply.opp_actions = (uint32_t *)ax->opp_actions;
         b->batch_reply.opp_probs = (float *)ax->opp_probs;
+        b->batch_reply.game = s_str(r->game);
         env->batch_reply = &b->batch_reply;
         break;
     }
@@ -465,7 +467,7 @@ static int s_read_body(const Kz__Envelope *env, wire_msg *m)
                               j->opponent_version, j->opponent_checksum, j->arena_slots,
                               j->candidate_players, j->n_arena_slots, j->games, j->retry_ms,
                               j->simulations, j->start_positions, j->n_start_positions,
-                              j->model_player, j->opponent_player};
+                              j->model_player, j->opponent_player, j->game};
         break;
     }
     case WIRE_MODEL_REQUEST:
@@ -537,7 +539,8 @@ static int s_read_body(const Kz__Envelope *env, wire_msg *m)
             r->n_q ? r->q : NULL,
             {r->n_material ? r->material : NULL, r->n_material ? r->material_weight : NULL,
              r->n_opp_offsets ? r->opp_offsets : NULL, r->n_opp_offsets ? r->opp_actions : NULL,
-             r->n_opp_offsets ? r->opp_probs : NULL}};
+             r->n_opp_offsets ? r->opp_probs : NULL},
+            r->game};
         break;
     }
     case WIRE_CANDIDATE_SUBMIT: {

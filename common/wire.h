@@ -125,6 +125,7 @@ typedef struct wire_job {
     size_t n_start;                   /* 0, or n_arena; self-play: 0 .. games */
     const char *model_player;         /* eval: side A's baseline spec, "" = model_version */
     const char *opponent_player;      /* eval: side B's baseline spec, "" = opponent_version */
+    const char *game;                 /* the cluster's game ("" from an older coordinator) */
 } wire_job;
 
 typedef struct wire_model_request {
@@ -195,6 +196,7 @@ typedef struct wire_batch_reply {
     const float *q;           /* (n) the search's value, mover's view; NULL (an older
                                  coordinator): use z */
     wire_batch_aux aux;       /* auxiliary targets (when the request asked for them) */
+    const char *game;         /* the positions' game ("" from an older coordinator) */
 } wire_batch_reply;
 
 typedef struct wire_candidate_submit {

@@ -494,7 +494,7 @@ static void s_handle_job(coord *c, const uint8_t *route, size_t rl, const wire_m
     if (n) {
         m.u.job = (wire_job){WIRE_JOB_ARENA, c->ar.candidate, c->ar.cand_sum, c->ar.best,
                              c->ar.best_sum, slots, colours, n, 0, 0,
-                             (uint32_t)c->cfg.simulations, openings, n, "", ""};
+                             (uint32_t)c->cfg.simulations, openings, n, "", "", c->g->name};
     } else if ((n = ratings_assign(c, wi, max, slots, colours, openings)) > 0) {
         const evalmatch *e = &c->ev;
         const model_cache_entry *ma = e->va ? coord_model(c, e->va) : NULL;
@@ -502,8 +502,10 @@ static void s_handle_job(coord *c, const uint8_t *route, size_t rl, const wire_m
         const model_cache_entry *mb = e->vb ? coord_model(c, e->vb) : NULL;
         uint64_t sum_b = mb ? mb->info.checksum : 0;
         m.u.job = (wire_job){WIRE_JOB_EVAL, e->va, sum_a, e->vb, sum_b, slots, colours, n, 0, 0,
-                             (uint32_t)c->cfg.eval_simulations, openings, n,
-                             e->va ? "" : e->a, e->vb ? "" : e->b};
+                             (uint32_t)(c->cfg.eval_simulations ? c->cfg.eval_simulations
+                                                                : c->g->simulations),
+                             openings, n,
+                             e->va ? "" : e->a, e->vb ? "" : e->b, c->g->name};
     } else {
         uint32_t games = free_slots < c->cfg.selfplay_games ? free_slots
                                                              : (uint32_t)c->cfg.selfplay_games;
@@ -523,7 +525,7 @@ static void s_handle_job(coord *c, const uint8_t *route, size_t rl, const wire_m
         }
         m.u.job = (wire_job){WIRE_JOB_SELFPLAY, c->best, c->best_sum, 0, 0, NULL, NULL, 0, games,
                              0, (uint32_t)c->cfg.simulations, n_open ? openings : NULL, n_open,
-                             NULL, NULL};
+                             NULL, NULL, c->g->name};
     }
     s_send(c, route, rl, &m);
 }
@@ -541,6 +543,7 @@ static void s_handle_batch(coord *c, const uint8_t *route, size_t rl, const wire
     r->window_hi = st.window_hi;
     r->best_version = c->best;
     r->games_total = st.games;
+    r->game = c->g->name;
     size_t size = br->size < (uint32_t)c->cfg.max_batch ? br->size : (size_t)c->cfg.max_batch;
     if (size && st.window_hi - st.window_lo >= br->min_positions &&
         st.window_hi > st.window_lo) {
@@ -988,6 +991,50 @@ static int s_init_run(coord *c)
 
 /* Step 4: the store, bootstrapped when empty, and what the coordinator keeps
  * in it (arenas, ratings, the timeline). */
+/* The store's game (meta "game"): written when the store is new, checked at
+ * every later start. A store from before the entry holds the game of its
+ * model 1 (checked) and gets the entry. 0, or KZ_EMISMATCH (logged). */
+static int s_check_store_game(coord *c)
+{
+    char held[GAME_NAME_CHARS + 2] = "";
+    size_t len = 0;
+    int rc = store_get_meta(c->st, "game", held, sizeof held - 1, &len);
+    if (rc == 0) {
+        held[len < sizeof held ? len : sizeof held - 1] = '\0';
+        if (strcmp(held, c->g->name)) {
+            log_error("the store in %s holds %.40s games, not %s (the setting game): give "
+                      "game = %.40s, or another data_dir for %s",
+                      c->cfg.data_dir, held, c->g->name, held, c->g->name);
+            return KZ_EMISMATCH;
+        }
+        return 0;
+    }
+    if (rc != KZ_ENOTFOUND) {
+        log_error("store: cannot read its game: %s", err_str(rc));
+        return rc;
+    }
+    if (store_latest_model(c->st) > 0) {
+        uint8_t *blob = NULL;
+        size_t n = 0;
+        model *m = NULL;
+        char why[300] = "";
+        rc = store_get_model(c->st, 1, &blob, &n, NULL);
+        if (rc == 0)
+            rc = modelfile_from_bytes(blob, n, c->g, &m, why, sizeof why);
+        free(blob);
+        model_destroy(&m);
+        if (rc) {
+            log_error("the store in %s is not one of %s games: its model 1: %s",
+                      c->cfg.data_dir, c->g->name, why[0] ? why : err_str(rc));
+            return KZ_EMISMATCH;
+        }
+    }
+    rc = store_put_meta(c->st, "game", c->g->name, strlen(c->g->name));
+    if (rc)
+        log_error("store: cannot record its game: %s", err_str(rc));
+    return rc;
+}
+
 static int s_init_store(coord *c)
 {
     const coord_config *cfg = &c->cfg;
@@ -1002,8 +1049,8 @@ static int s_init_store(coord *c)
         log_error("cannot open the store in %s: %s", cfg->data_dir, err_str(rc));
         return rc;
     }
-    if ((rc = s_bootstrap(c)) || (rc = arena_load(c)) || (rc = ratings_load(c)) ||
-        (rc = timeline_load(c)))
+    if ((rc = s_check_store_game(c)) || (rc = s_bootstrap(c)) || (rc = arena_load(c)) ||
+        (rc = ratings_load(c)) || (rc = timeline_load(c)))
         return rc;
     return 0;
 }

@@ -28,7 +28,9 @@ static const config_option s_options[] = {
     {"http_bind", CONFIG_STRING, "127.0.0.1", 0, 0, O(http_bind),
      "IPv4 address of the status endpoint"},
     {"http_port", CONFIG_INT, "8080", 0, 65535, O(http_port), "status port (0 = no HTTP)"},
-    {"game", CONFIG_STRING, "khreibaga", 0, 0, O(game), "game module the cluster plays"},
+    {"game", CONFIG_STRING, GAME_DEFAULT_NAME, 0, 0, O(game),
+     "the game the cluster plays (its store holds that game's alone; workers and trainer of "
+     "another game are refused)"},
     {"initial_model", CONFIG_STRING, "", 0, 0, O(initial_model),
      "model file registered as version 1 of an empty store (\"\" = random init)"},
     {"heartbeat_ms", CONFIG_INT, "1000", 10, 600000, O(heartbeat_ms),
@@ -92,8 +94,9 @@ static const config_option s_options[] = {
      " anchors nearest its strength and against the previous rated best"},
     {"calibration_pairs", CONFIG_INT, "10", 0, 10000, O(calibration_pairs),
      "ratings: pairs between neighbouring anchors"},
-    {"eval_simulations", CONFIG_INT, "200", 1, 1000000, O(eval_simulations),
-     "ratings: MCTS simulations per move of the networks in rating games"},
+    {"eval_simulations", CONFIG_INT, "0", 0, 1000000, O(eval_simulations),
+     "ratings: MCTS simulations per move of the networks in rating games (0 = the game's: "
+     "Khreibaga 200)"},
     {"eval_timeout_s", CONFIG_DOUBLE, "600", 1, 86400, O(eval_timeout_s),
      "ratings: a rating game not returned within this is handed to another worker"},
     {"rate_candidates", CONFIG_BOOL, "false", 0, 0, O(rate_candidates),
@@ -164,7 +167,9 @@ static int s_check_settings(const coord_config *cfg, char *err, size_t errlen)
     char why[400];
     const game_def *g = game_find(cfg->game);
     if (!g) {
-        snprintf(err, errlen, "game: unknown game module '%.60s'", cfg->game);
+        char names[256];
+        game_names(names, sizeof names);
+        snprintf(err, errlen, "game: unknown game '%.60s' (the games: %s)", cfg->game, names);
         return KZ_EINVAL;
     }
     const char *which = NULL;

@@ -625,7 +625,8 @@ Test(aux, batch_reply_carries_the_targets_into_dense_arrays)
     m.u.batch_reply = (wire_batch_reply){
         (uint32_t)b->n, b->packed_bytes, b->packed, b->z, b->offsets, b->actions, b->probs, 0, 4,
         1, 1, b->q,
-        {b->material, b->material_w, b->opp_offsets, b->opp_actions, b->opp_probs}};
+        {b->material, b->material_w, b->opp_offsets, b->opp_actions, b->opp_probs},
+        g->name};
     wire_buf wb = {0};
     cr_assert_eq(wire_encode(&m, &wb), 0);
     cr_assert_eq(wire_decode(&d, wb.data, wb.len, 64u << 20), 0);

@@ -19,6 +19,7 @@
 #include "harness.h"
 #include "model.h"
 #include "modelfile.h"
+#include "store.h"
 #include "util.h"
 #include "validate.h"
 #include "wire.h"
@@ -518,6 +519,39 @@ Test(coordinator, bad_settings_exit_2_with_one_line)
     line[strcspn(line, "\n")] = 0;
     proc_output_free(&o);
     cr_assert(strstr(line, "no_such_thing"), "%s", line);
+}
+
+/* The store keeps the game it holds: a coordinator of another game on it
+ * refuses to start, naming both. */
+Test(coordinator, a_store_of_another_game_is_refused)
+{
+    coordp c;
+    s_setup(&c);
+    s_start(&c);
+    cr_assert_eq(s_stop(&c), 0);
+    char store_dir[128];
+    snprintf(store_dir, sizeof store_dir, "%s/store", c.dir);
+    store_options so;
+    store_options_default(&so);
+    store *st;
+    cr_assert_eq(store_open(&st, store_dir, &so), 0);
+    char held[64] = "";
+    size_t len = 0;
+    cr_assert_eq(store_get_meta(st, "game", held, sizeof held - 1, &len), 0);
+    cr_assert_str_eq(held, GAME_DEFAULT_NAME, "written at the first start");
+    cr_assert_eq(store_put_meta(st, "game", "othergame", 9), 0);
+    store_close(&st);
+    char a_dir[128], a_bind[96], a_pub[96], a_port[48];
+    snprintf(a_dir, sizeof a_dir, "--data_dir=%s", store_dir);
+    snprintf(a_bind, sizeof a_bind, "--bind=%s", c.endpoint);
+    snprintf(a_pub, sizeof a_pub, "--pub_bind=%s", c.pub);
+    snprintf(a_port, sizeof a_port, "--http_port=%d", c.http_port);
+    const char *args[] = {a_dir, a_bind, a_pub, a_port, "--sync=false", NULL};
+    proc_output o;
+    cr_assert_eq(harness_run_bin("kz-coordinator", args, NULL, &o), 1, "%s", o.err);
+    cr_assert(strstr(o.err, "holds othergame games, not " GAME_DEFAULT_NAME), "%s", o.err);
+    proc_output_free(&o);
+    s_teardown(&c);
 }
 
 Test(coordinator, a_client_outlives_a_coordinator_crash)

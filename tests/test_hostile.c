@@ -828,6 +828,22 @@ Test(hostile, kz_commands_refuse_bad_flags_with_one_line)
     EXPECT_ONE_LINE("unknown player", "kz", "analyse", "--player=nope");
     EXPECT_ONE_LINE("--openings", "kz", "match", "random", "random", "--openings=0");
     EXPECT_ONE_LINE("--parallel", "kz", "selfplay", "--parallel=0");
+    /* An unknown game, wherever a game is chosen: one line naming the games. */
+    EXPECT_ONE_LINE("unknown game 'nogame'", "kz", "perft", "--game=nogame", "1");
+    EXPECT_ONE_LINE("unknown game 'nogame'", "kz", "moves", "--game=nogame");
+    EXPECT_ONE_LINE("unknown game 'nogame'", "kz", "show", "--game=nogame");
+    EXPECT_ONE_LINE("unknown game 'nogame'", "kz", "random-game", "--game=nogame");
+    EXPECT_ONE_LINE("unknown game 'nogame'", "kz", "selfplay", "--game=nogame", "--games=1",
+                    "--out=/tmp/never.rec");
+    EXPECT_ONE_LINE("unknown game 'nogame'", "kz", "model", "init", "--game=nogame",
+                    "/tmp/never.kzm");
+    EXPECT_ONE_LINE("unknown game 'nogame'", "kz", "match", "random", "random", "--game=nogame");
+    EXPECT_ONE_LINE("unknown game 'nogame'", "kz", "analyse", "--game=nogame");
+    EXPECT_ONE_LINE("unknown game 'nogame'", "kz", "play", "--game=nogame");
+    EXPECT_ONE_LINE("unknown game 'nogame'", "kz", "serve", "--game=nogame", "--model=uniform");
+    EXPECT_ONE_LINE("unknown game 'nogame'", "kz-coordinator", "--game=nogame");
+    EXPECT_ONE_LINE("unknown game 'nogame'", "kz-worker", "--game=nogame");
+    EXPECT_ONE_LINE("unknown game 'nogame'", "kz-trainer", "--game=nogame");
     EXPECT_ONE_LINE("--fpu", "kz", "selfplay", "--fpu=3");
     EXPECT_ONE_LINE("--threads", "kz", "eval", "--threads=0", "x.kzm");
     EXPECT_ONE_LINE("workers", "kz", "loadgen", "--workers=0");

@@ -519,7 +519,7 @@ Test(kz_play, capture_sequence_hop_by_hop)
     cr_assert_not_null(strstr(out, "cannot read 'hello'"), "%s", out);
     cr_assert_not_null(strstr(out, "legal: 0x10\n"), "captures written with x: %s", out);
     cr_assert_not_null(strstr(out, "illegal: 3-4; legal: 0x10"), "%s", out);
-    cr_assert_not_null(strstr(out, "go on with the piece on 10 (10x20)"), "%s", out);
+    cr_assert_not_null(strstr(out, "go on with the same piece (10x20)"), "%s", out);
     cr_assert_not_null(strstr(out, "(continue the capture)"), "%s", out);
     cr_assert_not_null(strstr(out, "position: ..........b....w......... b 10"), "%s", out);
     cr_assert_not_null(strstr(out, "result: black (no-pieces): you win"), "%s", out);

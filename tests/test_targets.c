@@ -238,7 +238,7 @@ Test(targets, states_without_a_policy_target_reach_the_trainer_with_zero_policy_
     m.kind = WIRE_BATCH_REPLY;
     m.u.batch_reply = (wire_batch_reply){(uint32_t)b->n, b->packed_bytes, b->packed, b->z,
                                          b->offsets, b->actions, b->probs, 0, (uint64_t)e.n, 1,
-                                         1, b->q, {0}};
+                                         1, b->q, {0}, "khreibaga"};
     wire_buf wb = {0};
     cr_assert_eq(wire_encode(&m, &wb), 0);
     cr_assert_eq(wire_decode(&d, wb.data, wb.len, 64u << 20), 0);
@@ -402,7 +402,7 @@ Test(targets, the_value_target_mixes_z_and_q)
     uint32_t actions[3] = {(uint32_t)(5 * 25 + 10), 100, 200};
     float probs[3] = {1, 1, 1};
     wire_batch_reply br = {4, (uint32_t)g->packed_bytes, flat, zs, offsets, actions, probs,
-                           0, 4, 1, 1, qs, {0}};
+                           0, 4, 1, 1, qs, {0}, g->name};
     int A = g->action_count;
     size_t P = (size_t)g->planes * g->height * g->width;
     float *x = malloc(4 * P * sizeof *x), *pi = malloc(4 * (size_t)A * sizeof *pi), z[4];

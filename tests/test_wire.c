@@ -76,8 +76,9 @@ Test(wire, envelope_and_small_bodies_roundtrip)
     m.kind = WIRE_JOB;
     char *openings[3] = {"bbbbbbbbbbbb.wwwwwwwwwwww b", "", "b...........w............ w"};
     m.u.job = (wire_job){WIRE_JOB_ARENA, 7, 0xdeadbeefcafeULL, 6, 0x1234ULL, slots, colours, 3,
-                         0, 0, 64, openings, 3, "", ""};
+                         0, 0, 64, openings, 3, "", "", "khreibaga"};
     s_roundtrip(&m, &d, &buf);
+    cr_assert_str_eq(d.u.job.game, "khreibaga");
     cr_assert_eq(d.u.job.kind, WIRE_JOB_ARENA);
     cr_assert_eq(d.u.job.model_checksum, 0xdeadbeefcafeULL);
     cr_assert_eq(d.u.job.opponent_version, 6);
@@ -91,7 +92,7 @@ Test(wire, envelope_and_small_bodies_roundtrip)
 
     /* A rating job: side A a model, side B a baseline player. */
     m.u.job = (wire_job){WIRE_JOB_EVAL, 7, 0xdeadbeefcafeULL, 0, 0, slots, colours, 3,
-                         0, 0, 200, openings, 3, "", "alphabeta:4"};
+                         0, 0, 200, openings, 3, "", "alphabeta:4", "khreibaga"};
     s_roundtrip(&m, &d, &buf);
     cr_assert_eq(d.u.job.kind, WIRE_JOB_EVAL);
     cr_assert_str_eq(d.u.job.model_player, "");
@@ -103,7 +104,7 @@ Test(wire, envelope_and_small_bodies_roundtrip)
     /* A self-play job may name the openings of its first games (at most
      * `games` of them; the rest start from the initial position). */
     m.u.job = (wire_job){WIRE_JOB_SELFPLAY, 7, 0xdeadbeefcafeULL, 0, 0, NULL, NULL, 0,
-                         4, 0, 200, openings, 3, NULL, NULL};
+                         4, 0, 200, openings, 3, NULL, NULL, NULL};
     s_roundtrip(&m, &d, &buf);
     cr_assert_eq(d.u.job.kind, WIRE_JOB_SELFPLAY);
     cr_assert_eq(d.u.job.games, 4);
@@ -227,9 +228,10 @@ Test(wire, blobs_and_batches_roundtrip)
     float probs[5] = {0.25f, 0.75f, 0.5f, 0.25f, 0.25f};
     m.kind = WIRE_BATCH_REPLY;
     m.u.batch_reply = (wire_batch_reply){3, 17, packed, z, offsets, actions, probs, 100, 900, 2,
-                                         40, q, {0}};
+                                         40, q, {0}, "khreibaga"};
     s_roundtrip(&m, &d, &buf);
     const wire_batch_reply *b = &d.u.batch_reply;
+    cr_assert_str_eq(b->game, "khreibaga");
     cr_assert_eq(b->n, 3);
     cr_assert_eq(b->packed_bytes, 17);
     cr_assert_eq(memcmp(b->packed, packed, sizeof packed), 0);
@@ -337,7 +339,8 @@ Test(wire, garbage_never_crashes_and_never_yields_a_bodiless_message)
     m.kind = WIRE_JOB;
     m.request_id = 9;
     m.client = "w";
-    m.u.job = (wire_job){WIRE_JOB_ARENA, 3, 4, 2, 5, slots, colours, 2, 0, 0, 0, NULL, 0, NULL, NULL};
+    m.u.job = (wire_job){WIRE_JOB_ARENA, 3, 4, 2, 5, slots, colours, 2, 0, 0, 0, NULL, 0, NULL, NULL,
+                         NULL};
     cr_assert_eq(wire_encode(&m, &buf), 0);
     rng_t r;
     rng_seed(&r, 77);

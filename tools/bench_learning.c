@@ -57,6 +57,7 @@
 #define MAX_ANCHORS 16
 
 typedef struct learn_config {
+    char game[CONFIG_STR_MAX];         /* the game (make run's KZ_GAME) */
     double minutes;                    /* wall-clock length of the run */
     double cpu_minutes;                /* stop at this much cluster CPU instead (0 = off) */
     double snapshot_minutes;           /* period of the best-model snapshots */
@@ -82,6 +83,8 @@ typedef struct learn_config {
 
 #define O(f) offsetof(learn_config, f)
 static const config_option s_options[] = {
+    {"game", CONFIG_STRING, GAME_DEFAULT_NAME, 0, 0, O(game),
+     "the game the cluster learns (make run's KZ_GAME)"},
     {"minutes", CONFIG_DOUBLE, "30", 0.1, 10000, O(minutes), "wall-clock minutes of training"},
     {"cpu_minutes", CONFIG_DOUBLE, "0", 0, 1000000, O(cpu_minutes),
      "stop when the cluster has used this many CPU-minutes instead (0 = use minutes)"},
@@ -111,8 +114,8 @@ static const config_option s_options[] = {
      "openings per final match, each played with both colours"},
     {"curve_pairs", CONFIG_INT, "20", 1, 10000, O(curve_pairs),
      "openings per snapshot match, each played with both colours"},
-    {"simulations", CONFIG_INT, "200", 1, 100000, O(simulations),
-     "the model's MCTS simulations per move in the matches"},
+    {"simulations", CONFIG_INT, "0", 0, 100000, O(simulations),
+     "the model's MCTS simulations per move in the matches (0 = the game's: Khreibaga 200)"},
     {"threads", CONFIG_INT, "0", 0, 64, O(threads), "match threads (0 = one per core)"},
     {"seed", CONFIG_INT, "20261124", 1, 9007199254740991, O(seed), "seed of the opening book"},
     {"run_script", CONFIG_STRING, "", 0, 0, O(run_script),
@@ -676,6 +679,7 @@ static int s_run(const char *bin, snapshot *snaps, int *n_snaps)
         snprintf(num, sizeof num, "%ld", s_cfg.workers);
         setenv("KZ_WORKERS", num, 1);
         setenv("KZ_PROGRESS_S", "10", 1);
+        setenv("KZ_GAME", s_cfg.game, 1);
         if (s_cfg.blocks) {
             snprintf(num, sizeof num, "%ld", s_cfg.blocks);
             setenv("KZ_BLOCKS", num, 1);
@@ -839,7 +843,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_learning: %s\n", err);
         return 2;
     }
-    s_g = game_find("khreibaga");
+    s_g = game_find(s_cfg.game);
+    if (!s_g) {
+        char names[256];
+        game_names(names, sizeof names);
+        fprintf(stderr, "bench_learning: game: unknown game '%s' (the games: %s)\n", s_cfg.game,
+                names);
+        return 2;
+    }
+    if (!s_cfg.simulations)
+        s_cfg.simulations = s_g->simulations;
     char self[PATH_MAX];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
     if (sl <= 0) {

@@ -79,6 +79,17 @@ int kz_parse_args(const char *cmd, const char *usage, const config_option *rows,
     return kz_usage_error("%s: %s", cmd, err);
 }
 
+const game_def *kz_game(const char *cmd, const char *name)
+{
+    const game_def *g = game_find(name);
+    if (!g) {
+        char names[256];
+        game_names(names, sizeof names);
+        kz_usage_error("%s: unknown game '%.60s' (the games: %s)", cmd, name, names);
+    }
+    return g;
+}
+
 static void s_help(FILE *out)
 {
     fprintf(out, "usage: kz COMMAND [ARGS...]\n\n"
@@ -87,10 +98,14 @@ static void s_help(FILE *out)
         fprintf(out, "  %-13s %s\n", s_commands[i].name, s_commands[i].summary);
     fprintf(out, "  %-13s %s\n", "help COMMAND", "the same as kz COMMAND --help");
     fprintf(out, "  %-13s %s\n", "--version", "print kz's version");
+    char names[256];
+    game_names(names, sizeof names);
     fprintf(out, "\n`kz COMMAND --help` describes a command; flags may be written --key_name\n"
-                 "or --key-name alike. Positions are written as in R20\n"
+                 "or --key-name alike. --game NAME picks the game (default %s; the games:\n"
+                 "%s). Khreibaga's positions are written as in R20\n"
                  "(\"" "bbbbbbbbbbbb.wwwwwwwwwwww b" "\"), actions as in R21 (\"7-12\", \"7x17\");\n"
-                 "the rules R1-R22 are in docs/rules.md.\n");
+                 "the rules R1-R22 are in docs/rules.md, each game's in docs/rules-GAME.md.\n",
+            GAME_DEFAULT_NAME, names);
 }
 
 int main(int argc, char **argv)

@@ -25,6 +25,16 @@ int kz_parse_args(const char *cmd, const char *usage, const config_option *rows,
                   void *out, int argc, char **argv, const char **pos, size_t max_pos,
                   size_t *n_pos);
 
+/* The --game row of a subcommand's settings, over a char[CONFIG_STR_MAX]
+ * field of its options struct: the game (game.h's registry), default
+ * GAME_DEFAULT_NAME. */
+#define KZ_GAME_OPTION(type, field)                                                       \
+    {"game", CONFIG_STRING, GAME_DEFAULT_NAME, 0, 0, offsetof(type, field),                \
+     "the game (the registered games are listed by kz --help)"}
+/* The registered game called `name`, or NULL after a one-line error naming
+ * cmd and the games there are. */
+const game_def *kz_game(const char *cmd, const char *name);
+
 /* Sets s to `position` (R20; NULL: the start) and plays argv[first..argc)
  * (R21). 0, or 2 after a one-line error naming `cmd` (an unparsable or
  * impossible position, an unparsable action, play after the end, an illegal

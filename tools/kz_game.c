@@ -50,28 +50,38 @@ int kz_setup(const game_def *g, const char *cmd, const char *position, int argc,
 /* The options of perft, moves and show. */
 typedef struct position_opts {
     char position[CONFIG_STR_MAX]; /* R20 string, "" = the start */
+    char game[CONFIG_STR_MAX];     /* the game */
+    bool turns;                    /* perft: count whole turns, not hops */
 } position_opts;
 
+/* moves and show read the first two, perft all three. */
 static const config_option s_position_rows[] = {
     {"position", CONFIG_STRING, "", 0, 0, offsetof(position_opts, position),
      "start from this position (R20), not the initial one"},
+    KZ_GAME_OPTION(position_opts, game),
+    {"turns", CONFIG_BOOL, "false", 0, 0, offsetof(position_opts, turns),
+     "count whole turns (a capture sequence one node) instead of hops (R22)"},
 };
 
-/* Parses --position and the other words (actions, or perft's DEPTH) into
- * words (argc of them at most). Returns -1 to go on, else the exit status. */
+/* Parses --position, --game (and for perft --turns) and the other words
+ * (actions, or perft's DEPTH) into words (argc of them at most). Returns -1
+ * to go on, else the exit status. */
 static int s_parse_position(const char *cmd, const char *usage, int argc, char **argv,
                             position_opts *o, const char **words, size_t *n)
 {
-    return kz_parse_args(cmd, usage, s_position_rows, 1, o, argc, argv, words, (size_t)argc, n);
+    size_t rows = strcmp(cmd, "perft") ? 2 : 3;
+    return kz_parse_args(cmd, usage, s_position_rows, rows, o, argc, argv, words, (size_t)argc,
+                         n);
 }
 
 int cmd_perft(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz perft [--position P] DEPTH\n\n"
+        "usage: kz perft [--game G] [--position P] [--turns] DEPTH\n\n"
         "Counts the leaf nodes of the tree of atomic actions (R22) from P (default:\n"
-        "the start position) for every depth 1..DEPTH, one hop per level, printing\n"
-        "`perft D: N` lines, then the nodes per second over all depths.\n";
+        "the start position) for every depth 1..DEPTH, one hop per level (--turns:\n"
+        "one turn per level, a capture sequence one node), printing `perft D: N`\n"
+        "lines, then the nodes per second over all depths.\n";
     position_opts o;
     const char *words[argc];
     size_t nw;
@@ -84,7 +94,9 @@ int cmd_perft(int argc, char **argv)
     if (parse_long(words[0], 1, 64, &depth) != 0)
         return kz_usage_error("perft: DEPTH must be a whole number from 1 to 64, not '%s'",
                               words[0]);
-    const game_def *g = game_default();
+    const game_def *g = kz_game("perft", o.game);
+    if (!g)
+        return 2;
     game_state s;
     rc = kz_setup(g, "perft", o.position[0] ? o.position : NULL, 0, NULL, 0, &s);
     if (rc)
@@ -92,7 +104,7 @@ int cmd_perft(int argc, char **argv)
     uint64_t nodes = 0;
     double t0 = time_now();
     for (int d = 1; d <= depth; d++) {
-        uint64_t n = game_perft(g, &s, d);
+        uint64_t n = o.turns ? game_perft_turns(g, &s, d) : game_perft(g, &s, d);
         nodes += n;
         printf("perft %d: %" PRIu64 "\n", d, n);
         fflush(stdout);
@@ -106,7 +118,7 @@ int cmd_perft(int argc, char **argv)
 int cmd_moves(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz moves [--position P] [ACTION ...]\n\n"
+        "usage: kz moves [--game G] [--position P] [ACTION ...]\n\n"
         "Plays the ACTIONs (R21, e.g. 7-12 or 7x17) from P (R20; default: the start\n"
         "position), then prints the legal actions, one per line in src-dst form sorted\n"
         "by action index, or `result: black|white|draw (REASON)` when the game is over.\n"
@@ -117,7 +129,9 @@ int cmd_moves(int argc, char **argv)
     int rc = s_parse_position("moves", usage, argc, argv, &o, words, &nw);
     if (rc >= 0)
         return rc;
-    const game_def *g = game_default();
+    const game_def *g = kz_game("moves", o.game);
+    if (!g)
+        return 2;
     game_state s;
     rc = kz_setup(g, "moves", o.position[0] ? o.position : NULL, (int)nw, (char **)words, 0, &s);
     if (rc)
@@ -141,7 +155,7 @@ int cmd_moves(int argc, char **argv)
 int cmd_show(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz show [--position P] [ACTION ...]\n\n"
+        "usage: kz show [--game G] [--position P] [ACTION ...]\n\n"
         "Plays the ACTIONs from P (default: the start position) and draws the board\n"
         "with its lines (R1), the pieces (b B black man/king, w W white), the side to\n"
         "move and, mid-sequence, the piece that must hop on (in brackets).\n";
@@ -151,7 +165,9 @@ int cmd_show(int argc, char **argv)
     int rc = s_parse_position("show", usage, argc, argv, &o, words, &nw);
     if (rc >= 0)
         return rc;
-    const game_def *g = game_default();
+    const game_def *g = kz_game("show", o.game);
+    if (!g)
+        return 2;
     game_state s;
     rc = kz_setup(g, "show", o.position[0] ? o.position : NULL, (int)nw, (char **)words, 0, &s);
     if (rc)
@@ -167,27 +183,31 @@ int cmd_show(int argc, char **argv)
 int cmd_random_game(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz random-game [--seed N] [--show]\n\n"
+        "usage: kz random-game [--game G] [--seed N] [--show]\n\n"
         "Plays a game of uniformly random legal actions and prints each action\n"
         "(`ply N: black 7-12`), then the result with its reason. --show draws the\n"
         "board after every turn. The same seed gives the same game.\n";
     typedef struct {
-        long seed; /* the game's seed */
-        bool show; /* draw the board after every turn */
+        long seed;                 /* the game's seed */
+        bool show;                 /* draw the board after every turn */
+        char game[CONFIG_STR_MAX]; /* the game */
     } random_opts;
     static const config_option rows[] = {
         {"seed", CONFIG_INT, "1", 0, 9007199254740991, offsetof(random_opts, seed),
          "the game's seed: the same seed, the same game"},
         {"show", CONFIG_BOOL, "false", 0, 0, offsetof(random_opts, show),
          "draw the board after every turn"},
+        KZ_GAME_OPTION(random_opts, game),
     };
     random_opts o;
-    int rc = kz_parse_args("random-game", usage, rows, 2, &o, argc, argv, NULL, 0, NULL);
+    int rc = kz_parse_args("random-game", usage, rows, 3, &o, argc, argv, NULL, 0, NULL);
     if (rc >= 0)
         return rc;
     long seed = o.seed;
     bool show = o.show;
-    const game_def *g = game_default();
+    const game_def *g = kz_game("random-game", o.game);
+    if (!g)
+        return 2;
     rng_t rng;
     rng_seed(&rng, (uint64_t)seed);
     game_state s;

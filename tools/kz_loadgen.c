@@ -50,7 +50,7 @@ static const config_option s_options[] = {
      "fraction of submissions that resend an earlier game (expect duplicates)"},
     {"seed", CONFIG_INT, "1", 0, 9007199254740991, O(seed), "seed of the game pool"},
     {"timeout_s", CONFIG_INT, "120", 1, 86400, O(timeout_s), "give up after this many seconds"},
-    {"game", CONFIG_STRING, "khreibaga", 0, 0, O(game), "game module"},
+    {"game", CONFIG_STRING, GAME_DEFAULT_NAME, 0, 0, O(game), "the game of the records sent"},
     {"curve", CONFIG_BOOL, "true", 0, 0, O(curve),
      "CurveZMQ (false: for a coordinator with curve = false)"},
     {"curve_server_key", CONFIG_STRING, "", 0, 0, O(curve_server_key),

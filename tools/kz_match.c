@@ -12,7 +12,6 @@
 
 #include "engine.h"
 #include "game.h"
-#include "khreibaga.h"
 #include "kz.h"
 #include "match.h"
 #include "player.h"
@@ -130,8 +129,9 @@ static int s_parse_sprt(const char *arg, match_config *cfg)
 int cmd_match(int argc, char **argv)
 {
     static const char usage_head[] =
-        "usage: kz match A B [--games N] [--openings K] [--opening_turns T] [--seed S]\n"
-        "                    [--sprt ELO0,ELO1[,ALPHA,BETA]] [--quiet] [--tb_dir D [--tb_players P]]\n\n"
+        "usage: kz match A B [--game G] [--games N] [--openings K] [--opening_turns T]\n"
+        "                    [--seed S] [--sprt ELO0,ELO1[,ALPHA,BETA]] [--quiet]\n"
+        "                    [--tb_dir D [--tb_players P]]\n\n"
         "Plays N games (default 100) of player A against player B with alternating\n"
         "colours (A is black in games 1, 3, ...). With --openings K, the games start from\n"
         "K distinct positions reached by T random turns (default: the fewest turns that\n"
@@ -157,8 +157,10 @@ int cmd_match(int argc, char **argv)
         bool quiet;                                /* only the summary */
         char tb_dir[CONFIG_STR_MAX];               /* endgame tables, "" = none */
         char tb_players[CONFIG_STR_MAX];           /* a, b or both */
+        char game[CONFIG_STR_MAX];                 /* the game */
     } match_opts;
     static const config_option rows[] = {
+        KZ_GAME_OPTION(match_opts, game),
         {"games", CONFIG_INT, NULL, 1, 10000000, offsetof(match_opts, games), "games to play"},
         {"openings", CONFIG_INT, NULL, 1, MATCH_MAX_OPENINGS, offsetof(match_opts, openings),
          "distinct openings, each played with both colours (a pair); 0 = none"},
@@ -196,7 +198,9 @@ int cmd_match(int argc, char **argv)
     bool quiet = o.quiet;
     if (nw != 2)
         return kz_usage_error("match: give exactly two players A and B (see kz match --help)");
-    const game_def *g = game_default();
+    const game_def *g = kz_game("match", o.game);
+    if (!g)
+        return 2;
     char err[300];
     player *a = player_from_spec(g, words[0], err, sizeof err);
     if (!a)
@@ -280,22 +284,24 @@ out:
 /* ---- kz analyse ---------------------------------------------------------------------------- */
 
 typedef struct engine_opts {
+    char game[CONFIG_STR_MAX];     /* --game */
     char model[CONFIG_STR_MAX];    /* --model, "" = none */
     char spec[CONFIG_STR_MAX];     /* --player, "" = none */
     char position[CONFIG_STR_MAX]; /* --position, "" = the start */
     long sims;                     /* --sims, 0 = the engine's default */
     long seed;                     /* --seed */
     bool json;                     /* analyse: --json */
-    char color[CONFIG_STR_MAX];    /* play: --color b|w */
+    char color[CONFIG_STR_MAX];    /* play: --color, a player's name or letter */
     int color_id;                  /* play: the person's player id */
 } engine_opts;
 
 /* The rows of analyse and play (analyse alone has --json, play alone --color). */
 static const config_option s_engine_rows[] = {
+    KZ_GAME_OPTION(engine_opts, game),
     {"model", CONFIG_STRING, "", 0, 0, offsetof(engine_opts, model),
      "the engine is mcts:MODEL:SIMS (a model file or `uniform`)"},
     {"sims", CONFIG_INT, NULL, 1, PLAYER_MAX_PLAYOUTS, offsetof(engine_opts, sims),
-     "simulations (mcts) or playouts (uct); 0 = 200 (mcts) or 1000 (uct)"},
+     "simulations (mcts) or playouts (uct); 0 = the game's (mcts) or 1000 (uct)"},
     {"player", CONFIG_STRING, "", 0, 0, offsetof(engine_opts, spec),
      "the engine as a player spec (below)"},
     {"position", CONFIG_STRING, "", 0, 0, offsetof(engine_opts, position),
@@ -304,20 +310,22 @@ static const config_option s_engine_rows[] = {
      "the engine's seed"},
     {"json", CONFIG_BOOL, "false", 0, 0, offsetof(engine_opts, json),
      "print the answer of the play page's GET /api/analyse instead (docs/web.md)"},
-    {"color", CONFIG_STRING, "b", 0, 0, offsetof(engine_opts, color),
-     "your colour: b (black, moves first) or w"},
+    {"color", CONFIG_STRING, "", 0, 0, offsetof(engine_opts, color),
+     "your side: a player's name or its first letter (Khreibaga: b, black, moves "
+     "first; w, white); \"\" = the first player"},
 };
+#define N_ENGINE_ROWS (sizeof s_engine_rows / sizeof s_engine_rows[0])
 
-/* Parses the options of analyse (rows 0..5) or play (rows 0..4 and 6), the
- * other words into words (*nw of them). Returns -1 to go on, else the exit
- * status. */
+/* Parses the options of analyse (all rows but --color) or play (all but
+ * --json), the other words into words (*nw of them). Returns -1 to go on,
+ * else the exit status. */
 static int s_engine_opts(int argc, char **argv, const char *usage, bool play, engine_opts *o,
                          const char **words, size_t *nw)
 {
     *o = (engine_opts){.sims = 0};
-    config_option rows[7];
+    config_option rows[N_ENGINE_ROWS];
     size_t n = 0;
-    for (size_t i = 0; i < 7; i++)
+    for (size_t i = 0; i < N_ENGINE_ROWS; i++)
         if (strcmp(s_engine_rows[i].name, play ? "json" : "color"))
             rows[n++] = s_engine_rows[i];
     int rc = kz_parse_args(argv[0], usage, rows, n, o, argc, argv, words, (size_t)argc, nw);
@@ -325,13 +333,21 @@ static int s_engine_opts(int argc, char **argv, const char *usage, bool play, en
         fputs(player_spec_help(), stdout);
     if (rc >= 0)
         return rc;
+    const game_def *g = kz_game(argv[0], o->game);
+    if (!g)
+        return 2;
     if (play) {
-        if (!strcmp(o->color, "b") || !strcmp(o->color, "black"))
-            o->color_id = 0;
-        else if (!strcmp(o->color, "w") || !strcmp(o->color, "white"))
-            o->color_id = 1;
-        else
-            return kz_usage_error("%s: --color must be b or w, not '%s'", argv[0], o->color);
+        o->color_id = -1;
+        for (int p = 0; p < 2; p++) {
+            const char *name = g->player_name(p);
+            if (!o->color[0] ? p == 0
+                             : !strcmp(o->color, name) || (!o->color[1] && o->color[0] == name[0]))
+                o->color_id = p;
+        }
+        if (o->color_id < 0)
+            return kz_usage_error("%s: --color must be %s or %s (or %c, %c), not '%s'", argv[0],
+                                  g->player_name(0), g->player_name(1), g->player_name(0)[0],
+                                  g->player_name(1)[0], o->color);
     }
     if (o->spec[0] && (o->model[0] || o->sims))
         return kz_usage_error("%s: give either --player or --model/--sims, not both", argv[0]);
@@ -341,8 +357,8 @@ static int s_engine_opts(int argc, char **argv, const char *usage, bool play, en
 }
 
 /* The engine of analyse and play (engine.h, the play page's): --player SPEC,
- * else mcts over --model with --sims (default 200), else uct:SIMS (default
- * 1000). NULL after a one-line error. */
+ * else mcts over --model with --sims (default: the game's), else uct:SIMS
+ * (default 1000). NULL after a one-line error. */
 static engine *s_engine(const game_def *g, const char *cmd, const engine_opts *o)
 {
     engine_config c;
@@ -352,7 +368,7 @@ static engine *s_engine(const game_def *g, const char *cmd, const engine_opts *o
         c.spec = o->spec;
     } else if (o->model[0]) {
         c.model = o->model;
-        c.sims = o->sims > 0 ? (int)o->sims : 200;
+        c.sims = o->sims > 0 ? (int)o->sims : g->simulations;
         c.max_sims = PLAYER_MAX_SIMS;
     } else {
         snprintf(spec, sizeof spec, "uct:%ld", o->sims > 0 ? o->sims : 1000);
@@ -407,15 +423,16 @@ static void s_print_analysis(const game_def *g, const game_state *s, const engin
 int cmd_analyse(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz analyse [--model M] [--sims N] [--player SPEC] [--position P] [--seed S]\n"
-        "                  [--json] [ACTION ...]\n\n"
+        "usage: kz analyse [--game G] [--model M] [--sims N] [--player SPEC] [--position P]\n"
+        "                  [--seed S] [--json] [ACTION ...]\n\n"
         "Plays the ACTIONs (R21) from P (R20; default the start position), then lets the\n"
         "engine decide the next action and prints the board, the chosen action, the\n"
         "value from the mover's view (in [-1, 1]), the work done, and the distribution\n"
         "over the legal actions (visit shares for search players), most visited first;\n"
         "a capture is written with x. The engine is the play page's (engine.h): --player\n"
-        "SPEC if given, else mcts:M:N with --model M (N default 200; M a model file or\n"
-        "`uniform`), else uct:N (pure Monte-Carlo search, N default 1000). Search players\n"
+        "SPEC if given, else mcts:M:N with --model M (N default the game's, 200 for\n"
+        "Khreibaga; M a model file or `uniform`), else uct:N (pure Monte-Carlo search,\n"
+        "N default 1000). Search players\n"
         "also show each action's prior and mean value q. With one legal action the value\n"
         "is the one after the forced actions. --json prints what GET /api/analyse answers\n"
         "(the same engine, the same JSON: docs/web.md).\n\n";
@@ -425,7 +442,7 @@ int cmd_analyse(int argc, char **argv)
     int rc = s_engine_opts(argc, argv, usage, false, &o, words, &nw);
     if (rc >= 0)
         return rc;
-    const game_def *g = game_default();
+    const game_def *g = game_find(o.game); /* checked by s_engine_opts */
     game_state s;
     rc = kz_setup(g, "analyse", o.position[0] ? o.position : NULL, (int)nw, (char **)words, 0,
                   &s);
@@ -552,91 +569,24 @@ static void s_push(play_game *pg, int action)
     pg->actions[pg->n++] = (uint16_t)action;
 }
 
-/* Draws the board of the play (R1's lines), from Black's side or turned for
- * White (point 24 at the bottom left), with the last turn marked: the
- * piece's way in brackets <...>, the points it left as '*', the pieces it
- * took as 'x'; the piece that must capture on in [...]. */
+/* Draws the board of the play: the game's render_turn with the last turn
+ * (from its start on) marked, else its plain render. */
 static void s_draw(const game_def *g, const play_game *pg, bool turned)
 {
     game_state s;
-    s_state_at(g, pg, pg->n, &s);
-    char mark[KH_POINTS] = {0}; /* 'l' landed, 'o' left, 'x' taken */
-    char last[128] = "";
-    /* The last turn: from the last turn start on. */
     int lo = pg->n;
     if (pg->n) {
-        game_state t;
         for (lo = pg->n - 1; lo > 0; lo--) {
-            s_state_at(g, pg, lo, &t);
-            if (!g->mid_turn(&t))
+            s_state_at(g, pg, lo, &s);
+            if (!g->mid_turn(&s))
                 break;
         }
-        s_state_at(g, pg, lo, &t);
-        int mover = g->to_move(&t);
-        snprintf(last, sizeof last, "last: %s ", g->player_name(mover));
-        for (int k = lo; k < pg->n; k++) {
-            char a[16];
-            engine_format_action(g, &t, pg->actions[k], a, sizeof a);
-            int src = pg->actions[k] / KH_POINTS, dst = pg->actions[k] % KH_POINTS;
-            for (int q = 0; q < KH_POINTS; q++)
-                if (q != src && khreibaga_piece_at(&t, q) != '.') {
-                    game_state u;
-                    g->copy(&u, &t);
-                    g->apply(&u, pg->actions[k]);
-                    if (khreibaga_piece_at(&u, q) == '.')
-                        mark[q] = 'x';
-                }
-            if (!mark[src] || mark[src] == 'l')
-                mark[src] = 'o';
-            mark[dst] = 'l';
-            snprintf(last + strlen(last), sizeof last - strlen(last), "%s%s",
-                     k == lo ? "" : ", ", a);
-            g->apply(&t, pg->actions[k]);
-        }
     }
-    int chain = khreibaga_chain_point(&s);
-    for (int i = 0; i < 5; i++) {
-        int r = turned ? i : 4 - i;
-        int left = turned ? r * 5 + 4 : r * 5, right = turned ? r * 5 : r * 5 + 4;
-        printf("  %2d  ", left);
-        for (int j = 0; j < 5; j++) {
-            int c = turned ? 4 - j : j, sq = r * 5 + c;
-            char p = khreibaga_piece_at(&s, sq);
-            if (p == '.' && mark[sq] == 'o')
-                p = '*';
-            else if (p == '.' && mark[sq] == 'x')
-                p = 'x';
-            if (sq == chain)
-                printf("[%c]", p);
-            else if (mark[sq] == 'l')
-                printf("<%c>", p);
-            else
-                printf(" %c ", p);
-            if (j < 4)
-                fputs("-", stdout);
-        }
-        printf("  %2d\n", right);
-        if (i < 4) {
-            fputs("       ", stdout);
-            for (int j = 0; j < 4; j++) {
-                /* The square below this row between these two points: its
-                 * diagonal joins the corners with an even row + column (R1):
-                 * from the upper left when that corner is one of them. */
-                int c = turned ? 4 - j : j;
-                fprintf(stdout, "| %c ", (r + c) % 2 == 0 ? '\\' : '/');
-            }
-            fputs("|\n", stdout);
-        }
-    }
-    char pos[64];
-    g->format_position(&s, pos, sizeof pos);
-    printf("\n  %s to move, ply %d, no-progress %d%s", g->player_name(g->to_move(&s)), g->ply(&s),
-           khreibaga_no_progress(&s), turned ? " (turned: White's side at the bottom)" : "");
-    if (chain >= 0)
-        printf(", mid-sequence: the piece on %d must capture on", chain);
-    printf("\n  position: %s\n", pos);
-    if (last[0])
-        printf("  %s   (<p> where it went, * where it came from, x what it took)\n", last);
+    s_state_at(g, pg, g->render_turn ? lo : pg->n, &s);
+    if (g->render_turn)
+        g->render_turn(&s, pg->actions + lo, pg->n - lo, turned, stdout);
+    else
+        g->render(&s, stdout);
 }
 
 static const char s_play_help[] =
@@ -650,24 +600,22 @@ static const char s_play_help[] =
     "  board      draw the board again\n"
     "  flip       turn the board around\n"
     "  help       this text\n"
-    "  quit       end the game (also: resign, the end of input)\n"
-    "Captures are compulsory, and of the most pieces possible (R8). On the board:\n"
-    "b B black man and king, w W white, <p> where the last move went, * where it\n"
-    "came from, x a piece it took, [p] the piece that must capture on.\n";
+    "  quit       end the game (also: resign, the end of input)\n";
 
 int cmd_play(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz play [--model M] [--sims N] [--player SPEC] [--color b|w]\n"
+        "usage: kz play [--game G] [--model M] [--sims N] [--player SPEC] [--color C]\n"
         "               [--position P] [--seed S]\n\n"
-        "Plays a game against the engine in the terminal: you play --color (default b,\n"
-        "black, who moves first; as white the board is turned, your side at the bottom).\n"
+        "Plays a game against the engine in the terminal: you play --color (default the\n"
+        "first player, Khreibaga's b, black; as the second the board is turned, your\n"
+        "side at the bottom).\n"
         "Type an action as in R21 (e.g. 7-12; a capture as 7x17), one hop at a time: a\n"
         "capture sequence is entered hop by hop; the board is redrawn after every move\n"
         "with the last move marked. `help` lists the commands: moves, hint (the engine's\n"
         "top moves), undo, board, flip, quit. An illegal or unreadable action is refused\n"
         "with the list of legal ones. The engine is chosen as in kz analyse (default\n"
-        "uct:1000, or mcts:M:N with --model M, N from --sims, default 200).\n\n";
+        "uct:1000, or mcts:M:N with --model M, N from --sims, default the game's).\n\n";
     engine_opts o;
     const char *words[argc];
     size_t nw;
@@ -676,7 +624,7 @@ int cmd_play(int argc, char **argv)
         return rc;
     if (nw)
         return kz_usage_error("play: unexpected argument '%s' (see kz play --help)", words[0]);
-    const game_def *g = game_default();
+    const game_def *g = game_find(o.game); /* checked by s_engine_opts */
     play_game pg = {0};
     rc = kz_setup(g, "play", o.position[0] ? o.position : NULL, 0, NULL, 0, &pg.start);
     if (rc)
@@ -692,7 +640,7 @@ int cmd_play(int argc, char **argv)
     if (o.spec[0])
         snprintf(name, sizeof name, "%s", o.spec);
     else if (o.model[0])
-        snprintf(name, sizeof name, "mcts:%s:%ld", o.model, o.sims > 0 ? o.sims : 200);
+        snprintf(name, sizeof name, "mcts:%s:%ld", o.model, o.sims > 0 ? o.sims : g->simulations);
     else
         snprintf(name, sizeof name, "uct:%ld", o.sims > 0 ? o.sims : 1000);
     printf("You play %s; the engine (%s) plays %s. Type help for the commands.\n", you, name,
@@ -742,6 +690,8 @@ int cmd_play(int argc, char **argv)
         }
         if (!strcmp(t, "help") || !strcmp(t, "h")) {
             fputs(s_play_help, stdout);
+            if (g->legend)
+                fputs(g->legend, stdout);
             continue;
         }
         if (!strcmp(t, "moves") || !strcmp(t, "?")) {
@@ -809,8 +759,7 @@ int cmd_play(int argc, char **argv)
         g->apply(&s, a);
         if (g->mid_turn(&s)) {
             s_legal_list(g, &s, list, sizeof list);
-            printf("you capture on: go on with the piece on %d (%s)\n",
-                   khreibaga_chain_point(&s), list);
+            printf("you capture on: go on with the same piece (%s)\n", list);
         }
         s_draw(g, &pg, turned);
     }

@@ -35,8 +35,10 @@ static const char *s_opt_name(int kind)
 static int s_model_init(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz model init [--blocks N] [--filters F] [--value_hidden H] [--seed S]\n"
-        "                     [--opp_policy_filters N] [--material_filters N]\n"
+        "usage: kz model init [--game G] [--blocks N] [--filters F] [--value_hidden H]
+"
+        "                     [--seed S] [--opp_policy_filters N] [--material_filters N]
+"
         "                     [--version V] [--force] OUT\n\n"
         "Writes a new model with random weights (He initialisation, reproducible from\n"
         "the seed) for the game's input and action shapes to OUT, atomically. Defaults\n"
@@ -53,8 +55,10 @@ static int s_model_init(int argc, char **argv)
         long seed;                          /* of the weights */
         long version;                       /* written into the file */
         bool force;                         /* replace an existing OUT */
+        char game[CONFIG_STR_MAX];          /* the game */
     } init_opts;
     static const config_option rows[] = {
+        KZ_GAME_OPTION(init_opts, game),
         {"blocks", CONFIG_INT, NULL, 0, 128, offsetof(init_opts, blocks), "residual blocks"},
         {"filters", CONFIG_INT, NULL, 1, 1024, offsetof(init_opts, filters),
          "filters of the stem and the tower"},
@@ -71,9 +75,8 @@ static int s_model_init(int argc, char **argv)
         {"force", CONFIG_BOOL, "false", 0, 0, offsetof(init_opts, force),
          "replace an existing OUT"},
     };
-    const game_def *g = game_default();
     model_arch a;
-    model_arch_default(&a, g);
+    model_arch_default(&a, game_default());
     init_opts o = {.blocks = a.blocks,
                    .filters = a.filters,
                    .value_hidden = a.value_hidden,
@@ -85,6 +88,10 @@ static int s_model_init(int argc, char **argv)
                             argv, words, (size_t)argc, &nw);
     if (prc >= 0)
         return prc;
+    const game_def *g = kz_game("model init", o.game);
+    if (!g)
+        return 2;
+    model_arch_default(&a, g); /* the game's shapes; the sizes are given below */
     a.blocks = (int)o.blocks;
     a.filters = (int)o.filters;
     a.value_hidden = (int)o.value_hidden;
@@ -308,18 +315,21 @@ static int s_model_dump(int argc, char **argv)
 static int s_model_fetch(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz model fetch URL [--version V] FILE\n\n"
+        "usage: kz model fetch URL [--version V] [--game G] FILE\n\n"
         "Downloads a model file from a coordinator (URL: its HTTP address, e.g.\n"
         "http://127.0.0.1:8080) - the best model, or version V - checks it and writes\n"
         "it to FILE atomically (an existing FILE is replaced). A URL whose path ends in\n"
         ".kzm is taken as the file's own address. The file carries its registry\n"
         "version and parent (`kz model info FILE`). Then: kz play --model FILE.\n";
     typedef struct fetch_opts {
-        long version; /* 0: the best */
+        long version;              /* 0: the best */
+        char game[CONFIG_STR_MAX]; /* the game it must be for, "" = any */
     } fetch_opts;
     static const config_option rows[] = {
         {"version", CONFIG_INT, "0", 0, UINT32_MAX, offsetof(fetch_opts, version),
          "model version to fetch (0 = the current best)"},
+        {"game", CONFIG_STRING, "", 0, 0, offsetof(fetch_opts, game),
+         "the game the model must be for (\"\" = any: the coordinator's)"},
     };
     fetch_opts o;
     const char *words[argc];
@@ -330,6 +340,9 @@ static int s_model_fetch(int argc, char **argv)
         return prc;
     if (nw != 2)
         return kz_usage_error("model fetch: give a URL and a FILE (see kz model fetch --help)");
+    const game_def *want = o.game[0] ? kz_game("model fetch", o.game) : NULL;
+    if (o.game[0] && !want)
+        return 2;
     const char *base = words[0], *out = words[1];
     char url[1200], host[256], path[1024], err[512];
     int port;
@@ -371,7 +384,7 @@ static int s_model_fetch(int argc, char **argv)
         return code == 404 ? 2 : 1;
     }
     model *m;
-    rc = modelfile_from_bytes(body, len, game_default(), &m, err, sizeof err);
+    rc = modelfile_from_bytes(body, len, want, &m, err, sizeof err);
     if (rc) {
         free(body);
         fprintf(stderr, "kz: model fetch: %s: %s\n", url, err);
@@ -443,8 +456,8 @@ static int s_cmp_prior(const void *x, const void *y)
 int cmd_eval(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz eval MODEL [--position P] [--json] [--threads N] [--precision P]\n"
-        "               [ACTION ...]\n\n"
+        "usage: kz eval MODEL [--game G] [--position P] [--json] [--threads N]\n"
+        "               [--precision P] [ACTION ...]\n\n"
         "Evaluates the position after the actions (from P, default the start) with the\n"
         "model: the value for the player to move (-1..1) and the policy over the legal\n"
         "actions (softmax of the logits over them), best first. --json prints one JSON\n"
@@ -455,8 +468,10 @@ int cmd_eval(int argc, char **argv)
         bool json;                     /* one JSON object */
         long threads;                  /* OpenBLAS threads */
         char precision[CONFIG_STR_MAX]; /* fp32 | bf16 */
+        char game[CONFIG_STR_MAX];      /* the game */
     } eval_opts;
     static const config_option rows[] = {
+        KZ_GAME_OPTION(eval_opts, game),
         {"position", CONFIG_STRING, "", 0, 0, offsetof(eval_opts, position),
          "start from this position (R20), not the initial one"},
         {"json", CONFIG_BOOL, "false", 0, 0, offsetof(eval_opts, json), "print one JSON object"},
@@ -478,7 +493,9 @@ int cmd_eval(int argc, char **argv)
     long threads = o.threads;
     if (nw < 1)
         return kz_usage_error("eval: give a MODEL file (see kz eval --help)");
-    const game_def *g = game_default();
+    const game_def *g = kz_game("eval", o.game);
+    if (!g)
+        return 2;
     game_state s;
     rc = kz_setup(g, "eval", o.position[0] ? o.position : NULL, (int)nw, (char **)words, 1, &s);
     if (rc)

@@ -82,6 +82,7 @@ static void s_progress(FILE *to, const selfplay_stats *st, int games, double ela
 /* kz selfplay's settings: its own rows, self-play's (selfplay_options) and
  * the search's (mcts_options). */
 typedef struct selfplay_opts {
+    char game[CONFIG_STR_MAX];          /* the game */
     char model[CONFIG_STR_MAX];         /* a model file or "uniform" */
     long games;                         /* games to play, 0 = not given */
     char out[CONFIG_STR_MAX];           /* record file, "" = not given */
@@ -98,6 +99,8 @@ typedef struct selfplay_opts {
 
 #define O(f) offsetof(selfplay_opts, f)
 static const config_option s_selfplay_rows[] = {
+    {"game", CONFIG_STRING, GAME_DEFAULT_NAME, 0, 0, O(game),
+     "the game (its search defaults apply: simulations, dirichlet_alpha)"},
     {"model", CONFIG_STRING, "uniform", 0, 0, O(model),
      "model file (kz model init), or uniform: every prior equal, every value 0, so that "
      "self-play needs no model"},
@@ -133,7 +136,7 @@ static const config_option s_selfplay_rows[] = {
 int cmd_selfplay(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz selfplay [--model M] --games N --out FILE [options]\n\n"
+        "usage: kz selfplay [--game G] [--model M] --games N --out FILE [options]\n\n"
         "Plays N games of the model against itself with the batched MCTS, G at once\n"
         "on one evaluator, and writes every finished game to FILE as a record file\n"
         "(read it with `kz records FILE`). Every state is recorded, mid-sequence\n"
@@ -152,11 +155,22 @@ int cmd_selfplay(int argc, char **argv)
     int rc = kz_parse_args("selfplay", usage, rows, n_rows, &o, argc, argv, NULL, 0, NULL);
     if (rc >= 0)
         return rc;
+    const game_def *g = kz_game("selfplay", o.game);
+    if (!g)
+        return 2;
+    /* The game's search defaults where not set: the settings read again. */
+    char sims[32], alpha[32];
+    snprintf(sims, sizeof sims, "%d", g->simulations);
+    snprintf(alpha, sizeof alpha, "%g", (double)g->dirichlet_alpha);
+    config_set_default(rows, n_rows, "simulations", sims);
+    config_set_default(rows, n_rows, "dirichlet_alpha", alpha);
+    rc = kz_parse_args("selfplay", usage, rows, n_rows, &o, argc, argv, NULL, 0, NULL);
+    if (rc >= 0)
+        return rc;
     if (!o.games)
         return kz_usage_error("selfplay: --games N is required (see kz selfplay --help)");
     if (!o.out[0])
         return kz_usage_error("selfplay: --out FILE is required (see kz selfplay --help)");
-    const game_def *g = game_default();
     selfplay_config cfg = o.play;
     cfg.games = (int)o.games;
     cfg.worker_id = o.worker_id;

@@ -33,6 +33,7 @@ typedef struct serve_opts {
     long sims;                    /* default simulations */
     long max_sims;                /* most a request may ask for */
     char records[CONFIG_STR_MAX]; /* games saved here, "" none */
+    char game[CONFIG_STR_MAX];    /* the game */
 } serve_opts;
 
 /* The server's state, shared by the connection threads. */
@@ -234,7 +235,8 @@ static void s_done(void *cls, struct MHD_Connection *conn, void **state,
 int cmd_serve(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz serve --model M [--port P] [--bind ADDR] [--sims N] [--records FILE]\n\n"
+        "usage: kz serve --model M [--game G] [--port P] [--bind ADDR] [--sims N]\n"
+        "                [--records FILE]\n\n"
         "Serves the play page on its own, without a cluster: open http://ADDR:P/play and\n"
         "play the engine (M with PUCT search, N simulations per move by default; the page\n"
         "chooses your colour and the simulations, shows the engine's value, its top moves\n"
@@ -246,6 +248,7 @@ int cmd_serve(int argc, char **argv)
         "Ctrl-C stops it.\n\n";
     serve_opts o;
     static const config_option rows[] = {
+        KZ_GAME_OPTION(serve_opts, game),
         {"model", CONFIG_STRING, "", 0, 0, offsetof(serve_opts, model),
          "the engine's network: a model file, or uniform"},
         {"player", CONFIG_STRING, "", 0, 0, offsetof(serve_opts, spec),
@@ -253,8 +256,8 @@ int cmd_serve(int argc, char **argv)
         {"port", CONFIG_INT, "8090", 1, 65535, offsetof(serve_opts, port), "HTTP port"},
         {"bind", CONFIG_STRING, "127.0.0.1", 0, 0, offsetof(serve_opts, bind),
          "IPv4 address to listen on (0.0.0.0: every interface)"},
-        {"sims", CONFIG_INT, "200", 1, PLAYER_MAX_SIMS, offsetof(serve_opts, sims),
-         "simulations per move unless the page asks for others"},
+        {"sims", CONFIG_INT, "0", 0, PLAYER_MAX_SIMS, offsetof(serve_opts, sims),
+         "simulations per move unless the page asks for others (0 = the game's: Khreibaga 200)"},
         {"max_sims", CONFIG_INT, "5000", 1, PLAYER_MAX_SIMS, offsetof(serve_opts, max_sims),
          "most simulations a page may ask for"},
         {"records", CONFIG_STRING, "play.kzr", 0, 0, offsetof(serve_opts, records),
@@ -266,6 +269,11 @@ int cmd_serve(int argc, char **argv)
                            words, (size_t)argc, &nw);
     if (rc >= 0)
         return rc;
+    const game_def *g = kz_game("serve", o.game);
+    if (!g)
+        return 2;
+    if (!o.sims)
+        o.sims = g->simulations;
     if (nw)
         return kz_usage_error("serve: unexpected argument '%s' (see kz serve --help)", words[0]);
     if (!o.model[0] && !o.spec[0])
@@ -280,7 +288,6 @@ int cmd_serve(int argc, char **argv)
     addr.sin_port = htons((uint16_t)o.port);
     if (inet_pton(AF_INET, o.bind, &addr.sin_addr) != 1)
         return kz_usage_error("serve: --bind '%s' is not an IPv4 address", o.bind);
-    const game_def *g = game_default();
     engine_config ec;
     engine_config_default(&ec);
     ec.model = o.model;

@@ -10,7 +10,9 @@
 #   tools/run.sh [BUILD_DIR]          (make run passes build/)
 #
 # Environment (all optional):
-#   KZ_VAR=DIR          data directory (default ./var)
+#   KZ_GAME=NAME        the game (make run GAME=NAME; default the programs' own,
+#                       Khreibaga); another game's data go to ./var-NAME
+#   KZ_VAR=DIR          data directory (default ./var, ./var-NAME with KZ_GAME=NAME)
 #   KZ_PORT=N           coordinator requests on 127.0.0.1:N, announcements on N+1
 #                       (default 5555)
 #   KZ_HTTP_PORT=N      status endpoint (default 8080)
@@ -38,7 +40,8 @@
 set -euo pipefail
 
 BUILD=${1:-build}
-VAR=${KZ_VAR:-var}
+GAME=${KZ_GAME:-}
+VAR=${KZ_VAR:-var${GAME:+-$GAME}}
 PORT=${KZ_PORT:-5555}
 HTTP_PORT=${KZ_HTTP_PORT:-8080}
 N_WORKERS=${KZ_WORKERS:-2}
@@ -46,6 +49,7 @@ PROGRESS_S=${KZ_PROGRESS_S:-5}
 
 die() { echo "run: $*" >&2; exit 1; }       # a failure at run time
 bad() { echo "run: $*" >&2; exit 2; }       # bad settings
+[[ -z $GAME || $GAME =~ ^[a-z0-9_-]+$ ]] || bad "KZ_GAME must be a game's name (got '$GAME')"
 for v in KZ_PORT KZ_HTTP_PORT KZ_WORKERS KZ_PROGRESS_S KZ_BLOCKS KZ_FILTERS KZ_VALUE_HIDDEN \
     KZ_OPP_POLICY_FILTERS KZ_MATERIAL_FILTERS; do
     [[ -z ${!v:-} || ${!v} =~ ^[0-9]+$ ]] || bad "$v must be a number (got '${!v}')"
@@ -59,6 +63,12 @@ KZ=$BUILD/kz
 for prog in kz kz-coordinator kz-worker kz-trainer; do
     [[ -x $BUILD/$prog ]] || die "$BUILD/$prog is not built (make)"
 done
+# Every program plays the game (its --game; none: their default).
+GAME_OPTS=()
+if [[ -n $GAME ]]; then
+    GAME_OPTS=(--game="$GAME")
+    why=$("$BUILD/kz" perft --game="$GAME" 1 2>&1 > /dev/null) || bad "KZ_GAME: ${why#kz: perft: }"
+fi
 
 mkdir -p "$VAR/etc" "$VAR/log" "$VAR/coordinator" "$VAR/trainer" "$VAR/keys"
 VAR=$(cd "$VAR" && pwd)
@@ -163,7 +173,7 @@ SUB_ENDPOINT=tcp://127.0.0.1:$((PORT + 1))
 STATUS_URL=http://127.0.0.1:$HTTP_PORT/status
 INITIAL_MODEL=$VAR/initial.model
 if [[ ! -e $INITIAL_MODEL ]]; then
-    "$KZ" model init --blocks "$BLOCKS" --filters "$FILTERS" --value-hidden "$VALUE_HIDDEN" \
+    "$KZ" model init ${GAME_OPTS[@]+"${GAME_OPTS[@]}"} --blocks "$BLOCKS" --filters "$FILTERS" --value-hidden "$VALUE_HIDDEN" \
         --opp-policy-filters "$OPP_POLICY_FILTERS" --material-filters "$MATERIAL_FILTERS" \
         --seed "$(date +%s)" "$INITIAL_MODEL" > /dev/null || die "cannot create $INITIAL_MODEL"
 fi
@@ -272,7 +282,8 @@ start coordinator "$BUILD/kz-coordinator" --config="$VAR/etc/coordinator.conf" \
     --data_dir="$VAR/coordinator" --bind="$ENDPOINT" --pub_bind="$SUB_ENDPOINT" \
     --http_bind=127.0.0.1 --http_port="$HTTP_PORT" --initial_model="$INITIAL_MODEL" \
     --curve_secret_key="$KEYS/coordinator.key" --allow_keys="$VAR/etc/allow_keys" \
-    ${AUX_OPTS[@]+"${AUX_OPTS[@]}"} ${COORDINATOR_OPTS[@]+"${COORDINATOR_OPTS[@]}"}
+    ${GAME_OPTS[@]+"${GAME_OPTS[@]}"} ${AUX_OPTS[@]+"${AUX_OPTS[@]}"} \
+    ${COORDINATOR_OPTS[@]+"${COORDINATOR_OPTS[@]}"}
 if ((${#DEATHSIG[@]} == 0)); then
     # Without setpriv --pdeathsig: a watchdog stops the children if this script dies.
     (
@@ -303,15 +314,16 @@ for ((i = 1; i <= N_WORKERS; i++)); do
         --endpoint="$ENDPOINT" --sub_endpoint="$SUB_ENDPOINT" \
         --worker_id="$HOST-run-$i" --model_cache_dir="$VAR/worker-$i" \
         --curve_server_key="$KEYS/coordinator.pub" --curve_secret_key="$KEYS/worker-$i.key" \
-        ${WORKER_OPTS[@]+"${WORKER_OPTS[@]}"}
+        ${GAME_OPTS[@]+"${GAME_OPTS[@]}"} ${WORKER_OPTS[@]+"${WORKER_OPTS[@]}"}
 done
 start trainer "$BUILD/kz-trainer" --config="$VAR/etc/trainer.conf" \
     --endpoint="$ENDPOINT" --checkpoint_dir="$VAR/trainer" --client_id="$HOST-trainer" \
     --curve_server_key="$KEYS/coordinator.pub" --curve_secret_key="$KEYS/trainer.key" \
+    ${GAME_OPTS[@]+"${GAME_OPTS[@]}"} \
     ${TRAINER_OPTS[@]+"${TRAINER_OPTS[@]}"}
 
 cat << EOF
-Khreibaga Zero: a coordinator, $N_WORKERS worker$( ((N_WORKERS == 1)) || echo s) and a trainer on this machine.
+Khreibaga Zero: a coordinator, $N_WORKERS worker$( ((N_WORKERS == 1)) || echo s) and a trainer on this machine${GAME:+, playing $GAME}.
   start    $(status_line || echo "(no status)")
   network  $("$KZ" model info "$INITIAL_MODEL" 2> /dev/null | sed -n 's/^architecture: *//p')
   settings $VAR/etc/{coordinator,worker,trainer}.conf

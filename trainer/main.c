@@ -32,7 +32,8 @@ static const config_option s_own_options[] = {
     /* client_options' row with the trainer's meaning of "": one id per host. */
     {"client_id", CONFIG_STRING, "", 0, 0, O(client.client_id),
      "client id (\"\" = <host>-trainer: the same across restarts, one trainer per host)"},
-    {"game", CONFIG_STRING, "khreibaga", 0, 0, O(game), "game module"},
+    {"game", CONFIG_STRING, GAME_DEFAULT_NAME, 0, 0, O(game),
+     "the game (the coordinator's must be the same)"},
     {"checkpoint_dir", CONFIG_STRING, "./var/trainer", 0, 0, O(checkpoint_dir),
      "directory of checkpoint.kzm (created if absent)"},
     {"init_model", CONFIG_STRING, "", 0, 0, O(init_model),
@@ -368,6 +369,17 @@ static void s_progress(tr *t, bool force)
 }
 
 /* Notes the counts of a batch reply. */
+/* The coordinator's game (its welcome, a batch's positions) against ours:
+ * 0, or KZ_EMISMATCH after a clear error ("" says nothing: an older one). */
+static int s_check_game(const tr *t, const char *what, const char *game)
+{
+    if (!game || !game[0] || !strcmp(game, t->g->name))
+        return 0;
+    log_error("refused %s of game '%.40s': this trainer trains '%s' (its setting game)", what,
+              game, t->g->name);
+    return KZ_EMISMATCH;
+}
+
 static void s_note_reply(tr *t, const wire_batch_reply *b)
 {
     t->window_hi = b->window_hi;
@@ -409,6 +421,9 @@ static int s_iterate(tr *t)
             return 0;
         }
         s_online(t);
+        if ((rc = s_check_game(t, "the coordinator's positions", b->game)) ||
+            (rc = s_check_game(t, "the coordinator", client_welcome(t->c)->game)))
+            return rc;
         s_note_reply(t, b);
         if ((double)(step + 1) * B > t->cfg.max_reuse * t->window_hi) {
             if (s_wait_log_due(t))
@@ -430,6 +445,9 @@ static int s_iterate(tr *t)
         return 0;
     }
     s_online(t);
+    if ((rc = s_check_game(t, "the coordinator's positions", b->game)) ||
+        (rc = s_check_game(t, "the coordinator", client_welcome(t->c)->game)))
+        return rc;
     s_note_reply(t, b);
     if (b->n == 0) {
         if (s_wait_log_due(t))
@@ -608,7 +626,10 @@ static int s_settings(tr *t, int argc, char **argv)
     }
     t->g = game_find(t->cfg.game);
     if (!t->g) {
-        fprintf(stderr, "kz-trainer: game: unknown game module '%s'\n", t->cfg.game);
+        char names[256];
+        game_names(names, sizeof names);
+        fprintf(stderr, "kz-trainer: game: unknown game '%s' (the games: %s)\n", t->cfg.game,
+                names);
         return 2;
     }
     if (s_train_config(&t->cfg, &t->tc, err, sizeof err)) {
@@ -778,6 +799,8 @@ static int s_finish(tr *t, int rc)
 {
     if (rc == KZ_EVERSION)
         log_error("the coordinator refused this trainer: %s", client_last_error(t->c));
+    if (rc == KZ_EMISMATCH)
+        log_error("stopping: the coordinator plays another game (see above)");
     if (rc == 0 || rc == KZ_EVERSION) {
         /* A clean stop keeps every step taken. */
         if (model_step(t->m) != t->ckpt_step && s_checkpoint(t))

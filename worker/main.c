@@ -22,9 +22,12 @@
  * s_table. */
 #define O(f) offsetof(worker_config, f)
 static const config_option s_own_options[] = {
-    {"game", CONFIG_STRING, "khreibaga", 0, 0, O(game), "game module"},
+    {"game", CONFIG_STRING, GAME_DEFAULT_NAME, 0, 0, O(game),
+     "the game (the coordinator's must be the same); its search defaults apply "
+     "(dirichlet_alpha, and simulations when the job says 0)"},
     {"simulations", CONFIG_INT, "0", 0, 1000000, O(simulations),
-     "MCTS simulations per move: 0 = the job's (200 if it says 0), N = always N"},
+     "MCTS simulations per move: 0 = the job's (the game's if it says 0: Khreibaga 200), "
+     "N = always N"},
     {"arena_temperature_plies", CONFIG_INT, "4", 0, 100000, O(arena_temperature_plies),
      "arena: sample moves by visits while the turn count is below this (temperature_plies: "
      "self-play)"},
@@ -127,7 +130,7 @@ static int s_sims(const wk *w, uint32_t job_sims)
 {
     if (w->cfg.simulations > 0)
         return (int)w->cfg.simulations;
-    return job_sims > 0 && job_sims <= 100000 ? (int)job_sims : 200;
+    return job_sims > 0 && job_sims <= 100000 ? (int)job_sims : w->g->simulations;
 }
 
 /* Games that may start now: free slots, the queue bound, max_games. */
@@ -195,7 +198,8 @@ static size_t s_arena_in_hand(const wk *w, uint32_t *cand, uint32_t *slots, size
     return n;
 }
 
-/* Asks for a job and takes it on. Returns KZ_EVERSION when refused. */
+/* Asks for a job and takes it on. Returns KZ_EVERSION when refused,
+ * KZ_EMISMATCH for another game's job (a coordinator of another game). */
 static int s_request_job(wk *w)
 {
     static uint32_t slots[ARENA_QUEUE_MAX];
@@ -210,6 +214,11 @@ static int s_request_job(wk *w)
         log_warn("no job: %s", client_last_error(w->c));
         w->next_job = time_now() + BACKOFF_S;
         return 0;
+    }
+    if (job->game && job->game[0] && strcmp(job->game, w->g->name)) {
+        log_error("refused a job of game '%.40s': this worker plays '%s' (its setting game)",
+                  job->game, w->g->name);
+        return KZ_EMISMATCH;
     }
     if (job->kind == WIRE_JOB_WAIT) {
         w->next_job = time_now() + (job->retry_ms ? job->retry_ms : 1000) / 1000.0;
@@ -585,7 +594,20 @@ int main(int argc, char **argv)
     }
     w.g = game_find(w.cfg.game);
     if (!w.g) {
-        fprintf(stderr, "kz-worker: game: unknown game module '%s'\n", w.cfg.game);
+        char names[256];
+        game_names(names, sizeof names);
+        fprintf(stderr, "kz-worker: game: unknown game '%s' (the games: %s)\n", w.cfg.game,
+                names);
+        return 2;
+    }
+    /* The game's own search defaults, unless set: the settings read again
+     * over them (they are read alike, so no error can appear only now). */
+    static char alpha[32];
+    snprintf(alpha, sizeof alpha, "%g", (double)w.g->dirichlet_alpha);
+    config_set_default(options, n_options, "dirichlet_alpha", alpha);
+    rc = config_parse(options, n_options, &w.cfg, argc, argv, NULL, 0, NULL, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "kz-worker: %s\n", err);
         return 2;
     }
     client_config *cc = &w.cfg.client;
