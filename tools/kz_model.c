@@ -35,10 +35,8 @@ static const char *s_opt_name(int kind)
 static int s_model_init(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz model init [--game G] [--blocks N] [--filters F] [--value_hidden H]
-"
-        "                     [--seed S] [--opp_policy_filters N] [--material_filters N]
-"
+        "usage: kz model init [--game G] [--blocks N] [--filters F] [--value_hidden H]\n"
+        "                     [--seed S] [--opp_policy_filters N] [--material_filters N]\n"
         "                     [--version V] [--force] OUT\n\n"
         "Writes a new model with random weights (He initialisation, reproducible from\n"
         "the seed) for the game's input and action shapes to OUT, atomically. Defaults\n"
