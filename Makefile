@@ -132,11 +132,30 @@ $(BUILD)/bench_%: $(BUILD)/obj/tools/bench_%.o $(LIB)
 $(TEST_BIN): $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/trainer/batch.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
 
+# The programs again with the tests' toy game linked in (tests/toy_game.c
+# registers it), in $(BUILD)/toy/: a second game through the whole stack in
+# make check. Not installed.
+TOY_OBJ  := $(BUILD)/obj/tests/toy_game.o
+TOY_BINS := $(BUILD)/toy/kz $(BUILD)/toy/kz-coordinator $(BUILD)/toy/kz-worker \
+            $(BUILD)/toy/kz-trainer
+$(BUILD)/toy/kz: $(KZ_SRC:%.c=$(BUILD)/obj/%.o) $(TOY_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/toy/kz-coordinator: $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(TOY_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/toy/kz-worker: $(WORKER_SRC:%.c=$(BUILD)/obj/%.o) $(TOY_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/toy/kz-trainer: $(TRAINER_SRC:%.c=$(BUILD)/obj/%.o) $(TOY_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # --- entry points ------------------------------------------------------------
-# Tests find the real binaries through KZ_BIN_DIR.
+# Tests find the real binaries through KZ_BIN_DIR (the toy game's in toy/).
 CRITERION_ARGS ?=
 .PHONY: check
-check: $(BINS) $(TEST_BIN)
+check: $(BINS) $(TOY_BINS) $(TEST_BIN)
 	./tools/check_layers.sh
 	KZ_BIN_DIR=$(abspath $(BUILD)) $(TEST_BIN) $(CRITERION_ARGS)
 

@@ -500,7 +500,11 @@ void mcts_batch_set_evaluator(mcts_batch *b, evaluator ev)
         memset(b->cache, 0, sizeof *b->cache * ((size_t)b->cache_mask + 1));
 }
 
-void mcts_batch_set_tablebase(mcts_batch *b, const tb_set *t) { b->tb = t; }
+void mcts_batch_set_tablebase(mcts_batch *b, const tb_set *t)
+{
+    KZ_CHECK(!t || b->g == tb_game()); /* the tables read the state as their game's */
+    b->tb = t;
+}
 
 int mcts_batch_trees(const mcts_batch *b) { return b->n_trees; }
 const mcts_settings *mcts_batch_settings(const mcts_batch *b) { return &b->s; }

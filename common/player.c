@@ -55,7 +55,11 @@ static player *s_player_new(const game_def *g, const player_ops *ops, const char
     return p;
 }
 
-void player_set_tablebase(player *p, const tb_set *t) { p->tb = t; }
+void player_set_tablebase(player *p, const tb_set *t)
+{
+    KZ_CHECK(!t || p->g == tb_game()); /* the tables read the state as their game's */
+    p->tb = t;
+}
 
 void player_new_game(player *p, uint64_t seed)
 {

@@ -840,6 +840,8 @@ static void s_set_pieces(tb_set *t)
     }
 }
 
+const game_def *tb_game(void) { return &khreibaga_game; }
+
 tb_set *tb_open(const char *dir, int max_pieces, char *err, size_t errlen)
 {
     struct stat st;

@@ -61,6 +61,9 @@ typedef struct tb_set tb_set;
  * a table that fails its checks (naming the file); a missing table is no
  * error, it only lowers tb_pieces. Caller owns the set (tb_close). */
 tb_set *tb_open(const char *dir, int max_pieces, char *err, size_t errlen);
+/* The game the tables are of (Khreibaga's game_def): a search or a program of
+ * another game must not be given them. */
+const game_def *tb_game(void);
 /* Unmaps and frees; NULL-safe; sets *t to NULL. */
 void tb_close(tb_set **t);
 /* N such that every position with at most N pieces is covered (0: none). */

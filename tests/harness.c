@@ -1129,7 +1129,13 @@ void harness_coord_start(harness *h, const char *const *extra)
 
 pid_t harness_coord_spawn(const char *const *args, int http_port, const char *logpath)
 {
-    pid_t pid = harness_spawn("kz-coordinator", args, logpath);
+    return harness_coord_spawn_bin("kz-coordinator", args, http_port, logpath);
+}
+
+pid_t harness_coord_spawn_bin(const char *prog, const char *const *args, int http_port,
+                              const char *logpath)
+{
+    pid_t pid = harness_spawn(prog, args, logpath);
     char buf[4096];
     for (int i = 0; i < 500; i++) {
         if (harness_http(http_port, "/healthz", buf, sizeof buf) == 200)

@@ -245,6 +245,10 @@ void harness_coord_kill(harness *h, int sig);
  * appended to logpath, and returns its pid once /healthz answers on
  * http_port; fails the test if it exits or does not come up (10 s). */
 pid_t harness_coord_spawn(const char *const *args, int http_port, const char *logpath);
+/* The same with another build of the coordinator (a path under KZ_BIN_DIR:
+ * "toy/kz-coordinator", the copy with the tests' toy game). */
+pid_t harness_coord_spawn_bin(const char *prog, const char *const *args, int http_port,
+                              const char *logpath);
 
 /* Spawns KZ_BIN_DIR/name with argv (NULL-terminated, without argv[0]),
  * stdout and stderr appended to logpath (proc_start). kz-coordinator,

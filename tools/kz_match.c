@@ -218,6 +218,9 @@ int cmd_match(int argc, char **argv)
         int bad = 0;
         if (!ta && !tbb)
             bad = kz_usage_error("match: --tb_players is a, b or both, not '%s'", o.tb_players);
+        else if (g != tb_game())
+            bad = kz_usage_error("match: --tb_dir: the endgame tables are %s's, not %s's",
+                                 tb_game()->name, g->name);
         else if (!(tb = tb_open(o.tb_dir, 0, terr, sizeof terr)))
             bad = kz_usage_error("match: %s", terr);
         if (bad) {

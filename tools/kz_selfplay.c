@@ -214,6 +214,11 @@ int cmd_selfplay(int argc, char **argv)
 
     char err[512];
     tb_set *tb = NULL;
+    if (o.tb_dir[0] && g != tb_game()) {
+        evaluator_net_destroy(&net);
+        return kz_usage_error("selfplay: --tb_dir: the endgame tables are %s's, not %s's",
+                              tb_game()->name, g->name);
+    }
     if (o.tb_dir[0]) {
         if (!(tb = tb_open(o.tb_dir, 0, err, sizeof err))) {
             evaluator_net_destroy(&net);

@@ -627,6 +627,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "kz-worker: %s\n", err);
         return 2;
     }
+    if (w.cfg.tb_dir[0] && w.g != tb_game()) {
+        fprintf(stderr, "kz-worker: tb_dir: the endgame tables are %s's, not %s's\n",
+                tb_game()->name, w.g->name);
+        return 2;
+    }
     if (!w.cfg.tb_dir[0] && (w.cfg.play.tb_search || w.cfg.play.tb_adjudicate)) {
         fprintf(stderr, "kz-worker: tb_search and tb_adjudicate need tb_dir (endgame tables)\n");
         return 2;
