@@ -485,9 +485,12 @@ int harness_kz_out(const char *args, const char *input, bool merge, char *out, s
 }
 
 /* True when prog is a cluster program run without CurveZMQ by default here:
- * kz-coordinator, kz-worker or kz-trainer, and no argument starts --curve. */
+ * kz-coordinator, kz-worker or kz-trainer (or their copies with the toy
+ * game, toy/...), and no argument starts --curve. */
 static bool s_plain_by_default(const char *prog, const char *const *args)
 {
+    if (!strncmp(prog, "toy/", 4))
+        prog += 4;
     if (strcmp(prog, "kz-coordinator") && strcmp(prog, "kz-worker") && strcmp(prog, "kz-trainer"))
         return false;
     for (int i = 0; args && args[i]; i++)
