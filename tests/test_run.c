@@ -228,6 +228,42 @@ Test(run, ctrl_c_stops_cleanly_and_run_again_continues, .fini = s_fini)
     s_wait_pids_gone("after kill -9 of run.sh");
 }
 
+/* make run GAME=alquerque: the same cluster on another game, said so in
+ * its banner; every program plays it. */
+Test(run, another_game, .fini = s_fini)
+{
+    s_tmp = harness_tmpdir("run-game");
+    cr_assert_not_null(s_tmp);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/var/etc", s_tmp);
+    char *mk[] = {"mkdir", "-p", path, NULL};
+    char out[1024];
+    cr_assert_eq(proc_run(mk, out, sizeof out, 10), 0);
+    snprintf(path, sizeof path, "%s/var/etc/coordinator.conf", s_tmp);
+    cr_assert_eq(harness_write(path, "simulations = 8\nselfplay_games = 4\nstatus_ms = 100\n"),
+                 0);
+    snprintf(path, sizeof path, "%s/var/etc/worker.conf", s_tmp);
+    cr_assert_eq(harness_write(path, "parallel = 4\n"), 0);
+    int port = tcp_free_port_pair(), http = tcp_free_port();
+    cr_assert(port && http && http != port && http != port + 1);
+    setenv("KZ_GAME", "alquerque", 1);
+    s_start(port, http);
+    unsetenv("KZ_GAME");
+    s_wait_games(0, 0);
+    s_read_pids();
+    char log[1024];
+    snprintf(log, sizeof log, "%s/run.out", s_tmp);
+    char *text = harness_read_file(log);
+    cr_expect_not_null(strstr(text, "on this machine, playing alquerque."), "%s", text);
+    free(text);
+    cr_expect(s_log_has("coordinator", "config game = \"alquerque\""));
+    cr_expect(s_log_has("worker-1", "config game = \"alquerque\""));
+    cr_expect(s_log_has("trainer", "config game = \"alquerque\""));
+    cr_assert_eq(proc_signal(&s_run, SIGINT), 0);
+    cr_assert(proc_wait_exit(&s_run, DEADLINE_S), "run.sh did not stop after SIGINT");
+    s_wait_pids_gone("after Ctrl-C");
+}
+
 Test(run, bad_settings_exit_2, .fini = s_fini)
 {
     char script[1024], out[2048];
@@ -244,4 +280,8 @@ Test(run, bad_settings_exit_2, .fini = s_fini)
     cr_expect_eq(proc_run(argv, out, sizeof out, 30), 2, "KZ_PORT=http: %s", out);
     cr_expect_not_null(strstr(out, "KZ_PORT must be a number"), "%s", out);
     unsetenv("KZ_PORT");
+    setenv("KZ_GAME", "nogame", 1);
+    cr_expect_eq(proc_run(argv, out, sizeof out, 30), 2, "KZ_GAME=nogame: %s", out);
+    cr_expect_not_null(strstr(out, "KZ_GAME: unknown game 'nogame'"), "%s", out);
+    unsetenv("KZ_GAME");
 }

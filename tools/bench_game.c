@@ -3,6 +3,8 @@
  *          make-move at every node (copy + apply), no bulk counting at leaves.
  *   random games: complete games of uniformly random legal actions per second
  *          (legal_actions + apply + result at every action).
+ * For every registered game: the default one (Khreibaga) at PERFT_DEPTH, the
+ * others at the depth whose perft first reaches a million leaves.
  * Each figure is the median of several repetitions, given twice: per second
  * of wall-clock time, and per second of this thread's CPU time. On a shared
  * machine the wall-clock figure drops with the load; the CPU-time figure is
@@ -40,17 +42,10 @@ static double s_median(double *rate)
     return rate[REPS / 2];
 }
 
-int main(int argc, char **argv)
+/* Perft and random games of one game: perft(depth) from the start, REPS
+ * times, and games_per_rep random games, REPS times. */
+static void s_bench(const game_def *g, long depth, long games_per_rep)
 {
-    if (util_version_asked(argc, argv, "bench_game"))
-        return 0;
-    long depth = 17, games_per_rep = 2000;
-    if ((argc > 1 && parse_long(argv[1], 1, 30, &depth)) ||
-        (argc > 2 && parse_long(argv[2], 1, 10000000, &games_per_rep)) || argc > 3) {
-        fprintf(stderr, "usage: bench_game [PERFT_DEPTH 1..30 [GAMES]]\n");
-        return 2;
-    }
-    const game_def *g = game_default();
     double wall[REPS], cpu[REPS];
     game_state s;
     g->init(&s);
@@ -66,10 +61,10 @@ int main(int argc, char **argv)
         wmin = wall[r] < wmin ? wall[r] : wmin;
         wmax = wall[r] > wmax ? wall[r] : wmax;
     }
-    printf("perft(%ld) from the start: %" PRIu64 " leaf nodes; median %.2f M nodes/s wall-clock "
-           "(min %.2f, max %.2f), %.2f M nodes per CPU-second; %d runs\n",
-           depth, nodes, s_median(wall) / 1e6, wmin / 1e6, wmax / 1e6, s_median(cpu) / 1e6,
-           REPS);
+    printf("%s: perft(%ld) from the start: %" PRIu64 " leaf nodes; median %.2f M nodes/s "
+           "wall-clock (min %.2f, max %.2f), %.2f M nodes per CPU-second; %d runs\n",
+           g->name, depth, nodes, s_median(wall) / 1e6, wmin / 1e6, wmax / 1e6,
+           s_median(cpu) / 1e6, REPS);
 
     long actions = 0;
     for (int r = 0; r < REPS; r++) {
@@ -90,8 +85,38 @@ int main(int argc, char **argv)
         cpu[r] = games_per_rep / (s_cpu_now() - c0);
         wall[r] = games_per_rep / (time_now() - t0);
     }
-    printf("random games: median %.0f games/s wall-clock, %.0f games per CPU-second "
+    printf("%s: random games: median %.0f games/s wall-clock, %.0f games per CPU-second "
            "(%ld games a run, %.1f actions per game; %d runs)\n",
-           s_median(wall), s_median(cpu), games_per_rep, (double)actions / games_per_rep, REPS);
+           g->name, s_median(wall), s_median(cpu), games_per_rep,
+           (double)actions / games_per_rep, REPS);
+}
+
+/* The smallest depth whose perft from the start has at least `leaves` leaf
+ * nodes (at most 30): a game's own size of the benchmark. */
+static long s_depth_for(const game_def *g, uint64_t leaves)
+{
+    game_state s;
+    g->init(&s);
+    long d = 1;
+    while (d < 30 && game_perft(g, &s, (int)d) < leaves)
+        d++;
+    return d;
+}
+
+int main(int argc, char **argv)
+{
+    if (util_version_asked(argc, argv, "bench_game"))
+        return 0;
+    long depth = 17, games_per_rep = 2000;
+    if ((argc > 1 && parse_long(argv[1], 1, 30, &depth)) ||
+        (argc > 2 && parse_long(argv[2], 1, 10000000, &games_per_rep)) || argc > 3) {
+        fprintf(stderr, "usage: bench_game [PERFT_DEPTH 1..30 [GAMES]]\n");
+        return 2;
+    }
+    /* The default game at PERFT_DEPTH (17: the figures of earlier runs);
+     * every other game at the depth that reaches a million leaves. */
+    const game_def *g;
+    for (int i = 0; (g = game_at(i)); i++)
+        s_bench(g, g == game_default() ? depth : s_depth_for(g, 1000000), games_per_rep);
     return 0;
 }
