@@ -1050,7 +1050,9 @@ static uint64_t kh_hash(const game_state *g)
 }
 
 /* Packed: black u32, white u32, kings u32 (little-endian), side, chain+1,
- * repeated flag, ply u16: 17 bytes. */
+ * the repeated flag (bit 0) with the no-progress count (R13, bits 1-6: not
+ * in the planes; for the endgame tables' value targets, tablebase.h), ply
+ * u16: 17 bytes. Bytes packed before the count was kept read count 0. */
 static void kh_pack(const game_state *g, uint8_t *out)
 {
     const kh_state *s = CS(g);
@@ -1060,22 +1062,73 @@ static void kh_pack(const game_state *g, uint8_t *out)
             out[i * 4 + k] = (uint8_t)(w[i] >> (8 * k));
     out[12] = s->side;
     out[13] = (uint8_t)(s->chain + 1);
-    out[14] = s->chain < 0 && s->reps >= 2;
+    int count = s->no_progress < KH_NO_PROGRESS ? s->no_progress : KH_NO_PROGRESS;
+    out[14] = (uint8_t)((s->chain < 0 && s->reps >= 2) | count << 1);
     out[15] = (uint8_t)(s->ply & 0xff);
     out[16] = (uint8_t)(s->ply >> 8);
 }
 
-static int kh_unpack_planes(const uint8_t *in, float *out)
+/* The words and small fields of packed bytes; false for bytes no pack()
+ * could have written. */
+static bool s_unpack(const uint8_t *in, uint32_t w[3], int *side, int *ply)
 {
-    uint32_t w[3] = {0, 0, 0};
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
+        w[i] = 0;
         for (int k = 0; k < 4; k++)
             w[i] |= (uint32_t)in[i * 4 + k] << (8 * k);
-    int side = in[12], ply = in[15] | in[16] << 8;
-    if ((w[0] | w[1] | w[2]) & ~ALL_POINTS || (w[0] & w[1]) || (w[2] & ~(w[0] | w[1])) ||
-        side > 1 || in[13] > KH_POINTS || in[14] > 1 || ply > KH_MAX_PLIES)
+    }
+    *side = in[12];
+    *ply = in[15] | in[16] << 8;
+    return !((w[0] | w[1] | w[2]) & ~ALL_POINTS || (w[0] & w[1]) || (w[2] & ~(w[0] | w[1])) ||
+             *side > 1 || in[13] > KH_POINTS || in[14] >> 1 > KH_NO_PROGRESS ||
+             *ply > KH_MAX_PLIES);
+}
+
+static int kh_unpack_planes(const uint8_t *in, float *out)
+{
+    uint32_t w[3];
+    int side, ply;
+    if (!s_unpack(in, w, &side, &ply))
         return KZ_ECORRUPT;
-    s_planes(w[side], w[side ^ 1], w[2], side, in[14], ply, out);
+    s_planes(w[side], w[side ^ 1], w[2], side, in[14] & 1, ply, out);
+    return 0;
+}
+
+/* What a position must be beyond its characters (parse_position, and
+ * khreibaga_unpack_state), with t's side, chain and kings set: at most 12
+ * pieces a side, no man on its promotion row but a chain man (R10), a chain
+ * point holding a piece of the side to move that can capture on. Sets t's
+ * own and opp. 0 or KZ_EINVAL with err. */
+static int s_check_position(kh_state *t, const uint32_t pieces[2], char *err, size_t errlen)
+{
+    t->own = pieces[t->side];
+    t->opp = pieces[t->side ^ 1];
+    for (int c = 0; c < 2; c++)
+        if (s_popcount(pieces[c]) > 12)
+            return err_set(err, errlen, KZ_EINVAL, "position: %s has %d pieces (at most 12)",
+                           c ? "white" : "black", s_popcount(pieces[c]));
+    for (int c = 0; c < 2; c++) {
+        uint32_t bad = pieces[c] & ~t->kings & s_far_row(c);
+        if (t->chain >= 0 && c == t->side)
+            bad &= ~(1u << t->chain); /* R10: a chain man may stand on the far row */
+        if (bad)
+            return err_set(err, errlen, KZ_EINVAL,
+                           "position: %s man on its promotion row at point %d",
+                           c ? "white" : "black", s_lsb(bad));
+    }
+    if (t->chain >= 0) {
+        int sq = t->chain;
+        if (!(pieces[t->side] >> sq & 1))
+            return err_set(err, errlen, KZ_EINVAL,
+                           "position: chain point %d holds no piece of the side to move", sq);
+        uint32_t b = 1u << sq, opp = pieces[t->side ^ 1];
+        uint32_t occ = (pieces[t->side] & ~b) | opp;
+        bool more = t->kings & b ? s_king_can_capture(sq, occ, opp)
+                                 : s_man_can_capture(sq, opp, ALL_POINTS & ~occ);
+        if (!more)
+            return err_set(err, errlen, KZ_EINVAL,
+                           "position: the piece on chain point %d has no capture", sq);
+    }
     return 0;
 }
 
@@ -1124,35 +1177,31 @@ static int kh_parse_position(game_state *g, const char *str, char *err, size_t e
                            "position: after the side, only a space and a chain point 0..24");
         t.chain = (int8_t)chain;
     }
-    t.own = pieces[t.side];
-    t.opp = pieces[t.side ^ 1];
-    for (int c = 0; c < 2; c++)
-        if (s_popcount(pieces[c]) > 12)
-            return err_set(err, errlen, KZ_EINVAL, "position: %s has %d pieces (at most 12)",
-                           c ? "white" : "black", s_popcount(pieces[c]));
-    for (int c = 0; c < 2; c++) {
-        uint32_t bad = pieces[c] & ~t.kings & s_far_row(c);
-        if (t.chain >= 0 && c == t.side)
-            bad &= ~(1u << t.chain); /* R10: a chain man may stand on the far row */
-        if (bad)
-            return err_set(err, errlen, KZ_EINVAL,
-                           "position: %s man on its promotion row at point %d",
-                           c ? "white" : "black", s_lsb(bad));
-    }
-    if (t.chain >= 0) {
-        int sq = t.chain;
-        if (!(pieces[t.side] >> sq & 1))
-            return err_set(err, errlen, KZ_EINVAL,
-                           "position: chain point %d holds no piece of the side to move", sq);
-        uint32_t b = 1u << sq, opp = pieces[t.side ^ 1];
-        uint32_t occ = (pieces[t.side] & ~b) | opp;
-        bool more = t.kings & b ? s_king_can_capture(sq, occ, opp)
-                                : s_man_can_capture(sq, opp, ALL_POINTS & ~occ);
-        if (!more)
-            return err_set(err, errlen, KZ_EINVAL,
-                           "position: the piece on chain point %d has no capture", sq);
-    }
+    int rc = s_check_position(&t, pieces, err, errlen);
+    if (rc)
+        return rc;
     s_reset_history(&t);
+    memset(g, 0, sizeof *g);
+    memcpy(g->bytes, &t, sizeof t);
+    return 0;
+}
+
+int khreibaga_unpack_state(const uint8_t *in, game_state *g)
+{
+    uint32_t w[3];
+    int side, ply;
+    if (!s_unpack(in, w, &side, &ply))
+        return KZ_ECORRUPT;
+    kh_state t;
+    memset(&t, 0, sizeof t);
+    t.side = (uint8_t)side;
+    t.chain = (int8_t)(in[13] - 1);
+    t.kings = w[2];
+    if (s_check_position(&t, w, NULL, 0))
+        return KZ_ECORRUPT;
+    s_reset_history(&t);
+    t.ply = (uint16_t)ply;
+    t.no_progress = (uint8_t)(in[14] >> 1);
     memset(g, 0, sizeof *g);
     memcpy(g->bytes, &t, sizeof t);
     return 0;

@@ -41,5 +41,13 @@ uint32_t khreibaga_kings(const game_state *s);
  * past 24, more than 12 pieces a side, a man on its promotion row (R10).
  * Cheap: meant for loops over millions of positions. */
 int khreibaga_set(game_state *s, uint32_t black, uint32_t white, uint32_t kings, int side);
+/* The state that bytes of khreibaga_game.pack describe (packed_bytes of
+ * them): the pieces, the side to move, the chain point, the ply and the
+ * no-progress count (R13; 0 in bytes packed before the count was kept),
+ * with a fresh repetition history otherwise (the repeated flag is not
+ * restored). For the endgame tables' value targets (tablebase.h), where a
+ * training sample is all that is left of a state. 0, or KZ_ECORRUPT for
+ * bytes no pack() wrote or a position parse_position would refuse. */
+int khreibaga_unpack_state(const uint8_t *packed, game_state *s);
 
 #endif

@@ -23,6 +23,19 @@ double match_elo_from_score(double score)
 
 double match_score_from_elo(double elo) { return 1.0 / (1.0 + pow(10.0, -elo / 400.0)); }
 
+void match_wilson(int k, int n, double *lo, double *hi)
+{
+    if (n <= 0) {
+        *lo = 0, *hi = 1;
+        return;
+    }
+    double z = 1.959964, p = (double)k / n, d = 1 + z * z / n;
+    double c = (p + z * z / (2.0 * n)) / d;
+    double h = z * sqrt(p * (1 - p) / n + z * z / (4.0 * n * n)) / d;
+    *lo = c - h < 0 ? 0 : c - h;
+    *hi = c + h > 1 ? 1 : c + h;
+}
+
 /* The scorer for k outcomes x_i = i / (k - 1) (per-game score, ascending) with
  * counts c[0..k-1], each observation worth per_unit games: trinomial (k = 3,
  * games) or pentanomial (k = 5, pairs). See match.h for the formulas. */

@@ -151,6 +151,9 @@ typedef struct match_stats {
 } match_stats;
 
 void match_stats_compute(int wins, int draws, int losses, match_stats *out);
+/* Wilson's 95% interval of a share of k successes in n trials (the
+ * endgame accuracy's, player_accuracy), in [0, 1]; [0, 1] itself at n 0. */
+void match_wilson(int k, int n, double *lo, double *hi);
 /* Logistic Elo of a score in [0, 1] (+/-INFINITY at the ends), and back. */
 double match_elo_from_score(double score);
 double match_score_from_elo(double elo);

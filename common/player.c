@@ -108,6 +108,24 @@ int player_choose(player *p, const game_state *s, int *action, player_info *info
     return rc;
 }
 
+int player_accuracy(player *p, const game_state *states, const uint16_t *want, int n, bool *hit,
+                    int *right)
+{
+    *right = 0;
+    for (int i = 0; i < n; i++) {
+        int action = -1;
+        player_new_game(p, (uint64_t)i);
+        int rc = player_choose(p, &states[i], &action, NULL);
+        if (rc)
+            return rc;
+        bool ok = action == want[i];
+        *right += ok;
+        if (hit)
+            hit[i] = ok;
+    }
+    return 0;
+}
+
 void player_observe(player *p, const game_state *s, int action)
 {
     if (p->ops->observe)

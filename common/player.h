@@ -158,6 +158,14 @@ void player_new_game(player *p, uint64_t seed);
  * action). info may be NULL. 0, or an error code (a player that cannot
  * answer, e.g. a network that fails). */
 int player_choose(player *p, const game_state *s, int *action, player_info *info);
+/* Move accuracy: p's choice at each of n states (each a new game, seeded by
+ * its index: player_new_game(p, i)) against want[i], e.g. the one
+ * value-keeping action of the endgame tables' test set (tb_test_positions;
+ * `kz tb accuracy`, the coordinator's and bench_learning's endgame
+ * accuracy). *right gets the count of matches, hit[i] (NULL: not kept)
+ * each one. 0, or player_choose's error (then *right counts those before). */
+int player_accuracy(player *p, const game_state *states, const uint16_t *want, int n, bool *hit,
+                    int *right);
 /* Tells the player that `action` was played in `s` (by either side): players
  * that keep a tree between moves reuse it. Optional to call. */
 void player_observe(player *p, const game_state *s, int action);

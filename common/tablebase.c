@@ -602,6 +602,23 @@ int tb_probe_search(const tb_set *t, const game_state *s, int *score)
     return 0;
 }
 
+int tb_probe_packed(const tb_set *t, const uint8_t *packed, size_t len, int *wdl)
+{
+    if (len != (size_t)khreibaga_game.packed_bytes)
+        return KZ_ECORRUPT;
+    /* A turn start with more pieces than the tables is the common answer:
+     * no state to build (bytes 0..7 are both colours, byte 13 the chain). */
+    uint32_t both = 0;
+    for (int k = 0; k < 4; k++)
+        both |= ((uint32_t)packed[k] | (uint32_t)packed[4 + k]) << (8 * k);
+    if (packed[13] == 0 && __builtin_popcount(both) > t->pieces)
+        return KZ_ENOTFOUND;
+    game_state s;
+    if (khreibaga_unpack_state(packed, &s))
+        return KZ_ECORRUPT;
+    return tb_probe_wdl(t, &s, wdl);
+}
+
 int tb_action_values(const tb_set *t, const game_state *s, tb_action_value *out)
 {
     const game_def *g = &khreibaga_game;

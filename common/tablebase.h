@@ -41,6 +41,11 @@
 #define TB_MAX_PIECES 7      /* most pieces the indexing handles */
 #define TB_FORMAT_VERSION 1  /* files of another version are refused */
 #define TB_MAX_DIST 50       /* R13: the longest distance a value can have */
+/* The endgame accuracy the tools report (kz tb accuracy's defaults, the
+ * coordinator's status, bench_learning): the test set of this seed
+ * (tb_test_positions) and the search at these simulations. */
+#define TB_TEST_SEED 1
+#define TB_TEST_SIMULATIONS 200
 
 /* A value from the view of the player to move. */
 typedef struct tb_value {
@@ -89,6 +94,12 @@ int tb_probe_wdl(const tb_set *t, const game_state *s, int *wdl);
  * win" alike and a short search shuffles until R13 draws the game. 0 with
  * *score, or KZ_ENOTFOUND. */
 int tb_probe_search(const tb_set *t, const game_state *s, int *score);
+
+/* tb_probe_wdl of the state packed in `packed` (len bytes of
+ * khreibaga_game.pack, no-progress count included: khreibaga_unpack_state):
+ * the exact value targets of training samples (docs/trainer.md). 0 with
+ * *wdl, KZ_ENOTFOUND, or KZ_ECORRUPT for bytes that are no packed state. */
+int tb_probe_packed(const tb_set *t, const uint8_t *packed, size_t len, int *wdl);
 
 /* What one legal action leads to, from the view of the player who plays it. */
 typedef struct tb_action_value {

@@ -1115,8 +1115,9 @@ static int s_init_serve(coord *c)
 int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
 {
     int rc;
-    if ((rc = s_init_settings(c, cfg, stop)) || (rc = s_init_ports(c)) || (rc = s_init_run(c)) ||
-        (rc = s_init_store(c)) || (rc = s_init_buffers(c)) || (rc = s_init_serve(c)))
+    if ((rc = s_init_settings(c, cfg, stop)) || (rc = endgame_start(c)) ||
+        (rc = s_init_ports(c)) || (rc = s_init_run(c)) || (rc = s_init_store(c)) ||
+        (rc = s_init_buffers(c)) || (rc = s_init_serve(c)))
         return rc;
     return 0;
 }
@@ -1207,6 +1208,7 @@ int coord_run(coord *c)
         }
         if (now >= next_status) {
             s_rates(c, now);
+            endgame_tick(c);
             status_refresh(c);
             next_status = now + c->cfg.status_ms / 1000.0;
         }
@@ -1231,6 +1233,7 @@ int coord_run(coord *c)
 void coord_fini(coord *c)
 {
     status_stop(c);
+    endgame_stop(c);
     for (size_t i = 0; c->items && i < c->n_items; i++)
         wire_msg_clear(&c->items[i].msg);
     if (c->router)

@@ -17,6 +17,8 @@
  *   auth.c        CurveZMQ: the coordinator's keys, the allow-list of client
  *                 keys and roles (reloaded on SIGHUP), the ZAP handler, what
  *                 each role may ask, handshake failures (docs/security.md)
+ *   endgame.c     the best's endgame accuracy on the tables' test set
+ *                 (tb_dir), measured on a thread of its own
  *
  * Threads: everything here runs on the main thread except the HTTP handler,
  * which only copies the snapshot strings under `snap_lock` (and asks the
@@ -96,6 +98,8 @@ typedef struct coord_config {
     long http_connections;              /* HTTP: connections at most */
     long http_per_ip;                   /* HTTP: connections from one address at most */
     long http_timeout_s;                /* HTTP: an idle connection is closed after this */
+    char tb_dir[CONFIG_STR_MAX];        /* endgame tables for the best's accuracy, "" = none */
+    long tb_positions;                  /* their test positions */
 } coord_config;
 
 /* CurveZMQ authentication (auth.c). */
@@ -398,6 +402,7 @@ typedef struct coord {
     struct games_box *games_box; /* /games requests for the main loop (games.c) */
     char status_token[STATUS_TOKEN_MAX]; /* HTTP token, "" none (read-only once serving) */
     uint64_t http_unauthorized; /* HTTP requests without the token (atomic: HTTP threads) */
+    struct endgame *endgame;    /* the best's endgame accuracy (endgame.c), NULL: no tb_dir */
 } coord;
 
 /* coordinator.c */
@@ -583,5 +588,31 @@ void games_serve(coord *c);
 /* dashboard.c: the page of GET / (server/dashboard.html), NUL-terminated. */
 extern const char status_dashboard_html[];
 extern const size_t status_dashboard_len;
+
+/* endgame.c */
+/* The endgame accuracy of a model, as /status shows it. */
+typedef struct endgame_figures {
+    int pieces;           /* the tables cover every position with up to this many pieces */
+    int positions;        /* test positions (tb_test_positions, seed TB_TEST_SEED) */
+    int simulations;      /* the search's simulations */
+    double chance;        /* mean of 1 / legal actions over the test set */
+    uint32_t version;     /* the model measured last, 0 none yet */
+    int policy, search;   /* its value-keeping choices: raw policy, search */
+    double seconds;       /* the measurement's wall time */
+    int64_t done_ms;      /* wall clock when it ended */
+    uint32_t computing;   /* the version being measured now, 0 none */
+    char error[160];      /* why the last measurement failed, "" none */
+} endgame_figures;
+typedef struct endgame endgame;
+/* With cfg.tb_dir: opens the tables, draws the test set and starts the
+ * measuring thread (else nothing). 0, or an error (logged): tables that
+ * cannot be used stop the start. */
+int endgame_start(coord *c);
+/* Main loop: hands a new best to the thread (a copy of its blob). */
+void endgame_tick(coord *c);
+/* The figures (false without tb_dir). Any thread. */
+bool endgame_get(coord *c, endgame_figures *out);
+/* Stops the thread (a measurement is cut short) and frees it all. */
+void endgame_stop(coord *c);
 
 #endif

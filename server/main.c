@@ -143,6 +143,11 @@ static const config_option s_options[] = {
      "place cannot take every slot: /healthz stays reachable from others)"},
     {"http_timeout_s", CONFIG_INT, "10", 1, 3600, O(http_timeout_s),
      "HTTP: a connection silent this long is closed"},
+    {"tb_dir", CONFIG_STRING, "", 0, 0, O(tb_dir),
+     "endgame tables (kz tb build): the best's endgame accuracy on their test set, measured "
+     "in the background once per new best (/status, the dashboard); \"\" = none"},
+    {"tb_positions", CONFIG_INT, "300", 1, 100000, O(tb_positions),
+     "tb_dir: test positions of the endgame accuracy (kz tb accuracy --positions)"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 

@@ -248,6 +248,30 @@ static void s_build_status(coord *c, strbuf *b)
               c->last.promoted ? "true" : "false", c->last.wins, c->last.draws, c->last.losses,
               (long long)c->last.decided_ms);
     s_build_learning(c, b, now);
+    endgame_figures eg;
+    if (endgame_get(c, &eg)) {
+        strbuf_printf(b, "  \"endgame\": {\"pieces\": %d, \"positions\": %d, \"simulations\": %d, "
+                     "\"chance\": %.4f, \"version\": %u, ",
+                  eg.pieces, eg.positions, eg.simulations, eg.chance, eg.version);
+        if (eg.version) {
+            double lo[2], hi[2];
+            match_wilson(eg.policy, eg.positions, &lo[0], &hi[0]);
+            match_wilson(eg.search, eg.positions, &lo[1], &hi[1]);
+            strbuf_printf(b, "\"policy\": %.4f, \"policy_lo\": %.4f, \"policy_hi\": %.4f, "
+                         "\"search\": %.4f, \"search_lo\": %.4f, \"search_hi\": %.4f, "
+                         "\"seconds\": %.1f, \"done_ms\": %lld, ",
+                      (double)eg.policy / eg.positions, lo[0], hi[0],
+                      (double)eg.search / eg.positions, lo[1], hi[1], eg.seconds,
+                      (long long)eg.done_ms);
+        } else {
+            strbuf_printf(b, "\"policy\": null, \"search\": null, ");
+        }
+        strbuf_printf(b, "\"computing\": %u, \"error\": ", eg.computing);
+        strbuf_json_str(b, eg.error, sizeof eg.error);
+        strbuf_printf(b, "},\n");
+    } else {
+        strbuf_printf(b, "  \"endgame\": null,\n");
+    }
     timeline_point cur;
     timeline_current(c, &cur);
     strbuf_printf(b, "  \"timeline\": {\"points\": %zu, \"changes\": %llu, \"period_s\": %g, "
@@ -439,6 +463,17 @@ static void s_build_metrics(coord *c, strbuf *b)
                  s_num(rb->elo));
         s_metric(b, "kz_best_elo_lo", "gauge", "Lower end of its 95% interval.", s_num(rb->lo));
         s_metric(b, "kz_best_elo_hi", "gauge", "Upper end of its 95% interval.", s_num(rb->hi));
+    }
+    endgame_figures eg;
+    if (endgame_get(c, &eg) && eg.version) {
+        s_metric(b, "kz_endgame_version", "gauge",
+                 "Model whose endgame accuracy was measured last (tb_dir).", (double)eg.version);
+        s_metric(b, "kz_endgame_policy_accuracy", "gauge",
+                 "Its raw policy's share of value-keeping moves on the tables' test set.",
+                 (double)eg.policy / eg.positions);
+        s_metric(b, "kz_endgame_search_accuracy", "gauge",
+                 "Its search's share of value-keeping moves on the tables' test set.",
+                 (double)eg.search / eg.positions);
     }
     strbuf_printf(b, "# HELP kz_player_elo Ratings of the anchors and rated models (random = 0).\n"
                  "# TYPE kz_player_elo gauge\n");

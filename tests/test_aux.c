@@ -642,7 +642,7 @@ Test(aux, batch_reply_carries_the_targets_into_dense_arrays)
         batch_counts cnt = {0};
         rng_t mr;
         rng_seed(&mr, 3);
-        cr_assert_eq(batch_fill_aux(g, br, mirror, 0, &mr, x, pi, z, &ba, 4, &cnt), 4);
+        cr_assert_eq(batch_fill_aux(g, br, mirror, 0, NULL, &mr, x, pi, z, &ba, 4, &cnt), 4);
         cr_assert_eq(cnt.skipped, 0);
         for (int j = 0; j < 4; j++) {
             int p = (int)(b->sequences[j] % 4);
@@ -670,7 +670,7 @@ Test(aux, batch_reply_carries_the_targets_into_dense_arrays)
     wire_batch_reply plain = *br;
     plain.aux = (wire_batch_aux){0};
     batch_counts cnt = {0};
-    cr_assert_eq(batch_fill_aux(g, &plain, false, 0, &r, x, pi, z, &ba, 4, &cnt), 4);
+    cr_assert_eq(batch_fill_aux(g, &plain, false, 0, NULL, &r, x, pi, z, &ba, 4, &cnt), 4);
     for (int j = 0; j < 4; j++) {
         cr_assert_eq(mw[j], 0.0f);
         for (int a = 0; a < A; a++)
@@ -683,7 +683,7 @@ Test(aux, batch_reply_carries_the_targets_into_dense_arrays)
     plain.aux = br->aux;
     plain.aux.material = badm;
     memset(&cnt, 0, sizeof cnt);
-    cr_assert_eq(batch_fill_aux(g, &plain, false, 0, &r, x, pi, z, &ba, 4, &cnt), 3);
+    cr_assert_eq(batch_fill_aux(g, &plain, false, 0, NULL, &r, x, pi, z, &ba, 4, &cnt), 3);
     cr_assert_eq(cnt.skipped, 1);
     free(x), free(pi), free(opp);
     wire_msg_clear(&d);

@@ -192,7 +192,7 @@ static void s_check_mirror(const game_state *s, const char *pos)
               pos);
 }
 
-/* pack + unpack_planes gives exactly encode_planes. */
+/* pack + unpack_planes gives exactly encode_planes; unpack_state the state. */
 static void s_check_pack(const game_state *s, const char *pos)
 {
     uint8_t packed[GAME_PACKED_BYTES + 8];
@@ -206,6 +206,14 @@ static void s_check_pack(const game_state *s, const char *pos)
     cr_assert_eq(G()->unpack_planes(packed, got), 0, "'%s': unpack refused pack's bytes", pos);
     for (int i = 0; i < 7 * 25; i++)
         cr_assert_eq(got[i], want[i], "'%s': unpacked plane %d point %d", pos, i / 25, i % 25);
+    /* The state back (khreibaga_unpack_state): the position, ply and count. */
+    game_state u;
+    cr_assert_eq(khreibaga_unpack_state(packed, &u), 0, "'%s': unpack_state refused it", pos);
+    char upos[64];
+    G()->format_position(&u, upos, sizeof upos);
+    cr_assert_str_eq(upos, pos);
+    cr_assert_eq(G()->ply(&u), G()->ply(s), "'%s'", pos);
+    cr_assert_eq(khreibaga_no_progress(&u), khreibaga_no_progress(s), "'%s'", pos);
 }
 
 /* --- random games ------------------------------------------------------------------ */
@@ -476,6 +484,12 @@ Test(khreibaga_props, unpack_rejects_or_accepts_random_bytes)
         int rc = G()->unpack_planes(bytes, planes);
         cr_assert(rc == 0 || rc == KZ_ECORRUPT, "rc %d", rc);
         rejected += rc != 0;
+        /* The state: refused with the planes, and where a position's rules
+         * forbid it (khreibaga_unpack_state). */
+        game_state u;
+        int rs = khreibaga_unpack_state(bytes, &u);
+        cr_assert(rs == 0 || rs == KZ_ECORRUPT, "rc %d", rs);
+        cr_assert(rc == 0 || rs != 0, "a state from bytes whose planes are refused");
     }
     cr_expect_gt(rejected, 0, "random bytes are mostly not a position");
 }

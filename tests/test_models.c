@@ -1,7 +1,9 @@
 /* Models out of the cluster, against the real kz-coordinator and kz: GET
  * /models, the files at /models/N.kzm and /models/best.kzm (the registry's
  * bytes with its version and parent stamped in), `kz store --export` and
- * `kz model fetch`, and their answers to bad input. */
+ * `kz model fetch`, and their answers to bad input; the dashboard in
+ * Chromium; the best's endgame accuracy (tb_dir) in /status, kz status and
+ * the dashboard. */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -431,5 +433,122 @@ Test(models, the_dashboard_draws_in_chromium)
     cr_assert_eq(file_read_all(shot, &png, &png_len), 0, "no screenshot at %s", shot);
     cr_assert(png_len > 1000 && !memcmp(png, "\x89PNG", 4));
     free(png);
+    harness_fini(&h);
+}
+
+/* The counts "(K of N" after `label` in kz tb accuracy's output. */
+static int s_right(const char *out, const char *label)
+{
+    const char *p = strstr(out, label);
+    cr_assert_not_null(p, "no '%s' in: %s", label, out);
+    p = strchr(p + strlen(label), '(');
+    int k = -1, n = -1;
+    cr_assert(p && sscanf(p, "(%d of %d", &k, &n) == 2, "%s", out);
+    return k;
+}
+
+/* The endgame accuracy of the best (tb_dir): measured once per new best in
+ * the background, exactly what `kz tb accuracy` gives for the same model
+ * file (the same test set, seeds and search), in /status, in `kz status`
+ * and on the dashboard; tables that cannot be used stop the start. */
+Test(models, the_best_s_endgame_accuracy, .timeout = 180)
+{
+    harness h;
+    harness_init(&h, "models-tb");
+    char tbdir[128], args[400], out[8192];
+    snprintf(tbdir, sizeof tbdir, "%s/tb", h.dir);
+    snprintf(args, sizeof args, "tb build --pieces 3 --dir %s --threads 1", tbdir);
+    cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
+    char a_tb[160];
+    snprintf(a_tb, sizeof a_tb, "--tb_dir=%s", tbdir);
+    const char *const extra[] = {a_tb, "--tb_positions=40", NULL};
+    harness_coord_start(&h, extra);
+    /* v1, the initial best, is measured at the start; then v2, once best. */
+    cr_assert_eq(harness_wait_status(&h, "\"endgame\"", "version", 1, 60), 1,
+                 "v1 not measured (see %s)", h.coord_log);
+    size_t len;
+    uint8_t *blob2 = s_add_candidate(&h, &len);
+    cr_assert_eq(harness_wait_status(&h, "\"models\"", "best", 2, 10), 2, "v2 is not the best");
+    cr_assert_eq(harness_wait_status(&h, "\"endgame\"", "version", 2, 60), 2,
+                 "v2 not measured (see %s)", h.coord_log);
+    char path2[160];
+    snprintf(path2, sizeof path2, "%s/v2.kzm", h.dir);
+    cr_assert_eq(file_write_atomic(path2, blob2, len), 0);
+    free(blob2);
+    uint8_t *doc;
+    size_t dlen;
+    cr_assert_eq(s_get(&h, "/status", &doc, &dlen, NULL, NULL, 0), 200);
+    const char *st = (const char *)doc;
+    cr_assert(json_valid(st), "%s", st);
+    double v, pieces, positions, sims, chance, policy, search, lo, hi, computing;
+    cr_assert(json_number(st, "endgame.version", &v) && v == 2);
+    cr_assert(json_number(st, "endgame.pieces", &pieces) && pieces == 3);
+    cr_assert(json_number(st, "endgame.positions", &positions) && positions == 40);
+    cr_assert(json_number(st, "endgame.simulations", &sims) && sims == 200);
+    cr_assert(json_number(st, "endgame.chance", &chance) && chance > 0 && chance < 1);
+    cr_assert(json_number(st, "endgame.policy", &policy) && json_number(st, "endgame.search",
+                                                                         &search));
+    cr_assert(json_number(st, "endgame.search_lo", &lo) && json_number(st, "endgame.search_hi",
+                                                                        &hi));
+    cr_assert(lo <= search && search <= hi, "%g in [%g, %g]", search, lo, hi);
+    cr_assert(json_number(st, "endgame.computing", &computing) && computing == 0);
+    /* The same figures as kz tb accuracy of the same file. */
+    snprintf(args, sizeof args, "tb accuracy %s --dir %s --positions 40", path2, tbdir);
+    cr_assert_eq(harness_kz_out(args, NULL, false, out, sizeof out), 0, "%s", out);
+    cr_assert_eq(s_right(out, "policy (raw network)"), (int)(policy * 40 + 0.5), "%g: %s", policy,
+                 out);
+    cr_assert_eq(s_right(out, "search (200 simulations)"), (int)(search * 40 + 0.5), "%g: %s",
+                 search, out);
+    free(doc);
+    cr_expect_eq(harness_count(h.coord_log, "endgame accuracy of v1 on 40 table positions"), 1);
+    cr_expect_eq(harness_count(h.coord_log, "endgame accuracy of v2 on 40 table positions"), 1);
+    /* kz status says it in a line. */
+    snprintf(args, sizeof args, "status http://127.0.0.1:%d", h.http_port);
+    cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "endgame     v2: policy "), "%s", out);
+    /* The dashboard shows it (Chromium, where installed). */
+    const char *browser = NULL;
+    static const char *const names[] = {"/usr/bin/chromium", "/usr/bin/chromium-browser"};
+    for (size_t i = 0; i < 2 && !browser; i++)
+        if (access(names[i], X_OK) == 0)
+            browser = names[i];
+    if (browser) {
+        char url[64], profile[200];
+        snprintf(url, sizeof url, "http://127.0.0.1:%d/", h.http_port);
+        snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium", h.dir);
+        char *const dump[] = {(char *)browser, "--headless", "--no-sandbox", "--disable-gpu",
+                              "--disable-quic", "--no-first-run",
+                              "--disable-background-networking", "--disable-component-update",
+                              "--disable-sync", profile, "--virtual-time-budget=5000",
+                              "--dump-dom", url, NULL};
+        proc_output o;
+        proc_opts po = {.timeout_s = 90};
+        cr_assert_eq(proc_capture(dump, &po, &o), 0, "chromium: %s", o.err);
+        char *span = s_element(o.out, "span", "endgame");
+        char want[96];
+        snprintf(want, sizeof want, ">endgame accuracy: v2 policy %.1f%%, search %.1f%% (40 table",
+                 100 * policy, 100 * search);
+        cr_assert(strstr(span, want), "%s not in %s", want, span);
+        free(span);
+        proc_output_free(&o);
+    } else {
+        cr_log_warn("no Chromium here: the dashboard's endgame line is not checked");
+    }
+    harness_fini(&h);
+
+    /* Tables that cannot be used stop the coordinator at its start. */
+    harness_init(&h, "models-tb-bad");
+    char log[160], a_dir[160], a_bind[96], a_pub[96];
+    snprintf(log, sizeof log, "%s/coord.log", h.dir);
+    snprintf(a_dir, sizeof a_dir, "--data_dir=%s/store", h.dir);
+    snprintf(a_bind, sizeof a_bind, "--bind=%s", h.endpoint);
+    snprintf(a_pub, sizeof a_pub, "--pub_bind=%s", h.pub);
+    const char *bad[] = {a_dir, a_bind, a_pub, "--http_port=0", "--tb_dir=/nonexistent/tb",
+                         NULL};
+    pid_t pid = harness_spawn("kz-coordinator", bad, log);
+    int wst;
+    cr_assert(harness_wait(pid, 20, &wst));
+    cr_expect_neq(harness_exit_code(wst), 0);
+    cr_expect_eq(harness_count(log, "tb_dir: /nonexistent/tb"), 1, "see %s", log);
     harness_fini(&h);
 }

@@ -588,6 +588,87 @@ Test(tablebase, test_positions, .timeout = 120)
     free(dir);
 }
 
+/* --- packed positions (the trainer's value targets) ----------------------------------- */
+
+Test(tablebase, probe_packed_positions, .timeout = 120)
+{
+    char *dir = s_build_dir("tb-packed", 3, false);
+    tb_set *t = s_open(dir, 0);
+    const game_def *g = game_default();
+    uint8_t pk[GAME_PACKED_BYTES];
+    int wdl, want;
+    /* Positions of random play from table positions: the packed bytes give
+     * what the state itself gives, no-progress count and mid-sequence
+     * states included. */
+    enum { N = 200 };
+    static game_state ts[N];
+    static uint16_t keep[N];
+    cr_assert_eq(tb_test_positions(t, N, 9, ts, keep), N);
+    rng_t rng;
+    rng_seed(&rng, 4);
+    int counted = 0, mid = 0, checked = 0;
+    for (int i = 0; i < N; i++) {
+        game_state s = ts[i];
+        for (int ply = 0; ply < 12 && !g->result(&s).over; ply++) {
+            g->pack(&s, pk);
+            cr_assert_eq(tb_probe_wdl(t, &s, &want), 0);
+            cr_assert_eq(tb_probe_packed(t, pk, (size_t)g->packed_bytes, &wdl), 0);
+            cr_assert_eq(wdl, want);
+            checked++;
+            counted += khreibaga_no_progress(&s) > 0;
+            mid += g->mid_turn(&s);
+            uint16_t acts[GAME_MAX_LEGAL];
+            int n = g->legal_actions(&s, acts);
+            g->apply(&s, acts[rng_below(&rng, (uint64_t)n)]);
+        }
+    }
+    cr_assert(counted > 100 && mid > 0, "%d states, %d with a count, %d mid-sequence", checked,
+              counted, mid);
+    /* The count decides: a win in 13 at count 30 stays one, at 45 R13 draws it. */
+    game_state s;
+    char err[128];
+    cr_assert_eq(g->parse_position(&s, "....Wb.......B........... b", err, sizeof err), 0);
+    tb_value v;
+    cr_assert_eq(tb_probe(t, &s, &v), 0);
+    cr_assert(v.wdl == 1 && v.dist == 13);
+    g->pack(&s, pk);
+    for (int count = 0; count <= TB_MAX_DIST; count++) {
+        pk[14] = (uint8_t)((pk[14] & 1) | count << 1);
+        cr_assert_eq(tb_probe_packed(t, pk, (size_t)g->packed_bytes, &wdl), 0);
+        cr_assert_eq(wdl, count <= 37 ? 1 : 0, "count %d", count);
+    }
+    /* More pieces than the tables: not found; bad bytes or length: corrupt,
+     * never a crash. */
+    g->init(&s);
+    g->pack(&s, pk);
+    cr_assert_eq(tb_probe_packed(t, pk, (size_t)g->packed_bytes, &wdl), KZ_ENOTFOUND);
+    cr_assert_eq(tb_probe_packed(t, pk, (size_t)g->packed_bytes - 1, &wdl), KZ_ECORRUPT);
+    int found = 0;
+    for (int i = 0; i < 20000; i++) {
+        for (int k = 0; k < g->packed_bytes; k++)
+            pk[k] = (uint8_t)rng_next(&rng);
+        /* Mostly few pieces and fields in range, so that the bytes reach
+         * the state's own checks (some still overlap, or put a man on its
+         * far row, or a chain point on no piece). */
+        for (int k = 0; k < 8; k++)
+            for (int r = 0; r < 4; r++)
+                pk[k] &= (uint8_t)rng_next(&rng);
+        for (int k = 8; k < 12; k++)
+            pk[k] &= pk[k - 8] | pk[k - 4];
+        pk[12] &= 1;
+        pk[13] %= 26;
+        pk[14] %= 2 * (TB_MAX_DIST + 1);
+        int rc = tb_probe_packed(t, pk, (size_t)g->packed_bytes, &wdl);
+        cr_assert(rc == 0 || rc == KZ_ENOTFOUND || rc == KZ_ECORRUPT, "rc %d", rc);
+        cr_assert(rc != 0 || (wdl >= -1 && wdl <= 1));
+        found += rc == 0;
+    }
+    cr_assert_gt(found, 0);
+    tb_close(&t);
+    harness_rm_rf(dir);
+    free(dir);
+}
+
 /* --- the tables in the searches ------------------------------------------------------ */
 
 /* Plays a game from `pos` between a and b (a Black); the winner, -1 a draw. */

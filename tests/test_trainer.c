@@ -2,8 +2,9 @@
  * loopback (temp LMDB store holding valid random-play games, a tiny
  * network): bad settings, training steps and a candidate every K steps with
  * its lineage, the reuse limit (it waits for fresh positions), resuming at
- * the same step with the optimizer state after kill -9, and the same
- * candidate resubmitted after a restart at a candidate step. */
+ * the same step with the optimizer state after kill -9, the same
+ * candidate resubmitted after a restart at a candidate step, and the
+ * endgame tables' exact value targets. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <signal.h>
@@ -16,9 +17,14 @@
 #include "client.h"
 #include "harness.h"
 #include "game.h"
+#include "khreibaga.h"
 #include "model.h"
 #include "modelfile.h"
+#include "record.h"
+#include "store.h"
+#include "tablebase.h"
 #include "util.h"
+#include "validate.h"
 
 TestSuite(trainer, .fini = harness_cleanup, .timeout = 90);
 
@@ -91,6 +97,7 @@ Test(trainer, bad_settings_exit_2_with_one_line)
         {"--optimizer=rmsprop", "optimizer"}, {"--schedule=linear", "schedule"},
         {"--batch_size=0", "batch_size"},     {"--lr=fast", "lr"},
         {"--no_such_key=1", "unknown option"}, {"--mirror=maybe", "mirror"},
+        {"--tb_value_targets=true", "tb_value_targets needs tb_dir"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(log, sizeof log, "%s/bad%zu.log", h.dir, i);
@@ -303,5 +310,156 @@ Test(trainer, resubmits_the_same_candidate_after_a_restart_at_a_candidate_step)
     cr_expect_eq(model_step(ck), 7);
     cr_expect_eq(model_parent_version(ck), 2);
     model_destroy(&ck);
+    harness_fini(&h);
+}
+
+/* --- the endgame tables' value targets ---------------------------------------------- */
+
+/* Over the states of the stored games: how many, how many with a decisive
+ * result z, and how many the tables value as decisive (under R13 at the
+ * state's own no-progress count: the real state, not its packed sample). */
+typedef struct tb_count {
+    const tb_set *t; /* the tables */
+    int states;      /* states (= training positions) */
+    int z_decisive;  /* z != 0 */
+    int tb_decisive; /* the tables' value != 0 */
+    int covered;     /* states the tables cover */
+    int differ;      /* of which the tables' value is not z */
+} tb_count;
+
+static int s_tb_state(void *ctx, const game_state *s, int k, const record_move *m, int z)
+{
+    tb_count *tc = ctx;
+    (void)k, (void)m;
+    int wdl;
+    tc->states++;
+    tc->z_decisive += z != 0;
+    if (tb_probe_wdl(tc->t, s, &wdl) == 0) {
+        tc->covered++;
+        tc->tb_decisive += wdl != 0;
+        tc->differ += wdl != z;
+    }
+    return 0;
+}
+
+static int s_tb_game(void *ctx, uint64_t seq, const uint8_t *bytes, size_t len)
+{
+    (void)seq;
+    game_record *r = record_new();
+    char err[256];
+    cr_assert_eq(record_unpack(bytes, len, r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(record_replay(game_default(), r, s_tb_state, ctx, err, sizeof err), 0, "%s",
+                 err);
+    record_destroy(&r);
+    return 0;
+}
+
+Test(trainer, value_targets_from_the_endgame_tables)
+{
+    /* Games of random play from king-against-king positions: the tables
+     * call almost every such state a draw, the games end decisively (a
+     * king captured) or drawn. A network whose value head outputs exactly
+     * 0 (its last layer zeroed) trained at learning rate 0 reports as its
+     * value loss the mean of target^2 over the samples: the share of
+     * decisive targets. With tb_value_targets it is the tables' share,
+     * without it z's. */
+    harness h;
+    harness_init(&h, "ttb");
+    char tbdir[128], args[300], out[2048], err[512];
+    snprintf(tbdir, sizeof tbdir, "%s/tb", h.dir);
+    snprintf(args, sizeof args, "tb build --pieces 3 --dir %s --threads 1", tbdir);
+    cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
+    model *m;
+    cr_assert_eq(modelfile_load(h.model, game_default(), &m, err, sizeof err), 0, "%s", err);
+    static const char *const zero[] = {"value.fc2.weight", "value.fc2.bias"};
+    for (int k = 0; k < 2; k++) {
+        int i = model_tensor_find(m, zero[k]);
+        cr_assert(i >= 0, "%s", zero[k]);
+        model_tensor_info ti;
+        model_tensor_info_get(m, i, &ti);
+        float *v = calloc(ti.size, sizeof *v);
+        model_tensor_write(m, i, v);
+        free(v);
+    }
+    cr_assert_eq(modelfile_save(m, h.model, false), 0);
+    model_destroy(&m);
+    harness_coord_start(&h, NULL);
+    /* The games. */
+    const game_def *g = game_default();
+    void *zctx = zmq_ctx_new();
+    client *c = harness_client(zctx, h.endpoint, NULL, "tb-games", "tool", 1000);
+    rng_t rng;
+    rng_seed(&rng, 5);
+    for (int i = 0; i < 150; i++) {
+        game_state s;
+        uint32_t b, w;
+        do {
+            b = 1u << rng_below(&rng, 25);
+            w = 1u << rng_below(&rng, 25);
+        } while (b == w);
+        cr_assert_eq(khreibaga_set(&s, b, w, b | w, (int)rng_below(&rng, 2)), 0);
+        char pos[64];
+        g->format_position(&s, pos, sizeof pos);
+        validate_random_opts o = {.model_version = 1, .worker_id = "tb-games",
+                                  .start_position = pos};
+        uint8_t *buf;
+        size_t len;
+        cr_assert_eq(validate_random_record(g, 1000 + (uint64_t)i, &o, &buf, &len), 0);
+        int rc;
+        while ((rc = client_submit_game(c, buf, len, 0)) == KZ_EFULL)
+            client_poll(c, 10);
+        cr_assert_eq(rc, 0);
+        free(buf);
+    }
+    harness_client_drain(c);
+    client_stats cst;
+    client_get_stats(c, &cst);
+    cr_assert_eq(cst.rejected, 0);
+    client_destroy(&c);
+    zmq_ctx_term(zctx);
+    /* What the targets should be, from the games themselves. */
+    char sdir[128];
+    snprintf(sdir, sizeof sdir, "%s/store", h.dir);
+    store_options so;
+    store_options_default(&so);
+    so.read_only = true;
+    store *st = NULL;
+    cr_assert_eq(store_open(&st, sdir, &so), 0);
+    tb_set *t = tb_open(tbdir, 0, err, sizeof err);
+    cr_assert(t, "%s", err);
+    tb_count tc = {.t = t};
+    cr_assert_eq(store_foreach_game(st, s_tb_game, &tc), 0);
+    store_close(&st);
+    tb_close(&t);
+    cr_assert_eq(tc.covered, tc.states);
+    cr_assert_geq(tc.states, 64, "too few positions (%d) for a batch", tc.states);
+    double f_z = (double)tc.z_decisive / tc.states, f_tb = (double)tc.tb_decisive / tc.states;
+    cr_assert_gt(f_z - f_tb, 0.4, "the tables and z must differ here: z %.3f, tables %.3f", f_z,
+                 f_tb);
+    /* The trainer with the tables, then one without them. */
+    char log[128], log2[128], a_tb[160], ckpt2[160];
+    snprintf(log, sizeof log, "%s/trainer-tb.log", h.dir);
+    snprintf(log2, sizeof log2, "%s/trainer-z.log", h.dir);
+    snprintf(a_tb, sizeof a_tb, "--tb_dir=%s", tbdir);
+    snprintf(ckpt2, sizeof ckpt2, "--checkpoint_dir=%s/trainer-z", h.dir);
+    const char *with[] = {a_tb, "--tb_value_targets=true", "--lr=0", "--max_steps=5",
+                          "--max_reuse=0", "--steps_per_candidate=1000", "--log_s=86400",
+                          NULL};
+    cr_assert_eq(s_run(&h, log, with), 0, "see %s", log);
+    const char *without[] = {ckpt2, "--lr=0", "--max_steps=5", "--max_reuse=0",
+                             "--steps_per_candidate=1000", "--log_s=86400", NULL};
+    cr_assert_eq(s_run(&h, log2, without), 0, "see %s", log2);
+    cr_expect_eq(harness_count(log, "endgame tables: every position with up to 3 pieces"), 1);
+    /* Every sample's target came from the tables, most of them not z. */
+    cr_expect_eq(harness_log_num(log, "value targets from the endgame tables on "), 5 * 32,
+                 "see %s", log);
+    cr_expect_gt(harness_log_num(log, "samples ("), 5 * 32 * (f_z - f_tb) / 2, "see %s", log);
+    cr_expect_eq(harness_count(log2, "endgame tables"), 0);
+    /* The loss saw them: 160 samples, a share within 0.15 of the
+     * population's (about 4 standard errors). */
+    double v_tb = harness_log_num(log, "(value "), v_z = harness_log_num(log2, "(value ");
+    cr_expect(fabs(v_tb - f_tb) < 0.15, "value loss %.4f with the tables, their share %.3f",
+              v_tb, f_tb);
+    cr_expect(fabs(v_z - f_z) < 0.15, "value loss %.4f without, z's share %.3f", v_z, f_z);
     harness_fini(&h);
 }

@@ -19,6 +19,10 @@
  *         equal players, so only pairs are scored (pentanomial, match.h).
  *         Prints a line per rating point and the final scores with 95%
  *         intervals.
+ * Step 4. With --tb_dir (endgame tables, kz tb build), the final best's
+ *         endgame accuracy as `kz tb accuracy` measures it: the share of
+ *         value-keeping moves of its raw policy and of its 200-simulation
+ *         search on the tables' fixed test set (docs/tablebase.md).
  *
  * Everything is kept under --dir (default build/learn-<time>): the cluster's
  * data and logs (var/), the snapshots, and results.txt, a copy of what was
@@ -51,6 +55,7 @@
 #include "model.h"
 #include "player.h"
 #include "rating.h"
+#include "tablebase.h"
 #include "util.h"
 
 #define MAX_SNAPSHOTS 256
@@ -79,6 +84,8 @@ typedef struct learn_config {
     char run_script[CONFIG_STR_MAX];   /* tools/run.sh ("" = beside the build dir) */
     long progress_s;                   /* seconds between progress lines */
     char rate_only[CONFIG_STR_MAX];    /* skip the run: rate this directory's snapshots */
+    char tb_dir[CONFIG_STR_MAX];       /* endgame tables: the final best's accuracy, "" = skip */
+    long tb_positions;                 /* their test positions */
 } learn_config;
 
 #define O(f) offsetof(learn_config, f)
@@ -123,6 +130,11 @@ static const config_option s_options[] = {
     {"progress_s", CONFIG_INT, "60", 1, 86400, O(progress_s), "seconds between progress lines"},
     {"rate_only", CONFIG_STRING, "", 0, 0, O(rate_only),
      "no run: rate the snapshots kept in this earlier run's directory"},
+    {"tb_dir", CONFIG_STRING, "", 0, 0, O(tb_dir),
+     "endgame tables (kz tb build): also the final best's accuracy on their test set, as kz tb "
+     "accuracy measures it (\"\" = skip)"},
+    {"tb_positions", CONFIG_INT, "1000", 1, 1000000, O(tb_positions),
+     "tb_dir: test positions (kz tb accuracy --positions)"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
@@ -821,6 +833,56 @@ static int s_run(const char *bin, snapshot *snaps, int *n_snaps)
     return rc;
 }
 
+/* The endgame accuracy of model file `path` (version v) on the tables' test
+ * set, as kz tb accuracy reports it: its raw policy and its search at
+ * TB_TEST_SIMULATIONS, the share of value-keeping actions. 0, or 1 when a
+ * player fails (said). */
+static int s_endgame(const tb_set *t, const char *path, uint32_t v)
+{
+    int n = (int)s_cfg.tb_positions;
+    game_state *st = xmalloc((size_t)n * sizeof *st);
+    uint16_t *keep = xmalloc((size_t)n * sizeof *keep);
+    n = tb_test_positions(t, n, TB_TEST_SEED, st, keep);
+    char spec[PATH_MAX + 32], err[512];
+    snprintf(spec, sizeof spec, "policy:%s", path);
+    player *pol = player_from_spec(s_g, spec, err, sizeof err);
+    snprintf(spec, sizeof spec, "mcts:%s:%d", path, TB_TEST_SIMULATIONS);
+    player *srch = pol ? player_from_spec(s_g, spec, err, sizeof err) : NULL;
+    int right[2] = {0, 0}, rc = !pol || !srch ? KZ_EINVAL : 0;
+    double t0 = time_now(), chance = 0;
+    if (!rc)
+        rc = player_accuracy(pol, st, keep, n, NULL, &right[0]);
+    if (!rc)
+        rc = player_accuracy(srch, st, keep, n, NULL, &right[1]);
+    for (int i = 0; i < n; i++) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        chance += 1.0 / s_g->legal_actions(&st[i], legal);
+    }
+    if (rc) {
+        fprintf(stderr, "bench_learning: endgame accuracy of %s: %s\n", path,
+                pol && srch ? err_str(rc) : err);
+    } else {
+        s_out("endgame accuracy of the final best v%u on %d table positions (up to %d pieces, "
+              "%s; kz tb accuracy, seed %d) in %.0f s; chance %.1f%%\n",
+              (unsigned)v, n, tb_pieces(t), s_cfg.tb_dir, TB_TEST_SEED, time_now() - t0,
+              n ? 100 * chance / n : 0.0);
+        for (int k = 0; k < 2; k++) {
+            double lo, hi;
+            match_wilson(right[k], n, &lo, &hi);
+            char what[48];
+            snprintf(what, sizeof what, k ? "search (%d simulations)" : "policy (raw network)",
+                     TB_TEST_SIMULATIONS);
+            s_out("  %-24s %5.1f%%  (%d of %d; 95%% %.1f..%.1f)\n", what,
+                  n ? 100.0 * right[k] / n : 0.0, right[k], n, 100 * lo, 100 * hi);
+        }
+    }
+    player_destroy(&pol);
+    player_destroy(&srch);
+    free(st);
+    free(keep);
+    return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     log_init("bench_learning");
@@ -853,6 +915,23 @@ int main(int argc, char **argv)
     }
     if (!s_cfg.simulations)
         s_cfg.simulations = s_g->simulations;
+    /* The tables are opened before the run: a wrong directory is said now,
+     * not after it. */
+    tb_set *tb = NULL;
+    if (s_cfg.tb_dir[0] && s_g != tb_game()) {
+        fprintf(stderr, "bench_learning: tb_dir: the endgame tables are %s's, not %s's\n",
+                tb_game()->name, s_g->name);
+        return 2;
+    }
+    if (s_cfg.tb_dir[0]) {
+        tb = tb_open(s_cfg.tb_dir, 0, err, sizeof err);
+        if (!tb || tb_pieces(tb) < 3) {
+            fprintf(stderr, "bench_learning: tb_dir: %s\n",
+                    tb ? "the tables stop below 3 pieces" : err);
+            tb_close(&tb);
+            return 2;
+        }
+    }
     char self[PATH_MAX];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
     if (sl <= 0) {
@@ -924,6 +1003,12 @@ int main(int argc, char **argv)
         free(js);
     }
     int rrc = s_rate(snaps, n_snaps);
+    if (tb && !s_stop) {
+        s_out("\n");
+        int erc = s_endgame(tb, snaps[n_snaps - 1].path, snaps[n_snaps - 1].version);
+        rrc = rrc ? rrc : erc;
+    }
+    tb_close(&tb);
     if (s_results)
         fclose(s_results);
     return rc ? rc : rrc;

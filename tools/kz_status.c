@@ -297,6 +297,22 @@ static void s_print_learning(const jnode *j, FILE *o, double stall_minutes)
                 j_str(j, "ratings.match.b"), j_num(j, "ratings.match.played"),
                 j_num(j, "ratings.match.games"));
     fprintf(o, "\n");
+    const jnode *eg = j_get(j, "endgame");
+    if (eg && eg->type == J_OBJ) {
+        fprintf(o, "endgame     ");
+        if (j_num(eg, "version") > 0)
+            fprintf(o, "v%.0f: policy %.1f%%, search %.1f%% (%.0f simulations) of value-keeping "
+                       "moves on %.0f table positions (chance %.1f%%)",
+                    j_num(eg, "version"), 100 * j_num(eg, "policy"), 100 * j_num(eg, "search"),
+                    j_num(eg, "simulations"), j_num(eg, "positions"), 100 * j_num(eg, "chance"));
+        else
+            fprintf(o, "not measured yet");
+        if (j_num(eg, "computing") > 0)
+            fprintf(o, "; measuring v%.0f", j_num(eg, "computing"));
+        if (j_str(eg, "error")[0])
+            fprintf(o, "; last failure: %s", j_str(eg, "error"));
+        fprintf(o, "\n");
+    }
     static const char *const kinds[3] = {"selfplay", "arena", "eval"};
     static const char *const shown[3] = {"self-play", "arena", "rating"};
     bool first = true;

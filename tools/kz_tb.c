@@ -12,6 +12,7 @@
 #include "game.h"
 #include "khreibaga.h"
 #include "kz.h"
+#include "match.h"
 #include "player.h"
 #include "tablebase.h"
 #include "util.h"
@@ -345,27 +346,36 @@ static int s_bench(const tb_opts *o)
     printf("tb bench: %.2f M probes/s per CPU second (%.2f M/s wall; one thread, %" PRIu64
            " probes of %d random positions with up to %d pieces in %.2f s; checksum %d)\n",
            probes / cpu / 1e6, probes / dt / 1e6, probes, N, tb_pieces(t), dt, sink);
+    /* The trainer's probe: a sample's packed bytes (tb_probe_packed). */
+    const game_def *g = tb_game();
+    size_t P = (size_t)g->packed_bytes;
+    uint8_t *pk = xmalloc(N * P);
+    for (int i = 0; i < N; i++)
+        g->pack(&pos[i], pk + i * P);
+    probes = 0;
+    t0 = time_now(), c0 = s_cpu_now();
+    do {
+        for (int i = 0; i < N; i++)
+            if (tb_probe_packed(t, pk + i * P, P, &wdl) == 0)
+                sink += wdl;
+        probes += N;
+    } while ((dt = time_now() - t0) < o->seconds);
+    cpu = s_cpu_now() - c0;
+    printf("tb bench: %.2f M packed probes/s per CPU second (%.2f M/s wall; tb_probe_packed, a "
+           "training sample's value target; checksum %d)\n",
+           probes / cpu / 1e6, probes / dt / 1e6, sink);
+    free(pk);
     free(pos);
     tb_close(&t);
     return 0;
 }
 
-/* Wilson's 95% interval of k successes in n, in percent. */
-static void s_wilson(int k, int n, double *lo, double *hi)
-{
-    double z = 1.96, p = n ? (double)k / n : 0, d = 1 + z * z / n;
-    double c = (p + z * z / (2.0 * n)) / d;
-    double h = z * sqrt(p * (1 - p) / n + z * z / (4.0 * n * n)) / d;
-    *lo = 100 * (c - h < 0 ? 0 : c - h);
-    *hi = 100 * (c + h > 1 ? 1 : c + h);
-}
-
 static void s_share(const char *what, int k, int n)
 {
     double lo, hi;
-    s_wilson(k, n, &lo, &hi);
+    match_wilson(k, n, &lo, &hi);
     printf("  %-24s %5.1f%%  (%d of %d; 95%% %.1f..%.1f)\n", what, n ? 100.0 * k / n : 0.0, k,
-           n, lo, hi);
+           n, 100 * lo, 100 * hi);
 }
 
 static int s_accuracy(const tb_opts *o, int nw, const char **words)
@@ -398,27 +408,27 @@ static int s_accuracy(const tb_opts *o, int nw, const char **words)
     /* Counts by value (0 draw, 1 win) and by pieces: positions, policy, search. */
     int cnt[2][3] = {{0}}, by_pieces[TB_MAX_PIECES + 1][3] = {{0}};
     double t0 = time_now(), chance = 0;
-    int rc = 0;
+    bool *hit_p = xmalloc((size_t)n * sizeof *hit_p), *hit_s = xmalloc((size_t)n * sizeof *hit_s);
+    int right;
+    int rc = player_accuracy(pol, st, keep, n, hit_p, &right);
+    if (!rc)
+        rc = player_accuracy(srch, st, keep, n, hit_s, &right);
     for (int i = 0; i < n && !rc; i++) {
         uint16_t legal[GAME_MAX_LEGAL];
         chance += 1.0 / g->legal_actions(&st[i], legal);
         tb_value v;
         KZ_CHECK(tb_probe(t, &st[i], &v) == 0);
         int pieces = __builtin_popcount(khreibaga_pieces(&st[i], 0) | khreibaga_pieces(&st[i], 1));
-        int a = -1, b = -1;
-        player_new_game(pol, (uint64_t)i);
-        player_new_game(srch, (uint64_t)i);
-        rc = player_choose(pol, &st[i], &a, NULL);
-        if (!rc)
-            rc = player_choose(srch, &st[i], &b, NULL);
         int w = v.wdl > 0;
         cnt[w][0]++;
-        cnt[w][1] += a == keep[i];
-        cnt[w][2] += b == keep[i];
+        cnt[w][1] += hit_p[i];
+        cnt[w][2] += hit_s[i];
         by_pieces[pieces][0]++;
-        by_pieces[pieces][1] += a == keep[i];
-        by_pieces[pieces][2] += b == keep[i];
+        by_pieces[pieces][1] += hit_p[i];
+        by_pieces[pieces][2] += hit_s[i];
     }
+    free(hit_p);
+    free(hit_s);
     if (rc) {
         fprintf(stderr, "kz tb accuracy: the player failed: %s\n", err_str(rc));
     } else {

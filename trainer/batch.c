@@ -34,12 +34,12 @@ static bool s_spread(float *row, size_t A, const uint32_t *actions, const float 
 int batch_fill(const game_def *g, const wire_batch_reply *b, bool augment, float q_weight,
                rng_t *rng, float *x, float *pi, float *z, int max, batch_counts *counts)
 {
-    return batch_fill_aux(g, b, augment, q_weight, rng, x, pi, z, NULL, max, counts);
+    return batch_fill_aux(g, b, augment, q_weight, NULL, rng, x, pi, z, NULL, max, counts);
 }
 
 int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool augment, float q_weight,
-                   rng_t *rng, float *x, float *pi, float *z, const batch_aux *aux, int max,
-                   batch_counts *counts)
+                   const tb_set *tb, rng_t *rng, float *x, float *pi, float *z,
+                   const batch_aux *aux, int max, batch_counts *counts)
 {
     size_t P = (size_t)g->planes * g->height * g->width;
     size_t A = (size_t)g->action_count;
@@ -99,8 +99,17 @@ int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool augment, f
             counts->aux_opp += opp;
             counts->aux_material += wi > 0;
         }
-        /* The value target: q + z (Lc0, KataGo); q_weight 0 keeps z exactly. */
-        z[n++] = q_weight > 0 ? (1.0f - q_weight) * zi + q_weight * qi : zi;
+        /* The value target: the tables' exact value where they cover the
+         * position, else q + z (Lc0, KataGo); q_weight 0 keeps z exactly. */
+        int wdl;
+        if (tb && tb_probe_packed(tb, b->packed + (size_t)i * b->packed_bytes, b->packed_bytes,
+                                  &wdl) == 0) {
+            counts->tb_values++;
+            counts->tb_changed += (float)wdl != zi;
+            z[n++] = (float)wdl;
+        } else {
+            z[n++] = q_weight > 0 ? (1.0f - q_weight) * zi + q_weight * qi : zi;
+        }
     }
     counts->used += (uint64_t)n;
     return n;

@@ -79,6 +79,11 @@ static const config_option s_own_options[] = {
     {"aux_material_weight", CONFIG_DOUBLE, "1", 0, 100, O(aux_material_weight),
      "loss weight of the auxiliary material head (a network that has it: kz model init "
      "--material_filters)"},
+    {"tb_dir", CONFIG_STRING, "", 0, 0, O(tb_dir),
+     "endgame tables (kz tb build, docs/tablebase.md) for tb_value_targets; \"\" = none"},
+    {"tb_value_targets", CONFIG_BOOL, "false", 0, 0, O(tb_value_targets),
+     "a sample whose position the tables cover gets their exact value (under R13 at its "
+     "no-progress count, mover's view) as its value target instead of the game's result"},
     {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads"},
     {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
      "augmentation seed (0 = from the clock)"},
@@ -130,6 +135,8 @@ typedef struct tr {
     bool aux;                  /* the network has auxiliary heads: ask for their targets */
     bool aux_warned;           /* "no auxiliary targets arrive" said */
     batch_aux ab;              /* (B, A), (B), (B) their dense targets (aux) */
+    tb_set *tb;                /* endgame tables for the value targets (tb_value_targets), or
+                                  NULL */
     rng_t rng;                 /* augmentation */
     batch_counts counts;       /* samples used, augmented, skipped */
     uint64_t window_hi;        /* positions ever stored (last reply) */
@@ -353,14 +360,17 @@ static void s_progress(tr *t, bool force)
     if (t->aux)
         snprintf(aux, sizeof aux, ", opp policy %.4f, material %.4f", t->log_acc[4] / n,
                  t->log_acc[5] / n);
+    char tbv[64] = "";
+    if (t->tb)
+        snprintf(tbv, sizeof tbv, ", table values %llu", (unsigned long long)t->counts.tb_values);
     log_info("progress: step %llu, loss %.4f (value %.4f, policy %.4f, l2 %.4f%s), lr %.3g, "
-             "samples/s %.0f, positions %llu, games %llu, best %u, candidate %u, skipped %llu",
+             "samples/s %.0f, positions %llu, games %llu, best %u, candidate %u, skipped %llu%s",
              (unsigned long long)model_step(t->m), t->log_acc[0] / n, t->log_acc[1] / n,
              t->log_acc[2] / n, t->log_acc[3] / n, aux, t->lr,
              t->log_time > 0 ? t->log_samples / t->log_time : 0.0,
              (unsigned long long)t->window_hi, (unsigned long long)t->games_total,
              (unsigned)t->best, (unsigned)t->last_candidate,
-             (unsigned long long)t->counts.skipped);
+             (unsigned long long)t->counts.skipped, tbv);
     memset(t->log_acc, 0, sizeof t->log_acc);
     t->log_n = 0;
     t->log_samples = 0;
@@ -458,8 +468,8 @@ static int s_iterate(tr *t)
     }
     t->last_wait_log = 0;
     uint64_t skipped = t->counts.skipped;
-    int n = batch_fill_aux(t->g, b, t->cfg.augment, (float)t->cfg.value_q_weight, &t->rng, t->x,
-                           t->pi, t->z, t->aux ? &t->ab : NULL, (int)B, &t->counts);
+    int n = batch_fill_aux(t->g, b, t->cfg.augment, (float)t->cfg.value_q_weight, t->tb, &t->rng,
+                           t->x, t->pi, t->z, t->aux ? &t->ab : NULL, (int)B, &t->counts);
     if (t->counts.skipped > skipped)
         log_warn("batch: %llu of %u samples unusable, skipped",
                  (unsigned long long)(t->counts.skipped - skipped), (unsigned)b->n);
@@ -632,6 +642,15 @@ static int s_settings(tr *t, int argc, char **argv)
                 names);
         return 2;
     }
+    if (t->cfg.tb_dir[0] && t->g != tb_game()) {
+        fprintf(stderr, "kz-trainer: tb_dir: the endgame tables are %s's, not %s's\n",
+                tb_game()->name, t->g->name);
+        return 2;
+    }
+    if (t->cfg.tb_value_targets && !t->cfg.tb_dir[0]) {
+        fprintf(stderr, "kz-trainer: tb_value_targets needs tb_dir (endgame tables)\n");
+        return 2;
+    }
     if (s_train_config(&t->cfg, &t->tc, err, sizeof err)) {
         fprintf(stderr, "kz-trainer: %s\n", err);
         return 2;
@@ -751,6 +770,17 @@ static int s_alloc(tr *t)
                  a->opp_policy_filters, t->cfg.aux_opp_policy_weight, a->material_filters,
                  t->cfg.aux_material_weight);
     }
+    if (t->cfg.tb_value_targets) {
+        char err[512];
+        t->tb = tb_open(t->cfg.tb_dir, 0, err, sizeof err);
+        if (!t->tb) {
+            log_error("cannot start: tb_dir: %s", err);
+            return 1;
+        }
+        log_info("endgame tables: every position with up to %d pieces (%s): their exact values "
+                 "as the value targets of the positions they cover",
+                 tb_pieces(t->tb), t->cfg.tb_dir);
+    }
     return t->cfg.ema_decay > 0 ? s_ema_start(t) : 0;
 }
 
@@ -828,6 +858,10 @@ static int s_finish(tr *t, int rc)
         log_info("exit: auxiliary targets: opponent policy on %llu samples, material on %llu",
                  (unsigned long long)t->counts.aux_opp,
                  (unsigned long long)t->counts.aux_material);
+    if (t->tb)
+        log_info("exit: value targets from the endgame tables on %llu samples (%llu of them not "
+                 "the game's result)",
+                 (unsigned long long)t->counts.tb_values, (unsigned long long)t->counts.tb_changed);
     return rc ? 1 : 0;
 }
 
@@ -843,6 +877,7 @@ static void s_free(tr *t)
     model_train_destroy(&t->t);
     model_destroy(&t->m);
     model_destroy(&t->ema);
+    tb_close(&t->tb);
     client_destroy(&t->c);
     if (t->zctx)
         zmq_ctx_term(t->zctx);

@@ -6,8 +6,9 @@
  *            candidates, checkpoints, stats
  *   batch.c  a BatchReply (packed positions, sparse canonical policies, z,
  *            q, auxiliary targets) into the dense arrays model_train_step
- *            takes: the value target's q + z mix, zero policy rows for
- *            states without a policy target, mirror augmentation
+ *            takes: the value target's q + z mix (or the endgame tables'
+ *            value), zero policy rows for states without a policy target,
+ *            mirror augmentation
  *
  * Threads: everything runs on the main thread. */
 #ifndef KZ_TRAINER_TRAINER_H
@@ -19,6 +20,7 @@
 #include "client.h"
 #include "config.h"
 #include "game.h"
+#include "tablebase.h"
 #include "util.h"
 #include "wire.h"
 
@@ -51,6 +53,8 @@ typedef struct trainer_config {
     double ema_decay;                    /* candidates: moving average of the weights, 0 off */
     double aux_opp_policy_weight;        /* loss weight of the opponent-policy head */
     double aux_material_weight;          /* loss weight of the material head */
+    char tb_dir[CONFIG_STR_MAX];         /* endgame tables, "" = none */
+    bool tb_value_targets;               /* table positions' value target: the tables' */
     long threads;                        /* OpenBLAS threads */
     long seed;                           /* augmentation seed, 0 = clock */
     long wait_ms;                        /* poll period while waiting */
@@ -69,6 +73,8 @@ typedef struct batch_counts {
     uint64_t skipped;  /* samples refused (undecodable position, bad policy or z) */
     uint64_t aux_opp;  /* batch_fill_aux: samples with an opponent-policy target */
     uint64_t aux_material; /* batch_fill_aux: samples with a material target */
+    uint64_t tb_values; /* batch_fill_aux with tables: value targets from them */
+    uint64_t tb_changed; /* of which differ from the game's result z */
 } batch_counts;
 
 /* Dense auxiliary targets (model.h's train_aux), written by batch_fill_aux. */
@@ -101,9 +107,14 @@ int batch_fill(const game_def *g, const wire_batch_reply *b, bool augment, float
  * transformed with the sample, and the material with weight 1 (weight 0 and value 0
  * when none). A sample whose aux policy names an action outside [0, A) or
  * has a negative or non-finite share, or whose material is not in [-1, 1]
- * or its weight not in [0, 1], is skipped too. Allocates nothing. */
+ * or its weight not in [0, 1], is skipped too. With endgame tables tb
+ * (NULL: none), a sample whose position they cover gets their value as its
+ * value target instead: the result under R13 at the position's no-progress
+ * count, from the mover's view (tb_probe_packed), exactly (no q mix: the
+ * value is known), counted in tb_values (and tb_changed where it is not z).
+ * Allocates nothing. */
 int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool augment, float q_weight,
-                   rng_t *rng, float *x, float *pi, float *z, const batch_aux *aux, int max,
-                   batch_counts *counts);
+                   const tb_set *tb, rng_t *rng, float *x, float *pi, float *z,
+                   const batch_aux *aux, int max, batch_counts *counts);
 
 #endif
