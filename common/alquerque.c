@@ -123,7 +123,10 @@ __attribute__((constructor)) static void s_init_tables(void)
 static inline alq_state *S(game_state *g) { return (alq_state *)g->bytes; }
 static inline const alq_state *CS(const game_state *g) { return (const alq_state *)g->bytes; }
 static inline int s_lsb(uint32_t x) { return __builtin_ctz(x); }
-static inline uint32_t s_colour(const alq_state *s, int c) { return c == s->side ? s->own : s->opp; }
+static inline uint32_t s_colour(const alq_state *s, int c)
+{
+    return c == s->side ? s->own : s->opp;
+}
 
 /* The jumps of the mover's piece on sq (A7), appended to out; their count. */
 static inline int s_jumps(const alq_state *s, int sq, uint16_t *out)
@@ -375,7 +378,8 @@ static uint64_t alq_hash(const game_state *g)
 {
     const alq_state *s = CS(g);
     uint64_t light = s_colour(s, 0), dark = s_colour(s, 1);
-    return mix64(light | dark << 32) ^ mix64((s->no_left | (uint64_t)s->no_right << 32) + 0x616c71) ^
+    uint64_t memory = s->no_left | (uint64_t)s->no_right << 32;
+    return mix64(light | dark << 32) ^ mix64(memory + 0x616c71) ^
            mix64((uint64_t)s->side | (uint64_t)(uint8_t)(s->chain + 1) << 8 | 0x71ull << 40);
 }
 
@@ -677,7 +681,8 @@ static bool alq_must_capture(const game_state *g)
 static float alq_material(const game_state *g, int player)
 {
     const alq_state *s = CS(g);
-    int own = __builtin_popcount(s_colour(s, player)), opp = __builtin_popcount(s_colour(s, player ^ 1));
+    int own = __builtin_popcount(s_colour(s, player));
+    int opp = __builtin_popcount(s_colour(s, player ^ 1));
     return (float)(own - opp) / 12.0f;
 }
 

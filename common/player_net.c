@@ -115,8 +115,8 @@ static const char *s_precision_suffix(int precision)
                                      : "";
 }
 
-player *player_policy_new_precision(const game_def *g, const char *model_path, int precision, char *err,
-                            size_t errlen)
+player *player_policy_new_precision(const game_def *g, const char *model_path, int precision,
+                                    char *err, size_t errlen)
 {
     net n;
     if (s_net_open(g, model_path, 1, precision, &n, err, errlen) != 0)

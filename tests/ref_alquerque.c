@@ -7,7 +7,8 @@
 #include <string.h>
 
 /* The eight directions (drow, dcol). */
-static const int DIRS[8][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
+static const int DIRS[8][2] = {{1, 0},  {-1, 0}, {0, 1},  {0, -1},
+                               {1, 1},  {1, -1}, {-1, 1}, {-1, -1}};
 
 /* A1: the point one step from (r, c) in direction d on a line, or -1. */
 static int s_next(int r, int c, int d)

@@ -81,7 +81,7 @@ static void s_play(game_state *s, const char *actions)
     }
 }
 
-/* --- A1-A3: board and start ----------------------------------------------------------- */
+/* --- A1-A3: board and start ------------------------------------------------------------------- */
 
 Test(alquerque, a2_start)
 {
@@ -97,7 +97,7 @@ Test(alquerque, a2_start)
     cr_assert_eq(game_check(G(), err, sizeof err), 0, "%s", err);
 }
 
-/* --- A4-A6: simple moves ------------------------------------------------------------------ */
+/* --- A4-A6: simple moves ---------------------------------------------------------------------- */
 
 /* A4: forward (straight, and diagonally from an even point) or sideways,
  * never back. Light on 12 (even): 11, 13 sideways, 16, 17, 18 forward; not 6,
@@ -154,7 +154,7 @@ Test(alquerque, a6_no_inverting_the_last_sideways_step)
     EXPECT_LEGAL(s, "14-13 14-18 14-19");
 }
 
-/* --- A7-A11: captures -------------------------------------------------------------------- */
+/* --- A7-A11: captures ------------------------------------------------------------------------- */
 
 /* A7, A8: jumps in every direction, compulsory, any of them (no majority). */
 Test(alquerque, a7_a8_captures_are_compulsory_but_free)
@@ -205,7 +205,7 @@ Test(alquerque, a9_multiple_captures)
     cr_assert_not(G()->is_capture(&s, 7 * 25 + 12));
 }
 
-/* --- A12-A14: the end -------------------------------------------------------------------- */
+/* --- A12-A14: the end ------------------------------------------------------------------------- */
 
 Test(alquerque, a12_ends)
 {
@@ -223,7 +223,7 @@ Test(alquerque, a12_ends)
     cr_assert(r.over && r.winner == 0 && r.reason == GAME_REASON_NO_PIECES);
 }
 
-/* --- A15-A17: the network's view ---------------------------------------------------------- */
+/* --- A15-A17: the network's view -------------------------------------------------------------- */
 
 /* A15, A16: Dark sees the board turned, left and right exchanged. */
 Test(alquerque, a15_a16_planes)
@@ -262,7 +262,7 @@ Test(alquerque, a17_mirror)
         cr_assert(seen[G()->canonical_action(&t, lt[i])]);
 }
 
-/* --- A18-A19: strings ------------------------------------------------------------------------ */
+/* --- A18-A19: strings ------------------------------------------------------------------------- */
 
 Test(alquerque, a18_a19_strings)
 {
@@ -306,7 +306,7 @@ Test(alquerque, a18_a19_strings)
     cr_assert_leq((int)strlen(pos), G()->position_chars);
 }
 
-/* --- A20: perft -------------------------------------------------------------------------------- */
+/* --- A20: perft ------------------------------------------------------------------------------- */
 
 /* By hand (docs/rules-alquerque.md, A20): 4, 5, 6, and the actions of the
  * first two depths. */
@@ -409,7 +409,7 @@ Test(alquerque, random_games_agree_with_the_plain_implementation, .timeout = 300
     cr_assert_gt(states, 30000);
 }
 
-/* --- kz with --game alquerque --------------------------------------------------------------- */
+/* --- kz with --game alquerque ----------------------------------------------------------------- */
 
 Test(alquerque, kz_perft_play_and_match)
 {

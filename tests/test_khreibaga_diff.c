@@ -375,7 +375,8 @@ Test(khreibaga_diff, actions_text_and_symmetry)
     /* The state-free parts: action strings and the mirror (R19, R21). */
     char fa[16], fb[16];
     for (int x = 0; x < KH_ACTIONS; x++) {
-        cr_assert_eq(s_new()->symmetries[0].action(x), s_old()->symmetries[0].action(x), "mirror %d", x);
+        cr_assert_eq(s_new()->symmetries[0].action(x), s_old()->symmetries[0].action(x),
+                     "mirror %d", x);
         s_new()->format_action(x, fa, sizeof fa);
         s_old()->format_action(x, fb, sizeof fb);
         cr_assert_str_eq(fa, fb);

@@ -339,8 +339,8 @@ Test(wire, garbage_never_crashes_and_never_yields_a_bodiless_message)
     m.kind = WIRE_JOB;
     m.request_id = 9;
     m.client = "w";
-    m.u.job = (wire_job){WIRE_JOB_ARENA, 3, 4, 2, 5, slots, colours, 2, 0, 0, 0, NULL, 0, NULL, NULL,
-                         NULL};
+    m.u.job = (wire_job){WIRE_JOB_ARENA, 3, 4, 2, 5, slots, colours, 2, 0, 0, 0, NULL, 0, NULL,
+                         NULL, NULL};
     cr_assert_eq(wire_encode(&m, &buf), 0);
     rng_t r;
     rng_seed(&r, 77);

@@ -104,7 +104,7 @@ static void s_help(FILE *out)
                  "or --key-name alike. --game NAME picks the game (default %s; the games:\n"
                  "%s). Khreibaga's positions are written as in R20\n"
                  "(\"" "bbbbbbbbbbbb.wwwwwwwwwwww b" "\"), actions as in R21 (\"7-12\", \"7x17\");\n"
-                 "the rules R1-R22 are in docs/rules.md, each game's in docs/rules-GAME.md.\n",
+                 "the rules R1-R22 are in docs/rules.md, another game's in docs/rules-NAME.md.\n",
             GAME_DEFAULT_NAME, names);
 }
 
