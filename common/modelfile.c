@@ -3,11 +3,14 @@
 #include "modelfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "model.pb-c.h"
 #include "util.h"
@@ -438,17 +441,90 @@ int modelfile_stamp(const uint8_t *buf, size_t len, uint32_t version, uint32_t p
     return 0;
 }
 
+/* Reads up to n bytes from fd (fewer at its end). The count, or -1 (errno). */
+static ssize_t s_read_upto(int fd, uint8_t *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
 int modelfile_load(const char *path, const game_def *expect_game, model **out, char *err,
                    size_t errlen)
 {
     *out = NULL;
-    uint8_t *buf;
-    size_t len;
-    int rc = file_read_all(path, &buf, &len);
-    if (rc)
-        return err_set(err, errlen, rc, "cannot read model file '%s': %s", path, err_str(rc));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) || S_ISDIR(sb.st_mode)) {
+        int e = fd < 0 ? errno : S_ISDIR(sb.st_mode) ? EISDIR : errno;
+        if (fd >= 0)
+            close(fd);
+        return err_set(err, errlen, e, "cannot read model file '%s': %s", path, strerror(e));
+    }
+    /* Step 1. The size and the header, before any bulk read: a file that
+     * never ends, or is sparse and huge, fails here. */
+    bool regular = S_ISREG(sb.st_mode);
+    if (regular && (uint64_t)sb.st_size > MODELFILE_MAX_BYTES) {
+        close(fd);
+        return err_set(err, errlen, KZ_ECORRUPT, "model file '%s': %lld bytes, larger than any "
+                       "model file (at most %u MiB)", path, (long long)sb.st_size,
+                       MODELFILE_MAX_BYTES >> 20);
+    }
+    uint8_t head[MODELFILE_HEADER_BYTES];
     char why[400];
-    rc = modelfile_from_bytes(buf, len, expect_game, out, why, sizeof why);
+    ssize_t n = s_read_upto(fd, head, sizeof head);
+    int rc = 0;
+    uint64_t plen = 0;
+    if (n < 0)
+        rc = err_set(why, sizeof why, errno, "%s", strerror(errno));
+    else if (n < (ssize_t)sizeof head || memcmp(head, s_magic, sizeof s_magic))
+        rc = modelfile_from_bytes(head, (size_t)n, expect_game, out, why, sizeof why);
+    else if ((plen = le_get64(head + 16)) > MODELFILE_MAX_BYTES - MODELFILE_HEADER_BYTES)
+        rc = err_set(why, sizeof why, KZ_ECORRUPT, "corrupt: the header announces %llu payload "
+                     "bytes, more than any model file", (unsigned long long)plen);
+    else if (regular && (uint64_t)sb.st_size < MODELFILE_HEADER_BYTES + plen)
+        rc = err_set(why, sizeof why, KZ_ECORRUPT, "truncated: the header announces %llu payload "
+                     "bytes, %lld are present", (unsigned long long)plen,
+                     (long long)sb.st_size - MODELFILE_HEADER_BYTES);
+    else if (regular && (uint64_t)sb.st_size > MODELFILE_HEADER_BYTES + plen)
+        rc = err_set(why, sizeof why, KZ_ECORRUPT, "corrupt: %llu unexpected bytes after the "
+                     "payload", (unsigned long long)sb.st_size - MODELFILE_HEADER_BYTES - plen);
+    if (rc) {
+        close(fd);
+        return err_set(err, errlen, rc, "model file '%s': %s", path, why);
+    }
+    /* Step 2. Exactly the announced payload (and, from a stream, one byte
+     * more to tell a longer one). */
+    size_t want = MODELFILE_HEADER_BYTES + (size_t)plen + (regular ? 0 : 1);
+    uint8_t *buf = malloc(want);
+    if (!buf) {
+        close(fd);
+        return err_set(err, errlen, KZ_ENOMEM, "model file '%s': out of memory for %zu bytes",
+                       path, want);
+    }
+    memcpy(buf, head, MODELFILE_HEADER_BYTES);
+    n = s_read_upto(fd, buf + MODELFILE_HEADER_BYTES, want - MODELFILE_HEADER_BYTES);
+    int e = errno;
+    close(fd);
+    if (n < 0) {
+        free(buf);
+        return err_set(err, errlen, e, "cannot read model file '%s': %s", path, strerror(e));
+    }
+    if (!regular && (size_t)n == want - MODELFILE_HEADER_BYTES)
+        rc = err_set(why, sizeof why, KZ_ECORRUPT, "corrupt: more bytes after the payload "
+                     "than its header announces");
+    else
+        rc = modelfile_from_bytes(buf, MODELFILE_HEADER_BYTES + (size_t)n, expect_game, out,
+                                  why, sizeof why);
     free(buf);
     if (rc)
         err_set(err, errlen, rc, "model file '%s': %s", path, why);

@@ -32,6 +32,8 @@
 #define MODELFILE_FORMAT 1        /* the format version this build writes and reads */
 #define MODELFILE_HEADER_BYTES 32 /* bytes before the payload */
 #define MODELFILE_FLAG_CHECKPOINT 1u /* header flag: optimizer state present */
+#define MODELFILE_MAX_BYTES (1u << 30) /* no model file is larger (checkpoints of the largest
+                                          networks we train are a few hundred MiB) */
 
 /* Writes m to path atomically (temp file, fsync, rename; util's
  * file_write_atomic). checkpoint adds the optimizer state (a model without
@@ -43,7 +45,11 @@ int modelfile_save(const model *m, const char *path, bool checkpoint);
  * when the file is a checkpoint) and 0 is returned. On failure *out is NULL,
  * err holds a one-line message naming the file and the problem, and the
  * return value is an errno (unreadable), KZ_EVERSION, KZ_EMISMATCH or
- * KZ_ECORRUPT. */
+ * KZ_ECORRUPT. The file is read header first, never more than its header
+ * announces and never more than MODELFILE_MAX_BYTES: a file larger than that
+ * (a 100 GB sparse file), one whose header is not a model file's
+ * (/dev/zero), or whose size disagrees with its header fails at once,
+ * before its bytes are read. */
 int modelfile_load(const char *path, const game_def *expect_game, model **out, char *err,
                    size_t errlen);
 

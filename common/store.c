@@ -1120,3 +1120,154 @@ void store_get_stats(store *s, store_stats *out)
         .txns = s->txns,
     };
 }
+
+/* --- for storecheck.h ------------------------------------------------------------- */
+
+struct store_pin {
+    MDB_env *env; /* read-only environment */
+    MDB_txn *txn; /* the snapshot held */
+};
+
+int store_pin_open(const char *dir, store_pin **out, uint64_t *txnid)
+{
+    *out = NULL;
+    *txnid = 0;
+    store_pin *p = xcalloc(1, sizeof *p);
+    int rc = mdb_env_create(&p->env);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    /* mdb_env_open reads the meta pages only (and maps the file); a read
+     * transaction reads them again; neither touches a tree. */
+    mdb_env_set_maxdbs(p->env, 8);
+    rc = mdb_env_open(p->env, dir, MDB_RDONLY, 0644);
+    if (!rc)
+        rc = mdb_txn_begin(p->env, NULL, MDB_RDONLY, &p->txn);
+    if (rc) {
+        mdb_env_close(p->env);
+        free(p);
+        return rc;
+    }
+    *txnid = (uint64_t)mdb_txn_id(p->txn);
+    *out = p;
+    return 0;
+}
+
+void store_pin_close(store_pin **pp)
+{
+    if (!pp || !*pp)
+        return;
+    mdb_txn_abort((*pp)->txn);
+    mdb_env_close((*pp)->env);
+    free(*pp);
+    *pp = NULL;
+}
+
+int store_check_position(const void *value, size_t len, store_batch *scratch)
+{
+    MDB_val d = {len, (void *)value};
+    scratch->offsets[0] = 0;
+    scratch->opp_offsets[0] = 0;
+    return s_decode_position(&d, scratch, 0);
+}
+
+int store_check_model(const void *value, size_t len, store_model_info *info,
+                      const uint8_t **blob)
+{
+    MDB_val d = {len, (void *)value};
+    int rc = s_parse_model(&d, info);
+    if (!rc && blob)
+        *blob = (const uint8_t *)value + MODEL_HEADER_BYTES;
+    return rc;
+}
+
+int store_check_counter(const void *value, size_t len, uint64_t *v)
+{
+    if (len != 8)
+        return KZ_ECORRUPT;
+    *v = s_get_le64(value);
+    return 0;
+}
+
+static int s_dbi_named(store *s, const char *db, MDB_dbi *out)
+{
+    if (!strcmp(db, "models"))
+        *out = s->models;
+    else if (!strcmp(db, "games"))
+        *out = s->games;
+    else if (!strcmp(db, "positions"))
+        *out = s->positions;
+    else if (!strcmp(db, "dedup"))
+        *out = s->dedup;
+    else if (!strcmp(db, "meta"))
+        *out = s->meta;
+    else
+        return KZ_EINVAL;
+    return 0;
+}
+
+int store_put_raw(store *s, const char *db, const store_raw *e, size_t n)
+{
+    MDB_dbi dbi;
+    if (s_dbi_named(s, db, &dbi))
+        return KZ_EINVAL;
+    for (;;) {
+        MDB_txn *txn;
+        int rc = s_begin_write(s, &txn);
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < n && !rc; i++) {
+            MDB_val k = {e[i].klen, (void *)e[i].key}, d = {e[i].vlen, (void *)e[i].val};
+            rc = mdb_put(txn, dbi, &k, &d, 0);
+        }
+        if (rc) {
+            mdb_txn_abort(txn);
+        } else {
+            rc = mdb_txn_commit(txn);
+            if (!rc)
+                s->txns++;
+        }
+        if (rc == MDB_MAP_FULL) {
+            if ((rc = s_grow(s)))
+                return rc;
+            continue;
+        }
+        return rc;
+    }
+}
+
+int store_set_counters(store *s, uint64_t next_game, uint64_t next_pos, uint64_t first_pos,
+                       uint32_t next_model, uint32_t best)
+{
+    if (first_pos > next_pos)
+        return KZ_EINVAL;
+    for (;;) {
+        MDB_txn *txn;
+        int rc = s_begin_write(s, &txn);
+        if (rc)
+            return rc;
+        if ((rc = s_meta_put_u64(txn, s->meta, "next_game", next_game)) ||
+            (rc = s_meta_put_u64(txn, s->meta, "next_pos", next_pos)) ||
+            (rc = s_meta_put_u64(txn, s->meta, "first_pos", first_pos)) ||
+            (rc = s_meta_put_u64(txn, s->meta, "next_model", next_model)) ||
+            (rc = s_meta_put_u64(txn, s->meta, "best", best)))
+            mdb_txn_abort(txn);
+        else
+            rc = mdb_txn_commit(txn);
+        if (rc == MDB_MAP_FULL) {
+            if ((rc = s_grow(s)))
+                return rc;
+            continue;
+        }
+        if (rc)
+            return rc;
+        s->txns++;
+        s->next_game = next_game;
+        s->next_pos = next_pos;
+        s->first_pos = first_pos;
+        s->next_model = next_model ? next_model : 1;
+        s->best = best;
+        return 0;
+    }
+}

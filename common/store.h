@@ -235,4 +235,42 @@ typedef struct store_stats {
 } store_stats;
 void store_get_stats(store *s, store_stats *out);
 
+/* --- for storecheck.h: damaged stores ------------------------------------------------ */
+
+/* A read snapshot of the store in dir that reads nothing but LMDB's two meta
+ * pages (no tree: a damaged one could crash LMDB): while it is held, no
+ * writer reuses a page of that snapshot, so a checker may read the data file
+ * itself. *txnid: the snapshot's transaction id. 0, or LMDB's error
+ * (MDB_INVALID: not an LMDB file, or a meta page that says otherwise;
+ * ENOENT: no store there). Caller owns *out: store_pin_close. */
+typedef struct store_pin store_pin;
+int store_pin_open(const char *dir, store_pin **out, uint64_t *txnid);
+void store_pin_close(store_pin **p);
+
+/* What the store keeps in a value, checked as its readers would read it:
+ * a position (scratch: a batch of capacity >= 1), a model (header and blob
+ * length; *blob, optional, points into value), a counter of meta. 0 or
+ * KZ_ECORRUPT. */
+int store_check_position(const void *value, size_t len, store_batch *scratch);
+int store_check_model(const void *value, size_t len, store_model_info *info,
+                      const uint8_t **blob);
+int store_check_counter(const void *value, size_t len, uint64_t *v);
+
+/* One entry of a database, as read from a damaged store. */
+typedef struct store_raw {
+    const void *key;   /* (klen) borrowed for the call */
+    size_t klen;       /* bytes, 1..511 */
+    const void *val;   /* (vlen) borrowed */
+    size_t vlen;       /* bytes */
+} store_raw;
+/* Writes n entries into database db ("models", "games", "positions",
+ * "dedup" or "meta") in one transaction, as they are (a salvage into a
+ * fresh store; the map grows as needed). 0 or an error (nothing written). */
+int store_put_raw(store *s, const char *db, const store_raw *e, size_t n);
+/* Sets the counters (meta: next game and position sequences, the first
+ * position kept, the next model version, the best) in one transaction. 0
+ * or an error. */
+int store_set_counters(store *s, uint64_t next_game, uint64_t next_pos, uint64_t first_pos,
+                       uint32_t next_model, uint32_t best);
+
 #endif

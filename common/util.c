@@ -307,11 +307,21 @@ int parse_double(const char *s, double lo, double hi, double *out)
 
 int file_read_all(const char *path, uint8_t **data, size_t *len)
 {
+    return file_read_max(path, SIZE_MAX, data, len);
+}
+
+int file_read_max(const char *path, size_t max, uint8_t **data, size_t *len)
+{
     *data = NULL;
     *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return errno;
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > max) {
+        fclose(f);
+        return KZ_EFULL; /* said before a byte is read: a huge (sparse) file */
+    }
     size_t cap = 1 << 16, n = 0;
     uint8_t *buf = malloc(cap);
     if (!buf) {
@@ -319,6 +329,11 @@ int file_read_all(const char *path, uint8_t **data, size_t *len)
         return ENOMEM;
     }
     for (;;) {
+        if (n > max) { /* a stream longer than allowed (/dev/zero) */
+            free(buf);
+            fclose(f);
+            return KZ_EFULL;
+        }
         if (n == cap) {
             uint8_t *nb = realloc(buf, cap * 2);
             if (!nb) {

@@ -123,6 +123,10 @@ int parse_double(const char *s, double lo, double hi, double *out);
 
 /* Reads a whole file into a new buffer (caller frees). 0 or errno/KZ_EIO. */
 int file_read_all(const char *path, uint8_t **data, size_t *len);
+/* The same, refusing with KZ_EFULL a file of more than max bytes: a regular
+ * file by its size before reading it, a stream (a pipe, /dev/zero) once
+ * more than max bytes have come. */
+int file_read_max(const char *path, size_t max, uint8_t **data, size_t *len);
 /* Writes a file atomically: temp file in the same directory, fsync, rename,
  * fsync of the directory. 0 or errno. */
 int file_write_atomic(const char *path, const void *data, size_t len);

@@ -20,6 +20,7 @@
 #include "modelfile.h"
 #include "player.h"
 #include "record.h"
+#include "storecheck.h"
 #include "util.h"
 
 #define LOG_REJECTS_PER_WORKER 20 /* then only every 1000th */
@@ -989,8 +990,6 @@ static int s_init_run(coord *c)
     return 0;
 }
 
-/* Step 4: the store, bootstrapped when empty, and what the coordinator keeps
- * in it (arenas, ratings, the timeline). */
 /* The store's game (meta "game"): written when the store is new, checked at
  * every later start. A store from before the entry holds the game of its
  * model 1 (checked) and gets the entry. 0, or KZ_EMISMATCH (logged). */
@@ -1035,9 +1034,52 @@ static int s_check_store_game(coord *c)
     return rc;
 }
 
+/* Logs a problem of the store check (at most 20, then a count). */
+static void s_store_problem(void *ctx, const char *line)
+{
+    uint64_t *n = ctx;
+    if (++*n <= 20)
+        log_error("store: %s", line);
+}
+
+/* Checks the pages of an existing store before LMDB reads it (a damaged page
+ * can crash LMDB). 0, or KZ_ECORRUPT (logged with what to do). */
+static int s_check_store(coord *c)
+{
+    const coord_config *cfg = &c->cfg;
+    uint64_t shown = 0;
+    storecheck_opts o = {.pages_only = true, .g = c->g, .problem = s_store_problem,
+                         .ctx = &shown};
+    storecheck_result r;
+    int rc = storecheck_run(cfg->data_dir, &o, &r);
+    if (rc == ENOENT)
+        return 0; /* a new store */
+    if (rc) {
+        log_error("cannot check the store in %s: %s", cfg->data_dir, err_str(rc));
+        return rc;
+    }
+    if (r.problems) {
+        if (r.problems > 20)
+            log_error("store: ... %llu more problems", (unsigned long long)r.problems - 20);
+        log_error("the store in %s is damaged (%llu problem%s, above) and was not opened: "
+                  "`kz store check %s` lists them all; `kz store salvage %s NEWDIR` copies "
+                  "what is readable into a new store (then start with data_dir = NEWDIR)",
+                  cfg->data_dir, (unsigned long long)r.problems, r.problems == 1 ? "" : "s",
+                  cfg->data_dir, cfg->data_dir);
+        return KZ_ECORRUPT;
+    }
+    log_info("store: %llu pages checked in %.2f s", (unsigned long long)r.visited, r.seconds);
+    return 0;
+}
+
+/* Step 4: the store (its pages checked first), bootstrapped when empty, and
+ * what the coordinator keeps in it (arenas, ratings, the timeline). */
 static int s_init_store(coord *c)
 {
     const coord_config *cfg = &c->cfg;
+    int crc = cfg->check_store ? s_check_store(c) : 0;
+    if (crc)
+        return crc;
     store_options so;
     store_options_default(&so);
     so.map_bytes = (size_t)cfg->map_mb << 20;

@@ -100,6 +100,7 @@ typedef struct coord_config {
     long http_timeout_s;                /* HTTP: an idle connection is closed after this */
     char tb_dir[CONFIG_STR_MAX];        /* endgame tables for the best's accuracy, "" = none */
     long tb_positions;                  /* their test positions */
+    bool check_store;                   /* check the store's pages before opening it */
 } coord_config;
 
 /* CurveZMQ authentication (auth.c). */

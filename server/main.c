@@ -148,6 +148,10 @@ static const config_option s_options[] = {
      "in the background once per new best (/status, the dashboard); \"\" = none"},
     {"tb_positions", CONFIG_INT, "300", 1, 100000, O(tb_positions),
      "tb_dir: test positions of the endgame accuracy (kz tb accuracy --positions)"},
+    {"check_store", CONFIG_BOOL, "true", 0, 0, O(check_store),
+     "check every page of the store before opening it: a damaged store is refused with what "
+     "is wrong (kz store check, kz store salvage) instead of crashing LMDB (about 1 s per "
+     "GB)"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 

@@ -241,6 +241,64 @@ Test(modelfile, truncated_files_are_rejected)
     model_destroy(&m);
 }
 
+/* A file that never ends, or a huge sparse one, fails at once (its header or
+ * its size, before any bulk read), with a clear message; so does a good
+ * header announcing more than any model file holds. The test's deadline
+ * (harness's, 60 s) is the guard against reading /dev/zero to the end of
+ * memory, as before the cap. */
+Test(modelfile, dev_zero_and_a_huge_sparse_file_fail_at_once)
+{
+    char err[400];
+    model *r = NULL;
+    cr_assert_eq(modelfile_load("/dev/zero", NULL, &r, err, sizeof err), KZ_ECORRUPT);
+    cr_assert(strstr(err, "/dev/zero") && strstr(err, "not a model file"), "%s", err);
+    cr_assert_null(r);
+    char dir[64], path[128];
+    s_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/huge.kzm", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fclose(f);
+    cr_assert_eq(truncate(path, 100ll << 30), 0, "a sparse file of 100 GB: %s", strerror(errno));
+    cr_assert_eq(modelfile_load(path, NULL, &r, err, sizeof err), KZ_ECORRUPT);
+    cr_assert(strstr(err, "larger than any model file"), "%s", err);
+    /* A real header whose payload length says 100 GB, in a short file. */
+    model_arch a = harness_arch("g", 3, 3, 3, 9, 1, 4, 0);
+    model *m = s_model(&a, MODEL_OPT_ADAM, 3);
+    uint8_t *buf;
+    size_t len;
+    cr_assert_eq(modelfile_to_bytes(m, &buf, &len), 0);
+    for (int i = 0; i < 8; i++) /* payload length, little-endian: 100 GB */
+        buf[16 + i] = (uint8_t)((100ull << 30) >> (8 * i));
+    cr_assert_eq(file_write_atomic(path, buf, len), 0);
+    cr_assert_eq(modelfile_load(path, NULL, &r, err, sizeof err), KZ_ECORRUPT);
+    cr_assert(strstr(err, "more than any model file"), "%s", err);
+    /* The same cap in util for other files (a worker's model cache). */
+    uint8_t *data;
+    cr_assert_eq(file_read_max("/dev/zero", 1u << 20, &data, &len), KZ_EFULL);
+    cr_assert_eq(truncate(path, 100ll << 30), 0);
+    cr_assert_eq(file_read_max(path, MODELFILE_MAX_BYTES, &data, &len), KZ_EFULL);
+    /* The programs say so in one line (exit status 2). */
+    snprintf(path, sizeof path, "%s/huge.kzm", dir);
+    char arg[200], data_dir[200];
+    snprintf(arg, sizeof arg, "--initial_model=%s", path);
+    snprintf(data_dir, sizeof data_dir, "--data_dir=%s/store", dir);
+    const char *const args[] = {arg, data_dir, "--http_port=0", NULL};
+    proc_opts po = {.timeout_s = 60};
+    proc_output o;
+    cr_assert_eq(harness_run_bin("kz-coordinator", args, &po, &o), 2, "%s", o.err);
+    cr_assert(strstr(o.err, "initial_model") && strstr(o.err, "larger than any model file"),
+              "%s", o.err);
+    proc_output_free(&o);
+    const char *const zero[] = {"--initial_model=/dev/zero", data_dir, "--http_port=0", NULL};
+    cr_assert_eq(harness_run_bin("kz-coordinator", zero, &po, &o), 2, "%s", o.err);
+    cr_assert(strstr(o.err, "not a model file"), "%s", o.err);
+    proc_output_free(&o);
+    s_rmdir(dir);
+    free(buf);
+    model_destroy(&m);
+}
+
 Test(modelfile, corrupted_files_are_rejected)
 {
     model_arch a = harness_arch("g", 3, 3, 3, 9, 1, 4, 0);

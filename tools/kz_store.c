@@ -4,7 +4,12 @@
  * check every acknowledged game is stored exactly once), with --game one
  * stored game move by move (the printer of kz records --game), and with --export
  * one registered model written out as a model file (its registry version and
- * parent stamped in, as GET /models/N.kzm serves it). */
+ * parent stamped in, as GET /models/N.kzm serves it).
+ *
+ * kz store check DIR walks the whole store without trusting it (storecheck.h)
+ * and prints every problem; kz store salvage SRC DST copies what is readable
+ * into a new store. */
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +22,7 @@
 #include "modelfile.h"
 #include "record.h"
 #include "store.h"
+#include "storecheck.h"
 #include "util.h"
 
 typedef struct store_cmd_config {
@@ -151,8 +157,126 @@ static int s_export(store *st, const store_stats *s, const char *which, const ch
     return 0;
 }
 
+/* kz store check / salvage: prints each problem as found. */
+static void s_print_problem(void *ctx, const char *line)
+{
+    (void)ctx;
+    printf("problem: %s\n", line);
+    fflush(stdout);
+}
+
+typedef struct check_cmd_config {
+    bool pages_only; /* the structure only */
+} check_cmd_config;
+
+static const config_option s_check_options[] = {
+    {"pages_only", CONFIG_BOOL, "false", 0, 0, offsetof(check_cmd_config, pages_only),
+     "check the pages only (what the coordinator does at start), not the entries"},
+};
+
+static void s_print_summary(const char *dir, const storecheck_result *r)
+{
+    printf("store %s: %llu pages of %u bytes (transaction %llu), %llu read in %.2f s: %llu "
+           "models, %llu games, %llu positions, %llu dedup entries, %llu meta entries\n",
+           dir, (unsigned long long)r->pages, r->page_size, (unsigned long long)r->txnid,
+           (unsigned long long)r->visited, r->seconds, (unsigned long long)r->models,
+           (unsigned long long)r->games, (unsigned long long)r->positions,
+           (unsigned long long)r->dedup, (unsigned long long)r->meta);
+}
+
+static int s_cmd_check(int argc, char **argv)
+{
+    check_cmd_config cfg;
+    const char *pos[2];
+    size_t npos = 0;
+    int rc = kz_parse_args("store check",
+                           "usage: kz store check DIR [--pages-only]\n\n"
+                           "Walks the whole store in DIR (a coordinator's data_dir) without "
+                           "trusting it: every\npage of every tree (read from the file, not "
+                           "through LMDB, which a damaged page\ncan crash), then every entry: "
+                           "game records decode and replay through the rules,\ndedup entries "
+                           "name their games, positions decode and are dense, models match\n"
+                           "their checksums. Prints each problem on a line of its own, then a "
+                           "summary. Exit\nstatus 0: no problem, 1: problems (kz store salvage "
+                           "copies what is readable),\n2: no store there. Safe while the "
+                           "coordinator runs (it checks a snapshot).\n",
+                           s_check_options, 1, &cfg, argc - 1, argv + 1, pos, 2, &npos);
+    if (rc >= 0)
+        return rc;
+    if (npos != 1)
+        return kz_usage_error("store check: give exactly one DIR (see kz store check --help)");
+    storecheck_opts o = {.pages_only = cfg.pages_only, .problem = s_print_problem};
+    storecheck_result r;
+    rc = storecheck_run(pos[0], &o, &r);
+    if (rc == ENOENT)
+        return kz_usage_error("store check: no store in '%s' (no data.mdb)", pos[0]);
+    if (rc) {
+        fprintf(stderr, "kz: store check: %s: %s\n", pos[0], err_str(rc));
+        return 1;
+    }
+    s_print_summary(pos[0], &r);
+    if (!r.problems) {
+        printf("no problem found%s\n", cfg.pages_only ? " in the pages" : "");
+        return 0;
+    }
+    printf("%llu problem%s: the store is damaged. kz store salvage %s NEWDIR copies what is "
+           "readable into a new store.\n", (unsigned long long)r.problems,
+           r.problems == 1 ? "" : "s", pos[0]);
+    return 1;
+}
+
+static int s_cmd_salvage(int argc, char **argv)
+{
+    const char *pos[3];
+    size_t npos = 0;
+    int rc = kz_parse_args("store salvage",
+                           "usage: kz store salvage SRC DST\n\n"
+                           "Copies what is readable of the store in SRC into a new store in DST "
+                           "(made; it\nmust hold no store yet): the models whose checksum holds "
+                           "(their versions kept),\nthe games that decode and replay through "
+                           "the rules (their sequences kept, their\ndedup entries made again), "
+                           "the positions that decode (renumbered without gaps,\nending where "
+                           "SRC's ended), the other meta entries, and counters that agree "
+                           "with\nwhat was copied. Prints SRC's problems as kz store check "
+                           "does, then what was\ncopied. Then start the coordinator on DST.\n",
+                           NULL, 0, NULL, argc - 1, argv + 1, pos, 3, &npos);
+    if (rc >= 0)
+        return rc;
+    if (npos != 2)
+        return kz_usage_error("store salvage: give SRC and DST (see kz store salvage --help)");
+    storecheck_opts o = {.problem = s_print_problem};
+    storecheck_result r;
+    storecheck_salvaged out;
+    rc = storecheck_salvage(pos[0], pos[1], &o, &r, &out);
+    if (rc == ENOENT)
+        return kz_usage_error("store salvage: no store in '%s' (no data.mdb)", pos[0]);
+    if (rc == KZ_EINVAL)
+        return kz_usage_error("store salvage: '%s' holds a store already (salvage writes a new "
+                              "one)", pos[1]);
+    if (rc == KZ_ECORRUPT) {
+        fprintf(stderr, "kz: store salvage: nothing in %s can be read (its meta pages are "
+                        "damaged)\n", pos[0]);
+        return 1;
+    }
+    if (rc) {
+        fprintf(stderr, "kz: store salvage: %s -> %s: %s\n", pos[0], pos[1], err_str(rc));
+        return 1;
+    }
+    s_print_summary(pos[0], &r);
+    printf("salvaged into %s: %llu models (best %u), %llu games, %llu positions, %llu meta "
+           "entries; %llu entries dropped, %llu problems in %s\n",
+           pos[1], (unsigned long long)out.models, out.best, (unsigned long long)out.games,
+           (unsigned long long)out.positions, (unsigned long long)out.meta,
+           (unsigned long long)out.dropped, (unsigned long long)r.problems, pos[0]);
+    return 0;
+}
+
 int cmd_store(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "check"))
+        return s_cmd_check(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "salvage"))
+        return s_cmd_salvage(argc, argv);
     store_cmd_config cfg;
     char err[512];
     const char *pos[2];

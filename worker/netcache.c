@@ -219,7 +219,7 @@ int netcache_get(netcache *nc, client *c, uint32_t version, uint64_t checksum, w
         s_path(nc, version, checksum, path, sizeof path);
         uint8_t *blob;
         size_t len;
-        if (file_read_all(path, &blob, &len) == 0) {
+        if (file_read_max(path, MODELFILE_MAX_BYTES, &blob, &len) == 0) {
             if (wire_blob_checksum(blob, len) == checksum) {
                 int rc = s_load(nc, version, checksum, blob, len, "the disk cache", out, err,
                                 errlen);
