@@ -918,8 +918,9 @@ static int s_open(checker *c, const char *dir, store_pin **pin)
     /* The page size from the first meta page (its freelist record's pad). */
     uint32_t psize = s_u32(head + META_OFFSET + 24);
     if (psize < 512 || psize > 65536 || (psize & (psize - 1))) {
+        /* Damaged: LMDB writes the system's page size; meta 1 may say more. */
         s_problem(c, "meta page 0 names a page size of %u bytes (damaged)", psize);
-        return 0;
+        psize = (uint32_t)sysconf(_SC_PAGESIZE);
     }
     c->psize = c->r->page_size = psize;
     meta m[2];
@@ -930,8 +931,17 @@ static int s_open(checker *c, const char *dir, store_pin **pin)
             s_problem(c, "meta page %d %s (LMDB refuses the file, or may crash on it)", i,
                       why[i]);
     }
-    if (why[0] || why[1])
-        return 0; /* LMDB reads both: it must not be asked */
+    if (why[0] && why[1])
+        return 0;
+    if (why[0] || why[1]) {
+        /* LMDB refuses the file (it reads both), so no writer runs on it and
+         * no snapshot needs holding: the other meta page's trees are walked,
+         * and a salvage starts from them. */
+        c->m = m[why[0] ? 1 : 0];
+        c->r->txnid = c->m.txnid;
+        c->npages = c->r->pages = c->m.last + 1;
+        return 0;
+    }
     /* The snapshot: LMDB's choice of meta page, held against a writer. */
     for (int attempt = 0; attempt < 5; attempt++) {
         uint64_t txnid;

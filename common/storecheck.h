@@ -24,7 +24,9 @@
  *
  * A store being written (a coordinator running) is checked on a snapshot:
  * a read transaction held through store_pin_open keeps the writer from
- * reusing its pages.
+ * reusing its pages. When one of the two meta pages is damaged (LMDB then
+ * refuses the file, so nothing writes it), the other one's trees are
+ * walked; when both are, nothing can be.
  *
  * Salvage: storecheck_salvage walks a store the same way and writes every
  * entry it can read and that checks out into a fresh store: models whose
