@@ -57,6 +57,13 @@ evaluator_net *evaluator_net_new(const model *m, int max_batch)
     return s_net_new(m, max_batch, EVALUATOR_PRECISION_DEFAULT);
 }
 
+evaluator_net *evaluator_net_new_precision(const model *m, int max_batch, int precision)
+{
+    return s_net_new(m, max_batch, precision);
+}
+
+const char *evaluator_net_path(const evaluator_net *e) { return model_eval_path(e->eval); }
+
 int evaluator_net_load(const char *path, const game_def *g, int max_batch, evaluator_net **out,
                        char *err, size_t errlen)
 {

@@ -51,6 +51,10 @@ int evaluator_net_load(const char *path, const game_def *g, int max_batch, evalu
 #define EVALUATOR_PRECISION_DEFAULT (-1)
 int evaluator_net_load_precision(const char *path, const game_def *g, int max_batch,
                                  int precision, evaluator_net **out, char *err, size_t errlen);
+/* evaluator_net_new with a precision (as evaluator_net_load_precision's). */
+evaluator_net *evaluator_net_new_precision(const struct model *m, int max_batch, int precision);
+/* What computes it: model_eval_path's "avx512-fp32", "avx512-bf16", "openblas-fp32". */
+const char *evaluator_net_path(const evaluator_net *e);
 /* Frees the evaluator and sets *e to NULL; NULL-safe. */
 void evaluator_net_destroy(evaluator_net **e);
 /* The evaluator interface over e (ctx = e, borrowed: e must outlive it).

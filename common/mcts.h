@@ -118,7 +118,10 @@
  *
  * Determinism. Given the same settings, seeds, evaluator outputs and call
  * sequence, everything is reproducible: no wall clock or global state enters
- * the search.
+ * the search. A tree's search does not depend on the other trees of its
+ * batch when the evaluator's output for a position does not depend on the
+ * batch it comes in (model_eval's AVX-512 paths, model.h): a batch of one
+ * tree then replays any tree of a batch of G (recheck.h relies on it).
  *
  * Threads: a batch is used by one thread at a time. Different batches are
  * independent. */

@@ -265,7 +265,10 @@ int model_eval_lanes(const model_eval *e);
 int model_eval_chunk(const model_eval *e, int B);
 /* Evaluates B positions (0 <= B <= max_batch): x (B, C, H, W) -> logits
  * (B, A), values (B) in [-1, 1] from the view of the player to move. Allocates
- * nothing. */
+ * nothing. On the AVX-512 paths a position's outputs are the same bits
+ * whatever the batch, its size and the position's place in it (each row is
+ * computed alone, in a fixed order; tests/test_forge.c); on the OpenBLAS path
+ * they may differ in the last bits (sgemm's kernels depend on the sizes). */
 void model_eval_run(model_eval *e, const float *x, int B, float *logits, float *values);
 
 /* probs[i] = softmax over the legal actions of logits[legal[i]] (n >= 1; for

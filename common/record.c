@@ -195,6 +195,20 @@ int record_pack(const game_record *r, uint8_t **out, size_t *len)
     ss.virtual_loss_leaves = (uint32_t)r->settings.leaves_per_tree;
     ss.no_tree_reuse = !r->settings.reuse_tree;
     ss.fast_simulations = (uint32_t)r->settings.fast_simulations;
+    ss.forced_playouts_k = r->settings.forced_playouts_k;
+    ss.policy_pruning = r->settings.policy_pruning;
+    ss.root_mode = (uint32_t)r->settings.root_mode;
+    if (r->settings.root_mode != 0) { /* the Gumbel fields mean nothing in PUCT mode */
+        ss.gumbel_m = (uint32_t)r->settings.gumbel_m;
+        ss.gumbel_c_visit = r->settings.gumbel_c_visit;
+        ss.gumbel_c_scale = r->settings.gumbel_c_scale;
+        ss.gumbel_noise = r->settings.gumbel_noise;
+    }
+    if (r->settings.fast_simulations > 0)
+        ss.pcr_full_fraction = r->settings.pcr_full_fraction;
+    ss.tb_search = r->settings.tb_search;
+    ss.tb_adjudicate = r->settings.tb_adjudicate;
+    ss.evaluator = (char *)r->settings.evaluator;
     Kz__GameRecord gr = KZ__GAME_RECORD__INIT;
     gr.game_id.data = (uint8_t *)r->id;
     gr.game_id.len = RECORD_ID_BYTES;
@@ -379,7 +393,10 @@ static int s_decode_fields(const Kz__GameRecord *gr, game_record *r, record_repo
             ss->temperature_plies > 100000000 ||
             ss->virtual_loss_leaves > 65536 || !isfinite(ss->c_puct) ||
             !isfinite(ss->dirichlet_alpha) || !isfinite(ss->dirichlet_epsilon) ||
-            !isfinite(ss->fpu))
+            !isfinite(ss->fpu) || !isfinite(ss->forced_playouts_k) || ss->root_mode > 1 ||
+            ss->gumbel_m > 65536 || !isfinite(ss->gumbel_c_visit) ||
+            !isfinite(ss->gumbel_c_scale) || !isfinite(ss->pcr_full_fraction) ||
+            (ss->evaluator && strlen(ss->evaluator) >= sizeof r->settings.evaluator))
             return s_report(rep, rc, RECORD_FAULT_MALFORMED, "search settings out of range");
         r->settings.simulations = (int)ss->simulations;
         r->settings.c_puct = ss->c_puct;
@@ -390,6 +407,18 @@ static int s_decode_fields(const Kz__GameRecord *gr, game_record *r, record_repo
         r->settings.leaves_per_tree = (int)ss->virtual_loss_leaves;
         r->settings.reuse_tree = !ss->no_tree_reuse;
         r->settings.fast_simulations = (int)ss->fast_simulations;
+        r->settings.forced_playouts_k = ss->forced_playouts_k;
+        r->settings.policy_pruning = ss->policy_pruning;
+        r->settings.root_mode = (int)ss->root_mode;
+        r->settings.gumbel_m = (int)ss->gumbel_m;
+        r->settings.gumbel_c_visit = ss->gumbel_c_visit;
+        r->settings.gumbel_c_scale = ss->gumbel_c_scale;
+        r->settings.gumbel_noise = ss->gumbel_noise;
+        r->settings.pcr_full_fraction = ss->pcr_full_fraction;
+        r->settings.tb_search = ss->tb_search;
+        r->settings.tb_adjudicate = ss->tb_adjudicate;
+        snprintf(r->settings.evaluator, sizeof r->settings.evaluator, "%s",
+                 ss->evaluator ? ss->evaluator : "");
     }
     return 0;
 }

@@ -59,6 +59,20 @@ typedef struct record_settings {
     bool reuse_tree;         /* the chosen child's subtree kept after a move */
     int fast_simulations;    /* playout cap randomization: simulations of the fast
                                 searches (fast_search moves); 0 = all searches full */
+    /* What re-searching a state exactly needs besides (recheck.h); all zero in
+     * records from before these fields. */
+    float forced_playouts_k; /* forced playouts at the root, 0 = off */
+    bool policy_pruning;     /* policy target pruning */
+    int root_mode;           /* enum mcts_root_mode */
+    int gumbel_m;            /* gumbel: actions considered (kept in gumbel mode only) */
+    float gumbel_c_visit;    /* gumbel: sigma's visit offset (gumbel mode only) */
+    float gumbel_c_scale;    /* gumbel: sigma's scale (gumbel mode only) */
+    bool gumbel_noise;       /* gumbel: noise at every move (gumbel mode only) */
+    double pcr_full_fraction; /* playout cap randomization: share of full searches (kept with
+                                fast_simulations > 0 only) */
+    bool tb_search;          /* the endgame tables valued the search's leaves */
+    bool tb_adjudicate;      /* the endgame tables could play the game out */
+    char evaluator[24];      /* the network's arithmetic (model_eval_path), "" unknown */
 } record_settings;
 
 /* One state of a game and what was played there. */

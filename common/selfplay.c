@@ -210,8 +210,12 @@ static int s_start_game(selfplay *sp, int i)
     r->model_version = sp->cfg.model_version;
     snprintf(r->start_position, sizeof r->start_position, "%s", sp->start);
     r->settings = selfplay_record_settings(&sp->cfg.search);
-    if (s_pcr(sp))
+    if (s_pcr(sp)) {
         r->settings.fast_simulations = s_fast_sims(sp);
+        r->settings.pcr_full_fraction = sp->cfg.pcr_full_fraction;
+    }
+    r->settings.tb_search = sp->cfg.tablebase && sp->cfg.tb_search;
+    r->settings.tb_adjudicate = sp->cfg.tablebase && sp->cfg.tb_adjudicate;
     r->seed = seed;
     r->started_ms = time_wall_ms();
     snprintf(r->worker_id, sizeof r->worker_id, "%s", sp->worker_id);
@@ -380,7 +384,21 @@ int selfplay_run(selfplay *sp, selfplay_game_fn fn, void *ctx)
 
 record_settings selfplay_record_settings(const mcts_settings *s)
 {
-    return (record_settings){s->simulations, s->c_puct, s->dirichlet_alpha, s->dirichlet_epsilon,
-                             s->temperature_plies, s->fpu, s->leaves_per_tree, s->reuse_tree,
-                             0};
+    record_settings r = {0};
+    r.simulations = s->simulations;
+    r.c_puct = s->c_puct;
+    r.dirichlet_alpha = s->dirichlet_alpha;
+    r.dirichlet_epsilon = s->dirichlet_epsilon;
+    r.temperature_plies = s->temperature_plies;
+    r.fpu = s->fpu;
+    r.leaves_per_tree = s->leaves_per_tree;
+    r.reuse_tree = s->reuse_tree;
+    r.forced_playouts_k = s->forced_playouts_k;
+    r.policy_pruning = s->policy_pruning;
+    r.root_mode = s->root_mode;
+    r.gumbel_m = s->gumbel_m;
+    r.gumbel_c_visit = s->gumbel_c_visit;
+    r.gumbel_c_scale = s->gumbel_c_scale;
+    r.gumbel_noise = s->gumbel_noise;
+    return r;
 }

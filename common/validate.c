@@ -41,6 +41,7 @@ struct validator {
 static const char *const s_reason_names[VALIDATE_REASON_COUNT] = {
     "ok", "malformed", "oversized", "wrong-game", "unknown-model", "illegal-action",
     "policy-illegal", "policy-sum", "nan", "wrong-result", "arena", "eval",
+    "forged",
 };
 
 const char *validate_reason_name(int reason)
@@ -318,6 +319,7 @@ int validate_record(validator *v, const uint8_t *buf, size_t len, uint32_t max_m
     out->opp_actions = v->opp_actions;
     out->opp_probs = v->opp_probs;
     out->material = v->g->material ? v->material : NULL;
+    out->record = v->rec;
     return VALIDATE_OK;
 }
 

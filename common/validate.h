@@ -68,12 +68,14 @@ enum validate_reason {
     VALIDATE_WRONG_RESULT = 9,    /* winner, reason or plies differ from the replay */
     VALIDATE_ARENA = 10,          /* arena fields inconsistent (coordinator checks too) */
     VALIDATE_EVAL = 11,           /* rating-game fields inconsistent: sides, slot, opening */
+    VALIDATE_FORGED = 12,         /* a re-searched state differs from the record (recheck.h):
+                                     the coordinator's sampled check, never validate_record */
     VALIDATE_REASON_COUNT
 };
 
 /* "ok", "malformed", "oversized", "wrong-game", "unknown-model",
  * "illegal-action", "policy-illegal", "policy-sum", "nan", "wrong-result",
- * "arena", "eval"; "?" out of range. */
+ * "arena", "eval", "forged"; "?" out of range. */
 const char *validate_reason_name(int reason);
 
 typedef struct validate_limits {
@@ -119,6 +121,7 @@ typedef struct validate_result {
     const float *opp_probs;      /* its shares */
     const float *material;       /* (N) final material balance, mover's view, in [-1, 1];
                                     NULL when the game defines none */
+    const struct game_record *record; /* a valid record, decoded (record.h); borrowed likewise */
 } validate_result;
 
 typedef struct validator validator;

@@ -19,11 +19,13 @@
 #include "model.h"
 #include "modelfile.h"
 #include "player.h"
+#include "recheck.h"
 #include "record.h"
 #include "storecheck.h"
 #include "util.h"
 
 #define LOG_REJECTS_PER_WORKER 20 /* then only every 1000th */
+#define FORGE_POLL_MS 20          /* longest poll while games are held for their check */
 
 /* --- workers ------------------------------------------------------------------ */
 
@@ -356,8 +358,10 @@ static void s_reject(coord *c, ingest_item *it, worker *w, const validate_result
     s_send(c, it->route, it->route_len, &m);
 }
 
-/* Validates the game in c->items[c->n_items] and queues it for the commit. */
-static void s_ingest(coord *c, worker *w)
+/* Validates the game in c->items[c->n_items] and queues it for the commit;
+ * a game whose sampled states were checked already (forge.c) is not sampled
+ * again. */
+static void s_ingest(coord *c, worker *w, bool checked)
 {
     ingest_item *it = &c->items[c->n_items];
     const wire_game_submit *gs = &it->msg.u.game_submit;
@@ -379,6 +383,12 @@ static void s_ingest(coord *c, worker *w)
         wire_msg_clear(&it->msg);
         return;
     }
+    /* A resend of a game held for its check is answered when the check ends. */
+    if (!checked && gs->record_len > 18 && gs->record[0] == 0x0a && gs->record[1] == 16 &&
+        forge_resend(c, gs->record + 2, it->route, it->route_len, it->request_id)) {
+        wire_msg_clear(&it->msg);
+        return;
+    }
     int reason = validate_record(c->val, gs->record, gs->record_len, store_latest_model(c->st),
                                  &v);
     char detail[192];
@@ -394,6 +404,18 @@ static void s_ingest(coord *c, worker *w)
         s_reject(c, it, w, &v, reason, detail);
         wire_msg_clear(&it->msg);
         return;
+    }
+    /* A sample of the games is held for the re-search of some of its states. */
+    if (!checked && c->forge) {
+        forge_held h = {.route_len = it->route_len, .request_id = it->request_id};
+        memcpy(h.route, it->route, it->route_len);
+        snprintf(h.client, sizeof h.client, "%s", w ? w->id : "");
+        memcpy(h.game_id, v.game_id, 16);
+        h.msg = it->msg;
+        if (forge_take(c, &h, &v, w)) {
+            memset(&it->msg, 0, sizeof it->msg);
+            return;
+        }
     }
     /* Training positions (self-play only) into the batch's arrays. */
     uint32_t n = v.kind == 0 ? v.n_positions : 0;
@@ -491,12 +513,15 @@ static void s_handle_job(coord *c, const uint8_t *route, size_t rl, const wire_m
         max = 1024;
     /* The arena first (promotion waits for it), then rating games within
      * their share, then self-play. */
-    size_t n = arena_assign(c, wi, max, slots, colours, openings);
+    /* A client caught forging plays self-play only (its games are still checked). */
+    if (wi >= 0 && forge_barred(c, &c->workers[wi]))
+        max = 0;
+    size_t n = max ? arena_assign(c, wi, max, slots, colours, openings) : 0;
     if (n) {
         m.u.job = (wire_job){WIRE_JOB_ARENA, c->ar.candidate, c->ar.cand_sum, c->ar.best,
                              c->ar.best_sum, slots, colours, n, 0, 0,
                              (uint32_t)c->cfg.simulations, openings, n, "", "", c->g->name};
-    } else if ((n = ratings_assign(c, wi, max, slots, colours, openings)) > 0) {
+    } else if (max && (n = ratings_assign(c, wi, max, slots, colours, openings)) > 0) {
         const evalmatch *e = &c->ev;
         const model_cache_entry *ma = e->va ? coord_model(c, e->va) : NULL;
         uint64_t sum_a = ma ? ma->info.checksum : 0;
@@ -640,7 +665,44 @@ static void s_handle_game(coord *c, const uint8_t *route, size_t rl, worker *w, 
     it->route_len = rl;
     it->request_id = it->msg.request_id;
     it->worker = wi;
-    s_ingest(c, w);
+    s_ingest(c, w, false);
+}
+
+/* The games whose check ended: on to their commit, or refused as forged. */
+static void s_forge_results(coord *c)
+{
+    forge_held h;
+    int verdict;
+    char detail[200];
+    bool any = false;
+    while (forge_next(c, &h, &verdict, detail, sizeof detail)) {
+        worker *w = h.client[0] ? coord_worker(c, h.client) : NULL;
+        ingest_item *it = &c->items[c->n_items];
+        memset(it, 0, sizeof *it);
+        memcpy(it->route, h.route, h.route_len);
+        it->route_len = h.route_len;
+        it->request_id = h.request_id;
+        it->worker = w ? (int)(w - c->workers) : -1;
+        it->msg = h.msg;
+        if (verdict == RECHECK_FORGED) {
+            validate_result v = {.has_id = true};
+            memcpy(v.game_id, h.game_id, 16);
+            s_reject(c, it, w, &v, VALIDATE_FORGED, detail);
+            if (forge_barred(c, w) && w->rejected_by[VALIDATE_FORGED] ==
+                                          (uint64_t)c->cfg.forge_arena_threshold) {
+                log_warn("forged games: %s has %llu: no more arena or rating slots for it",
+                         w->id, (unsigned long long)w->rejected_by[VALIDATE_FORGED]);
+                arena_release_worker(c, (int)(w - c->workers));
+                ratings_release_worker(c, (int)(w - c->workers));
+            }
+            wire_msg_clear(&it->msg);
+            continue;
+        }
+        s_ingest(c, w, true);
+        any = true;
+    }
+    if (any)
+        s_flush(c);
 }
 
 static void s_handle_candidate(coord *c, const uint8_t *route, size_t rl, const wire_msg *req)
@@ -1159,7 +1221,7 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
     int rc;
     if ((rc = s_init_settings(c, cfg, stop)) || (rc = endgame_start(c)) ||
         (rc = s_init_ports(c)) || (rc = s_init_run(c)) || (rc = s_init_store(c)) ||
-        (rc = s_init_buffers(c)) || (rc = s_init_serve(c)))
+        (rc = s_init_buffers(c)) || (rc = s_init_serve(c)) || (rc = forge_start(c)))
         return rc;
     return 0;
 }
@@ -1214,6 +1276,9 @@ int coord_run(coord *c)
         int timeout = (int)((next - now) * 1000.0) + 1;
         if (timeout < 0)
             timeout = 0;
+        forge_figures ff;
+        if (forge_get(c, &ff) && ff.held && timeout > FORGE_POLL_MS)
+            timeout = FORGE_POLL_MS; /* checks end on another thread: look often */
         zmq_pollitem_t items[4] = {{c->router, 0, ZMQ_POLLIN, 0}};
         int n_items = 1;
         void *extra[3];
@@ -1238,6 +1303,7 @@ int coord_run(coord *c)
             got = s_drain(c);
             s_flush(c);
         }
+        s_forge_results(c);
         now = time_now();
         if (got == 0) {
             uint64_t pruned = 0;
@@ -1276,6 +1342,7 @@ void coord_fini(coord *c)
 {
     status_stop(c);
     endgame_stop(c);
+    forge_stop(c);
     for (size_t i = 0; c->items && i < c->n_items; i++)
         wire_msg_clear(&c->items[i].msg);
     if (c->router)

@@ -19,6 +19,8 @@
  *                 each role may ask, handshake failures (docs/security.md)
  *   endgame.c     the best's endgame accuracy on the tables' test set
  *                 (tb_dir), measured on a thread of its own
+ *   forge.c       the sampled re-search of submitted games (recheck.h) on a
+ *                 thread of its own: forged games refused, counted per client
  *
  * Threads: everything here runs on the main thread except the HTTP handler,
  * which only copies the snapshot strings under `snap_lock` (and asks the
@@ -101,6 +103,10 @@ typedef struct coord_config {
     char tb_dir[CONFIG_STR_MAX];        /* endgame tables for the best's accuracy, "" = none */
     long tb_positions;                  /* their test positions */
     bool check_store;                   /* check the store's pages before opening it */
+    long forge_check_states;            /* re-search 1 in this many searched states, 0 = off */
+    long forge_queue;                   /* games held for their check at most */
+    long forge_arena_threshold;         /* forged games after which a client gets no arena or
+                                           rating slots, 0 = never */
 } coord_config;
 
 /* CurveZMQ authentication (auth.c). */
@@ -148,6 +154,9 @@ typedef struct worker {
     uint32_t arena_slots;       /* arena slots assigned to it now */
     uint32_t model_version;     /* from heartbeats: the network it plays with now, 0 unknown */
     float sims_per_s;           /* from heartbeats: its search speed */
+    uint64_t checked;           /* games whose sampled states were searched again and matched
+                                   (forged ones: rejected_by[VALIDATE_FORGED]) */
+    uint64_t unchecked;         /* sampled games that could not be checked (forge.c) */
 } worker;
 
 /* Arena slot states. */
@@ -404,6 +413,7 @@ typedef struct coord {
     char status_token[STATUS_TOKEN_MAX]; /* HTTP token, "" none (read-only once serving) */
     uint64_t http_unauthorized; /* HTTP requests without the token (atomic: HTTP threads) */
     struct endgame *endgame;    /* the best's endgame accuracy (endgame.c), NULL: no tb_dir */
+    struct forge *forge;        /* the check of forged games (forge.c), NULL: off */
 } coord;
 
 /* coordinator.c */
@@ -615,5 +625,51 @@ void endgame_tick(coord *c);
 bool endgame_get(coord *c, endgame_figures *out);
 /* Stops the thread (a measurement is cut short) and frees it all. */
 void endgame_stop(coord *c);
+
+/* forge.c */
+/* A game held back for its check: the message and where its answer goes. */
+typedef struct forge_held {
+    uint8_t route[256];       /* ROUTER identity of the sender (the latest resend's) */
+    size_t route_len;         /* bytes in route */
+    uint64_t request_id;      /* to echo */
+    char client[64];          /* the client id it was filed under */
+    uint8_t game_id[16];      /* the record's id */
+    wire_msg msg;             /* the decoded submit (owns the record bytes) */
+} forge_held;
+/* The check's counters since start (/status, /metrics). */
+typedef struct forge_figures {
+    uint64_t sampled;         /* games with a state picked */
+    uint64_t checked;         /* of these, searched again and matching */
+    uint64_t forged;          /* searched again and differing: refused */
+    uint64_t unchecked;       /* could not be checked (recheck.h): stored, counted */
+    uint64_t skipped;         /* stored unchecked: forge_queue games were held already */
+    uint64_t held;            /* games held now */
+    uint64_t resends;         /* resends of held games (answered once the check ends) */
+    uint64_t states;          /* searched states compared */
+    uint64_t searches;        /* searches run */
+    double seconds;           /* the checks' wall time */
+} forge_figures;
+typedef struct forge forge;
+/* With forge_check_states > 0: starts the checking thread. 0 or KZ_ENOMEM. */
+int forge_start(coord *c);
+/* Stops the thread and frees everything; held games are dropped unanswered
+ * (their workers resend them). */
+void forge_stop(coord *c);
+/* A valid self-play or arena game (v from validate_record, its record
+ * decoded): 1 when it was sampled and is now held (h->msg is taken and
+ * zeroed), else 0 (go on and store it). Counts the unchecked and the skipped
+ * on w. Main thread. */
+int forge_take(coord *c, forge_held *h, const validate_result *v, worker *w);
+/* A resend of a held game: notes its route and request id and returns true
+ * (drop the message), else false. */
+bool forge_resend(coord *c, const uint8_t *game_id, const uint8_t *route, size_t route_len,
+                  uint64_t request_id);
+/* A checked game, if one is ready: true with *out (owning its message),
+ * *verdict (enum recheck_verdict) and a detail line. Main loop, every turn. */
+bool forge_next(coord *c, forge_held *out, int *verdict, char *detail, size_t detail_len);
+/* The counters (false when the check is off). */
+bool forge_get(const coord *c, forge_figures *out);
+/* Whether client w has reached forge_arena_threshold forged games. */
+bool forge_barred(const coord *c, const worker *w);
 
 #endif

@@ -152,6 +152,15 @@ static const config_option s_options[] = {
      "check every page of the store before opening it: a damaged store is refused with what "
      "is wrong (kz store check, kz store salvage) instead of crashing LMDB (about 1 s per "
      "GB)"},
+    {"forge_check_states", CONFIG_INT, "200", 0, 1000000000, O(forge_check_states),
+     "re-search 1 in this many searched states of self-play and arena games with the named "
+     "models, seed and settings, off the ingest path; a game that differs is refused as "
+     "forged (docs/security.md); 0 = off"},
+    {"forge_queue", CONFIG_INT, "16", 1, 256, O(forge_queue),
+     "games held back for their check at most (more sampled games are stored unchecked, "
+     "counted as skipped)"},
+    {"forge_arena_threshold", CONFIG_INT, "1", 0, 1000000000, O(forge_arena_threshold),
+     "forged games after which a client gets no more arena or rating slots (0 = never)"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 

@@ -299,8 +299,20 @@ static void s_build_status(coord *c, strbuf *b)
     for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
         strbuf_printf(b, "%s\"%s\": %llu", r > 1 ? ", " : "", validate_reason_name(r),
                   (unsigned long long)c->rejected_by[r]);
+    forge_figures ff = {0};
+    bool fon = forge_get(c, &ff);
+    strbuf_printf(b, "}},\n  \"forge\": {\"on\": %s, \"one_in_states\": %ld, "
+                 "\"arena_threshold\": %ld, \"sampled\": %llu, \"checked\": %llu, "
+                 "\"forged\": %llu, \"unchecked\": %llu, \"skipped\": %llu, \"held\": %llu, "
+                 "\"resends\": %llu, \"states\": %llu, \"searches\": %llu, \"seconds\": %.2f",
+              fon ? "true" : "false", fon ? c->cfg.forge_check_states : 0L,
+              c->cfg.forge_arena_threshold, (unsigned long long)ff.sampled,
+              (unsigned long long)ff.checked, (unsigned long long)ff.forged,
+              (unsigned long long)ff.unchecked, (unsigned long long)ff.skipped,
+              (unsigned long long)ff.held, (unsigned long long)ff.resends,
+              (unsigned long long)ff.states, (unsigned long long)ff.searches, ff.seconds);
     const auth *au = &c->auth;
-    strbuf_printf(b, "}},\n  \"auth\": {\"curve\": %s, \"keys\": %zu, \"refused_keys\": %llu, "
+    strbuf_printf(b, "},\n  \"auth\": {\"curve\": %s, \"keys\": %zu, \"refused_keys\": %llu, "
                  "\"refused_requests\": %llu, \"refused_by_role\": {\"worker\": %llu, "
                  "\"trainer\": %llu, \"observer\": %llu}, \"handshake_failures\": %llu, "
                  "\"reloads\": %llu, \"reload_errors\": %llu, \"loaded_ms\": %lld, "
@@ -333,12 +345,15 @@ static void s_build_status(coord *c, strbuf *b)
                      "\"games\": %llu, \"games_per_min\": %.2f, \"duplicates\": %llu, "
                      "\"rejected\": %llu, \"in_flight\": %u, \"games_done\": %llu, "
                      "\"pending\": %u, \"arena_slots\": %u, \"model_version\": %u, "
-                     "\"sims_per_s\": %.0f, \"rejected_by_reason\": {",
+                     "\"sims_per_s\": %.0f, \"checked\": %llu, \"forged\": %llu, "
+                     "\"unchecked\": %llu, \"arena_barred\": %s, \"rejected_by_reason\": {",
                   w->alive ? "true" : "false", now - w->last_seen, (long long)w->last_seen_ms,
                   (unsigned long long)w->games, s_num(w->rate * 60.0),
                   (unsigned long long)w->duplicates, (unsigned long long)w->rejected,
                   w->in_flight, (unsigned long long)w->done, w->pending, w->arena_slots,
-                  w->model_version, s_num(w->sims_per_s));
+                  w->model_version, s_num(w->sims_per_s), (unsigned long long)w->checked,
+                  (unsigned long long)w->rejected_by[VALIDATE_FORGED],
+                  (unsigned long long)w->unchecked, forge_barred(c, w) ? "true" : "false");
         bool first = true;
         for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
             if (w->rejected_by[r]) {
@@ -398,6 +413,21 @@ static void s_build_metrics(coord *c, strbuf *b)
     for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
         strbuf_printf(b, "kz_games_rejected_total{reason=\"%s\"} %llu\n", validate_reason_name(r),
                   (unsigned long long)c->rejected_by[r]);
+    forge_figures mf = {0};
+    forge_get(c, &mf);
+    strbuf_printf(b, "# HELP kz_forge_games_total Sampled games by the outcome of their "
+                 "re-search (docs/security.md).\n# TYPE kz_forge_games_total counter\n"
+                 "kz_forge_games_total{outcome=\"checked\"} %llu\n"
+                 "kz_forge_games_total{outcome=\"forged\"} %llu\n"
+                 "kz_forge_games_total{outcome=\"unchecked\"} %llu\n"
+                 "kz_forge_games_total{outcome=\"skipped\"} %llu\n",
+              (unsigned long long)mf.checked, (unsigned long long)mf.forged,
+              (unsigned long long)mf.unchecked, (unsigned long long)mf.skipped);
+    s_metric(b, "kz_forge_held_games", "gauge", "Games held back for their check now.",
+             (double)mf.held);
+    s_metric(b, "kz_forge_states_total", "counter", "Searched states compared by the check.",
+             (double)mf.states);
+    s_metric(b, "kz_forge_seconds_total", "counter", "Wall time of the checks.", mf.seconds);
     s_metric(b, "kz_ingest_games_per_second", "gauge", "Stored games per second (smoothed).",
              s_num(c->rate_games));
     s_metric(b, "kz_store_errors_total", "counter", "Failed store commits.",

@@ -382,6 +382,17 @@ static void s_print(const jnode *j, FILE *o, double stall_minutes)
             first = false;
         }
     fprintf(o, "%s\n", first ? "" : ")");
+    if (j_get(j, "forge.on")) {
+        if (j_num(j, "forge.on"))
+            fprintf(o, "forged      1 in %.0f states re-searched: %.0f games checked "
+                       "(%.0f states), %.0f forged, %.0f not checkable, %.0f skipped, %.0f held now\n",
+                    j_num(j, "forge.one_in_states"), j_num(j, "forge.checked"),
+                    j_num(j, "forge.states"), j_num(j, "forge.forged"),
+                    j_num(j, "forge.unchecked"), j_num(j, "forge.skipped"),
+                    j_num(j, "forge.held"));
+        else
+            fprintf(o, "forged      not checked (forge_check_states = 0)\n");
+    }
     if (j_get(j, "auth.curve")) {
         if (j_num(j, "auth.curve"))
             fprintf(o, "auth        CurveZMQ, %.0f client keys; refused: %.0f connections of "
@@ -420,10 +431,14 @@ static void s_print(const jnode *j, FILE *o, double stall_minutes)
             snprintf(model, sizeof model, "v%.0f", j_num(c, "model_version"));
         if (j_num(c, "sims_per_s") > 0)
             snprintf(speed, sizeof speed, "%.0f", j_num(c, "sims_per_s"));
-        fprintf(o, "  %-28.28s %-8.8s %-16.16s %6s %8.0f %7.1f %6.0f %5.0f %6s %8s%s\n",
+        char forged[64] = "";
+        if (j_num(c, "forged") > 0)
+            snprintf(forged, sizeof forged, "  (%.0f forged%s)", j_num(c, "forged"),
+                     j_num(c, "arena_barred") ? ", no arena slots" : "");
+        fprintf(o, "  %-28.28s %-8.8s %-16.16s %6s %8.0f %7.1f %6.0f %5.0f %6s %8s%s%s\n",
                 j_str(c, "id"), j_str(c, "role"), j_str(c, "host"), last, j_num(c, "games"),
                 j_num(c, "games_per_min"), j_num(c, "rejected"), j_num(c, "arena_slots"), model,
-                speed, j_num(c, "alive") ? "" : "  (gone)");
+                speed, forged, j_num(c, "alive") ? "" : "  (gone)");
     }
 }
 

@@ -77,6 +77,7 @@ struct games {
     uint64_t seed;             /* base seed */
     const tb_set *tb;          /* endgame tables (borrowed), or NULL */
     bool stopping;             /* games_stop was called */
+    bool forge_visits;         /* setting forge = visits (tests): doctored visit shares */
     int busy;                  /* slots in use */
     games_stats st;            /* counters (search counters of dead engines folded in) */
 };
@@ -122,6 +123,7 @@ games *games_new(const game_def *g, const worker_config *cfg, const char *worker
     gm->cfg = *cfg;
     gm->G = cfg->play.parallel;
     gm->seed = seed;
+    gm->forge_visits = !strcmp(cfg->forge, "visits");
     snprintf(gm->worker_id, sizeof gm->worker_id, "%s", worker_id ? worker_id : "");
     mcts_settings s;
     s_settings(gm, PURPOSE_SELFPLAY, 200, &s);
@@ -339,7 +341,16 @@ int games_start(games *gm, const game_spec *spec, char *err, size_t errlen)
     if (sl->pcr) {
         int fast = gm->cfg.play.pcr_fast_simulations;
         r->settings.fast_simulations = fast < s->simulations ? fast : s->simulations;
+        r->settings.pcr_full_fraction = gm->cfg.play.pcr_full_fraction;
     }
+    /* What a re-search of the game needs (recheck.h): the tables' use and the
+     * networks' arithmetic (both sides' evaluators are made alike). */
+    bool tables = purpose == PURPOSE_SELFPLAY && gm->tb;
+    r->settings.tb_search = tables && gm->cfg.play.tb_search;
+    r->settings.tb_adjudicate = tables && gm->cfg.play.tb_adjudicate;
+    const wnet *net = spec->net[0] ? spec->net[0] : spec->net[1];
+    snprintf(r->settings.evaluator, sizeof r->settings.evaluator, "%s",
+             net ? model_eval_path(net->eval) : "");
     r->seed = sl->seed;
     r->started_ms = time_wall_ms();
     snprintf(r->worker_id, sizeof r->worker_id, "%s", gm->worker_id);
@@ -513,6 +524,11 @@ static int s_settle(games *gm, int i, games_done_fn fn, void *ctx)
                     shares[n] = res.target[k];
                     n++;
                 }
+        }
+        if (n >= 2 && gm->forge_visits) { /* a test of the coordinator's check (forge) */
+            float t = shares[0];
+            shares[0] = shares[1];
+            shares[1] = t;
         }
         if (record_add_move(sl->rec, action, res.forced, res.value, n, acts, shares))
             return KZ_ENOMEM;

@@ -49,6 +49,10 @@ static const config_option s_own_options[] = {
     {"tb_dir", CONFIG_STRING, "", 0, 0, O(tb_dir),
      "endgame tables (kz tb build, docs/tablebase.md) for tb_search and tb_adjudicate; "
      "\"\" = none"},
+    {"forge", CONFIG_STRING, "none", 0, 0, O(forge),
+     "for testing the coordinator's check of forged games (docs/security.md) only: none; "
+     "model (play with a random network of the same shape under the job's model version); "
+     "visits (swap two visit shares of every searched state)"},
     {"worker_id", CONFIG_ALIAS, "client_id", 0, 0, 0, "the worker's name of client_id"},
 };
 #undef O
@@ -627,6 +631,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "kz-worker: %s\n", err);
         return 2;
     }
+    if (strcmp(w.cfg.forge, "none") && strcmp(w.cfg.forge, "model") &&
+        strcmp(w.cfg.forge, "visits")) {
+        fprintf(stderr, "kz-worker: forge: '%s' is not none, model or visits\n", w.cfg.forge);
+        return 2;
+    }
     if (w.cfg.tb_dir[0] && w.g != tb_game()) {
         fprintf(stderr, "kz-worker: tb_dir: the endgame tables are %s's, not %s's\n",
                 tb_game()->name, w.g->name);
@@ -666,6 +675,11 @@ int main(int argc, char **argv)
         eval_batch = EVAL_BATCH_MAX;
     w.nc = netcache_new(w.g, w.cfg.model_cache_dir, (int)w.cfg.model_cache_keep,
                         (int)eval_batch);
+    if (w.nc && !strcmp(w.cfg.forge, "model")) {
+        log_warn("forge = model: playing with random networks under the models' versions "
+                 "(a test of the coordinator's check)");
+        netcache_forge_model(w.nc);
+    }
     w.gm = w.c ? games_new(w.g, &w.cfg, client_id(w.c), seed, err, sizeof err) : NULL;
     if (w.gm && w.cfg.tb_dir[0]) {
         char terr[512];

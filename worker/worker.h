@@ -55,6 +55,8 @@ typedef struct worker_config {
     double log_s;                         /* progress line period */
     char tb_dir[CONFIG_STR_MAX];          /* endgame tables, "" none (play.tb_search,
                                              play.tb_adjudicate use them) */
+    char forge[CONFIG_STR_MAX];           /* tests of the coordinator's forgery check only:
+                                             none | model | visits (main.c's table) */
     selfplay_config play;                 /* parallel, PCR, the tables' use, and the self-play
                                              search (arena: games.c adjusts; search.simulations
                                              unused: the row above); games, seed, ids unused */
@@ -81,6 +83,10 @@ typedef struct netcache netcache;
  * if absent), at most `keep` files there; evaluators for batches of up to
  * max_batch positions. NULL on bad arguments or no memory. */
 netcache *netcache_new(const game_def *g, const char *dir, int keep, int max_batch);
+/* Tests of the coordinator's forgery check (setting forge = model): every
+ * net loaded from now on computes with a random network of its model's shape
+ * instead of its weights. */
+void netcache_forge_model(netcache *nc);
 /* Frees every net (none may be in use) and sets *nc to NULL. NULL-safe. */
 void netcache_destroy(netcache **nc);
 /* The net of `version` whose blob has `checksum` (0: any, e.g. a version
