@@ -212,6 +212,119 @@ static int s_compare(const replay *rp, int k, const mcts_result *res, int action
     return 0;
 }
 
+/* Step 2 of a check, or a game played (out non-NULL): every state up to upto
+ * (a check) or to the end (a game): search, choose, then compare with r's
+ * move or record the move into out, play. 0 or an error (the evaluator's,
+ * KZ_ENOMEM); a difference sets rep's verdict and state. */
+static int s_run(replay *rp, game_state *st, int upto, game_record *out, recheck_report *rep)
+{
+    const game_def *g = rp->g;
+    for (int k = 0; out || k <= upto; k++) {
+        int p = g->to_move(st);
+        mcts_batch *b = rp->b[p];
+        s_catch_up(rp, st, p);
+        if (mcts_batch_status(b, 0) == MCTS_SEARCHING) {
+            int rc = mcts_batch_run(b);
+            if (rc)
+                return rc;
+            rep->searches++;
+        }
+        if (mcts_batch_status(b, 0) != MCTS_DONE) {
+            snprintf(rep->detail, sizeof rep->detail, "state %d: the game is over", k);
+            rep->verdict = RECHECK_FORGED;
+            rep->state = k;
+            return 0;
+        }
+        mcts_result res;
+        mcts_batch_result(b, 0, &res);
+        bool tau_one = g->ply(st) < rp->temperature_plies && !rp->fast;
+        int action = mcts_result_choose(&res, tau_one, &rp->rng);
+        rep->states += !res.forced;
+        if (out) {
+            /* worker/games.c's record of the move. */
+            uint16_t acts[GAME_MAX_LEGAL];
+            float shares[GAME_MAX_LEGAL];
+            int n = 0;
+            if (res.forced) {
+                acts[n] = (uint16_t)action;
+                shares[n++] = 1;
+            }
+            for (int j = 0; !res.forced && j < res.n; j++)
+                if (res.target[j] > 0) {
+                    acts[n] = res.actions[j];
+                    shares[n++] = res.target[j];
+                }
+            if (record_add_move(out, action, res.forced, res.value, n, acts, shares))
+                return KZ_ENOMEM;
+            out->moves[out->n_moves - 1].fast_search = rp->fast && !res.forced;
+        } else if (s_compare(rp, k, &res, action, rp->fast && !res.forced, rep)) {
+            rep->verdict = RECHECK_FORGED;
+            rep->state = k;
+            return 0;
+        }
+        /* Play it and move the trees along, as the worker does. */
+        g->apply(st, action);
+        if (g->result(st).over)
+            break;
+        if (rp->shared) {
+            if (rp->pcr)
+                s_pcr_draw(rp);
+            mcts_batch_advance(b, 0, action);
+        } else {
+            int q = g->to_move(st);
+            if (q == p)
+                mcts_batch_advance(b, 0, action);
+            else
+                s_lag(rp, p, action);
+            s_lag(rp, 1 - p, action);
+        }
+    }
+    rep->verdict = RECHECK_MATCH;
+    return 0;
+}
+
+/* Step 1: the batches (one per network, as the worker's engines) and the
+ * start position. 0, KZ_ENOMEM, or 1 with rep saying why it cannot be done. */
+static int s_setup(replay *rp, const evaluator ev[2], game_state *st, recheck_report *rep)
+{
+    const game_record *r = rp->r;
+    mcts_settings s = recheck_settings(&r->settings, r->kind);
+    rp->shared = ev[0].ctx == ev[1].ctx && ev[0].run == ev[1].run;
+    rp->b[0] = mcts_batch_new(rp->g, &s, 1, ev[0]);
+    rp->b[1] = rp->shared ? rp->b[0] : mcts_batch_new(rp->g, &s, 1, ev[1]);
+    if (!rp->b[0] || !rp->b[1])
+        return KZ_ENOMEM;
+    rng_seed(&rp->rng, r->seed);
+    rp->pcr = r->kind == RECORD_SELFPLAY && r->settings.fast_simulations > 0;
+    rp->full_sims = s.simulations;
+    rp->fast_sims = r->settings.fast_simulations < s.simulations ? r->settings.fast_simulations
+                                                                 : s.simulations;
+    rp->temperature_plies = s.temperature_plies;
+    rep->verdict = RECHECK_UNCHECKABLE;
+    if (rp->pcr && !rp->shared) {
+        snprintf(rep->detail, sizeof rep->detail, "playout cap randomization in a game of "
+                                                  "two networks");
+        return 1;
+    }
+    if (r->start_position[0]) {
+        char perr[128];
+        if (rp->g->parse_position(st, r->start_position, perr, sizeof perr)) {
+            snprintf(rep->detail, sizeof rep->detail, "start position: %s", perr);
+            return 1;
+        }
+    } else {
+        rp->g->init(st);
+    }
+    return 0;
+}
+
+static void s_teardown(replay *rp)
+{
+    if (rp->b[1] != rp->b[0])
+        mcts_batch_destroy(&rp->b[1]);
+    mcts_batch_destroy(&rp->b[0]);
+}
+
 int recheck_record(const game_def *g, const game_record *r, const evaluator ev[2], int upto,
                    recheck_report *out)
 {
@@ -223,88 +336,35 @@ int recheck_record(const game_def *g, const game_record *r, const evaluator ev[2
         out->verdict = RECHECK_UNCHECKABLE;
         return 0;
     }
-    /* Step 1. The batches: one per network, as the worker's engines. */
     replay rp = {.g = g, .r = r};
-    mcts_settings s = recheck_settings(&r->settings, r->kind);
-    rp.shared = ev[0].ctx == ev[1].ctx && ev[0].run == ev[1].run;
-    int rc = 0;
-    rp.b[0] = mcts_batch_new(g, &s, 1, ev[0]);
-    rp.b[1] = rp.shared ? rp.b[0] : mcts_batch_new(g, &s, 1, ev[1]);
-    if (!rp.b[0] || !rp.b[1]) {
-        rc = KZ_ENOMEM;
-        goto out;
-    }
-    rng_seed(&rp.rng, r->seed);
-    rp.pcr = r->kind == RECORD_SELFPLAY && r->settings.fast_simulations > 0;
-    rp.full_sims = s.simulations;
-    rp.fast_sims = r->settings.fast_simulations < s.simulations ? r->settings.fast_simulations
-                                                                : s.simulations;
-    rp.temperature_plies = s.temperature_plies;
-    if (rp.pcr && !rp.shared) {
-        snprintf(out->detail, sizeof out->detail, "playout cap randomization in a game of two "
-                                                  "networks");
-        out->verdict = RECHECK_UNCHECKABLE;
-        goto out;
-    }
     game_state st;
-    if (r->start_position[0]) {
-        char perr[128];
-        if (g->parse_position(&st, r->start_position, perr, sizeof perr)) {
-            snprintf(out->detail, sizeof out->detail, "start position: %s", perr);
-            out->verdict = RECHECK_UNCHECKABLE;
-            goto out;
-        }
-    } else {
-        g->init(&st);
-    }
-    /* Step 2. Every state up to upto: search, choose, compare, play. */
-    for (int k = 0; k <= upto; k++) {
-        int p = g->to_move(&st);
-        mcts_batch *b = rp.b[p];
-        s_catch_up(&rp, &st, p);
-        if (mcts_batch_status(b, 0) == MCTS_SEARCHING) {
-            rc = mcts_batch_run(b);
-            if (rc)
-                goto out;
-            out->searches++;
-        }
-        if (mcts_batch_status(b, 0) != MCTS_DONE) {
-            snprintf(out->detail, sizeof out->detail, "state %d: the game is over", k);
-            out->verdict = RECHECK_FORGED;
-            out->state = k;
-            goto out;
-        }
-        mcts_result res;
-        mcts_batch_result(b, 0, &res);
-        bool tau_one = g->ply(&st) < rp.temperature_plies && !rp.fast;
-        int action = mcts_result_choose(&res, tau_one, &rp.rng);
-        out->states += !res.forced;
-        if (s_compare(&rp, k, &res, action, rp.fast && !res.forced, out)) {
-            out->verdict = RECHECK_FORGED;
-            out->state = k;
-            goto out;
-        }
-        /* Play it and move the trees along, as the worker does. */
-        g->apply(&st, action);
-        if (g->result(&st).over)
-            break;
-        if (rp.shared) {
-            if (rp.pcr)
-                s_pcr_draw(&rp);
-            mcts_batch_advance(b, 0, action);
-        } else {
-            int q = g->to_move(&st);
-            if (q == p)
-                mcts_batch_advance(b, 0, action);
-            else
-                s_lag(&rp, p, action);
-            s_lag(&rp, 1 - p, action);
-        }
-    }
-    out->verdict = RECHECK_MATCH;
-out:
-    if (rp.b[1] != rp.b[0])
-        mcts_batch_destroy(&rp.b[1]);
-    mcts_batch_destroy(&rp.b[0]);
-    return rc;
+    int rc = s_setup(&rp, ev, &st, out);
+    if (rc == 0)
+        rc = s_run(&rp, &st, upto, NULL, out);
+    s_teardown(&rp);
+    return rc == 1 ? 0 : rc;
+}
+
+int recheck_play(const game_def *g, game_record *r, const evaluator ev[2])
+{
+    char why[200];
+    if (!recheck_supported(r, why, sizeof why))
+        return KZ_EINVAL;
+    replay rp = {.g = g, .r = r};
+    recheck_report rep = {0};
+    game_state st;
+    r->n_moves = 0;
+    r->n_policy = 0;
+    int rc = s_setup(&rp, ev, &st, &rep);
+    if (rc == 0)
+        rc = s_run(&rp, &st, 0, r, &rep);
+    s_teardown(&rp);
+    if (rc)
+        return rc == 1 ? KZ_EINVAL : rc;
+    game_result res = g->result(&st);
+    r->winner = res.winner;
+    r->reason = res.reason;
+    r->plies = (uint32_t)g->ply(&st);
+    snprintf(r->game, sizeof r->game, "%s", g->name);
+    return 0;
 }

@@ -97,4 +97,12 @@ typedef struct recheck_report {
 int recheck_record(const game_def *g, const game_record *r, const evaluator ev[2], int upto,
                    recheck_report *out);
 
+/* Plays a game as a worker does (the same calls, so that recheck_record
+ * finds it honest): r holds the game's kind, versions, candidate_player,
+ * start_position, settings (settings.evaluator naming ev's arithmetic) and
+ * seed; its moves, winner, reason, plies and game name are written. For
+ * tests and kz loadgen. 0, KZ_EINVAL when r is not checkable
+ * (recheck_supported), KZ_ENOMEM or the evaluator's error. */
+int recheck_play(const game_def *g, game_record *r, const evaluator ev[2]);
+
 #endif

@@ -412,8 +412,14 @@ static void s_ingest(coord *c, worker *w, bool checked)
         snprintf(h.client, sizeof h.client, "%s", w ? w->id : "");
         memcpy(h.game_id, v.game_id, 16);
         h.msg = it->msg;
-        if (forge_take(c, &h, &v, w)) {
+        int taken = forge_take(c, &h, &v, w);
+        if (taken == 1) {
             memset(&it->msg, 0, sizeof it->msg);
+            return;
+        }
+        if (taken == 2) {
+            s_reject(c, it, w, &v, VALIDATE_FORGED, h.why);
+            wire_msg_clear(&it->msg);
             return;
         }
     }

@@ -107,6 +107,7 @@ typedef struct coord_config {
     long forge_queue;                   /* games held for their check at most */
     long forge_arena_threshold;         /* forged games after which a client gets no arena or
                                            rating slots, 0 = never */
+    bool forge_refuse_unchecked;        /* a sampled game that cannot be checked is refused */
 } coord_config;
 
 /* CurveZMQ authentication (auth.c). */
@@ -635,6 +636,7 @@ typedef struct forge_held {
     char client[64];          /* the client id it was filed under */
     uint8_t game_id[16];      /* the record's id */
     wire_msg msg;             /* the decoded submit (owns the record bytes) */
+    char why[200];            /* forge_take's 2: why the game is refused */
 } forge_held;
 /* The check's counters since start (/status, /metrics). */
 typedef struct forge_figures {
@@ -657,8 +659,9 @@ int forge_start(coord *c);
 void forge_stop(coord *c);
 /* A valid self-play or arena game (v from validate_record, its record
  * decoded): 1 when it was sampled and is now held (h->msg is taken and
- * zeroed), else 0 (go on and store it). Counts the unchecked and the skipped
- * on w. Main thread. */
+ * zeroed), 2 when it was sampled, cannot be checked and forge_refuse_unchecked
+ * says to refuse it (the reason in h->why), else 0 (go on and store it).
+ * Counts the unchecked and the skipped on w. Main thread. */
 int forge_take(coord *c, forge_held *h, const validate_result *v, worker *w);
 /* A resend of a held game: notes its route and request id and returns true
  * (drop the message), else false. */

@@ -267,6 +267,11 @@ int forge_take(coord *c, forge_held *h, const validate_result *v, worker *w)
     /* Step 2. Records that cannot be checked are counted and go on. */
     char why[160];
     if (!recheck_supported(v->record, why, sizeof why)) {
+        if (c->cfg.forge_refuse_unchecked) {
+            snprintf(h->why, sizeof h->why, "cannot be checked: %s (forge_refuse_unchecked)",
+                     why);
+            return 2;
+        }
         f->fig.unchecked++;
         if (w)
             w->unchecked++;

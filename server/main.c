@@ -161,6 +161,10 @@ static const config_option s_options[] = {
      "counted as skipped)"},
     {"forge_arena_threshold", CONFIG_INT, "1", 0, 1000000000, O(forge_arena_threshold),
      "forged games after which a client gets no more arena or rating slots (0 = never)"},
+    {"forge_refuse_unchecked", CONFIG_BOOL, "false", 0, 0, O(forge_refuse_unchecked),
+     "refuse (as forged) a sampled self-play or arena game that cannot be checked: no "
+     "evaluator in its settings, the OpenBLAS arithmetic, endgame tables (docs/security.md); "
+     "for clusters whose workers all run the coordinator's build on AVX-512"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 

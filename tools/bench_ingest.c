@@ -7,8 +7,15 @@
  * worker key for all of them); `plain` runs both with curve = false, to see
  * what the encryption costs.
  *
- * usage: bench_ingest [GAMES [WORKERS [plain]]]   (binaries from KZ_BIN_DIR,
- * else the directory of this program) */
+ * The coordinator re-searches a sample of the games (docs/security.md,
+ * "Forged games"); loadgen's random games cannot be checked (counted, not
+ * searched). `checked` makes them checkable: loadgen plays a pool of 16
+ * self-play games with make run's network (4 blocks x 32 filters, 200
+ * simulations), which is also the coordinator's model 1, so that its checking
+ * thread searches as it would under real workers while ingest is measured.
+ *
+ * usage: bench_ingest [GAMES [WORKERS [plain] [checked]]]   (binaries from
+ * KZ_BIN_DIR, else the directory of this program) */
 #include <arpa/inet.h>
 #include <libgen.h>
 #include <netinet/in.h>
@@ -67,11 +74,18 @@ int main(int argc, char **argv)
     if (util_version_asked(argc, argv, "bench_ingest"))
         return 0;
     long games = 60000, workers = 64;
-    bool plain = argc > 3 && !strcmp(argv[3], "plain");
+    bool plain = false, checked = false, bad = false;
+    for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "plain"))
+            plain = true;
+        else if (!strcmp(argv[i], "checked"))
+            checked = true;
+        else
+            bad = true;
+    }
     if ((argc > 1 && parse_long(argv[1], 1, 100000000, &games)) ||
-        (argc > 2 && parse_long(argv[2], 1, 4096, &workers)) || (argc > 3 && !plain) ||
-        argc > 4) {
-        fprintf(stderr, "usage: bench_ingest [GAMES [WORKERS [plain]]]\n");
+        (argc > 2 && parse_long(argv[2], 1, 4096, &workers)) || bad || argc > 5) {
+        fprintf(stderr, "usage: bench_ingest [GAMES [WORKERS [plain] [checked]]]\n");
         return 2;
     }
     char bindir[512];
@@ -106,6 +120,20 @@ int main(int argc, char **argv)
     else
         snprintf(l_keys, sizeof l_keys, "--curve_server_key=%s/coordinator.pub "
                  "--curve_secret_key=%s/loadgen.key", dir, dir);
+    /* checked: the network of the coordinator's model 1 and of loadgen's games. */
+    char a_model[160] = "--log_s=3600", l_pool[400] = "--pool=512";
+    if (checked) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "%s/kz model init --blocks 4 --filters 32 %s/m.kzm >/dev/null",
+                 bindir, dir);
+        if (system(cmd)) {
+            fprintf(stderr, "bench_ingest: cannot write a model: %s\n", cmd);
+            return 1;
+        }
+        snprintf(a_model, sizeof a_model, "--initial_model=%s/m.kzm", dir);
+        snprintf(l_pool, sizeof l_pool, "--pool=16 --search_model=%s/m.kzm "
+                 "--search_simulations=200", dir);
+    }
     int port = s_free_port(), pub = s_free_port();
     char coord[600], a_dir[128], a_bind[64], a_pub[64];
     snprintf(coord, sizeof coord, "%s/kz-coordinator", bindir);
@@ -121,10 +149,10 @@ int main(int argc, char **argv)
             _exit(127);
         if (plain)
             execl(coord, coord, a_dir, a_bind, a_pub, "--http_port=0", "--log_s=3600",
-                  "--curve=false", (char *)NULL);
+                  a_model, "--curve=false", (char *)NULL);
         else
-            execl(coord, coord, a_dir, a_bind, a_pub, "--http_port=0", "--log_s=3600", a_key,
-                  a_allow, (char *)NULL);
+            execl(coord, coord, a_dir, a_bind, a_pub, "--http_port=0", "--log_s=3600", a_model,
+                  a_key, a_allow, (char *)NULL);
         _exit(127);
     }
     usleep(300000);
@@ -136,8 +164,8 @@ int main(int argc, char **argv)
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "%s/kz loadgen --endpoint=tcp://127.0.0.1:%d --games=%ld --workers=%ld "
-             "--inflight=32 --pool=512 %s 2>/dev/null",
-             bindir, port, games, workers, l_keys);
+             "--inflight=32 %s %s 2>/dev/null",
+             bindir, port, games, workers, l_pool, l_keys);
     FILE *p = popen(cmd, "r");
     char line[512], last[512] = "";
     while (p && fgets(line, sizeof line, p))
@@ -158,8 +186,9 @@ int main(int argc, char **argv)
     }
     printf("%s", last);
     printf("ingest: %.0f validated games stored per second (%ld games, %ld workers, synced "
-           "LMDB, loopback, %s); goal >= %.0f: %s\n",
-           gps, games, workers, plain ? "no CurveZMQ" : "CurveZMQ", GOAL,
+           "LMDB, loopback, %s%s); goal >= %.0f: %s\n",
+           gps, games, workers, plain ? "no CurveZMQ" : "CurveZMQ",
+           checked ? ", searched games under the check" : "", GOAL,
            gps >= GOAL ? "met" : "NOT met");
     if (cpu >= 0)
         printf("ingest: the coordinator used %.2f CPU-seconds, %.0f us per game (%s)\n", cpu,

@@ -14,8 +14,13 @@
 
 #include "client.h"
 #include "config.h"
+#include "evaluator.h"
 #include "game.h"
 #include "kz.h"
+#include "mcts.h"
+#include "recheck.h"
+#include "record.h"
+#include "selfplay.h"
 #include "util.h"
 #include "validate.h"
 
@@ -34,6 +39,8 @@ typedef struct loadgen_config {
     char curve_server_key[CONFIG_STR_MAX]; /* the coordinator's public key file */
     char curve_secret_key[CONFIG_STR_MAX]; /* the simulated workers' secret key file (one key,
                                               a worker's: ids NAME/loadgen-...) */
+    char search_model[CONFIG_STR_MAX]; /* pool games searched with this model file, "" random */
+    long search_simulations;           /* their simulations per move */
 } loadgen_config;
 
 #define O(f) offsetof(loadgen_config, f)
@@ -57,8 +64,62 @@ static const config_option s_options[] = {
      "with curve: the coordinator's public key file"},
     {"curve_secret_key", CONFIG_STRING, "", 0, 0, O(curve_secret_key),
      "with curve: a worker key's secret file (every simulated worker uses it)"},
+    {"search_model", CONFIG_STRING, "", 0, 0, O(search_model),
+     "play the pool's games as a worker does, with this model file (it must be the "
+     "coordinator's version `model`), so that the coordinator's check of forged games "
+     "(docs/security.md) can search them again; \"\" = random games, which it cannot check"},
+    {"search_simulations", CONFIG_INT, "16", 1, 100000, O(search_simulations),
+     "with search_model: simulations per move of the pool's games"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
+
+/* The evaluator of search_model in an arithmetic the coordinator can check
+ * (recheck.h): bf16 where the CPU has it, else fp32 on AVX-512. 0, or 1 with
+ * the message printed. */
+static int s_open_model(const game_def *g, const char *path, evaluator_net **out)
+{
+    int precision;
+    if (!recheck_evaluator_usable("avx512-bf16", &precision) &&
+        !recheck_evaluator_usable("avx512-fp32", &precision)) {
+        fprintf(stderr, "kz: loadgen: search_model needs AVX-512 (the arithmetic the "
+                        "coordinator's check can repeat)\n");
+        return 1;
+    }
+    char err[300];
+    int rc = evaluator_net_load_precision(path, g, 64, precision, out, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "kz: loadgen: search_model: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+/* A self-play game of the pool played by net as a worker plays it, packed. */
+static int s_searched_record(const game_def *g, evaluator_net *net, const loadgen_config *cfg,
+                             uint64_t seed, uint8_t **buf, size_t *len)
+{
+    game_record *r = record_new();
+    if (!r)
+        return KZ_ENOMEM;
+    mcts_settings ms = mcts_settings_default();
+    ms.simulations = (int)cfg->search_simulations;
+    r->kind = RECORD_SELFPLAY;
+    r->model_version = (uint32_t)cfg->model;
+    r->settings = selfplay_record_settings(&ms);
+    snprintf(r->settings.evaluator, sizeof r->settings.evaluator, "%s", evaluator_net_path(net));
+    r->seed = seed;
+    uint64_t id[2] = {mix64(seed), mix64(seed ^ 0x5eed)};
+    memcpy(r->id, id, sizeof r->id);
+    snprintf(r->worker_id, sizeof r->worker_id, "loadgen");
+    evaluator ev[2] = {evaluator_net_get(net), evaluator_net_get(net)};
+    r->started_ms = time_wall_ms();
+    int rc = recheck_play(g, r, ev);
+    r->finished_ms = time_wall_ms();
+    if (rc == 0)
+        rc = record_pack(r, buf, len);
+    record_destroy(&r);
+    return rc;
+}
 
 int cmd_loadgen(int argc, char **argv)
 {
@@ -94,9 +155,13 @@ int cmd_loadgen(int argc, char **argv)
     size_t *pool_len = xcalloc((size_t)cfg.pool, sizeof *pool_len);
     size_t max_len = 0, total_len = 0;
     validate_random_opts vo = {.model_version = (uint32_t)cfg.model, .worker_id = "loadgen"};
+    evaluator_net *net = NULL;
+    if (cfg.search_model[0] && (rc = s_open_model(g, cfg.search_model, &net)))
+        return rc;
     for (long i = 0; i < cfg.pool; i++) {
-        rc = validate_random_record(g, (uint64_t)cfg.seed * 1000003u + (uint64_t)i, &vo,
-                                    &pool[i], &pool_len[i]);
+        uint64_t seed = (uint64_t)cfg.seed * 1000003u + (uint64_t)i;
+        rc = net ? s_searched_record(g, net, &cfg, seed, &pool[i], &pool_len[i])
+                 : validate_random_record(g, seed, &vo, &pool[i], &pool_len[i]);
         if (rc || pool_len[i] < 18 || pool[i][0] != 0x0a || pool[i][1] != 16) {
             fprintf(stderr, "kz: loadgen: cannot make record %ld: %s\n", i, err_str(rc));
             return 1;
@@ -104,7 +169,9 @@ int cmd_loadgen(int argc, char **argv)
         max_len = pool_len[i] > max_len ? pool_len[i] : max_len;
         total_len += pool_len[i];
     }
-    log_info("loadgen: %ld pool games, %.0f bytes on average", cfg.pool,
+    evaluator_net_destroy(&net);
+    log_info("loadgen: %ld pool games%s, %.0f bytes on average", cfg.pool,
+             cfg.search_model[0] ? " (searched: checkable)" : "",
              (double)total_len / (double)cfg.pool);
 
     /* Step 2. The workers. */
