@@ -447,7 +447,7 @@ Test(validate, reason_names_match_the_protocol)
     /* docs/protocol.md's table, by number. */
     const char *want[] = {"ok", "malformed", "oversized", "wrong-game", "unknown-model",
                           "illegal-action", "policy-illegal", "policy-sum", "nan",
-                          "wrong-result", "arena", "eval"};
+                          "wrong-result", "arena", "eval", "forged"};
     cr_assert_eq(sizeof want / sizeof want[0], VALIDATE_REASON_COUNT);
     for (int i = 0; i < VALIDATE_REASON_COUNT; i++)
         cr_assert_str_eq(validate_reason_name(i), want[i]);
