@@ -330,7 +330,7 @@ Test(alquerque, a20_perft_by_hand)
 }
 
 /* The engine and the plain implementation count the same trees. */
-Test(alquerque, perft_equals_the_plain_implementation, .timeout = 300)
+Test(alquerque, perft_equals_the_plain_implementation)
 {
     game_state s;
     G()->init(&s);
@@ -357,7 +357,7 @@ Test(alquerque, perft_equals_the_plain_implementation, .timeout = 300)
  * plain implementation's; the position string reads back (and the plain
  * implementation reads it as the same position); pack and unpack_planes give
  * encode_planes; canonical_action is an involution. */
-Test(alquerque, random_games_agree_with_the_plain_implementation, .timeout = 300)
+Test(alquerque, random_games_agree_with_the_plain_implementation)
 {
     rng_t rng;
     rng_seed(&rng, 11);

@@ -26,7 +26,7 @@
 #include "validate.h"
 #include "wire.h"
 
-TestSuite(aux, .fini = harness_cleanup, .timeout = 120);
+TestSuite(aux, .fini = harness_cleanup);
 
 /* A model file written by the code before the auxiliary heads existed:
  * modelfile_to_bytes of model_new(arch, 7) for game "test", 1x2x2 planes,
