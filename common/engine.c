@@ -424,7 +424,8 @@ static int s_replay(const game_def *g, const engine_args *a, replay *rp, char *e
     const char *pos = engine_arg(a, "position");
     if (pos && pos[0]) {
         char e2[200];
-        if (strlen(pos) >= sizeof rp->start_text || g->parse_position(&rp->start, pos, e2, sizeof e2))
+        if (strlen(pos) >= sizeof rp->start_text ||
+            g->parse_position(&rp->start, pos, e2, sizeof e2))
             return err_set(err, errlen, KZ_EINVAL, "position: %s",
                            strlen(pos) >= sizeof rp->start_text ? "too long" : e2);
     } else {

@@ -366,9 +366,10 @@ void model_train_destroy(model_train **t);
 int model_train_set_config(model_train *t, const train_config *c);
 /* One step on B samples (1 <= B <= max_batch): x (B, C, H, W), pi (B, A)
  * targets (each a distribution over canonical actions, or zeros: no policy
- * target), z (B) value targets (outcomes) from the mover's view. Forward with batch statistics, backward, running
- * averages, clipping, the optimizer update; step count + 1. Losses are of
- * the weights before the update. Allocates nothing. */
+ * target), z (B) value targets (outcomes) from the mover's view. Forward
+ * with batch statistics, backward, running averages, clipping, the
+ * optimizer update; step count + 1. Losses are of the weights before the
+ * update. Allocates nothing. */
 void model_train_step(model_train *t, const float *x, const float *pi, const float *z, int B,
                       train_losses *out);
 /* Loss and gradient (into model_train_grads) at the current weights, with

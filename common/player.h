@@ -123,8 +123,9 @@ mcts_settings player_gumbel_settings(int sims);
 /* The raw network policy, and the network with PUCT search (settings s,
  * copied; the player always plays the search's best action, mcts_result.best:
  * the most visited, or the halving's winner in gumbel mode, whatever
- * s->temperature_plies says; named mcts:... or gumbel:... by s->root_mode). The model file (or "uniform") is read here;
- * NULL with a one-line reason in err when it cannot be used or s is invalid. */
+ * s->temperature_plies says; named mcts:... or gumbel:... by s->root_mode).
+ * The model file (or "uniform") is read here; NULL with a one-line reason
+ * in err when it cannot be used or s is invalid. */
 player *player_policy_new(const game_def *g, const char *model_path, char *err, size_t errlen);
 player *player_mcts_new(const game_def *g, const char *model_path, const mcts_settings *s,
                         char *err, size_t errlen);

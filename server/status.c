@@ -238,7 +238,8 @@ static void s_build_status(coord *c, strbuf *b)
     uint32_t assigned = 0;
     for (uint32_t i = 0; c->ar.candidate && i < c->ar.games; i++)
         assigned += c->ar.result[i] == SLOT_OPEN && c->ar.owner[i] >= 0;
-    strbuf_printf(b, "  \"arena\": {\"candidate\": %u, \"best\": %u, \"games\": %u, \"played\": %u, "
+    strbuf_printf(b, "  \"arena\": {\"candidate\": %u, \"best\": %u, \"games\": %u, "
+                 "\"played\": %u, "
                  "\"wins\": %u, \"draws\": %u, \"losses\": %u, \"assigned\": %u, \"open\": %u, "
                  "\"last\": {\"candidate\": %u, \"promoted\": %s, \"wins\": %u, \"draws\": %u, "
                  "\"losses\": %u, \"decided_ms\": %lld}},\n",
@@ -389,7 +390,8 @@ static void s_build_metrics(coord *c, strbuf *b)
     size_t live = 0;
     for (size_t i = 0; i < c->n_workers; i++)
         live += c->workers[i].alive;
-    strbuf_printf(b, "# HELP kz_build_info The coordinator's version, protocol and game (value 1).\n"
+    strbuf_printf(b, "# HELP kz_build_info The coordinator's version, protocol and game "
+                 "(value 1).\n"
                  "# TYPE kz_build_info gauge\nkz_build_info{version=\"");
     sb_label(b, util_version());
     strbuf_printf(b, "\",protocol=\"%d\",game=\"", WIRE_PROTOCOL_VERSION);
@@ -471,7 +473,8 @@ static void s_build_metrics(coord *c, strbuf *b)
              la->candidate && la->promoted ? 1 : 0);
     s_metric(b, "kz_last_arena_decided_timestamp_seconds", "gauge",
              "When it was decided (Unix time, 0 none).", (double)la->decided_ms / 1000.0);
-    strbuf_printf(b, "# HELP kz_last_arena_games Tally of the last arena decided, candidate's view.\n"
+    strbuf_printf(b, "# HELP kz_last_arena_games Tally of the last arena decided, "
+                 "candidate's view.\n"
                  "# TYPE kz_last_arena_games gauge\n"
                  "kz_last_arena_games{result=\"win\"} %u\nkz_last_arena_games{result=\"draw\"} %u\n"
                  "kz_last_arena_games{result=\"loss\"} %u\n",
@@ -536,7 +539,8 @@ static void s_build_metrics(coord *c, strbuf *b)
              "Candidates rejected since the last promotion.", (double)c->rejected_in_row);
     s_metric(b, "kz_best_reverts_total", "counter", "Bests reverted by the rating guard.",
              (double)c->reverts);
-    strbuf_printf(b, "# HELP kz_games_by_result_total Games stored since start, by kind and result.\n"
+    strbuf_printf(b, "# HELP kz_games_by_result_total Games stored since start, by kind and "
+                 "result.\n"
                  "# TYPE kz_games_by_result_total counter\n");
     static const char *const res[3] = {"first_wins", "second_wins", "draw"};
     for (int k = 0; k < 3; k++)
@@ -615,7 +619,8 @@ static void s_build_models(coord *c, strbuf *b, uint32_t latest)
                   m.draws, m.losses, (long long)m.decided_ms,
                   (unsigned long long)(r ? r->games : 0));
         s_json_rating(b, r);
-        strbuf_printf(b, ", \"bytes\": %llu, \"checksum\": \"%016llx\", \"url\": \"/models/%u.kzm\"}",
+        strbuf_printf(b,
+                      ", \"bytes\": %llu, \"checksum\": \"%016llx\", \"url\": \"/models/%u.kzm\"}",
                   (unsigned long long)m.blob_len, (unsigned long long)m.checksum, v);
     }
     strbuf_printf(b, "\n]\n");
@@ -988,7 +993,8 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
         if (url[7] == '/')
             ret = s_model_file(c, conn, url + 8);
         else
-            ret = s_respond(conn, 200, "application/json", c->files->models ? c->files->models : "[]\n",
+            ret = s_respond(conn, 200, "application/json",
+                            c->files->models ? c->files->models : "[]\n",
                             c->files->models ? strlen(c->files->models) : 3);
         pthread_mutex_unlock(&c->snap_lock);
         return ret;
