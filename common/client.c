@@ -53,6 +53,8 @@ struct client {
     double last_heartbeat;       /* time the last heartbeat was sent */
     int heartbeat_ms;            /* current heartbeat period */
     bool refused;                /* the coordinator refused our protocol version */
+    bool forbidden;              /* the last call's answer was Error FORBIDDEN (the key's role
+                                    or a key dropped from allow_keys) */
     pending_game *pending;       /* (cfg.max_pending) slots, len == 0 when free */
     size_t n_pending;            /* occupied slots */
     wire_buf tx;                 /* encode buffer */
@@ -817,6 +819,8 @@ int client_call(client *c, wire_msg *req, const wire_msg **reply)
         }
         if (c->got_reply) {
             *reply = &c->reply;
+            c->forbidden = c->reply.kind == WIRE_ERROR &&
+                           c->reply.u.error.code == WIRE_ERR_FORBIDDEN;
             if (c->reply.kind == WIRE_ERROR) {
                 s_set_error(c, "%s", c->reply.u.error.message);
                 if (c->reply.u.error.code == WIRE_ERR_VERSION)
@@ -1035,6 +1039,11 @@ const wire_welcome *client_welcome(const client *c)
 const char *client_last_error(const client *c)
 {
     return c->last_error;
+}
+
+bool client_key_refused(const client *c)
+{
+    return c->forbidden || c->handshake_said == 1;
 }
 
 void client_get_stats(const client *c, client_stats *out)

@@ -200,6 +200,13 @@ bool client_connected(const client *c);
 const wire_welcome *client_welcome(const client *c);
 /* The last error message received or produced ("" if none). Borrowed. */
 const char *client_last_error(const client *c);
+/* Whether the coordinator refuses this client's key: the last handshake
+ * was refused (its key is not in allow_keys: ZAP, logged with what to do),
+ * or the last call's answer was the Error FORBIDDEN (the key's role may not
+ * make that request, or the key was dropped from allow_keys); a later
+ * success clears it. client_last_error() says why. Nothing the client can
+ * do changes it: a program that needs the refused request stops. */
+bool client_key_refused(const client *c);
 /* Makes synchronous calls give up with EINTR as soon as *flag is non-zero
  * (a program's stop flag, set by its signal handler), instead of waiting out
  * their retries. NULL (the default) turns it off. The flag is borrowed. */

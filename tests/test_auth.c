@@ -317,6 +317,39 @@ Test(auth, a_cluster_of_the_real_programs_runs_authenticated)
     harness_fini(&h);
 }
 
+/* A worker whose key the coordinator refuses (listed with another role, or
+ * not listed at all) cannot change that: it stops with one line saying why
+ * and exit status 1 rather than ask again every few seconds. */
+Test(auth, a_worker_whose_key_is_refused_stops_with_one_line)
+{
+    harness h;
+    harness_init(&h, "auth-worker-refused");
+    char keys[256], allow[300];
+    s_keys(&h, keys, sizeof keys, allow, sizeof allow);
+    s_start(&h, keys, allow, NULL);
+    static const char *const names[] = {"t", "x"};
+    static const char *const reasons[] = {"key 't' (trainer) may not take jobs",
+                                          "refused this client's key"};
+    for (int i = 0; i < 2; i++) {
+        char ep[96], server[400], key[400], log[160];
+        snprintf(ep, sizeof ep, "--endpoint=%s", h.endpoint);
+        snprintf(server, sizeof server, "--curve_server_key=%s/coordinator.pub", keys);
+        snprintf(key, sizeof key, "--curve_secret_key=%s/%s.key", keys, names[i]);
+        snprintf(log, sizeof log, "%s/worker-%s.log", h.dir, names[i]);
+        const char *const args[] = {ep, server, key, "--model_cache_dir=", "--parallel=2",
+                                    "--timeout_ms=300", NULL};
+        pid_t w = harness_spawn("kz-worker", args, log);
+        int st;
+        cr_assert(harness_wait(w, 30, &st), "worker %s did not stop (see %s)", names[i], log);
+        cr_assert_eq(harness_exit_code(st), 1, "worker %s (see %s)", names[i], log);
+        cr_assert_eq(harness_count(log, "stopping: the coordinator refuses this worker's key: "),
+                     1, "see %s", log);
+        cr_assert_eq(harness_count(log, reasons[i]), i == 0 ? 1 : 2, "see %s", log);
+        cr_assert_eq(harness_count(log, "no job:"), 0, "see %s", log);
+    }
+    harness_fini(&h);
+}
+
 Test(auth, an_unknown_key_is_refused_counted_and_admitted_after_a_reload)
 {
     harness h;

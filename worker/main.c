@@ -203,7 +203,9 @@ static size_t s_arena_in_hand(const wk *w, uint32_t *cand, uint32_t *slots, size
 }
 
 /* Asks for a job and takes it on. Returns KZ_EVERSION when refused,
- * KZ_EMISMATCH for another game's job (a coordinator of another game). */
+ * KZ_EREJECTED when this worker's key may not ask (client_key_refused: its
+ * role, or a key dropped from allow_keys), KZ_EMISMATCH for another game's
+ * job (a coordinator of another game): nothing this worker can change. */
 static int s_request_job(wk *w)
 {
     static uint32_t slots[ARENA_QUEUE_MAX];
@@ -212,7 +214,7 @@ static int s_request_job(wk *w)
     wire_job_request jr = {(uint32_t)s_room(w), cand, slots, n};
     const wire_job *job;
     int rc = client_get_job(w->c, &jr, &job);
-    if (rc == KZ_EVERSION)
+    if (rc == KZ_EVERSION || (rc == KZ_EREJECTED && client_key_refused(w->c)))
         return rc;
     if (rc) {
         log_warn("no job: %s", client_last_error(w->c));
@@ -457,9 +459,12 @@ static void s_progress(wk *w, bool force)
     w->log_cs = cs;
 }
 
-/* Connection bookkeeping: the Welcome's game, going offline and back. */
+/* Connection bookkeeping: the Welcome's game, a refused key, going offline
+ * and back. 0, or KZ_EMISMATCH / KZ_EREJECTED: fatal. */
 static int s_check_connection(wk *w)
 {
+    if (client_key_refused(w->c))
+        return KZ_EREJECTED;
     const wire_welcome *wel = client_welcome(w->c);
     if (wel->game && wel->game[0] && strcmp(wel->game, w->cfg.game)) {
         log_error("the coordinator plays '%s', this worker '%s'", wel->game, w->cfg.game);
@@ -552,6 +557,9 @@ static int s_loop(wk *w)
     }
     if (rc == KZ_EVERSION)
         log_error("the coordinator refused this worker: %s", client_last_error(w->c));
+    else if (rc == KZ_EREJECTED && client_key_refused(w->c))
+        log_error("stopping: the coordinator refuses this worker's key: %s",
+                  client_last_error(w->c));
     else if (rc != KZ_EMISMATCH)
         log_error("fatal: %s", err_str(rc));
     return rc;
