@@ -12,6 +12,7 @@
  * otherwise. */
 #include "recheck.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,11 +96,20 @@ int recheck_sample(const game_record *r, uint32_t one_in, rng_t *rng)
     int last = -1;
     if (one_in == 0)
         return -1;
+    /* Each searched state with probability p = 1 / one_in: the gaps between
+     * picks are geometric, so one draw per pick (and one per game) instead
+     * of one per state keeps the ingest path's cost low. */
+    double lq = one_in > 1 ? log1p(-1.0 / one_in) : 0;
+    double skip = one_in > 1 ? floor(log(1.0 - rng_uniform(rng)) / lq) : 0;
     for (int k = 0; k < r->n_moves; k++) {
         if (r->moves[k].forced)
             continue;
-        if (one_in == 1 || rng_below(rng, one_in) == 0)
-            last = k;
+        if (skip >= 1) {
+            skip -= 1;
+            continue;
+        }
+        last = k;
+        skip = one_in > 1 ? floor(log(1.0 - rng_uniform(rng)) / lq) : 0;
     }
     return last;
 }
