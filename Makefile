@@ -167,6 +167,10 @@ asan:
 .PHONY: bench
 bench: $(BINS) $(BENCHES)
 	@for b in $(filter-out %/bench_learning,$(BENCHES)); do echo "== $$b"; $$b || exit 1; done
+	@echo "== draughts: whole-move perft 11 from the start (docs/rules-draughts.md, D21)"
+	@out=$$($(BUILD)/kz perft --game=draughts --turns 11) && echo "$$out" | tail -2 && \
+	  echo "$$out" | grep -qx 'perft 11: 85242128' || \
+	  { echo "draughts: perft 11 is not OEIS A133046's 85242128"; exit 1; }
 
 # How strong the cluster gets (tools/bench_learning.c): LEARN_ARGS="--minutes=30 ...".
 LEARN_ARGS ?=

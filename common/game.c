@@ -6,11 +6,13 @@
 #include <string.h>
 
 #include "alquerque.h"
+#include "draughts.h"
 #include "khreibaga.h"
 #include "util.h"
 
 /* The built-in games, the default first. */
-static const game_def *const s_builtin[] = {&khreibaga_game, &alquerque_game};
+static const game_def *const s_builtin[] = {&khreibaga_game, &alquerque_game,
+                                                  &draughts_game};
 #define N_BUILTIN ((int)(sizeof s_builtin / sizeof s_builtin[0]))
 
 /* Games added by game_register, after the built-in ones. */
