@@ -574,7 +574,7 @@ static void s_draw(const game_state *g, const char *marks, bool turned, FILE *ou
         }
         /* The row's squares in the standard numbering, left to right as drawn. */
         int a = r * 4 + 1, b = r * 4 + 4;
-        fprintf(out, " %d   %2d-%-2d\n", 8 - r, turned ? a : b, turned ? b : a);
+        fprintf(out, " %d   %2d..%-2d\n", 8 - r, turned ? a : b, turned ? b : a);
     }
     char pos[GAME_POSITION_CHARS + 1];
     dr_format_position(g, pos, sizeof pos);
