@@ -7,6 +7,7 @@
 #   make bench      the benchmarks
 #   make learn      the learning benchmark (30 minutes of training, then ratings)
 #   make tb         the endgame tablebases up to 5 pieces, verified (docs/tablebase.md)
+#   make faults     the fault suite, full counts (minutes; root for all of it; docs/faults.md)
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each (clang; docs/fuzzing.md)
 #   make install    binaries, systemd units, example configuration
 #                   (PREFIX=/usr/local SYSCONFDIR=/etc DESTDIR=; see deploy/)
@@ -151,17 +152,29 @@ $(BUILD)/toy/kz-trainer: $(TRAINER_SRC:%.c=$(BUILD)/obj/%.o) $(TOY_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The fault suite (tools/faults.c, docs/faults.md): linked with the tests'
+# process and network helpers. make check runs its short version
+# (tests/test_faults.c); `make faults` the full counts.
+$(BUILD)/faults: $(BUILD)/obj/tools/faults.o $(BUILD)/obj/tests/harness.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
+
 # --- entry points ------------------------------------------------------------
 # Tests find the real binaries through KZ_BIN_DIR (the toy game's in toy/).
 CRITERION_ARGS ?=
 .PHONY: check
-check: $(BINS) $(TOY_BINS) $(TEST_BIN)
+check: $(BINS) $(TOY_BINS) $(TEST_BIN) $(BUILD)/faults
 	./tools/check_layers.sh
 	KZ_BIN_DIR=$(abspath $(BUILD)) $(TEST_BIN) $(CRITERION_ARGS)
 
 .PHONY: asan
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" check
+
+# FAULTS_ARGS="--scenarios=kills --kills=20 ..." (build/faults --help).
+FAULTS_ARGS ?=
+.PHONY: faults
+faults: $(BINS) $(BUILD)/faults
+	KZ_BIN_DIR=$(abspath $(BUILD)) $(BUILD)/faults $(FAULTS_ARGS)
 
 # bench_learning is the long one (30 minutes and more): `make learn`, not `make bench`.
 .PHONY: bench
@@ -275,7 +288,7 @@ clean:
 
 .PHONY: help
 help:
-	@sed -n '2,13p' Makefile
+	@sed -n '2,14p' Makefile
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 -include $(shell find $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)

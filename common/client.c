@@ -32,6 +32,8 @@ static double s_resend_after(const client *c, int sends);
 struct client {
     void *zctx;                  /* borrowed ZeroMQ context */
     volatile sig_atomic_t *interrupt; /* borrowed stop flag, NULL none (client_set_interrupt) */
+    client_ack_fn on_ack;        /* called for each acknowledged game, NULL none */
+    void *on_ack_ctx;            /* its context, borrowed */
     void *dealer;                /* requests, owned */
     void *sub;                   /* announcements, owned, NULL without sub_endpoint */
     void *mon;                   /* the DEALER's handshake events (PAIR), owned, or NULL */
@@ -563,6 +565,9 @@ static void s_handle_async(client *c, const wire_msg *m)
         if (p) {
             c->stats.acked++;
             c->stats.duplicates += m->u.game_ack.duplicate;
+            if (c->on_ack)
+                c->on_ack(c->on_ack_ctx, p->record, p->len, m->u.game_ack.duplicate,
+                          m->u.game_ack.sequence);
             s_drop_pending(c, p);
         }
         break;
@@ -780,6 +785,12 @@ static void s_service(client *c, int timeout_ms)
 }
 
 void client_set_interrupt(client *c, volatile sig_atomic_t *flag) { c->interrupt = flag; }
+
+void client_set_ack_hook(client *c, client_ack_fn fn, void *ctx)
+{
+    c->on_ack = fn;
+    c->on_ack_ctx = ctx;
+}
 
 int client_poll(client *c, int timeout_ms)
 {

@@ -211,6 +211,15 @@ bool client_key_refused(const client *c);
  * (a program's stop flag, set by its signal handler), instead of waiting out
  * their retries. NULL (the default) turns it off. The flag is borrowed. */
 void client_set_interrupt(client *c, volatile sig_atomic_t *flag);
+/* Called once for every game acknowledged by the coordinator (stored now,
+ * or already stored: duplicate), with the record as submitted (borrowed for
+ * the call) and its sequence in the store; not for rejected games. For a
+ * ledger of what the coordinator promised to keep (kz loadgen --ledger, the
+ * fault suite). Runs inside client calls, on the client's thread. */
+typedef void (*client_ack_fn)(void *ctx, const uint8_t *record, size_t len, bool duplicate,
+                              uint64_t sequence);
+/* Sets (fn NULL: removes) the acknowledgement hook; ctx is borrowed. */
+void client_set_ack_hook(client *c, client_ack_fn fn, void *ctx);
 /* Counters. */
 void client_get_stats(const client *c, client_stats *out);
 

@@ -4,7 +4,11 @@
  * heartbeats, acknowledged queue). Games come from a pool made by random
  * legal play (validate_random_record); every submission gets a fresh game id,
  * so each is a new game to the coordinator (unless --repeat asks for some
- * resubmissions, which must come back as duplicates). */
+ * resubmissions, which must come back as duplicates). With --ledger=FILE it
+ * appends a line per acknowledged game (its id in hex, "new" or "dup", its
+ * store sequence): what the coordinator promised to keep, for the fault suite
+ * (tools/faults.c) to hold against the store afterwards. */
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +38,9 @@ typedef struct loadgen_config {
     double repeat;                 /* fraction of submissions reusing an earlier id */
     long seed;                     /* pool seed */
     long timeout_s;                /* give up after this long */
+    long timeout_ms;               /* each client's resend timeout (client.h) */
+    double rate;                   /* submissions per second at most, 0 no limit */
+    char ledger[CONFIG_STR_MAX];   /* file of acknowledged game ids, "" none */
     char game[CONFIG_STR_MAX];     /* game module */
     bool curve;                    /* CurveZMQ (client.h) */
     char curve_server_key[CONFIG_STR_MAX]; /* the coordinator's public key file */
@@ -57,6 +64,12 @@ static const config_option s_options[] = {
      "fraction of submissions that resend an earlier game (expect duplicates)"},
     {"seed", CONFIG_INT, "1", 0, 9007199254740991, O(seed), "seed of the game pool"},
     {"timeout_s", CONFIG_INT, "120", 1, 86400, O(timeout_s), "give up after this many seconds"},
+    {"timeout_ms", CONFIG_INT, "3000", 10, 600000, O(timeout_ms),
+     "each simulated worker's resend timeout (a silent coordinator: reconnect after it)"},
+    {"rate", CONFIG_DOUBLE, "0", 0, 1000000, O(rate),
+     "new submissions per second at most (0 = as fast as acknowledged): a steady load"},
+    {"ledger", CONFIG_STRING, "", 0, 0, O(ledger),
+     "append a line 'ID new|dup SEQ' per acknowledged game to this file (\"\" none)"},
     {"game", CONFIG_STRING, GAME_DEFAULT_NAME, 0, 0, O(game), "the game of the records sent"},
     {"curve", CONFIG_BOOL, "true", 0, 0, O(curve),
      "CurveZMQ (false: for a coordinator with curve = false)"},
@@ -121,6 +134,19 @@ static int s_searched_record(const game_def *g, evaluator_net *net, const loadge
     return rc;
 }
 
+/* The ledger's line of one acknowledged game (client_ack_fn). */
+static void s_ledger_ack(void *ctx, const uint8_t *record, size_t len, bool duplicate,
+                         uint64_t sequence)
+{
+    FILE *f = ctx;
+    char hex[2 * 16 + 1];
+    if (len < 18)
+        return; /* not ours: every record sent has its id first */
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", record[2 + i]);
+    fprintf(f, "%s %s %llu\n", hex, duplicate ? "dup" : "new", (unsigned long long)sequence);
+}
+
 int cmd_loadgen(int argc, char **argv)
 {
     loadgen_config cfg;
@@ -174,7 +200,14 @@ int cmd_loadgen(int argc, char **argv)
              cfg.search_model[0] ? " (searched: checkable)" : "",
              (double)total_len / (double)cfg.pool);
 
-    /* Step 2. The workers. */
+    /* Step 2. The ledger and the workers. */
+    FILE *ledger = NULL;
+    if (cfg.ledger[0]) {
+        ledger = fopen(cfg.ledger, "a");
+        if (!ledger)
+            return kz_usage_error("loadgen: ledger %s: %s", cfg.ledger, strerror(errno));
+        setvbuf(ledger, NULL, _IOLBF, 0); /* each line whole, even if killed */
+    }
     void *zctx = zmq_ctx_new();
     client **cl = xcalloc((size_t)cfg.workers, sizeof *cl);
     char id[64];
@@ -188,9 +221,12 @@ int cmd_loadgen(int argc, char **argv)
         cc.game = g->name;
         cc.max_pending = (size_t)cfg.inflight;
         cc.slots = (uint32_t)cfg.inflight;
+        cc.timeout_ms = (int)cfg.timeout_ms;
         cl[i] = client_new(zctx, &cc);
         if (!cl[i])
             return kz_usage_error("loadgen: cannot create client for %s", cfg.endpoint);
+        if (ledger)
+            client_set_ack_hook(cl[i], s_ledger_ack, ledger);
     }
 
     /* Step 3. Submit, keeping every worker's queue full, until all are answered. */
@@ -206,7 +242,9 @@ int cmd_loadgen(int argc, char **argv)
         uint64_t before = answered;
         answered = 0;
         for (long i = 0; i < cfg.workers; i++) {
-            while (submitted < cfg.games && client_pending(cl[i]) < (size_t)cfg.inflight) {
+            long allowed = cfg.rate > 0 ? (long)(cfg.rate * (time_now() - t0)) + 1 : cfg.games;
+            while (submitted < cfg.games && submitted < allowed &&
+                   client_pending(cl[i]) < (size_t)cfg.inflight) {
                 uint32_t k = rng_below(&r, (uint32_t)cfg.pool);
                 memcpy(buf, pool[k], pool_len[k]);
                 uint64_t idv[2];
@@ -258,6 +296,10 @@ int cmd_loadgen(int argc, char **argv)
            (unsigned long long)sum.duplicates, (unsigned long long)sum.rejected, repeats,
            (unsigned long long)sum.resent, dt, dt > 0 ? (double)(sum.acked - sum.duplicates) / dt
                                                       : 0.0);
+    if (ledger && fclose(ledger)) {
+        fprintf(stderr, "kz: loadgen: ledger %s: %s\n", cfg.ledger, strerror(errno));
+        status = 1;
+    }
     free(buf);
     free(cl);
     for (long i = 0; i < cfg.pool; i++)
