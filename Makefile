@@ -153,10 +153,11 @@ $(BUILD)/toy/kz-trainer: $(TRAINER_SRC:%.c=$(BUILD)/obj/%.o) $(TOY_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The fault suite (tools/faults.c, docs/faults.md): linked with the tests'
-# process and network helpers. make check runs its short version
-# (tests/test_faults.c); `make faults` the full counts.
+# process and network helpers, without Criterion (tools/faults.c says why).
+# make check runs its short version (tests/test_faults.c); `make faults`
+# the full counts.
 $(BUILD)/faults: $(BUILD)/obj/tools/faults.o $(BUILD)/obj/tests/harness.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # --- entry points ------------------------------------------------------------
 # Tests find the real binaries through KZ_BIN_DIR (the toy game's in toy/).
