@@ -1,25 +1,27 @@
 /* recheck: a game record's searches replayed and compared. See recheck.h.
  *
- * The replay drives batches of one tree exactly as worker/games.c drives its
- * slot's trees (the same calls in the same order, so the same generator
- * draws): a self-play game has one tree, reset the first time each player is
- * to move and advanced after every move, with a playout cap draw before each
- * reset and each advance; an arena game has one tree per colour, each reset
- * the first time its player is to move and then brought along lazily through
- * the actions played since (a fresh root after LAG_MAX of them). A change in
- * games.c's order of calls must be made here too: the tests of an honest
- * worker's games (tests/test_recheck.c, tests/test_coordinator.c) fail
- * otherwise. */
+ * The replay drives batches of one tree exactly as common/driver.c drives
+ * one slot's trees with tree_per_side (kz-worker's settings; the same calls
+ * in the same order, so the same generator draws): a self-play game has one
+ * tree, reset the first time each player is to move and advanced after every
+ * move, with a playout cap draw before each reset and each advance; an arena
+ * game has one tree per colour, each reset the first time its player is to
+ * move and then brought along lazily through the actions played since (a
+ * fresh root after LAG_MAX of them). recheck_play plays through the driver
+ * itself, so a change in driver.c's order of calls must be made here too:
+ * the tests of honest games (tests/test_forge.c: recheck_play's games and a
+ * real worker's) fail otherwise. */
 #include "recheck.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "driver.h"
 #include "kernel.h"
 #include "model.h"
 
-#define LAG_MAX 64 /* worker/games.c's: actions a dormant tree may lag behind */
+#define LAG_MAX 64 /* driver.c's: actions a dormant tree may lag behind */
 
 bool recheck_evaluator_usable(const char *path, int *precision)
 {
@@ -83,7 +85,7 @@ mcts_settings recheck_settings(const record_settings *rs, int kind)
         s.gumbel_c_visit = rs->gumbel_c_visit;
         s.gumbel_c_scale = rs->gumbel_c_scale;
     }
-    /* worker/games.c: Gumbel noise in self-play only. */
+    /* driver.c: Gumbel noise in self-play only. */
     s.gumbel_noise = kind == RECORD_SELFPLAY;
     /* One tree touches few entries; the cache never changes a result (mcts.h). */
     s.cache_entries = 4096;
@@ -131,14 +133,14 @@ typedef struct replay {
     int temperature_plies;      /* sample while the turn count is below this */
 } replay;
 
-/* worker/games.c s_pcr_draw. */
+/* driver.c s_pcr_draw. */
 static void s_pcr_draw(replay *rp)
 {
     rp->fast = rng_uniform(&rp->rng) >= rp->r->settings.pcr_full_fraction;
     mcts_batch_set_budget(rp->b[0], 0, rp->fast ? rp->fast_sims : rp->full_sims, !rp->fast);
 }
 
-/* worker/games.c s_catch_up. */
+/* driver.c s_catch_up (tree_per_side). */
 static void s_catch_up(replay *rp, const game_state *st, int p)
 {
     mcts_batch *b = rp->b[p];
@@ -155,7 +157,7 @@ static void s_catch_up(replay *rp, const game_state *st, int p)
     rp->n_lag[p] = 0;
 }
 
-/* worker/games.c s_lag. */
+/* driver.c s_lag. */
 static void s_lag(replay *rp, int p, int action)
 {
     if (!rp->tree_on[p])
@@ -222,14 +224,13 @@ static int s_compare(const replay *rp, int k, const mcts_result *res, int action
     return 0;
 }
 
-/* Step 2 of a check, or a game played (out non-NULL): every state up to upto
- * (a check) or to the end (a game): search, choose, then compare with r's
- * move or record the move into out, play. 0 or an error (the evaluator's,
- * KZ_ENOMEM); a difference sets rep's verdict and state. */
-static int s_run(replay *rp, game_state *st, int upto, game_record *out, recheck_report *rep)
+/* Step 2 of a check: every state up to upto: search, choose, compare with
+ * r's move, play. 0 or the evaluator's error; a difference sets rep's
+ * verdict and state. */
+static int s_run(replay *rp, game_state *st, int upto, recheck_report *rep)
 {
     const game_def *g = rp->g;
-    for (int k = 0; out || k <= upto; k++) {
+    for (int k = 0; k <= upto; k++) {
         int p = g->to_move(st);
         mcts_batch *b = rp->b[p];
         s_catch_up(rp, st, p);
@@ -250,24 +251,7 @@ static int s_run(replay *rp, game_state *st, int upto, game_record *out, recheck
         bool tau_one = g->ply(st) < rp->temperature_plies && !rp->fast;
         int action = mcts_result_choose(&res, tau_one, &rp->rng);
         rep->states += !res.forced;
-        if (out) {
-            /* worker/games.c's record of the move. */
-            uint16_t acts[GAME_MAX_LEGAL];
-            float shares[GAME_MAX_LEGAL];
-            int n = 0;
-            if (res.forced) {
-                acts[n] = (uint16_t)action;
-                shares[n++] = 1;
-            }
-            for (int j = 0; !res.forced && j < res.n; j++)
-                if (res.target[j] > 0) {
-                    acts[n] = res.actions[j];
-                    shares[n++] = res.target[j];
-                }
-            if (record_add_move(out, action, res.forced, res.value, n, acts, shares))
-                return KZ_ENOMEM;
-            out->moves[out->n_moves - 1].fast_search = rp->fast && !res.forced;
-        } else if (s_compare(rp, k, &res, action, rp->fast && !res.forced, rep)) {
+        if (s_compare(rp, k, &res, action, rp->fast && !res.forced, rep)) {
             rep->verdict = RECHECK_FORGED;
             rep->state = k;
             return 0;
@@ -350,9 +334,16 @@ int recheck_record(const game_def *g, const game_record *r, const evaluator ev[2
     game_state st;
     int rc = s_setup(&rp, ev, &st, out);
     if (rc == 0)
-        rc = s_run(&rp, &st, upto, NULL, out);
+        rc = s_run(&rp, &st, upto, out);
     s_teardown(&rp);
     return rc == 1 ? 0 : rc;
+}
+
+/* recheck_play's callback: the driver's record of the game, copied. */
+static int s_played(void *ctx, const game_record *r, uint32_t arena_slot)
+{
+    (void)arena_slot;
+    return record_copy(ctx, r);
 }
 
 int recheck_play(const game_def *g, game_record *r, const evaluator ev[2])
@@ -360,21 +351,60 @@ int recheck_play(const game_def *g, game_record *r, const evaluator ev[2])
     char why[200];
     if (!recheck_supported(r, why, sizeof why))
         return KZ_EINVAL;
-    replay rp = {.g = g, .r = r};
-    recheck_report rep = {0};
-    game_state st;
-    r->n_moves = 0;
-    r->n_policy = 0;
-    int rc = s_setup(&rp, ev, &st, &rep);
-    if (rc == 0)
-        rc = s_run(&rp, &st, 0, r, &rep);
-    s_teardown(&rp);
-    if (rc)
-        return rc == 1 ? KZ_EINVAL : rc;
-    game_result res = g->result(&st);
-    r->winner = res.winner;
-    r->reason = res.reason;
-    r->plies = (uint32_t)g->ply(&st);
-    snprintf(r->game, sizeof r->game, "%s", g->name);
-    return 0;
+    /* The driver with one slot, set as kz-worker sets it, for r's game. */
+    const record_settings *rs = &r->settings;
+    driver_config dc = driver_config_default();
+    dc.play.parallel = 1;
+    dc.play.search = recheck_settings(rs, r->kind);
+    dc.play.pcr_full_fraction = rs->fast_simulations > 0 ? rs->pcr_full_fraction : 1;
+    dc.play.pcr_fast_simulations = rs->fast_simulations > 0 ? rs->fast_simulations : 1;
+    dc.arena_temperature_plies = rs->temperature_plies;
+    dc.tree_per_side = true;
+    char err[200];
+    driver *d = driver_new(g, &dc, err, sizeof err);
+    game_record *played = record_new();
+    if (!d || !played) {
+        driver_destroy(&d);
+        record_destroy(&played);
+        return d ? KZ_ENOMEM : KZ_EINVAL;
+    }
+    bool shared = ev[0].ctx == ev[1].ctx && ev[0].run == ev[1].run;
+    driver_net net[2] = {{.ev = ev[0], .arith = rs->evaluator},
+                         {.ev = ev[1], .arith = rs->evaluator}};
+    driver_game spec = {.kind = r->kind,
+                        .net = {&net[0], shared ? &net[0] : &net[1]},
+                        .model_version = r->model_version,
+                        .opponent_version = r->opponent_version,
+                        .candidate_player = r->candidate_player,
+                        .simulations = rs->simulations,
+                        .start_position = r->start_position,
+                        .seed = r->seed};
+    int rc = driver_start(d, &spec, err, sizeof err);
+    while (rc == 0 && driver_in_play(d) > 0)
+        rc = driver_step(d, s_played, played);
+    driver_destroy(&d);
+    if (rc == 0 && played->n_moves == 0)
+        rc = KZ_EINVAL; /* it did not finish (cannot happen: a game always ends, R21) */
+    /* r keeps its id, worker, times and versions; the game is the driver's. */
+    for (int k = 0; rc == 0 && k < played->n_moves; k++) {
+        const record_move *m = &played->moves[k];
+        if (k == 0) {
+            r->n_moves = 0;
+            r->n_policy = 0;
+        }
+        rc = record_add_move(r, m->action, m->forced, m->root_value, m->policy_n,
+                             played->policy_actions + m->policy_off,
+                             played->policy + m->policy_off);
+        if (rc == 0)
+            r->moves[k].fast_search = m->fast_search;
+    }
+    if (rc == 0) {
+        r->settings = played->settings;
+        r->winner = played->winner;
+        r->reason = played->reason;
+        r->plies = played->plies;
+        snprintf(r->game, sizeof r->game, "%s", g->name);
+    }
+    record_destroy(&played);
+    return rc;
 }

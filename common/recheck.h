@@ -22,9 +22,10 @@
  * state k depends on the subtrees kept from the searches before it and on the
  * draws made before it (root noise, sampled moves, playout cap draws). So the
  * re-search of state k replays the game's searches from its first state
- * through k, exactly as worker/games.c drives them (the lazy trees of an
- * arena game included), comparing every searched state on the way: checking
- * state k costs the searches of states 0..k.
+ * through k, exactly as common/driver.c drives a slot of kz-worker's
+ * (tree_per_side; the lazy trees of an arena game included), comparing every
+ * searched state on the way: checking state k costs the searches of states
+ * 0..k.
  *
  * Not checkable (RECHECK_UNCHECKABLE, counted by the caller, never a
  * rejection): records without settings.evaluator (from before it, or from a
@@ -66,7 +67,7 @@ bool recheck_supported(const game_record *r, char *why, size_t whylen);
  * and anything else. *precision is the model.h precision to make it with. */
 bool recheck_evaluator_usable(const char *path, int *precision);
 
-/* The search settings the worker used for r (mcts.h), as worker/games.c
+/* The search settings the worker used for r (mcts.h), as common/driver.c
  * derives them for its kind: what recheck_record searches with. */
 mcts_settings recheck_settings(const record_settings *rs, int kind);
 
@@ -97,12 +98,16 @@ typedef struct recheck_report {
 int recheck_record(const game_def *g, const game_record *r, const evaluator ev[2], int upto,
                    recheck_report *out);
 
-/* Plays a game as a worker does (the same calls, so that recheck_record
- * finds it honest): r holds the game's kind, versions, candidate_player,
- * start_position, settings (settings.evaluator naming ev's arithmetic) and
- * seed; its moves, winner, reason, plies and game name are written. For
- * tests and kz loadgen. 0, KZ_EINVAL when r is not checkable
- * (recheck_supported), KZ_ENOMEM or the evaluator's error. */
+/* Plays a game as a worker does: through the game driver (driver.h) with
+ * one slot, set as kz-worker sets it, so that recheck_record's finding it
+ * honest checks the replay against the driver. r holds the game's kind,
+ * versions, candidate_player, start_position, settings (settings.evaluator
+ * naming ev's arithmetic) and seed; its moves, winner, reason, plies and
+ * game name are written, and its settings become the driver's record of
+ * them (an arena game's without root noise, forced playouts or pruning).
+ * For tests and kz loadgen. 0, KZ_EINVAL when r is not checkable
+ * (recheck_supported) or the driver refuses its settings or start,
+ * KZ_ENOMEM or the evaluator's error. */
 int recheck_play(const game_def *g, game_record *r, const evaluator ev[2]);
 
 #endif

@@ -1,6 +1,10 @@
 /* selfplay: plays games of a model against itself with the batched search,
  * G games at once on one evaluator, and hands each finished game to a
- * callback as a game_record (record.h). The worker and `kz selfplay` use it.
+ * callback as a game_record (record.h): a source of N self-play games for
+ * the game driver (driver.h), which plays them. kz selfplay, the benchmarks
+ * and the tests use it; kz-worker drives the driver itself. Self-play's
+ * settings (selfplay_config, selfplay_options) live here and are the
+ * worker's too.
  *
  * Per game k (0, 1, 2, ... in the order games start) the seed is
  * config.seed + k; it drives the root noise and the sampling of moves, and is
@@ -77,8 +81,8 @@ selfplay_config selfplay_config_default(void);
 /* Self-play's settings rows (config.h) over a selfplay_config: parallel,
  * pcr_full_fraction, pcr_fast_simulations, tb_search, tb_adjudicate (the
  * tables themselves come from each program's tb_dir); with mcts_options over its
- * search, what kz-worker and kz selfplay share (the worker plays with its
- * own engine, worker/games.c, to the same settings). The text defaults are
+ * search, what kz-worker and kz selfplay share (both play through the
+ * driver, driver.h). The text defaults are
  * selfplay_config_default()'s (a test holds them equal). */
 extern const config_option selfplay_options[];
 extern const size_t selfplay_options_n; /* rows in selfplay_options */

@@ -103,7 +103,7 @@ typedef struct wk {
     void *zctx;               /* ZeroMQ context */
     client *c;                /* coordinator client */
     netcache *nc;             /* models */
-    games *gm;                /* games in play */
+    driver *gm;               /* games in play */
     tb_set *tb;               /* endgame tables (tb_dir), or NULL */
     wnet *sp_net;             /* the self-play model (pinned), NULL before one */
     uint32_t sp_budget;       /* self-play games the last job still allows */
@@ -119,9 +119,10 @@ typedef struct wk {
     double started;           /* time_now() at start */
     bool online;              /* it answers now */
     bool stopping;            /* stop mode: moves in hand, then drain */
+    uint64_t seed;            /* game n of the run has seed mix64(seed + n) */
     uint64_t dropped;         /* finished games that could not be queued */
     double last_log;          /* time_now() of the last progress line */
-    games_stats log_st;       /* counters at the last progress line */
+    driver_stats log_st;      /* counters at the last progress line */
     client_stats log_cs;      /* client counters at the last progress line */
     double speed_at;          /* time_now() of the last search-speed sample */
     uint64_t speed_sims;      /* simulations then */
@@ -129,6 +130,19 @@ typedef struct wk {
 } wk;
 
 static volatile sig_atomic_t s_stop; /* signal_catch_stop: the first stop signal */
+
+/* The driver's settings from the worker's (worker_id and the tables set at
+ * start-up). Self-play trees are set up per side, as the worker's games
+ * always were (driver.h, Seeds). */
+static driver_config s_driver_config(const worker_config *cfg)
+{
+    driver_config dc = driver_config_default();
+    dc.play = cfg->play;
+    dc.arena_temperature_plies = (int)cfg->arena_temperature_plies;
+    dc.tree_per_side = true;
+    dc.forge_shares = !strcmp(cfg->forge, "visits");
+    return dc;
+}
 
 static int s_sims(const wk *w, uint32_t job_sims)
 {
@@ -141,13 +155,13 @@ static int s_sims(const wk *w, uint32_t job_sims)
 static int s_room(const wk *w)
 {
     long room = (long)w->cfg.client.max_pending - (long)client_pending(w->c) -
-                games_in_play(w->gm);
-    long free_slots = games_free(w->gm);
+                driver_in_play(w->gm);
+    long free_slots = driver_free(w->gm);
     if (free_slots < room)
         room = free_slots;
     if (w->cfg.max_games) {
-        games_stats st;
-        games_get_stats(w->gm, &st);
+        driver_stats st;
+        driver_get_stats(w->gm, &st);
         long left = w->cfg.max_games - (long)st.started;
         if (left < room)
             room = left;
@@ -171,8 +185,8 @@ static void s_use_model(wk *w, uint32_t version, uint64_t checksum)
     log_info("self-play now with model %u (was %u)", (unsigned)version,
              w->sp_net ? (unsigned)w->sp_net->version : 0u);
     if (w->sp_net)
-        w->sp_net->pinned = false;
-    n->pinned = true;
+        w->sp_net->dn.pinned = false;
+    n->dn.pinned = true;
     w->sp_net = n;
     netcache_collect(w->nc);
 }
@@ -181,9 +195,9 @@ static void s_arena_clear(wk *w)
 {
     arena_queue *q = &w->aq;
     if (q->net_cand)
-        q->net_cand->refs--;
+        q->net_cand->dn.refs--;
     if (q->net_best)
-        q->net_best->refs--;
+        q->net_best->dn.refs--;
     q->net_cand = q->net_best = NULL;
     q->n = q->next = 0;
     netcache_collect(w->nc);
@@ -194,8 +208,8 @@ static size_t s_arena_in_hand(const wk *w, uint32_t *cand, uint32_t *slots, size
 {
     const arena_queue *q = &w->aq;
     bool queued = q->next < q->n && q->kind == RECORD_ARENA;
-    *cand = queued ? q->candidate : games_arena_candidate(w->gm);
-    size_t n = *cand ? games_arena_slots(w->gm, *cand, slots, max) : 0;
+    *cand = queued ? q->candidate : driver_arena_candidate(w->gm);
+    size_t n = *cand ? driver_arena_slots(w->gm, *cand, slots, max) : 0;
     if (queued && q->candidate == *cand)
         for (size_t k = q->next; k < q->n && n < max; k++)
             slots[n++] = q->slots[k];
@@ -293,14 +307,14 @@ static int s_request_job(wk *w)
     if (q->candidate) {
         rc = netcache_get(w->nc, w->c, q->candidate, cand_sum, &nc, err, sizeof err);
         if (rc == 0) {
-            nc->refs++;
+            nc->dn.refs++;
             q->net_cand = nc;
         }
     }
     if (rc == 0 && q->best) {
         rc = netcache_get(w->nc, w->c, q->best, best_sum, &nb, err, sizeof err);
         if (rc == 0) {
-            nb->refs++;
+            nb->dn.refs++;
             q->net_best = nb;
         }
     }
@@ -334,12 +348,12 @@ static int s_start_games(wk *w)
         if (s_room(w) <= 0)
             return 0;
         arena_queue *q = &w->aq;
-        game_spec spec = {0};
+        driver_game spec = {0};
         if (q->next < q->n) {
             int cp = q->colours[q->next] ? 1 : 0;
             spec.kind = q->kind;
-            spec.net[cp] = q->net_cand;
-            spec.net[1 - cp] = q->net_best;
+            spec.net[cp] = q->net_cand ? &q->net_cand->dn : NULL;
+            spec.net[1 - cp] = q->net_best ? &q->net_best->dn : NULL;
             spec.baseline[cp] = q->base[0];
             spec.baseline[1 - cp] = q->base[1];
             spec.model_version = q->candidate;
@@ -350,7 +364,7 @@ static int s_start_games(wk *w)
             spec.start_position = q->open[q->next];
         } else if (w->sp_net && (w->sp_budget > 0 || offline)) {
             spec.kind = RECORD_SELFPLAY;
-            spec.net[0] = spec.net[1] = w->sp_net;
+            spec.net[0] = spec.net[1] = &w->sp_net->dn;
             spec.model_version = w->sp_net->version;
             spec.simulations = w->sp_sims ? w->sp_sims : s_sims(w, 0);
             if (w->sp_budget > 0 && w->sp_next_open < w->sp_n_open)
@@ -358,7 +372,10 @@ static int s_start_games(wk *w)
         } else {
             return 0;
         }
-        int rc = games_start(w->gm, &spec, err, sizeof err);
+        driver_stats st;
+        driver_get_stats(w->gm, &st);
+        spec.seed = mix64(w->seed + st.started); /* game n of the worker's run */
+        int rc = driver_start(w->gm, &spec, err, sizeof err);
         if (rc == KZ_EINVAL && spec.kind == RECORD_SELFPLAY && spec.start_position &&
             spec.start_position[0]) {
             /* An opening this worker cannot use: the job's games start from
@@ -415,18 +432,18 @@ static int s_on_game(void *ctx, const game_record *r, uint32_t arena_slot)
 /* The network and search speed the heartbeats report (the coordinator's
  * worker table): simulations per second over samples of 2 s at least,
  * smoothed over about 10 s. */
-static void s_engine_status(wk *w, const games_stats *st, double now)
+static void s_engine_status(wk *w, const driver_stats *st, double now)
 {
     double dt = now - w->speed_at;
-    if (w->speed_at == 0 || st->simulations < w->speed_sims) {
+    if (w->speed_at == 0 || st->search.simulations < w->speed_sims) {
         w->speed_at = now;
-        w->speed_sims = st->simulations;
+        w->speed_sims = st->search.simulations;
     } else if (dt >= 2.0) {
-        double rate = (double)(st->simulations - w->speed_sims) / dt;
+        double rate = (double)(st->search.simulations - w->speed_sims) / dt;
         w->speed = w->speed > 0 ? w->speed + (rate - w->speed) * (dt >= 10 ? 1.0 : dt / 10.0)
                                 : rate;
         w->speed_at = now;
-        w->speed_sims = st->simulations;
+        w->speed_sims = st->search.simulations;
     }
     client_set_engine(w->c, w->sp_net ? w->sp_net->version : 0, (float)w->speed);
 }
@@ -436,23 +453,23 @@ static void s_progress(wk *w, bool force)
     double now = time_now();
     if (!force && now - w->last_log < w->cfg.log_s)
         return;
-    games_stats st;
+    driver_stats st;
     client_stats cs;
-    games_get_stats(w->gm, &st);
+    driver_get_stats(w->gm, &st);
     client_get_stats(w->c, &cs);
     double dt = now - w->last_log;
     uint64_t dg = st.finished - w->log_st.finished;
-    double evals = (double)(st.evaluated - w->log_st.evaluated);
-    double calls = (double)(st.eval_calls - w->log_st.eval_calls);
+    double evals = (double)(st.search.evaluated - w->log_st.search.evaluated);
+    double calls = (double)(st.search.evaluator_calls - w->log_st.search.evaluator_calls);
     log_info("progress: games %llu (+%llu, %.0f/h) arena %llu, positions %llu, in play %d, "
              "pending %zu, acked %llu, rejected %llu, model %u, sims/s %.0f, evals/s %.0f, "
              "batch %.1f",
              (unsigned long long)st.finished, (unsigned long long)dg,
              dt > 0 ? dg * 3600.0 / dt : 0.0, (unsigned long long)st.finished_arena,
-             (unsigned long long)st.positions, games_in_play(w->gm), client_pending(w->c),
+             (unsigned long long)st.positions, driver_in_play(w->gm), client_pending(w->c),
              (unsigned long long)cs.acked, (unsigned long long)cs.rejected,
              w->sp_net ? (unsigned)w->sp_net->version : 0u,
-             dt > 0 ? (double)(st.simulations - w->log_st.simulations) / dt : 0.0,
+             dt > 0 ? (double)(st.search.simulations - w->log_st.search.simulations) / dt : 0.0,
              dt > 0 ? evals / dt : 0.0, calls > 0 ? evals / calls : 0.0);
     w->last_log = now;
     w->log_st = st;
@@ -501,12 +518,12 @@ static int s_loop(wk *w)
     for (;;) {
         if (s_stop && !w->stopping) {
             log_info("stopping: finishing the moves in hand (%d games in play)",
-                     games_in_play(w->gm));
+                     driver_in_play(w->gm));
             w->stopping = true;
-            games_stop(w->gm);
+            driver_stop(w->gm);
             s_arena_clear(w);
         }
-        if (w->stopping && games_in_play(w->gm) == 0)
+        if (w->stopping && driver_in_play(w->gm) == 0)
             return 0;
         rc = client_poll(w->c, 0);
         if (rc)
@@ -540,12 +557,12 @@ static int s_loop(wk *w)
         }
         uint32_t cand;
         size_t n = s_arena_in_hand(w, &cand, slots, ARENA_QUEUE_MAX);
-        games_stats st;
-        games_get_stats(w->gm, &st);
-        client_set_status(w->c, (uint32_t)games_in_play(w->gm), st.finished, cand, slots, n);
+        driver_stats st;
+        driver_get_stats(w->gm, &st);
+        client_set_status(w->c, (uint32_t)driver_in_play(w->gm), st.finished, cand, slots, n);
         s_engine_status(w, &st, now);
-        if (games_in_play(w->gm) > 0) {
-            rc = games_step(w->gm, s_on_game, w);
+        if (driver_in_play(w->gm) > 0) {
+            rc = driver_step(w->gm, s_on_game, w);
             if (rc)
                 break;
         } else {
@@ -635,7 +652,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "kz-worker: sub_endpoint: %s\n", err);
         return 2;
     }
-    if (games_check_settings(&w.cfg, err, sizeof err)) {
+    driver_config dc = s_driver_config(&w.cfg);
+    if (driver_check_settings(&dc, err, sizeof err)) {
         fprintf(stderr, "kz-worker: %s\n", err);
         return 2;
     }
@@ -672,6 +690,7 @@ int main(int argc, char **argv)
     model_set_precision(precision);
     uint64_t seed = w.cfg.seed ? (uint64_t)w.cfg.seed
                                : mix64((uint64_t)time_wall_ms() ^ ((uint64_t)getpid() << 40));
+    w.seed = seed;
     w.zctx = zmq_ctx_new();
     cc->role = "worker";
     cc->game = w.cfg.game;
@@ -688,8 +707,7 @@ int main(int argc, char **argv)
                  "(a test of the coordinator's check)");
         netcache_forge_model(w.nc);
     }
-    w.gm = w.c ? games_new(w.g, &w.cfg, client_id(w.c), seed, err, sizeof err) : NULL;
-    if (w.gm && w.cfg.tb_dir[0]) {
+    if (w.c && w.cfg.tb_dir[0]) {
         char terr[512];
         w.tb = tb_open(w.cfg.tb_dir, 0, terr, sizeof terr);
         if (!w.tb) {
@@ -701,7 +719,11 @@ int main(int argc, char **argv)
                  "tb_adjudicate %s",
                  tb_pieces(w.tb), w.cfg.tb_dir, w.cfg.play.tb_search ? "on" : "off",
                  w.cfg.play.tb_adjudicate ? "on" : "off");
-        games_set_tablebase(w.gm, w.tb);
+    }
+    if (w.c) {
+        dc.play.worker_id = client_id(w.c);
+        dc.play.tablebase = w.tb;
+        w.gm = driver_new(w.g, &dc, err, sizeof err);
     }
     if (!w.c || !w.nc || !w.gm) {
         log_error("cannot start: %s", !w.c ? "no client (see above)" : !w.nc ? "model cache"
@@ -713,9 +735,9 @@ int main(int argc, char **argv)
              (long)w.cfg.play.parallel, cc->endpoint, (unsigned long long)seed);
     rc = s_loop(&w) ? 1 : 0;
     s_drain(&w);
-    games_stats st;
+    driver_stats st;
     client_stats cs;
-    games_get_stats(w.gm, &st);
+    driver_get_stats(w.gm, &st);
     client_get_stats(w.c, &cs);
     if (w.tb)
         log_info("endgame tables: %llu games played out by them (%llu moves)",
@@ -727,10 +749,10 @@ int main(int argc, char **argv)
              (unsigned long long)st.abandoned, (unsigned long long)w.dropped);
 out:
     if (w.sp_net)
-        w.sp_net->pinned = false;
+        w.sp_net->dn.pinned = false;
     if (w.nc)
         s_arena_clear(&w);
-    games_destroy(&w.gm);
+    driver_destroy(&w.gm);
     tb_close(&w.tb);
     netcache_destroy(&w.nc);
     client_destroy(&w.c);

@@ -67,7 +67,7 @@ void netcache_destroy(netcache **pnc)
         return;
     netcache *nc = *pnc;
     for (int i = 0; i < NETCACHE_MAX; i++) {
-        KZ_CHECK(!nc->nets[i] || nc->nets[i]->refs == 0);
+        KZ_CHECK(!nc->nets[i] || nc->nets[i]->dn.refs == 0);
         s_free_net(&nc->nets[i]);
     }
     free(nc);
@@ -77,7 +77,7 @@ void netcache_destroy(netcache **pnc)
 void netcache_collect(netcache *nc)
 {
     for (int i = 0; i < NETCACHE_MAX; i++)
-        if (nc->nets[i] && nc->nets[i]->refs == 0 && !nc->nets[i]->pinned) {
+        if (nc->nets[i] && nc->nets[i]->dn.refs == 0 && !nc->nets[i]->dn.pinned) {
             log_debug("model %u dropped from memory", nc->nets[i]->version);
             s_free_net(&nc->nets[i]);
         }
@@ -198,7 +198,8 @@ static int s_load(netcache *nc, uint32_t version, uint64_t sum, const uint8_t *b
         snprintf(err, errlen, "model %u: out of memory for its evaluator", (unsigned)version);
         return KZ_ENOMEM;
     }
-    n->ev = (evaluator){.run = s_run, .ctx = n->eval, .max_batch = nc->max_batch};
+    n->dn.ev = (evaluator){.run = s_run, .ctx = n->eval, .max_batch = nc->max_batch};
+    n->dn.arith = model_eval_path(n->eval);
     nc->nets[slot] = n;
     log_info("model %u loaded (%s, %s, from %s)", (unsigned)version, n->arch,
              model_eval_path(n->eval), from);
