@@ -13,7 +13,7 @@
  * same batch: a tree's leaves go through the network with the other trees'
  * leaves, but the network's output for a position does not depend on the
  * batch it is in (the AVX-512 kernels compute each position's row alone, in
- * a fixed order; tests/test_recheck.c holds it), the evaluation cache holds
+ * a fixed order; tests/test_forge.c holds it), the evaluation cache holds
  * exactly what the network gave, and a cached leaf waits for the end of the
  * step like any other (mcts.h). So a batch of one tree replays any one game of
  * a worker's batch of G.
