@@ -24,7 +24,7 @@ ARCH     ?= $(if $(filter x86_64,$(shell uname -m)),-march=x86-64-v2,)
 SAN      ?=
 CFLAGS   ?=
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -g -pthread -Wall -Wextra -Wshadow \
-            -Wmissing-prototypes -Wno-format-truncation -Werror -MMD -MP $(SAN) -Icommon -I$(BUILD)/gen
+            -Wmissing-prototypes -Wno-format-truncation -Werror -MMD -MP $(SAN) -I. -I$(BUILD)/gen
 LDFLAGS  += -pthread $(SAN)
 
 .DEFAULT_GOAL := all
@@ -54,16 +54,18 @@ LDLIBS += $(PKG_LIBS)
 PROTO_SRC  := $(wildcard proto/*.proto)
 PROTO_C    := $(PROTO_SRC:proto/%.proto=$(BUILD)/gen/%.pb-c.c)
 PROTO_H    := $(PROTO_C:.c=.h)
-COMMON_SRC := $(wildcard common/*.c)
+# The library's folders, ground first (docs/architecture.md, "Layers").
+LIB_DIRS   := common games nn net data search play
+COMMON_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ    := $(COMMON_SRC:%.c=$(BUILD)/obj/%.o) $(PROTO_C:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o)
 LIB        := $(BUILD)/libkz.a
 
-KZ_SRC     := $(wildcard tools/kz*.c)
+KZ_SRC     := $(wildcard tools/kz/*.c)
 SERVER_SRC := $(wildcard server/*.c)
 WORKER_SRC := $(wildcard worker/*.c)
 TRAINER_SRC:= $(wildcard trainer/*.c)
-TEST_SRC   := $(wildcard tests/*.c)
-BENCH_SRC  := $(wildcard tools/bench_*.c)
+TEST_SRC   := $(wildcard tests/*/*.c)
+BENCH_SRC  := $(wildcard tools/bench/bench_*.c)
 
 BINS := $(BUILD)/kz
 ifneq ($(SERVER_SRC),)
@@ -75,7 +77,7 @@ endif
 ifneq ($(TRAINER_SRC),)
 BINS += $(BUILD)/kz-trainer
 endif
-BENCHES := $(BENCH_SRC:tools/%.c=$(BUILD)/%)
+BENCHES := $(BENCH_SRC:tools/bench/%.c=$(BUILD)/%)
 TEST_BIN := $(BUILD)/test_all
 
 .PHONY: all
@@ -121,22 +123,22 @@ $(BUILD)/kz-coordinator: $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
 # The dashboard's page is built into the coordinator (.incbin).
 $(BUILD)/obj/server/dashboard.o: server/dashboard.html
 # The viewer's and the play page's files are built into libkz (.incbin).
-$(BUILD)/obj/common/webpages.o: web/viewer.html web/play.html web/board.js
+$(BUILD)/obj/play/webpages.o: web/viewer.html web/play.html web/board.js
 
 $(BUILD)/kz-worker: $(WORKER_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/kz-trainer: $(TRAINER_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(BUILD)/bench_%: $(BUILD)/obj/tools/bench_%.o $(LIB)
+$(BUILD)/bench_%: $(BUILD)/obj/tools/bench/bench_%.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-# The tests also link the trainer's batch assembly (tests/test_targets.c).
+# The tests also link the trainer's batch assembly (tests/unit/test_targets.c).
 $(TEST_BIN): $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/trainer/batch.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
 
-# The programs again with the tests' toy game linked in (tests/toy_game.c
+# The programs again with the tests' toy game linked in (tests/harness/toy_game.c
 # registers it), in $(BUILD)/toy/: a second game through the whole stack in
 # make check. Not installed.
-TOY_OBJ  := $(BUILD)/obj/tests/toy_game.o
+TOY_OBJ  := $(BUILD)/obj/tests/harness/toy_game.o
 TOY_BINS := $(BUILD)/toy/kz $(BUILD)/toy/kz-coordinator $(BUILD)/toy/kz-worker \
             $(BUILD)/toy/kz-trainer
 $(BUILD)/toy/kz: $(KZ_SRC:%.c=$(BUILD)/obj/%.o) $(TOY_OBJ) $(LIB)
@@ -152,11 +154,11 @@ $(BUILD)/toy/kz-trainer: $(TRAINER_SRC:%.c=$(BUILD)/obj/%.o) $(TOY_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The fault suite (tools/faults.c, docs/faults.md): linked with the tests'
-# process and network helpers, without Criterion (tools/faults.c says why).
-# make check runs its short version (tests/test_faults.c); `make faults`
+# The fault suite (tools/faults/faults.c, docs/faults.md): linked with the tests'
+# process and network helpers, without Criterion (tools/faults/faults.c says why).
+# make check runs its short version (tests/system/test_faults.c); `make faults`
 # the full counts.
-$(BUILD)/faults: $(BUILD)/obj/tools/faults.o $(BUILD)/obj/tests/harness.o $(LIB)
+$(BUILD)/faults: $(BUILD)/obj/tools/faults/faults.o $(BUILD)/obj/tests/harness/harness.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # --- entry points ------------------------------------------------------------
@@ -186,7 +188,7 @@ bench: $(BINS) $(BENCHES)
 	  echo "$$out" | grep -qx 'perft 11: 85242128' || \
 	  { echo "draughts: perft 11 is not OEIS A133046's 85242128"; exit 1; }
 
-# How strong the cluster gets (tools/bench_learning.c): LEARN_ARGS="--minutes=30 ...".
+# How strong the cluster gets (tools/bench/bench_learning.c): LEARN_ARGS="--minutes=30 ...".
 LEARN_ARGS ?=
 .PHONY: learn
 learn: $(BINS) $(BUILD)/bench_learning
@@ -210,7 +212,7 @@ FUZZ_BUILD   := build-fuzz
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -O1 -g $(FUZZ_SAN) -Icommon -Itools/fuzz \
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -O1 -g $(FUZZ_SAN) -I. -Itools/fuzz \
                 -I$(FUZZ_BUILD)/gen $(PKG_CFLAGS)
 FUZZ_SRC     := $(wildcard tools/fuzz/fuzz_*.c)
 FUZZ_BINS    := $(FUZZ_SRC:tools/fuzz/%.c=$(FUZZ_BUILD)/%)
@@ -229,10 +231,10 @@ $(FUZZ_BUILD)/gen/%.pb-c.c $(FUZZ_BUILD)/gen/%.pb-c.h: proto/%.proto
 $(FUZZ_BUILD)/obj/gen/%.o: $(FUZZ_BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
-$(FUZZ_BUILD)/obj/common/%.o: common/%.c $(PROTO_SRC:proto/%.proto=$(FUZZ_BUILD)/gen/%.pb-c.h)
+$(FUZZ_BUILD)/obj/%.o: %.c $(PROTO_SRC:proto/%.proto=$(FUZZ_BUILD)/gen/%.pb-c.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
-$(FUZZ_BUILD)/obj/common/webpages.o: web/viewer.html web/play.html web/board.js
+$(FUZZ_BUILD)/obj/play/webpages.o: web/viewer.html web/play.html web/board.js
 $(FUZZ_LIB): $(FUZZ_LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

@@ -1,6 +1,6 @@
 /* config: defaults, `key = value` files and --flags into a program's
  * settings struct, checked against one table. See config.h. */
-#include "config.h"
+#include "common/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "util.h"
+#include "common/util.h"
 
 /* Compares keys treating '-' and '_' alike. */
 static bool s_key_eq(const char *a, const char *b, size_t blen)

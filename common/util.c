@@ -1,5 +1,5 @@
 /* util: logging, error codes, time, random numbers, files. See util.h. */
-#include "util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

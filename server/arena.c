@@ -18,16 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator.h"
-#include "match.h"
-#include "model.h"
-#include "modelfile.h"
-#include "util.h"
+#include "server/coordinator.h"
+#include "play/match.h"
+#include "nn/model.h"
+#include "nn/modelfile.h"
+#include "common/util.h"
 
 #define ARENA_MAGIC "KZA1"
 #define ARENA_HEADER 20
 
-/* The promotion gate shared with `kz match` (common/match.h): default 50
+/* The promotion gate shared with `kz match` (play/match.h): default 50
  * games, score > 0.55 with draws half, decided early when certain; SPRT as
  * an option. The arena's slot count is the gate's game count. */
 static int s_decide(const coord *c, uint32_t w, uint32_t d, uint32_t l)

@@ -18,8 +18,8 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "coordinator.h"
-#include "util.h"
+#include "server/coordinator.h"
+#include "common/util.h"
 
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
 #define ZAP_FRAMES 8 /* frames of a ZAP request read at most (7 for CURVE) */

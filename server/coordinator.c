@@ -6,7 +6,7 @@
  * ingest_batch messages), validates each submitted game on arrival (rejects
  * are answered at once), and stores all valid ones of the turn in ONE LMDB
  * transaction; only after it commits are their acks sent. */
-#include "coordinator.h"
+#include "server/coordinator.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -16,13 +16,13 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "model.h"
-#include "modelfile.h"
-#include "player.h"
-#include "recheck.h"
-#include "record.h"
-#include "storecheck.h"
-#include "util.h"
+#include "nn/model.h"
+#include "nn/modelfile.h"
+#include "search/player.h"
+#include "play/recheck.h"
+#include "data/record.h"
+#include "data/storecheck.h"
+#include "common/util.h"
 
 #define LOG_REJECTS_PER_WORKER 20 /* then only every 1000th */
 #define FORGE_POLL_MS 20          /* longest poll while games are held for their check */

@@ -34,13 +34,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "curve.h"
-#include "game.h"
-#include "match.h"
-#include "store.h"
-#include "validate.h"
-#include "wire.h"
+#include "common/config.h"
+#include "net/curve.h"
+#include "games/game.h"
+#include "play/match.h"
+#include "data/store.h"
+#include "data/validate.h"
+#include "net/wire.h"
 
 /* Settings (see the table in main.c). */
 typedef struct coord_config {

@@ -3,7 +3,7 @@
  * and nothing to install; the Makefile makes this object depend on it). */
 #include <stddef.h>
 
-#include "coordinator.h"
+#include "server/coordinator.h"
 
 __asm__(".pushsection .rodata\n"
         ".global status_dashboard_html\n"

@@ -17,13 +17,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "coordinator.h"
-#include "evaluator.h"
-#include "model.h"
-#include "modelfile.h"
-#include "player.h"
-#include "tablebase.h"
-#include "util.h"
+#include "server/coordinator.h"
+#include "nn/evaluator.h"
+#include "nn/model.h"
+#include "nn/modelfile.h"
+#include "search/player.h"
+#include "games/tablebase.h"
+#include "common/util.h"
 
 #define ENDGAME_NICE 10 /* the thread's priority below the coordinator's */
 

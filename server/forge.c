@@ -22,13 +22,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "coordinator.h"
-#include "evaluator.h"
-#include "model.h"
-#include "modelfile.h"
-#include "recheck.h"
-#include "record.h"
-#include "util.h"
+#include "server/coordinator.h"
+#include "nn/evaluator.h"
+#include "nn/model.h"
+#include "nn/modelfile.h"
+#include "play/recheck.h"
+#include "data/record.h"
+#include "common/util.h"
 
 #define FORGE_NICE 10 /* the thread's priority below the coordinator's */
 #define FORGE_NETS 4  /* evaluators the thread keeps (by version) */

@@ -15,10 +15,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "coordinator.h"
-#include "engine.h"
-#include "record.h"
-#include "util.h"
+#include "server/coordinator.h"
+#include "play/engine.h"
+#include "data/record.h"
+#include "common/util.h"
 
 #define GAMES_WAIT_S 10 /* longest an HTTP thread waits for the mailbox and its answer */
 

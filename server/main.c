@@ -8,14 +8,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "config.h"
-#include "curve.h"
-#include "coordinator.h"
-#include "match.h"
-#include "model.h"
-#include "modelfile.h"
-#include "util.h"
-#include "wire.h"
+#include "common/config.h"
+#include "net/curve.h"
+#include "server/coordinator.h"
+#include "play/match.h"
+#include "nn/model.h"
+#include "nn/modelfile.h"
+#include "common/util.h"
+#include "net/wire.h"
 
 #define O(f) offsetof(coord_config, f)
 static const config_option s_options[] = {

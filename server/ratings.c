@@ -36,9 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator.h"
-#include "rating.h"
-#include "util.h"
+#include "server/coordinator.h"
+#include "play/rating.h"
+#include "common/util.h"
 
 #define TALLY_MAGIC "KZT1"
 #define HISTORY_MAGIC "KZH1"

@@ -35,11 +35,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "coordinator.h"
-#include "engine.h"
-#include "modelfile.h"
-#include "util.h"
-#include "webpages.h"
+#include "server/coordinator.h"
+#include "play/engine.h"
+#include "nn/modelfile.h"
+#include "common/util.h"
+#include "play/webpages.h"
 
 #define FILES_KEPT 4            /* stamped model files kept for the HTTP thread */
 #define FILES_WAIT_S 10         /* longest an HTTP thread waits for the main thread */

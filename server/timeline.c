@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator.h"
-#include "util.h"
+#include "server/coordinator.h"
+#include "common/util.h"
 
 #define TIMELINE_MAGIC "KZL1"
 #define POINT_BYTES 132            /* serialized point */

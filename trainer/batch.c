@@ -2,8 +2,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "model.h"
-#include "trainer.h"
+#include "nn/model.h"
+#include "trainer/trainer.h"
 
 /* Spreads entries [lo, hi) of actions/probs into the dense row (A, zeroed
  * first) and renormalises it to sum 1 (an empty range leaves zeros). false

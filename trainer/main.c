@@ -17,13 +17,13 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "client.h"
-#include "config.h"
-#include "model.h"
-#include "modelfile.h"
-#include "trainer.h"
-#include "util.h"
-#include "wire.h"
+#include "net/client.h"
+#include "common/config.h"
+#include "nn/model.h"
+#include "nn/modelfile.h"
+#include "trainer/trainer.h"
+#include "common/util.h"
+#include "net/wire.h"
 
 /* The trainer's own rows; the connection's are client_options, joined in
  * s_table. */

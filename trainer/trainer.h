@@ -17,12 +17,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "client.h"
-#include "config.h"
-#include "game.h"
-#include "tablebase.h"
-#include "util.h"
-#include "wire.h"
+#include "net/client.h"
+#include "common/config.h"
+#include "games/game.h"
+#include "games/tablebase.h"
+#include "common/util.h"
+#include "net/wire.h"
 
 /* Settings (the table in main.c; docs/trainer.md): the trainer's own and the
  * connection's (client_options). */

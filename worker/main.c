@@ -12,10 +12,10 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "config.h"
-#include "util.h"
-#include "wire.h"
-#include "worker.h"
+#include "common/config.h"
+#include "common/util.h"
+#include "net/wire.h"
+#include "worker/worker.h"
 
 /* The worker's own rows; self-play's, the search's and the connection's are
  * their modules' (selfplay_options, mcts_options, client_options), joined in

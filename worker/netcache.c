@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "modelfile.h"
-#include "util.h"
-#include "wire.h"
-#include "worker.h"
+#include "nn/modelfile.h"
+#include "common/util.h"
+#include "net/wire.h"
+#include "worker/worker.h"
 
 #define NETCACHE_MAX 8  /* models in memory at once */
 #define NETCACHE_BAD 16 /* unusable blobs remembered */

@@ -2,7 +2,7 @@
  * (worker/ only). See docs/worker.md for the program's behaviour.
  *
  *   main.c     settings table, signals, the loop: jobs, models, the games
- *              they name started on the game driver (common/driver.h: G slots
+ *              they name started on the game driver (play/driver.h: G slots
  *              over batched searches, self-play, arena and rating games), the
  *              client (acks, heartbeats, announcements), draining at exit
  *   netcache.c models by version: fetched (checksum-checked), cached on disk
@@ -17,12 +17,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "client.h"
-#include "config.h"
-#include "driver.h"
-#include "game.h"
-#include "model.h"
-#include "selfplay.h"
+#include "net/client.h"
+#include "common/config.h"
+#include "play/driver.h"
+#include "games/game.h"
+#include "nn/model.h"
+#include "play/selfplay.h"
 
 /* Settings (the table in main.c; docs/worker.md): the worker's own,
  * self-play's and the search's (selfplay_options, mcts_options) and the

@@ -16,7 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "common/util.h"
 
 /* Aborts with the failed property when cond is false. */
 #define FUZZ_ASSERT(cond)                                                            \

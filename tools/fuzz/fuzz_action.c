@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "game.h"
+#include "games/game.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "config.h"
+#include "common/config.h"
 #include "fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

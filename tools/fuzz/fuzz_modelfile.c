@@ -1,4 +1,4 @@
-/* fuzz_modelfile: model file bytes (common/modelfile.h: modelfile_from_bytes),
+/* fuzz_modelfile: model file bytes (nn/modelfile.h: modelfile_from_bytes),
  * as a worker receives a blob from the network and every program reads a
  * --model file.
  *
@@ -16,9 +16,9 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "game.h"
-#include "model.h"
-#include "modelfile.h"
+#include "games/game.h"
+#include "nn/model.h"
+#include "nn/modelfile.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

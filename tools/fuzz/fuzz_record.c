@@ -1,6 +1,6 @@
 /* fuzz_record: a serialized GameRecord from the network or a file, through
- * both readers: the coordinator's validator (common/validate.h) and the
- * record module's unpack + rules check (common/record.h).
+ * both readers: the coordinator's validator (data/validate.h) and the
+ * record module's unpack + rules check (data/record.h).
  *
  * Properties: nothing crashes, leaks, or reads out of bounds; every failure
  * has a one-line reason; what record_unpack accepts packs again and unpacks
@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "game.h"
-#include "record.h"
-#include "validate.h"
+#include "games/game.h"
+#include "data/record.h"
+#include "data/validate.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,4 +1,4 @@
-/* fuzz_record_file: record files (common/record.h: record_file_open /
+/* fuzz_record_file: record files (data/record.h: record_file_open /
  * record_file_read) holding arbitrary bytes, as `kz records` and the tools
  * read files that may be truncated or corrupted.
  *
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "record.h"
+#include "data/record.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,4 +1,4 @@
-/* fuzz_wire: wire_decode (common/wire.h) on arbitrary bytes, as the
+/* fuzz_wire: wire_decode (net/wire.h) on arbitrary bytes, as the
  * coordinator and every client do with what arrives on a socket.
  *
  * Properties: decoding never crashes or leaks; a failure leaves no body; a
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "wire.h"
+#include "net/wire.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

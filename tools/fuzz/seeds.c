@@ -10,13 +10,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "game.h"
-#include "model.h"
-#include "modelfile.h"
-#include "record.h"
-#include "util.h"
-#include "validate.h"
-#include "wire.h"
+#include "games/game.h"
+#include "nn/model.h"
+#include "nn/modelfile.h"
+#include "data/record.h"
+#include "common/util.h"
+#include "data/validate.h"
+#include "net/wire.h"
 
 static const char *s_dir;
 

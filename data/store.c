@@ -1,0 +1,1273 @@
+/* store: LMDB replay store and model registry. See store.h. */
+#include "data/store.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "games/game.h"
+
+#define MODEL_HEADER_BYTES 72
+#define MODEL_MAGIC "KZM1"
+#define META_VALUE_MAX (1u << 20)
+/* Largest encoded position: P, packed, z, n, n * (u16 + f32), q, and the
+ * auxiliary block: flags, material, m, m * (u16 + f32). */
+#define POSITION_MAX_BYTES \
+    (1 + 255 + 1 + 2 + GAME_MAX_LEGAL * 6 + 4 + 1 + 4 + 2 + GAME_MAX_LEGAL * 6)
+#define AUX_MATERIAL 1u /* aux block flag: the material target follows */
+#define AUX_OPP 2u      /* aux block flag: the opponent-policy target follows */
+
+static const char *s_lmdb_error(int rc) { return mdb_strerror(rc); }
+
+/* err_str names LMDB's own codes (-30799 .. -30780): registered when the
+ * program starts, since any store call may return one. */
+__attribute__((constructor)) static void s_register_errors(void)
+{
+    err_register_range(MDB_KEYEXIST, MDB_LAST_ERRCODE, s_lmdb_error);
+}
+
+struct store {
+    MDB_env *env;          /* the environment */
+    MDB_dbi models;        /* version -> header + blob */
+    MDB_dbi games;         /* game sequence -> record */
+    MDB_dbi positions;     /* position sequence -> sample */
+    MDB_dbi dedup;         /* game id -> game sequence */
+    MDB_dbi meta;          /* name -> value */
+    store_options opt;     /* options given to store_open */
+    size_t map_bytes;      /* current map size */
+    uint64_t next_game;    /* next game sequence = games stored */
+    uint64_t next_pos;     /* next position sequence */
+    uint64_t first_pos;    /* lowest stored position sequence */
+    uint32_t next_model;   /* next model version */
+    uint32_t best;         /* best model version */
+    uint64_t grows;        /* map growths since open */
+    uint64_t txns;         /* write transactions committed since open */
+    uint8_t posbuf[POSITION_MAX_BYTES]; /* encode buffer for one position */
+};
+
+/* --- byte order helpers ---------------------------------------------------- */
+
+static void s_be64(uint8_t *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static uint64_t s_get_be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static void s_be32(uint8_t *p, uint32_t v)
+{
+    for (int i = 3; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static void s_le64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static uint64_t s_get_le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static void s_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static uint32_t s_get_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* --- open / close ------------------------------------------------------------ */
+
+void store_options_default(store_options *o)
+{
+    *o = (store_options){
+        .map_bytes = 64u << 20,
+        .window = 500000,
+        .prune_per_txn = 20000,
+        .no_sync = false,
+    };
+}
+
+static int s_meta_get_u64(MDB_txn *txn, MDB_dbi dbi, const char *name, uint64_t *v)
+{
+    MDB_val k = {strlen(name), (void *)name}, d;
+    int rc = mdb_get(txn, dbi, &k, &d);
+    if (rc == MDB_NOTFOUND) {
+        *v = 0;
+        return 0;
+    }
+    if (rc)
+        return rc;
+    if (d.mv_size != 8)
+        return KZ_ECORRUPT;
+    *v = s_get_le64(d.mv_data);
+    return 0;
+}
+
+static int s_meta_put_u64(MDB_txn *txn, MDB_dbi dbi, const char *name, uint64_t v)
+{
+    uint8_t b[8];
+    s_le64(b, v);
+    MDB_val k = {strlen(name), (void *)name}, d = {8, b};
+    return mdb_put(txn, dbi, &k, &d, 0);
+}
+
+int store_open(store **out, const char *dir, const store_options *o)
+{
+    *out = NULL;
+    bool ro = o && o->read_only;
+    if (!ro && mkdir(dir, 0755) && errno != EEXIST)
+        return errno;
+    store *s = xcalloc(1, sizeof *s);
+    if (o)
+        s->opt = *o;
+    else
+        store_options_default(&s->opt);
+    if (s->opt.map_bytes < (1u << 20))
+        s->opt.map_bytes = 1u << 20;
+    if (s->opt.prune_per_txn < 1)
+        s->opt.prune_per_txn = 1;
+    int rc = mdb_env_create(&s->env);
+    if (rc)
+        goto out_free;
+    mdb_env_set_maxdbs(s->env, 8);
+    mdb_env_set_mapsize(s->env, s->opt.map_bytes);
+    rc = mdb_env_open(s->env, dir, (s->opt.no_sync ? MDB_NOSYNC : 0) | (ro ? MDB_RDONLY : 0),
+                      0644);
+    if (rc)
+        goto out_env;
+    /* The environment may remember a larger map from an earlier run. */
+    MDB_envinfo info;
+    mdb_env_info(s->env, &info);
+    s->map_bytes = info.me_mapsize;
+    /* A data file shorter than its last used page (cut short by a copy or a
+     * full disk) would fault (SIGBUS) on the first read of a missing page. */
+    MDB_stat est;
+    mdb_filehandle_t fd;
+    struct stat sb;
+    if (mdb_env_stat(s->env, &est) == 0 && mdb_env_get_fd(s->env, &fd) == 0 &&
+        fstat(fd, &sb) == 0 &&
+        ((uint64_t)info.me_last_pgno + 1) * est.ms_psize > (uint64_t)sb.st_size) {
+        rc = KZ_ECORRUPT;
+        goto out_env;
+    }
+
+    MDB_txn *txn;
+    rc = mdb_txn_begin(s->env, NULL, ro ? MDB_RDONLY : 0, &txn);
+    if (rc)
+        goto out_env;
+    unsigned create = ro ? 0 : MDB_CREATE;
+    if ((rc = mdb_dbi_open(txn, "models", create, &s->models)) ||
+        (rc = mdb_dbi_open(txn, "games", create, &s->games)) ||
+        (rc = mdb_dbi_open(txn, "positions", create, &s->positions)) ||
+        (rc = mdb_dbi_open(txn, "dedup", create, &s->dedup)) ||
+        (rc = mdb_dbi_open(txn, "meta", create, &s->meta))) {
+        if (rc == MDB_NOTFOUND)
+            rc = KZ_ENOTFOUND;
+        goto out_txn;
+    }
+    uint64_t next_model, best;
+    if ((rc = s_meta_get_u64(txn, s->meta, "next_game", &s->next_game)) ||
+        (rc = s_meta_get_u64(txn, s->meta, "next_pos", &s->next_pos)) ||
+        (rc = s_meta_get_u64(txn, s->meta, "first_pos", &s->first_pos)) ||
+        (rc = s_meta_get_u64(txn, s->meta, "next_model", &next_model)) ||
+        (rc = s_meta_get_u64(txn, s->meta, "best", &best)))
+        goto out_txn;
+    if (s->first_pos > s->next_pos || next_model > UINT32_MAX || best >= UINT32_MAX) {
+        rc = KZ_ECORRUPT;
+        goto out_txn;
+    }
+    s->next_model = next_model ? (uint32_t)next_model : 1;
+    s->best = (uint32_t)best;
+    rc = mdb_txn_commit(txn);
+    if (rc)
+        goto out_env;
+    *out = s;
+    return 0;
+out_txn:
+    mdb_txn_abort(txn);
+out_env:
+    mdb_env_close(s->env);
+out_free:
+    free(s);
+    return rc;
+}
+
+void store_close(store **sp)
+{
+    if (!sp || !*sp)
+        return;
+    mdb_env_close((*sp)->env);
+    free(*sp);
+    *sp = NULL;
+}
+
+/* Doubles the map after MDB_MAP_FULL (no transaction may be open). */
+static int s_grow(store *s)
+{
+    size_t want = s->map_bytes * 2;
+    int rc = mdb_env_set_mapsize(s->env, want);
+    if (rc)
+        return rc;
+    MDB_envinfo info;
+    mdb_env_info(s->env, &info);
+    s->map_bytes = info.me_mapsize;
+    s->grows++;
+    log_info("store: map grown to %zu MiB", s->map_bytes >> 20);
+    return 0;
+}
+
+/* Begins a write transaction, adopting a map grown by another process. */
+static int s_begin_write(store *s, MDB_txn **txn)
+{
+    int rc = mdb_txn_begin(s->env, NULL, 0, txn);
+    if (rc == MDB_MAP_RESIZED) {
+        mdb_env_set_mapsize(s->env, 0);
+        rc = mdb_txn_begin(s->env, NULL, 0, txn);
+    }
+    return rc;
+}
+
+static int s_begin_read(store *s, MDB_txn **txn)
+{
+    int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, txn);
+    if (rc == MDB_MAP_RESIZED) {
+        mdb_env_set_mapsize(s->env, 0);
+        rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, txn);
+    }
+    return rc;
+}
+
+/* --- models -------------------------------------------------------------------- */
+
+const char *store_model_status_name(uint32_t status)
+{
+    switch (status) {
+    case STORE_MODEL_INITIAL: return "initial";
+    case STORE_MODEL_QUEUED: return "queued";
+    case STORE_MODEL_ARENA: return "arena";
+    case STORE_MODEL_PROMOTED: return "promoted";
+    case STORE_MODEL_REJECTED: return "rejected";
+    case STORE_MODEL_SUPERSEDED: return "superseded";
+    default: return "unknown";
+    }
+}
+
+static void s_model_header(uint8_t *h, const store_model_info *m)
+{
+    memset(h, 0, MODEL_HEADER_BYTES);
+    memcpy(h, MODEL_MAGIC, 4);
+    s_le32(h + 4, m->version);
+    s_le32(h + 8, m->parent);
+    s_le32(h + 12, m->status);
+    s_le32(h + 16, m->wins);
+    s_le32(h + 20, m->draws);
+    s_le32(h + 24, m->losses);
+    s_le64(h + 32, (uint64_t)m->created_ms);
+    s_le64(h + 40, m->checksum);
+    s_le64(h + 48, m->trainer_step);
+    s_le64(h + 56, (uint64_t)m->decided_ms);
+    s_le64(h + 64, m->blob_len);
+}
+
+static int s_parse_model(const MDB_val *d, store_model_info *m)
+{
+    const uint8_t *h = d->mv_data;
+    if (d->mv_size < MODEL_HEADER_BYTES || memcmp(h, MODEL_MAGIC, 4))
+        return KZ_ECORRUPT;
+    m->version = s_get_le32(h + 4);
+    m->parent = s_get_le32(h + 8);
+    m->status = s_get_le32(h + 12);
+    m->wins = s_get_le32(h + 16);
+    m->draws = s_get_le32(h + 20);
+    m->losses = s_get_le32(h + 24);
+    m->created_ms = (int64_t)s_get_le64(h + 32);
+    m->checksum = s_get_le64(h + 40);
+    m->trainer_step = s_get_le64(h + 48);
+    m->decided_ms = (int64_t)s_get_le64(h + 56);
+    m->blob_len = s_get_le64(h + 64);
+    if (m->blob_len != d->mv_size - MODEL_HEADER_BYTES)
+        return KZ_ECORRUPT;
+    return 0;
+}
+
+/* Writes header + blob for info->version in a transaction, growing the map
+ * as needed. blob NULL: keep the stored blob (metadata update). */
+static int s_write_model(store *s, const void *blob, size_t len, const store_model_info *info,
+                         bool is_new)
+{
+    for (;;) {
+        MDB_txn *txn;
+        int rc = s_begin_write(s, &txn);
+        if (rc)
+            return rc;
+        uint8_t kb[4];
+        s_be32(kb, info->version);
+        MDB_val k = {4, kb};
+        const void *src = blob;
+        if (!src) { /* metadata update: the blob stays */
+            MDB_val old;
+            rc = mdb_get(txn, s->models, &k, &old);
+            if (rc) {
+                mdb_txn_abort(txn);
+                return rc == MDB_NOTFOUND ? KZ_ENOTFOUND : rc;
+            }
+            store_model_info cur;
+            if ((rc = s_parse_model(&old, &cur))) {
+                mdb_txn_abort(txn);
+                return rc;
+            }
+            len = cur.blob_len;
+            /* Copy out: the reserved write below may move the page. */
+            uint8_t *copy = malloc(len ? len : 1);
+            if (!copy) {
+                mdb_txn_abort(txn);
+                return KZ_ENOMEM;
+            }
+            memcpy(copy, (const uint8_t *)old.mv_data + MODEL_HEADER_BYTES, len);
+            src = copy;
+        }
+        store_model_info m = *info;
+        m.blob_len = len;
+        MDB_val d = {MODEL_HEADER_BYTES + len, NULL};
+        rc = mdb_put(txn, s->models, &k, &d, MDB_RESERVE);
+        if (!rc) {
+            s_model_header(d.mv_data, &m);
+            if (len)
+                memcpy((uint8_t *)d.mv_data + MODEL_HEADER_BYTES, src, len);
+        }
+        if (!rc && is_new)
+            rc = s_meta_put_u64(txn, s->meta, "next_model", (uint64_t)info->version + 1);
+        if (src != blob)
+            free((void *)src);
+        if (rc) {
+            mdb_txn_abort(txn);
+        } else {
+            rc = mdb_txn_commit(txn);
+            if (!rc)
+                s->txns++;
+        }
+        if (rc == MDB_MAP_FULL) {
+            if ((rc = s_grow(s)))
+                return rc;
+            continue;
+        }
+        return rc;
+    }
+}
+
+int store_add_model(store *s, const void *blob, size_t len, store_model_info *info)
+{
+    info->version = s->next_model;
+    info->blob_len = len;
+    int rc = s_write_model(s, blob ? blob : "", len, info, true);
+    if (!rc)
+        s->next_model++;
+    return rc;
+}
+
+int store_update_model(store *s, const store_model_info *info)
+{
+    if (info->version == 0 || info->version >= s->next_model)
+        return KZ_ENOTFOUND;
+    return s_write_model(s, NULL, 0, info, false);
+}
+
+int store_get_model(store *s, uint32_t v, uint8_t **blob, size_t *len, store_model_info *info)
+{
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    uint8_t kb[4];
+    s_be32(kb, v);
+    MDB_val k = {4, kb}, d;
+    store_model_info m;
+    rc = mdb_get(txn, s->models, &k, &d);
+    if (rc == MDB_NOTFOUND)
+        rc = KZ_ENOTFOUND;
+    if (!rc)
+        rc = s_parse_model(&d, &m);
+    if (!rc && blob) {
+        *blob = malloc(m.blob_len ? m.blob_len : 1);
+        if (!*blob) {
+            rc = KZ_ENOMEM;
+        } else {
+            memcpy(*blob, (const uint8_t *)d.mv_data + MODEL_HEADER_BYTES, m.blob_len);
+            *len = m.blob_len;
+        }
+    }
+    if (!rc && info)
+        *info = m;
+    mdb_txn_abort(txn);
+    return rc;
+}
+
+int store_get_model_info(store *s, uint32_t v, store_model_info *out)
+{
+    return store_get_model(s, v, NULL, NULL, out);
+}
+
+int store_find_model(store *s, uint64_t checksum, uint64_t len, uint32_t *version)
+{
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, s->models, &cur);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    MDB_val k, d;
+    int found = KZ_ENOTFOUND;
+    for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); !rc;
+         rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
+        store_model_info m;
+        if (s_parse_model(&d, &m) == 0 && m.checksum == checksum && m.blob_len == len) {
+            *version = m.version;
+            found = 0;
+            break;
+        }
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return found;
+}
+
+uint32_t store_latest_model(const store *s)
+{
+    return s->next_model - 1;
+}
+
+uint32_t store_best(const store *s)
+{
+    return s->best;
+}
+
+int store_put_meta(store *s, const char *name, const void *data, size_t len)
+{
+    if (!name || strlen(name) == 0 || strlen(name) > 63 || len > META_VALUE_MAX)
+        return KZ_EINVAL;
+    for (;;) {
+        MDB_txn *txn;
+        int rc = s_begin_write(s, &txn);
+        if (rc)
+            return rc;
+        MDB_val k = {strlen(name), (void *)name}, d = {len, (void *)data};
+        rc = mdb_put(txn, s->meta, &k, &d, 0);
+        if (rc)
+            mdb_txn_abort(txn);
+        else if (!(rc = mdb_txn_commit(txn)))
+            s->txns++;
+        if (rc == MDB_MAP_FULL) {
+            if ((rc = s_grow(s)))
+                return rc;
+            continue;
+        }
+        return rc;
+    }
+}
+
+int store_get_meta(store *s, const char *name, void *buf, size_t cap, size_t *len)
+{
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    MDB_val k = {strlen(name), (void *)name}, d;
+    rc = mdb_get(txn, s->meta, &k, &d);
+    if (rc == MDB_NOTFOUND) {
+        rc = KZ_ENOTFOUND;
+    } else if (!rc) {
+        *len = d.mv_size;
+        if (d.mv_size > cap)
+            rc = KZ_EFULL;
+        else
+            memcpy(buf, d.mv_data, d.mv_size);
+    }
+    mdb_txn_abort(txn);
+    return rc;
+}
+
+int store_set_best(store *s, uint32_t version)
+{
+    if (version == 0 || version >= s->next_model)
+        return KZ_ENOTFOUND;
+    for (;;) {
+        MDB_txn *txn;
+        int rc = s_begin_write(s, &txn);
+        if (rc)
+            return rc;
+        rc = s_meta_put_u64(txn, s->meta, "best", version);
+        if (rc)
+            mdb_txn_abort(txn);
+        else if (!(rc = mdb_txn_commit(txn)))
+            s->txns++;
+        if (rc == MDB_MAP_FULL) {
+            if ((rc = s_grow(s)))
+                return rc;
+            continue;
+        }
+        if (!rc)
+            s->best = version;
+        return rc;
+    }
+}
+
+/* --- games and positions ------------------------------------------------------ */
+
+/* Encodes position i of g into s->posbuf; returns its length. The layout:
+ * [P u8][packed, P bytes][z i8][n u16 LE][n actions u16 LE][n shares f32 LE]
+ * [q f32 LE][aux]; q is absent in positions stored before it existed (and
+ * when g->q is NULL and there is no aux block), and reads back as z. The
+ * aux block (only with auxiliary targets): [flags u8: AUX_MATERIAL,
+ * AUX_OPP][material f32 LE if AUX_MATERIAL][m u16 LE, m actions u16 LE, m
+ * shares f32 LE if AUX_OPP]. The length after the policy tells the layouts
+ * apart: 0, 4, or at least 5. */
+static size_t s_encode_position(store *s, const store_game *g, uint32_t i)
+{
+    uint8_t *p = s->posbuf;
+    uint32_t P = g->packed_bytes;
+    uint32_t lo = g->offsets[i], n = g->offsets[i + 1] - lo;
+    *p++ = (uint8_t)P;
+    memcpy(p, g->packed + (size_t)i * P, P);
+    p += P;
+    float z = g->z[i];
+    *p++ = (uint8_t)(int8_t)(z > 0.5f ? 1 : z < -0.5f ? -1 : 0);
+    *p++ = (uint8_t)(n & 0xff);
+    *p++ = (uint8_t)(n >> 8);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t a = g->actions[lo + k];
+        *p++ = (uint8_t)(a & 0xff);
+        *p++ = (uint8_t)(a >> 8);
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t bits;
+        memcpy(&bits, &g->probs[lo + k], 4);
+        s_le32(p, bits);
+        p += 4;
+    }
+    bool aux = g->material || g->opp_offsets;
+    if (g->q || aux) {
+        uint32_t bits;
+        memcpy(&bits, g->q ? &g->q[i] : &z, 4);
+        s_le32(p, bits);
+        p += 4;
+    }
+    if (aux) {
+        *p++ = (uint8_t)((g->material ? AUX_MATERIAL : 0) | (g->opp_offsets ? AUX_OPP : 0));
+        if (g->material) {
+            uint32_t bits;
+            memcpy(&bits, &g->material[i], 4);
+            s_le32(p, bits);
+            p += 4;
+        }
+        if (g->opp_offsets) {
+            uint32_t olo = g->opp_offsets[i], m = g->opp_offsets[i + 1] - olo;
+            *p++ = (uint8_t)(m & 0xff);
+            *p++ = (uint8_t)(m >> 8);
+            for (uint32_t k = 0; k < m; k++) {
+                uint32_t a = g->opp_actions[olo + k];
+                *p++ = (uint8_t)(a & 0xff);
+                *p++ = (uint8_t)(a >> 8);
+            }
+            for (uint32_t k = 0; k < m; k++) {
+                uint32_t bits;
+                memcpy(&bits, &g->opp_probs[olo + k], 4);
+                s_le32(p, bits);
+                p += 4;
+            }
+        }
+    }
+    return (size_t)(p - s->posbuf);
+}
+
+/* Decodes the aux block [p, end) into sample slot j of b. 0 or KZ_ECORRUPT. */
+static int s_decode_aux(const uint8_t *p, const uint8_t *end, store_batch *b, size_t j)
+{
+    uint32_t flags = *p++, off = b->opp_offsets[j];
+    if (flags & ~(AUX_MATERIAL | AUX_OPP))
+        return KZ_ECORRUPT;
+    if (flags & AUX_MATERIAL) {
+        if (end - p < 4)
+            return KZ_ECORRUPT;
+        uint32_t bits = s_get_le32(p);
+        p += 4;
+        memcpy(&b->material[j], &bits, 4);
+        if (!(b->material[j] >= -1.0f && b->material[j] <= 1.0f))
+            return KZ_ECORRUPT;
+        b->material_w[j] = 1.0f;
+    }
+    if (flags & AUX_OPP) {
+        if (end - p < 2)
+            return KZ_ECORRUPT;
+        uint32_t m = p[0] | (uint32_t)p[1] << 8;
+        p += 2;
+        if (m > GAME_MAX_LEGAL || (size_t)(end - p) != (size_t)m * 6)
+            return KZ_ECORRUPT;
+        for (uint32_t k = 0; k < m; k++, p += 2)
+            b->opp_actions[off + k] = p[0] | (uint32_t)p[1] << 8;
+        for (uint32_t k = 0; k < m; k++, p += 4) {
+            uint32_t bits = s_get_le32(p);
+            memcpy(&b->opp_probs[off + k], &bits, 4);
+        }
+        b->opp_offsets[j + 1] = off + m;
+    }
+    return p == end ? 0 : KZ_ECORRUPT;
+}
+
+/* Decodes a stored position into sample slot j of b. 0 or KZ_ECORRUPT. */
+static int s_decode_position(const MDB_val *d, store_batch *b, size_t j)
+{
+    const uint8_t *p = d->mv_data, *end = p + d->mv_size;
+    if (d->mv_size < 4)
+        return KZ_ECORRUPT;
+    uint32_t P = *p++;
+    if (P == 0 || P > GAME_PACKED_BYTES || (size_t)(end - p) < P + 3)
+        return KZ_ECORRUPT;
+    if (j > 0 && P != b->packed_bytes)
+        return KZ_ECORRUPT;
+    b->packed_bytes = P;
+    memcpy(b->packed + j * P, p, P);
+    p += P;
+    b->z[j] = (float)(int8_t)*p++;
+    uint32_t n = p[0] | (uint32_t)p[1] << 8;
+    p += 2;
+    size_t rest = (size_t)(end - p);
+    if (n > GAME_MAX_LEGAL || (rest != (size_t)n * 6 && rest < (size_t)n * 6 + 4))
+        return KZ_ECORRUPT;
+    uint32_t off = b->offsets[j];
+    for (uint32_t k = 0; k < n; k++, p += 2)
+        b->actions[off + k] = p[0] | (uint32_t)p[1] << 8;
+    for (uint32_t k = 0; k < n; k++, p += 4) {
+        uint32_t bits = s_get_le32(p);
+        memcpy(&b->probs[off + k], &bits, 4);
+    }
+    b->q[j] = b->z[j];
+    b->offsets[j + 1] = off + n;
+    b->material[j] = 0.0f;
+    b->material_w[j] = 0.0f;
+    b->opp_offsets[j + 1] = b->opp_offsets[j];
+    if (p < end) {
+        uint32_t bits = s_get_le32(p);
+        p += 4;
+        memcpy(&b->q[j], &bits, 4);
+        if (!(b->q[j] >= -1.0f && b->q[j] <= 1.0f))
+            return KZ_ECORRUPT;
+        if (p < end)
+            return s_decode_aux(p, end, b, j);
+    }
+    return 0;
+}
+
+/* The window's lower end for a given state. */
+static uint64_t s_window_lo(const store *s, uint64_t first, uint64_t next)
+{
+    uint64_t lo = next > s->opt.window ? next - s->opt.window : 0;
+    return lo > first ? lo : first;
+}
+
+/* Deletes up to prune_per_txn positions below the window inside txn. */
+static int s_prune_txn(store *s, MDB_txn *txn, uint64_t *first, uint64_t next, uint64_t *count)
+{
+    uint64_t target = s_window_lo(s, *first, next);
+    uint64_t n = 0;
+    while (*first < target && n < s->opt.prune_per_txn) {
+        uint8_t kb[8];
+        s_be64(kb, *first);
+        MDB_val k = {8, kb};
+        int rc = mdb_del(txn, s->positions, &k, NULL);
+        if (rc && rc != MDB_NOTFOUND)
+            return rc;
+        (*first)++;
+        n++;
+    }
+    if (count)
+        *count = n;
+    return 0;
+}
+
+static int s_put_counters(store *s, MDB_txn *txn, uint64_t next_game, uint64_t next_pos,
+                          uint64_t first_pos)
+{
+    int rc;
+    if ((rc = s_meta_put_u64(txn, s->meta, "next_game", next_game)) ||
+        (rc = s_meta_put_u64(txn, s->meta, "next_pos", next_pos)) ||
+        (rc = s_meta_put_u64(txn, s->meta, "first_pos", first_pos)))
+        return rc;
+    return 0;
+}
+
+/* One attempt at storing the games; the caller retries after MAP_FULL. */
+static int s_put_games_once(store *s, store_game *games, size_t n, const store_meta *meta,
+                            size_t n_meta)
+{
+    MDB_txn *txn;
+    int rc = s_begin_write(s, &txn);
+    if (rc)
+        return rc;
+    uint64_t next_game = s->next_game, next_pos = s->next_pos, first_pos = s->first_pos;
+    for (size_t i = 0; i < n && !rc; i++) {
+        store_game *g = &games[i];
+        MDB_val idk = {STORE_GAME_ID_BYTES, (void *)g->game_id}, d;
+        rc = mdb_get(txn, s->dedup, &idk, &d);
+        if (rc == 0) {
+            g->duplicate = true;
+            g->sequence = d.mv_size == 8 ? s_get_be64(d.mv_data) : 0;
+            continue;
+        }
+        if (rc != MDB_NOTFOUND)
+            break;
+        g->duplicate = false;
+        g->sequence = next_game;
+        uint8_t kb[8];
+        s_be64(kb, next_game);
+        MDB_val k = {8, kb}, rec = {g->record_len, (void *)g->record};
+        rc = mdb_put(txn, s->games, &k, &rec, MDB_APPEND);
+        if (rc)
+            break;
+        MDB_val seqv = {8, kb};
+        rc = mdb_put(txn, s->dedup, &idk, &seqv, MDB_NOOVERWRITE);
+        if (rc)
+            break;
+        next_game++;
+        for (uint32_t j = 0; j < g->n_positions; j++) {
+            uint8_t pk[8];
+            s_be64(pk, next_pos);
+            MDB_val key = {8, pk}, val = {s_encode_position(s, g, j), s->posbuf};
+            rc = mdb_put(txn, s->positions, &key, &val, MDB_APPEND);
+            if (rc)
+                break;
+            next_pos++;
+        }
+    }
+    if (!rc)
+        rc = s_prune_txn(s, txn, &first_pos, next_pos, NULL);
+    if (!rc)
+        rc = s_put_counters(s, txn, next_game, next_pos, first_pos);
+    for (size_t m = 0; m < n_meta && !rc; m++) {
+        MDB_val k = {strlen(meta[m].name), (void *)meta[m].name},
+                d = {meta[m].len, (void *)meta[m].data};
+        rc = mdb_put(txn, s->meta, &k, &d, 0);
+    }
+    if (rc) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    rc = mdb_txn_commit(txn);
+    if (rc)
+        return rc;
+    s->txns++;
+    s->next_game = next_game;
+    s->next_pos = next_pos;
+    s->first_pos = first_pos;
+    return 0;
+}
+
+int store_put_games(store *s, store_game *games, size_t n)
+{
+    return store_put_games_meta(s, games, n, NULL, 0);
+}
+
+int store_put_games_meta(store *s, store_game *games, size_t n, const store_meta *meta,
+                         size_t n_meta)
+{
+    for (size_t m = 0; m < n_meta; m++)
+        if (!meta[m].name || strlen(meta[m].name) == 0 || strlen(meta[m].name) > 63 ||
+            meta[m].len > META_VALUE_MAX)
+            return KZ_EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        const store_game *g = &games[i];
+        if (!g->game_id || (!g->record && g->record_len) ||
+            (g->n_positions && (g->packed_bytes == 0 || g->packed_bytes > GAME_PACKED_BYTES ||
+                                !g->packed || !g->z || !g->offsets)))
+            return KZ_EINVAL;
+        if (g->n_positions && g->opp_offsets && (!g->opp_actions || !g->opp_probs))
+            return KZ_EINVAL;
+        for (uint32_t j = 0; j < g->n_positions; j++)
+            if (g->offsets[j + 1] < g->offsets[j] ||
+                g->offsets[j + 1] - g->offsets[j] > GAME_MAX_LEGAL ||
+                (g->q && !(g->q[j] >= -1.0f && g->q[j] <= 1.0f)) ||
+                (g->material && !(g->material[j] >= -1.0f && g->material[j] <= 1.0f)) ||
+                (g->opp_offsets && (g->opp_offsets[j + 1] < g->opp_offsets[j] ||
+                                    g->opp_offsets[j + 1] - g->opp_offsets[j] > GAME_MAX_LEGAL)))
+                return KZ_EINVAL;
+    }
+    for (;;) {
+        int rc = s_put_games_once(s, games, n, meta, n_meta);
+        if (rc != MDB_MAP_FULL)
+            return rc;
+        if ((rc = s_grow(s)))
+            return rc;
+    }
+}
+
+int store_prune(store *s, uint64_t *pruned)
+{
+    if (pruned)
+        *pruned = 0;
+    if (s->first_pos >= s_window_lo(s, s->first_pos, s->next_pos))
+        return 0;
+    for (;;) {
+        MDB_txn *txn;
+        int rc = s_begin_write(s, &txn);
+        if (rc)
+            return rc;
+        uint64_t first = s->first_pos, count = 0;
+        rc = s_prune_txn(s, txn, &first, s->next_pos, &count);
+        if (!rc)
+            rc = s_meta_put_u64(txn, s->meta, "first_pos", first);
+        if (rc)
+            mdb_txn_abort(txn);
+        else
+            rc = mdb_txn_commit(txn);
+        if (rc == MDB_MAP_FULL) {
+            if ((rc = s_grow(s)))
+                return rc;
+            continue;
+        }
+        if (!rc) {
+            s->txns++;
+            s->first_pos = first;
+            if (pruned)
+                *pruned = count;
+        }
+        return rc;
+    }
+}
+
+int store_find_game(store *s, const uint8_t *game_id, uint64_t *sequence)
+{
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    MDB_val k = {STORE_GAME_ID_BYTES, (void *)game_id}, d;
+    rc = mdb_get(txn, s->dedup, &k, &d);
+    if (rc == MDB_NOTFOUND)
+        rc = KZ_ENOTFOUND;
+    else if (!rc && d.mv_size != 8)
+        rc = KZ_ECORRUPT;
+    else if (!rc)
+        *sequence = s_get_be64(d.mv_data);
+    mdb_txn_abort(txn);
+    return rc;
+}
+
+int store_find_record(store *s, const uint8_t *game_id, const uint8_t *record, size_t len,
+                      uint64_t *sequence)
+{
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    MDB_val k = {STORE_GAME_ID_BYTES, (void *)game_id}, d;
+    rc = mdb_get(txn, s->dedup, &k, &d);
+    if (!rc && d.mv_size == 8) {
+        uint64_t seq = s_get_be64(d.mv_data);
+        MDB_val gk = {8, d.mv_data}, gd;
+        rc = mdb_get(txn, s->games, &gk, &gd);
+        if (!rc && gd.mv_size == len && !memcmp(gd.mv_data, record, len))
+            *sequence = seq;
+        else
+            rc = KZ_ENOTFOUND;
+    } else {
+        rc = KZ_ENOTFOUND;
+    }
+    mdb_txn_abort(txn);
+    return rc;
+}
+
+int store_get_game(store *s, uint64_t sequence, uint8_t **record, size_t *len)
+{
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    uint8_t kb[8];
+    s_be64(kb, sequence);
+    MDB_val k = {8, kb}, d;
+    rc = mdb_get(txn, s->games, &k, &d);
+    if (rc == MDB_NOTFOUND) {
+        rc = KZ_ENOTFOUND;
+    } else if (!rc) {
+        *record = malloc(d.mv_size ? d.mv_size : 1);
+        if (!*record) {
+            rc = KZ_ENOMEM;
+        } else {
+            memcpy(*record, d.mv_data, d.mv_size);
+            *len = d.mv_size;
+        }
+    }
+    mdb_txn_abort(txn);
+    return rc;
+}
+
+int store_foreach_game(store *s, int (*fn)(void *ctx, uint64_t seq, const uint8_t *rec,
+                                           size_t len), void *ctx)
+{
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, s->games, &cur);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    MDB_val k, d;
+    int out = 0;
+    for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); !rc && !out;
+         rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
+        if (k.mv_size != 8) {
+            out = KZ_ECORRUPT;
+            break;
+        }
+        out = fn(ctx, s_get_be64(k.mv_data), d.mv_data, d.mv_size);
+    }
+    if (!out && rc != MDB_NOTFOUND)
+        out = rc;
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return out;
+}
+
+int store_foreach_game_desc(store *s, uint64_t from,
+                            int (*fn)(void *ctx, uint64_t seq, const uint8_t *rec, size_t len),
+                            void *ctx)
+{
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, s->games, &cur);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    /* The first key >= from; the one before it when it is above from (or
+     * none: then the last key). */
+    uint8_t key[8];
+    s_be64(key, from);
+    MDB_val k = {.mv_size = 8, .mv_data = key}, d;
+    rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+    if (rc == MDB_NOTFOUND)
+        rc = mdb_cursor_get(cur, &k, &d, MDB_LAST);
+    else if (!rc && (k.mv_size != 8 || s_get_be64(k.mv_data) > from))
+        rc = mdb_cursor_get(cur, &k, &d, MDB_PREV);
+    int out = 0;
+    for (; !rc && !out; rc = mdb_cursor_get(cur, &k, &d, MDB_PREV)) {
+        if (k.mv_size != 8) {
+            out = KZ_ECORRUPT;
+            break;
+        }
+        out = fn(ctx, s_get_be64(k.mv_data), d.mv_data, d.mv_size);
+    }
+    if (!out && rc != MDB_NOTFOUND)
+        out = rc;
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return out;
+}
+
+/* --- sampling ------------------------------------------------------------------- */
+
+store_batch *store_batch_new(size_t cap)
+{
+    if (cap == 0)
+        return NULL;
+    store_batch *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->cap = cap;
+    b->packed = malloc(cap * GAME_PACKED_BYTES);
+    b->z = malloc(cap * sizeof *b->z);
+    b->q = malloc(cap * sizeof *b->q);
+    b->offsets = malloc((cap + 1) * sizeof *b->offsets);
+    b->actions = malloc(cap * GAME_MAX_LEGAL * sizeof *b->actions);
+    b->probs = malloc(cap * GAME_MAX_LEGAL * sizeof *b->probs);
+    b->sequences = malloc(cap * sizeof *b->sequences);
+    b->material = malloc(cap * sizeof *b->material);
+    b->material_w = malloc(cap * sizeof *b->material_w);
+    b->opp_offsets = malloc((cap + 1) * sizeof *b->opp_offsets);
+    b->opp_actions = malloc(cap * GAME_MAX_LEGAL * sizeof *b->opp_actions);
+    b->opp_probs = malloc(cap * GAME_MAX_LEGAL * sizeof *b->opp_probs);
+    if (!b->packed || !b->z || !b->q || !b->offsets || !b->actions || !b->probs ||
+        !b->sequences || !b->material || !b->material_w || !b->opp_offsets || !b->opp_actions ||
+        !b->opp_probs) {
+        store_batch_destroy(&b);
+        return NULL;
+    }
+    b->offsets[0] = b->opp_offsets[0] = 0;
+    return b;
+}
+
+void store_batch_destroy(store_batch **bp)
+{
+    if (!bp || !*bp)
+        return;
+    store_batch *b = *bp;
+    free(b->packed);
+    free(b->z);
+    free(b->q);
+    free(b->offsets);
+    free(b->actions);
+    free(b->probs);
+    free(b->sequences);
+    free(b->material);
+    free(b->material_w);
+    free(b->opp_offsets);
+    free(b->opp_actions);
+    free(b->opp_probs);
+    free(b);
+    *bp = NULL;
+}
+
+/* Uniform in [0, range) without modulo bias; range > 0. */
+static uint64_t s_uniform(rng_t *r, uint64_t range)
+{
+    uint64_t limit = UINT64_MAX - UINT64_MAX % range;
+    uint64_t x;
+    do
+        x = rng_next(r);
+    while (x >= limit);
+    return x % range;
+}
+
+static int s_read_positions(store *s, store_batch *b, size_t n)
+{
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    b->offsets[0] = b->opp_offsets[0] = 0;
+    b->packed_bytes = 0;
+    for (size_t j = 0; j < n && !rc; j++) {
+        uint8_t kb[8];
+        s_be64(kb, b->sequences[j]);
+        MDB_val k = {8, kb}, d;
+        rc = mdb_get(txn, s->positions, &k, &d);
+        if (rc == MDB_NOTFOUND)
+            rc = KZ_ENOTFOUND;
+        if (!rc)
+            rc = s_decode_position(&d, b, j);
+    }
+    mdb_txn_abort(txn);
+    b->n = rc ? 0 : n;
+    return rc;
+}
+
+int store_sample(store *s, rng_t *rng, size_t n, store_batch *b)
+{
+    if (n > b->cap)
+        return KZ_EINVAL;
+    uint64_t hi = s->next_pos, lo = s_window_lo(s, s->first_pos, hi);
+    b->n = 0;
+    b->offsets[0] = b->opp_offsets[0] = 0;
+    if (hi <= lo || n == 0)
+        return 0;
+    for (size_t j = 0; j < n; j++)
+        b->sequences[j] = lo + s_uniform(rng, hi - lo);
+    return s_read_positions(s, b, n);
+}
+
+int store_get_position(store *s, uint64_t sequence, store_batch *b)
+{
+    b->sequences[0] = sequence;
+    return s_read_positions(s, b, 1);
+}
+
+void store_get_stats(store *s, store_stats *out)
+{
+    MDB_envinfo info;
+    MDB_stat st;
+    mdb_env_info(s->env, &info);
+    mdb_env_stat(s->env, &st);
+    *out = (store_stats){
+        .games = s->next_game,
+        .positions_total = s->next_pos,
+        .first_position = s->first_pos,
+        .window_lo = s_window_lo(s, s->first_pos, s->next_pos),
+        .window_hi = s->next_pos,
+        .models = s->next_model - 1,
+        .best = s->best,
+        .map_bytes = info.me_mapsize,
+        .used_bytes = (uint64_t)(info.me_last_pgno + 1) * st.ms_psize,
+        .map_grows = s->grows,
+        .txns = s->txns,
+    };
+}
+
+/* --- for storecheck.h ------------------------------------------------------------- */
+
+struct store_pin {
+    MDB_env *env; /* read-only environment */
+    MDB_txn *txn; /* the snapshot held */
+};
+
+int store_pin_open(const char *dir, store_pin **out, uint64_t *txnid)
+{
+    *out = NULL;
+    *txnid = 0;
+    store_pin *p = xcalloc(1, sizeof *p);
+    int rc = mdb_env_create(&p->env);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    /* mdb_env_open reads the meta pages only (and maps the file); a read
+     * transaction reads them again; neither touches a tree. */
+    mdb_env_set_maxdbs(p->env, 8);
+    rc = mdb_env_open(p->env, dir, MDB_RDONLY, 0644);
+    if (!rc)
+        rc = mdb_txn_begin(p->env, NULL, MDB_RDONLY, &p->txn);
+    if (rc) {
+        mdb_env_close(p->env);
+        free(p);
+        return rc;
+    }
+    *txnid = (uint64_t)mdb_txn_id(p->txn);
+    *out = p;
+    return 0;
+}
+
+void store_pin_close(store_pin **pp)
+{
+    if (!pp || !*pp)
+        return;
+    mdb_txn_abort((*pp)->txn);
+    mdb_env_close((*pp)->env);
+    free(*pp);
+    *pp = NULL;
+}
+
+int store_check_position(const void *value, size_t len, store_batch *scratch)
+{
+    MDB_val d = {len, (void *)value};
+    scratch->offsets[0] = 0;
+    scratch->opp_offsets[0] = 0;
+    return s_decode_position(&d, scratch, 0);
+}
+
+int store_check_model(const void *value, size_t len, store_model_info *info,
+                      const uint8_t **blob)
+{
+    MDB_val d = {len, (void *)value};
+    int rc = s_parse_model(&d, info);
+    if (!rc && blob)
+        *blob = (const uint8_t *)value + MODEL_HEADER_BYTES;
+    return rc;
+}
+
+int store_check_counter(const void *value, size_t len, uint64_t *v)
+{
+    if (len != 8)
+        return KZ_ECORRUPT;
+    *v = s_get_le64(value);
+    return 0;
+}
+
+static int s_dbi_named(store *s, const char *db, MDB_dbi *out)
+{
+    if (!strcmp(db, "models"))
+        *out = s->models;
+    else if (!strcmp(db, "games"))
+        *out = s->games;
+    else if (!strcmp(db, "positions"))
+        *out = s->positions;
+    else if (!strcmp(db, "dedup"))
+        *out = s->dedup;
+    else if (!strcmp(db, "meta"))
+        *out = s->meta;
+    else
+        return KZ_EINVAL;
+    return 0;
+}
+
+int store_put_raw(store *s, const char *db, const store_raw *e, size_t n)
+{
+    MDB_dbi dbi;
+    if (s_dbi_named(s, db, &dbi))
+        return KZ_EINVAL;
+    for (;;) {
+        MDB_txn *txn;
+        int rc = s_begin_write(s, &txn);
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < n && !rc; i++) {
+            MDB_val k = {e[i].klen, (void *)e[i].key}, d = {e[i].vlen, (void *)e[i].val};
+            rc = mdb_put(txn, dbi, &k, &d, 0);
+        }
+        if (rc) {
+            mdb_txn_abort(txn);
+        } else {
+            rc = mdb_txn_commit(txn);
+            if (!rc)
+                s->txns++;
+        }
+        if (rc == MDB_MAP_FULL) {
+            if ((rc = s_grow(s)))
+                return rc;
+            continue;
+        }
+        return rc;
+    }
+}
+
+int store_set_counters(store *s, uint64_t next_game, uint64_t next_pos, uint64_t first_pos,
+                       uint32_t next_model, uint32_t best)
+{
+    if (first_pos > next_pos)
+        return KZ_EINVAL;
+    for (;;) {
+        MDB_txn *txn;
+        int rc = s_begin_write(s, &txn);
+        if (rc)
+            return rc;
+        if ((rc = s_meta_put_u64(txn, s->meta, "next_game", next_game)) ||
+            (rc = s_meta_put_u64(txn, s->meta, "next_pos", next_pos)) ||
+            (rc = s_meta_put_u64(txn, s->meta, "first_pos", first_pos)) ||
+            (rc = s_meta_put_u64(txn, s->meta, "next_model", next_model)) ||
+            (rc = s_meta_put_u64(txn, s->meta, "best", best)))
+            mdb_txn_abort(txn);
+        else
+            rc = mdb_txn_commit(txn);
+        if (rc == MDB_MAP_FULL) {
+            if ((rc = s_grow(s)))
+                return rc;
+            continue;
+        }
+        if (rc)
+            return rc;
+        s->txns++;
+        s->next_game = next_game;
+        s->next_pos = next_pos;
+        s->first_pos = first_pos;
+        s->next_model = next_model ? next_model : 1;
+        s->best = best;
+        return 0;
+    }
+}

@@ -1,0 +1,247 @@
+/* game: the registry of game modules and helpers over game_def. See game.h. */
+#include "games/game.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+
+/* The built-in games live in games/registry.c, above their engines, so that
+ * the interface names none of its implementations. */
+#define s_builtin game_builtin
+#define N_BUILTIN game_n_builtin
+
+/* Games added by game_register, after the built-in ones. */
+static const game_def *s_extra[GAME_MAX_GAMES];
+static int s_n_extra;
+
+const game_def *game_at(int i)
+{
+    if (i < 0)
+        return NULL;
+    if (i < N_BUILTIN)
+        return s_builtin[i];
+    return i - N_BUILTIN < s_n_extra ? s_extra[i - N_BUILTIN] : NULL;
+}
+
+const game_def *game_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    const game_def *g;
+    for (int i = 0; (g = game_at(i)); i++)
+        if (!strcmp(name, g->name))
+            return g;
+    return NULL;
+}
+
+const game_def *game_default(void)
+{
+    const game_def *g = game_find(GAME_DEFAULT_NAME);
+    KZ_CHECK(g);
+    return g;
+}
+
+void game_names(char *buf, size_t len)
+{
+    if (!len)
+        return;
+    buf[0] = '\0';
+    size_t used = 0;
+    const game_def *g;
+    for (int i = 0; (g = game_at(i)); i++) {
+        int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", g->name);
+        if (n < 0 || (size_t)n >= len - used)
+            return;
+        used += (size_t)n;
+    }
+}
+
+/* Whether map holds a permutation of [0, n). */
+static bool s_is_permutation(const int16_t *map16, const int8_t *map8, int n)
+{
+    bool seen[GAME_MAX_PLANE_FLOATS] = {false};
+    for (int i = 0; i < n; i++) {
+        int to = map16 ? map16[i] : map8[i];
+        if (to < 0 || to >= n || seen[to])
+            return false;
+        seen[to] = true;
+    }
+    return true;
+}
+
+int game_check(const game_def *g, char *err, size_t errlen)
+{
+    if (!g || !g->name || !g->name[0] || strlen(g->name) > GAME_NAME_CHARS ||
+        strspn(g->name, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(g->name))
+        return err_set(err, errlen, KZ_EINVAL,
+                       "a game's name must be 1 to %d characters of a-z, 0-9, _ and -",
+                       GAME_NAME_CHARS);
+    const char *n = g->name;
+    if (!g->init || !g->legal_actions || !g->legal_mask || !g->is_legal || !g->copy ||
+        !g->apply || !g->to_move || !g->mid_turn || !g->ply || !g->result ||
+        !g->encode_planes || !g->canonical_action || !g->hash || !g->pack ||
+        !g->unpack_planes || !g->parse_position || !g->format_position || !g->parse_action ||
+        !g->format_action || !g->render || !g->player_name)
+        return err_set(err, errlen, KZ_EINVAL, "game %s: a required function is missing", n);
+    if (g->action_count < 1 || g->action_count > GAME_MAX_ACTIONS)
+        return err_set(err, errlen, KZ_EINVAL, "game %s: action_count %d is not in 1..%d", n,
+                       g->action_count, GAME_MAX_ACTIONS);
+    if (g->max_legal < 1 || g->max_legal > GAME_MAX_LEGAL)
+        return err_set(err, errlen, KZ_EINVAL, "game %s: max_legal %d is not in 1..%d", n,
+                       g->max_legal, GAME_MAX_LEGAL);
+    if (g->planes < 1 || g->height < 1 || g->width < 1 ||
+        (long)g->planes * g->height * g->width > GAME_MAX_PLANE_FLOATS)
+        return err_set(err, errlen, KZ_EINVAL,
+                       "game %s: planes %d x %d x %d must be positive and at most %d floats", n,
+                       g->planes, g->height, g->width, GAME_MAX_PLANE_FLOATS);
+    if (g->packed_bytes < 1 || g->packed_bytes > GAME_PACKED_BYTES)
+        return err_set(err, errlen, KZ_EINVAL, "game %s: packed_bytes %d is not in 1..%d", n,
+                       g->packed_bytes, GAME_PACKED_BYTES);
+    if (g->state_bytes < 1 || g->state_bytes > GAME_STATE_BYTES)
+        return err_set(err, errlen, KZ_EINVAL, "game %s: state_bytes %d is not in 1..%d", n,
+                       g->state_bytes, GAME_STATE_BYTES);
+    if (g->position_chars < 1 || g->position_chars > GAME_POSITION_CHARS)
+        return err_set(err, errlen, KZ_EINVAL, "game %s: position_chars %d is not in 1..%d", n,
+                       g->position_chars, GAME_POSITION_CHARS);
+    if (g->simulations < 1 || g->simulations > 1000000 ||
+        !(g->dirichlet_alpha > 0 && g->dirichlet_alpha <= 100))
+        return err_set(err, errlen, KZ_EINVAL,
+                       "game %s: search defaults: simulations must be in 1..1000000 and "
+                       "dirichlet_alpha in (0, 100]", n);
+    if (g->n_symmetries < 0 || g->n_symmetries > GAME_MAX_SYMMETRIES ||
+        (g->n_symmetries > 0 && !g->symmetries))
+        return err_set(err, errlen, KZ_EINVAL, "game %s: n_symmetries %d is not in 0..%d", n,
+                       g->n_symmetries, GAME_MAX_SYMMETRIES);
+    for (int k = 0; k < g->n_symmetries; k++) {
+        const game_symmetry *y = &g->symmetries[k];
+        bool ok = y->name && y->cells && y->action &&
+                  s_is_permutation(y->cells, NULL, g->height * g->width) &&
+                  (!y->planes || s_is_permutation(NULL, y->planes, g->planes));
+        if (ok) {
+            uint8_t *hit = calloc((size_t)g->action_count, 1);
+            KZ_CHECK(hit);
+            for (int a = 0; a < g->action_count && ok; a++) {
+                int b = y->action(a);
+                ok = b >= 0 && b < g->action_count && !hit[b];
+                if (ok)
+                    hit[b] = 1;
+            }
+            free(hit);
+        }
+        if (!ok)
+            return err_set(err, errlen, KZ_EINVAL,
+                           "game %s: symmetry %d must name permutations of the cells, planes "
+                           "and actions", n, k);
+    }
+    /* The initial position's string fits and reads back. */
+    game_state s, t;
+    g->init(&s);
+    char pos[GAME_POSITION_CHARS + 2], why[200];
+    g->format_position(&s, pos, sizeof pos);
+    if ((int)strlen(pos) > g->position_chars)
+        return err_set(err, errlen, KZ_EINVAL,
+                       "game %s: the initial position's string is longer than position_chars "
+                       "%d", n, g->position_chars);
+    if (g->parse_position(&t, pos, why, sizeof why) != 0)
+        return err_set(err, errlen, KZ_EINVAL,
+                       "game %s: the initial position's string does not parse back: %s", n, why);
+    return 0;
+}
+
+int game_register(const game_def *g, char *err, size_t errlen)
+{
+    int rc = game_check(g, err, errlen);
+    if (rc)
+        return rc;
+    if (game_find(g->name))
+        return err_set(err, errlen, KZ_EINVAL, "game %s is registered already", g->name);
+    if (N_BUILTIN + s_n_extra >= GAME_MAX_GAMES)
+        return err_set(err, errlen, KZ_EINVAL, "game %s: %d games are registered already",
+                       g->name, GAME_MAX_GAMES);
+    s_extra[s_n_extra++] = g;
+    return 0;
+}
+
+const char *game_reason_name(int reason)
+{
+    static const char *names[GAME_REASON_COUNT] = {
+        "none", "no-pieces", "no-moves", "no-progress", "repetition", "length",
+    };
+    return reason >= 0 && reason < GAME_REASON_COUNT ? names[reason] : "unknown";
+}
+
+void game_symmetry_planes(const game_def *g, int k, float *planes)
+{
+    assert(k >= 0 && k < g->n_symmetries);
+    const game_symmetry *y = &g->symmetries[k];
+    int HW = g->height * g->width, C = g->planes;
+    float tmp[GAME_MAX_PLANE_FLOATS]; /* (C, H, W) */
+    memcpy(tmp, planes, (size_t)C * HW * sizeof *planes);
+    for (int p = 0; p < C; p++) {
+        float *to = planes + (size_t)(y->planes ? y->planes[p] : p) * HW;
+        const float *from = tmp + (size_t)p * HW;
+        for (int i = 0; i < HW; i++)
+            to[y->cells[i]] = from[i];
+    }
+}
+
+void game_symmetry_policy(const game_def *g, int k, float *pi)
+{
+    assert(k >= 0 && k < g->n_symmetries);
+    int A = g->action_count;
+    float tmp[GAME_MAX_ACTIONS]; /* (A) */
+    memcpy(tmp, pi, (size_t)A * sizeof *pi);
+    for (int a = 0; a < A; a++)
+        pi[g->symmetries[k].action(a)] = tmp[a];
+}
+
+int game_result_for(game_result r, int player)
+{
+    if (!r.over || r.winner < 0)
+        return 0;
+    return r.winner == player ? 1 : -1;
+}
+
+uint64_t game_perft_generic(const game_def *g, const game_state *s, int depth)
+{
+    if (depth == 0)
+        return 1;
+    if (g->result(s).over)
+        return 0; /* R22: terminal nodes above the depth add nothing */
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        game_state c;
+        g->copy(&c, s);
+        g->apply(&c, legal[i]);
+        total += game_perft_generic(g, &c, depth - 1);
+    }
+    return total;
+}
+
+uint64_t game_perft(const game_def *g, const game_state *s, int depth)
+{
+    return g->perft ? g->perft(s, depth) : game_perft_generic(g, s, depth);
+}
+
+uint64_t game_perft_turns(const game_def *g, const game_state *s, int depth)
+{
+    if (depth == 0)
+        return 1; /* only at a turn start: the hops of a turn keep its depth */
+    if (g->result(s).over)
+        return 0;
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        game_state c;
+        g->copy(&c, s);
+        g->apply(&c, legal[i]);
+        /* The hops of one turn take the same depth: the turn ends at the next start. */
+        total += game_perft_turns(g, &c, g->mid_turn(&c) ? depth : depth - 1);
+    }
+    return total;
+}

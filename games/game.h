@@ -1,0 +1,233 @@
+/* game: the interface between a board game's rules and everything above them
+ * (network, search, self-play, cluster), and the registry of games. Nothing
+ * outside a game module names a game's details: code asks a `game_def` for
+ * its action count, input-plane shape, legal actions, symmetries, search
+ * defaults and so on, and finds the game by its name (game_find; programs
+ * take it as the setting `game`, kz as --game).
+ *
+ * A state is a small fixed-size value (`game_state`, GAME_STATE_BYTES bytes,
+ * copy it with `=`); each module lays out its own struct inside
+ * (game_def.state_bytes of them). Everything a game needs to decide legality
+ * and the end of the game (repetition history, counters, a capture sequence
+ * in progress) lives inside the state.
+ *
+ * Actions are integers in [0, action_count). A state's legal actions come
+ * sorted ascending. `apply` requires a legal action on a state whose game is
+ * not over (checked by assert); use `is_legal` and `result` on untrusted input.
+ *
+ * Players are 0 (who moves first) and 1. Values and results in search and
+ * training are always from the view of the player to move (see R18).
+ *
+ * Canonical form: the network sees a state from the mover's side
+ * (`encode_planes`); `canonical_action` maps an action between the real and
+ * the canonical orientation (it is its own inverse for a given state).
+ *
+ * Symmetries: a game lists the board symmetries that keep its rules and the
+ * value of every position (none, the left-right mirror, the dihedral ones
+ * the game has), each as a map of the canonical planes (cells and planes
+ * permuted) and of the canonical actions. The trainer augments its samples
+ * with them (a game with none trains without augmentation).
+ *
+ * Limits. The buffers above the games hold the largest of any game
+ * (GAME_STATE_BYTES, GAME_MAX_ACTIONS, GAME_MAX_LEGAL, GAME_PACKED_BYTES,
+ * GAME_POSITION_CHARS, GAME_MAX_PLANE_FLOATS); each game_def states its own
+ * sizes and game_check holds them to those limits when a game is registered.
+ *
+ * Thread rules: every function of a game_def is pure over its arguments;
+ * game_defs are immutable and shared. game_register is for start-up (before
+ * other threads look games up). */
+#ifndef KZ_GAME_H
+#define KZ_GAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GAME_STATE_BYTES 512  /* room for any module's state */
+#define GAME_MAX_ACTIONS 4096 /* largest action count of any module (8x8: 64*64) */
+#define GAME_MAX_LEGAL 256    /* most legal actions in one state, any module */
+#define GAME_PACKED_BYTES 32  /* most bytes of a packed position (pack/unpack_planes) */
+#define GAME_POSITION_CHARS 255 /* longest position string of any module (NUL excluded) */
+#define GAME_MAX_PLANE_FLOATS 4096 /* most floats of one state's planes (C * H * W) */
+#define GAME_MAX_SYMMETRIES 7 /* most symmetries besides the identity (the square's dihedral) */
+#define GAME_NAME_CHARS 31    /* longest game name (models and records keep 32 bytes) */
+#define GAME_MAX_GAMES 16     /* games registered at most, built-in ones included */
+/* The game of a program that is not told another (its `game` setting's default). */
+#define GAME_DEFAULT_NAME "khreibaga"
+
+/* An opaque game state; copy by value. */
+typedef struct game_state {
+    _Alignas(16) uint8_t bytes[GAME_STATE_BYTES]; /* module-defined layout */
+} game_state;
+
+/* Why a game ended. */
+enum game_reason {
+    GAME_REASON_NONE = 0,    /* not over */
+    GAME_REASON_NO_PIECES,   /* the mover has no pieces (loss) */
+    GAME_REASON_NO_MOVES,    /* the mover has pieces but no legal action (loss) */
+    GAME_REASON_NO_PROGRESS, /* too long without progress (draw) */
+    GAME_REASON_REPETITION,  /* repeated position (draw) */
+    GAME_REASON_LENGTH,      /* length cap (draw) */
+    GAME_REASON_COUNT
+};
+
+/* A game's status. */
+typedef struct game_result {
+    bool over;   /* false while the game goes on */
+    int winner;  /* 0 or 1 when won, -1 for a draw (or not over) */
+    int reason;  /* enum game_reason */
+} game_result;
+
+/* A board symmetry over the canonical view: sample (planes, policy) becomes
+ * (planes', policy') with planes'[planes[p]][cells[i]] = planes[p][i] and
+ * policy'[action(a)] = policy[a]. */
+typedef struct game_symmetry {
+    const char *name;         /* "mirror", "rot90", ... */
+    const int16_t *cells;     /* (H*W) where each cell goes: a permutation */
+    const int8_t *planes;     /* (C) where each plane goes (a permutation), NULL: each stays */
+    int (*action)(int action); /* where each canonical action goes: a permutation of [0, A) */
+} game_symmetry;
+
+typedef struct game_def game_def;
+struct game_def {
+    const char *name;    /* short identifier stored in models and records */
+    int action_count;    /* A: size of the action space */
+    int planes;          /* C: input planes */
+    int height, width;   /* H, W: board shape of the planes */
+    int max_legal;       /* upper bound on legal actions in one state */
+    int packed_bytes;    /* bytes written by pack() */
+    int state_bytes;     /* bytes of game_state the module's state uses (its history too) */
+    int position_chars;  /* longest string format_position writes (NUL excluded) */
+    int simulations;     /* the search's default simulations per move */
+    float dirichlet_alpha; /* the search's default root noise: about 10 / the typical
+                              number of legal actions (AlphaZero's rule of thumb) */
+    int n_symmetries;    /* entries of symmetries (0: none, no augmentation) */
+    const game_symmetry *symmetries; /* the board symmetries besides the identity */
+
+    /* The initial position. */
+    void (*init)(game_state *s);
+    /* Legal actions, ascending; returns their count (0 when none or when the
+     * game is over for lack of moves). `out` holds max_legal entries. */
+    int (*legal_actions)(const game_state *s, uint16_t *out);
+    /* mask[a] = 1 for legal a, else 0; mask holds action_count bytes. */
+    void (*legal_mask)(const game_state *s, uint8_t *mask);
+    /* Whether `action` (any int) is legal in s. */
+    bool (*is_legal)(const game_state *s, int action);
+    /* Copies a state, like `*dst = *src` but skipping bytes the state does
+     * not use (unused history slots): the cheap way in hot loops. */
+    void (*copy)(game_state *dst, const game_state *src);
+    /* Plays a legal action. */
+    void (*apply)(game_state *s, int action);
+    /* The player to move (0 or 1). Inside a multi-step turn it stays the same. */
+    int (*to_move)(const game_state *s);
+    /* Whether s is in the middle of a turn (a capture sequence). */
+    bool (*mid_turn)(const game_state *s);
+    /* Completed turns since the start (or since the position was given). */
+    int (*ply)(const game_state *s);
+    /* Terminal status; decided only at the start of a turn. */
+    game_result (*result)(const game_state *s);
+    /* Canonical input planes (C, H, W), floats, written to out. */
+    void (*encode_planes)(const game_state *s, float *out);
+    /* Maps an action between real and canonical orientation for s (involution). */
+    int (*canonical_action)(const game_state *s, int action);
+    /* A 64-bit hash of everything the planes and the legal actions depend on:
+     * equal positions (same pieces, mover, turn progress, plane inputs) hash equally. */
+    uint64_t (*hash)(const game_state *s);
+    /* Packs what encode_planes needs into packed_bytes bytes; unpack_planes
+     * turns such bytes into planes. unpack_planes returns 0 or KZ_ECORRUPT
+     * for bytes no pack() could have written. */
+    void (*pack)(const game_state *s, uint8_t *out);
+    int (*unpack_planes)(const uint8_t *in, float *out);
+    /* Parses a position string; 0, or KZ_EINVAL with a one-line reason in err. */
+    int (*parse_position)(game_state *s, const char *str, char *err, size_t errlen);
+    /* Writes the position string (always NUL-terminated). */
+    void (*format_position)(const game_state *s, char *buf, size_t len);
+    /* Parses an action string (syntax only); 0 or KZ_EINVAL. */
+    int (*parse_action)(const char *str, int *action);
+    /* Writes an action string (always NUL-terminated). */
+    void (*format_action)(int action, char *buf, size_t len);
+    /* Draws the board for a person. */
+    void (*render)(const game_state *s, FILE *out);
+    /* Optional (NULL: render of the state reached): draws the board for a
+     * person at play (kz play) after the last turn, the n actions played
+     * from the turn start `from`, marked on the board (n may be 0); from the
+     * second player's side when `turned`. */
+    void (*render_turn)(const game_state *from, const uint16_t *actions, int n, bool turned,
+                        FILE *out);
+    /* Optional (NULL: none): a paragraph for a person at play (kz play's
+     * help): what the board's symbols mean and the rule a player must know. */
+    const char *legend;
+    /* Optional (NULL: never): whether `action` (legal in s) takes a piece. */
+    bool (*is_capture)(const game_state *s, int action);
+    /* "black", "white", ... */
+    const char *(*player_name)(int player);
+    /* Optional (NULL: none): the module's own perft, counting exactly what
+     * game_perft's generic loop counts (same full make-move at every node),
+     * only faster; game_perft calls it when set. */
+    uint64_t (*perft)(const game_state *s, int depth);
+    /* Optional (NULL: none): the material balance of s from `player`'s view,
+     * scaled into [-1, 1]; at the game's end, the target of the network's
+     * auxiliary material head (model.h). */
+    float (*material)(const game_state *s, int player);
+    /* Optional (NULL: 0 everywhere): the baseline players' static evaluation
+     * of s (a turn start) from the mover's view, in hundredths of the game's
+     * common piece (a man = 100): what the greedy and alpha-beta players of
+     * player.h maximise. */
+    long (*evaluate)(const game_state *s);
+    /* Optional (NULL: never): whether the mover at this turn start must
+     * capture (compulsory capture): the baseline players' quiescence searches
+     * such positions on instead of evaluating them. */
+    bool (*must_capture)(const game_state *s);
+};
+
+/* The built-in games, the default first (games/registry.c, the one file that
+ * names them): what game_at lists before the games added by game_register. */
+extern const game_def *const game_builtin[];
+extern const int game_n_builtin;
+
+/* The registered game called `name`; NULL when there is none (or name is NULL). */
+const game_def *game_find(const char *name);
+/* The game named GAME_DEFAULT_NAME. */
+const game_def *game_default(void);
+/* The registered games in order (the built-in ones first): the i-th, or NULL
+ * past the last. */
+const game_def *game_at(int i);
+/* The registered games' names, ", "-separated, into buf (always NUL-terminated;
+ * for messages such as "unknown game 'x' (known: ...)"). */
+void game_names(char *buf, size_t len);
+/* Checks g against the limits above and its own declarations: name (1 to
+ * GAME_NAME_CHARS of [a-z0-9_-]), sizes, the required functions, the
+ * symmetries (permutations), the search defaults, and the initial position
+ * (its string fits position_chars and parses back). 0, or KZ_EINVAL with a
+ * one-line reason in err (may be NULL). */
+int game_check(const game_def *g, char *err, size_t errlen);
+/* Adds g (borrowed: it must outlive every use; a static game_def) to the
+ * registry, after game_check. 0, or KZ_EINVAL (g fails the check, its name is
+ * taken, or GAME_MAX_GAMES are registered) with a one-line reason in err.
+ * Built-in games are registered already; this is for games defined elsewhere
+ * (the tests' toy game). Call before other threads use the registry. */
+int game_register(const game_def *g, char *err, size_t errlen);
+/* Short name of a reason: "no-pieces", "no-moves", "no-progress", "repetition", "length". */
+const char *game_reason_name(int reason);
+/* Applies symmetry k (0 <= k < g->n_symmetries) to one sample's canonical
+ * planes (C, H, W) in place. */
+void game_symmetry_planes(const game_def *g, int k, float *planes);
+/* Applies symmetry k to a dense canonical policy (A) in place. */
+void game_symmetry_policy(const game_def *g, int k, float *pi);
+/* Perft (R22): leaf nodes of the action tree to `depth`, full make-move at
+ * every node, terminal nodes above the depth counting nothing. Uses the
+ * module's g->perft when it has one, else the generic loop over the other
+ * game_def functions (game_perft_generic). */
+uint64_t game_perft(const game_def *g, const game_state *s, int depth);
+/* The generic loop: result, legal_actions, then copy + apply + recurse. */
+uint64_t game_perft_generic(const game_def *g, const game_state *s, int depth);
+/* Whole-turn perft: leaf nodes of the tree of turns to `depth`, a turn being
+ * every action from a turn start to the next (a capture sequence is one
+ * turn; distinct hop paths count as distinct turns, as R22's hops do),
+ * terminal turn starts above the depth counting nothing. */
+uint64_t game_perft_turns(const game_def *g, const game_state *s, int depth);
+/* Result from the view of `player`: +1 win, -1 loss, 0 draw (r must be over). */
+int game_result_for(game_result r, int player);
+
+#endif

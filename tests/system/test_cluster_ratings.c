@@ -1,0 +1,317 @@
+/* Tests of the cluster's ratings on the real binaries (issue "Learning that
+ * shows"): the coordinator hands out rating jobs (each side a model or a
+ * baseline anchor, every book opening played with both colours), checks the
+ * records against the match (sides, slot, colour, opening) and counts them in
+ * tallies persisted with the games; a real kz-worker plays a whole gauntlet
+ * and the anchors' calibration; the fit anchors random at 0 and survives a
+ * restart; kz ratings prints the pool. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "net/client.h"
+#include "tests/harness/harness.h"
+#include "games/game.h"
+#include "common/util.h"
+#include "data/validate.h"
+#include "net/wire.h"
+
+/* One timeout for the suite (the learning smoke test's): a .timeout on a
+ * single test as well leaks 48 bytes in Criterion's runner under
+ * LeakSanitizer (make asan). */
+TestSuite(ratings, .fini = harness_cleanup, .timeout = 420);
+
+/* The end of a log for a failure message, in a static buffer: the message's
+ * arguments are evaluated whether or not the assertion fails, so nothing may
+ * be allocated there. */
+static const char *s_tail(const char *path)
+{
+    static char buf[8192];
+    char *text = harness_read(path);
+    size_t n = text ? strlen(text) : 0;
+    snprintf(buf, sizeof buf, "%s", text ? text + (n > sizeof buf - 1 ? n - (sizeof buf - 1) : 0) : "");
+    free(text);
+    return buf;
+}
+
+static client *s_client(void *zctx, const harness *h, const char *id)
+{
+    return harness_client(zctx, h->endpoint, NULL, id, "worker", 2000);
+}
+
+/* Waits until /status contains needle (the snapshot lags status_ms behind);
+ * the last body is in buf. */
+static bool s_wait_body(const harness *h, const char *needle, char *buf, size_t cap)
+{
+    for (double end = time_now() + 10; time_now() < end; harness_sleep(0.02))
+        if (harness_http(h->http_port, "/status", buf, cap) == 200 && strstr(buf, needle))
+            return true;
+    return false;
+}
+
+/* A valid random-play rating record of the job's slot k: from its opening,
+ * side A playing the job's colour, with the result wanted for side A (+1, 0,
+ * -1; any when 2). */
+static uint8_t *s_eval_record(const wire_job *job, size_t k, const char *opening, int want,
+                              uint64_t *seed, size_t *len)
+{
+    int cp = job->candidate_players[k];
+    for (;; (*seed)++) {
+        validate_random_opts o = {.model_version = job->model_version,
+                                  .kind = 2,
+                                  .opponent_version = job->opponent_version,
+                                  .candidate_player = cp,
+                                  .start_position = opening,
+                                  .model_player = job->model_player,
+                                  .opponent_player = job->opponent_player};
+        uint8_t *buf;
+        cr_assert_eq(validate_random_record(game_default(), *seed, &o, &buf, len), 0);
+        validator *v = validator_new(game_default(), NULL);
+        validate_result r;
+        cr_assert_eq(validate_record(v, buf, *len, 1, &r), VALIDATE_OK, "%s", r.detail);
+        validator_destroy(&v);
+        int got = r.winner < 0 ? 0 : r.winner == cp ? 1 : -1;
+        if (want == 2 || got == want) {
+            (*seed)++;
+            return buf;
+        }
+        free(buf);
+    }
+}
+
+Test(ratings, jobs_checked_and_counted_in_pairs)
+{
+    harness h;
+    harness_init(&h, "rjobs");
+    const char *const extra[] = {"--anchors=random,greedy", "--eval_share=1",
+                                 "--calibration_pairs=2", "--eval_pairs=2",
+                                 "--book_openings=10", "--arena_per_worker=16", NULL};
+    harness_coord_start(&h, extra);
+    void *zctx = zmq_ctx_new();
+    client *w = s_client(zctx, &h, "rater");
+
+    /* The first job is the gauntlet of the best (v1) against an anchor:
+     * 2 pairs = 4 slots, one opening per pair, colours alternating. */
+    wire_job_request jr = {.free_slots = 16};
+    const wire_job *job;
+    cr_assert_eq(client_get_job(w, &jr, &job), 0);
+    cr_assert_eq(job->kind, WIRE_JOB_EVAL);
+    cr_assert_eq(job->n_arena, 4);
+    cr_assert_eq(job->n_start, 4);
+    cr_assert_eq(job->model_version, 1, "side A is the best");
+    cr_assert_str_eq(job->model_player, "");
+    cr_assert_eq(job->opponent_version, 0, "side B is an anchor");
+    cr_assert(!strcmp(job->opponent_player, "random") || !strcmp(job->opponent_player, "greedy"),
+              "%s", job->opponent_player);
+    char opening[4][64], anchor[32];
+    uint32_t slot[4];
+    snprintf(anchor, sizeof anchor, "%s", job->opponent_player);
+    for (size_t k = 0; k < 4; k++) {
+        slot[k] = job->arena_slots[k];
+        snprintf(opening[k], 64, "%s", job->start_positions[k]);
+        cr_assert_eq(job->candidate_players[k], (int32_t)(slot[k] % 2));
+        cr_assert(opening[k][0], "rating games start from book openings");
+    }
+    cr_assert_str_eq(opening[0], opening[1], "a pair: one opening, both colours");
+    cr_assert_str_neq(opening[0], opening[2]);
+    wire_job keep = *job;
+    int32_t colours[4];
+    for (size_t k = 0; k < 4; k++)
+        colours[k] = job->candidate_players[k];
+    keep.candidate_players = colours;
+    keep.model_player = "";
+    char anchor_b[32];
+    snprintf(anchor_b, sizeof anchor_b, "%s", anchor);
+    keep.opponent_player = anchor_b;
+
+    /* Forged records are refused: another opening than the slot's, and an
+     * anchor the cluster does not rate. */
+    uint64_t seed = 100;
+    size_t len;
+    uint8_t *bad = s_eval_record(&keep, 0, opening[2], 2, &seed, &len);
+    cr_assert_eq(client_submit_game(w, bad, len, slot[0]), 0);
+    free(bad);
+    keep.opponent_player = "uct:5";
+    bad = s_eval_record(&keep, 0, opening[0], 2, &seed, &len);
+    keep.opponent_player = anchor_b;
+    cr_assert_eq(client_submit_game(w, bad, len, slot[0]), 0);
+    free(bad);
+    harness_client_drain(w);
+    client_stats st;
+    client_get_stats(w, &st);
+    cr_assert_eq(st.rejected_by_reason[VALIDATE_EVAL], 2);
+
+    /* The four games: side A wins the first pair twice (WW) and loses one
+     * game of the second (WL, one opening each colour). */
+    int want[4] = {1, 1, 1, -1};
+    for (size_t k = 0; k < 4; k++) {
+        uint8_t *rec = s_eval_record(&keep, k, opening[k], want[k], &seed, &len);
+        cr_assert_eq(client_submit_game(w, rec, len, slot[k]), 0);
+        free(rec);
+    }
+    harness_client_drain(w);
+    client_get_stats(w, &st);
+    cr_assert_eq(st.acked, 4);
+    /* Counted: 3 wins, 1 loss; pairs WW and WL. */
+    char body[1 << 16];
+    char needle[160];
+    bool v1_first = strcmp("v1", anchor) < 0;
+    if (v1_first)
+        snprintf(needle, sizeof needle,
+                 "{\"a\": \"v1\", \"b\": \"%s\", \"wins\": 3, \"draws\": 0, \"losses\": 1, "
+                 "\"pairs\": [0, 0, 1, 0, 1]}",
+                 anchor);
+    else
+        snprintf(needle, sizeof needle,
+                 "{\"a\": \"%s\", \"b\": \"v1\", \"wins\": 1, \"draws\": 0, \"losses\": 3, "
+                 "\"pairs\": [1, 0, 1, 0, 0]}",
+                 anchor);
+    cr_assert(s_wait_body(&h, needle, body, sizeof body), "want %s in %s", needle, body);
+
+    /* The tallies are kept with the games: the same after a restart. */
+    harness_coord_kill(&h, SIGTERM);
+    harness_coord_start(&h, extra);
+    cr_assert(s_wait_body(&h, needle, body, sizeof body), "after a restart: %s", body);
+    cr_assert_not_null(strstr(body, "{\"name\": \"random\", \"anchor\": true"), "%s", body);
+    client_destroy(&w);
+    zmq_ctx_term(zctx);
+    harness_fini(&h);
+}
+
+Test(ratings, a_worker_plays_the_gauntlet_and_the_calibration)
+{
+    harness h;
+    harness_init(&h, "rwork");
+    const char *const extra[] = {"--anchors=random,greedy,alphabeta:1", "--eval_share=1",
+                                 "--calibration_pairs=2", "--eval_pairs=3",
+                                 "--eval_simulations=8", "--book_openings=20", "--gate=none",
+                                 NULL};
+    harness_coord_start(&h, extra);
+    char log[128], a_end[96], a_sub[96];
+    snprintf(log, sizeof log, "%s/worker.log", h.dir);
+    snprintf(a_end, sizeof a_end, "--endpoint=%s", h.endpoint);
+    snprintf(a_sub, sizeof a_sub, "--sub_endpoint=%s", h.pub);
+    const char *const wargs[] = {a_end,          a_sub,           "--model_cache_dir=",
+                                 "--parallel=8", "--timeout_ms=500", "--heartbeat_ms=100",
+                                 "--seed=3",     NULL};
+    pid_t wp = harness_spawn("kz-worker", wargs, log);
+    /* The gauntlet of v1 ends with its rating in the history. */
+    double v = harness_wait_status(&h, "\"history\"", "version", 1, 90);
+    cr_assert_eq(v, 1, "v1's gauntlet did not end; worker log:\n%s", s_tail(log));
+    char body[1 << 16];
+    cr_assert_eq(harness_http(h.http_port, "/status", body, sizeof body), 200);
+    /* Three opponents at most (two anchors, no earlier best), 3 pairs each. */
+    int gauntlet = 0;
+    for (const char *p = body; (p = strstr(p, "\"b\": \"v1\"")) != NULL; p++)
+        gauntlet++;
+    for (const char *p = body; (p = strstr(p, "{\"a\": \"v1\"")) != NULL; p++)
+        gauntlet++;
+    cr_assert_eq(gauntlet, 2, "v1 met two anchors: %s", body);
+    const char *ev = strstr(body, "\"eval\": {\"games\": ");
+    cr_assert_not_null(ev, "%s", body);
+    cr_assert_geq(atof(ev + strlen("\"eval\": {\"games\": ")), 12, "%s", ev);
+    /* random is the zero of the scale. */
+    cr_assert_not_null(strstr(body, "{\"name\": \"random\", \"anchor\": true, \"games\": "),
+                       "%s", body);
+    const char *r = strstr(body, "{\"name\": \"random\"");
+    cr_assert_not_null(strstr(r, "\"elo\": 0.0, \"elo_lo\": 0.0, \"elo_hi\": 0.0"), "%s", r);
+    /* kz ratings shows the pool. */
+    char line[600], out[8192];
+    snprintf(line, sizeof line, "%s/kz ratings http://127.0.0.1:%d --pairs", getenv("KZ_BIN_DIR"),
+             h.http_port);
+    FILE *p = popen(line, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    cr_assert_eq(pclose(p), 0, "%s", out);
+    cr_assert_not_null(strstr(out, "PLAYER"), "%s", out);
+    cr_assert_not_null(strstr(out, "v1 "), "%s", out);
+    cr_assert_not_null(strstr(out, "random "), "%s", out);
+    cr_assert_not_null(strstr(out, "the best when its gauntlet ended"), "%s", out);
+    harness_signal(wp, SIGTERM);
+    int wst;
+    cr_assert(harness_wait(wp, 30, &wst), "the worker did not stop");
+    cr_assert_eq(harness_exit_code(wst), 0, "worker log:\n%s", s_tail(log));
+    cr_assert_eq(harness_count(log, "ERROR"), 0, "%s", s_tail(log));
+    harness_fini(&h);
+}
+
+/* The learning smoke test: a whole tiny cluster (coordinator, a worker, a
+ * trainer: the real programs, a 1 x 8 network) learns for a minute or two,
+ * and a best trained there is rated above random (0) AND above the untrained
+ * v1, the lower end of its 95% interval past the upper end of v1's. The
+ * networks search with 4 simulations in the rating games, so that the
+ * network, not the search, decides them. Strength figures come from make
+ * learn, not from here. */
+Test(ratings, learning_smoke_a_trained_best_rates_above_random_and_v1)
+{
+    harness h;
+    harness_init(&h, "rlearn");
+    const char *const extra[] = {"--anchors=random,greedy", "--eval_share=0.3",
+                                 "--calibration_pairs=4", "--eval_pairs=8",
+                                 "--eval_simulations=4", "--book_openings=64", "--gate=none",
+                                 "--simulations=16", "--selfplay_games=16", NULL};
+    harness_coord_start(&h, extra);
+    char wlog[128], tlog[128], a_end[96], a_sub[96], a_dir[128];
+    snprintf(wlog, sizeof wlog, "%s/worker.log", h.dir);
+    snprintf(tlog, sizeof tlog, "%s/trainer.log", h.dir);
+    snprintf(a_end, sizeof a_end, "--endpoint=%s", h.endpoint);
+    snprintf(a_sub, sizeof a_sub, "--sub_endpoint=%s", h.pub);
+    snprintf(a_dir, sizeof a_dir, "--checkpoint_dir=%s/trainer", h.dir);
+    const char *const wargs[] = {a_end, a_sub, "--model_cache_dir=", "--parallel=16",
+                                 "--seed=5", NULL};
+    const char *const targs[] = {a_end,           a_dir,           "--batch_size=64",
+                                 "--min_positions=256", "--steps_per_candidate=25",
+                                 "--seed=5",      "--lr=0.003", NULL};
+    pid_t wp = harness_spawn("kz-worker", wargs, wlog);
+    pid_t tp = harness_spawn("kz-trainer", targs, tlog);
+    static char body[1 << 18];
+    double lo = NAN, elo = NAN, v1_elo = NAN, v1_hi = NAN;
+    unsigned version = 0;
+    bool done = false;
+    double t0 = time_now();
+    for (double end = t0 + 360; time_now() < end && !done; harness_sleep(1)) {
+        if (harness_http(h.http_port, "/status", body, sizeof body) != 200)
+            continue;
+        const char *v1 = strstr(body, "{\"name\": \"v1\", ");
+        double e1, l1, h1;
+        if (v1 && sscanf(v1, "{\"name\": \"v1\", \"anchor\": false, \"games\": %*u, "
+                             "\"elo\": %lf, \"elo_lo\": %lf, \"elo_hi\": %lf",
+                         &e1, &l1, &h1) == 3) {
+            v1_elo = e1;
+            v1_hi = h1;
+        }
+        /* The newest best in the history. */
+        const char *hist = strstr(body, "\"history\": [");
+        for (const char *p = hist; p && (p = strstr(p, "{\"time_ms\": ")) != NULL; p++) {
+            unsigned v;
+            double e, l;
+            const char *q = strstr(p, "\"version\": ");
+            if (q && sscanf(q, "\"version\": %u, \"elo\": %lf, \"elo_lo\": %lf", &v, &e, &l) == 3 &&
+                v > 1) {
+                version = v;
+                elo = e;
+                lo = l;
+            }
+        }
+        done = version > 1 && lo > 0 && isfinite(v1_hi) && lo > v1_hi;
+    }
+    cr_log_info("learning smoke after %.0f s: best v%u rated %+.0f (95%% from %+.0f); v1 %+.0f "
+                "(to %+.0f); random 0", time_now() - t0, version, elo, lo, v1_elo, v1_hi);
+    cr_assert_gt(version, 1, "no trained best was rated; coordinator log:\n%s",
+                 s_tail(h.coord_log));
+    cr_assert(done, "v%u rated %+.0f, interval from %+.0f: not above random (0) and v1 "
+              "(%+.0f, up to %+.0f)", version, elo, lo, v1_elo, v1_hi);
+    harness_signal(wp, SIGTERM);
+    harness_signal(tp, SIGTERM);
+    int st;
+    cr_assert(harness_wait(wp, 30, &st), "the worker did not stop");
+    cr_assert_eq(harness_exit_code(st), 0, "worker log:\n%s", s_tail(wlog));
+    cr_assert(harness_wait(tp, 30, &st), "the trainer did not stop");
+    cr_assert_eq(harness_exit_code(st), 0, "trainer log:\n%s", s_tail(tlog));
+    harness_fini(&h);
+}

@@ -1,0 +1,548 @@
+/* The play page without a cluster, against the real `kz serve`: its JSON API
+ * over HTTP (bad requests of every kind answered with one line, a long
+ * search that does not hold up /healthz, games saved as records and listed
+ * for the viewer), its bad usage, and a person in headless Chromium playing
+ * whole games by clicking on the board: pieces picked and targets shown,
+ * captures hop by hop, illegal clicks refused, hint, undo, flip, the
+ * engine's opinion, the game saved (build/play.png). */
+#include <criterion/criterion.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include "tests/harness/browser.h"
+#include "games/game.h"
+#include "tests/harness/harness.h"
+#include "data/record.h"
+#include "common/util.h"
+
+TestSuite(play, .fini = harness_cleanup);
+
+/* kz serve on a free port (the tiny model unless extra says otherwise:
+ * extra is a NULL-terminated list of more flags); returns the port once
+ * /healthz answers. */
+static int s_serve(harness *h, proc *p, const char *const *extra)
+{
+    int port = tcp_free_port();
+    cr_assert(port > 0);
+    char kz[512], a_port[32], a_model[200], a_rec[200], log[200];
+    harness_bin(kz, sizeof kz, "kz");
+    snprintf(a_port, sizeof a_port, "--port=%d", port);
+    snprintf(a_model, sizeof a_model, "--model=%s", h->model);
+    snprintf(a_rec, sizeof a_rec, "--records=%s/play.kzr", h->dir);
+    snprintf(log, sizeof log, "%s/serve.log", h->dir);
+    char *argv[HARNESS_MAX_ARGS] = {kz, "serve", a_port, a_rec, "--sims=8"};
+    size_t n = 5;
+    bool model = true;
+    for (size_t i = 0; extra && extra[i]; i++) {
+        model &= strncmp(extra[i], "--player", 8) != 0;
+        argv[n++] = (char *)extra[i];
+    }
+    if (model)
+        argv[n++] = a_model;
+    argv[n] = NULL;
+    cr_assert_eq(proc_start(p, "kz-serve", NULL, log, argv), 0);
+    for (double end = harness_now() + 20; harness_now() < end; harness_sleep_ms(20))
+        if (harness_http(port, "/healthz", NULL, 0) == 200)
+            return port;
+    cr_assert_fail("kz serve did not answer /healthz: %s", proc_log_tail(p, 2000));
+    return 0;
+}
+
+/* METHOD path with an optional body: the code, the body (caller frees). */
+static int s_fetch(int port, const char *method, const char *path, const char *body,
+                   size_t body_len, char **out)
+{
+    size_t cap = strlen(path) + body_len + 256;
+    char *req = xmalloc(cap);
+    int n = snprintf(req, cap, "%s %s HTTP/1.0\r\nHost: x\r\nContent-Length: %zu\r\n\r\n",
+                     method, path, body_len);
+    if (body_len)
+        memcpy(req + n, body, body_len);
+    size_t got = 0;
+    char *a = http_exchange(NULL, "127.0.0.1", port, req, (size_t)n + body_len, 60, &got);
+    free(req);
+    if (!a) {
+        *out = strdup("");
+        return 0;
+    }
+    char *end = strstr(a, "\r\n\r\n");
+    *out = strdup(end ? end + 4 : "");
+    int code = http_code(a);
+    free(a);
+    return code;
+}
+
+/* One line of text ending with a newline. */
+static bool s_one_line(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 1 && s[n - 1] == '\n' && !memchr(s, '\n', n - 1);
+}
+
+Test(play, kz_serve_answers_the_api_and_refuses_bad_requests_in_one_line)
+{
+    harness h;
+    harness_init(&h, "play-api");
+    proc p;
+    int port = s_serve(&h, &p, NULL);
+    char *body;
+    cr_assert_eq(s_fetch(port, "GET", "/api/info", NULL, 0, &body), 200, "%s", body);
+    cr_assert(json_valid(body), "%s", body);
+    double v;
+    cr_assert(json_number(body, "sims", &v) && v == 8, "%s", body);
+    free(body);
+    cr_assert_eq(s_fetch(port, "GET", "/play", NULL, 0, &body), 200);
+    cr_assert(strstr(body, "<script src=\"/board.js\">") && !strstr(body, "src=\"http"),
+              "our own script only");
+    free(body);
+    cr_assert_eq(s_fetch(port, "GET", "/board.js", NULL, 0, &body), 200);
+    cr_assert(strstr(body, "var KZ ="));
+    free(body);
+    cr_assert_eq(s_fetch(port, "GET", "/api/analyse?moves=7-12,17x7&sims=16", NULL, 0, &body), 200,
+                 "%s", body);
+    cr_assert(json_valid(body));
+    cr_assert(json_number(body, "analysis.value", &v) && v >= -1 && v <= 1);
+    free(body);
+
+    /* kz analyse --json is the same engine with the same answer. */
+    cr_assert_eq(s_fetch(port, "GET", "/api/analyse?moves=6-12&sims=24", NULL, 0, &body), 200);
+    proc_output o;
+    char args[300];
+    snprintf(args, sizeof args, "analyse --model %s --sims 24 --json 6-12", h.model);
+    cr_assert_eq(harness_kz(args, NULL, &o), 0, "%s%s", o.out, o.err);
+    cr_assert(json_valid(o.out), "%s", o.out);
+    const char *a1 = strstr(body, "\"analysis\""), *a2 = strstr(o.out, "\"analysis\"");
+    cr_assert(a1 && a2);
+    const char *cut1 = strstr(a1, "\"seconds\""), *cut2 = strstr(a2, "\"seconds\"");
+    cr_assert(cut1 && cut2 && cut1 - a1 == cut2 - a2 && !memcmp(a1, a2, (size_t)(cut1 - a1)),
+              "the page's %.200s, kz analyse's %.200s", a1, a2);
+    cr_assert_str_eq(strstr(a1, "\"top\""), strstr(a2, "\"top\""));
+    proc_output_free(&o);
+    free(body);
+
+    /* Bad requests: the right code and one line, and the server lives on. */
+    char huge[12000] = "/api/legal?moves=";
+    for (size_t n = strlen(huge); n + 6 < sizeof huge; n += 5)
+        memcpy(huge + n, "7-12,", 6);
+    static const struct {
+        const char *method, *path;
+        int code;
+        const char *says;
+    } bad[] = {
+        {"GET", "/api/apply?action=7-13", 400, "illegal action '7-13'"},
+        {"GET", "/api/apply?moves=8-12&action=16-9", 400, "legal here: 16x8"},
+        {"GET", "/api/legal?moves=7-12%2C", 400, "comma"},
+        {"GET", "/api/legal?moves=%FF%00", 400, "cannot read"},
+        {"GET", "/api/legal?position=zzz", 400, "position"},
+        {"GET", "/api/analyse?sims=0", 400, "sims"},
+        {"GET", "/api/analyse?sims=99999999999999999999", 400, "sims"},
+        {"GET", "/api/analyse?position=............w............%20b", 400, "over"},
+        {"GET", "/api/legal?a=1&b=2", 400, "unknown argument"},
+        {"POST", "/api/save?moves=7-12&engine=white&id=00112233445566778899aabbccddeeff", 400,
+         "not over"},
+        {"GET", "/api/save", 405, "POST"},
+        {"DELETE", "/api/legal", 405, "GET"},
+        {"GET", "/api/nope", 404, "/api/info"},
+        {"GET", "/nope", 404, "/play"},
+        {"POST", "/play", 405, "GET"},
+        {"GET", "/games/0", 404, "no game"},
+        {"GET", "/games/1", 404, "the file has 0"},
+        {"GET", "/games?limit=9999", 400, "limit"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int code = s_fetch(port, bad[i].method, bad[i].path, NULL, 0, &body);
+        cr_assert_eq(code, bad[i].code, "%s %s: %d %s", bad[i].method, bad[i].path, code, body);
+        cr_assert(strstr(body, bad[i].says), "%s %s: '%s'", bad[i].method, bad[i].path, body);
+        if (strcmp(bad[i].method, "DELETE") && strcmp(bad[i].path, "/play"))
+            cr_assert(s_one_line(body), "%s: one line: '%s'", bad[i].path, body);
+        free(body);
+    }
+    int code = s_fetch(port, "GET", huge, NULL, 0, &body);
+    cr_assert(code == 400 || code == 414 || code == 0, "a huge request: %d", code);
+    free(body);
+    /* A body the API does not take (100 KiB): dropped, or the connection closed. */
+    char *big = calloc(1, 100 * 1024);
+    s_fetch(port, "POST", "/api/save", big, 100 * 1024, &body);
+    free(body);
+    free(big);
+    cr_assert_eq(harness_http(port, "/healthz", NULL, 0), 200, "alive after bad requests");
+
+    /* A finished game saved, listed, and shown. */
+    const game_def *g = game_default();
+    rng_t rng;
+    rng_seed(&rng, 3);
+    game_state s;
+    g->init(&s);
+    char path[8192] = "/api/save?engine=black&id=0123456789abcdef0123456789abcdef&moves=";
+    int actions = 0;
+    while (!g->result(&s).over) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        int n = g->legal_actions(&s, legal);
+        int a = legal[rng_below(&rng, (uint32_t)n)];
+        char t[16];
+        g->format_action(a, t, sizeof t);
+        snprintf(path + strlen(path), sizeof path - strlen(path), "%s%s", actions ? "%2C" : "", t);
+        g->apply(&s, a);
+        actions++;
+    }
+    cr_assert_eq(s_fetch(port, "POST", path, NULL, 0, &body), 200, "%s", body);
+    cr_assert(json_number(body, "index", &v) && v == 1, "%s", body);
+    free(body);
+    cr_assert_eq(s_fetch(port, "GET", "/games", NULL, 0, &body), 200, "%s", body);
+    char t[64];
+    cr_assert(json_number(body, "listed", &v) && v == 1, "%s", body);
+    cr_assert(json_string(body, "games.0.b", t, sizeof t) && !strcmp(t, "human"), "%s", body);
+    free(body);
+    cr_assert_eq(s_fetch(port, "GET", "/games/1", NULL, 0, &body), 200, "%s", body);
+    cr_assert(json_valid(body));
+    snprintf(t, sizeof t, "moves.%d.action", actions - 1);
+    char last[16];
+    cr_assert(json_string(body, t, last, sizeof last), "%d actions", actions);
+    free(body);
+    snprintf(args, sizeof args, "records %s/play.kzr --game 1", h.dir);
+    cr_assert_eq(harness_kz(args, NULL, &o), 0, "%s%s", o.out, o.err);
+    cr_assert(strstr(o.out, "rating game: ") && strstr(o.out, "against human"), "%s", o.out);
+    proc_output_free(&o);
+    proc_stop(&p, SIGTERM, 10);
+    harness_fini(&h);
+}
+
+Test(play, a_long_search_does_not_hold_up_healthz)
+{
+    harness h;
+    harness_init(&h, "play-busy");
+    proc p;
+    const char *const extra[] = {"--player=uct:100000", NULL};
+    int port = s_serve(&h, &p, extra);
+    /* The search's request, sent and not read yet. */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    static const char req[] = "GET /api/analyse HTTP/1.0\r\nHost: x\r\n\r\n";
+    cr_assert_eq(write(fd, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
+    /* Meanwhile: /healthz, the page, the rules. */
+    cr_assert_eq(harness_http(port, "/healthz", NULL, 0), 200);
+    char buf[256];
+    cr_assert_eq(harness_http(port, "/api/legal?moves=7-12", buf, sizeof buf), 200);
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    cr_assert_eq(poll(&pfd, 1, 0), 0, "the search (100000 playouts) is still running");
+    /* Then its answer. */
+    char answer[65536];
+    size_t got = 0;
+    ssize_t r;
+    while ((r = read(fd, answer + got, sizeof answer - 1 - got)) > 0)
+        got += (size_t)r;
+    answer[got] = 0;
+    close(fd);
+    cr_assert_eq(http_code(answer), 200, "%s", answer);
+    cr_assert(strstr(answer, "\"work\": 100000"), "%.500s", answer);
+    proc_stop(&p, SIGTERM, 10);
+    harness_fini(&h);
+}
+
+Test(play, kz_serve_bad_usage)
+{
+    harness h;
+    harness_init(&h, "play-usage");
+    char garbage[200];
+    snprintf(garbage, sizeof garbage, "%s/garbage.kzr", h.dir);
+    cr_assert_eq(harness_write(garbage, "not records\n"), 0);
+    static const struct {
+        const char *fmt; /* %s: the directory */
+        int status;
+        const char *says;
+    } bad[] = {
+        {"serve", 2, "--model"},
+        {"serve --model %s/none.kzm", 2, "none.kzm"},
+        {"serve --model uniform --player random", 2, "not both"},
+        {"serve --model uniform --port 0", 2, "port"},
+        {"serve --model uniform --bind nowhere", 2, "IPv4"},
+        {"serve --model uniform --sims 10 --max_sims 5", 2, "max_sims"},
+        {"serve --model uniform --records %s/garbage.kzr", 2, "not a record file"},
+        {"serve --model uniform extra", 2, "unexpected"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char args[400];
+        snprintf(args, sizeof args, bad[i].fmt, h.dir);
+        proc_output o;
+        cr_assert_eq(harness_kz(args, NULL, &o), bad[i].status, "kz %s: %s%s", args, o.out, o.err);
+        cr_assert(strstr(o.err, bad[i].says), "kz %s: '%s'", args, o.err);
+        cr_assert(s_one_line(o.err), "kz %s: one line: '%s'", args, o.err);
+        proc_output_free(&o);
+    }
+    /* A port already taken: a run-time failure. */
+    proc p;
+    int port = s_serve(&h, &p, NULL);
+    char args[400];
+    snprintf(args, sizeof args, "serve --model uniform --port %d --records=", port);
+    proc_output o;
+    cr_assert_eq(harness_kz(args, NULL, &o), 1, "%s%s", o.out, o.err);
+    cr_assert(strstr(o.err, "cannot listen"), "%s", o.err);
+    proc_output_free(&o);
+    proc_stop(&p, SIGTERM, 10);
+    harness_fini(&h);
+}
+
+/* --- a person in the browser ------------------------------------------------------- */
+
+/* The value of a JavaScript expression (JSON text; caller frees). */
+static char *s_eval(browser *b, const char *expr)
+{
+    char *v = browser_eval(b, expr);
+    cr_assert_not_null(v, "%s: %s", expr, browser_last_error(b));
+    return v;
+}
+
+/* An attribute of the board. */
+static long s_board_num(browser *b, const char *attr)
+{
+    char expr[128];
+    snprintf(expr, sizeof expr, "+document.getElementById('board').getAttribute('%s')", attr);
+    char *v = s_eval(b, expr);
+    long n = atol(v);
+    free(v);
+    return n;
+}
+
+/* Waits until the page waits for the person (nothing in flight) or the game
+ * is over; true for the person's turn. */
+static bool s_wait_person(browser *b)
+{
+    cr_assert(browser_wait(b, "(function () { var e = document.getElementById('board');"
+                              " return (e.getAttribute('data-turn') === 'human' ||"
+                              " e.getAttribute('data-turn') === 'over') &&"
+                              " e.getAttribute('data-busy') === '0'; })()", 60),
+              "the page never waited for the person: %s; errors: %s", browser_last_error(b),
+              browser_errors(b));
+    char *v = s_eval(b, "document.getElementById('board').getAttribute('data-turn')");
+    bool human = !strcmp(v, "\"human\"");
+    free(v);
+    return human;
+}
+
+/* Clicks point sq of the board. */
+static void s_click_point(browser *b, int sq)
+{
+    char sel[64];
+    snprintf(sel, sizeof sel, "#board .pt[data-sq=\"%d\"]", sq);
+    cr_assert_eq(browser_click(b, sel), 0, "%s", browser_last_error(b));
+}
+
+/* The text of an element (JSON string; caller frees). */
+static char *s_text(browser *b, const char *id)
+{
+    char expr[128];
+    snprintf(expr, sizeof expr, "document.getElementById('%s').textContent", id);
+    return s_eval(b, expr);
+}
+
+/* The legal actions the page holds: from/to pairs into from[], to[]; count. */
+static int s_legal(browser *b, int *from, int *to, bool *capture)
+{
+    char *v = s_eval(b, "P.state.legal.map(function (l) { return l.action; }).join(' ')");
+    int n = 0;
+    for (const char *p = v + 1; *p && *p != '"' && n < GAME_MAX_LEGAL;) {
+        int f, t, used;
+        char sep;
+        cr_assert_eq(sscanf(p, "%d%c%d%n", &f, &sep, &t, &used), 3, "%s", v);
+        from[n] = f;
+        to[n] = t;
+        capture[n] = sep == 'x';
+        n++;
+        p += used;
+        while (*p == ' ')
+            p++;
+    }
+    free(v);
+    return n;
+}
+
+/* The person's move: a piece clicked (unless it is the one that must capture
+ * on), its targets checked, then the target clicked; waits for the page.
+ * Returns true when the person's turn goes on (a capture continues). */
+static bool s_person_moves(browser *b, int from, int to, bool capture)
+{
+    long before = s_board_num(b, "data-moves");
+    char *sel = s_eval(b, "P.sel");
+    bool picked = atoi(sel) == from;
+    free(sel);
+    if (!picked)
+        s_click_point(b, from);
+    char expr[200];
+    snprintf(expr, sizeof expr, "document.querySelector('#board .target%s[data-sq=\"%d\"]') !== null",
+             capture ? ".capture" : "", to);
+    cr_assert(browser_wait(b, expr, 10), "no %s target on %d after picking %d",
+              capture ? "capture" : "move", to, from);
+    s_click_point(b, to);
+    snprintf(expr, sizeof expr, "+document.getElementById('board').getAttribute('data-moves') > %ld",
+             before);
+    cr_assert(browser_wait(b, expr, 30), "the move %d-%d was not played: %s", from, to,
+              browser_errors(b));
+    if (!s_wait_person(b))
+        return false;
+    char *st = s_text(b, "status");
+    bool on = strstr(st, "Continue the capture") != NULL;
+    free(st);
+    return on;
+}
+
+/* Plays the person's side to the end of the game with choices from rng.
+ * *multi counts the person's turns of two hops or more. Returns the
+ * number of actions played in the game. */
+static long s_play_to_the_end(browser *b, rng_t *rng, int *multi)
+{
+    int from[GAME_MAX_LEGAL], to[GAME_MAX_LEGAL];
+    bool cap[GAME_MAX_LEGAL];
+    while (s_wait_person(b)) {
+        int hops = 0;
+        bool on;
+        do {
+            int n = s_legal(b, from, to, cap);
+            cr_assert(n > 0);
+            int k = (int)rng_below(rng, (uint32_t)n);
+            on = s_person_moves(b, from[k], to[k], cap[k]);
+            hops++;
+        } while (on);
+        *multi += hops >= 2;
+    }
+    return s_board_num(b, "data-moves");
+}
+
+Test(play, a_person_plays_whole_games_in_chromium)
+{
+    if (!browser_path())
+        cr_skip_test("no Chromium here (apt-get install chromium): the play page is not tested "
+                     "in a browser");
+    harness h;
+    harness_init(&h, "play-page");
+    proc p;
+    int port = s_serve(&h, &p, NULL);
+    char why[300], url[300];
+    browser *b = browser_start(h.dir, 1100, 760, why, sizeof why);
+    cr_assert_not_null(b, "%s", why);
+
+    /* Game 1, as black from the start. */
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/play?colour=black&sims=8", port);
+    cr_assert_eq(browser_open(b, url, 30), 0, "%s", browser_last_error(b));
+    cr_assert(s_wait_person(b));
+    cr_assert_eq(s_board_num(b, "data-moves"), 0);
+    /* Illegal clicks: refused with a reason, nothing played. */
+    s_click_point(b, 12); /* empty, nothing picked */
+    char *t = s_text(b, "notice");
+    cr_assert(strstr(t, "Illegal: pick one of your pieces"), "%s", t);
+    free(t);
+    s_click_point(b, 20); /* a white man */
+    s_click_point(b, 2);  /* a black man that cannot move */
+    t = s_text(b, "notice");
+    cr_assert(strstr(t, "Illegal: the piece on 2 cannot move"), "%s", t);
+    free(t);
+    s_click_point(b, 7);
+    cr_assert(browser_wait(b, "document.querySelectorAll('#board .target').length === 1 && "
+                              "document.querySelector('#board .target[data-sq=\"12\"]')", 10),
+              "7 picked: its one target, 12");
+    s_click_point(b, 13); /* a white man, not a target */
+    t = s_text(b, "notice");
+    cr_assert(strstr(t, "Illegal"), "%s", t);
+    free(t);
+    cr_assert_eq(s_board_num(b, "data-moves"), 0, "no illegal click was played");
+    /* The hint: the engine's top moves with their shares, drawn too. */
+    cr_assert_eq(browser_click(b, "#hint"), 0);
+    cr_assert(browser_wait(b, "document.querySelectorAll('#hints .hintline').length >= 3", 20),
+              "%s", browser_errors(b));
+    t = s_text(b, "hints");
+    cr_assert(strstr(t, "% of 8 simulations"), "%s", t);
+    free(t);
+    cr_assert(browser_wait(b, "document.querySelector('#board .hint') !== null", 10));
+    /* A move, the engine's reply, and the engine's opinion of the move. */
+    cr_assert_not(s_person_moves(b, 7, 12, false));
+    cr_assert(s_board_num(b, "data-moves") >= 2, "the engine answered");
+    t = s_text(b, "opinion");
+    cr_assert(strstr(t, "Your 7-12: the engine ") && strstr(t, "\u2192"), "%s", t);
+    free(t);
+    cr_assert(browser_wait(b, "document.getElementById('value').getAttribute('data-value') !== null",
+                           10));
+    cr_assert(browser_wait(b, "document.querySelector('#board .lastpath') !== null", 10),
+              "the engine's move is marked");
+    /* White took the man on 12 (17x7): black must take back, 2x12. Picked:
+     * its target shown as a capture; the screenshot. */
+    s_click_point(b, 2);
+    cr_assert(browser_wait(b, "document.querySelector('#board .target.capture[data-sq=\"12\"]') "
+                              "!== null && document.querySelectorAll('#hints .hintline').length",
+                           10), "%s", browser_errors(b));
+    char shot[600];
+    snprintf(shot, sizeof shot, "%s/play.png", harness_bin_dir());
+    cr_assert_eq(browser_screenshot(b, shot), 0, "%s", browser_last_error(b));
+    /* Flip and back. */
+    cr_assert_eq(browser_click(b, "#flip"), 0);
+    cr_assert_eq(s_board_num(b, "data-flip"), 1);
+    cr_assert_eq(browser_click(b, "#flip"), 0);
+    cr_assert_eq(s_board_num(b, "data-flip"), 0);
+    /* Undo: back to the start. */
+    cr_assert_eq(browser_click(b, "#undo"), 0);
+    cr_assert(browser_wait(b, "document.getElementById('board').getAttribute('data-moves') === '0'",
+                           20));
+    /* Then to the end. */
+    rng_t rng;
+    rng_seed(&rng, 21);
+    int multi = 0;
+    long n1 = s_play_to_the_end(b, &rng, &multi);
+    cr_assert(browser_wait(b, "document.getElementById('saved').textContent.indexOf('Saved as game 1') === 0",
+                           20), "%s", browser_errors(b));
+    t = s_text(b, "status");
+    cr_assert(strstr(t, "win") || strstr(t, "Draw"), "%s", t);
+    free(t);
+
+    /* Game 2, from a position where black must take two men, hop by hop. */
+    snprintf(url, sizeof url,
+             "http://127.0.0.1:%d/play?colour=black&sims=8&position=b.....b....w.....w.....ww%%20b",
+             port);
+    cr_assert_eq(browser_open(b, url, 30), 0, "%s", browser_last_error(b));
+    cr_assert(s_wait_person(b));
+    t = s_text(b, "status");
+    cr_assert(strstr(t, "you must capture"), "%s", t);
+    free(t);
+    cr_assert(s_person_moves(b, 6, 16, true), "the capture goes on after the first hop");
+    t = s_text(b, "status");
+    cr_assert(strstr(t, "Continue the capture with the piece on 16"), "%s", t);
+    free(t);
+    s_click_point(b, 0); /* another piece, mid-sequence */
+    t = s_text(b, "notice");
+    cr_assert(strstr(t, "Illegal: you must go on capturing with the piece on 16"), "%s", t);
+    free(t);
+    cr_assert_not(s_person_moves(b, 16, 18, true), "the second hop ends the turn");
+    cr_assert(browser_wait(b, "document.querySelectorAll('#board .captured').length >= 1", 10));
+    multi++;
+    long n2 = s_play_to_the_end(b, &rng, &multi);
+    cr_assert(browser_wait(b, "document.getElementById('saved').textContent.indexOf('Saved as game 2') === 0",
+                           20), "%s", browser_errors(b));
+    cr_assert_str_eq(browser_errors(b), "", "script errors");
+    browser_stop(&b);
+
+    /* Both games in the record file, valid, as long as played. */
+    char path[300], err[200];
+    snprintf(path, sizeof path, "%s/play.kzr", h.dir);
+    record_file *f;
+    cr_assert_eq(record_file_open(path, &f, err, sizeof err), 0, "%s", err);
+    game_record *r = record_new();
+    cr_assert_eq(record_file_read(f, r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r->n_moves, n1);
+    cr_assert_eq(record_validate(game_default(), r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r->candidate_player, 1, "the engine played white");
+    cr_assert_eq(record_file_read(f, r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r->n_moves, n2);
+    cr_assert_str_eq(r->start_position, "b.....b....w.....w.....ww b");
+    cr_assert_eq(record_file_read(f, r, err, sizeof err), KZ_ENOTFOUND);
+    record_file_close(&f);
+    record_destroy(&r);
+    cr_assert(multi >= 1);
+    proc_stop(&p, SIGTERM, 10);
+    harness_fini(&h);
+}

@@ -1,0 +1,138 @@
+/* kz: dispatches to the subcommands. See kz.h and `kz --help`. */
+#include "tools/kz/kz.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/util.h"
+
+typedef struct kz_command {
+    const char *name;                  /* as typed */
+    int (*run)(int argc, char **argv); /* the subcommand */
+    const char *summary;               /* one line for `kz --help` */
+} kz_command;
+
+static const kz_command s_commands[] = {
+    {"perft", cmd_perft, "count the leaf nodes of the action tree (R22)"},
+    {"moves", cmd_moves, "list the legal actions after a sequence of actions"},
+    {"show", cmd_show, "draw the board after a sequence of actions"},
+    {"random-game", cmd_random_game, "play a random game and print it"},
+    {"selfplay", cmd_selfplay, "play self-play games with MCTS and write a record file"},
+    {"records", cmd_records, "summarise a record file or print one of its games"},
+    {"model", cmd_model, "create, inspect, dump and download model files (init, info, dump, fetch)"},
+    {"eval", cmd_eval, "evaluate a position with a model: value and policy"},
+    {"match", cmd_match, "play two players against each other: score, Elo, SPRT"},
+    {"analyse", cmd_analyse, "show the engine's choice, value and visit distribution"},
+    {"play", cmd_play, "play against the engine in the terminal"},
+    {"serve", cmd_serve, "the play page and the engine's JSON API, without a cluster"},
+    {"status", cmd_status, "print a coordinator's /status readably"},
+    {"ratings", cmd_ratings, "the rating pool: anchors and models with Elo and intervals"},
+    {"loadgen", cmd_loadgen, "imitate many workers submitting games (ingest load)"},
+    {"keygen", cmd_keygen, "make a CurveZMQ key pair (NAME.key, NAME.pub) for the cluster"},
+    {"store", cmd_store, "summarize a coordinator's store, list its games and models"},
+    {"tb", cmd_tb, "endgame tablebases: build, probe, stats, verify, bench, accuracy"},
+};
+#define N_COMMANDS (sizeof s_commands / sizeof s_commands[0])
+
+int kz_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("kz: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
+bool kz_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return true;
+    return false;
+}
+
+int kz_parse_args(const char *cmd, const char *usage, const config_option *rows, size_t n,
+                  void *out, int argc, char **argv, const char **pos, size_t max_pos,
+                  size_t *n_pos)
+{
+    char err[300];
+    int rc = config_parse(rows, n, out, argc, argv, pos, max_pos, n_pos, err, sizeof err);
+    if (rc == CONFIG_HELP) {
+        fputs(usage, stdout);
+        putchar('\n');
+        config_help_dashed(rows, n, out, stdout);
+        return 0;
+    }
+    if (!rc)
+        return -1;
+    /* kz's words for an unknown flag, as before the subcommands used this parser. */
+    static const char unknown[] = "unknown option ";
+    char *see = strstr(err, " (see --help)");
+    if (!strncmp(err, unknown, sizeof unknown - 1) && see) {
+        *see = 0;
+        return kz_usage_error("%s: unknown or incomplete option %s (see kz %s --help)", cmd,
+                              err + sizeof unknown - 1, cmd);
+    }
+    return kz_usage_error("%s: %s", cmd, err);
+}
+
+const game_def *kz_game(const char *cmd, const char *name)
+{
+    const game_def *g = game_find(name);
+    if (!g) {
+        char names[256];
+        game_names(names, sizeof names);
+        kz_usage_error("%s: unknown game '%.60s' (the games: %s)", cmd, name, names);
+    }
+    return g;
+}
+
+static void s_help(FILE *out)
+{
+    fprintf(out, "usage: kz COMMAND [ARGS...]\n\n"
+                 "Khreibaga Zero's command line. Commands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-13s %s\n", s_commands[i].name, s_commands[i].summary);
+    fprintf(out, "  %-13s %s\n", "help COMMAND", "the same as kz COMMAND --help");
+    fprintf(out, "  %-13s %s\n", "--version", "print kz's version");
+    char names[256];
+    game_names(names, sizeof names);
+    fprintf(out, "\n`kz COMMAND --help` describes a command; flags may be written --key_name\n"
+                 "or --key-name alike. --game NAME picks the game (default %s; the games:\n"
+                 "%s). Khreibaga's positions are written as in R20\n"
+                 "(\"" "bbbbbbbbbbbb.wwwwwwwwwwww b" "\"), actions as in R21 (\"7-12\", \"7x17\");\n"
+                 "the rules R1-R22 are in docs/rules.md, another game's in docs/rules-NAME.md.\n",
+            GAME_DEFAULT_NAME, names);
+}
+
+int main(int argc, char **argv)
+{
+    log_init("kz");
+    if (argc < 2) {
+        s_help(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        printf("kz %s\n", util_version());
+        return 0;
+    }
+    /* `kz help COMMAND` is `kz COMMAND --help`. */
+    if (!strcmp(argv[1], "help") && argc > 2) {
+        char *args[] = {argv[2], "--help", NULL};
+        for (size_t i = 0; i < N_COMMANDS; i++)
+            if (!strcmp(argv[2], s_commands[i].name))
+                return s_commands[i].run(2, args);
+        return kz_usage_error("help: unknown command '%s' (see kz --help)", argv[2]);
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        s_help(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(argv[1], s_commands[i].name))
+            return s_commands[i].run(argc - 1, argv + 1);
+    return kz_usage_error("unknown command '%s' (see kz --help)", argv[1]);
+}

@@ -1,0 +1,344 @@
+/* kz serve: the play page without a cluster. An HTTP server (libmicrohttpd,
+ * a thread per connection) with GET /play and /board.js (webpages.h), the
+ * engine's JSON API under /api/ (engine.h: one engine over --model), the
+ * games saved from the page in a record file (--records), and those games
+ * for the viewer: GET /games, /games/K (K = the record's index in the file,
+ * 1 first, as `kz records FILE --game K`) and /viewer. A search runs in its
+ * request's thread, so /healthz and the pages answer meanwhile. */
+#include <microhttpd.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/config.h"
+#include "play/engine.h"
+#include "tools/kz/kz.h"
+#include "data/record.h"
+#include "common/util.h"
+#include "play/webpages.h"
+
+#define SERVE_BODY_MAX (64 * 1024) /* request body bytes read at most (the API takes none) */
+
+typedef struct serve_opts {
+    char model[CONFIG_STR_MAX];   /* model file or uniform */
+    char spec[CONFIG_STR_MAX];    /* --player instead of a model */
+    long port;                    /* HTTP port */
+    char bind[CONFIG_STR_MAX];    /* IPv4 address */
+    long sims;                    /* default simulations */
+    long max_sims;                /* most a request may ask for */
+    char records[CONFIG_STR_MAX]; /* games saved here, "" none */
+    char game[CONFIG_STR_MAX];    /* the game */
+} serve_opts;
+
+/* The server's state, shared by the connection threads. */
+typedef struct server {
+    const game_def *g;            /* the game */
+    engine *e;                    /* the engine */
+    const char *records;          /* the record file, NULL none */
+    pthread_mutex_t file;         /* saves and reads of the record file take turns */
+} server;
+
+static volatile sig_atomic_t s_stop;
+static void s_on_signal(int sig)
+{
+    (void)sig;
+    s_stop = 1;
+}
+
+static enum MHD_Result s_send(struct MHD_Connection *conn, int code, const char *type,
+                              const char *body, size_t len, bool persistent)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        len, (void *)body, persistent ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Cache-Control", persistent ? "no-cache" : "no-store");
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)code, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result s_send_reply(struct MHD_Connection *conn, engine_reply *r)
+{
+    enum MHD_Result ret = s_send(conn, r->code, r->type, r->body, r->len, false);
+    engine_reply_free(r);
+    return ret;
+}
+
+static enum MHD_Result s_collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    engine_args_add(cls, key, value);
+    return MHD_YES;
+}
+
+/* GET /games and /games/K from the record file (read under sv->file). */
+static void s_games(server *sv, const char *url, const engine_args *a, engine_reply *out)
+{
+    bool one = url[6] == '/';
+    long want = 0;
+    engine_games_filter f;
+    char err[300];
+    if (one) {
+        const char *num = url + 7;
+        if (a->n) {
+            engine_reply_line(out, 400, "/games/K takes no arguments");
+            return;
+        }
+        if (!num[0] || num[0] == '0' || parse_long(num, 1, 1L << 40, &want)) {
+            char shown[40];
+            engine_reply_line(out, 404, "no game '%s': games are /games/K, K from 1 (as kz "
+                              "records --game K)",
+                              text_printable(shown, sizeof shown, num, strlen(num)));
+            return;
+        }
+    } else if (engine_games_filter_parse(sv->g, a, &f, err, sizeof err)) {
+        engine_reply_line(out, 400, "%s", err);
+        return;
+    }
+    if (!sv->records) {
+        if (one) {
+            engine_reply_line(out, 404, "no game %ld: no games are saved here", want);
+        } else {
+            engine_games_list *l = engine_games_begin(&f);
+            char *json = engine_games_end(&l, 0);
+            *out = (engine_reply){200, "application/json", json, strlen(json)};
+        }
+        return;
+    }
+    pthread_mutex_lock(&sv->file);
+    /* Step 1. Every record of the file (the games of people: a small file). */
+    record_file *rf;
+    game_record **recs = NULL;
+    long n = 0, cap = 0;
+    int rc = record_file_open(sv->records, &rf, err, sizeof err);
+    if (rc == ENOENT) {
+        rc = 0;
+        rf = NULL;
+    }
+    while (!rc && rf) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            recs = realloc(recs, (size_t)cap * sizeof *recs);
+            KZ_CHECK(recs != NULL);
+        }
+        recs[n] = record_new();
+        KZ_CHECK(recs[n] != NULL);
+        rc = record_file_read(rf, recs[n], err, sizeof err);
+        if (rc) {
+            record_destroy(&recs[n]);
+            if (rc == KZ_ENOTFOUND)
+                rc = 0;
+            break;
+        }
+        n++;
+    }
+    record_file_close(&rf);
+    pthread_mutex_unlock(&sv->file);
+    /* Step 2. The answer. */
+    if (rc) {
+        engine_reply_line(out, 500, "cannot read %s: %s", sv->records, err);
+    } else if (one) {
+        char *json;
+        const game_def *g;
+        if (want > n)
+            engine_reply_line(out, 404, "no game %ld (the file has %ld)", want, n);
+        else if (!(g = game_find(recs[want - 1]->game)))
+            engine_reply_line(out, 500, "game %ld is of an unknown game", want);
+        else if (!(json = engine_json_game(g, recs[want - 1], (uint64_t)want, err, sizeof err)))
+            engine_reply_line(out, 500, "game %ld does not replay: %s", want, err);
+        else
+            *out = (engine_reply){200, "application/json", json, strlen(json)};
+    } else {
+        engine_games_list *l = engine_games_begin(&f);
+        for (long k = n; k >= 1; k--)
+            if ((uint64_t)k <= f.before && !engine_games_offer(l, recs[k - 1], (uint64_t)k))
+                break;
+        char *json = engine_games_end(&l, (uint64_t)n);
+        *out = (engine_reply){200, "application/json", json, strlen(json)};
+    }
+    for (long k = 0; k < n; k++)
+        record_destroy(&recs[k]);
+    free(recs);
+}
+
+static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_len, void **state)
+{
+    (void)version;
+    (void)upload;
+    server *sv = cls;
+    /* The first call only announces the request; a body (the API takes none)
+     * is read and dropped, up to SERVE_BODY_MAX. */
+    if (!*state) {
+        *state = xcalloc(1, sizeof(size_t));
+        return MHD_YES;
+    }
+    size_t *seen = *state;
+    if (*upload_len) {
+        *seen += *upload_len;
+        *upload_len = 0;
+        return *seen > SERVE_BODY_MAX ? MHD_NO : MHD_YES;
+    }
+    engine_reply r;
+    if (!strcmp(url, "/healthz"))
+        return s_send(conn, 200, "text/plain", "ok\n", 3, true);
+    if (!strcmp(url, "/")) {
+        static const char to_play[] = "<!DOCTYPE html><meta http-equiv=\"refresh\" "
+                                      "content=\"0; url=/play\"><a href=\"/play\">play</a>\n";
+        return s_send(conn, 200, "text/html; charset=utf-8", to_play, sizeof to_play - 1, true);
+    }
+    webpage page;
+    if (webpages_find(url, &page)) {
+        if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+            return s_send(conn, 405, "text/plain", "only GET\n", 9, true);
+        return s_send(conn, 200, page.type, page.body, page.len, true);
+    }
+    engine_args a = {0};
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, s_collect_arg, &a);
+    if (!strncmp(url, "/api/", 5)) {
+        bool save = !strcmp(url, "/api/save");
+        if (save)
+            pthread_mutex_lock(&sv->file);
+        engine_request(sv->e, sv->g, method, url + 5, &a, &r);
+        if (save)
+            pthread_mutex_unlock(&sv->file);
+        return s_send_reply(conn, &r);
+    }
+    if (!strcmp(url, "/games") || !strncmp(url, "/games/", 7)) {
+        if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+            return s_send(conn, 405, "text/plain", "only GET\n", 9, true);
+        s_games(sv, url, &a, &r);
+        return s_send_reply(conn, &r);
+    }
+    engine_reply_line(&r, 404, "not found: try /play, /viewer, /api/info, /games, /healthz");
+    return s_send_reply(conn, &r);
+}
+
+static void s_done(void *cls, struct MHD_Connection *conn, void **state,
+                   enum MHD_RequestTerminationCode why)
+{
+    (void)cls, (void)conn, (void)why;
+    free(*state);
+    *state = NULL;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: kz serve --model M [--game G] [--port P] [--bind ADDR] [--sims N]\n"
+        "                [--records FILE]\n\n"
+        "Serves the play page on its own, without a cluster: open http://ADDR:P/play and\n"
+        "play the engine (M with PUCT search, N simulations per move by default; the page\n"
+        "chooses your colour and the simulations, shows the engine's value, its top moves\n"
+        "on request, its opinion of your moves, and lets you undo and flip the board).\n"
+        "Finished games are appended to FILE as records (kz records FILE; the viewer at\n"
+        "/viewer replays them). The engine's JSON API is /api/ (docs/web.md). M is a model\n"
+        "file (kz model fetch URL best.kzm gets the cluster's best) or `uniform`; --player\n"
+        "SPEC serves another player instead (its own strength: --sims does not apply).\n"
+        "Ctrl-C stops it.\n\n";
+    serve_opts o;
+    static const config_option rows[] = {
+        KZ_GAME_OPTION(serve_opts, game),
+        {"model", CONFIG_STRING, "", 0, 0, offsetof(serve_opts, model),
+         "the engine's network: a model file, or uniform"},
+        {"player", CONFIG_STRING, "", 0, 0, offsetof(serve_opts, spec),
+         "the engine as a player spec instead of --model"},
+        {"port", CONFIG_INT, "8090", 1, 65535, offsetof(serve_opts, port), "HTTP port"},
+        {"bind", CONFIG_STRING, "127.0.0.1", 0, 0, offsetof(serve_opts, bind),
+         "IPv4 address to listen on (0.0.0.0: every interface)"},
+        {"sims", CONFIG_INT, "0", 0, PLAYER_MAX_SIMS, offsetof(serve_opts, sims),
+         "simulations per move unless the page asks for others (0 = the game's: Khreibaga 200)"},
+        {"max_sims", CONFIG_INT, "5000", 1, PLAYER_MAX_SIMS, offsetof(serve_opts, max_sims),
+         "most simulations a page may ask for"},
+        {"records", CONFIG_STRING, "play.kzr", 0, 0, offsetof(serve_opts, records),
+         "record file the finished games are appended to; \"\" = not saved"},
+    };
+    const char *words[argc];
+    size_t nw;
+    int rc = kz_parse_args("serve", usage, rows, sizeof rows / sizeof rows[0], &o, argc, argv,
+                           words, (size_t)argc, &nw);
+    if (rc >= 0)
+        return rc;
+    const game_def *g = kz_game("serve", o.game);
+    if (!g)
+        return 2;
+    if (!o.sims)
+        o.sims = g->simulations;
+    if (nw)
+        return kz_usage_error("serve: unexpected argument '%s' (see kz serve --help)", words[0]);
+    if (!o.model[0] && !o.spec[0])
+        return kz_usage_error("serve: give the engine: --model FILE (or --model uniform, or "
+                              "--player SPEC)");
+    if (o.model[0] && o.spec[0])
+        return kz_usage_error("serve: give either --model or --player, not both");
+    if (o.sims > o.max_sims)
+        return kz_usage_error("serve: --sims %ld is above --max_sims %ld", o.sims, o.max_sims);
+    struct sockaddr_in addr = {0};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((uint16_t)o.port);
+    if (inet_pton(AF_INET, o.bind, &addr.sin_addr) != 1)
+        return kz_usage_error("serve: --bind '%s' is not an IPv4 address", o.bind);
+    engine_config ec;
+    engine_config_default(&ec);
+    ec.model = o.model;
+    ec.spec = o.spec;
+    ec.sims = (int)o.sims;
+    ec.max_sims = (int)o.max_sims;
+    ec.records = o.records;
+    char err[400];
+    server sv = {.g = g, .records = o.records[0] ? o.records : NULL};
+    sv.e = engine_new(g, &ec, err, sizeof err);
+    if (!sv.e)
+        return kz_usage_error("serve: %s", err);
+    if (sv.records) { /* a damaged file is refused now, not at the end of a game */
+        record_file *f;
+        if (record_file_append(sv.records, &f, err, sizeof err)) {
+            engine_destroy(&sv.e);
+            return kz_usage_error("serve: --records: %s", err);
+        }
+        record_file_close(&f);
+    }
+    pthread_mutex_init(&sv.file, NULL);
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
+        (uint16_t)o.port, NULL, NULL, s_http, &sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT, 60u,
+        MHD_OPTION_NOTIFY_COMPLETED, s_done, NULL, MHD_OPTION_END);
+    int status = 0;
+    if (!d) {
+        fprintf(stderr, "kz: serve: cannot listen on %s:%ld (port in use?)\n", o.bind, o.port);
+        status = 1;
+        goto out;
+    }
+    struct sigaction sa = {.sa_handler = s_on_signal};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    printf("kz serve: play at http://%s:%ld/play (the engine: %s%s%s)\n", o.bind, o.port,
+           o.model[0] ? "mcts:" : "", o.model[0] ? o.model : o.spec,
+           o.model[0] ? "" : ", its own simulations");
+    if (sv.records)
+        printf("  finished games are appended to %s (the viewer: http://%s:%ld/viewer)\n",
+               sv.records, o.bind, o.port);
+    printf("  Ctrl-C stops it.\n");
+    fflush(stdout);
+    while (!s_stop) {
+        struct timespec nap = {0, 100 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+    printf("kz serve: stopping\n");
+    MHD_stop_daemon(d);
+out:
+    pthread_mutex_destroy(&sv.file);
+    engine_destroy(&sv.e);
+    return status;
+}

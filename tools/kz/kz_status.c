@@ -1,0 +1,702 @@
+/* kz status: fetches a coordinator's GET /status (plain HTTP/1.0 over a TCP
+ * socket) and prints it for a person, or raw with --json. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/config.h"
+#include "tools/kz/kz.h"
+#include "common/util.h"
+
+/* --- a small JSON reader ----------------------------------------------------------- */
+
+enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
+
+typedef struct jnode jnode;
+struct jnode {
+    int type;       /* J_* */
+    double num;     /* J_NUM, J_BOOL (0/1) */
+    char *str;      /* J_STR value; the key when inside an object */
+    char *key;      /* member name inside an object, else NULL */
+    jnode *child;   /* first element or member */
+    jnode *next;    /* next sibling */
+};
+
+typedef struct jparser {
+    const char *p;   /* cursor */
+    const char *end; /* end of input */
+    int depth;       /* nesting */
+} jparser;
+
+static void j_free(jnode *n)
+{
+    while (n) {
+        jnode *next = n->next;
+        j_free(n->child);
+        free(n->str);
+        free(n->key);
+        free(n);
+        n = next;
+    }
+}
+
+static void j_ws(jparser *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
+        j->p++;
+}
+
+static char *j_string(jparser *j)
+{
+    if (j->p >= j->end || *j->p != '"')
+        return NULL;
+    j->p++;
+    size_t cap = 32, n = 0;
+    char *s = xmalloc(cap);
+    while (j->p < j->end && *j->p != '"') {
+        char ch = *j->p++;
+        if (ch == '\\' && j->p < j->end) {
+            char e = *j->p++;
+            if (e == 'u' && j->end - j->p >= 4) {
+                unsigned v = (unsigned)strtoul((char[5]){j->p[0], j->p[1], j->p[2], j->p[3], 0},
+                                               NULL, 16);
+                j->p += 4;
+                ch = v < 0x80 ? (char)v : '?';
+            } else {
+                ch = e == 'n' ? '\n' : e == 't' ? '\t' : e;
+            }
+        }
+        if (n + 2 > cap) {
+            cap *= 2;
+            s = realloc(s, cap);
+            KZ_CHECK(s != NULL);
+        }
+        /* Strings are printed to a terminal and come from any client (ids,
+         * hosts): no escape sequences, no line breaks. */
+        s[n++] = (unsigned char)ch < 0x20 || ch == 0x7f ? '?' : ch;
+    }
+    s[n] = 0;
+    if (j->p >= j->end) {
+        free(s);
+        return NULL;
+    }
+    j->p++;
+    return s;
+}
+
+static jnode *j_value(jparser *j)
+{
+    j_ws(j);
+    if (j->p >= j->end || ++j->depth > 64)
+        return NULL;
+    jnode *n = xcalloc(1, sizeof *n);
+    char ch = *j->p;
+    if (ch == '{' || ch == '[') {
+        n->type = ch == '{' ? J_OBJ : J_ARR;
+        char close = ch == '{' ? '}' : ']';
+        j->p++;
+        jnode **tail = &n->child;
+        j_ws(j);
+        if (j->p < j->end && *j->p == close) {
+            j->p++;
+            j->depth--;
+            return n;
+        }
+        for (;;) {
+            char *key = NULL;
+            if (n->type == J_OBJ) {
+                j_ws(j);
+                key = j_string(j);
+                j_ws(j);
+                if (!key || j->p >= j->end || *j->p != ':') {
+                    free(key);
+                    j_free(n);
+                    return NULL;
+                }
+                j->p++;
+            }
+            jnode *v = j_value(j);
+            if (!v) {
+                free(key);
+                j_free(n);
+                return NULL;
+            }
+            v->key = key;
+            *tail = v;
+            tail = &v->next;
+            j_ws(j);
+            if (j->p < j->end && *j->p == ',') {
+                j->p++;
+                continue;
+            }
+            if (j->p < j->end && *j->p == close) {
+                j->p++;
+                break;
+            }
+            j_free(n);
+            return NULL;
+        }
+    } else if (ch == '"') {
+        n->type = J_STR;
+        n->str = j_string(j);
+        if (!n->str) {
+            j_free(n);
+            return NULL;
+        }
+    } else if (!strncmp(j->p, "true", 4) || !strncmp(j->p, "false", 5)) {
+        n->type = J_BOOL;
+        n->num = *j->p == 't';
+        j->p += *j->p == 't' ? 4 : 5;
+    } else if (!strncmp(j->p, "null", 4)) {
+        n->type = J_NULL;
+        j->p += 4;
+    } else {
+        char *e;
+        n->type = J_NUM;
+        n->num = strtod(j->p, &e);
+        if (e == j->p) {
+            j_free(n);
+            return NULL;
+        }
+        j->p = e;
+    }
+    j->depth--;
+    return n;
+}
+
+/* Member `path` ("a.b.c") of an object; NULL if absent. */
+static const jnode *j_get(const jnode *n, const char *path)
+{
+    char part[64];
+    while (n && *path) {
+        const char *dot = strchr(path, '.');
+        size_t len = dot ? (size_t)(dot - path) : strlen(path);
+        snprintf(part, sizeof part, "%.*s", (int)len, path);
+        const jnode *c = n->type == J_OBJ ? n->child : NULL;
+        while (c && strcmp(c->key, part))
+            c = c->next;
+        n = c;
+        path += len + (dot ? 1 : 0);
+    }
+    return n;
+}
+
+static double j_num(const jnode *n, const char *path)
+{
+    const jnode *v = j_get(n, path);
+    return v && (v->type == J_NUM || v->type == J_BOOL) ? v->num : 0;
+}
+
+static const char *j_str(const jnode *n, const char *path)
+{
+    const jnode *v = j_get(n, path);
+    return v && v->type == J_STR ? v->str : "";
+}
+
+/* --- HTTP ---------------------------------------------------------------------------- */
+
+#define STATUS_MAX_BYTES (64u << 20) /* largest answer read */
+
+/* GETs url (kz_http_get; a URL without a path gets /status): on a 200 answer
+ * *body is malloc'd (caller frees). KZ_EINVAL for a bad URL, KZ_EREJECTED for
+ * another answer, KZ_EIO; one line in err. */
+static int s_http_get(const char *url, char **body, char *err, size_t errlen)
+{
+    char host[256], path[1024], full[1400];
+    int port;
+    int rc = kz_url_split(url, host, sizeof host, &port, path, sizeof path, err, errlen);
+    if (rc)
+        return rc;
+    snprintf(full, sizeof full, "http://%s:%d%s", host, port, strcmp(path, "/") ? path : "/status");
+    uint8_t *answer;
+    size_t len;
+    int code;
+    rc = kz_http_get(full, STATUS_MAX_BYTES, &answer, &len, &code, err, errlen);
+    if (rc)
+        return rc;
+    if (code != 200) {
+        free(answer);
+        return err_set(err, errlen, KZ_EREJECTED, "%s answered %d", full, code);
+    }
+    *body = (char *)answer;
+    return 0;
+}
+
+/* --- printing ---------------------------------------------------------------------- */
+
+static void s_duration(double s, char *buf, size_t len)
+{
+    if (s < 0)
+        snprintf(buf, len, "never");
+    else if (s < 120)
+        snprintf(buf, len, "%.1fs", s);
+    else if (s < 7200)
+        snprintf(buf, len, "%.0fm", s / 60);
+    else if (s < 172800)
+        snprintf(buf, len, "%.1fh", s / 3600);
+    else
+        snprintf(buf, len, "%.1fd", s / 86400);
+}
+
+/* Whether a rating field is a number (null when the player is unrated). */
+static bool s_rated(const jnode *j, const char *path)
+{
+    const jnode *n = j_get(j, path);
+    return n && n->type == J_NUM;
+}
+
+/* The stall warning: the best has not changed for `minutes` while the
+ * trainer went on. Printed by kz status; "" when there is none. */
+static void s_stall(const jnode *j, double minutes, char *buf, size_t len)
+{
+    buf[0] = 0;
+    double since = j_num(j, "gate.best_since_ms");
+    double now_ms = j_num(j, "coordinator.time_ms");
+    double steps = j_num(j, "trainer.step") - j_num(j, "gate.best_since_step");
+    if (since > 0 && now_ms - since > minutes * 60000 && steps > 0)
+        snprintf(buf, len, "WARNING: the best has not changed for %.0f minutes while the trainer "
+                 "took %.0f steps (%.0f candidates rejected in a row)",
+                 (now_ms - since) / 60000, steps, j_num(j, "gate.rejected_in_row"));
+}
+
+/* "+812 (95%: +770 .. +855)" or "unrated"; prefix: the object's path (NULL: j itself). */
+static void s_elo(const jnode *j, const char *prefix, char *buf, size_t len)
+{
+    char p[96], lo[96], hi[96];
+    const char *dot = prefix ? "." : "";
+    prefix = prefix ? prefix : "";
+    snprintf(p, sizeof p, "%s%selo", prefix, dot);
+    if (!s_rated(j, p)) {
+        snprintf(buf, len, "unrated");
+        return;
+    }
+    snprintf(lo, sizeof lo, "%s%selo_lo", prefix, dot);
+    snprintf(hi, sizeof hi, "%s%selo_hi", prefix, dot);
+    snprintf(buf, len, "%+.0f (95%%: %+.0f .. %+.0f)", j_num(j, p), j_num(j, lo), j_num(j, hi));
+}
+
+static void s_print_learning(const jnode *j, FILE *o, double stall_minutes)
+{
+    char since[32], elo[96], stall[256];
+    double since_ms = j_num(j, "gate.best_since_ms");
+    s_duration(since_ms > 0 ? (j_num(j, "coordinator.time_ms") - since_ms) / 1000 : -1, since,
+               sizeof since);
+    fprintf(o, "gate        %s; best unchanged for %s (since step %.0f), %.0f candidates "
+               "rejected in a row, %.0f reverted by the rating guard\n",
+            j_str(j, "gate.mode"), since, j_num(j, "gate.best_since_step"),
+            j_num(j, "gate.rejected_in_row"), j_num(j, "gate.reverts"));
+    s_elo(j, "ratings.best", elo, sizeof elo);
+    fprintf(o, "rating      best v%.0f %s; rating games %.1f%% of game time (at most %.0f%%)",
+            j_num(j, "ratings.best.version"), elo, 100 * j_num(j, "ratings.eval_share"),
+            100 * j_num(j, "ratings.eval_share_max"));
+    if (j_get(j, "ratings.match.a"))
+        fprintf(o, "; playing %s vs %s %.0f/%.0f", j_str(j, "ratings.match.a"),
+                j_str(j, "ratings.match.b"), j_num(j, "ratings.match.played"),
+                j_num(j, "ratings.match.games"));
+    fprintf(o, "\n");
+    const jnode *eg = j_get(j, "endgame");
+    if (eg && eg->type == J_OBJ) {
+        fprintf(o, "endgame     ");
+        if (j_num(eg, "version") > 0)
+            fprintf(o, "v%.0f: policy %.1f%%, search %.1f%% (%.0f simulations) of value-keeping "
+                       "moves on %.0f table positions (chance %.1f%%)",
+                    j_num(eg, "version"), 100 * j_num(eg, "policy"), 100 * j_num(eg, "search"),
+                    j_num(eg, "simulations"), j_num(eg, "positions"), 100 * j_num(eg, "chance"));
+        else
+            fprintf(o, "not measured yet");
+        if (j_num(eg, "computing") > 0)
+            fprintf(o, "; measuring v%.0f", j_num(eg, "computing"));
+        if (j_str(eg, "error")[0])
+            fprintf(o, "; last failure: %s", j_str(eg, "error"));
+        fprintf(o, "\n");
+    }
+    static const char *const kinds[3] = {"selfplay", "arena", "eval"};
+    static const char *const shown[3] = {"self-play", "arena", "rating"};
+    bool first = true;
+    for (int k = 0; k < 3; k++) {
+        char p[64];
+        snprintf(p, sizeof p, "games_by_kind.%s", kinds[k]);
+        const jnode *g = j_get(j, p);
+        double n = g ? j_num(g, "games") : 0;
+        if (n <= 0)
+            continue;
+        fprintf(o, "%-11s %-9s %.0f since start: first player won %.0f%%, second %.0f%%, drawn "
+                   "%.0f%%; %.1f turns a game\n",
+                first ? "games" : "", shown[k], n, 100 * j_num(g, "first_wins") / n,
+                100 * j_num(g, "second_wins") / n, 100 * j_num(g, "draws") / n,
+                j_num(g, "mean_plies"));
+        first = false;
+    }
+    s_stall(j, stall_minutes, stall, sizeof stall);
+    if (stall[0])
+        fprintf(o, "%s\n", stall);
+}
+
+static void s_print(const jnode *j, FILE *o, double stall_minutes)
+{
+    char up[32];
+    s_duration(j_num(j, "coordinator.uptime_s"), up, sizeof up);
+    fprintf(o, "coordinator %s (%s, protocol %.0f), up %s\n", j_str(j, "coordinator.name"),
+            j_str(j, "coordinator.game"), j_num(j, "coordinator.protocol"), up);
+    fprintf(o, "models      best %.0f, latest %.0f, candidate %.0f, queued %.0f, promotions %.0f\n",
+            j_num(j, "models.best"), j_num(j, "models.latest"), j_num(j, "models.candidate"),
+            j_num(j, "models.queued"), j_num(j, "models.promotions"));
+    if (j_get(j, "gate"))
+        s_print_learning(j, o, stall_minutes);
+    double w = j_num(j, "arena.wins"), d = j_num(j, "arena.draws"), l = j_num(j, "arena.losses");
+    if (j_num(j, "arena.candidate") > 0) {
+        double n = w + d + l;
+        char score[16] = "-"; /* no score before a game */
+        if (n > 0)
+            snprintf(score, sizeof score, "%.3f", (w + d / 2) / n);
+        fprintf(o, "arena       candidate %.0f vs best %.0f: %.0f/%.0f played, +%.0f =%.0f -%.0f "
+                   "(score %s), %.0f assigned, %.0f open\n",
+                j_num(j, "arena.candidate"), j_num(j, "arena.best"), n, j_num(j, "arena.games"),
+                w, d, l, score, j_num(j, "arena.assigned"), j_num(j, "arena.open"));
+    } else {
+        fprintf(o, "arena       none running\n");
+    }
+    if (j_num(j, "arena.last.candidate") > 0)
+        fprintf(o, "            last: candidate %.0f %s (+%.0f =%.0f -%.0f)\n",
+                j_num(j, "arena.last.candidate"),
+                j_num(j, "arena.last.promoted") ? "promoted" : "rejected",
+                j_num(j, "arena.last.wins"), j_num(j, "arena.last.draws"),
+                j_num(j, "arena.last.losses"));
+    fprintf(o, "replay      %.0f games, %.0f positions; window [%.0f, %.0f) = %.0f of %.0f\n",
+            j_num(j, "replay.games"), j_num(j, "replay.positions"), j_num(j, "replay.window_lo"),
+            j_num(j, "replay.window_hi"), j_num(j, "replay.window_positions"),
+            j_num(j, "replay.window"));
+    fprintf(o, "ingest      %.0f stored (%.1f games/s, %.0f positions/s), %.0f duplicates, "
+               "%.0f rejected",
+            j_num(j, "ingest.accepted"), j_num(j, "ingest.games_per_s"),
+            j_num(j, "ingest.positions_per_s"), j_num(j, "ingest.duplicates"),
+            j_num(j, "ingest.rejected"));
+    const jnode *rb = j_get(j, "ingest.rejected_by_reason");
+    bool first = true;
+    for (const jnode *c = rb ? rb->child : NULL; c; c = c->next)
+        if (c->num > 0) {
+            fprintf(o, "%s%s %.0f", first ? " (" : ", ", c->key, c->num);
+            first = false;
+        }
+    fprintf(o, "%s\n", first ? "" : ")");
+    if (j_get(j, "forge.on")) {
+        if (j_num(j, "forge.on"))
+            fprintf(o, "forged      1 in %.0f states re-searched: %.0f games checked "
+                       "(%.0f states), %.0f forged, %.0f not checkable, %.0f skipped, %.0f held now\n",
+                    j_num(j, "forge.one_in_states"), j_num(j, "forge.checked"),
+                    j_num(j, "forge.states"), j_num(j, "forge.forged"),
+                    j_num(j, "forge.unchecked"), j_num(j, "forge.skipped"),
+                    j_num(j, "forge.held"));
+        else
+            fprintf(o, "forged      not checked (forge_check_states = 0)\n");
+    }
+    if (j_get(j, "auth.curve")) {
+        if (j_num(j, "auth.curve"))
+            fprintf(o, "auth        CurveZMQ, %.0f client keys; refused: %.0f connections of "
+                       "unknown keys, %.0f requests outside their role, %.0f failed handshakes\n",
+                    j_num(j, "auth.keys"), j_num(j, "auth.refused_keys"),
+                    j_num(j, "auth.refused_requests"), j_num(j, "auth.handshake_failures"));
+        else
+            fprintf(o, "auth        none (curve = false): anyone who reaches the ports may submit "
+                       "games and candidates\n");
+    }
+    if (j_num(j, "trainer.seen")) {
+        char ago[32];
+        s_duration(j_num(j, "trainer.last_contact_s"), ago, sizeof ago);
+        char aux[96] = ""; /* the auxiliary heads' parts, when the network has them */
+        double ol = j_num(j, "trainer.opp_policy_loss"), ml = j_num(j, "trainer.material_loss");
+        if (ol > 0 || ml > 0)
+            snprintf(aux, sizeof aux, ", aux: opp policy %.4f, material %.4f", ol, ml);
+        fprintf(o, "trainer     step %.0f, loss %.4f (policy %.4f, value %.4f%s), %.2f steps/s, "
+                   "last contact %s ago\n",
+                j_num(j, "trainer.step"), j_num(j, "trainer.loss"),
+                j_num(j, "trainer.policy_loss"), j_num(j, "trainer.value_loss"), aux,
+                j_num(j, "trainer.steps_per_s"), ago);
+    } else {
+        fprintf(o, "trainer     not seen\n");
+    }
+    fprintf(o, "clients     %.0f live of %.0f known\n", j_num(j, "workers.live"),
+            j_num(j, "workers.known"));
+    const jnode *list = j_get(j, "workers.list");
+    if (list && list->child)
+        fprintf(o, "  %-28s %-8s %-16s %6s %8s %7s %6s %5s %6s %8s\n", "ID", "ROLE", "HOST",
+                "LAST", "GAMES", "G/MIN", "REJ", "ARENA", "MODEL", "SIMS/S");
+    for (const jnode *c = list ? list->child : NULL; c; c = c->next) {
+        char last[32], model[16] = "-", speed[16] = "-";
+        s_duration(j_num(c, "last_contact_s"), last, sizeof last);
+        if (j_num(c, "model_version") > 0)
+            snprintf(model, sizeof model, "v%.0f", j_num(c, "model_version"));
+        if (j_num(c, "sims_per_s") > 0)
+            snprintf(speed, sizeof speed, "%.0f", j_num(c, "sims_per_s"));
+        char forged[64] = "";
+        if (j_num(c, "forged") > 0)
+            snprintf(forged, sizeof forged, "  (%.0f forged%s)", j_num(c, "forged"),
+                     j_num(c, "arena_barred") ? ", no arena slots" : "");
+        fprintf(o, "  %-28.28s %-8.8s %-16.16s %6s %8.0f %7.1f %6.0f %5.0f %6s %8s%s%s\n",
+                j_str(c, "id"), j_str(c, "role"), j_str(c, "host"), last, j_num(c, "games"),
+                j_num(c, "games_per_min"), j_num(c, "rejected"), j_num(c, "arena_slots"), model,
+                speed, forged, j_num(c, "alive") ? "" : "  (gone)");
+    }
+}
+
+/* One line: what `make run` prints every few seconds. */
+static void s_print_line(const jnode *j, FILE *o)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    fprintf(o, "%02d:%02d:%02d games %.0f (%.1f/min) positions %.0f", tm.tm_hour, tm.tm_min,
+            tm.tm_sec, j_num(j, "replay.games"), 60 * j_num(j, "ingest.games_per_s"),
+            j_num(j, "replay.positions"));
+    if (j_num(j, "trainer.seen") && j_num(j, "trainer.step") > 0)
+        fprintf(o, " | step %.0f loss %.3f", j_num(j, "trainer.step"), j_num(j, "trainer.loss"));
+    else if (j_num(j, "trainer.seen"))
+        fprintf(o, " | step 0 (waiting for positions)");
+    else
+        fprintf(o, " | step -");
+    fprintf(o, " | best v%.0f", j_num(j, "models.best"));
+    if (s_rated(j, "ratings.best.elo")) {
+        fprintf(o, " elo %+.0f +/- %.0f", j_num(j, "ratings.best.elo"),
+                (j_num(j, "ratings.best.elo_hi") - j_num(j, "ratings.best.elo_lo")) / 2);
+    } else {
+        /* A best too new to be rated: the newest rated one (gate none
+         * replaces the best faster than its gauntlets end). */
+        const jnode *h = j_get(j, "ratings.history");
+        const jnode *last = NULL;
+        for (const jnode *c = h ? h->child : NULL; c; c = c->next)
+            last = c;
+        if (last)
+            fprintf(o, " (v%.0f elo %+.0f +/- %.0f)", j_num(last, "version"),
+                    j_num(last, "elo"), (j_num(last, "elo_hi") - j_num(last, "elo_lo")) / 2);
+    }
+    if (j_num(j, "arena.candidate") > 0)
+        fprintf(o, " | arena v%.0f %.0f/%.0f +%.0f =%.0f -%.0f", j_num(j, "arena.candidate"),
+                j_num(j, "arena.wins") + j_num(j, "arena.draws") + j_num(j, "arena.losses"),
+                j_num(j, "arena.games"), j_num(j, "arena.wins"), j_num(j, "arena.draws"),
+                j_num(j, "arena.losses"));
+    const char *mode = j_str(j, "gate.mode");
+    if (mode && !strcmp(mode, "none"))
+        fprintf(o, " | gate none, %.0f promotions", j_num(j, "models.promotions"));
+    else if (j_num(j, "arena.last.candidate") > 0)
+        fprintf(o, " | last arena v%.0f %s +%.0f =%.0f -%.0f", j_num(j, "arena.last.candidate"),
+                j_num(j, "arena.last.promoted") ? "promoted" : "rejected",
+                j_num(j, "arena.last.wins"), j_num(j, "arena.last.draws"),
+                j_num(j, "arena.last.losses"));
+    else
+        fprintf(o, " | last arena -");
+    int workers = 0;
+    const jnode *list = j_get(j, "workers.list");
+    for (const jnode *c = list ? list->child : NULL; c; c = c->next)
+        workers += j_num(c, "alive") && !strcmp(j_str(c, "role"), "worker");
+    fprintf(o, " | workers %d", workers);
+    if (j_num(j, "ingest.rejected") > 0)
+        fprintf(o, " | rejected %.0f", j_num(j, "ingest.rejected"));
+    fprintf(o, "\n");
+}
+
+typedef struct status_config {
+    bool json;            /* print the raw JSON */
+    bool line;            /* print one summary line */
+    double stall_minutes; /* warn when the best is older than this while the trainer goes on */
+} status_config;
+
+static const config_option s_status_options[] = {
+    {"json", CONFIG_BOOL, "false", 0, 0, offsetof(status_config, json),
+     "print the JSON document as received"},
+    {"line", CONFIG_BOOL, "false", 0, 0, offsetof(status_config, line),
+     "print one line: time, games (per minute), positions, trainer step and loss, best "
+     "version (and its rating), running and last arena, live workers"},
+    {"stall_minutes", CONFIG_DOUBLE, "15", 0.1, 1e6, offsetof(status_config, stall_minutes),
+     "warn when the best has not changed for this long while the trainer took steps"},
+};
+#define N_STATUS_OPTIONS (sizeof s_status_options / sizeof s_status_options[0])
+
+int cmd_status(int argc, char **argv)
+{
+    status_config cfg;
+    const char *pos[1];
+    size_t npos = 0;
+    char err[512];
+    int rc = config_parse(s_status_options, N_STATUS_OPTIONS, &cfg, argc, argv, pos, 1, &npos, err, sizeof err);
+    if (rc == CONFIG_HELP) {
+        printf("usage: kz status [URL] [--json | --line]\n\n"
+               "Prints a coordinator's status (GET URL, default http://127.0.0.1:8080/status;\n"
+               "a URL without a path gets /status): the gate and how long the best has\n"
+               "stood, the best's rating, games by kind with results by colour, models,\n"
+               "arena, replay store, ingest and rejections, trainer, and every client with\n"
+               "its last contact and speed; a warning when the best has stalled.\n"
+               "Exit status 1 when the coordinator cannot be reached.\n\n");
+        config_help(s_status_options, N_STATUS_OPTIONS, stdout);
+        return 0;
+    }
+    if (rc)
+        return kz_usage_error("status: %s", err);
+    if (cfg.json && cfg.line)
+        return kz_usage_error("status: --json and --line exclude each other");
+    const char *url = npos ? pos[0] : "http://127.0.0.1:8080/status";
+    char *body;
+    rc = s_http_get(url, &body, err, sizeof err);
+    if (rc == KZ_EINVAL)
+        return kz_usage_error("status: %s", err);
+    if (rc) {
+        fprintf(stderr, "kz: status: %s\n", err);
+        return 1;
+    }
+    if (cfg.json) {
+        fputs(body, stdout);
+        free(body);
+        return 0;
+    }
+    jparser jp = {body, body + strlen(body), 0};
+    jnode *j = j_value(&jp);
+    if (!j || j->type != J_OBJ) {
+        fprintf(stderr, "kz: status: %s did not return a JSON object\n", url);
+        j_free(j);
+        free(body);
+        return 1;
+    }
+    if (cfg.line)
+        s_print_line(j, stdout);
+    else
+        s_print(j, stdout, cfg.stall_minutes);
+    j_free(j);
+    free(body);
+    return 0;
+}
+
+/* --- kz ratings ------------------------------------------------------------------ */
+
+typedef struct ratings_config {
+    bool pairs; /* also list every pair that met */
+} ratings_config;
+
+static const config_option s_ratings_options[] = {
+    {"pairs", CONFIG_BOOL, "false", 0, 0, offsetof(ratings_config, pairs),
+     "also list every pair of players that met: games, pairs by outcome, score"},
+};
+#define N_RATINGS_OPTIONS (sizeof s_ratings_options / sizeof s_ratings_options[0])
+
+/* A player's games and points over all its tallies. */
+static void s_player_score(const jnode *tallies, const char *name, double *games, double *points)
+{
+    *games = *points = 0;
+    for (const jnode *t = tallies ? tallies->child : NULL; t; t = t->next) {
+        bool a = !strcmp(j_str(t, "a"), name), b = !strcmp(j_str(t, "b"), name);
+        if (!a && !b)
+            continue;
+        double w = j_num(t, "wins"), d = j_num(t, "draws"), l = j_num(t, "losses");
+        *games += w + d + l;
+        *points += (a ? w : l) + d / 2;
+    }
+}
+
+int cmd_ratings(int argc, char **argv)
+{
+    ratings_config cfg;
+    const char *pos[1];
+    size_t npos = 0;
+    char err[512];
+    int rc = config_parse(s_ratings_options, N_RATINGS_OPTIONS, &cfg, argc, argv, pos, 1, &npos,
+                          err, sizeof err);
+    if (rc == CONFIG_HELP) {
+        printf("usage: kz ratings [URL] [--pairs]\n\n"
+               "The rating pool of a coordinator (GET URL, default\n"
+               "http://127.0.0.1:8080/status): every anchor (fixed baseline player) and rated\n"
+               "model, strongest first, with its games, its score over them, and its Elo\n"
+               "with the 95%% interval, from one maximum-likelihood fit over all rating and\n"
+               "arena games (random = 0). Then the ratings of each best when its gauntlet\n"
+               "ended. Exit status 1 when the coordinator cannot be reached.\n\n");
+        config_help(s_ratings_options, N_RATINGS_OPTIONS, stdout);
+        return 0;
+    }
+    if (rc)
+        return kz_usage_error("ratings: %s", err);
+    const char *url = npos ? pos[0] : "http://127.0.0.1:8080/status";
+    char *body;
+    rc = s_http_get(url, &body, err, sizeof err);
+    if (rc == KZ_EINVAL)
+        return kz_usage_error("ratings: %s", err);
+    if (rc) {
+        fprintf(stderr, "kz: ratings: %s\n", err);
+        return 1;
+    }
+    jparser jp = {body, body + strlen(body), 0};
+    jnode *j = j_value(&jp);
+    const jnode *players = j && j->type == J_OBJ ? j_get(j, "ratings.players") : NULL;
+    if (!players) {
+        fprintf(stderr, "kz: ratings: %s has no ratings (an older coordinator?)\n", url);
+        j_free(j);
+        free(body);
+        return 1;
+    }
+    const jnode *tallies = j_get(j, "ratings.tallies");
+    /* Strongest first: a selection over the list (tens of players). */
+    int n = 0;
+    for (const jnode *p = players->child; p; p = p->next)
+        n++;
+    const jnode **order = calloc((size_t)(n ? n : 1), sizeof *order);
+    int k = 0;
+    for (const jnode *p = players->child; p; p = p->next)
+        order[k++] = p;
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++) {
+            double ea = s_rated(order[a], "elo") ? j_num(order[a], "elo") : -1e9;
+            double eb = s_rated(order[b], "elo") ? j_num(order[b], "elo") : -1e9;
+            if (eb > ea) {
+                const jnode *t = order[a];
+                order[a] = order[b];
+                order[b] = t;
+            }
+        }
+    printf("%-16s %-7s %7s %7s  %s\n", "PLAYER", "KIND", "GAMES", "SCORE", "ELO (95% interval)");
+    for (int a = 0; a < n; a++) {
+        const jnode *p = order[a];
+        double games, points;
+        s_player_score(tallies, j_str(p, "name"), &games, &points);
+        char elo[96], score[16] = "-";
+        s_elo(p, NULL, elo, sizeof elo);
+        if (games > 0)
+            snprintf(score, sizeof score, "%.3f", points / games);
+        printf("%-16.16s %-7s %7.0f %7s  %s\n", j_str(p, "name"),
+               j_num(p, "anchor") ? "anchor" : "model", games, score, elo);
+    }
+    free(order);
+    const jnode *hist = j_get(j, "ratings.history");
+    if (hist && hist->child) {
+        printf("\nthe best when its gauntlet ended:\n");
+        for (const jnode *h = hist->child; h; h = h->next) {
+            time_t t = (time_t)(j_num(h, "time_ms") / 1000);
+            struct tm tm;
+            localtime_r(&t, &tm);
+            printf("  %04d-%02d-%02d %02d:%02d  v%-5.0f %+6.0f (95%%: %+.0f .. %+.0f), %.0f games\n",
+                   tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                   j_num(h, "version"), j_num(h, "elo"), j_num(h, "elo_lo"), j_num(h, "elo_hi"),
+                   j_num(h, "games"));
+        }
+    }
+    if (cfg.pairs && tallies) {
+        printf("\n%-16s %-16s %6s  %-22s %s\n", "A", "B", "GAMES", "PAIRS (LL LD D/WL WD WW)",
+               "A's SCORE");
+        for (const jnode *t = tallies->child; t; t = t->next) {
+            double w = j_num(t, "wins"), d = j_num(t, "draws"), l = j_num(t, "losses");
+            const jnode *pp = j_get(t, "pairs");
+            double c[5] = {0};
+            int i = 0;
+            for (const jnode *x = pp ? pp->child : NULL; x && i < 5; x = x->next)
+                c[i++] = x->num;
+            char pb[64];
+            snprintf(pb, sizeof pb, "%.0f %.0f %.0f %.0f %.0f", c[0], c[1], c[2], c[3], c[4]);
+            char score[16] = "-";
+            if (w + d + l > 0)
+                snprintf(score, sizeof score, "%.3f", (w + d / 2) / (w + d + l));
+            printf("%-16.16s %-16.16s %6.0f  %-22s %s\n", j_str(t, "a"), j_str(t, "b"),
+                   w + d + l, pb, score);
+        }
+    }
+    j_free(j);
+    free(body);
+    return 0;
+}
