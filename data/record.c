@@ -149,6 +149,14 @@ int record_copy(game_record *dst, const game_record *src)
     return 0;
 }
 
+/* The game whose end reasons r's names are: its own, or (a game this program
+ * does not know) the Alquerque family's, so that such a record still decodes. */
+static const game_def *s_game_of(const game_record *r)
+{
+    const game_def *g = game_find(r->game);
+    return g ? g : game_default();
+}
+
 /* --- proto conversion --------------------------------------------------------------- */
 
 int record_pack(const game_record *r, uint8_t **out, size_t *len)
@@ -225,7 +233,7 @@ int record_pack(const game_record *r, uint8_t **out, size_t *len)
     gr.n_moves = n;
     gr.moves = mvp;
     gr.winner = r->winner;
-    gr.reason = (char *)(r->reason == GAME_REASON_NONE ? "" : game_reason_name(r->reason));
+    gr.reason = (char *)(r->reason == GAME_REASON_NONE ? "" : game_reason_name(s_game_of(r), r->reason));
     gr.seed = r->seed;
     gr.settings = &ss;
     gr.started_ms = r->started_ms;
@@ -251,14 +259,12 @@ out:
     return rc;
 }
 
-static int s_reason_from_name(const char *name)
+static int s_reason_from_name(const game_def *g, const char *name)
 {
     if (!name || !*name)
         return GAME_REASON_NONE;
-    for (int k = 1; k < GAME_REASON_COUNT; k++)
-        if (!strcmp(name, game_reason_name(k)))
-            return k;
-    return -1;
+    int k = game_reason_parse(g, name);
+    return k > 0 ? k : -1;
 }
 
 static int s_copy_str(char *dst, size_t cap, const char *src)
@@ -380,7 +386,7 @@ static int s_decode_fields(const Kz__GameRecord *gr, game_record *r, record_repo
         return s_report(rep, rc, RECORD_FAULT_MALFORMED, "winner %d is not -1, 0 or 1",
                         (int)gr->winner);
     r->winner = gr->winner;
-    r->reason = s_reason_from_name(gr->reason);
+    r->reason = s_reason_from_name(s_game_of(r), gr->reason);
     if (r->reason < 0) {
         char shown[44];
         r->reason = GAME_REASON_NONE;
@@ -660,7 +666,7 @@ static int s_check(const game_def *g, const game_record *r, const record_check_o
         if (res.over)
             return S_FAULT(rep, RECORD_FAULT_ILLEGAL_ACTION,
                            "move %d (ply %d): the game was already over (%s)", k + 1, g->ply(&s),
-                           game_reason_name(res.reason));
+                           game_reason_name(g, res.reason));
         uint16_t legal[GAME_MAX_LEGAL];
         int n_legal = g->legal_actions(&s, legal);
         if ((rc = s_check_move(g, r, o, k, &s, legal, n_legal, rep)) != 0)
@@ -676,8 +682,8 @@ static int s_check(const game_def *g, const game_record *r, const record_check_o
     if (res.winner != r->winner || res.reason != r->reason)
         return S_FAULT(rep, RECORD_FAULT_WRONG_RESULT,
                        "recorded result (winner %d, %s) differs from the rules' (winner %d, %s)",
-                       r->winner, game_reason_name(r->reason), res.winner,
-                       game_reason_name(res.reason));
+                       r->winner, game_reason_name(g, r->reason), res.winner,
+                       game_reason_name(g, res.reason));
     if ((uint32_t)g->ply(&s) != r->plies)
         return S_FAULT(rep, RECORD_FAULT_WRONG_RESULT, "recorded %u plies, the replay has %d",
                        r->plies, g->ply(&s));

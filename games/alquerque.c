@@ -300,16 +300,16 @@ static int alq_ply(const game_state *g) { return CS(g)->ply; }
 static game_result alq_result(const game_state *g)
 {
     const alq_state *s = CS(g);
-    game_result r = {false, -1, GAME_REASON_NONE};
+    game_result r = {false, -1, GAME_REASON_NONE, 0};
     if (s->chain >= 0)
         return r; /* A12: decided only at the start of a turn */
     int me = s->side;
     if (!s->own)
-        r = (game_result){true, me ^ 1, GAME_REASON_NO_PIECES};
+        r = (game_result){true, me ^ 1, GAME_REASON_NO_PIECES, 0};
     else if (!s_has_action(s))
-        r = (game_result){true, me ^ 1, GAME_REASON_NO_MOVES};
+        r = (game_result){true, me ^ 1, GAME_REASON_NO_MOVES, 0};
     else if (s->ply >= ALQ_MAX_PLIES)
-        r = (game_result){true, -1, GAME_REASON_LENGTH}; /* A14: never reached (A13) */
+        r = (game_result){true, -1, GAME_REASON_LENGTH, 0}; /* A14: never reached (A13) */
     return r;
 }
 

@@ -309,18 +309,18 @@ static int dr_ply(const game_state *g) { return CS(g)->ply; }
 static game_result dr_result(const game_state *g)
 {
     const dr_state *s = CS(g);
-    game_result r = {false, -1, GAME_REASON_NONE};
+    game_result r = {false, -1, GAME_REASON_NONE, 0};
     if (s->chain >= 0)
         return r; /* D12: decided only at the start of a turn */
     int me = s->side;
     if (!s->pieces[me])
-        r = (game_result){true, me ^ 1, GAME_REASON_NO_PIECES};
+        r = (game_result){true, me ^ 1, GAME_REASON_NO_PIECES, 0};
     else if (!s_has_action(s))
-        r = (game_result){true, me ^ 1, GAME_REASON_NO_MOVES};
+        r = (game_result){true, me ^ 1, GAME_REASON_NO_MOVES, 0};
     else if (s->quiet >= DR_QUIET_DRAW)
-        r = (game_result){true, -1, GAME_REASON_NO_PROGRESS};
+        r = (game_result){true, -1, GAME_REASON_NO_PROGRESS, 0};
     else if (s->reps >= 3)
-        r = (game_result){true, -1, GAME_REASON_REPETITION};
+        r = (game_result){true, -1, GAME_REASON_REPETITION, 0};
     return r;
 }
 

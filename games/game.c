@@ -110,6 +110,22 @@ int game_check(const game_def *g, char *err, size_t errlen)
         return err_set(err, errlen, KZ_EINVAL,
                        "game %s: search defaults: simulations must be in 1..1000000 and "
                        "dirichlet_alpha in (0, 100]", n);
+    if (g->max_points < 0 || g->max_points > GAME_MAX_POINTS)
+        return err_set(err, errlen, KZ_EINVAL, "game %s: max_points %d is not in 0..%d", n,
+                       g->max_points, GAME_MAX_POINTS);
+    if (g->reasons) {
+        bool ok = g->n_reasons >= 2 && g->n_reasons <= GAME_MAX_REASONS &&
+                  g->reasons[0] && !strcmp(g->reasons[0], "none");
+        for (int k = 1; ok && k < g->n_reasons; k++)
+            ok = g->reasons[k] && g->reasons[k][0];
+        if (!ok)
+            return err_set(err, errlen, KZ_EINVAL,
+                           "game %s: reasons must be 2..%d names, the first \"none\"", n,
+                           GAME_MAX_REASONS);
+    }
+    if (!g->is_chance != !g->chance_probs)
+        return err_set(err, errlen, KZ_EINVAL,
+                       "game %s: is_chance and chance_probs go together", n);
     if (g->n_symmetries < 0 || g->n_symmetries > GAME_MAX_SYMMETRIES ||
         (g->n_symmetries > 0 && !g->symmetries))
         return err_set(err, errlen, KZ_EINVAL, "game %s: n_symmetries %d is not in 0..%d", n,
@@ -164,12 +180,38 @@ int game_register(const game_def *g, char *err, size_t errlen)
     return 0;
 }
 
-const char *game_reason_name(int reason)
+/* The Alquerque family's reasons (enum game_reason). */
+static const char *const s_family_reasons[GAME_REASON_COUNT] = {
+    "none", "no-pieces", "no-moves", "no-progress", "repetition", "length",
+};
+
+int game_reason_count(const game_def *g)
 {
-    static const char *names[GAME_REASON_COUNT] = {
-        "none", "no-pieces", "no-moves", "no-progress", "repetition", "length",
-    };
-    return reason >= 0 && reason < GAME_REASON_COUNT ? names[reason] : "unknown";
+    return g->reasons ? g->n_reasons : GAME_REASON_COUNT;
+}
+
+const char *game_reason_name(const game_def *g, int reason)
+{
+    const char *const *names = g->reasons ? g->reasons : s_family_reasons;
+    return reason >= 0 && reason < game_reason_count(g) ? names[reason] : "unknown";
+}
+
+int game_reason_parse(const game_def *g, const char *name)
+{
+    for (int k = 0; name && k < game_reason_count(g); k++)
+        if (!strcmp(name, game_reason_name(g, k)))
+            return k;
+    return -1;
+}
+
+float game_result_value(const game_def *g, game_result r, int player)
+{
+    if (!r.over || r.winner < 0)
+        return 0.0f;
+    int max = g->max_points > 1 ? g->max_points : 1;
+    int pts = r.points > 0 ? r.points : 1;
+    float v = (float)pts / (float)max;
+    return r.winner == player ? v : -v;
 }
 
 void game_symmetry_planes(const game_def *g, int k, float *planes)
@@ -191,7 +233,7 @@ void game_symmetry_policy(const game_def *g, int k, float *pi)
 {
     assert(k >= 0 && k < g->n_symmetries);
     int A = g->action_count;
-    float tmp[GAME_MAX_ACTIONS]; /* (A) */
+    float tmp[GAME_MAX_ACTIONS]; /* (A): 32 KB of stack at most */
     memcpy(tmp, pi, (size_t)A * sizeof *pi);
     for (int a = 0; a < A; a++)
         pi[g->symmetries[k].action(a)] = tmp[a];

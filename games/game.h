@@ -45,7 +45,7 @@
 #include <stdio.h>
 
 #define GAME_STATE_BYTES 512  /* room for any module's state */
-#define GAME_MAX_ACTIONS 4096 /* largest action count of any module (8x8: 64*64) */
+#define GAME_MAX_ACTIONS 8192 /* largest action count of any module (Yinsh: 85*85 from-to) */
 #define GAME_MAX_LEGAL 256    /* most legal actions in one state, any module */
 #define GAME_PACKED_BYTES 32  /* most bytes of a packed position (pack/unpack_planes) */
 #define GAME_POSITION_CHARS 255 /* longest position string of any module (NUL excluded) */
@@ -61,7 +61,13 @@ typedef struct game_state {
     _Alignas(16) uint8_t bytes[GAME_STATE_BYTES]; /* module-defined layout */
 } game_state;
 
-/* Why a game ended. */
+#define GAME_MAX_REASONS 16   /* most end reasons of one game, "none" included */
+#define GAME_MAX_POINTS 3     /* most points one game can score (backgammon's backgammon) */
+
+/* Why a game ended: each game names its own reasons (game_def.reasons), 0
+ * always "none" (not over). The codes below are the board games' of the
+ * Alquerque family (Khreibaga, Alquerque, draughts), whose game_defs leave
+ * `reasons` NULL to use them; a game with other endings lists its own. */
 enum game_reason {
     GAME_REASON_NONE = 0,    /* not over */
     GAME_REASON_NO_PIECES,   /* the mover has no pieces (loss) */
@@ -76,8 +82,23 @@ enum game_reason {
 typedef struct game_result {
     bool over;   /* false while the game goes on */
     int winner;  /* 0 or 1 when won, -1 for a draw (or not over) */
-    int reason;  /* enum game_reason */
+    int reason;  /* the game's end reason: an index into its reasons (0: not over) */
+    int points;  /* what the win is worth, 1..max_points (0: a draw, not over, or a
+                    game that scores no points: read as 1 for a winner) */
 } game_result;
+
+/* An oracle that knows some positions exactly (a game's endgame tables): the
+ * search and the players ask it through this hook, without knowing the game
+ * or the tables (tablebase.h makes Khreibaga's). A small value; ctx borrowed. */
+typedef struct game_oracle {
+    /* 0 and *score when s is known: > 0 won, < 0 lost, 0 drawn for the
+     * mover, |score| <= 100 (nearer wins score higher); nonzero otherwise. */
+    int (*probe)(const void *ctx, const game_state *s, int *score);
+    /* 0 and a best action for s (a known position); nonzero otherwise. */
+    int (*best_action)(const void *ctx, const game_state *s, int *action);
+    const void *ctx;
+    const struct game_def *game; /* the game whose states it reads */
+} game_oracle;
 
 /* A board symmetry over the canonical view: sample (planes, policy) becomes
  * (planes', policy') with planes'[planes[p]][cells[i]] = planes[p][i] and
@@ -102,6 +123,11 @@ struct game_def {
     int simulations;     /* the search's default simulations per move */
     float dirichlet_alpha; /* the search's default root noise: about 10 / the typical
                               number of legal actions (AlphaZero's rule of thumb) */
+    int max_points;      /* the most points one win scores (0 or 1: a win is a win;
+                            backgammon 3); values are points / max_points */
+    const char *const *reasons; /* n_reasons end-reason names, reasons[0] "none"
+                                   (NULL: the Alquerque family's, enum game_reason) */
+    int n_reasons;
     int n_symmetries;    /* entries of symmetries (0: none, no augmentation) */
     const game_symmetry *symmetries; /* the board symmetries besides the identity */
 
@@ -127,6 +153,14 @@ struct game_def {
     int (*ply)(const game_state *s);
     /* Terminal status; decided only at the start of a turn. */
     game_result (*result)(const game_state *s);
+    /* Optional (NULL: the game has no chance). Whether nature acts next (a
+     * roll of the dice): then legal_actions lists the outcomes (ids in
+     * [0, action_count), ascending), apply plays the one drawn, and to_move
+     * is the player who moves after it. A chance state is never over. */
+    bool (*is_chance)(const game_state *s);
+    /* With is_chance: the probability of each outcome legal_actions lists, in
+     * its order, summing to 1; probs holds max_legal entries. */
+    void (*chance_probs)(const game_state *s, float *probs);
     /* Canonical input planes (C, H, W), floats, written to out. */
     void (*encode_planes)(const game_state *s, float *out);
     /* Maps an action between real and canonical orientation for s (involution). */
@@ -208,8 +242,14 @@ int game_check(const game_def *g, char *err, size_t errlen);
  * Built-in games are registered already; this is for games defined elsewhere
  * (the tests' toy game). Call before other threads use the registry. */
 int game_register(const game_def *g, char *err, size_t errlen);
-/* Short name of a reason: "no-pieces", "no-moves", "no-progress", "repetition", "length". */
-const char *game_reason_name(int reason);
+/* The name of g's end reason (g->reasons, or the Alquerque family's "none",
+ * "no-pieces", "no-moves", "no-progress", "repetition", "length"); "unknown"
+ * out of range. */
+const char *game_reason_name(const game_def *g, int reason);
+/* g's number of end reasons, "none" included (at most GAME_MAX_REASONS). */
+int game_reason_count(const game_def *g);
+/* The code of g's reason called name; -1 when g has none of that name. */
+int game_reason_parse(const game_def *g, const char *name);
 /* Applies symmetry k (0 <= k < g->n_symmetries) to one sample's canonical
  * planes (C, H, W) in place. */
 void game_symmetry_planes(const game_def *g, int k, float *planes);
@@ -229,5 +269,9 @@ uint64_t game_perft_generic(const game_def *g, const game_state *s, int depth);
 uint64_t game_perft_turns(const game_def *g, const game_state *s, int depth);
 /* Result from the view of `player`: +1 win, -1 loss, 0 draw (r must be over). */
 int game_result_for(game_result r, int player);
+/* The result as a value from `player`'s view in [-1, 1]: +-points/max_points
+ * for a win or a loss (points 0 read as 1; max_points 0 as 1), 0 for a draw
+ * or a game not over. The terminal value and value target of every game. */
+float game_result_value(const game_def *g, game_result r, int player);
 
 #endif

@@ -1542,3 +1542,21 @@ int tb_build(const char *dir, const tb_build_opts *o, char *err, size_t errlen)
     tb_close(&t);
     return rc;
 }
+
+static int s_oracle_probe(const void *ctx, const game_state *s, int *score)
+{
+    return tb_probe_search(ctx, s, score);
+}
+
+static int s_oracle_best(const void *ctx, const game_state *s, int *action)
+{
+    int wdl;
+    if (tb_probe_wdl(ctx, s, &wdl) != 0)
+        return KZ_ENOTFOUND;
+    return tb_best_action(ctx, s, action);
+}
+
+game_oracle tb_oracle(const tb_set *t)
+{
+    return (game_oracle){s_oracle_probe, s_oracle_best, t, tb_game()};
+}

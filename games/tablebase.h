@@ -71,6 +71,10 @@ tb_set *tb_open(const char *dir, int max_pieces, char *err, size_t errlen);
 const game_def *tb_game(void);
 /* Unmaps and frees; NULL-safe; sets *t to NULL. */
 void tb_close(tb_set **t);
+/* The tables as the game interface's oracle (game.h), for the searches and
+ * players that know no game: probe is tb_probe_search, best_action is
+ * tb_best_action of a state the tables cover. t is borrowed. */
+game_oracle tb_oracle(const tb_set *t);
 /* N such that every position with at most N pieces is covered (0: none). */
 int tb_pieces(const tb_set *t);
 

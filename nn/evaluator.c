@@ -87,6 +87,22 @@ int evaluator_net_load_precision(const char *path, const game_def *g, int max_ba
     return 0;
 }
 
+int evaluator_net_from_bytes(const uint8_t *buf, size_t len, const game_def *g, int max_batch,
+                             int precision, evaluator_net **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    model *m = NULL;
+    int rc = modelfile_from_bytes(buf, len, g, &m, err, errlen);
+    if (rc != 0)
+        return rc;
+    *out = s_net_new(m, max_batch, precision);
+    model_destroy(&m);
+    if (!*out)
+        return err_set(err, errlen, KZ_ENOMEM, "out of memory for an evaluator of batch %d",
+                       max_batch);
+    return 0;
+}
+
 void evaluator_net_destroy(evaluator_net **pe)
 {
     if (!pe || !*pe)

@@ -51,6 +51,15 @@ int evaluator_net_load(const char *path, const game_def *g, int max_batch, evalu
 #define EVALUATOR_PRECISION_DEFAULT (-1)
 int evaluator_net_load_precision(const char *path, const game_def *g, int max_batch,
                                  int precision, evaluator_net **out, char *err, size_t errlen);
+/* Model file bytes (modelfile.h's form, checked against game g) to an
+ * evaluator of up to max_batch positions with the given precision (as
+ * evaluator_net_load_precision's): the one way from a model's bytes to
+ * something the search can call, used by the worker, the coordinator, kz
+ * and the benchmarks; where a second kind of model plugs in. 0, or the
+ * loader's error (KZ_EVERSION, KZ_EMISMATCH, KZ_ECORRUPT) or KZ_ENOMEM, with
+ * a one-line message in err. Caller owns *out. */
+int evaluator_net_from_bytes(const uint8_t *buf, size_t len, const game_def *g, int max_batch,
+                             int precision, evaluator_net **out, char *err, size_t errlen);
 /* evaluator_net_new with a precision (as evaluator_net_load_precision's). */
 evaluator_net *evaluator_net_new_precision(const struct model *m, int max_batch, int precision);
 /* What computes it: model_eval_path's "avx512-fp32", "avx512-bf16", "openblas-fp32". */

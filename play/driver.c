@@ -16,6 +16,55 @@
 
 #define LAG_MAX 64 /* actions a dormant tree may lag behind */
 
+selfplay_config selfplay_config_default(void)
+{
+    return (selfplay_config){.search = mcts_settings_default(),
+                             .games = 1,
+                             .parallel = 32,
+                             .pcr_full_fraction = 1,
+                             .pcr_fast_simulations = 40};
+}
+
+#define O(f) offsetof(selfplay_config, f)
+const config_option selfplay_options[] = {
+    {"parallel", CONFIG_INT32, "32", 1, 4096, O(parallel),
+     "games played at once (trees in one batched search)"},
+    {"pcr_full_fraction", CONFIG_DOUBLE, "1", 0, 1, O(pcr_full_fraction),
+     "playout cap randomization: the share of moves searched in full (policy targets); the "
+     "others get a fast search (no root noise, the most visited played, value targets only); "
+     "1 = off (KataGo: 0.25)"},
+    {"pcr_fast_simulations", CONFIG_INT32, "40", 1, 1000000, O(pcr_fast_simulations),
+     "playout cap randomization: simulations of a fast search (at most the full search's)"},
+    {"tb_search", CONFIG_BOOL, "false", 0, 0, O(tb_search),
+     "endgame tables (tb_dir): the search values the leaves they cover by their exact result"},
+    {"tb_adjudicate", CONFIG_BOOL, "false", 0, 0, O(tb_adjudicate),
+     "endgame tables (tb_dir): a game that reaches them is played to its end by their perfect "
+     "play (no search; those moves value targets only)"},
+};
+#undef O
+const size_t selfplay_options_n = sizeof selfplay_options / sizeof selfplay_options[0];
+
+record_settings selfplay_record_settings(const mcts_settings *s)
+{
+    record_settings r = {0};
+    r.simulations = s->simulations;
+    r.c_puct = s->c_puct;
+    r.dirichlet_alpha = s->dirichlet_alpha;
+    r.dirichlet_epsilon = s->dirichlet_epsilon;
+    r.temperature_plies = s->temperature_plies;
+    r.fpu = s->fpu;
+    r.leaves_per_tree = s->leaves_per_tree;
+    r.reuse_tree = s->reuse_tree;
+    r.forced_playouts_k = s->forced_playouts_k;
+    r.policy_pruning = s->policy_pruning;
+    r.root_mode = s->root_mode;
+    r.gumbel_m = s->gumbel_m;
+    r.gumbel_c_visit = s->gumbel_c_visit;
+    r.gumbel_c_scale = s->gumbel_c_scale;
+    r.gumbel_noise = s->gumbel_noise;
+    return r;
+}
+
 enum { PURPOSE_SELFPLAY = 0, PURPOSE_ARENA = 1 };
 
 /* One batched search over one network. */
@@ -223,8 +272,8 @@ static search *s_search_get(driver *d, driver_net *net, int purpose, int sims, c
         return NULL;
     }
     const selfplay_config *play = &d->cfg.play;
-    if (purpose == PURPOSE_SELFPLAY && play->tablebase && play->tb_search)
-        mcts_batch_set_tablebase(e->b, play->tablebase);
+    if (purpose == PURPOSE_SELFPLAY && play->oracle && play->tb_search)
+        mcts_batch_set_oracle(e->b, play->oracle);
     e->net = net;
     e->purpose = purpose;
     e->simulations = sims;
@@ -367,7 +416,7 @@ static int s_start(driver *d, int i, const driver_game *spec, char *err, size_t 
     }
     /* What a re-search of the game needs (recheck.h): the tables' use and the
      * networks' arithmetic (both sides' evaluators are made alike). */
-    bool tables = purpose == PURPOSE_SELFPLAY && d->cfg.play.tablebase;
+    bool tables = purpose == PURPOSE_SELFPLAY && d->cfg.play.oracle;
     r->settings.tb_search = tables && d->cfg.play.tb_search;
     r->settings.tb_adjudicate = tables && d->cfg.play.tb_adjudicate;
     const driver_net *net = spec->net[0] ? spec->net[0] : spec->net[1];
@@ -460,7 +509,7 @@ static int s_finish(driver *d, int i, driver_done_fn fn, void *ctx)
         d->st.wins[res.winner]++;
     else
         d->st.draws++;
-    if (res.reason >= 0 && res.reason < GAME_REASON_COUNT)
+    if (res.reason >= 0 && res.reason < GAME_MAX_REASONS)
         d->st.reasons[res.reason]++;
     int rc = fn ? fn(ctx, r, sl->arena_slot) : 0;
     s_release(d, i);
@@ -473,11 +522,13 @@ static int s_finish(driver *d, int i, driver_done_fn fn, void *ctx)
 static int s_table_move(driver *d, slot *sl, int *action)
 {
     const game_def *g = d->g;
-    const tb_set *t = d->cfg.play.tablebase;
-    int wdl;
+    const game_oracle *t = d->cfg.play.oracle;
+    int score;
     if (!t || !d->cfg.play.tb_adjudicate || sl->rec->kind != RECORD_SELFPLAY ||
-        tb_probe_wdl(t, &sl->state, &wdl) != 0 || tb_best_action(t, &sl->state, action) != 0)
+        !t->probe || t->probe(t->ctx, &sl->state, &score) != 0 ||
+        t->best_action(t->ctx, &sl->state, action) != 0)
         return 0;
+    int wdl = score > 0 ? 1 : score < 0 ? -1 : 0;
     uint16_t acts[GAME_MAX_LEGAL];
     bool forced = g->legal_actions(&sl->state, acts) == 1;
     uint16_t one = (uint16_t)*action;

@@ -48,7 +48,7 @@
  * fast one (pcr_fast_simulations, no noise, the most visited played),
  * recorded with fast_search (no policy target). At 1 nothing is drawn.
  *
- * Endgame tables (play.tablebase, self-play games only): with tb_search the
+ * Endgame tables (play.oracle, self-play games only): with tb_search the
  * self-play searches value the leaves the tables cover exactly; with
  * tb_adjudicate a self-play game that reaches them is played to its end by
  * their perfect play, each such move recorded with the exact value and no
@@ -93,7 +93,7 @@
 #include "games/game.h"
 #include "search/mcts.h"
 #include "data/record.h"
-#include "play/selfplay.h"
+#include "common/config.h"
 
 #define DRIVER_MAX_SEARCHES 8 /* searches (mcts_batch of G trees) alive at once */
 
@@ -109,6 +109,48 @@ typedef struct driver_net {
                           settings.evaluator for a re-search of the game (recheck.h); NULL:
                           not recorded (the game cannot be checked) */
 } driver_net;
+
+/* Self-play's settings, the driver's play settings: every game the driver
+ * plays is configured by them (self-play games by all of them; arena and
+ * rating games by the search's and the slots', G). selfplay.h, the source of
+ * N self-play games, and kz-worker set them the same way. */
+typedef struct selfplay_config {
+    mcts_settings search;       /* search settings, recorded in every game */
+    int games;                  /* games to play, >= 1 */
+    int parallel;               /* games in progress at once (trees in one batch), >= 1 */
+    uint64_t seed;              /* game k plays with seed + k */
+    uint32_t model_version;     /* recorded in every game */
+    const char *worker_id;      /* recorded (copied at creation); NULL for "" */
+    const char *start_position; /* R20 start of every game (copied); NULL for the initial one */
+    double pcr_full_fraction;   /* playout cap randomization: share of full searches in
+                                   [0, 1]; 1 = off (every move a full search) */
+    int pcr_fast_simulations;   /* simulations of the other moves' fast searches (>= 1 with
+                                   PCR on; capped at search.simulations) */
+    const game_oracle *oracle;  /* the game's endgame tables (game.h; tablebase.h's
+                                   tb_oracle), borrowed with its ctx, outliving the run;
+                                   NULL: none; used as the two settings below say */
+    bool tb_search;             /* the search values the leaves the tables cover exactly
+                                   (mcts_batch_set_oracle) */
+    bool tb_adjudicate;         /* a game that reaches a state the tables cover is played
+                                   to its end by them (see above) */
+} selfplay_config;
+
+/* mcts_settings_default(), 1 game, 32 at once, seed 0, model 0, no worker id,
+ * the initial position, playout cap randomization off (1) with 40
+ * simulations for its fast searches, no endgame tables. */
+selfplay_config selfplay_config_default(void);
+
+/* Self-play's settings rows (config.h) over a selfplay_config: parallel,
+ * pcr_full_fraction, pcr_fast_simulations, tb_search, tb_adjudicate (the
+ * tables themselves come from each program's tb_dir); with mcts_options over its
+ * search, what kz-worker and kz selfplay share (both play through the
+ * driver, driver.h). The text defaults are
+ * selfplay_config_default()'s (a test holds them equal). */
+extern const config_option selfplay_options[];
+extern const size_t selfplay_options_n; /* rows in selfplay_options */
+
+/* The part of search settings s that a game record keeps. */
+record_settings selfplay_record_settings(const mcts_settings *s);
 
 /* The driver's settings. */
 typedef struct driver_config {
@@ -156,7 +198,7 @@ typedef struct driver_stats {
     uint64_t forced;          /* forced states of finished games */
     uint64_t wins[2];         /* finished games won by player 0 / 1 */
     uint64_t draws;           /* finished games drawn */
-    uint64_t reasons[GAME_REASON_COUNT]; /* finished games by end reason */
+    uint64_t reasons[GAME_MAX_REASONS]; /* finished games by end reason */
     uint64_t tb_games;        /* self-play games the tables played to their end */
     uint64_t tb_moves;        /* moves they played */
     double seconds;           /* wall time inside driver_step */

@@ -169,15 +169,10 @@ engine *engine_new(const game_def *g, const engine_config *cfg, char *err, size_
 engine *engine_new_bytes(const game_def *g, const uint8_t *blob, size_t len, uint32_t version,
                          const engine_config *cfg, char *err, size_t errlen)
 {
-    model *m;
-    if (modelfile_from_bytes(blob, len, g, &m, err, errlen))
-        return NULL;
     engine *e = s_engine_alloc(g, cfg);
     mcts_settings s = player_mcts_settings(e->sims);
-    e->net = evaluator_net_new(m, s.leaves_per_tree);
-    model_destroy(&m);
-    if (!e->net) {
-        err_set(err, errlen, KZ_ENOMEM, "out of memory for the network");
+    if (evaluator_net_from_bytes(blob, len, g, s.leaves_per_tree, EVALUATOR_PRECISION_DEFAULT,
+                                 &e->net, err, errlen)) {
         engine_destroy(&e);
         return NULL;
     }
@@ -405,7 +400,7 @@ static int s_check_action(const game_def *g, const game_state *s, const char *te
     game_result r = g->result(s);
     if (r.over)
         return err_set(err, errlen, KZ_EILLEGAL, "action '%s'%s: the game is already over (%s)",
-                       shown, where, game_reason_name(r.reason));
+                       shown, where, game_reason_name(g, r.reason));
     if (!g->is_legal(s, *action)) {
         char list[240];
         s_legal_text(g, s, list, sizeof list);
@@ -475,7 +470,7 @@ static void sb_result(strbuf *b, const game_def *g, game_result r)
         return;
     }
     strbuf_printf(b, "{\"winner\": \"%s\", \"reason\": \"%s\"}", s_winner_name(g, r.winner),
-              game_reason_name(r.reason));
+              game_reason_name(g, r.reason));
 }
 
 /* The move list and positions of a replay (shared by states and stored
@@ -666,7 +661,7 @@ static void s_api_analyse(engine *e, const game_def *g, const engine_args *a, en
     game_result r = g->result(&rp.now);
     if (r.over) {
         engine_reply_line(out, 400, "analyse: the game is over (%s, %s)",
-                          s_winner_name(g, r.winner), game_reason_name(r.reason));
+                          s_winner_name(g, r.winner), game_reason_name(g, r.reason));
         free(rp.actions);
         return;
     }
@@ -849,7 +844,7 @@ static void s_api_save(engine *e, const game_def *g, const engine_args *a, engin
             e->saved_index[slot] = index;
             e->n_saved++;
             log_info("saved a game against a person as record %ld of %s (%s, %s)", index,
-                     e->records, s_winner_name(g, r.winner), game_reason_name(r.reason));
+                     e->records, s_winner_name(g, r.winner), game_reason_name(g, r.reason));
         }
     }
     pthread_mutex_unlock(&e->save);
@@ -949,7 +944,7 @@ static void sb_summary(strbuf *b, const game_record *r, uint64_t seq)
               r->candidate_player ? 1 : 0,
               r->winner < 0 ? "draw" : g ? g->player_name(r->winner ? 1 : 0)
                                      : r->winner == 0 ? "first" : "second",
-              game_reason_name(r->reason), r->plies, r->n_moves, (long long)r->started_ms,
+              game_reason_name(g, r->reason), r->plies, r->n_moves, (long long)r->started_ms,
               (double)(r->finished_ms - r->started_ms) / 1000.0);
     strbuf_json_str(b, r->worker_id, sizeof r->worker_id);
 }
@@ -988,7 +983,7 @@ char *engine_json_game(const game_def *g, const game_record *r, uint64_t seq, ch
     strbuf_json_str(&b, text, sizeof text);
     strbuf_printf(&b, ",\n");
     sb_history(&b, g, &start, actions, r->n_moves, r);
-    game_result res = {.over = true, .winner = r->winner, .reason = r->reason};
+    game_result res = {.over = true, .winner = r->winner, .reason = r->reason, 0};
     strbuf_printf(&b, ",\n\"result\": ");
     sb_result(&b, g, res);
     strbuf_printf(&b, "}\n");

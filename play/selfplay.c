@@ -24,34 +24,6 @@ struct selfplay {
     void *fn_ctx;             /* its context */
 };
 
-selfplay_config selfplay_config_default(void)
-{
-    return (selfplay_config){.search = mcts_settings_default(),
-                             .games = 1,
-                             .parallel = 32,
-                             .pcr_full_fraction = 1,
-                             .pcr_fast_simulations = 40};
-}
-
-#define O(f) offsetof(selfplay_config, f)
-const config_option selfplay_options[] = {
-    {"parallel", CONFIG_INT32, "32", 1, 4096, O(parallel),
-     "games played at once (trees in one batched search)"},
-    {"pcr_full_fraction", CONFIG_DOUBLE, "1", 0, 1, O(pcr_full_fraction),
-     "playout cap randomization: the share of moves searched in full (policy targets); the "
-     "others get a fast search (no root noise, the most visited played, value targets only); "
-     "1 = off (KataGo: 0.25)"},
-    {"pcr_fast_simulations", CONFIG_INT32, "40", 1, 1000000, O(pcr_fast_simulations),
-     "playout cap randomization: simulations of a fast search (at most the full search's)"},
-    {"tb_search", CONFIG_BOOL, "false", 0, 0, O(tb_search),
-     "endgame tables (tb_dir): the search values the leaves they cover by their exact result"},
-    {"tb_adjudicate", CONFIG_BOOL, "false", 0, 0, O(tb_adjudicate),
-     "endgame tables (tb_dir): a game that reaches them is played to its end by their perfect "
-     "play (no search; those moves value targets only)"},
-};
-#undef O
-const size_t selfplay_options_n = sizeof selfplay_options / sizeof selfplay_options[0];
-
 selfplay *selfplay_new(const game_def *g, const selfplay_config *cfg, evaluator ev, char *err,
                        size_t errlen)
 {
@@ -141,7 +113,7 @@ void selfplay_get_stats(const selfplay *sp, selfplay_stats *out)
     out->wins[0] = (int)d.wins[0];
     out->wins[1] = (int)d.wins[1];
     out->draws = (int)d.draws;
-    for (int k = 0; k < GAME_REASON_COUNT; k++)
+    for (int k = 0; k < GAME_MAX_REASONS; k++)
         out->reasons[k] = (int)d.reasons[k];
     out->tb_games = (int)d.tb_games;
     out->tb_moves = d.tb_moves;
@@ -192,25 +164,4 @@ int selfplay_run(selfplay *sp, selfplay_game_fn fn, void *ctx)
         if (rc != 0 || remaining == 0)
             return rc;
     }
-}
-
-record_settings selfplay_record_settings(const mcts_settings *s)
-{
-    record_settings r = {0};
-    r.simulations = s->simulations;
-    r.c_puct = s->c_puct;
-    r.dirichlet_alpha = s->dirichlet_alpha;
-    r.dirichlet_epsilon = s->dirichlet_epsilon;
-    r.temperature_plies = s->temperature_plies;
-    r.fpu = s->fpu;
-    r.leaves_per_tree = s->leaves_per_tree;
-    r.reuse_tree = s->reuse_tree;
-    r.forced_playouts_k = s->forced_playouts_k;
-    r.policy_pruning = s->policy_pruning;
-    r.root_mode = s->root_mode;
-    r.gumbel_m = s->gumbel_m;
-    r.gumbel_c_visit = s->gumbel_c_visit;
-    r.gumbel_c_scale = s->gumbel_c_scale;
-    r.gumbel_noise = s->gumbel_noise;
-    return r;
 }

@@ -3,8 +3,8 @@
  * callback as a game_record (record.h): a source of N self-play games for
  * the game driver (driver.h), which plays them. kz selfplay, the benchmarks
  * and the tests use it; kz-worker drives the driver itself. Self-play's
- * settings (selfplay_config, selfplay_options) live here and are the
- * worker's too.
+ * settings (selfplay_config, selfplay_options) are the driver's: it plays
+ * every game by them (driver.h).
  *
  * Per game k (0, 1, 2, ... in the order games start) the seed is
  * config.seed + k; it drives the root noise and the sampling of moves, and is
@@ -32,7 +32,7 @@
  * search fast (value targets only). At 1 (off) nothing is drawn and the
  * games are those of before.
  *
- * Endgame tables (tablebase.h; cfg.tablebase). With tb_adjudicate, once a
+ * Endgame tables (tablebase.h; cfg.oracle, its tb_oracle). With tb_adjudicate, once a
  * game reaches a state the tables cover (turn start or mid-sequence) both
  * sides play the tables' perfect play (tb_best_action) to the end, without
  * search: such a move is recorded with the exact value under R13 as its
@@ -51,41 +51,8 @@
 #include "games/game.h"
 #include "search/mcts.h"
 #include "data/record.h"
-#include "games/tablebase.h"
+#include "play/driver.h"
 
-typedef struct selfplay_config {
-    mcts_settings search;       /* search settings, recorded in every game */
-    int games;                  /* games to play, >= 1 */
-    int parallel;               /* games in progress at once (trees in one batch), >= 1 */
-    uint64_t seed;              /* game k plays with seed + k */
-    uint32_t model_version;     /* recorded in every game */
-    const char *worker_id;      /* recorded (copied at creation); NULL for "" */
-    const char *start_position; /* R20 start of every game (copied); NULL for the initial one */
-    double pcr_full_fraction;   /* playout cap randomization: share of full searches in
-                                   [0, 1]; 1 = off (every move a full search) */
-    int pcr_fast_simulations;   /* simulations of the other moves' fast searches (>= 1 with
-                                   PCR on; capped at search.simulations) */
-    const tb_set *tablebase;    /* endgame tables (borrowed, outliving the run), NULL: none;
-                                   used as the two settings below say */
-    bool tb_search;             /* the search values the leaves the tables cover exactly
-                                   (mcts_batch_set_tablebase) */
-    bool tb_adjudicate;         /* a game that reaches a state the tables cover is played
-                                   to its end by them (see above) */
-} selfplay_config;
-
-/* mcts_settings_default(), 1 game, 32 at once, seed 0, model 0, no worker id,
- * the initial position, playout cap randomization off (1) with 40
- * simulations for its fast searches, no endgame tables. */
-selfplay_config selfplay_config_default(void);
-
-/* Self-play's settings rows (config.h) over a selfplay_config: parallel,
- * pcr_full_fraction, pcr_fast_simulations, tb_search, tb_adjudicate (the
- * tables themselves come from each program's tb_dir); with mcts_options over its
- * search, what kz-worker and kz selfplay share (both play through the
- * driver, driver.h). The text defaults are
- * selfplay_config_default()'s (a test holds them equal). */
-extern const config_option selfplay_options[];
-extern const size_t selfplay_options_n; /* rows in selfplay_options */
 
 /* Called for each finished game. r is borrowed for the call only. A nonzero
  * return stops the run and is returned by selfplay_step. */
@@ -99,7 +66,7 @@ typedef struct selfplay_stats {
     uint64_t forced;     /* forced states among them */
     int wins[2];         /* finished games won by player 0 / 1 */
     int draws;           /* finished games drawn */
-    int reasons[GAME_REASON_COUNT]; /* finished games by end reason */
+    int reasons[GAME_MAX_REASONS]; /* finished games by end reason */
     int tb_games;        /* games finished by the tables (tb_adjudicate) */
     uint64_t tb_moves;   /* moves the tables played */
     double seconds;      /* wall time inside selfplay_step */
@@ -129,8 +96,5 @@ int selfplay_run(selfplay *sp, selfplay_game_fn fn, void *ctx);
 void selfplay_stop_new(selfplay *sp);
 /* The counters so far. */
 void selfplay_get_stats(const selfplay *sp, selfplay_stats *out);
-
-/* The part of search settings s that a game record keeps. */
-record_settings selfplay_record_settings(const mcts_settings *s);
 
 #endif

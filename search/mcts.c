@@ -139,7 +139,7 @@ struct mcts_batch {
     uint16_t *canon;       /* (max_pending, max_legal) canonical actions of each leaf */
     cache_entry *cache;    /* (cache_mask + 1) or NULL */
     uint32_t cache_mask;   /* entries - 1 */
-    const tb_set *tb;      /* endgame tables for the leaves (borrowed), or NULL */
+    game_oracle oracle;    /* exact values for the leaves (probe NULL: none) */
     mcts_stats stats;      /* counters */
 };
 
@@ -500,10 +500,10 @@ void mcts_batch_set_evaluator(mcts_batch *b, evaluator ev)
         memset(b->cache, 0, sizeof *b->cache * ((size_t)b->cache_mask + 1));
 }
 
-void mcts_batch_set_tablebase(mcts_batch *b, const tb_set *t)
+void mcts_batch_set_oracle(mcts_batch *b, const game_oracle *o)
 {
-    KZ_CHECK(!t || b->g == tb_game()); /* the tables read the state as their game's */
-    b->tb = t;
+    KZ_CHECK(!o || !o->probe || o->game == b->g); /* it reads the state as its game's */
+    b->oracle = o ? *o : (game_oracle){0};
 }
 
 int mcts_batch_trees(const mcts_batch *b) { return b->n_trees; }
@@ -687,7 +687,7 @@ void mcts_batch_advance(mcts_batch *b, int i, int action)
                 child = root->first_child + k;
     g->apply(&t->root_state, action);
     /* A terminal child keeps no subtree: in the endgame tables it was one
-     * without being over (mcts_batch_set_tablebase), and as a root it is
+     * without being over (mcts_batch_set_oracle), and as a root it is
      * searched afresh. */
     if (b->s.reuse_tree && child != NONE && !(t->nodes[child].flags & F_TERMINAL) &&
         (t->nodes[child].n > 0 || t->nodes[child].n_children > 0)) {
@@ -976,7 +976,7 @@ static int s_queue_leaf(mcts_batch *b, int ti, uint32_t x, const game_state *st,
 
 /* Expands node x of tree ti, reached at state st: a finished game is
  * terminal (SEL_DONE), so is a state in the endgame tables below the root
- * (mcts_batch_set_tablebase), a state with one legal action is walked through
+ * (mcts_batch_set_oracle), a state with one legal action is walked through
  * without evaluation (SEL_WALK), any other is queued (SEL_PENDING); SEL_FULL
  * when its children do not fit in the arena. acts: room for the legal
  * actions (GAME_MAX_LEGAL). */
@@ -992,9 +992,9 @@ static int s_expand(mcts_batch *b, int ti, uint32_t x, const game_state *st, uin
         return s_select_terminal(b, t, x);
     }
     int score;
-    if (x != 0 && b->tb && tb_probe_search(b->tb, st, &score) == 0) {
-        /* Its exact result (tb_probe_search: the distance makes the search
-         * hurry), as a terminal. */
+    if (x != 0 && b->oracle.probe && b->oracle.probe(b->oracle.ctx, st, &score) == 0) {
+        /* Its exact result (the tables' distance makes the search hurry), as
+         * a terminal. */
         nd->flags |= F_TERMINAL;
         nd->term = (int8_t)score;
         b->stats.tb_leaves++;

@@ -134,7 +134,6 @@
 #include "common/config.h"
 #include "nn/evaluator.h"
 #include "games/game.h"
-#include "games/tablebase.h"
 #include "common/util.h"
 
 /* Where the root's simulations go (see above). */
@@ -305,16 +304,15 @@ void mcts_batch_destroy(mcts_batch **b);
 
 /* Replaces the evaluator (a new model) and clears the evaluation cache. */
 void mcts_batch_set_evaluator(mcts_batch *b, evaluator ev);
-/* Endgame tables for the leaves (tablebase.h; NULL, the default: none). A
- * state below the root that the tables cover (a turn start or mid-sequence
- * state with at most tb_pieces pieces) is valued by its exact result under
- * R13 at its no-progress count (tb_probe_wdl), as a terminal state: never
- * expanded nor sent to the evaluator (mcts_stats.tb_leaves); the value is
- * tb_probe_search's / 100 (a win reached by a king's simple move less by its
- * distance to the zeroing move, so that the search makes progress). The
- * root is searched as always. t is borrowed and must outlive its use; it
+/* An oracle for the leaves (game.h: a game's endgame tables, e.g.
+ * tablebase.h's tb_oracle; NULL, the default: none). A state below the root
+ * that the oracle knows is valued by its score / 100, as a terminal state:
+ * never expanded nor sent to the evaluator (mcts_stats.tb_leaves). The
+ * tables score a win reached by a king's simple move less by its distance
+ * to the zeroing move, so that the search makes progress. The root is
+ * searched as always. o is copied (its ctx borrowed, outliving its use); it
  * applies from the next selection on. */
-void mcts_batch_set_tablebase(mcts_batch *b, const tb_set *t);
+void mcts_batch_set_oracle(mcts_batch *b, const game_oracle *o);
 int mcts_batch_trees(const mcts_batch *b);
 const mcts_settings *mcts_batch_settings(const mcts_batch *b);
 const mcts_stats *mcts_batch_stats(const mcts_batch *b);

@@ -69,7 +69,6 @@
 #include "nn/evaluator.h"
 #include "games/game.h"
 #include "search/mcts.h"
-#include "games/tablebase.h"
 
 #define PLAYER_EVAL_MOBILITY 2      /* per legal action of the mover (alphabeta) */
 #define PLAYER_WIN 1000000          /* terminal score before subtracting the distance */
@@ -144,14 +143,15 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
 /* A one-paragraph description of the spec syntax, for --help texts. */
 const char *player_spec_help(void);
 
-/* Endgame tables for the player's search (tablebase.h; NULL, the default:
- * none): an mcts or gumbel player values the leaves they cover by their
- * exact result (mcts_batch_set_tablebase), an alphabeta or greedy player the
- * nodes below the root (a table win scores above any material but below a
- * win on the board, by tb_probe_search's score, so that the search makes
- * progress); the other players ignore them. t is borrowed and
- * must outlive its use. */
-void player_set_tablebase(player *p, const tb_set *t);
+/* An oracle for the player's search (game.h: a game's endgame tables, e.g.
+ * tablebase.h's tb_oracle; NULL, the default: none): an mcts or gumbel
+ * player values the leaves it knows by their exact result
+ * (mcts_batch_set_oracle), an alphabeta or greedy player the nodes below
+ * the root (a known win scores above any material but below a win on the
+ * board, by the oracle's score, so that the search makes progress); the
+ * other players ignore it. o is copied, its ctx borrowed: it must outlive
+ * its use. */
+void player_set_oracle(player *p, const game_oracle *o);
 /* Starts a new game: resets per-game state and seeds the player's random
  * generator (the same seed and the same positions give the same choices). */
 void player_new_game(player *p, uint64_t seed);

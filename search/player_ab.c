@@ -37,7 +37,7 @@ typedef struct ab_search {
     const game_def *g;  /* the game */
     bool mobility;      /* evaluation with the mobility term */
     long nodes;         /* states visited */
-    const tb_set *tb;   /* endgame tables for the nodes below the root, or NULL */
+    game_oracle oracle; /* exact values for the nodes below the root (probe NULL: none) */
 } ab_search;
 
 /* Negamax with alpha-beta over atomic actions. `depth` counts turns still to
@@ -54,9 +54,9 @@ static long s_ab(ab_search *ab, const game_state *s, int depth, int qleft, int h
         return v == 0 ? 0 : v * (PLAYER_WIN - hops);
     }
     int tbs;
-    if (ab->tb && tb_probe_search(ab->tb, s, &tbs) == 0) {
-        /* The exact result under R13: a won (lost) table position scores
-         * below a win (loss) on the board, by tb_probe_search's distance. */
+    if (ab->oracle.probe && ab->oracle.probe(ab->oracle.ctx, s, &tbs) == 0) {
+        /* The exact result: a won (lost) known position scores below a win
+         * (loss) on the board, by the oracle's distance. */
         return tbs == 0 ? 0 : tbs > 0 ? PLAYER_WIN / 2 + 10 * tbs - hops
                                       : -(PLAYER_WIN / 2 - 10 * tbs - hops);
     }
@@ -147,7 +147,7 @@ static int s_ab_choose(player *p, const game_state *s, int n, const uint16_t *le
         order[i] = order[j];
         order[j] = t;
     }
-    ab_search ab = {.g = p->g, .mobility = p->mobility, .nodes = 1, .tb = p->tb};
+    ab_search ab = {.g = p->g, .mobility = p->mobility, .nodes = 1, .oracle = p->oracle};
     long score = s_ab_root(&ab, s, p->depth, order, n, action);
     if (info) {
         info->score = score;

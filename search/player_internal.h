@@ -32,7 +32,7 @@ struct player {
     void *impl;               /* the kind's own state, owned */
     int depth;                /* alpha-beta depth in turns */
     bool mobility;            /* alpha-beta evaluation includes mobility */
-    const tb_set *tb;         /* endgame tables for the search (borrowed), or NULL */
+    game_oracle oracle;       /* exact values for the search (probe NULL: none) */
 };
 
 /* A new player of the kind `ops` for g named `name` (its spec), rng seeded 1,

@@ -160,7 +160,7 @@ static int s_mcts_choose(player *p, const game_state *s, int n, const uint16_t *
     const game_def *g = p->g;
     mcts_player *mp = p->impl;
     (void)n, (void)legal;
-    mcts_batch_set_tablebase(mp->batch, p->tb);
+    mcts_batch_set_oracle(mp->batch, &p->oracle);
     /* Step 1. Continue from the kept tree when it stands at s, else start afresh. */
     enum mcts_status st = mcts_batch_status(mp->batch, 0);
     if (st == MCTS_IDLE || st == MCTS_OVER ||

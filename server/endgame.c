@@ -51,14 +51,13 @@ static void s_measure(endgame *e, const uint8_t *blob, size_t len, uint32_t vers
                       endgame_figures *fig)
 {
     char err[256];
-    model *m = NULL;
-    if (modelfile_from_bytes(blob, len, e->g, &m, err, sizeof err)) {
+    mcts_settings ms = player_mcts_settings(TB_TEST_SIMULATIONS);
+    evaluator_net *net = NULL;
+    if (evaluator_net_from_bytes(blob, len, e->g, ms.leaves_per_tree, EVALUATOR_PRECISION_DEFAULT,
+                                 &net, err, sizeof err)) {
         snprintf(fig->error, sizeof fig->error, "v%u: %s", version, err);
         return;
     }
-    mcts_settings ms = player_mcts_settings(TB_TEST_SIMULATIONS);
-    evaluator_net *net = evaluator_net_new(m, ms.leaves_per_tree);
-    model_destroy(&m);
     char name[32];
     snprintf(name, sizeof name, "v%u", version);
     player *pol = net ? player_policy_new_evaluator(e->g, evaluator_net_get(net), name) : NULL;

@@ -91,16 +91,10 @@ static evaluator_net *s_net(forge *f, uint32_t version, const uint8_t *blob, siz
         snprintf(err, errlen, "arithmetic %s not available", path);
         return NULL;
     }
-    model *m = NULL;
+    evaluator_net *e = NULL;
     char merr[200];
-    if (!blob || modelfile_from_bytes(blob, len, f->g, &m, merr, sizeof merr)) {
+    if (!blob || evaluator_net_from_bytes(blob, len, f->g, 64, precision, &e, merr, sizeof merr)) {
         snprintf(err, errlen, "model v%u: %s", version, blob ? merr : "no blob");
-        return NULL;
-    }
-    evaluator_net *e = evaluator_net_new_precision(m, 64, precision);
-    model_destroy(&m);
-    if (!e) {
-        snprintf(err, errlen, "model v%u: out of memory for its evaluator", version);
         return NULL;
     }
     if (strcmp(evaluator_net_path(e), path)) {

@@ -16,6 +16,7 @@
 #include "common/util.h"
 #include "net/wire.h"
 #include "worker/worker.h"
+#include "games/tablebase.h"
 
 /* The worker's own rows; self-play's, the search's and the connection's are
  * their modules' (selfplay_options, mcts_options, client_options), joined in
@@ -105,6 +106,7 @@ typedef struct wk {
     netcache *nc;             /* models */
     driver *gm;               /* games in play */
     tb_set *tb;               /* endgame tables (tb_dir), or NULL */
+    game_oracle tb_oracle;    /* the tables as the driver's oracle (tb_oracle) */
     wnet *sp_net;             /* the self-play model (pinned), NULL before one */
     uint32_t sp_budget;       /* self-play games the last job still allows */
     int sp_sims;              /* simulations of self-play games */
@@ -722,7 +724,10 @@ int main(int argc, char **argv)
     }
     if (w.c) {
         dc.play.worker_id = client_id(w.c);
-        dc.play.tablebase = w.tb;
+        if (w.tb) {
+            w.tb_oracle = tb_oracle(w.tb);
+            dc.play.oracle = &w.tb_oracle;
+        }
         w.gm = driver_new(w.g, &dc, err, sizeof err);
     }
     if (!w.c || !w.nc || !w.gm) {

@@ -924,21 +924,21 @@ static int kh_ply(const game_state *g) { return CS(g)->ply; }
 static game_result kh_result(const game_state *g)
 {
     const kh_state *s = CS(g);
-    game_result r = {false, -1, GAME_REASON_NONE};
+    game_result r = {false, -1, GAME_REASON_NONE, 0};
     if (s->chain >= 0)
         return r; /* R12: decided only at the start of a turn */
     int me = s->side;
     /* R12 before R13, R14, R15: a loss stands over a draw. */
     if (!s->pieces[me]) {
-        r = (game_result){true, me ^ 1, GAME_REASON_NO_PIECES};
+        r = (game_result){true, me ^ 1, GAME_REASON_NO_PIECES, 0};
     } else if (!s_has_action(s)) {
-        r = (game_result){true, me ^ 1, GAME_REASON_NO_MOVES};
+        r = (game_result){true, me ^ 1, GAME_REASON_NO_MOVES, 0};
     } else if (s->no_progress >= KH_NO_PROGRESS) {
-        r = (game_result){true, -1, GAME_REASON_NO_PROGRESS};
+        r = (game_result){true, -1, GAME_REASON_NO_PROGRESS, 0};
     } else if (s->reps >= 3) {
-        r = (game_result){true, -1, GAME_REASON_REPETITION};
+        r = (game_result){true, -1, GAME_REASON_REPETITION, 0};
     } else if (s->ply >= KH_MAX_PLIES) {
-        r = (game_result){true, -1, GAME_REASON_LENGTH};
+        r = (game_result){true, -1, GAME_REASON_LENGTH, 0};
     }
     return r;
 }

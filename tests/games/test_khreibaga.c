@@ -512,7 +512,7 @@ Test(khreibaga, r12_elimination)
     cr_assert(r.over);
     cr_assert_eq(r.winner, 0);
     cr_assert_eq(r.reason, GAME_REASON_NO_PIECES);
-    cr_assert_str_eq(game_reason_name(r.reason), "no-pieces");
+    cr_assert_str_eq(game_reason_name(game_default(), r.reason), "no-pieces");
 }
 
 /* R12: stalemate: the king on 1 (odd: row 0 and column 1 only) steps to 0;
@@ -530,7 +530,7 @@ Test(khreibaga, r12_stalemate_loses)
     cr_assert(r.over);
     cr_assert_eq(r.winner, 0);
     cr_assert_eq(r.reason, GAME_REASON_NO_MOVES);
-    cr_assert_str_eq(game_reason_name(r.reason), "no-moves");
+    cr_assert_str_eq(game_reason_name(game_default(), r.reason), "no-moves");
 }
 
 /* --- R13: no progress ---------------------------------------------------------------- */

@@ -89,8 +89,8 @@ static void s_compare(const game_state *a, const game_state *b, const char *ctx,
     game_result ra = gn->result(a), rb = go->result(b);
     if (ra.over != rb.over || ra.winner != rb.winner || ra.reason != rb.reason)
         cr_assert_fail("%s [%s]: result %d/%d/%s != frozen %d/%d/%s", ctx, pa, ra.over, ra.winner,
-                       game_reason_name(ra.reason), rb.over, rb.winner,
-                       game_reason_name(rb.reason));
+                       game_reason_name(game_default(), ra.reason), rb.over, rb.winner,
+                       game_reason_name(game_default(), rb.reason));
 
     uint16_t la[GAME_MAX_LEGAL], lb[GAME_MAX_LEGAL];
     int na = gn->legal_actions(a, la), nb = go->legal_actions(b, lb);

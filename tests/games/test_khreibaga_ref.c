@@ -45,9 +45,9 @@ static int s_compare(const game_state *s, const ref_game *r, const char *what, b
     int rwin;
     const char *rreason = ref_result(r, &rwin);
     cr_assert_eq(er.over, rreason != NULL, "%s (%s): engine over=%d (%s), reference %s", what,
-                 rs, er.over, game_reason_name(er.reason), rreason ? rreason : "not over");
+                 rs, er.over, game_reason_name(g, er.reason), rreason ? rreason : "not over");
     if (er.over) {
-        cr_assert_str_eq(game_reason_name(er.reason), rreason, "%s (%s): reason", what, rs);
+        cr_assert_str_eq(game_reason_name(g, er.reason), rreason, "%s (%s): reason", what, rs);
         cr_assert_eq(er.winner, rwin, "%s (%s): winner", what, rs);
     }
 
@@ -313,7 +313,7 @@ Test(khreibaga_ref, random_endgames_agree)
                 states, ended[1], ended[2], ended[3], ended[4], ended[5]);
     /* R15's cap needs deliberate play: see long_game_reaches_length_cap. */
     for (int reason = 1; reason < GAME_REASON_LENGTH; reason++)
-        cr_expect_gt(ended[reason], 0, "no endgame ended by %s", game_reason_name(reason));
+        cr_expect_gt(ended[reason], 0, "no endgame ended by %s", game_reason_name(g, reason));
 }
 
 /* The long lines of khreibaga_lines.h, in lockstep: the reference must find

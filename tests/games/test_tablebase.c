@@ -540,7 +540,7 @@ Test(tablebase, perfect_play, .timeout = 300)
         cr_assert_neq(r.reason, GAME_REASON_LENGTH, "R15 ended a line");
         cr_assert_eq(game_result_for(r, me), predicted, "game %d: predicted %d, got %s (%s)",
                      game, predicted, r.winner < 0 ? "draw" : g->player_name(r.winner),
-                     game_reason_name(r.reason));
+                     game_reason_name(g, r.reason));
         results[predicted + 1]++;
     }
     cr_assert(results[0] > 20 && results[1] > 20 && results[2] > 20 && counted > 20 && mid > 0,
@@ -705,7 +705,8 @@ Test(tablebase, searches_probe_the_tables, .timeout = 120)
      * evaluator; the chosen action keeps the win. */
     mcts_settings ms = player_mcts_settings(64);
     mcts_batch *b = mcts_batch_new(g, &ms, 1, evaluator_uniform(g));
-    mcts_batch_set_tablebase(b, t);
+    game_oracle ot = tb_oracle(t);
+    mcts_batch_set_oracle(b, &ot);
     mcts_batch_reset(b, 0, &s, 1);
     cr_assert_eq(mcts_batch_run(b), 0);
     mcts_result res;
@@ -747,7 +748,7 @@ Test(tablebase, searches_probe_the_tables, .timeout = 120)
     int found[3] = {0, 0, 0}; /* mcts with, mcts without, alpha-beta with */
     for (int w = 0; w < 2; w++) {
         b = mcts_batch_new(g, &ms, 1, evaluator_uniform(g));
-        mcts_batch_set_tablebase(b, w == 0 ? t : NULL);
+        mcts_batch_set_oracle(b, w == 0 ? &ot : NULL);
         for (int i = 0; i < NT; i++) {
             mcts_batch_reset(b, 0, &ts[i], (uint64_t)i + 1);
             cr_assert_eq(mcts_batch_run(b), 0);
@@ -758,7 +759,7 @@ Test(tablebase, searches_probe_the_tables, .timeout = 120)
     }
     player *ab = player_from_spec(g, "alphabeta:1", err, sizeof err);
     cr_assert(ab, "%s", err);
-    player_set_tablebase(ab, t);
+    player_set_oracle(ab, &ot);
     for (int i = 0; i < NT; i++) {
         player_new_game(ab, 1);
         int action;
@@ -776,15 +777,15 @@ Test(tablebase, searches_probe_the_tables, .timeout = 120)
     player *a = player_from_spec(g, "mcts:uniform:64", err, sizeof err);
     player *o = player_from_spec(g, "mcts:uniform:64", err, sizeof err);
     cr_assert(a && o, "%s", err);
-    player_set_tablebase(a, t);
-    player_set_tablebase(o, t);
+    player_set_oracle(a, &ot);
+    player_set_oracle(o, &ot);
     cr_assert_eq(s_play(win, a, o), 0, "mcts with the tables did not win");
     player_destroy(&a);
     player_destroy(&o);
     /* Alpha-beta likewise, against an alpha-beta without them. */
     a = player_from_spec(g, "alphabeta:2", err, sizeof err);
     o = player_from_spec(g, "alphabeta:2", err, sizeof err);
-    player_set_tablebase(a, t);
+    player_set_oracle(a, &ot);
     cr_assert_eq(s_play(win, a, o), 0, "alpha-beta with the tables did not win");
     player_destroy(&a);
     player_destroy(&o);

@@ -143,16 +143,16 @@ static int toy_ply(const game_state *g) { return CS(g)->ply; }
 static game_result toy_result(const game_state *g)
 {
     const toy_state *s = CS(g);
-    game_result r = {false, -1, GAME_REASON_NONE};
+    game_result r = {false, -1, GAME_REASON_NONE, 0};
     if (s->chain >= 0)
         return r;
     uint16_t legal[GAME_MAX_LEGAL];
     if (!s->men[s->side])
-        r = (game_result){true, s->side ^ 1, GAME_REASON_NO_PIECES};
+        r = (game_result){true, s->side ^ 1, GAME_REASON_NO_PIECES, 0};
     else if (s_legal(s, legal) == 0)
-        r = (game_result){true, s->side ^ 1, GAME_REASON_NO_MOVES};
+        r = (game_result){true, s->side ^ 1, GAME_REASON_NO_MOVES, 0};
     else if (s->ply >= TOY_MAX_PLIES)
-        r = (game_result){true, -1, GAME_REASON_LENGTH};
+        r = (game_result){true, -1, GAME_REASON_LENGTH, 0};
     return r;
 }
 

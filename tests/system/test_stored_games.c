@@ -213,7 +213,7 @@ Test(games, get_games_lists_filters_and_bounds_and_get_games_seq_gives_the_moves
     cr_assert(json_string(body, path, pos, sizeof pos) && !strcmp(pos, want), "%s vs %s", pos,
               want);
     cr_assert(json_string(body, "result.reason", s, sizeof s) &&
-              !strcmp(s, game_reason_name(r->reason)));
+              !strcmp(s, game_reason_name(game_default(), r->reason)));
     /* A capture is written with x, and says so. */
     bool capture = false;
     for (int k = 0; k < r->n_moves && !capture; k++) {
@@ -344,7 +344,7 @@ Test(games, the_viewer_replays_a_stored_game_in_chromium)
     cr_assert(got && !strncmp(got + 1, want, strlen(want)), "the end: %s, the record %s", got, want);
     free(got);
     got = browser_eval(b, "document.getElementById('result-line').textContent");
-    cr_assert(got && strstr(got, game_reason_name(r->reason)), "%s", got);
+    cr_assert(got && strstr(got, game_reason_name(game_default(), r->reason)), "%s", got);
     free(got);
     cr_assert_str_eq(browser_errors(b), "", "script errors");
     browser_stop(&b);

@@ -29,7 +29,7 @@ int kz_setup(const game_def *g, const char *cmd, const char *position, int argc,
         game_result r = g->result(s);
         if (r.over)
             return kz_usage_error("%s: action %d '%s': the game is already over (%s)", cmd,
-                                  i - first + 1, argv[i], game_reason_name(r.reason));
+                                  i - first + 1, argv[i], game_reason_name(g, r.reason));
         if (!g->is_legal(s, a)) {
             uint16_t legal[GAME_MAX_LEGAL];
             int n = g->legal_actions(s, legal);
@@ -139,7 +139,7 @@ int cmd_moves(int argc, char **argv)
     game_result r = g->result(&s);
     if (r.over) {
         printf("result: %s (%s)\n", r.winner < 0 ? "draw" : g->player_name(r.winner),
-               game_reason_name(r.reason));
+               game_reason_name(g, r.reason));
         return 0;
     }
     uint16_t legal[GAME_MAX_LEGAL];
@@ -176,7 +176,7 @@ int cmd_show(int argc, char **argv)
     game_result r = g->result(&s);
     if (r.over)
         printf("  result: %s (%s)\n", r.winner < 0 ? "draw" : g->player_name(r.winner),
-               game_reason_name(r.reason));
+               game_reason_name(g, r.reason));
     return 0;
 }
 
@@ -233,7 +233,7 @@ int cmd_random_game(int argc, char **argv)
         }
     }
     printf("result: %s (%s) after %d plies, %d actions\n",
-           r.winner < 0 ? "draw" : g->player_name(r.winner), game_reason_name(r.reason), g->ply(&s),
+           r.winner < 0 ? "draw" : g->player_name(r.winner), game_reason_name(g, r.reason), g->ply(&s),
            hops);
     return 0;
 }

@@ -64,7 +64,7 @@ static void s_on_game(void *ctx, const match_game *gm, int w, int d, int l)
     printf("game %d/%d:%s A %s as %s: %s (%s, %d plies)  A: +%d =%d -%d%s\n", gm->index + 1,
            m->cfg->games, opening, gm->a_result > 0 ? "wins" : gm->a_result < 0 ? "loses" : "draws",
            m->g->player_name(gm->a_player), s_result_text(m->g, gm->result),
-           game_reason_name(gm->result.reason), gm->plies, w, d, l, llr);
+           game_reason_name(m->g, gm->result.reason), gm->plies, w, d, l, llr);
     fflush(stdout);
 }
 
@@ -228,10 +228,11 @@ int cmd_match(int argc, char **argv)
             player_destroy(&b);
             return bad;
         }
+        game_oracle o_tb = tb_oracle(tb);
         if (ta)
-            player_set_tablebase(a, tb);
+            player_set_oracle(a, &o_tb);
         if (tbb)
-            player_set_tablebase(b, tb);
+            player_set_oracle(b, &o_tb);
     }
     match_cli m = {.g = g, .cfg = &cfg, .a = player_name(a), .b = player_name(b), .quiet = quiet};
     cfg.on_game = s_on_game;
@@ -483,7 +484,7 @@ int cmd_analyse(int argc, char **argv)
     g->render(&s, stdout);
     game_result r = g->result(&s);
     if (r.over) {
-        printf("result: %s (%s)\n", s_result_text(g, r), game_reason_name(r.reason));
+        printf("result: %s (%s)\n", s_result_text(g, r), game_reason_name(g, r.reason));
         engine_destroy(&e);
         return 0;
     }
@@ -766,7 +767,7 @@ int cmd_play(int argc, char **argv)
         }
         s_draw(g, &pg, turned);
     }
-    printf("result: %s (%s)%s\n", s_result_text(g, r), game_reason_name(r.reason),
+    printf("result: %s (%s)%s\n", s_result_text(g, r), game_reason_name(g, r.reason),
            r.winner < 0 ? "" : r.winner == o.color_id ? ": you win" : ": the engine wins");
 out:
     free(an);

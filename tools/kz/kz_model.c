@@ -538,7 +538,7 @@ int cmd_eval(int argc, char **argv)
         printf("position: %s (%s to move)\n", pos, mover);
         printf("value:    %+.4f for %s\n", (double)value, mover);
         if (res.over)
-            printf("the game is over (%s)\n", game_reason_name(res.reason));
+            printf("the game is over (%s)\n", game_reason_name(g, res.reason));
         else
             printf("policy over %d legal action%s:\n", n, n == 1 ? "" : "s");
         for (int i = 0; i < n; i++) {

@@ -214,6 +214,7 @@ int cmd_selfplay(int argc, char **argv)
 
     char err[512];
     tb_set *tb = NULL;
+    game_oracle tb_or = {0};
     if (o.tb_dir[0] && g != tb_game()) {
         evaluator_net_destroy(&net);
         return kz_usage_error("selfplay: --tb_dir: the endgame tables are %s's, not %s's",
@@ -224,7 +225,8 @@ int cmd_selfplay(int argc, char **argv)
             evaluator_net_destroy(&net);
             return kz_usage_error("selfplay: %s", err);
         }
-        cfg.tablebase = tb;
+        tb_or = tb_oracle(tb);
+        cfg.oracle = &tb_or;
     } else if (cfg.tb_search || cfg.tb_adjudicate) {
         evaluator_net_destroy(&net);
         return kz_usage_error("selfplay: --tb_search and --tb_adjudicate need --tb_dir");
@@ -404,7 +406,7 @@ void kz_print_record(const game_def *g, const game_record *r, const char *title)
         printf("invalid record: %s\n", err);
     printf("result: %s (%s) after %u plies, %d states, %.1f s\n",
            r->winner < 0 ? "draw" : r->winner == 0 ? "black wins" : "white wins",
-           game_reason_name(r->reason), r->plies, r->n_moves,
+           game_reason_name(g, r->reason), r->plies, r->n_moves,
            (double)(r->finished_ms - r->started_ms) / 1000.0);
 }
 
@@ -448,7 +450,7 @@ int cmd_records(int argc, char **argv)
         return kz_usage_error("records: out of memory");
     }
     long games = 0, invalid = 0, states = 0, forced = 0, fast = 0, plies = 0;
-    long wins[2] = {0, 0}, draws = 0, reasons[GAME_REASON_COUNT] = {0};
+    long wins[2] = {0, 0}, draws = 0, reasons[GAME_MAX_REASONS] = {0};
     uint32_t vmin = UINT32_MAX, vmax = 0;
     char first_invalid[300] = "";
     bool printed = false;
@@ -491,7 +493,7 @@ int cmd_records(int argc, char **argv)
             wins[r->winner]++;
         else
             draws++;
-        if (r->reason >= 0 && r->reason < GAME_REASON_COUNT)
+        if (r->reason >= 0 && r->reason < game_reason_count(g))
             reasons[r->reason]++;
         if (r->model_version < vmin)
             vmin = r->model_version;
@@ -518,9 +520,9 @@ int cmd_records(int argc, char **argv)
                g->player_name(0), wins[0], 100.0 * wins[0] / games, g->player_name(1), wins[1],
                100.0 * wins[1] / games, draws, 100.0 * draws / games);
         printf("by reason:");
-        for (int k = 1; k < GAME_REASON_COUNT; k++)
-            printf(" %s %ld%s", game_reason_name(k), reasons[k],
-                   k + 1 < GAME_REASON_COUNT ? "," : "\n");
+        for (int k = 1; k < game_reason_count(g); k++)
+            printf(" %s %ld%s", game_reason_name(g, k), reasons[k],
+                   k + 1 < game_reason_count(g) ? "," : "\n");
         printf("mean length: %.1f plies, %.1f positions\n", (double)plies / games,
                (double)states / games);
     }

@@ -73,7 +73,8 @@ static int s_print_game(void *ctx, uint64_t seq, const uint8_t *bytes, size_t le
         *c = *c == ' ' ? '_' : *c;
     printf("%llu %s %s %u %d %s %u %s\n", (unsigned long long)seq, id,
            r->kind == RECORD_ARENA ? "arena" : r->kind == RECORD_EVAL ? "eval" : "selfplay", r->model_version, r->winner,
-           game_reason_name(r->reason), r->plies, worker);
+           game_reason_name(game_find(r->game) ? game_find(r->game) : game_default(), r->reason),
+           r->plies, worker);
     return 0;
 }
 

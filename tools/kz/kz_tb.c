@@ -190,7 +190,7 @@ static int s_probe(const tb_opts *o, int argc, const char **words)
     game_result r = g->result(&s);
     if (r.over) {
         printf("result    %s (%s)\n", r.winner < 0 ? "draw" : g->player_name(r.winner),
-               game_reason_name(r.reason));
+               game_reason_name(g, r.reason));
         tb_close(&t);
         return 0;
     }
@@ -238,7 +238,7 @@ static void s_print_line(const tb_set *t, game_state s)
     }
     printf("\n  result: %s (%s) after %d plies, %d actions\n",
            r.over ? (r.winner < 0 ? "draw" : g->player_name(r.winner)) : "?",
-           r.over ? game_reason_name(r.reason) : "not over", g->ply(&s), hops);
+           r.over ? game_reason_name(g, r.reason) : "not over", g->ply(&s), hops);
 }
 
 static int s_stats(const tb_opts *o)
