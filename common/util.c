@@ -362,6 +362,42 @@ int file_read_max(const char *path, size_t max, uint8_t **data, size_t *len)
     return 0;
 }
 
+int file_read_secret(const char *path, unsigned forbidden, const char *what, char *out,
+                     size_t cap, size_t *len, char *err, size_t errlen)
+{
+    memset(out, 0, cap);
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return err_set(err, errlen, errno, "%.200s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return err_set(err, errlen, KZ_EINVAL, "%.200s: not a regular file", path);
+    }
+    if (sb.st_mode & forbidden) {
+        close(fd);
+        bool group = forbidden & 070;
+        return err_set(err, errlen, EACCES, "%.200s: %s readable by %s (mode %04o): %s it", path,
+                       what, group ? "others" : "every user", (unsigned)(sb.st_mode & 07777),
+                       group ? "chmod 600" : "chmod o-rwx");
+    }
+    ssize_t n = read(fd, out, cap - 1);
+    int e = errno;
+    close(fd);
+    if (n < 0) {
+        memset(out, 0, cap);
+        return err_set(err, errlen, e, "%.200s: %s", path, strerror(e));
+    }
+    size_t k = (size_t)n;
+    out[k] = 0;
+    while (k && (out[k - 1] == '\n' || out[k - 1] == '\r' || out[k - 1] == ' ' ||
+                 out[k - 1] == '\t'))
+        out[--k] = 0;
+    *len = k;
+    return 0;
+}
+
 int file_write_atomic(const char *path, const void *data, size_t len)
 {
     char tmp[PATH_MAX];

@@ -127,6 +127,16 @@ int file_read_all(const char *path, uint8_t **data, size_t *len);
  * file by its size before reading it, a stream (a pipe, /dev/zero) once
  * more than max bytes have come. */
 int file_read_max(const char *path, size_t max, uint8_t **data, size_t *len);
+/* Reads a small secret file (a key, a token) as one line of text: a regular
+ * file (a FIFO, a directory or a device is refused, without blocking on it),
+ * none of whose permission bits in `forbidden` is set (077: group and
+ * others; 007: others), at most cap - 1 bytes, trailing newlines and blanks
+ * cut. 0 with the text in out (NUL-terminated; *len its length); otherwise
+ * errno, EACCES (the message names the mode and the chmod that mends it) or
+ * KZ_EINVAL (not a regular file), with a one-line message naming path and
+ * `what` ("a secret key", "a token"); out is then zeroed. */
+int file_read_secret(const char *path, unsigned forbidden, const char *what, char *out,
+                     size_t cap, size_t *len, char *err, size_t errlen);
 /* Writes a file atomically: temp file in the same directory, fsync, rename,
  * fsync of the directory. 0 or errno. */
 int file_write_atomic(const char *path, const void *data, size_t len);
@@ -140,7 +150,8 @@ char *text_printable(char *buf, size_t len, const char *s, size_t n);
 /* A 64-bit checksum of bytes (FNV-1a, then mixed); stable across platforms. */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
 
-/* Little-endian fixed-width integers in file formats (model files, tables). */
+/* Fixed-width integers in file formats and keys: little-endian (model files,
+ * tables, record files) and big-endian (LMDB keys that must sort as numbers). */
 static inline void le_put32(uint8_t *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
@@ -163,6 +174,23 @@ static inline uint64_t le_get64(const uint8_t *p)
     uint64_t v = 0;
     for (int i = 0; i < 8; i++)
         v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+static inline void be_put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 3; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+static inline void be_put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+static inline uint64_t be_get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
     return v;
 }
 

@@ -845,8 +845,7 @@ int record_file_read(record_file *f, game_record *r, char *err, size_t errlen)
         return s_fail_reader(f, err, errlen, ferror(f->fp) ? KZ_EIO : KZ_ECORRUPT,
                              ferror(f->fp) ? "read error"
                                            : "truncated: the file ends inside a length prefix");
-    uint32_t len = (uint32_t)pre[0] | (uint32_t)pre[1] << 8 | (uint32_t)pre[2] << 16 |
-                   (uint32_t)pre[3] << 24;
+    uint32_t len = le_get32(pre);
     if (len > RECORD_MAX_BYTES) {
         char msg[120];
         snprintf(msg, sizeof msg, "length %u exceeds the limit of %u bytes (corrupted)", len,

@@ -48,53 +48,6 @@ struct store {
     uint8_t posbuf[POSITION_MAX_BYTES]; /* encode buffer for one position */
 };
 
-/* --- byte order helpers ---------------------------------------------------- */
-
-static void s_be64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        p[i] = (uint8_t)v;
-}
-
-static uint64_t s_get_be64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void s_be32(uint8_t *p, uint32_t v)
-{
-    for (int i = 3; i >= 0; i--, v >>= 8)
-        p[i] = (uint8_t)v;
-}
-
-static void s_le64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++, v >>= 8)
-        p[i] = (uint8_t)v;
-}
-
-static uint64_t s_get_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void s_le32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++, v >>= 8)
-        p[i] = (uint8_t)v;
-}
-
-static uint32_t s_get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* --- open / close ------------------------------------------------------------ */
 
 void store_options_default(store_options *o)
@@ -119,14 +72,14 @@ static int s_meta_get_u64(MDB_txn *txn, MDB_dbi dbi, const char *name, uint64_t 
         return rc;
     if (d.mv_size != 8)
         return KZ_ECORRUPT;
-    *v = s_get_le64(d.mv_data);
+    *v = le_get64(d.mv_data);
     return 0;
 }
 
 static int s_meta_put_u64(MDB_txn *txn, MDB_dbi dbi, const char *name, uint64_t v)
 {
     uint8_t b[8];
-    s_le64(b, v);
+    le_put64(b, v);
     MDB_val k = {strlen(name), (void *)name}, d = {8, b};
     return mdb_put(txn, dbi, &k, &d, 0);
 }
@@ -247,6 +200,29 @@ static int s_begin_write(store *s, MDB_txn **txn)
     return rc;
 }
 
+/* One write transaction: begins it, runs body (which returns 0 or the error
+ * that aborts it), commits, and on MDB_MAP_FULL grows the map and runs the
+ * whole transaction again (body must be safe to repeat: it only writes
+ * inside txn). Counts the committed transaction. 0 or the first error. */
+static int s_write(store *s, int (*body)(store *s, MDB_txn *txn, void *ctx), void *ctx)
+{
+    for (;;) {
+        MDB_txn *txn;
+        int rc = s_begin_write(s, &txn);
+        if (rc)
+            return rc;
+        rc = body(s, txn, ctx);
+        if (rc)
+            mdb_txn_abort(txn);
+        else if (!(rc = mdb_txn_commit(txn)))
+            s->txns++;
+        if (rc != MDB_MAP_FULL)
+            return rc;
+        if ((rc = s_grow(s)))
+            return rc;
+    }
+}
+
 static int s_begin_read(store *s, MDB_txn **txn)
 {
     int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, txn);
@@ -276,17 +252,17 @@ static void s_model_header(uint8_t *h, const store_model_info *m)
 {
     memset(h, 0, MODEL_HEADER_BYTES);
     memcpy(h, MODEL_MAGIC, 4);
-    s_le32(h + 4, m->version);
-    s_le32(h + 8, m->parent);
-    s_le32(h + 12, m->status);
-    s_le32(h + 16, m->wins);
-    s_le32(h + 20, m->draws);
-    s_le32(h + 24, m->losses);
-    s_le64(h + 32, (uint64_t)m->created_ms);
-    s_le64(h + 40, m->checksum);
-    s_le64(h + 48, m->trainer_step);
-    s_le64(h + 56, (uint64_t)m->decided_ms);
-    s_le64(h + 64, m->blob_len);
+    le_put32(h + 4, m->version);
+    le_put32(h + 8, m->parent);
+    le_put32(h + 12, m->status);
+    le_put32(h + 16, m->wins);
+    le_put32(h + 20, m->draws);
+    le_put32(h + 24, m->losses);
+    le_put64(h + 32, (uint64_t)m->created_ms);
+    le_put64(h + 40, m->checksum);
+    le_put64(h + 48, m->trainer_step);
+    le_put64(h + 56, (uint64_t)m->decided_ms);
+    le_put64(h + 64, m->blob_len);
 }
 
 static int s_parse_model(const MDB_val *d, store_model_info *m)
@@ -294,17 +270,17 @@ static int s_parse_model(const MDB_val *d, store_model_info *m)
     const uint8_t *h = d->mv_data;
     if (d->mv_size < MODEL_HEADER_BYTES || memcmp(h, MODEL_MAGIC, 4))
         return KZ_ECORRUPT;
-    m->version = s_get_le32(h + 4);
-    m->parent = s_get_le32(h + 8);
-    m->status = s_get_le32(h + 12);
-    m->wins = s_get_le32(h + 16);
-    m->draws = s_get_le32(h + 20);
-    m->losses = s_get_le32(h + 24);
-    m->created_ms = (int64_t)s_get_le64(h + 32);
-    m->checksum = s_get_le64(h + 40);
-    m->trainer_step = s_get_le64(h + 48);
-    m->decided_ms = (int64_t)s_get_le64(h + 56);
-    m->blob_len = s_get_le64(h + 64);
+    m->version = le_get32(h + 4);
+    m->parent = le_get32(h + 8);
+    m->status = le_get32(h + 12);
+    m->wins = le_get32(h + 16);
+    m->draws = le_get32(h + 20);
+    m->losses = le_get32(h + 24);
+    m->created_ms = (int64_t)le_get64(h + 32);
+    m->checksum = le_get64(h + 40);
+    m->trainer_step = le_get64(h + 48);
+    m->decided_ms = (int64_t)le_get64(h + 56);
+    m->blob_len = le_get64(h + 64);
     if (m->blob_len != d->mv_size - MODEL_HEADER_BYTES)
         return KZ_ECORRUPT;
     return 0;
@@ -312,67 +288,60 @@ static int s_parse_model(const MDB_val *d, store_model_info *m)
 
 /* Writes header + blob for info->version in a transaction, growing the map
  * as needed. blob NULL: keep the stored blob (metadata update). */
+typedef struct model_write {
+    const void *blob;
+    size_t len;
+    const store_model_info *info;
+    bool is_new;
+} model_write;
+
+static int s_write_model_txn(store *s, MDB_txn *txn, void *ctx)
+{
+    const model_write *w = ctx;
+    const store_model_info *info = w->info;
+    size_t len = w->len;
+    int rc;
+    uint8_t kb[4];
+    be_put32(kb, info->version);
+    MDB_val k = {4, kb};
+    const void *src = w->blob;
+    if (!src) { /* metadata update: the blob stays */
+        MDB_val old;
+        rc = mdb_get(txn, s->models, &k, &old);
+        if (rc)
+            return rc == MDB_NOTFOUND ? KZ_ENOTFOUND : rc;
+        store_model_info cur;
+        if ((rc = s_parse_model(&old, &cur)))
+            return rc;
+        len = cur.blob_len;
+        /* Copy out: the reserved write below may move the page. */
+        uint8_t *copy = malloc(len ? len : 1);
+        if (!copy)
+            return KZ_ENOMEM;
+        memcpy(copy, (const uint8_t *)old.mv_data + MODEL_HEADER_BYTES, len);
+        src = copy;
+    }
+    store_model_info m = *info;
+    m.blob_len = len;
+    MDB_val d = {MODEL_HEADER_BYTES + len, NULL};
+    rc = mdb_put(txn, s->models, &k, &d, MDB_RESERVE);
+    if (!rc) {
+        s_model_header(d.mv_data, &m);
+        if (len)
+            memcpy((uint8_t *)d.mv_data + MODEL_HEADER_BYTES, src, len);
+    }
+    if (!rc && w->is_new)
+        rc = s_meta_put_u64(txn, s->meta, "next_model", (uint64_t)info->version + 1);
+    if (src != w->blob)
+        free((void *)src);
+    return rc;
+}
+
 static int s_write_model(store *s, const void *blob, size_t len, const store_model_info *info,
                          bool is_new)
 {
-    for (;;) {
-        MDB_txn *txn;
-        int rc = s_begin_write(s, &txn);
-        if (rc)
-            return rc;
-        uint8_t kb[4];
-        s_be32(kb, info->version);
-        MDB_val k = {4, kb};
-        const void *src = blob;
-        if (!src) { /* metadata update: the blob stays */
-            MDB_val old;
-            rc = mdb_get(txn, s->models, &k, &old);
-            if (rc) {
-                mdb_txn_abort(txn);
-                return rc == MDB_NOTFOUND ? KZ_ENOTFOUND : rc;
-            }
-            store_model_info cur;
-            if ((rc = s_parse_model(&old, &cur))) {
-                mdb_txn_abort(txn);
-                return rc;
-            }
-            len = cur.blob_len;
-            /* Copy out: the reserved write below may move the page. */
-            uint8_t *copy = malloc(len ? len : 1);
-            if (!copy) {
-                mdb_txn_abort(txn);
-                return KZ_ENOMEM;
-            }
-            memcpy(copy, (const uint8_t *)old.mv_data + MODEL_HEADER_BYTES, len);
-            src = copy;
-        }
-        store_model_info m = *info;
-        m.blob_len = len;
-        MDB_val d = {MODEL_HEADER_BYTES + len, NULL};
-        rc = mdb_put(txn, s->models, &k, &d, MDB_RESERVE);
-        if (!rc) {
-            s_model_header(d.mv_data, &m);
-            if (len)
-                memcpy((uint8_t *)d.mv_data + MODEL_HEADER_BYTES, src, len);
-        }
-        if (!rc && is_new)
-            rc = s_meta_put_u64(txn, s->meta, "next_model", (uint64_t)info->version + 1);
-        if (src != blob)
-            free((void *)src);
-        if (rc) {
-            mdb_txn_abort(txn);
-        } else {
-            rc = mdb_txn_commit(txn);
-            if (!rc)
-                s->txns++;
-        }
-        if (rc == MDB_MAP_FULL) {
-            if ((rc = s_grow(s)))
-                return rc;
-            continue;
-        }
-        return rc;
-    }
+    model_write w = {blob, len, info, is_new};
+    return s_write(s, s_write_model_txn, &w);
 }
 
 int store_add_model(store *s, const void *blob, size_t len, store_model_info *info)
@@ -399,7 +368,7 @@ int store_get_model(store *s, uint32_t v, uint8_t **blob, size_t *len, store_mod
     if (rc)
         return rc;
     uint8_t kb[4];
-    s_be32(kb, v);
+    be_put32(kb, v);
     MDB_val k = {4, kb}, d;
     store_model_info m;
     rc = mdb_get(txn, s->models, &k, &d);
@@ -469,24 +438,8 @@ int store_put_meta(store *s, const char *name, const void *data, size_t len)
 {
     if (!name || strlen(name) == 0 || strlen(name) > 63 || len > META_VALUE_MAX)
         return KZ_EINVAL;
-    for (;;) {
-        MDB_txn *txn;
-        int rc = s_begin_write(s, &txn);
-        if (rc)
-            return rc;
-        MDB_val k = {strlen(name), (void *)name}, d = {len, (void *)data};
-        rc = mdb_put(txn, s->meta, &k, &d, 0);
-        if (rc)
-            mdb_txn_abort(txn);
-        else if (!(rc = mdb_txn_commit(txn)))
-            s->txns++;
-        if (rc == MDB_MAP_FULL) {
-            if ((rc = s_grow(s)))
-                return rc;
-            continue;
-        }
-        return rc;
-    }
+    store_raw e = {.key = name, .klen = strlen(name), .val = data, .vlen = len};
+    return store_put_raw(s, "meta", &e, 1);
 }
 
 int store_get_meta(store *s, const char *name, void *buf, size_t cap, size_t *len)
@@ -510,29 +463,20 @@ int store_get_meta(store *s, const char *name, void *buf, size_t cap, size_t *le
     return rc;
 }
 
+static int s_put_best_txn(store *s, MDB_txn *txn, void *ctx)
+{
+    return s_meta_put_u64(txn, s->meta, "best", *(const uint64_t *)ctx);
+}
+
 int store_set_best(store *s, uint32_t version)
 {
     if (version == 0 || version >= s->next_model)
         return KZ_ENOTFOUND;
-    for (;;) {
-        MDB_txn *txn;
-        int rc = s_begin_write(s, &txn);
-        if (rc)
-            return rc;
-        rc = s_meta_put_u64(txn, s->meta, "best", version);
-        if (rc)
-            mdb_txn_abort(txn);
-        else if (!(rc = mdb_txn_commit(txn)))
-            s->txns++;
-        if (rc == MDB_MAP_FULL) {
-            if ((rc = s_grow(s)))
-                return rc;
-            continue;
-        }
-        if (!rc)
-            s->best = version;
-        return rc;
-    }
+    uint64_t v = version;
+    int rc = s_write(s, s_put_best_txn, &v);
+    if (!rc)
+        s->best = version;
+    return rc;
 }
 
 /* --- games and positions ------------------------------------------------------ */
@@ -565,14 +509,14 @@ static size_t s_encode_position(store *s, const store_game *g, uint32_t i)
     for (uint32_t k = 0; k < n; k++) {
         uint32_t bits;
         memcpy(&bits, &g->probs[lo + k], 4);
-        s_le32(p, bits);
+        le_put32(p, bits);
         p += 4;
     }
     bool aux = g->material || g->opp_offsets;
     if (g->q || aux) {
         uint32_t bits;
         memcpy(&bits, g->q ? &g->q[i] : &z, 4);
-        s_le32(p, bits);
+        le_put32(p, bits);
         p += 4;
     }
     if (aux) {
@@ -580,7 +524,7 @@ static size_t s_encode_position(store *s, const store_game *g, uint32_t i)
         if (g->material) {
             uint32_t bits;
             memcpy(&bits, &g->material[i], 4);
-            s_le32(p, bits);
+            le_put32(p, bits);
             p += 4;
         }
         if (g->opp_offsets) {
@@ -595,7 +539,7 @@ static size_t s_encode_position(store *s, const store_game *g, uint32_t i)
             for (uint32_t k = 0; k < m; k++) {
                 uint32_t bits;
                 memcpy(&bits, &g->opp_probs[olo + k], 4);
-                s_le32(p, bits);
+                le_put32(p, bits);
                 p += 4;
             }
         }
@@ -612,7 +556,7 @@ static int s_decode_aux(const uint8_t *p, const uint8_t *end, store_batch *b, si
     if (flags & AUX_MATERIAL) {
         if (end - p < 4)
             return KZ_ECORRUPT;
-        uint32_t bits = s_get_le32(p);
+        uint32_t bits = le_get32(p);
         p += 4;
         memcpy(&b->material[j], &bits, 4);
         if (!(b->material[j] >= -1.0f && b->material[j] <= 1.0f))
@@ -629,7 +573,7 @@ static int s_decode_aux(const uint8_t *p, const uint8_t *end, store_batch *b, si
         for (uint32_t k = 0; k < m; k++, p += 2)
             b->opp_actions[off + k] = p[0] | (uint32_t)p[1] << 8;
         for (uint32_t k = 0; k < m; k++, p += 4) {
-            uint32_t bits = s_get_le32(p);
+            uint32_t bits = le_get32(p);
             memcpy(&b->opp_probs[off + k], &bits, 4);
         }
         b->opp_offsets[j + 1] = off + m;
@@ -661,7 +605,7 @@ static int s_decode_position(const MDB_val *d, store_batch *b, size_t j)
     for (uint32_t k = 0; k < n; k++, p += 2)
         b->actions[off + k] = p[0] | (uint32_t)p[1] << 8;
     for (uint32_t k = 0; k < n; k++, p += 4) {
-        uint32_t bits = s_get_le32(p);
+        uint32_t bits = le_get32(p);
         memcpy(&b->probs[off + k], &bits, 4);
     }
     b->q[j] = b->z[j];
@@ -670,7 +614,7 @@ static int s_decode_position(const MDB_val *d, store_batch *b, size_t j)
     b->material_w[j] = 0.0f;
     b->opp_offsets[j + 1] = b->opp_offsets[j];
     if (p < end) {
-        uint32_t bits = s_get_le32(p);
+        uint32_t bits = le_get32(p);
         p += 4;
         memcpy(&b->q[j], &bits, 4);
         if (!(b->q[j] >= -1.0f && b->q[j] <= 1.0f))
@@ -695,7 +639,7 @@ static int s_prune_txn(store *s, MDB_txn *txn, uint64_t *first, uint64_t next, u
     uint64_t n = 0;
     while (*first < target && n < s->opt.prune_per_txn) {
         uint8_t kb[8];
-        s_be64(kb, *first);
+        be_put64(kb, *first);
         MDB_val k = {8, kb};
         int rc = mdb_del(txn, s->positions, &k, NULL);
         if (rc && rc != MDB_NOTFOUND)
@@ -734,7 +678,7 @@ static int s_put_games_once(store *s, store_game *games, size_t n, const store_m
         rc = mdb_get(txn, s->dedup, &idk, &d);
         if (rc == 0) {
             g->duplicate = true;
-            g->sequence = d.mv_size == 8 ? s_get_be64(d.mv_data) : 0;
+            g->sequence = d.mv_size == 8 ? be_get64(d.mv_data) : 0;
             continue;
         }
         if (rc != MDB_NOTFOUND)
@@ -742,7 +686,7 @@ static int s_put_games_once(store *s, store_game *games, size_t n, const store_m
         g->duplicate = false;
         g->sequence = next_game;
         uint8_t kb[8];
-        s_be64(kb, next_game);
+        be_put64(kb, next_game);
         MDB_val k = {8, kb}, rec = {g->record_len, (void *)g->record};
         rc = mdb_put(txn, s->games, &k, &rec, MDB_APPEND);
         if (rc)
@@ -754,7 +698,7 @@ static int s_put_games_once(store *s, store_game *games, size_t n, const store_m
         next_game++;
         for (uint32_t j = 0; j < g->n_positions; j++) {
             uint8_t pk[8];
-            s_be64(pk, next_pos);
+            be_put64(pk, next_pos);
             MDB_val key = {8, pk}, val = {s_encode_position(s, g, j), s->posbuf};
             rc = mdb_put(txn, s->positions, &key, &val, MDB_APPEND);
             if (rc)
@@ -823,38 +767,33 @@ int store_put_games_meta(store *s, store_game *games, size_t n, const store_meta
     }
 }
 
+typedef struct prune_step {
+    uint64_t first, count; /* the window's new first position; positions pruned */
+} prune_step;
+
+static int s_prune_step_txn(store *s, MDB_txn *txn, void *ctx)
+{
+    prune_step *p = ctx;
+    p->first = s->first_pos;
+    p->count = 0;
+    int rc = s_prune_txn(s, txn, &p->first, s->next_pos, &p->count);
+    return rc ? rc : s_meta_put_u64(txn, s->meta, "first_pos", p->first);
+}
+
 int store_prune(store *s, uint64_t *pruned)
 {
     if (pruned)
         *pruned = 0;
     if (s->first_pos >= s_window_lo(s, s->first_pos, s->next_pos))
         return 0;
-    for (;;) {
-        MDB_txn *txn;
-        int rc = s_begin_write(s, &txn);
-        if (rc)
-            return rc;
-        uint64_t first = s->first_pos, count = 0;
-        rc = s_prune_txn(s, txn, &first, s->next_pos, &count);
-        if (!rc)
-            rc = s_meta_put_u64(txn, s->meta, "first_pos", first);
-        if (rc)
-            mdb_txn_abort(txn);
-        else
-            rc = mdb_txn_commit(txn);
-        if (rc == MDB_MAP_FULL) {
-            if ((rc = s_grow(s)))
-                return rc;
-            continue;
-        }
-        if (!rc) {
-            s->txns++;
-            s->first_pos = first;
-            if (pruned)
-                *pruned = count;
-        }
-        return rc;
+    prune_step p;
+    int rc = s_write(s, s_prune_step_txn, &p);
+    if (!rc) {
+        s->first_pos = p.first;
+        if (pruned)
+            *pruned = p.count;
     }
+    return rc;
 }
 
 int store_find_game(store *s, const uint8_t *game_id, uint64_t *sequence)
@@ -870,7 +809,7 @@ int store_find_game(store *s, const uint8_t *game_id, uint64_t *sequence)
     else if (!rc && d.mv_size != 8)
         rc = KZ_ECORRUPT;
     else if (!rc)
-        *sequence = s_get_be64(d.mv_data);
+        *sequence = be_get64(d.mv_data);
     mdb_txn_abort(txn);
     return rc;
 }
@@ -885,7 +824,7 @@ int store_find_record(store *s, const uint8_t *game_id, const uint8_t *record, s
     MDB_val k = {STORE_GAME_ID_BYTES, (void *)game_id}, d;
     rc = mdb_get(txn, s->dedup, &k, &d);
     if (!rc && d.mv_size == 8) {
-        uint64_t seq = s_get_be64(d.mv_data);
+        uint64_t seq = be_get64(d.mv_data);
         MDB_val gk = {8, d.mv_data}, gd;
         rc = mdb_get(txn, s->games, &gk, &gd);
         if (!rc && gd.mv_size == len && !memcmp(gd.mv_data, record, len))
@@ -906,7 +845,7 @@ int store_get_game(store *s, uint64_t sequence, uint8_t **record, size_t *len)
     if (rc)
         return rc;
     uint8_t kb[8];
-    s_be64(kb, sequence);
+    be_put64(kb, sequence);
     MDB_val k = {8, kb}, d;
     rc = mdb_get(txn, s->games, &k, &d);
     if (rc == MDB_NOTFOUND) {
@@ -945,7 +884,7 @@ int store_foreach_game(store *s, int (*fn)(void *ctx, uint64_t seq, const uint8_
             out = KZ_ECORRUPT;
             break;
         }
-        out = fn(ctx, s_get_be64(k.mv_data), d.mv_data, d.mv_size);
+        out = fn(ctx, be_get64(k.mv_data), d.mv_data, d.mv_size);
     }
     if (!out && rc != MDB_NOTFOUND)
         out = rc;
@@ -971,12 +910,12 @@ int store_foreach_game_desc(store *s, uint64_t from,
     /* The first key >= from; the one before it when it is above from (or
      * none: then the last key). */
     uint8_t key[8];
-    s_be64(key, from);
+    be_put64(key, from);
     MDB_val k = {.mv_size = 8, .mv_data = key}, d;
     rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
     if (rc == MDB_NOTFOUND)
         rc = mdb_cursor_get(cur, &k, &d, MDB_LAST);
-    else if (!rc && (k.mv_size != 8 || s_get_be64(k.mv_data) > from))
+    else if (!rc && (k.mv_size != 8 || be_get64(k.mv_data) > from))
         rc = mdb_cursor_get(cur, &k, &d, MDB_PREV);
     int out = 0;
     for (; !rc && !out; rc = mdb_cursor_get(cur, &k, &d, MDB_PREV)) {
@@ -984,7 +923,7 @@ int store_foreach_game_desc(store *s, uint64_t from,
             out = KZ_ECORRUPT;
             break;
         }
-        out = fn(ctx, s_get_be64(k.mv_data), d.mv_data, d.mv_size);
+        out = fn(ctx, be_get64(k.mv_data), d.mv_data, d.mv_size);
     }
     if (!out && rc != MDB_NOTFOUND)
         out = rc;
@@ -1067,7 +1006,7 @@ static int s_read_positions(store *s, store_batch *b, size_t n)
     b->packed_bytes = 0;
     for (size_t j = 0; j < n && !rc; j++) {
         uint8_t kb[8];
-        s_be64(kb, b->sequences[j]);
+        be_put64(kb, b->sequences[j]);
         MDB_val k = {8, kb}, d;
         rc = mdb_get(txn, s->positions, &k, &d);
         if (rc == MDB_NOTFOUND)
@@ -1186,7 +1125,7 @@ int store_check_counter(const void *value, size_t len, uint64_t *v)
 {
     if (len != 8)
         return KZ_ECORRUPT;
-    *v = s_get_le64(value);
+    *v = le_get64(value);
     return 0;
 }
 
@@ -1207,34 +1146,42 @@ static int s_dbi_named(store *s, const char *db, MDB_dbi *out)
     return 0;
 }
 
+typedef struct raw_write {
+    MDB_dbi dbi;
+    const store_raw *e;
+    size_t n;
+} raw_write;
+
+static int s_put_raw_txn(store *s, MDB_txn *txn, void *ctx)
+{
+    (void)s;
+    const raw_write *w = ctx;
+    int rc = 0;
+    for (size_t i = 0; i < w->n && !rc; i++) {
+        MDB_val k = {w->e[i].klen, (void *)w->e[i].key}, d = {w->e[i].vlen, (void *)w->e[i].val};
+        rc = mdb_put(txn, w->dbi, &k, &d, 0);
+    }
+    return rc;
+}
+
 int store_put_raw(store *s, const char *db, const store_raw *e, size_t n)
 {
     MDB_dbi dbi;
     if (s_dbi_named(s, db, &dbi))
         return KZ_EINVAL;
-    for (;;) {
-        MDB_txn *txn;
-        int rc = s_begin_write(s, &txn);
-        if (rc)
-            return rc;
-        for (size_t i = 0; i < n && !rc; i++) {
-            MDB_val k = {e[i].klen, (void *)e[i].key}, d = {e[i].vlen, (void *)e[i].val};
-            rc = mdb_put(txn, dbi, &k, &d, 0);
-        }
-        if (rc) {
-            mdb_txn_abort(txn);
-        } else {
-            rc = mdb_txn_commit(txn);
-            if (!rc)
-                s->txns++;
-        }
-        if (rc == MDB_MAP_FULL) {
-            if ((rc = s_grow(s)))
-                return rc;
-            continue;
-        }
-        return rc;
-    }
+    raw_write w = {dbi, e, n};
+    return s_write(s, s_put_raw_txn, &w);
+}
+
+static int s_put_counters_txn(store *s, MDB_txn *txn, void *ctx)
+{
+    const uint64_t *v = ctx;
+    static const char *const names[5] = {"next_game", "next_pos", "first_pos", "next_model",
+                                         "best"};
+    int rc = 0;
+    for (int i = 0; i < 5 && !rc; i++)
+        rc = s_meta_put_u64(txn, s->meta, names[i], v[i]);
+    return rc;
 }
 
 int store_set_counters(store *s, uint64_t next_game, uint64_t next_pos, uint64_t first_pos,
@@ -1242,32 +1189,14 @@ int store_set_counters(store *s, uint64_t next_game, uint64_t next_pos, uint64_t
 {
     if (first_pos > next_pos)
         return KZ_EINVAL;
-    for (;;) {
-        MDB_txn *txn;
-        int rc = s_begin_write(s, &txn);
-        if (rc)
-            return rc;
-        if ((rc = s_meta_put_u64(txn, s->meta, "next_game", next_game)) ||
-            (rc = s_meta_put_u64(txn, s->meta, "next_pos", next_pos)) ||
-            (rc = s_meta_put_u64(txn, s->meta, "first_pos", first_pos)) ||
-            (rc = s_meta_put_u64(txn, s->meta, "next_model", next_model)) ||
-            (rc = s_meta_put_u64(txn, s->meta, "best", best)))
-            mdb_txn_abort(txn);
-        else
-            rc = mdb_txn_commit(txn);
-        if (rc == MDB_MAP_FULL) {
-            if ((rc = s_grow(s)))
-                return rc;
-            continue;
-        }
-        if (rc)
-            return rc;
-        s->txns++;
-        s->next_game = next_game;
-        s->next_pos = next_pos;
-        s->first_pos = first_pos;
-        s->next_model = next_model ? next_model : 1;
-        s->best = best;
-        return 0;
-    }
+    uint64_t v[5] = {next_game, next_pos, first_pos, next_model, best};
+    int rc = s_write(s, s_put_counters_txn, v);
+    if (rc)
+        return rc;
+    s->next_game = next_game;
+    s->next_pos = next_pos;
+    s->first_pos = first_pos;
+    s->next_model = next_model ? next_model : 1;
+    s->best = best;
+    return 0;
 }

@@ -198,20 +198,6 @@ static uint64_t s_u64(const uint8_t *p)
     return v;
 }
 
-static uint64_t s_be64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void s_put_be64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        p[i] = (uint8_t)v;
-}
-
 /* Reads n bytes at off. true when all were read. */
 static bool s_pread(int fd, void *buf, size_t n, uint64_t off)
 {
@@ -700,7 +686,7 @@ static void s_leaf_games(checker *c, const uint8_t *key, size_t klen, const uint
         s_problem(c, "games: key %s is not a game sequence", s_hex(key, klen, hex, sizeof hex));
         return;
     }
-    uint64_t seq = s_be64(key);
+    uint64_t seq = be_get64(key);
     unsigned long long sq = (unsigned long long)seq;
     if (c->has_counter[0] && seq >= c->counter[0])
         s_problem(c, "games: game %llu is beyond the next sequence %llu", sq,
@@ -744,7 +730,7 @@ static void s_leaf_games(checker *c, const uint8_t *key, size_t klen, const uint
         c->max_game = seq + 1;
     s_copy(c, DB_GAMES, key, klen, val, vlen);
     uint8_t sk[8];
-    s_put_be64(sk, seq);
+    be_put64(sk, seq);
     s_copy(c, DB_DEDUP, v.game_id, 16, sk, 8);
 }
 
@@ -760,7 +746,7 @@ static void s_leaf_positions(checker *c, const uint8_t *key, size_t klen, const 
                   s_hex(key, klen, hex, sizeof hex));
         return;
     }
-    uint64_t seq = s_be64(key);
+    uint64_t seq = be_get64(key);
     if (!c->pos_any && c->has_counter[2])
         c->pos_expect = c->counter[2];
     if ((c->pos_any || c->has_counter[2]) && seq != c->pos_expect)
@@ -778,7 +764,7 @@ static void s_leaf_positions(checker *c, const uint8_t *key, size_t klen, const 
     }
     if (c->cp) {
         uint8_t nk[8];
-        s_put_be64(nk, c->cp->pos_next++);
+        be_put64(nk, c->cp->pos_next++);
         s_copy(c, DB_POSITIONS, nk, 8, val, vlen);
     }
     c->pos_good++;
@@ -810,7 +796,7 @@ static void s_leaf_dedup(checker *c, const uint8_t *key, size_t klen, const uint
                   s_hex(key, klen, hex, sizeof hex));
         return;
     }
-    uint64_t seq = s_be64(val);
+    uint64_t seq = be_get64(val);
     long i = s_game_index(c, seq);
     if (i < 0) {
         c->r->bad_entries++;

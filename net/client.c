@@ -275,26 +275,9 @@ static void s_handshake_event(client *c, unsigned event, uint32_t value)
  * endpoint). */
 static void s_recv_monitor(client *c)
 {
-    while (c->mon) {
-        zmq_msg_t ev, ep;
-        zmq_msg_init(&ev);
-        if (zmq_msg_recv(&ev, c->mon, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(&ev);
-            return;
-        }
-        uint16_t event = 0;
-        uint32_t value = 0;
-        if (zmq_msg_size(&ev) >= 6) {
-            memcpy(&event, zmq_msg_data(&ev), 2);
-            memcpy(&value, (const uint8_t *)zmq_msg_data(&ev) + 2, 4);
-        }
-        bool more = zmq_msg_more(&ev);
-        zmq_msg_close(&ev);
-        while (more) {
-            zmq_msg_init(&ep);
-            more = zmq_msg_recv(&ep, c->mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&ep);
-            zmq_msg_close(&ep);
-        }
+    uint16_t event;
+    uint32_t value;
+    while (c->mon && curve_monitor_event(c->mon, &event, &value)) {
         if (event)
             s_handshake_event(c, event, value);
     }

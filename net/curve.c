@@ -123,30 +123,12 @@ int curve_keygen(const char *dir, const char *name, char public_key[CURVE_KEY_TE
 static int s_read_key_file(const char *path, bool secret, char out[CURVE_KEY_TEXT], char *err,
                            size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return err_set(err, errlen, errno, "%.200s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return err_set(err, errlen, KZ_EINVAL, "%.200s: not a regular file", path);
-    }
-    if (secret && (sb.st_mode & 077)) {
-        close(fd);
-        return err_set(err, errlen, EACCES, "%.200s: a secret key readable by others (mode "
-                       "%04o): chmod 600 it", path, (unsigned)(sb.st_mode & 07777));
-    }
     char buf[KEY_CHARS + 64];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    int e = errno;
-    close(fd);
-    if (n < 0)
-        return err_set(err, errlen, e, "%.200s: %s", path, strerror(e));
-    buf[n] = 0;
-    size_t len = (size_t)n;
-    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' ||
-                   buf[len - 1] == '\t'))
-        buf[--len] = 0;
+    size_t len;
+    int rc = file_read_secret(path, secret ? 077 : 0, "a secret key", buf, sizeof buf, &len, err,
+                              errlen);
+    if (rc)
+        return rc;
     if (len != KEY_CHARS || !curve_decode(buf, NULL)) {
         memset(buf, 0, sizeof buf);
         return err_set(err, errlen, KZ_EINVAL, "%.200s: not a %s key (40 characters of Z85 "
@@ -359,4 +341,29 @@ int curve_setup_client(void *s, const char *server_public, const curve_keypair *
         zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, kp->secret_key, KEY_CHARS))
         return zmq_errno();
     return 0;
+}
+
+bool curve_monitor_event(void *mon, uint16_t *event, uint32_t *value)
+{
+    zmq_msg_t ev;
+    zmq_msg_init(&ev);
+    if (zmq_msg_recv(&ev, mon, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&ev);
+        return false;
+    }
+    *event = 0;
+    *value = 0;
+    if (zmq_msg_size(&ev) >= 6) {
+        memcpy(event, zmq_msg_data(&ev), 2);
+        memcpy(value, (const uint8_t *)zmq_msg_data(&ev) + 2, 4);
+    }
+    bool more = zmq_msg_more(&ev);
+    zmq_msg_close(&ev);
+    while (more) {
+        zmq_msg_t rest;
+        zmq_msg_init(&rest);
+        more = zmq_msg_recv(&rest, mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&rest);
+        zmq_msg_close(&rest);
+    }
+    return true;
 }

@@ -97,6 +97,11 @@ const curve_entry *curve_allow_find(const curve_allow *a, const uint8_t raw[CURV
 
 /* Makes socket s a CurveZMQ server with kp (before its bind). 0 or zmq errno. */
 int curve_setup_server(void *s, const curve_keypair *kp);
+/* Reads one event from a ZeroMQ socket monitor (zmq_socket_monitor's PAIR
+ * socket `mon`) without waiting: its event and value frames, the endpoint
+ * frame that follows dropped. true with *event and *value (0 and 0 for a
+ * short frame), false when none is waiting. */
+bool curve_monitor_event(void *mon, uint16_t *event, uint32_t *value);
 /* Makes socket s a CurveZMQ client of the server whose public key is
  * server_public, with its own kp (before its connect). 0 or zmq errno. */
 int curve_setup_client(void *s, const char *server_public, const curve_keypair *kp);

@@ -236,27 +236,9 @@ static bool s_zap_one(coord *c)
 /* Handshake events of one monitor. */
 static void s_monitor(coord *c, void *m)
 {
-    for (;;) {
-        zmq_msg_t ev;
-        zmq_msg_init(&ev);
-        if (zmq_msg_recv(&ev, m, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(&ev);
-            return;
-        }
-        uint16_t event = 0;
-        uint32_t value = 0;
-        if (zmq_msg_size(&ev) >= 6) {
-            memcpy(&event, zmq_msg_data(&ev), 2);
-            memcpy(&value, (const uint8_t *)zmq_msg_data(&ev) + 2, 4);
-        }
-        bool more = zmq_msg_more(&ev);
-        zmq_msg_close(&ev);
-        while (more) {
-            zmq_msg_t rest;
-            zmq_msg_init(&rest);
-            more = zmq_msg_recv(&rest, m, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&rest);
-            zmq_msg_close(&rest);
-        }
+    uint16_t event;
+    uint32_t value;
+    while (curve_monitor_event(m, &event, &value)) {
         if (!(event & (ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)))
             continue;
         uint64_t k = ++c->auth.handshake_failures;

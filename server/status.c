@@ -865,30 +865,10 @@ static enum MHD_Result s_api(coord *c, struct MHD_Connection *conn, const char *
 
 int status_read_token(const char *path, char *out, size_t cap, char *err, size_t errlen)
 {
-    out[0] = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return err_set(err, errlen, errno, "%.200s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return err_set(err, errlen, KZ_EINVAL, "%.200s: not a regular file", path);
-    }
-    if (sb.st_mode & 007) {
-        close(fd);
-        return err_set(err, errlen, EACCES, "%.200s: a token readable by every user (mode %04o): "
-                       "chmod o-rwx it", path, (unsigned)(sb.st_mode & 07777));
-    }
-    ssize_t n = read(fd, out, cap - 1);
-    int e = errno;
-    close(fd);
-    if (n < 0)
-        return err_set(err, errlen, e, "%.200s: %s", path, strerror(e));
-    out[n] = 0;
-    size_t len = (size_t)n;
-    while (len && (out[len - 1] == '\n' || out[len - 1] == '\r' || out[len - 1] == ' ' ||
-                   out[len - 1] == '\t'))
-        out[--len] = 0;
+    size_t len;
+    int rc = file_read_secret(path, 007, "a token", out, cap, &len, err, errlen);
+    if (rc)
+        return rc;
     bool ok = len >= 16 && len < cap - 1;
     for (size_t i = 0; ok && i < len; i++)
         ok = out[i] > ' ' && out[i] < 127;

@@ -170,7 +170,7 @@ Test(run, ctrl_c_stops_cleanly_and_run_again_continues, .fini = s_fini)
     snprintf(url, sizeof url, "http://127.0.0.1:%d/status", http);
     cr_expect_not_null(strstr(text, url), "no status URL in:\n%s", text);
     /* The progress line names the best version and the live workers. */
-    cr_expect_not_null(strstr(text, "| best v1 |"), "no best version in:\n%s", text);
+    cr_expect_not_null(strstr(text, "| best v"), "no best version in:\n%s", text);
     cr_expect_not_null(strstr(text, "| workers 2"), "no two live workers in:\n%s", text);
     free(text);
     /* The trainer takes steps: its checkpoint must exist before the stop
