@@ -629,32 +629,19 @@ static void s_draw(const game_state *g, const char *marks, bool turned, FILE *ou
 
 static void alq_render(const game_state *g, FILE *out) { s_draw(g, NULL, false, out); }
 
+/* The point a hop from src to dst jumps, or -1 (game_turn_marks). */
+static int s_over(int src, int dst) { return T.over[src][dst]; }
+
 /* kz play's board (game.h's render_turn): the last turn marked. */
 static void alq_render_turn(const game_state *from, const uint16_t *actions, int n, bool turned,
                             FILE *out)
 {
-    char marks[ALQ_POINTS] = {0}, last[160] = "";
+    char marks[ALQ_POINTS] = {0}, last[160];
     game_state s;
-    alq_copy(&s, from);
-    if (n)
-        snprintf(last, sizeof last, "last: %s ", alq_player_name(CS(&s)->side));
-    for (int k = 0; k < n; k++) {
-        char a[16];
-        alq_format_action(actions[k], a, sizeof a);
-        int src = actions[k] / 25, dst = actions[k] % 25;
-        if (T.over[src][dst] >= 0) {
-            *strchr(a, '-') = 'x';
-            marks[T.over[src][dst]] = 'x';
-        }
-        if (!marks[src] || marks[src] == 'l')
-            marks[src] = 'o';
-        marks[dst] = 'l';
-        snprintf(last + strlen(last), sizeof last - strlen(last), "%s%s", k ? ", " : "", a);
-        alq_apply(&s, actions[k]);
-    }
+    game_turn_marks(&alquerque_game, from, actions, n, ALQ_POINTS, s_over, marks, &s, last,
+                    sizeof last);
     s_draw(&s, marks, turned, out);
-    if (last[0])
-        fprintf(out, "  %s   (<p> where it went, * where it came from, x what it took)\n", last);
+    game_turn_footer(last, out);
 }
 
 /* The baseline players' evaluation (game.h): 100 a piece, own minus other. */

@@ -589,32 +589,19 @@ static void s_draw(const game_state *g, const char *marks, bool turned, FILE *ou
 
 static void dr_render(const game_state *g, FILE *out) { s_draw(g, NULL, false, out); }
 
+/* The square a hop from src to dst jumps, or -1 (game_turn_marks). */
+static int s_over(int src, int dst) { return T.over[src][dst]; }
+
 /* kz play's board (game.h's render_turn): the last turn marked. */
 static void dr_render_turn(const game_state *from, const uint16_t *actions, int n, bool turned,
                            FILE *out)
 {
-    char marks[DR_SQUARES] = {0}, last[200] = "";
+    char marks[DR_SQUARES] = {0}, last[200];
     game_state s;
-    dr_copy(&s, from);
-    if (n)
-        snprintf(last, sizeof last, "last: %s ", dr_player_name(CS(&s)->side));
-    for (int k = 0; k < n; k++) {
-        char a[16];
-        dr_format_action(actions[k], a, sizeof a);
-        int src = actions[k] / 32, dst = actions[k] % 32;
-        if (T.over[src][dst] >= 0) {
-            *strchr(a, '-') = 'x';
-            marks[T.over[src][dst]] = 'x';
-        }
-        if (!marks[src] || marks[src] == 'l')
-            marks[src] = 'o';
-        marks[dst] = 'l';
-        snprintf(last + strlen(last), sizeof last - strlen(last), "%s%s", k ? ", " : "", a);
-        dr_apply(&s, actions[k]);
-    }
+    game_turn_marks(&draughts_game, from, actions, n, DR_SQUARES, s_over, marks, &s, last,
+                    sizeof last);
     s_draw(&s, marks, turned, out);
-    if (last[0])
-        fprintf(out, "  %s   (<p> where it went, * where it came from, x what it took)\n", last);
+    game_turn_footer(last, out);
 }
 
 /* D22: the baseline players' evaluation, own minus other: a man 100, a king 150. */

@@ -287,3 +287,36 @@ uint64_t game_perft_turns(const game_def *g, const game_state *s, int depth)
     }
     return total;
 }
+
+void game_turn_marks(const game_def *g, const game_state *from, const uint16_t *actions, int n,
+                     int squares, int (*over)(int from, int to), char *marks, game_state *s,
+                     char *last, size_t lastlen)
+{
+    g->copy(s, from);
+    last[0] = 0;
+    if (n)
+        snprintf(last, lastlen, "last: %s ", g->player_name(g->to_move(s)));
+    for (int k = 0; k < n; k++) {
+        char a[16];
+        g->format_action(actions[k], a, sizeof a);
+        int src = actions[k] / squares, dst = actions[k] % squares, x = over(src, dst);
+        if (x >= 0) {
+            char *dash = strchr(a, '-');
+            if (dash)
+                *dash = 'x';
+            marks[x] = 'x';
+        }
+        if (!marks[src] || marks[src] == 'l')
+            marks[src] = 'o';
+        marks[dst] = 'l';
+        size_t used = strlen(last);
+        snprintf(last + used, lastlen - used, "%s%s", k ? ", " : "", a);
+        g->apply(s, actions[k]);
+    }
+}
+
+void game_turn_footer(const char *last, FILE *out)
+{
+    if (last[0])
+        fprintf(out, "  %s   (<p> where it went, * where it came from, x what it took)\n", last);
+}

@@ -267,6 +267,18 @@ uint64_t game_perft_generic(const game_def *g, const game_state *s, int depth);
  * turn; distinct hop paths count as distinct turns, as R22's hops do),
  * terminal turn starts above the depth counting nothing. */
 uint64_t game_perft_turns(const game_def *g, const game_state *s, int depth);
+/* What kz play's board marks for the last turn of a game whose actions are
+ * from-to pairs (action = from * squares + to) with at most one piece jumped
+ * per hop (over(from, to): its square, or -1): replays the n actions from
+ * `from` into *s (the state reached), sets marks[square] to 'o' where a
+ * piece came from, 'l' where it went, 'x' what it took, and writes the turn
+ * as text, "last: <mover> a, b" (a capture's '-' shown as 'x'), into last.
+ * The shared half of the hop-by-hop games' render_turn (Alquerque, draughts). */
+void game_turn_marks(const game_def *g, const game_state *from, const uint16_t *actions, int n,
+                     int squares, int (*over)(int from, int to), char *marks, game_state *s,
+                     char *last, size_t lastlen);
+/* The legend line under such a board (nothing when last is empty). */
+void game_turn_footer(const char *last, FILE *out);
 /* Result from the view of `player`: +1 win, -1 loss, 0 draw (r must be over). */
 int game_result_for(game_result r, int player);
 /* The result as a value from `player`'s view in [-1, 1]: +-points/max_points
