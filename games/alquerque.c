@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "games/board5.h"
 #include "common/util.h"
 
 #define ALL_POINTS 0x1ffffffu
@@ -52,19 +53,6 @@ static struct {
     uint16_t mirror_action[ALQ_ACTIONS]; /* A17: the action mirrored left to right */
 } T;
 
-/* Directions as (drow, dcol): the four orthogonal ones, then the diagonals. */
-static const int DR[8] = {1, -1, 0, 0, 1, 1, -1, -1};
-static const int DC[8] = {0, 0, 1, -1, 1, -1, 1, -1};
-
-/* The point k steps from sq in direction d along a line (A1), or -1. */
-static int s_along(int sq, int d, int k)
-{
-    int r = sq / 5, c = sq % 5;
-    if (d >= 4 && (r + c) % 2)
-        return -1; /* no diagonal from an odd point */
-    int r2 = r + k * DR[d], c2 = c + k * DC[d];
-    return r2 >= 0 && r2 < 5 && c2 >= 0 && c2 < 5 ? r2 * 5 + c2 : -1;
-}
 
 static int s_cmp_u8(const void *a, const void *b)
 {
@@ -82,8 +70,8 @@ __attribute__((constructor)) static void s_init_tables(void)
             if (r == (side ? 0 : 4))
                 continue; /* A5: no simple move on the opponent's base row */
             for (int d = 0; d < 8; d++) {
-                int to = s_along(sq, d, 1);
-                int dr = DR[d] * (side ? -1 : 1); /* rows gained towards the opponent */
+                int to = board5_along(sq, d, 1);
+                int dr = board5_dr[d] * (side ? -1 : 1); /* rows gained towards the opponent */
                 if (to >= 0 && dr >= 0)           /* A4: forward or sideways */
                     T.moves[side][sq][T.n_moves[side][sq]++] = (uint8_t)to;
             }
@@ -93,7 +81,7 @@ __attribute__((constructor)) static void s_init_tables(void)
         int n = 0;
         uint8_t land[8], over[8];
         for (int d = 0; d < 8; d++) {
-            int mid = s_along(sq, d, 1), to = s_along(sq, d, 2);
+            int mid = board5_along(sq, d, 1), to = board5_along(sq, d, 2);
             if (mid >= 0 && to >= 0) {
                 land[n] = (uint8_t)to;
                 over[n++] = (uint8_t)mid;
@@ -113,10 +101,8 @@ __attribute__((constructor)) static void s_init_tables(void)
         memcpy(T.jump_over[sq], over, (size_t)n);
     }
     for (int a = 0; a < ALQ_ACTIONS; a++) {
-        int s = a / 25, d = a % 25;
-        T.rot_action[a] = (uint16_t)((24 - s) * 25 + (24 - d));
-        int ms = (s / 5) * 5 + 4 - s % 5, md = (d / 5) * 5 + 4 - d % 5;
-        T.mirror_action[a] = (uint16_t)(ms * 25 + md);
+        T.rot_action[a] = (uint16_t)board5_rot_action(a);
+        T.mirror_action[a] = (uint16_t)board5_mirror_action(a);
     }
 }
 
@@ -365,12 +351,9 @@ static int alq_mirror_action(int action)
 
 /* A17: the mirror's cells, (r, c) -> (r, 4 - c); "may not step left" and
  * "may not step right" exchanged (planes 2 <-> 3, 4 <-> 5). */
-static const int16_t s_mirror_cells[ALQ_POINTS] = {
-    4, 3, 2, 1, 0, 9, 8, 7, 6, 5, 14, 13, 12, 11, 10, 19, 18, 17, 16, 15, 24, 23, 22, 21, 20,
-};
 static const int8_t s_mirror_planes[7] = {0, 1, 3, 2, 5, 4, 6};
 static const game_symmetry s_symmetries[] = {
-    {.name = "mirror", .cells = s_mirror_cells, .planes = s_mirror_planes,
+    {.name = "mirror", .cells = board5_mirror_cells, .planes = s_mirror_planes,
      .action = alq_mirror_action},
 };
 

@@ -60,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "games/board5.h"
 #include "common/util.h"
 
 #define HIST_MAX (KH_NO_PROGRESS + 1)
@@ -94,8 +95,6 @@ _Static_assert(sizeof(kh_state) <= GAME_STATE_BYTES, "kh_state must fit game_sta
 
 /* Directions as (drow, dcol), and their step in point numbers. */
 enum { DIR_N, DIR_S, DIR_E, DIR_W, DIR_NE, DIR_NW, DIR_SE, DIR_SW };
-static const int DR[8] = {1, -1, 0, 0, 1, 1, -1, -1};
-static const int DC[8] = {0, 0, 1, -1, 1, -1, 1, -1};
 #define STEP(d) ((d) == DIR_N ? 5 : (d) == DIR_S ? -5 : (d) == DIR_E ? 1 : (d) == DIR_W ? -1 \
                  : (d) == DIR_NE ? 6 : (d) == DIR_NW ? 4 : (d) == DIR_SE ? -4 : -6)
 
@@ -133,23 +132,13 @@ static const int FWD_DIR[2][3] = {{DIR_N, DIR_NE, DIR_NW}, {DIR_S, DIR_SE, DIR_S
 
 /* The points of direction d from sq to the board's edge, nearest first;
  * returns their count. Diagonals only through points with r+c even (R1). */
-static int s_ray(int sq, int d, int *pts)
-{
-    int r = sq / 5, c = sq % 5, n = 0;
-    if (d >= 4 && (r + c) % 2)
-        return 0;
-    for (int rr = r + DR[d], cc = c + DC[d]; rr >= 0 && rr < 5 && cc >= 0 && cc < 5;
-         rr += DR[d], cc += DC[d])
-        pts[n++] = rr * 5 + cc;
-    return n;
-}
 
 /* Fills T.kl[sq] line k (directions d and its opposite d + 1 ... as the
  * pairs N/S, E/W, NE/SW, NW/SE): finds a multiplier that gathers the line's
  * occupancy injectively into bits 27..31, then what a king sees for each. */
 static void s_init_king_line(int sq, int k, int d_fwd, int d_back)
 {
-    int fwd[5], back[5], nf = s_ray(sq, d_fwd, fwd), nb = s_ray(sq, d_back, back);
+    int fwd[5], back[5], nf = board5_ray(sq, d_fwd, fwd), nb = board5_ray(sq, d_back, back);
     if (nf + nb == 0)
         return; /* no such line through sq */
     int pts[9], n = 0;
@@ -214,7 +203,7 @@ __attribute__((constructor)) static void s_init_tables(void)
     memset(&T, 0, sizeof T);
     for (int sq = 0; sq < KH_POINTS; sq++) {
         for (int d = 0; d < 8; d++) {
-            int pts[5], n = s_ray(sq, d, pts);
+            int pts[5], n = board5_ray(sq, d, pts);
             uint32_t path = 0;
             for (int i = 0; i < n; i++) {
                 T.between[sq][pts[i]] = path;
@@ -244,7 +233,7 @@ __attribute__((constructor)) static void s_init_tables(void)
          * i.e. per ray point but the first. MAX_HOPS holds 12 pieces' worth. */
         int most = 0;
         for (int d = 0; d < 8; d++) {
-            int pts[5], n = s_ray(sq, d, pts);
+            int pts[5], n = board5_ray(sq, d, pts);
             most += n > 1 ? n - 1 : 0;
         }
         KZ_CHECK(12 * most <= MAX_HOPS);
@@ -254,10 +243,8 @@ __attribute__((constructor)) static void s_init_tables(void)
         s_init_king_line(sq, 3, DIR_NW, DIR_SE);
     }
     for (int a = 0; a < KH_ACTIONS; a++) {
-        int s = a / 25, d = a % 25;
-        T.rot_action[a] = (uint16_t)((24 - s) * 25 + (24 - d));
-        int ms = (s / 5) * 5 + 4 - s % 5, md = (d / 5) * 5 + 4 - d % 5;
-        T.mirror_action[a] = (uint16_t)(ms * 25 + md);
+        T.rot_action[a] = (uint16_t)board5_rot_action(a);
+        T.mirror_action[a] = (uint16_t)board5_mirror_action(a);
     }
     uint64_t seed = 0x4b687265696261ULL; /* fixed: hashes are stable across runs */
     for (int k = 0; k < 4; k++)
@@ -1028,11 +1015,8 @@ static int kh_mirror_action(int action)
 }
 
 /* R19: the mirror's cells, (r, c) -> (r, 4 - c); every plane stays itself. */
-static const int16_t s_mirror_cells[KH_POINTS] = {
-    4, 3, 2, 1, 0, 9, 8, 7, 6, 5, 14, 13, 12, 11, 10, 19, 18, 17, 16, 15, 24, 23, 22, 21, 20,
-};
 static const game_symmetry s_symmetries[] = {
-    {.name = "mirror", .cells = s_mirror_cells, .planes = NULL, .action = kh_mirror_action},
+    {.name = "mirror", .cells = board5_mirror_cells, .planes = NULL, .action = kh_mirror_action},
 };
 
 static uint64_t kh_hash(const game_state *g)
