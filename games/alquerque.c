@@ -53,7 +53,6 @@ static struct {
     uint16_t mirror_action[ALQ_ACTIONS]; /* A17: the action mirrored left to right */
 } T;
 
-
 static int s_cmp_u8(const void *a, const void *b)
 {
     return (int)*(const uint8_t *)a - (int)*(const uint8_t *)b;

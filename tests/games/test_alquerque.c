@@ -14,72 +14,22 @@
 #include "games/game.h"
 #include "tests/harness/harness.h"
 #include "tests/games/ref_alquerque.h"
+#include "tests/games/rules_check.h"
 #include "common/util.h"
 
 static const game_def *G(void) { return &alquerque_game; }
 
-static game_state s_pos(const char *text)
-{
-    game_state s;
-    char err[200];
-    cr_assert_eq(G()->parse_position(&s, text, err, sizeof err), 0, "'%s': %s", text, err);
-    return s;
-}
-
-/* A position string from "PIECE POINT ..." placements, e.g. "l12 d17". */
-static void s_board(char *out, const char *pieces, char side)
-{
-    memset(out, '.', 25);
-    for (const char *p = pieces; *p;) {
-        char c = *p++;
-        int sq = (int)strtol(p, (char **)&p, 10);
-        out[sq] = c;
-        while (*p == ' ')
-            p++;
-    }
-    out[25] = ' ';
-    out[26] = side;
-    out[27] = '\0';
-}
-
+static game_state s_pos(const char *text) { return rules_position(G(), text); }
 static game_state s_place(const char *pieces, char side)
 {
-    char text[64];
-    s_board(text, pieces, side);
-    return s_pos(text);
+    return rules_place(G(), 25, 0, pieces, side);
 }
-
-/* The legal actions as "a-b c-d ..." (ascending). */
-static void s_legal_text(const game_state *s, char *buf, size_t len)
+static void s_board(char *out, const char *pieces, char side)
 {
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = G()->legal_actions(s, legal);
-    buf[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        char a[16];
-        G()->format_action(legal[i], a, sizeof a);
-        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? " " : "", a);
-    }
+    rules_board(out, 25, 0, pieces, side);
 }
-
-#define EXPECT_LEGAL(s, want)                                                               \
-    do {                                                                                    \
-        char got_[512];                                                                     \
-        s_legal_text(&(s), got_, sizeof got_);                                              \
-        cr_assert_str_eq(got_, want);                                                       \
-    } while (0)
-
-static void s_play(game_state *s, const char *actions)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", actions);
-    for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-        int a;
-        cr_assert_eq(G()->parse_action(t, &a), 0, "'%s'", t);
-        cr_assert(G()->is_legal(s, a), "'%s' is illegal", t);
-        G()->apply(s, a);
-    }
-}
+static void s_play(game_state *s, const char *actions) { rules_play(G(), s, actions); }
+#define EXPECT_LEGAL(s, want) RULES_EXPECT_LEGAL(G(), s, want)
 
 /* --- A1-A3: board and start ------------------------------------------------------------------- */
 
