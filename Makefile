@@ -55,7 +55,7 @@ PROTO_SRC  := $(wildcard proto/*.proto)
 PROTO_C    := $(PROTO_SRC:proto/%.proto=$(BUILD)/gen/%.pb-c.c)
 PROTO_H    := $(PROTO_C:.c=.h)
 # The library's folders, ground first (docs/architecture.md, "Layers").
-LIB_DIRS   := common games nn net data search play
+LIB_DIRS   := common games solve nn net data search play
 COMMON_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ    := $(COMMON_SRC:%.c=$(BUILD)/obj/%.o) $(PROTO_C:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o)
 LIB        := $(BUILD)/libkz.a

@@ -20,7 +20,7 @@
 #include "games/game.h"
 #include "games/khreibaga.h"
 #include "tests/games/khreibaga_lines.h"
-#include "tests/games/ref_khreibaga.h"
+#include "solve/ref_khreibaga.h"
 #include "common/util.h"
 
 /* --- helpers -------------------------------------------------------------------- */
@@ -1093,7 +1093,7 @@ Test(khreibaga, r22_perft_start_by_hand)
 }
 
 /* R22 deeper from the start: the engine and the independent reference
- * (tests/games/ref_khreibaga.c) must agree at every depth to 12. */
+ * (solve/ref_khreibaga.c) must agree at every depth to 12. */
 Test(khreibaga, r22_perft_deep_engine_equals_reference)
 {
     game_state s;

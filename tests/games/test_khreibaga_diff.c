@@ -17,7 +17,7 @@
  *
  * The frozen copy is the oracle for "unchanged", not for "correct": rule
  * correctness is argued by the rule tests and by an independent reference
- * implementation (tests/games/ref_khreibaga.c, branch `rules`). */
+ * implementation (solve/ref_khreibaga.c, branch `rules`). */
 #include <criterion/criterion.h>
 #include <string.h>
 

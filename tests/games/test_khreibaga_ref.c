@@ -1,6 +1,6 @@
 /* test_khreibaga_ref: cross-checks the rules engine (games/khreibaga.c, reached
  * through game_default()) against the independent naive reference
- * (tests/games/ref_khreibaga.c) over seeded random games, random positions (turn
+ * (solve/ref_khreibaga.c) over seeded random games, random positions (turn
  * starts and mid-sequence, both sides to move, kings included), random position
  * strings (valid and not), and perft from several positions. At every state the
  * two must agree on the position string, the mover, the turn progress, the
@@ -14,7 +14,7 @@
 #include "games/game.h"
 #include "games/khreibaga.h"
 #include "tests/games/khreibaga_lines.h"
-#include "tests/games/ref_khreibaga.h"
+#include "solve/ref_khreibaga.h"
 #include "tests/harness/testgen.h"
 #include "common/util.h"
 

@@ -4,7 +4,7 @@
  * - naive_agrees: a naive solver written here, separately from the builder,
  *   over the explicit game graph of every position with at most 3 pieces
  *   (both colours, both movers, no symmetry), its moves from the naive
- *   reference rules (tests/games/ref_khreibaga.c), its values by plain forward
+ *   reference rules (solve/ref_khreibaga.c), its values by plain forward
  *   iteration over the plies left before R13's draw, must agree with the
  *   tables at every position and every no-progress count 0..50, and on the
  *   mid-sequence states after every first hop of a longer capture;
@@ -30,7 +30,7 @@
 #include "games/khreibaga.h"
 #include "search/mcts.h"
 #include "search/player.h"
-#include "tests/games/ref_khreibaga.h"
+#include "solve/ref_khreibaga.h"
 #include "games/tablebase.h"
 #include "common/util.h"
 

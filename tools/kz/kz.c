@@ -31,6 +31,7 @@ static const kz_command s_commands[] = {
     {"loadgen", cmd_loadgen, "imitate many workers submitting games (ingest load)"},
     {"keygen", cmd_keygen, "make a CurveZMQ key pair (NAME.key, NAME.pub) for the cluster"},
     {"store", cmd_store, "summarize a coordinator's store, list its games and models"},
+    {"solve", cmd_solve, "prove \"X does not lose\" (df-pn to the tables); verify certificates"},
     {"tb", cmd_tb, "endgame tablebases: build, probe, stats, verify, bench, accuracy"},
 };
 #define N_COMMANDS (sizeof s_commands / sizeof s_commands[0])

@@ -77,6 +77,8 @@ int cmd_loadgen(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 /* tools/kz/kz_serve.c */
 int cmd_serve(int argc, char **argv);
+/* tools/kz/kz_solve.c */
+int cmd_solve(int argc, char **argv);
 /* tools/kz/kz_tb.c */
 int cmd_tb(int argc, char **argv);
 

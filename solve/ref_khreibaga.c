@@ -1,7 +1,7 @@
 /* ref_khreibaga: the naive reference rules for cross-checking the engine. See
  * ref_khreibaga.h. Written from the rules text (docs/rules.md) only; each step
  * cites its rule. */
-#include "tests/games/ref_khreibaga.h"
+#include "solve/ref_khreibaga.h"
 
 #include <stdio.h>
 #include <stdlib.h>

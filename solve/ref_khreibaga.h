@@ -1,6 +1,8 @@
 /* ref_khreibaga: a deliberately naive, independent reference implementation of
- * the Khreibaga rules (docs/rules.md R1-R22), used only by the
- * tests to cross-check the engine (games/khreibaga.c). It was written from the
+ * the Khreibaga rules (docs/rules.md R1-R22), used by the tests to cross-check
+ * the engine (games/khreibaga.c) and by the solver's certificate verifier
+ * (solve/certificate.h, docs/solve.md), which must not trust the engine it
+ * checks. It lives in solve/ so that kz can link it; it was written from the
  * rules text alone, without reading the engine, and favours obviousness over
  * speed: a plain 25-char board, every complete capture sequence enumerated by
  * depth-first search (seed 000 §3.1, Algorithm 1), the majority filter over
@@ -13,8 +15,8 @@
  * game_reason_name() uses, so tests can compare them).
  *
  * Thread rules: every function is pure over its arguments. */
-#ifndef KZ_TESTS_REF_KHREIBAGA_H
-#define KZ_TESTS_REF_KHREIBAGA_H
+#ifndef KZ_SOLVE_REF_KHREIBAGA_H
+#define KZ_SOLVE_REF_KHREIBAGA_H
 
 #include <stdbool.h>
 #include <stddef.h>
