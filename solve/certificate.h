@@ -32,6 +32,7 @@
 #ifndef KZ_SOLVE_CERTIFICATE_H
 #define KZ_SOLVE_CERTIFICATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,6 +54,9 @@ typedef struct cert_report {
     uint64_t table_leaves;    /* turns ending in a table position (a probe each) */
     uint64_t end_leaves;      /* turns ending in an R12 loss of the opponent */
     uint64_t bytes;           /* the file's size */
+    bool win;                 /* a win certificate (claim X-wins) */
+    uint64_t longest;         /* win: the longest game in plies, the tables' lines included */
+    uint32_t max_count;       /* win: the highest no-progress count at a node line */
 } cert_report;
 
 /* Verifies the certificate at path against the naive rules and `tables`

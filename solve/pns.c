@@ -581,6 +581,35 @@ static uint32_t s_eps(uint32_t x)
     return y >= PNS_INF ? PNS_INF - 1 : (uint32_t)y;
 }
 
+/* The opponent's win length at a disproven node: 1 + the longest of the
+ * children's (X to move: every child is disproven) or 1 + the shortest
+ * disproven child's (the opponent to move). A child lost from the table
+ * counts 1 + a large number, so that it is never preferred to a known one. */
+static uint64_t s_win_length(solver *sv, const kid *kids, int n, bool or_node)
+{
+    uint64_t best = or_node ? 0 : UINT64_MAX;
+    for (int i = 0; i < n; i++) {
+        uint64_t len;
+        if (kids[i].fixed) {
+            if (kids[i].dn != 0)
+                continue;
+            len = 0;
+        } else {
+            tt_entry *e = s_find(sv->t, &kids[i].canon, sv->claim);
+            if (!e || e->dn != 0) {
+                if (!or_node)
+                    continue;
+                len = PNS_INF;
+            } else {
+                len = e->work;
+            }
+        }
+        if (or_node ? len > best : len < best)
+            best = len;
+    }
+    return best == UINT64_MAX ? PNS_INF : best + 1;
+}
+
 /* Multiple iterative deepening at one node (Nagai's MID). */
 static void s_mid(solver *sv, int depth, const pns_pos *c, uint32_t thpn, uint32_t thdn,
                   uint32_t *out_pn, uint32_t *out_dn)
@@ -604,7 +633,7 @@ static void s_mid(solver *sv, int depth, const pns_pos *c, uint32_t thpn, uint32
         /* R12: the mover has no legal action and loses. */
         pn = or_node ? PNS_INF : 0;
         dn = or_node ? 0 : PNS_INF;
-        s_store(sv->t, c, sv->claim, pn, dn, 1);
+        s_store(sv->t, c, sv->claim, pn, dn, or_node ? 0 : 1);
         *out_pn = pn;
         *out_dn = dn;
         return;
@@ -662,7 +691,11 @@ static void s_mid(solver *sv, int depth, const pns_pos *c, uint32_t thpn, uint32
         sv->root_dn = dn;
     }
     sv->onpath[s_phash(c)]--;
-    s_store(sv->t, c, sv->claim, pn, dn, sv->nodes - nodes0);
+    /* A disproven entry keeps, instead of its work, the length in turns of
+     * the opponent's win (the loser delaying, the winner hurrying): the win
+     * certificate follows falling lengths, so it has no cycle. */
+    s_store(sv->t, c, sv->claim, pn, dn, dn == 0 ? s_win_length(sv, kids, n, or_node)
+                                                 : sv->nodes - nodes0);
     *out_pn = pn;
     *out_dn = dn;
 }
@@ -864,6 +897,96 @@ static int s_extract(solver *sv, const pns_pos *root, FILE *out, pns_cert_stats 
     return rc;
 }
 
+/* The win certificate of the opponent of X from a root where "X does not
+ * lose" is disproven: at the winner's turn the disproven child with the
+ * shortest win, at the loser's every child. */
+static int s_extract_win(solver *sv, const pns_pos *root, FILE *out, pns_cert_stats *stats)
+{
+    memset(stats, 0, sizeof *stats);
+    int winner = 1 - sv->claim;
+    const char *claim = winner ? "white-wins" : "black-wins";
+    if (out) {
+        int w = fprintf(out, "kz-solve-certificate 1\nclaim %s\ntables %d\n", claim, sv->tb_n);
+        if (w < 0)
+            return KZ_EIO;
+        stats->bytes += (uint64_t)w;
+    }
+    cset set = {0};
+    s_cset_add(&set, root, -1);
+    int rc = 0;
+    for (uint64_t i = 0; i < set.n && !rc; i++) {
+        pns_pos p = set.pos[i];
+        bool winner_moves = (int)p.side == winner;
+        int n = pns_turns(&p, sv->turns), chosen = -1;
+        uint64_t best = UINT64_MAX;
+        for (int j = 0; j < n; j++) {
+            pns_pos *q = &sv->turns[j].to;
+            int leaf = s_leaf(sv, q);
+            uint64_t len;
+            if (leaf == 0) {
+                len = 0;
+            } else if (leaf == 1) {
+                len = UINT64_MAX;
+            } else {
+                pns_pos c = s_canon(q);
+                tt_entry *e = s_find(sv->t, &c, sv->claim);
+                len = e && e->dn == 0 ? e->work : UINT64_MAX;
+            }
+            if (winner_moves) {
+                if (len < best) {
+                    best = len;
+                    chosen = j;
+                }
+            } else if (len == UINT64_MAX) {
+                rc = KZ_ENOTFOUND;
+                break;
+            } else if (leaf == 0) {
+                if (s_pieces(q) <= sv->tb_n && (q->side ? q->white : q->black))
+                    stats->table_leaves++;
+                else
+                    stats->end_leaves++;
+            } else {
+                s_cset_add(&set, q, (int64_t)i);
+            }
+        }
+        if (rc)
+            break;
+        if (winner_moves) {
+            if (chosen < 0) {
+                rc = KZ_ENOTFOUND;
+                break;
+            }
+            pns_pos *q = &sv->turns[chosen].to;
+            if (best == 0 && s_leaf(sv, q) == 0) {
+                if (s_pieces(q) <= sv->tb_n && (q->side ? q->white : q->black))
+                    stats->table_leaves++;
+                else
+                    stats->end_leaves++;
+            } else {
+                s_cset_add(&set, q, (int64_t)i);
+            }
+            stats->or_nodes++;
+        } else {
+            stats->and_nodes++;
+        }
+        if (out) {
+            char pos[32], turn[80] = "";
+            pns_pos_format(&p, pos, sizeof pos);
+            if (winner_moves)
+                pns_turn_format(&sv->turns[chosen], turn, sizeof turn);
+            int w = fprintf(out, "%s %s%s%s\n", pos, claim, winner_moves ? " " : "", turn);
+            if (w < 0) {
+                rc = KZ_EIO;
+                break;
+            }
+            stats->bytes += (uint64_t)w;
+        }
+        stats->nodes++;
+    }
+    s_cset_free(&set);
+    return rc;
+}
+
 static solver *s_solver_new(pns_tt *t, const pns_opts *o)
 {
     solver *sv = xcalloc(1, sizeof *sv);
@@ -891,6 +1014,15 @@ int pns_extract(pns_tt *t, const pns_pos *root, const pns_opts *o, FILE *out,
 {
     solver *sv = s_solver_new(t, o);
     int rc = s_extract(sv, root, out, stats);
+    s_solver_free(&sv);
+    return rc;
+}
+
+int pns_extract_win(pns_tt *t, const pns_pos *root, const pns_opts *o, FILE *out,
+                    pns_cert_stats *stats)
+{
+    solver *sv = s_solver_new(t, o);
+    int rc = s_extract_win(sv, root, out, stats);
     s_solver_free(&sv);
     return rc;
 }

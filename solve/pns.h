@@ -158,4 +158,12 @@ typedef struct pns_cert_stats {
 int pns_extract(pns_tt *t, const pns_pos *root, const pns_opts *o, FILE *out,
                 pns_cert_stats *stats);
 
+/* After a disproof of "X does not lose" from root (o->claim = X): writes the
+ * opponent's win certificate (claim "black-wins" or "white-wins", the same
+ * format; docs/solve.md says what its verifier adds: no cycle, the R13
+ * count, R15). 0 with *stats, KZ_ENOTFOUND when the table's disproofs do not
+ * reach (entries lost), KZ_EIO on a write error. */
+int pns_extract_win(pns_tt *t, const pns_pos *root, const pns_opts *o, FILE *out,
+                    pns_cert_stats *stats);
+
 #endif

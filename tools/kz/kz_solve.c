@@ -125,7 +125,7 @@ static int s_one(const solve_opts *o, const tb_set *t, pns_tt *tt, const pns_pos
     }
     static const char *names[] = {"open", "proven", "disproven"};
     printf("%s %s: %s (%.1f s CPU)\n", pos, label, names[*outcome], cpu_seconds() - c0);
-    if (*outcome == PNS_PROVEN && cert && *cert) {
+    if (*outcome != PNS_OPEN && cert && *cert) {
         char tmp[CONFIG_STR_MAX + 8];
         snprintf(tmp, sizeof tmp, "%s.tmp", cert);
         FILE *f = fopen(tmp, "w");
@@ -134,15 +134,17 @@ static int s_one(const solve_opts *o, const tb_set *t, pns_tt *tt, const pns_pos
             return 1;
         }
         pns_cert_stats cs;
-        rc = pns_extract(tt, root, &po, f, &cs);
+        rc = *outcome == PNS_PROVEN ? pns_extract(tt, root, &po, f, &cs)
+                                    : pns_extract_win(tt, root, &po, f, &cs);
         if (fclose(f) || rc || rename(tmp, cert)) {
             fprintf(stderr, "kz solve: %s: %s\n", cert, rc ? err_str(rc) : "cannot write");
             unlink(tmp);
             return 1;
         }
-        printf("certificate %s: %" PRIu64 " nodes (%" PRIu64 " X to move, %" PRIu64
+        printf("certificate %s (%s): %" PRIu64 " nodes (%" PRIu64 " X to move, %" PRIu64
                " the opponent), %" PRIu64 " table leaves, %" PRIu64 " R12 leaves, %" PRIu64
-               " bytes\n", cert, cs.nodes, cs.or_nodes, cs.and_nodes, cs.table_leaves,
+               " bytes\n", cert, *outcome == PNS_PROVEN ? label : side ? "black-wins" : "white-wins",
+               cs.nodes, cs.or_nodes, cs.and_nodes, cs.table_leaves,
                cs.end_leaves, cs.bytes);
     }
     return 0;
@@ -255,12 +257,17 @@ static int s_verify(const solve_opts *o, const char *file)
         fprintf(stderr, "kz solve verify: %s\n", err);
         return rc == KZ_EINVAL ? 2 : 1;
     }
-    printf("verified: %s does not lose from %s: %" PRIu64 " nodes (%" PRIu64 " X to move, %"
+    printf("verified: %s %s from %s: %" PRIu64 " nodes (%" PRIu64 " X to move, %"
            PRIu64 " the opponent), %" PRIu64 " turns checked by the reference rules, %" PRIu64
            " table leaves (tables up to %d pieces trusted), %" PRIu64 " R12 leaves, %" PRIu64
-           " bytes, %.1f s CPU\n", r.claim ? "White" : "Black", r.root, r.nodes, r.or_nodes,
+           " bytes, %.1f s CPU\n", r.claim ? "White" : "Black",
+           r.win ? "wins" : "does not lose", r.root, r.nodes, r.or_nodes,
            r.and_nodes, r.turns, r.table_leaves, r.tables, r.end_leaves, r.bytes,
            cpu_seconds() - c0);
+    if (r.win)
+        printf("win: no cycle; highest no-progress count at a node %u (R13: < 50, and c + d <= 50 "
+               "at every table leaf); the longest game %" PRIu64 " plies with the tables' lines "
+               "(R15: <= 300)\n", r.max_count, r.longest);
     return 0;
 }
 
