@@ -644,11 +644,20 @@ static void s_mid(solver *sv, int depth, const pns_pos *c, uint32_t thpn, uint32
         s_look(sv, depth, kids, n);
         /* Step 2. The node's numbers, the best child and the runner-up. */
         int best = -1;
-        uint32_t b1 = PNS_INF, b2 = PNS_INF, sum = 0, other_best = 0;
+        /* The other number is the weak sum (WPNS: the largest plus one for each
+         * further open child), not the sum: in a graph with cycles and
+         * transpositions the sum counts shared subtrees again at every turn
+         * of a cycle and grows without bound. */
+        uint32_t b1 = PNS_INF, b2 = PNS_INF, sum = 0, wmax = 0, other_best = 0;
+        int open = 0;
         for (int i = 0; i < n; i++) {
             uint32_t v = or_node ? kids[i].pn : kids[i].dn;
             uint32_t w = or_node ? kids[i].dn : kids[i].pn;
-            sum = s_add(sum, w);
+            if (w > 0) {
+                open++;
+                if (w > wmax)
+                    wmax = w;
+            }
             if (v < b1 || (v == b1 && best >= 0 && w > (or_node ? kids[best].dn : kids[best].pn))) {
                 b2 = b1;
                 b1 = v;
@@ -657,6 +666,7 @@ static void s_mid(solver *sv, int depth, const pns_pos *c, uint32_t thpn, uint32
                 b2 = v;
             }
         }
+        sum = open ? s_add(wmax, (uint32_t)open - 1) : 0;
         if (sum >= PNS_INF - 1 && b1 > 0)
             sum = PNS_INF - 1;
         for (int i = 0; i < n; i++)
