@@ -7,6 +7,7 @@
 #   make bench      the benchmarks
 #   make learn      the learning benchmark (30 minutes of training, then ratings)
 #   make tb         the endgame tablebases up to 5 pieces, verified (docs/tablebase.md)
+#   make solve      the start position proven (a White win) and verified (docs/solve.md)
 #   make faults     the fault suite, full counts (minutes; root for all of it; docs/faults.md)
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each (clang; docs/fuzzing.md)
 #   make install    binaries, systemd units, example configuration
@@ -201,6 +202,23 @@ TB_PIECES ?= 5
 .PHONY: tb
 tb: $(BUILD)/kz
 	$(BUILD)/kz tb build --pieces $(TB_PIECES) --dir $(TB_DIR)
+
+# The start position solved (docs/solve.md): "White does not lose" and "White
+# wins" (the disproof of "Black does not lose"), each written as a certificate
+# into SOLVE_DIR and checked again by the naive rules. The transposition
+# tables stay there: a stopped run resumes. SOLVE_TABLES=DIR uses endgame
+# tables (the start needs none).
+SOLVE_DIR    ?= var/solve
+SOLVE_TABLES ?=
+.PHONY: solve
+solve: $(BUILD)/kz
+	@mkdir -p $(SOLVE_DIR)
+	$(BUILD)/kz solve --side white --tables '$(SOLVE_TABLES)' --tt $(SOLVE_DIR)/white.tt \
+	  --tt_mb 256 --cert $(SOLVE_DIR)/start-white-not-lose.txt
+	$(BUILD)/kz solve --side black --tables '$(SOLVE_TABLES)' --tt $(SOLVE_DIR)/black.tt \
+	  --tt_mb 256 --cert $(SOLVE_DIR)/start-white-wins.txt
+	$(BUILD)/kz solve verify $(SOLVE_DIR)/start-white-not-lose.txt --tables '$(SOLVE_TABLES)'
+	$(BUILD)/kz solve verify $(SOLVE_DIR)/start-white-wins.txt --tables '$(SOLVE_TABLES)'
 
 # --- fuzzing (clang + libFuzzer; see docs/fuzzing.md) -------------------------
 # tools/fuzz/fuzz_<target>.c -> build-fuzz/fuzz_<target>, linked with common/
