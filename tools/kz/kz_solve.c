@@ -32,6 +32,7 @@ typedef struct solve_opts {
     bool verify_tables;            /* verify: tb_verify_class every class first */
     int book;                      /* book: 0 coordinator, 1 learning */
     long openings;                 /* book: how many (0: the book's size) */
+    char cert_dir[CONFIG_STR_MAX]; /* book: write each answer's certificate here ("": none) */
 } solve_opts;
 
 #define O(f) offsetof(solve_opts, f)
@@ -53,6 +54,9 @@ static const config_option s_rows[] = {
     {"book", CONFIG_CHOICE, "coordinator|learning", 0, 0, O(book),
      "book: the coordinator's (500 openings, seed 1) or bench_learning's (50, seed 20261124)"},
     {"openings", CONFIG_INT, "0", 0, 100000, O(openings), "book: the first N openings (0: all)"},
+    {"cert_dir", CONFIG_STRING, "", 0, 0, O(cert_dir),
+     "book: write the certificate of each answer into this directory (NNN-black.txt, "
+     "NNN-white.txt: the claim \"X does not lose\", or the opponent's win)"},
 };
 #undef O
 #define N_ROWS (sizeof s_rows / sizeof s_rows[0])
@@ -61,7 +65,8 @@ static const char s_usage[] =
     "usage: kz solve [--position P] [--side black|white] [--tables D] [--tt FILE] [--cert C]\n"
     "                [--nodes N] [--seconds S]\n"
     "       kz solve verify FILE [--tables D] [--verify_tables]\n"
-    "       kz solve book [--book coordinator|learning] [--openings N] [--seconds S] ...\n\n"
+    "       kz solve book [--book coordinator|learning] [--openings N] [--seconds S]\n"
+    "                     [--cert_dir D] ...\n\n"
     "Proves \"X does not lose from P\" by a df-pn proof search over whole turns down to\n"
     "the endgame tables (docs/solve.md). The transposition table can live in a file\n"
     "(--tt): a run stopped (budget, Ctrl-C, SIGTERM) resumes from it. A proof is\n"
@@ -215,8 +220,13 @@ static int s_book(const solve_opts *o)
         pns_pos root;
         pns_pos_from_state(&st[i], &root);
         int out[2];
-        for (int side = 0; side < 2 && !rc; side++)
-            rc = s_one(o, t, tt, &root, side, o->seconds, NULL, &out[side]);
+        for (int side = 0; side < 2 && !rc; side++) {
+            char cert[CONFIG_STR_MAX + 32] = "";
+            if (o->cert_dir[0])
+                snprintf(cert, sizeof cert, "%s/%03d-%s.txt", o->cert_dir, i,
+                         side ? "white" : "black");
+            rc = s_one(o, t, tt, &root, side, o->seconds, cert, &out[side]);
+        }
         if (!rc)
             tally[out[0]][out[1]]++;
     }
