@@ -666,8 +666,9 @@ int cert_verify(const char *path, const tb_set *tables, cert_report *out, char *
         if (!bad && strcmp(v.claim, s_claim_word(c.claim, c.win)))
             bad = "the claim differs from the header's";
         if (!bad && (c.stack[0].side == c.claim) != (v.turn != NULL))
-            bad = c.stack[0].side == c.claim ? "X to move (an OR node) but no turn given"
-                                             : "the opponent to move (an AND node) but a turn given";
+            bad = c.stack[0].side == c.claim
+                      ? "X to move (an OR node) but no turn given"
+                      : "the opponent to move (an AND node) but a turn given";
         if (!bad) {
             ckey k = s_canon(s_key_of(c.stack[0].board, c.stack[0].side));
             if (!s_kset_add(&c.set, &k, (uint32_t)c.set.n))

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -161,11 +160,9 @@ void pns_turn_format(const pns_turn *t, char *buf, size_t len)
 {
     size_t off = 0;
     buf[0] = 0;
-    bool capture = false;
-    /* A capture jumps over a point; a king's capture may fly: a hop is a capture
-     * when the position loses an opponent's piece, which a chain of more than
-     * one hop always does. Written with 'x' for more than one hop, else '-'. */
-    capture = t->nhops > 1;
+    /* R21 lets '-' and 'x' stand for any hop: 'x' joins a chain of hops (all
+     * captures), '-' a single hop (a simple move or one capture). */
+    bool capture = t->nhops > 1;
     for (int i = 0; i <= t->nhops && off < len; i++)
         off += (size_t)snprintf(buf + off, len - off, "%s%d", i == 0 ? "" : capture ? "x" : "-",
                                 t->hop[i]);
@@ -728,7 +725,8 @@ static void s_cset_grow(cset *s);
 
 static int64_t *s_cset_slot(cset *s, const pns_pos *c)
 {
-    uint64_t h = mix64(((uint64_t)c->black << 32 | c->white) ^ mix64(c->kings | (uint64_t)c->side << 32));
+    uint64_t h = mix64(((uint64_t)c->black << 32 | c->white) ^
+                       mix64(c->kings | (uint64_t)c->side << 32));
     for (uint64_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
         if (s->val[i] < 0) {
             s->key[i] = *c;

@@ -37,14 +37,17 @@ typedef struct solve_opts {
 
 #define O(f) offsetof(solve_opts, f)
 static const config_option s_rows[] = {
-    {"position", CONFIG_STRING, KH_START, 0, 0, O(position), "the root position (R20, a turn start)"},
+    {"position", CONFIG_STRING, KH_START, 0, 0, O(position),
+     "the root position (R20, a turn start)"},
     {"side", CONFIG_CHOICE, "black|white", 0, 0, O(side), "X of the claim \"X does not lose\""},
     {"tables", CONFIG_STRING, "./var/tb", 0, 0, O(tables),
      "the endgame tables' directory (kz tb build; \"\": none)"},
-    {"pieces", CONFIG_INT, "0", 0, TB_MAX_PIECES, O(pieces), "load tables up to this many pieces (0: all)"},
+    {"pieces", CONFIG_INT, "0", 0, TB_MAX_PIECES, O(pieces),
+     "load tables up to this many pieces (0: all)"},
     {"tt", CONFIG_STRING, "", 0, 0, O(tt),
      "the transposition table file (created if missing, resumed if there; \"\": in memory)"},
-    {"tt_mb", CONFIG_INT, "1024", 1, 1 << 20, O(tt_mb), "the transposition table's size when created"},
+    {"tt_mb", CONFIG_INT, "1024", 1, 1 << 20, O(tt_mb),
+     "the transposition table's size when created"},
     {"cert", CONFIG_STRING, "", 0, 0, O(cert), "write the certificate of a proof here"},
     {"nodes", CONFIG_INT, "0", 0, 1e18, O(nodes), "stop after this many expansions (0: no limit)"},
     {"seconds", CONFIG_DOUBLE, "0", 0, 1e9, O(seconds), "stop after this long (0: no limit)"},
@@ -64,7 +67,7 @@ static const config_option s_rows[] = {
 static const char s_usage[] =
     "usage: kz solve [--position P] [--side black|white] [--tables D] [--tt FILE] [--cert C]\n"
     "                [--nodes N] [--seconds S]\n"
-    "       kz solve verify FILE [--tables D] [--verify_tables]\n"
+    "       kz solve verify FILE... [--tables D] [--verify_tables]\n"
     "       kz solve book [--book coordinator|learning] [--openings N] [--seconds S]\n"
     "                     [--cert_dir D] ...\n\n"
     "Proves \"X does not lose from P\" by a df-pn proof search over whole turns down to\n"
@@ -148,7 +151,8 @@ static int s_one(const solve_opts *o, const tb_set *t, pns_tt *tt, const pns_pos
         }
         printf("certificate %s (%s): %" PRIu64 " nodes (%" PRIu64 " X to move, %" PRIu64
                " the opponent), %" PRIu64 " table leaves, %" PRIu64 " R12 leaves, %" PRIu64
-               " bytes\n", cert, *outcome == PNS_PROVEN ? label : side ? "black-wins" : "white-wins",
+               " bytes\n", cert,
+               *outcome == PNS_PROVEN ? label : side ? "black-wins" : "white-wins",
                cs.nodes, cs.or_nodes, cs.and_nodes, cs.table_leaves,
                cs.end_leaves, cs.bytes);
     }
@@ -243,7 +247,7 @@ static int s_book(const solve_opts *o)
     return rc;
 }
 
-static int s_verify(const solve_opts *o, const char *file)
+static int s_verify(const solve_opts *o, int nfiles, const char **files)
 {
     tb_set *t;
     if (s_tables(o, &t))
@@ -259,26 +263,31 @@ static int s_verify(const solve_opts *o, const char *file)
         }
         printf("tables: %d classes verified against the rules\n", tb_class_count(t));
     }
-    cert_report r;
-    double c0 = cpu_seconds();
-    int rc = cert_verify(file, t, &r, err, sizeof err);
-    tb_close(&t);
-    if (rc) {
-        fprintf(stderr, "kz solve verify: %s\n", err);
-        return rc == KZ_EINVAL ? 2 : 1;
+    int worst = 0;
+    for (int i = 0; i < nfiles; i++) {
+        cert_report r;
+        double c0 = cpu_seconds();
+        int rc = cert_verify(files[i], t, &r, err, sizeof err);
+        if (rc) {
+            fprintf(stderr, "kz solve verify: %s\n", err);
+            int code = rc == KZ_EINVAL ? 2 : 1;
+            worst = code > worst ? code : worst;
+            continue;
+        }
+        printf("verified: %s %s from %s: %" PRIu64 " nodes (%" PRIu64 " X to move, %"
+               PRIu64 " the opponent), %" PRIu64 " turns checked by the reference rules, %" PRIu64
+               " table leaves (tables up to %d pieces trusted), %" PRIu64 " R12 leaves, %" PRIu64
+               " bytes, %.1f s CPU\n", r.claim ? "White" : "Black",
+               r.win ? "wins" : "does not lose", r.root, r.nodes, r.or_nodes,
+               r.and_nodes, r.turns, r.table_leaves, r.tables, r.end_leaves, r.bytes,
+               cpu_seconds() - c0);
+        if (r.win)
+            printf("win: no cycle; highest no-progress count at a node %u (R13: < 50, and "
+                   "c + d <= 50 at every table leaf); the longest game %" PRIu64 " plies with "
+                   "the tables' lines (R15: <= 300)\n", r.max_count, r.longest);
     }
-    printf("verified: %s %s from %s: %" PRIu64 " nodes (%" PRIu64 " X to move, %"
-           PRIu64 " the opponent), %" PRIu64 " turns checked by the reference rules, %" PRIu64
-           " table leaves (tables up to %d pieces trusted), %" PRIu64 " R12 leaves, %" PRIu64
-           " bytes, %.1f s CPU\n", r.claim ? "White" : "Black",
-           r.win ? "wins" : "does not lose", r.root, r.nodes, r.or_nodes,
-           r.and_nodes, r.turns, r.table_leaves, r.tables, r.end_leaves, r.bytes,
-           cpu_seconds() - c0);
-    if (r.win)
-        printf("win: no cycle; highest no-progress count at a node %u (R13: < 50, and c + d <= 50 "
-               "at every table leaf); the longest game %" PRIu64 " plies with the tables' lines "
-               "(R15: <= 300)\n", r.max_count, r.longest);
-    return 0;
+    tb_close(&t);
+    return worst;
 }
 
 int cmd_solve(int argc, char **argv)
@@ -299,9 +308,9 @@ int cmd_solve(int argc, char **argv)
     signal(SIGINT, s_on_signal);
     signal(SIGTERM, s_on_signal);
     if (!strcmp(sub, "verify")) {
-        if (nw != 1)
-            return kz_usage_error("solve verify: give one certificate file (see kz solve --help)");
-        return s_verify(&o, words[0]);
+        if (nw < 1)
+            return kz_usage_error("solve verify: give certificate files (see kz solve --help)");
+        return s_verify(&o, (int)nw, words);
     }
     if (nw > 0)
         return kz_usage_error("solve: unexpected argument '%s' (see kz solve --help)", words[0]);
