@@ -190,10 +190,16 @@ bench: $(BINS) $(BENCHES)
 	  { echo "draughts: perft 11 is not OEIS A133046's 85242128"; exit 1; }
 
 # How strong the cluster gets (tools/bench/bench_learning.c): LEARN_ARGS="--minutes=30 ...".
+# Khreibaga's runs (no --game in LEARN_ARGS) use the sharper yardstick (docs/learning.md):
+# the balanced book, the labelled positions, and the endgame tables when $(TB_DIR) has them.
 LEARN_ARGS ?=
+LEARN_BOOK ?= tools/bench/books/khreibaga-balanced.txt
+LEARN_POSITIONS ?= tools/bench/books/khreibaga-positions.txt
+LEARN_YARDSTICK = $(if $(findstring --game,$(LEARN_ARGS)),,--book=$(LEARN_BOOK) \
+  --positions=$(LEARN_POSITIONS) $(if $(wildcard $(TB_DIR)/*.kztb),--tb_dir=$(TB_DIR)))
 .PHONY: learn
 learn: $(BINS) $(BUILD)/bench_learning
-	$(BUILD)/bench_learning $(LEARN_ARGS)
+	$(BUILD)/bench_learning $(LEARN_YARDSTICK) $(LEARN_ARGS)
 
 # Endgame tablebases (docs/tablebase.md): every class up to TB_PIECES pieces
 # into TB_DIR, each checked against the rules as it is built; resumable.

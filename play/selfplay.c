@@ -165,3 +165,13 @@ int selfplay_run(selfplay *sp, selfplay_game_fn fn, void *ctx)
             return rc;
     }
 }
+
+uint32_t selfplay_sims_schedule(long start, long end, long ramp_games, uint64_t games)
+{
+    if (start <= 0 || end <= 0)
+        return end > 0 ? (uint32_t)end : 0;
+    double f = (double)games / (double)(ramp_games >= 1 ? ramp_games : 1);
+    if (f > 1)
+        f = 1;
+    return (uint32_t)((double)start + f * (double)(end - start) + 0.5);
+}

@@ -97,4 +97,10 @@ void selfplay_stop_new(selfplay *sp);
 /* The counters so far. */
 void selfplay_get_stats(const selfplay *sp, selfplay_stats *out);
 
+/* The simulation schedule (the coordinator's sims_start, docs/learning.md):
+ * the simulations of a self-play job after `games` stored games, start +
+ * (end - start) * min(1, games / ramp_games), rounded to the nearest; `end`
+ * itself when start <= 0 or end <= 0 (no schedule). ramp_games >= 1. */
+uint32_t selfplay_sims_schedule(long start, long end, long ramp_games, uint64_t games);
+
 #endif

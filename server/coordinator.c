@@ -20,6 +20,7 @@
 #include "nn/modelfile.h"
 #include "search/player.h"
 #include "play/recheck.h"
+#include "play/selfplay.h"
 #include "data/record.h"
 #include "data/storecheck.h"
 #include "common/util.h"
@@ -503,6 +504,18 @@ static void s_ingest(coord *c, worker *w, bool checked)
 
 /* --- requests --------------------------------------------------------------------- */
 
+uint32_t coord_selfplay_sims(coord *c)
+{
+    uint64_t games = 0;
+    if (c->cfg.sims_start > 0) {
+        store_stats st;
+        store_get_stats(c->st, &st);
+        games = st.games;
+    }
+    return selfplay_sims_schedule(c->cfg.sims_start, c->cfg.simulations, c->cfg.sims_ramp_games,
+                                  games);
+}
+
 static void s_handle_job(coord *c, const uint8_t *route, size_t rl, const wire_msg *req, int wi)
 {
     const wire_job_request *jr = &req->u.job_request;
@@ -556,7 +569,7 @@ static void s_handle_job(coord *c, const uint8_t *route, size_t rl, const wire_m
             n_open = games;
         }
         m.u.job = (wire_job){WIRE_JOB_SELFPLAY, c->best, c->best_sum, 0, 0, NULL, NULL, 0, games,
-                             0, (uint32_t)c->cfg.simulations, n_open ? openings : NULL, n_open,
+                             0, coord_selfplay_sims(c), n_open ? openings : NULL, n_open,
                              NULL, NULL, c->g->name};
     }
     s_send(c, route, rl, &m);

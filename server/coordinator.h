@@ -66,6 +66,8 @@ typedef struct coord_config {
     long selfplay_games;                /* most games per self-play job */
     double selfplay_openings;           /* share of self-play games from a book opening */
     long simulations;                   /* per move, sent in jobs (0 = worker's) */
+    long sims_start;                    /* self-play schedule: simulations at game 0 (0 = off) */
+    long sims_ramp_games;               /* ... reaching `simulations` after this many games */
     long arena_games;                   /* gate: games per arena */
     double arena_threshold;             /* gate: score to promote */
     bool arena_sprt;                    /* gate: SPRT instead of fixed games */
@@ -437,6 +439,10 @@ const model_cache_entry *coord_model(coord *c, uint32_t version);
 void coord_announce(coord *c, uint32_t previous, uint32_t wins, uint32_t draws, uint32_t losses);
 /* Opening k of the book (k taken modulo its size). Borrowed. */
 const char *coord_opening(const coord *c, uint32_t k);
+/* The simulations a new self-play job asks for: `simulations`, or under the
+ * schedule (sims_start > 0) sims_start + (simulations - sims_start) * min(1,
+ * stored games / sims_ramp_games), rounded. */
+uint32_t coord_selfplay_sims(coord *c);
 /* Notes that the best changed to v (stall figures). */
 void coord_best_changed(coord *c);
 /* Live clients of role "worker" (the trainer and tools not counted). */

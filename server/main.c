@@ -67,6 +67,12 @@ static const config_option s_options[] = {
      "against the colour bias), the others from the initial position; 0 = none"},
     {"simulations", CONFIG_INT, "0", 0, 1000000, O(simulations),
      "MCTS simulations per move sent in jobs (0 = each worker's own setting)"},
+    {"sims_start", CONFIG_INT, "0", 0, 1000000, O(sims_start),
+     "simulation schedule (docs/learning.md): self-play jobs start at this many simulations "
+     "and move linearly to `simulations` over sims_ramp_games stored games, then stay (0 = "
+     "off: always `simulations`; needs simulations > 0)"},
+    {"sims_ramp_games", CONFIG_INT, "100000", 1, 1000000000, O(sims_ramp_games),
+     "simulation schedule: stored games over which sims_start becomes `simulations`"},
     {"gate", CONFIG_STRING, "none", 0, 0, O(gate),
      "promotion rule: spec (arena_games games, score > arena_threshold: the specification's),"
      " sprt (pentanomial SPRT on pairs of book openings, arena_elo0/1, alpha, beta, at most"
@@ -84,7 +90,9 @@ static const config_option s_options[] = {
     {"arena_beta", CONFIG_DOUBLE, "0.05", 0.0001, 0.5, O(arena_beta), "gate: SPRT beta"},
     {"arena_per_worker", CONFIG_INT, "8", 1, 1024, O(arena_per_worker),
      "most arena games handed to one worker at a time"},
-    {"anchors", CONFIG_STRING, "random,greedy,alphabeta:2,alphabeta:4,uct:1000,alphabeta:6,uct:8000",
+    {"anchors", CONFIG_STRING,
+     "random,greedy,alphabeta:2,alphabeta:4,uct:1000,alphabeta:6,uct:8000,alphabeta:8,"
+     "alphabeta:10,alphabeta:12",
      0, 0, O(anchors),
      "ratings: the fixed baseline players, weakest first (player specs; random = 0 Elo)"},
     {"eval_share", CONFIG_DOUBLE, "0.1", 0, 1, O(eval_share),

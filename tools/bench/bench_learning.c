@@ -55,6 +55,7 @@
 #include "nn/model.h"
 #include "search/player.h"
 #include "play/rating.h"
+#include "play/yardstick.h"
 #include "games/tablebase.h"
 #include "common/util.h"
 
@@ -86,6 +87,9 @@ typedef struct learn_config {
     char rate_only[CONFIG_STR_MAX];    /* skip the run: rate this directory's snapshots */
     char tb_dir[CONFIG_STR_MAX];       /* endgame tables: the final best's accuracy, "" = skip */
     long tb_positions;                 /* their test positions */
+    char book[CONFIG_STR_MAX];         /* openings from this book file ("" = generated) */
+    char positions[CONFIG_STR_MAX];    /* labelled positions: the value head, "" = skip */
+    long compare;                      /* of them, where 200 and 1600 simulations are compared */
 } learn_config;
 
 #define O(f) offsetof(learn_config, f)
@@ -113,7 +117,9 @@ static const config_option s_options[] = {
      "extra kz-coordinator settings, \"key=value key=value\" (A/B runs)"},
     {"worker", CONFIG_STRING, "", 0, 0, O(worker), "extra kz-worker settings, likewise"},
     {"trainer", CONFIG_STRING, "", 0, 0, O(trainer), "extra kz-trainer settings, likewise"},
-    {"anchors", CONFIG_STRING, "alphabeta:4,uct:1000,alphabeta:6,uct:8000", 0, 0, O(anchors),
+    {"anchors", CONFIG_STRING,
+     "alphabeta:4,uct:1000,alphabeta:6,uct:8000,alphabeta:8,alphabeta:10,alphabeta:12", 0, 0,
+     O(anchors),
      "opponents of the final best (player specs, comma-separated)"},
     {"curve_anchors", CONFIG_STRING, "alphabeta:4,uct:1000", 0, 0, O(curve_anchors),
      "opponents of every snapshot (\"\" = no curve)"},
@@ -135,6 +141,14 @@ static const config_option s_options[] = {
      "accuracy measures it (\"\" = skip)"},
     {"tb_positions", CONFIG_INT, "1000", 1, 1000000, O(tb_positions),
      "tb_dir: test positions (kz tb accuracy --positions)"},
+    {"book", CONFIG_STRING, "", 0, 0, O(book),
+     "the openings, a book file (kz yardstick book: the balanced ones); \"\" = --pairs "
+     "openings generated from --seed"},
+    {"positions", CONFIG_STRING, "", 0, 0, O(positions),
+     "labelled positions (kz yardstick positions): the final best's value head by phase and "
+     "how often 200 and 1600 simulations choose differently (\"\" = skip)"},
+    {"compare", CONFIG_INT, "300", 0, 100000, O(compare),
+     "positions: how many of them compare 200 with 1600 simulations"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
@@ -557,8 +571,20 @@ static int s_rate(const snapshot *snaps, int n_snaps)
         player_destroy(&p);
     }
     int book = (int)(s_cfg.pairs > s_cfg.curve_pairs ? s_cfg.pairs : s_cfg.curve_pairs);
-    s_book = xcalloc((size_t)book, sizeof *s_book);
-    int rc = match_openings(s_g, book, 0, (uint64_t)s_cfg.seed, s_book);
+    int rc = 0;
+    if (s_cfg.book[0]) {
+        int n_book = 0;
+        s_book = xcalloc(YARD_MAX_BOOK, sizeof *s_book);
+        rc = yard_read(s_g, s_cfg.book, s_book, NULL, YARD_MAX_BOOK, &n_book, err, sizeof err);
+        if (rc || n_book < book) {
+            fprintf(stderr, "bench_learning: book: %s\n",
+                    rc ? err : "fewer openings than --pairs and --curve_pairs ask");
+            return 2;
+        }
+    } else {
+        s_book = xcalloc((size_t)book, sizeof *s_book);
+        rc = match_openings(s_g, book, 0, (uint64_t)s_cfg.seed, s_book);
+    }
     if (rc) {
         fprintf(stderr, "bench_learning: cannot make %d openings: %s\n", book, err_str(rc));
         return 1;
@@ -597,9 +623,14 @@ static int s_rate(const snapshot *snaps, int n_snaps)
     int threads = (int)(s_cfg.threads ? s_cfg.threads : (cores > 0 ? cores : 1));
     if (threads > 64)
         threads = 64;
+    char from[CONFIG_STR_MAX + 32];
+    if (s_cfg.book[0])
+        snprintf(from, sizeof from, "%s", s_cfg.book);
+    else
+        snprintf(from, sizeof from, "seed %ld", s_cfg.seed);
     s_out("\nrating: %d games (%d matches) on %d threads; the model at %ld simulations, "
-          "openings from one book (seed %ld), each with both colours\n",
-          games, s_n_jobs, threads, s_cfg.simulations, s_cfg.seed);
+          "openings from one book (%s), each with both colours\n",
+          games, s_n_jobs, threads, s_cfg.simulations, from);
     model_set_threads(1);
     double t0 = time_now();
     s_play_jobs(threads);
@@ -883,6 +914,45 @@ static int s_endgame(const tb_set *t, const char *path, uint32_t v)
     return rc ? 1 : 0;
 }
 
+/* The final best's value head on the labelled positions (kz yardstick
+ * value): calibration by phase, and how often 200 and 1600 simulations
+ * choose differently on the first --compare of them. 0, or 1 (said). */
+static int s_value(const char *path, uint32_t v)
+{
+    game_state *st = xmalloc(YARD_MAX_BOOK * sizeof *st);
+    int8_t *z = xmalloc(YARD_MAX_BOOK);
+    int n = 0, rc;
+    char err[512], spec[PATH_MAX + 32];
+    player *net = NULL, *lo = NULL, *hi = NULL;
+    rc = yard_read(s_g, s_cfg.positions, st, z, YARD_MAX_BOOK, &n, err, sizeof err);
+    if (!rc) {
+        snprintf(spec, sizeof spec, "policy:%s", path);
+        net = player_from_spec(s_g, spec, err, sizeof err);
+        snprintf(spec, sizeof spec, "mcts:%s:%d", path, 200);
+        lo = net ? player_from_spec(s_g, spec, err, sizeof err) : NULL;
+        snprintf(spec, sizeof spec, "mcts:%s:%d", path, 1600);
+        hi = lo ? player_from_spec(s_g, spec, err, sizeof err) : NULL;
+        rc = hi ? 0 : KZ_EINVAL;
+    }
+    double t0 = time_now();
+    yard_value res;
+    if (!rc) {
+        rc = yard_value_measure(s_g, net, lo, hi, st, z, n, (int)s_cfg.compare, NULL, &res);
+        snprintf(err, sizeof err, "%s", err_str(rc));
+    }
+    if (rc) {
+        fprintf(stderr, "bench_learning: value head of %s: %s\n", path, err);
+    } else {
+        char text[4096];
+        yard_value_format(&res, 200, 1600, text, sizeof text);
+        s_out("value head of the final best v%u on %d labelled positions (%s; kz yardstick "
+              "value) in %.0f s\n%s", (unsigned)v, n, s_cfg.positions, time_now() - t0, text);
+    }
+    player_destroy(&net), player_destroy(&lo), player_destroy(&hi);
+    free(st), free(z);
+    return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     log_init("bench_learning");
@@ -928,6 +998,23 @@ int main(int argc, char **argv)
         if (!tb || tb_pieces(tb) < 3) {
             fprintf(stderr, "bench_learning: tb_dir: %s\n",
                     tb ? "the tables stop below 3 pieces" : err);
+            tb_close(&tb);
+            return 2;
+        }
+    }
+    /* The book and the positions are read before the run too: a wrong file
+     * is said now, not after it. */
+    for (int k = 0; k < 2; k++) {
+        const char *file = k ? s_cfg.positions : s_cfg.book;
+        if (!file[0])
+            continue;
+        game_state *st = xmalloc(YARD_MAX_BOOK * sizeof *st);
+        int8_t *z = xmalloc(YARD_MAX_BOOK);
+        int n;
+        int yrc = yard_read(s_g, file, st, k ? z : NULL, YARD_MAX_BOOK, &n, err, sizeof err);
+        free(st), free(z);
+        if (yrc) {
+            fprintf(stderr, "bench_learning: %s: %s\n", k ? "positions" : "book", err);
             tb_close(&tb);
             return 2;
         }
@@ -1007,6 +1094,11 @@ int main(int argc, char **argv)
         s_out("\n");
         int erc = s_endgame(tb, snaps[n_snaps - 1].path, snaps[n_snaps - 1].version);
         rrc = rrc ? rrc : erc;
+    }
+    if (s_cfg.positions[0] && !s_stop) {
+        s_out("\n");
+        int vrc = s_value(snaps[n_snaps - 1].path, snaps[n_snaps - 1].version);
+        rrc = rrc ? rrc : vrc;
     }
     tb_close(&tb);
     if (s_results)

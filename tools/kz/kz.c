@@ -33,6 +33,8 @@ static const kz_command s_commands[] = {
     {"store", cmd_store, "summarize a coordinator's store, list its games and models"},
     {"solve", cmd_solve, "prove \"X does not lose\" (df-pn to the tables); verify certificates"},
     {"tb", cmd_tb, "endgame tablebases: build, probe, stats, verify, bench, accuracy"},
+    {"yardstick", cmd_yardstick,
+     "measures of learning: balanced book, labelled positions, value calibration, paired A/B"},
 };
 #define N_COMMANDS (sizeof s_commands / sizeof s_commands[0])
 

@@ -81,6 +81,8 @@ int cmd_serve(int argc, char **argv);
 int cmd_solve(int argc, char **argv);
 /* tools/kz/kz_tb.c */
 int cmd_tb(int argc, char **argv);
+/* tools/kz/kz_yardstick.c */
+int cmd_yardstick(int argc, char **argv);
 
 /* tools/kz/kz_http.c: HTTP/1.0 GET (http:// only).
  * Splits url (http://HOST[:PORT][/PATH]) into host, port (default 80) and

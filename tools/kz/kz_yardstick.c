@@ -1,0 +1,528 @@
+/* kz yardstick book | positions | value | ab: the sharper yardstick of
+ * learning (play/yardstick.h, docs/learning.md "The sharper yardstick"). */
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "games/game.h"
+#include "nn/model.h"
+#include "play/match.h"
+#include "play/yardstick.h"
+#include "search/player.h"
+#include "tools/kz/kz.h"
+
+typedef struct yard_opts {
+    char game[CONFIG_STR_MAX];
+    char out[CONFIG_STR_MAX];       /* book, positions: the file written */
+    char book[CONFIG_STR_MAX];      /* positions, ab: openings from this file ("" = generated) */
+    char positions[CONFIG_STR_MAX]; /* value: the labelled positions */
+    char anchor[CONFIG_STR_MAX];    /* ab: the common opponent */
+    char players[CONFIG_STR_MAX];   /* positions: the players of the sampled games */
+    long openings;                  /* book: candidates; positions, ab: generated openings */
+    long seed;                      /* the generated openings' seed (make learn's book) */
+    long depth;                     /* book, positions: the deep alpha-beta's depth */
+    long count;                     /* positions: how many */
+    long every;                     /* positions: one in this many turns of a game */
+    long compare;                   /* value: positions where the two budgets are compared */
+    long low, high;                 /* value: the two budgets */
+    long simulations;               /* ab: the models' simulations */
+    long threads;                   /* ab, book: threads (0 = one per core) */
+    long pairs;                     /* ab: openings used (0 = all) */
+} yard_opts;
+
+#define O(f) offsetof(yard_opts, f)
+static const config_option s_rows[] = {
+    KZ_GAME_OPTION(yard_opts, game),
+    {"out", CONFIG_STRING, "", 0, 0, O(out), "book, positions: the file to write"},
+    {"book", CONFIG_STRING, "", 0, 0, O(book),
+     "positions, ab: the openings, a book file (\"\" = --openings generated from --seed)"},
+    {"positions", CONFIG_STRING, "", 0, 0, O(positions), "value: the labelled positions file"},
+    {"anchor", CONFIG_STRING, "alphabeta:8", 0, 0, O(anchor), "ab: the common opponent"},
+    {"players", CONFIG_STRING, "alphabeta:2", 0, 0, O(players),
+     "positions: the player (both sides) of the games sampled"},
+    {"openings", CONFIG_INT, "500", 1, YARD_MAX_BOOK, O(openings),
+     "book: candidate openings; positions, ab: openings generated when no --book"},
+    {"seed", CONFIG_INT, "20261124", 0, 9007199254740991, O(seed),
+     "the generated openings' seed (make learn's book: 20261124)"},
+    {"depth", CONFIG_INT, "10", 1, PLAYER_MAX_DEPTH, O(depth),
+     "book, positions: depth of the deep alpha-beta that judges"},
+    {"count", CONFIG_INT, "1000", 1, YARD_MAX_BOOK, O(count), "positions: how many"},
+    {"every", CONFIG_INT, "3", 1, 100, O(every), "positions: one turn start in this many"},
+    {"compare", CONFIG_INT, "300", 0, YARD_MAX_BOOK, O(compare),
+     "value: positions where --low and --high simulations are compared (0 = none)"},
+    {"low", CONFIG_INT, "200", 1, PLAYER_MAX_SIMS, O(low), "value: the smaller budget"},
+    {"high", CONFIG_INT, "1600", 1, PLAYER_MAX_SIMS, O(high), "value: the larger budget"},
+    {"simulations", CONFIG_INT, "0", 0, PLAYER_MAX_SIMS, O(simulations),
+     "ab: the models' simulations (0 = the game's: Khreibaga 200)"},
+    {"threads", CONFIG_INT, "0", 0, 64, O(threads), "ab, book: threads (0 = one per core)"},
+    {"pairs", CONFIG_INT, "0", 0, YARD_MAX_BOOK, O(pairs), "ab: openings used (0 = all)"},
+};
+#undef O
+#define N_ROWS (sizeof s_rows / sizeof s_rows[0])
+
+static const char s_usage[] =
+    "usage: kz yardstick book --out FILE [--openings 500] [--seed S] [--depth 10]\n"
+    "       kz yardstick positions --out FILE [--book F] [--count 1000] [--depth 8]\n"
+    "       kz yardstick value MODEL [MODEL_B] --positions FILE [--compare 300]\n"
+    "       kz yardstick ab MODEL_A MODEL_B [--anchor alphabeta:8] [--book F] [--pairs N]\n\n"
+    "Measures of learning with less noise than a match score (docs/learning.md).\n"
+    "book: the balanced openings among --openings candidates (make learn's book of\n"
+    "--seed): those where alphabeta:DEPTH, playing both sides twice, gets the same\n"
+    "result with either colour; writes them to --out with how they were made.\n"
+    "positions: --count turn starts sampled from games of --players from the book,\n"
+    "each labelled with the result of alphabeta:DEPTH playing both sides from it.\n"
+    "value: a model's value head against those labels by phase (mean prediction,\n"
+    "mean label, squared error, calibration by predicted value), and the share of\n"
+    "positions where --low and --high simulations choose different moves; with two\n"
+    "models, the paired difference of their squared errors. ab: both models play\n"
+    "--anchor from the same openings with the same seeds, every opening with both\n"
+    "colours; prints each one's pentanomial score and the paired difference with its\n"
+    "95% interval.\n";
+
+/* CPU seconds of the whole process (every thread). */
+static double s_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int s_threads(long t)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long n = t ? t : (cores > 0 ? cores : 1);
+    return (int)(n > 64 ? 64 : n);
+}
+
+/* The openings: from --book, or make learn's generated book. */
+static int s_openings(const game_def *g, const yard_opts *o, game_state **out, int *n)
+{
+    char err[512];
+    if (o->book[0]) {
+        *out = xmalloc(YARD_MAX_BOOK * sizeof **out);
+        if (yard_read(g, o->book, *out, NULL, YARD_MAX_BOOK, n, err, sizeof err)) {
+            fprintf(stderr, "kz yardstick: book: %s\n", err);
+            free(*out);
+            return 2;
+        }
+        return 0;
+    }
+    *n = (int)o->openings;
+    *out = xmalloc((size_t)*n * sizeof **out);
+    if (match_openings(g, *n, 0, (uint64_t)o->seed, *out)) {
+        fprintf(stderr, "kz yardstick: cannot make %d openings from seed %ld\n", *n, o->seed);
+        free(*out);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- book ------------------------------------------------------------------------------ */
+
+typedef struct book_work {
+    const game_def *g;
+    const yard_opts *o;
+    const game_state *cand;
+    int n, next;
+    int *verdict;  /* 1 balanced, 0 not, <0 error */
+    int (*r)[2];
+    long plies;
+    pthread_mutex_t lock;
+} book_work;
+
+static void *s_book_thread(void *arg)
+{
+    book_work *w = arg;
+    player *deep = player_alphabeta_new(w->g, (int)w->o->depth);
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        int i = w->next++;
+        pthread_mutex_unlock(&w->lock);
+        if (i >= w->n)
+            break;
+        int plies = 0;
+        uint64_t seed = mix64((uint64_t)w->o->seed + 2 * (uint64_t)i);
+        w->verdict[i] = yard_balance(w->g, deep, &w->cand[i], seed, w->r[i], &plies);
+        pthread_mutex_lock(&w->lock);
+        w->plies += plies;
+        pthread_mutex_unlock(&w->lock);
+    }
+    player_destroy(&deep);
+    return NULL;
+}
+
+static int s_book(const game_def *g, const yard_opts *o, int argc, char **argv)
+{
+    if (!o->out[0])
+        return kz_usage_error("yardstick book: give --out FILE");
+    game_state *cand;
+    int n;
+    yard_opts gen = *o;
+    gen.book[0] = 0;
+    int rc = s_openings(g, &gen, &cand, &n);
+    if (rc)
+        return rc;
+    book_work w = {g, o, cand, n, 0, xcalloc((size_t)n, sizeof(int)),
+                   xcalloc((size_t)n, sizeof(int[2])), 0, PTHREAD_MUTEX_INITIALIZER};
+    int threads = s_threads(o->threads);
+    pthread_t t[64];
+    double t0 = time_now(), c0 = s_cpu();
+    for (int k = 0; k < threads; k++)
+        pthread_create(&t[k], NULL, s_book_thread, &w);
+    for (int k = 0; k < threads; k++)
+        pthread_join(t[k], NULL);
+    double cpu = s_cpu() - c0;
+    game_state *keep = xmalloc((size_t)n * sizeof *keep);
+    int kept = 0, dd = 0, split = 0, colour = 0, half = 0;
+    for (int i = 0; i < n; i++) {
+        if (w.verdict[i] < 0) {
+            fprintf(stderr, "kz yardstick book: opening %d: %s\n", i, err_str(w.verdict[i]));
+            return 1;
+        }
+        int a = w.r[i][0], b = w.r[i][1];
+        if (w.verdict[i]) {
+            keep[kept++] = cand[i];
+            dd += a == 0;
+            split += a != 0;
+        } else if (a == b) {
+            colour++;
+        } else {
+            half++;
+        }
+    }
+    char header[2048], cmdline[1024] = "";
+    for (int i = 0; i < argc; i++) {
+        size_t l = strlen(cmdline);
+        snprintf(cmdline + l, sizeof cmdline - l, "%s%s", i ? " " : "", argv[i]);
+    }
+    snprintf(header, sizeof header,
+             "Balanced openings of %s (play/yardstick.h): of %d candidates (match_openings, seed "
+             "%ld: make learn's book), those where alphabeta:%ld playing both sides twice gets\n"
+             "the same result with either colour. Made by: kz yardstick %s\n"
+             "Kept %d: %d drawn twice, %d won once by each colour. Dropped %d: %d won twice by "
+             "one colour, %d won once and drawn once.\n"
+             "%.1f turns per game, %.3f CPU-seconds per game of alphabeta:%ld.",
+             g->name, n, o->seed, o->depth, cmdline, kept, dd, split, n - kept, colour, half,
+             (double)w.plies / (2.0 * n), cpu / (2.0 * n), o->depth);
+    rc = yard_write(g, o->out, header, keep, NULL, kept);
+    printf("%s\n", header);
+    printf("(%.0f s wall, %.0f CPU-s) -> %s\n", time_now() - t0, cpu, o->out);
+    free(keep);
+    free(w.verdict);
+    free(w.r);
+    free(cand);
+    if (rc) {
+        fprintf(stderr, "kz yardstick book: cannot write %s\n", o->out);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- positions --------------------------------------------------------------------------- */
+
+static int s_positions(const game_def *g, const yard_opts *o, int argc, char **argv)
+{
+    if (!o->out[0])
+        return kz_usage_error("yardstick positions: give --out FILE");
+    game_state *book;
+    int nb;
+    int rc = s_openings(g, o, &book, &nb);
+    if (rc)
+        return rc;
+    char err[512];
+    player *p = player_from_spec(g, o->players, err, sizeof err);
+    if (!p) {
+        free(book);
+        return kz_usage_error("yardstick positions: players: %s", err);
+    }
+    player *deep = player_alphabeta_new(g, (int)o->depth);
+    int want = (int)o->count, got = 0, counts[3] = {0, 0, 0}, by_phase[YARD_PHASES] = {0};
+    game_state *out = xmalloc((size_t)want * sizeof *out);
+    int8_t *z = xmalloc((size_t)want);
+    double t0 = time_now(), c0 = s_cpu();
+    uint64_t game = 0;
+    while (got < want && rc == 0) {
+        game_state s = book[game % (uint64_t)nb];
+        uint64_t seed = mix64((uint64_t)o->seed ^ (0x706f73ull + game));
+        player_new_game(p, seed);
+        int offset = (int)(mix64(seed) % (uint64_t)o->every), turn = 0;
+        while (!g->result(&s).over && got < want) {
+            uint16_t legal[GAME_MAX_LEGAL];
+            if (!g->mid_turn(&s) && turn++ % o->every == offset &&
+                g->legal_actions(&s, legal) > 1) {
+                player *both[2] = {deep, deep};
+                game_result res;
+                if ((rc = match_play_game(g, both, &s, mix64(seed + (uint64_t)turn), &res, NULL,
+                                          NULL)))
+                    break;
+                out[got] = s;
+                z[got] = (int8_t)game_result_for(res, g->to_move(&s));
+                counts[z[got] + 1]++;
+                by_phase[yard_phase(g, &s)]++;
+                got++;
+            }
+            int a;
+            if ((rc = player_choose(p, &s, &a, NULL)))
+                break;
+            g->apply(&s, a);
+        }
+        game++;
+    }
+    double cpu = s_cpu() - c0;
+    player_destroy(&p);
+    player_destroy(&deep);
+    if (rc) {
+        fprintf(stderr, "kz yardstick positions: %s\n", err_str(rc));
+        free(book), free(out), free(z);
+        return 1;
+    }
+    char header[2048], cmdline[1024] = "";
+    for (int i = 0; i < argc; i++) {
+        size_t l = strlen(cmdline);
+        snprintf(cmdline + l, sizeof cmdline - l, "%s%s", i ? " " : "", argv[i]);
+    }
+    snprintf(header, sizeof header,
+             "Labelled positions of %s (play/yardstick.h): POSITION<TAB>z, z the result from the "
+             "mover's view\nof alphabeta:%ld playing both sides from it. Sampled one turn start "
+             "in %ld (more than one legal action)\nfrom %" PRIu64 " games of %s against itself "
+             "from %s.\nMade by: kz yardstick %s\n"
+             "Labels: %d wins, %d draws, %d losses; phases: %d opening, %d middle, %d ending. "
+             "%.1f CPU-s.",
+             g->name, o->depth, o->every, game, o->players,
+             o->book[0] ? o->book : "make learn's generated book", cmdline, counts[2], counts[1],
+             counts[0], by_phase[0], by_phase[1], by_phase[2], cpu);
+    rc = yard_write(g, o->out, header, out, z, got);
+    printf("%s\n(%.0f s wall) -> %s\n", header, time_now() - t0, o->out);
+    free(book), free(out), free(z);
+    return rc ? 1 : 0;
+}
+
+/* ---- value ------------------------------------------------------------------------------- */
+
+static int s_value_one(const game_def *g, const yard_opts *o, const char *model_path,
+                       const game_state *s, const int8_t *z, int n, double *errs)
+{
+    char spec[PLAYER_SPEC_MAX + PATH_MAX], err[512];
+    snprintf(spec, sizeof spec, "policy:%s", model_path);
+    player *net = player_from_spec(g, spec, err, sizeof err), *lo = NULL, *hi = NULL;
+    if (net && o->compare > 0) {
+        snprintf(spec, sizeof spec, "mcts:%s:%ld", model_path, o->low);
+        lo = player_from_spec(g, spec, err, sizeof err);
+        snprintf(spec, sizeof spec, "mcts:%s:%ld", model_path, o->high);
+        hi = lo ? player_from_spec(g, spec, err, sizeof err) : NULL;
+    }
+    if (!net || (o->compare > 0 && !hi)) {
+        player_destroy(&net), player_destroy(&lo);
+        return kz_usage_error("yardstick value: %s", err);
+    }
+    yard_value v;
+    double t0 = time_now();
+    int rc = yard_value_measure(g, net, lo, hi, s, z, n, (int)o->compare, errs, &v);
+    player_destroy(&net), player_destroy(&lo), player_destroy(&hi);
+    if (rc) {
+        fprintf(stderr, "kz yardstick value: %s: %s\n", model_path, err_str(rc));
+        return 1;
+    }
+    printf("%s: the value head on %d labelled positions (%.0f s)\n", model_path, n,
+           time_now() - t0);
+    char text[4096];
+    yard_value_format(&v, (int)o->low, (int)o->high, text, sizeof text);
+    fputs(text, stdout);
+    return 0;
+}
+
+static int s_value(const game_def *g, const yard_opts *o, int nw, const char **words)
+{
+    if (nw < 1 || nw > 2)
+        return kz_usage_error("yardstick value: give MODEL or MODEL_A MODEL_B");
+    if (!o->positions[0])
+        return kz_usage_error("yardstick value: give --positions FILE (kz yardstick positions)");
+    game_state *s = xmalloc(YARD_MAX_BOOK * sizeof *s);
+    int8_t *z = xmalloc(YARD_MAX_BOOK);
+    int n;
+    char err[512];
+    if (yard_read(g, o->positions, s, z, YARD_MAX_BOOK, &n, err, sizeof err)) {
+        free(s), free(z);
+        fprintf(stderr, "kz yardstick value: %s\n", err);
+        return 2;
+    }
+    double *e[2] = {xmalloc((size_t)n * sizeof(double)), xmalloc((size_t)n * sizeof(double))};
+    int rc = 0;
+    for (int k = 0; k < nw && !rc; k++)
+        rc = s_value_one(g, o, words[k], s, z, n, e[k]);
+    if (!rc && nw == 2) {
+        double sd = 0, sdd = 0;
+        for (int i = 0; i < n; i++) {
+            double d = e[0][i] - e[1][i];
+            sd += d, sdd += d * d;
+        }
+        double m = sd / n, var = n > 1 ? (sdd - sd * sd / n) / (n - 1) : 0;
+        double h = MATCH_Z95 * sqrt(var / n);
+        printf("paired: mse(A) - mse(B) = %+.4f (95%% %+.4f .. %+.4f) over the same %d "
+               "positions\n", m, m - h, m + h, n);
+    }
+    free(e[0]), free(e[1]), free(s), free(z);
+    return rc;
+}
+
+/* ---- ab ---------------------------------------------------------------------------------- */
+
+typedef struct ab_work {
+    const game_def *g;
+    const yard_opts *o;
+    const char *model[2];
+    const game_state *book;
+    int pairs, next;  /* games handed out: 2 models x 2 colours x pairs */
+    int *res;         /* [model][game] +1/0/-1 from the model's view, 2 unplayed */
+    long plies[2];
+    int failed;
+    pthread_mutex_t lock;
+} ab_work;
+
+static void *s_ab_thread(void *arg)
+{
+    ab_work *w = arg;
+    player *pl[2] = {NULL, NULL}, *anchor = NULL;
+    char err[512], spec[PLAYER_SPEC_MAX + PATH_MAX];
+    int sims = (int)(w->o->simulations ? w->o->simulations : w->g->simulations);
+    for (int m = 0; m < 2; m++) {
+        snprintf(spec, sizeof spec, "mcts:%s:%d", w->model[m], sims);
+        pl[m] = player_from_spec(w->g, spec, err, sizeof err);
+    }
+    anchor = player_from_spec(w->g, w->o->anchor, err, sizeof err);
+    if (!pl[0] || !pl[1] || !anchor) {
+        pthread_mutex_lock(&w->lock);
+        if (!w->failed)
+            fprintf(stderr, "kz yardstick ab: %s\n", err);
+        w->failed = 1;
+        pthread_mutex_unlock(&w->lock);
+    }
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        int i = w->failed ? INT_MAX : w->next++;
+        pthread_mutex_unlock(&w->lock);
+        if (i >= 4 * w->pairs)
+            break;
+        /* Interleaved: game 4k + 2m + c is model m, opening k, colour c. */
+        int k = i / 4, m = (i / 2) % 2, c = i % 2, game = 2 * k + c, plies = 0;
+        player *order[2] = {c ? anchor : pl[m], c ? pl[m] : anchor};
+        game_result res;
+        int rc = match_play_game(w->g, order, &w->book[k],
+                                 mix64((uint64_t)w->o->seed + (uint64_t)game), &res, &plies, NULL);
+        pthread_mutex_lock(&w->lock);
+        if (rc) {
+            if (!w->failed)
+                fprintf(stderr, "kz yardstick ab: %s: %s\n", w->model[m], err_str(rc));
+            w->failed = 1;
+        } else {
+            w->res[m * 2 * w->pairs + game] = game_result_for(res, c);
+            w->plies[m] += plies;
+        }
+        pthread_mutex_unlock(&w->lock);
+    }
+    player_destroy(&pl[0]), player_destroy(&pl[1]), player_destroy(&anchor);
+    return NULL;
+}
+
+static int s_ab(const game_def *g, const yard_opts *o, int nw, const char **words)
+{
+    if (nw != 2)
+        return kz_usage_error("yardstick ab: give MODEL_A MODEL_B");
+    game_state *book;
+    int nb;
+    int rc = s_openings(g, o, &book, &nb);
+    if (rc)
+        return rc;
+    int pairs = o->pairs && o->pairs < nb ? (int)o->pairs : nb;
+    ab_work w = {g, o, {words[0], words[1]}, book, pairs, 0,
+                 xmalloc((size_t)4 * pairs * sizeof(int)), {0, 0}, 0, PTHREAD_MUTEX_INITIALIZER};
+    for (int i = 0; i < 4 * pairs; i++)
+        w.res[i] = 2;
+    int threads = s_threads(o->threads);
+    pthread_t t[64];
+    double t0 = time_now();
+    for (int k = 0; k < threads; k++)
+        pthread_create(&t[k], NULL, s_ab_thread, &w);
+    for (int k = 0; k < threads; k++)
+        pthread_join(t[k], NULL);
+    if (w.failed) {
+        free(w.res), free(book);
+        return 1;
+    }
+    int *half[2] = {xmalloc((size_t)pairs * sizeof(int)), xmalloc((size_t)pairs * sizeof(int))};
+    printf("ab: A = %s, B = %s against %s, %d openings (%s) x 2 colours, the same seeds, "
+           "%.1f minutes\n", words[0], words[1], o->anchor, pairs,
+           o->book[0] ? o->book : "generated", (time_now() - t0) / 60);
+    for (int m = 0; m < 2; m++) {
+        int penta[MATCH_PENTA] = {0}, wdl[3] = {0, 0, 0};
+        for (int k = 0; k < pairs; k++) {
+            int r1 = w.res[m * 2 * pairs + 2 * k], r2 = w.res[m * 2 * pairs + 2 * k + 1];
+            match_penta_add(penta, r1, r2);
+            half[m][k] = 2 + r1 + r2;
+            wdl[1 - r1]++, wdl[1 - r2]++;
+        }
+        match_stats st;
+        match_penta_stats(penta, &st);
+        printf("  %s %s: %.3f +/- %.3f (+%d =%d -%d; pairs LL/LD/DD+WL/WD/WW %d/%d/%d/%d/%d; "
+               "%.1f turns/game)\n", m ? "B" : "A", words[m], st.score, st.score_hi - st.score,
+               wdl[0], wdl[1], wdl[2], penta[0], penta[1], penta[2], penta[3], penta[4],
+               (double)w.plies[m] / (2.0 * pairs));
+    }
+    yard_paired pd;
+    yard_paired_compute(half[0], half[1], pairs, &pd);
+    int same = 0;
+    for (int k = 0; k < pairs; k++)
+        same += half[0][k] == half[1][k];
+    printf("  paired: A - B = %+.3f (95%% %+.3f .. %+.3f), Elo %+.0f (%+.0f .. %+.0f); "
+           "%d of %d pairs scored alike\n", pd.diff, pd.lo, pd.hi, pd.elo, pd.elo_lo, pd.elo_hi,
+           same, pairs);
+    free(half[0]), free(half[1]), free(w.res), free(book);
+    return 0;
+}
+
+int cmd_yardstick(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        fputs(s_usage, argc < 2 ? stderr : stdout);
+        if (argc >= 2) {
+            putchar('\n');
+            config_help(s_rows, N_ROWS, stdout);
+        }
+        return argc < 2 ? 2 : 0;
+    }
+    const char *sub = argv[1];
+    if (strcmp(sub, "book") && strcmp(sub, "positions") && strcmp(sub, "value") &&
+        strcmp(sub, "ab"))
+        return kz_usage_error("yardstick: unknown subcommand '%s' (book, positions, value, ab)",
+                              sub);
+    yard_opts o;
+    const char *words[argc];
+    size_t nw;
+    char cmd[32];
+    snprintf(cmd, sizeof cmd, "yardstick %s", sub);
+    int rc = kz_parse_args(cmd, s_usage, s_rows, N_ROWS, &o, argc - 1, argv + 1, words,
+                           (size_t)argc, &nw);
+    if (rc >= 0)
+        return rc;
+    const game_def *g = kz_game(cmd, o.game);
+    if (!g)
+        return 2;
+    if ((!strcmp(sub, "book") || !strcmp(sub, "positions")) && nw > 0)
+        return kz_usage_error("%s: unexpected argument '%s'", cmd, words[0]);
+    model_set_threads(1);
+    if (!strcmp(sub, "book"))
+        return s_book(g, &o, argc - 1, argv + 1);
+    if (!strcmp(sub, "positions"))
+        return s_positions(g, &o, argc - 1, argv + 1);
+    if (!strcmp(sub, "value"))
+        return s_value(g, &o, (int)nw, words);
+    return s_ab(g, &o, (int)nw, words);
+}
