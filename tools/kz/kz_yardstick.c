@@ -35,7 +35,9 @@ typedef struct yard_opts {
     long low, high;                 /* value: the two budgets */
     long simulations;               /* ab: the models' simulations */
     long threads;                   /* ab, book: threads (0 = one per core) */
-    long pairs;                     /* ab: openings used (0 = all) */
+    long pairs;                     /* ab, diagnose: openings used (0 = all) */
+    long judge;                     /* diagnose: the judge's alpha-beta depth */
+    char recheck[CONFIG_STR_MAX];   /* diagnose: budgets that re-search the errors */
 } yard_opts;
 
 #define O(f) offsetof(yard_opts, f)
@@ -63,7 +65,12 @@ static const config_option s_rows[] = {
     {"simulations", CONFIG_INT, "0", 0, PLAYER_MAX_SIMS, O(simulations),
      "ab: the models' simulations (0 = the game's: Khreibaga 200)"},
     {"threads", CONFIG_INT, "0", 0, 64, O(threads), "ab, book: threads (0 = one per core)"},
-    {"pairs", CONFIG_INT, "0", 0, YARD_MAX_BOOK, O(pairs), "ab: openings used (0 = all)"},
+    {"pairs", CONFIG_INT, "0", 0, YARD_MAX_BOOK, O(pairs),
+     "ab, diagnose: openings used (0 = all)"},
+    {"judge", CONFIG_INT, "12", 1, PLAYER_MAX_DEPTH, O(judge),
+     "diagnose: depth of the alpha-beta that judges every move of the model"},
+    {"recheck", CONFIG_STRING, "800,3200", 0, 0, O(recheck),
+     "diagnose: simulation budgets that re-search the model's errors (\"\" = none)"},
 };
 #undef O
 #define N_ROWS (sizeof s_rows / sizeof s_rows[0])
@@ -72,7 +79,8 @@ static const char s_usage[] =
     "usage: kz yardstick book --out FILE [--openings 500] [--seed S] [--depth 10]\n"
     "       kz yardstick positions --out FILE [--book F] [--count 1000] [--depth 8]\n"
     "       kz yardstick value MODEL [MODEL_B] --positions FILE [--compare 300]\n"
-    "       kz yardstick ab MODEL_A MODEL_B [--anchor alphabeta:8] [--book F] [--pairs N]\n\n"
+    "       kz yardstick ab MODEL_A MODEL_B [--anchor alphabeta:8] [--book F] [--pairs N]\n"
+    "       kz yardstick diagnose MODEL [--anchor alphabeta:8] [--judge 12] [--book F]\n\n"
     "Measures of learning with less noise than a match score (docs/learning.md).\n"
     "book: the balanced openings among --openings candidates (make learn's book of\n"
     "--seed): those where alphabeta:DEPTH, playing both sides twice, gets the same\n"
@@ -85,7 +93,11 @@ static const char s_usage[] =
     "models, the paired difference of their squared errors. ab: both models play\n"
     "--anchor from the same openings with the same seeds, every opening with both\n"
     "colours; prints each one's pentanomial score and the paired difference with its\n"
-    "95% interval.\n";
+    "95% interval (a MODEL may also be a player spec: mcts:FILE:800). diagnose: the\n"
+    "model plays --anchor from the book; alphabeta:JUDGE scores the position before and\n"
+    "after each of its turns; a drop of a man or more is an error. Prints errors and\n"
+    "the points of the games not won (charged to the game's largest drop) by kind of\n"
+    "position, and how many errors --recheck budgets of the same network avoid.\n";
 
 /* CPU seconds of the whole process (every thread). */
 static double s_cpu(void)
@@ -375,6 +387,12 @@ static int s_value(const game_def *g, const yard_opts *o, int nw, const char **w
 
 /* ---- ab ---------------------------------------------------------------------------------- */
 
+/* Whether a MODEL word is a player spec already (mcts:..., gumbel:..., policy:...). */
+static bool s_is_spec(const char *w)
+{
+    return !strncmp(w, "mcts:", 5) || !strncmp(w, "gumbel:", 7) || !strncmp(w, "policy:", 7);
+}
+
 typedef struct ab_work {
     const game_def *g;
     const yard_opts *o;
@@ -394,7 +412,10 @@ static void *s_ab_thread(void *arg)
     char err[512], spec[PLAYER_SPEC_MAX + PATH_MAX];
     int sims = (int)(w->o->simulations ? w->o->simulations : w->g->simulations);
     for (int m = 0; m < 2; m++) {
-        snprintf(spec, sizeof spec, "mcts:%s:%d", w->model[m], sims);
+        if (s_is_spec(w->model[m]))
+            snprintf(spec, sizeof spec, "%s", w->model[m]);
+        else
+            snprintf(spec, sizeof spec, "mcts:%s:%d", w->model[m], sims);
         pl[m] = player_from_spec(w->g, spec, err, sizeof err);
     }
     anchor = player_from_spec(w->g, w->o->anchor, err, sizeof err);
@@ -488,6 +509,280 @@ static int s_ab(const game_def *g, const yard_opts *o, int nw, const char **word
     return 0;
 }
 
+/* ---- diagnose ---------------------------------------------------------------------------- */
+
+enum { D_OPEN, D_MIDDLE, D_END, D_KINGS, D_CAPTURE, D_MAJORITY, D_LONG, D_QUIET, D_ALL, D_N };
+static const char *const s_dname[D_N] = {
+    "opening (>16 pieces)", "middle (9-16)", "ending (<=8)", "king ending (<=8, a king)",
+    "capture turn", "majority choice", "long chain (>=2 taken)", "quiet move", "all"};
+#define D_CAP 1000   /* judge scores are capped at 10 men (a forced result counts so) */
+#define D_ERROR 100  /* a drop of a man or more is an error */
+#define D_MAX_RECHECK 4
+
+typedef struct diag_work {
+    const game_def *g;
+    const yard_opts *o;
+    const char *model;
+    const game_state *book;
+    int pairs, next, sims, n_re, re[D_MAX_RECHECK];
+    long turns[D_N], errors[D_N], fixed[D_MAX_RECHECK][D_N];
+    double drop[D_N], points[D_N], lost, unexplained;
+    int games, wdl[3], failed;
+    pthread_mutex_t lock;
+} diag_work;
+
+static long s_judge(const game_def *g, const game_state *s, int depth)
+{
+    int a;
+    long score;
+    player_alphabeta_search(g, s, depth, true, &a, &score);
+    return score > D_CAP ? D_CAP : score < -D_CAP ? -D_CAP : score;
+}
+
+/* The judge's score, from the view of `mover`, of the turn start t reached
+ * after mover's turn (over or the other side to move). */
+static long s_after(const game_def *g, const game_state *t, int mover, int depth)
+{
+    game_result r = g->result(t);
+    if (r.over)
+        return r.winner < 0 ? 0 : r.winner == mover ? D_CAP : -D_CAP;
+    long v = s_judge(g, t, depth);
+    return g->to_move(t) == mover ? v : -v;
+}
+
+/* Plays p's whole turn from s into *t; the hops taken in *hops. */
+static int s_turn(const game_def *g, player *p, const game_state *s, game_state *t, int *hops)
+{
+    *t = *s;
+    int mover = g->to_move(s), rc = 0;
+    *hops = 0;
+    do {
+        int a;
+        if ((rc = player_choose(p, t, &a, NULL)))
+            return rc;
+        if (!g->is_legal(t, a))
+            return KZ_EILLEGAL;
+        player_observe(p, t, a);
+        g->apply(t, a);
+        (*hops)++;
+    } while (!g->result(t).over && g->mid_turn(t) && g->to_move(t) == mover);
+    return 0;
+}
+
+/* The pieces a side must take at turn start t (0 when it need not capture):
+ * every legal sequence takes the most (R8), so any one of them is counted. */
+static int s_forced_chain(const game_def *g, const game_state *t)
+{
+    if (g->result(t).over || !player_must_capture(g, t))
+        return 0;
+    game_state u = *t;
+    int mover = g->to_move(t), n = 0;
+    do {
+        uint16_t legal[GAME_MAX_LEGAL];
+        if (g->legal_actions(&u, legal) < 1)
+            break;
+        g->apply(&u, legal[0]);
+        n++;
+    } while (!g->result(&u).over && g->mid_turn(&u) && g->to_move(&u) == mover);
+    return n;
+}
+
+static bool s_has_king(const game_def *g, const game_state *s)
+{
+    char pos[512];
+    g->format_position(s, pos, sizeof pos);
+    for (const char *p = pos; *p && *p != ' '; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            return true;
+    return false;
+}
+
+static void *s_diag_thread(void *arg)
+{
+    diag_work *w = arg;
+    const game_def *g = w->g;
+    char err[512], spec[PLAYER_SPEC_MAX + PATH_MAX];
+    snprintf(spec, sizeof spec, "mcts:%s:%d", w->model, w->sims);
+    player *me = player_from_spec(g, spec, err, sizeof err);
+    player *anchor = me ? player_from_spec(g, w->o->anchor, err, sizeof err) : NULL;
+    player *re[D_MAX_RECHECK] = {NULL};
+    for (int k = 0; k < w->n_re && anchor; k++) {
+        snprintf(spec, sizeof spec, "mcts:%s:%d", w->model, w->re[k]);
+        re[k] = player_from_spec(g, spec, err, sizeof err);
+    }
+    if (!me || !anchor || (w->n_re && !re[w->n_re - 1])) {
+        pthread_mutex_lock(&w->lock);
+        if (!w->failed)
+            fprintf(stderr, "kz yardstick diagnose: %s\n", err);
+        w->failed = 1;
+        pthread_mutex_unlock(&w->lock);
+    }
+    int depth = (int)w->o->judge;
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        int i = w->failed ? INT_MAX : w->next++;
+        pthread_mutex_unlock(&w->lock);
+        if (i >= 2 * w->pairs)
+            break;
+        long turns[D_N] = {0}, errors[D_N] = {0}, fixed[D_MAX_RECHECK][D_N] = {{0}};
+        double drop[D_N] = {0};
+        int worst_cats[D_N], n_worst = 0;
+        long worst = 0;
+        game_state s = w->book[i / 2];
+        int mine = i % 2; /* game 2k: the model is player 0 (as in ab and make learn) */
+        uint64_t seed = mix64((uint64_t)w->o->seed + (uint64_t)i);
+        player_new_game(me, seed);
+        player_new_game(anchor, mix64(seed ^ 0x9e3779b97f4a7c15ull));
+        int rc = 0;
+        game_result res;
+        while (!(res = g->result(&s)).over && !rc) {
+            if (g->to_move(&s) != mine) {
+                game_state t;
+                int hops;
+                if ((rc = s_turn(g, anchor, &s, &t, &hops)))
+                    break;
+                s = t; /* the model searches each turn afresh (player_new_game below) */
+                player_new_game(me, mix64(seed + (uint64_t)g->ply(&s)));
+                continue;
+            }
+            int cats[D_N], nc = 0;
+            int pieces = yard_pieces(g, &s);
+            cats[nc++] = pieces > 16 ? D_OPEN : pieces > 8 ? D_MIDDLE : D_END;
+            if (pieces <= 8 && s_has_king(g, &s))
+                cats[nc++] = D_KINGS;
+            uint16_t legal[GAME_MAX_LEGAL];
+            int n_legal = g->legal_actions(&s, legal);
+            bool capture = player_must_capture(g, &s);
+            cats[nc++] = capture ? D_CAPTURE : D_QUIET;
+            if (capture && n_legal > 1)
+                cats[nc++] = D_MAJORITY;
+            long before = s_judge(g, &s, depth);
+            game_state t;
+            int hops;
+            if ((rc = s_turn(g, me, &s, &t, &hops)))
+                break;
+            if ((capture && hops >= 2) || s_forced_chain(g, &t) >= 2)
+                cats[nc++] = D_LONG;
+            cats[nc++] = D_ALL;
+            long d = before - s_after(g, &t, mine, depth);
+            bool error = n_legal > 1 && d >= D_ERROR;
+            for (int c = 0; c < nc; c++) {
+                turns[cats[c]]++;
+                drop[cats[c]] += d > 0 ? (double)d : 0.0;
+                errors[cats[c]] += error;
+            }
+            if (error && d > worst) {
+                worst = d;
+                memcpy(worst_cats, cats, sizeof cats);
+                n_worst = nc;
+            }
+            for (int k = 0; error && k < w->n_re; k++) {
+                game_state r2;
+                int h2;
+                player_new_game(re[k], seed + (uint64_t)g->ply(&s));
+                if ((rc = s_turn(g, re[k], &s, &r2, &h2)))
+                    break;
+                bool ok = before - s_after(g, &r2, mine, depth) < D_ERROR;
+                for (int c = 0; c < nc; c++)
+                    fixed[k][cats[c]] += ok;
+            }
+            s = t;
+            player_new_game(me, mix64(seed + (uint64_t)g->ply(&s)));
+        }
+        pthread_mutex_lock(&w->lock);
+        if (rc) {
+            if (!w->failed)
+                fprintf(stderr, "kz yardstick diagnose: %s\n", err_str(rc));
+            w->failed = 1;
+        } else {
+            int r = game_result_for(res, mine);
+            double lost = r > 0 ? 0 : r == 0 ? 0.5 : 1;
+            w->games++;
+            w->wdl[1 - r]++;
+            w->lost += lost;
+            if (lost > 0 && n_worst == 0)
+                w->unexplained += lost;
+            for (int c = 0; c < n_worst; c++)
+                w->points[worst_cats[c]] += lost;
+            for (int c = 0; c < D_N; c++) {
+                w->turns[c] += turns[c];
+                w->errors[c] += errors[c];
+                w->drop[c] += drop[c];
+                for (int k = 0; k < w->n_re; k++)
+                    w->fixed[k][c] += fixed[k][c];
+            }
+        }
+        pthread_mutex_unlock(&w->lock);
+    }
+    player_destroy(&me), player_destroy(&anchor);
+    for (int k = 0; k < w->n_re; k++)
+        player_destroy(&re[k]);
+    return NULL;
+}
+
+static int s_diagnose(const game_def *g, const yard_opts *o, int nw, const char **words)
+{
+    if (nw != 1)
+        return kz_usage_error("yardstick diagnose: give one MODEL");
+    game_state *book;
+    int nb;
+    int rc = s_openings(g, o, &book, &nb);
+    if (rc)
+        return rc;
+    diag_work *w = xcalloc(1, sizeof *w);
+    *w = (diag_work){.g = g, .o = o, .model = words[0], .book = book,
+                     .pairs = o->pairs && o->pairs < nb ? (int)o->pairs : nb,
+                     .sims = (int)(o->simulations ? o->simulations : g->simulations)};
+    pthread_mutex_init(&w->lock, NULL);
+    char buf[CONFIG_STR_MAX];
+    snprintf(buf, sizeof buf, "%s", o->recheck);
+    for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t && w->n_re < D_MAX_RECHECK;
+         t = strtok_r(NULL, ", ", &save)) {
+        long v;
+        if (parse_long(t, 1, PLAYER_MAX_SIMS, &v)) {
+            free(book), free(w);
+            return kz_usage_error("yardstick diagnose: recheck: '%s' is not a budget", t);
+        }
+        w->re[w->n_re++] = (int)v;
+    }
+    int threads = s_threads(o->threads);
+    pthread_t t[64];
+    double t0 = time_now();
+    for (int k = 0; k < threads; k++)
+        pthread_create(&t[k], NULL, s_diag_thread, w);
+    for (int k = 0; k < threads; k++)
+        pthread_join(t[k], NULL);
+    if (w->failed) {
+        free(book), free(w);
+        return 1;
+    }
+    printf("diagnose: %s at %d simulations against %s, %d games (%d openings of %s x 2 "
+           "colours): +%d =%d -%d; judge alphabeta:%ld; %.1f minutes\n",
+           words[0], w->sims, o->anchor, w->games, w->pairs, o->book[0] ? o->book : "generated",
+           w->wdl[0], w->wdl[1], w->wdl[2], o->judge, (time_now() - t0) / 60);
+    printf("  an error: the judge's score drops by %d or more (a man = 100, a forced result "
+           "%d) over the model's turn, where it had a choice\n", D_ERROR, D_CAP);
+    printf("  %-26s %6s %6s %7s %9s %7s", "kind of turn", "turns", "errors", "rate", "drop/turn",
+           "points");
+    for (int k = 0; k < w->n_re; k++)
+        printf("  fixed@%-5d", w->re[k]);
+    printf("\n");
+    for (int c = 0; c < D_N; c++) {
+        long n = w->turns[c];
+        printf("  %-26s %6ld %6ld %6.1f%% %9.1f %7.1f", s_dname[c], n, w->errors[c],
+               n ? 100.0 * w->errors[c] / n : 0.0, n ? w->drop[c] / n : 0.0,
+               c == D_ALL ? w->lost : w->points[c]);
+        for (int k = 0; k < w->n_re; k++)
+            printf("  %4ld (%3.0f%%)", w->fixed[k][c],
+                   w->errors[c] ? 100.0 * w->fixed[k][c] / w->errors[c] : 0.0);
+        printf("\n");
+    }
+    printf("  points: lost in the games not won (a loss 1, a draw 0.5), each charged to every "
+           "kind of its largest error; %.1f with no error found\n", w->unexplained);
+    free(book), free(w);
+    return 0;
+}
+
 int cmd_yardstick(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -500,9 +795,9 @@ int cmd_yardstick(int argc, char **argv)
     }
     const char *sub = argv[1];
     if (strcmp(sub, "book") && strcmp(sub, "positions") && strcmp(sub, "value") &&
-        strcmp(sub, "ab"))
-        return kz_usage_error("yardstick: unknown subcommand '%s' (book, positions, value, ab)",
-                              sub);
+        strcmp(sub, "ab") && strcmp(sub, "diagnose"))
+        return kz_usage_error(
+            "yardstick: unknown subcommand '%s' (book, positions, value, ab, diagnose)", sub);
     yard_opts o;
     const char *words[argc];
     size_t nw;
@@ -524,5 +819,7 @@ int cmd_yardstick(int argc, char **argv)
         return s_positions(g, &o, argc - 1, argv + 1);
     if (!strcmp(sub, "value"))
         return s_value(g, &o, (int)nw, words);
+    if (!strcmp(sub, "diagnose"))
+        return s_diagnose(g, &o, (int)nw, words);
     return s_ab(g, &o, (int)nw, words);
 }
