@@ -144,3 +144,35 @@ Test(yardstick, simulation_schedule)
     cr_assert_eq(selfplay_sims_schedule(400, 100, 100, 50), 250); /* a falling schedule too */
     cr_assert_eq(selfplay_sims_schedule(64, 0, 100, 50), 0);      /* no simulations: the worker's */
 }
+
+Test(yardstick, kz_yardstick_commands)
+{
+    /* The same player on both sides of ab: every pair scores alike and the
+     * paired difference is exactly 0 with no width. */
+    char out[8192];
+    int st = harness_kz_out("yardstick ab mcts:uniform:4 mcts:uniform:4 --anchor random "
+                            "--openings 3 --threads 1", NULL, true, out, sizeof out);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "paired: A - B = +0.000 (95% +0.000 .. +0.000)"), "%s", out);
+    cr_assert(strstr(out, "3 of 3 pairs scored alike"), "%s", out);
+    /* A book of balanced openings, read back by ab. */
+    char *dir = harness_tmpdir("yardstick-kz");
+    char cmd[1024], path[512];
+    snprintf(path, sizeof path, "%s/book.txt", dir);
+    snprintf(cmd, sizeof cmd, "yardstick book --out %s --openings 12 --depth 2 --threads 1", path);
+    st = harness_kz_out(cmd, NULL, true, out, sizeof out);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "of 12 candidates"), "%s", out);
+    char *text = harness_read_file(path);
+    cr_assert(text && strstr(text, "# Balanced openings"), "%s", text ? text : "(none)");
+    free(text);
+    /* Bad input: a one-line error and status 2. */
+    st = harness_kz_out("yardstick ab mcts:uniform:4 /nonexistent.kzm", NULL, true, out,
+                        sizeof out);
+    cr_assert_eq(st, 2, "%s", out);
+    cr_assert(strstr(out, "cannot read model file"), "%s", out);
+    st = harness_kz_out("yardstick value policy:uniform", NULL, true, out, sizeof out);
+    cr_assert_eq(st, 2, "%s", out);
+    harness_rm_rf(dir);
+    free(dir);
+}

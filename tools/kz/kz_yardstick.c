@@ -453,10 +453,31 @@ static void *s_ab_thread(void *arg)
     return NULL;
 }
 
+/* Whether every player spec can be made (bad input is said before any game). */
+static bool s_specs_ok(const game_def *g, const char *cmd, const char *const *specs, int n)
+{
+    char err[512];
+    for (int k = 0; k < n; k++) {
+        player *p = player_from_spec(g, specs[k], err, sizeof err);
+        if (!p) {
+            kz_usage_error("%s: %s", cmd, err);
+            return false;
+        }
+        player_destroy(&p);
+    }
+    return true;
+}
+
 static int s_ab(const game_def *g, const yard_opts *o, int nw, const char **words)
 {
     if (nw != 2)
         return kz_usage_error("yardstick ab: give MODEL_A MODEL_B");
+    char sa[PLAYER_SPEC_MAX + PATH_MAX], sb[PLAYER_SPEC_MAX + PATH_MAX];
+    snprintf(sa, sizeof sa, s_is_spec(words[0]) ? "%s" : "policy:%s", words[0]);
+    snprintf(sb, sizeof sb, s_is_spec(words[1]) ? "%s" : "policy:%s", words[1]);
+    const char *specs[3] = {sa, sb, o->anchor};
+    if (!s_specs_ok(g, "yardstick ab", specs, 3))
+        return 2;
     game_state *book;
     int nb;
     int rc = s_openings(g, o, &book, &nb);
@@ -724,6 +745,11 @@ static int s_diagnose(const game_def *g, const yard_opts *o, int nw, const char 
 {
     if (nw != 1)
         return kz_usage_error("yardstick diagnose: give one MODEL");
+    char sm[PLAYER_SPEC_MAX + PATH_MAX];
+    snprintf(sm, sizeof sm, "policy:%s", words[0]);
+    const char *specs[2] = {sm, o->anchor};
+    if (!s_specs_ok(g, "yardstick diagnose", specs, 2))
+        return 2;
     game_state *book;
     int nb;
     int rc = s_openings(g, o, &book, &nb);
