@@ -2,6 +2,7 @@
 #include "nn/gbdt_train.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,8 @@ static int s_xgb_err(char *err, size_t errlen, const char *what)
 /* Trains one forest on rows x (n, nf) with labels y and copies it into m's
  * forest head. 0 or an error with err. loss: the mean loss on the rows. */
 static int s_forest(gbdt *m, int head, const float *x, const float *y, int n, int nf,
-                    const gbdt_train_config *tc, double *loss, char *err, size_t errlen)
+                    const gbdt_train_config *tc, double *loss, void **keep, char *err,
+                    size_t errlen)
 {
     DMatrixHandle dm = NULL;
     BoosterHandle b = NULL;
@@ -121,6 +123,10 @@ static int s_forest(gbdt *m, int head, const float *x, const float *y, int n, in
     }
     *loss = n ? sum / n : 0;
 out:
+    if (rc == 0 && keep) {
+        *keep = b;
+        b = NULL;
+    }
     if (b)
         XGBoosterFree(b);
     if (dm)
@@ -160,6 +166,43 @@ int gbdt_train(gbdt *m, const game_def *g, const float *planes, const float *pi,
                int N, const gbdt_train_config *tc, gbdt_train_stats *st, char *err,
                size_t errlen)
 {
+    return gbdt_train_boosters(m, g, planes, pi, z, N, tc, st, NULL, err, errlen);
+}
+
+int gbdt_booster_predict(void *booster, const float *x, int rows, int cols, float *out)
+{
+    char arr[200];
+    snprintf(arr, sizeof arr,
+             "{\"data\": [%llu, true], \"shape\": [%d, %d], \"typestr\": \"<f4\", "
+             "\"version\": 3}",
+             (unsigned long long)(uintptr_t)x, rows, cols);
+    const bst_ulong *shape;
+    bst_ulong dim;
+    const float *r;
+    if (XGBoosterPredictFromDense(booster, arr,
+                                  "{\"type\": 1, \"training\": false, \"iteration_begin\": 0, "
+                                  "\"iteration_end\": 0, \"strict_shape\": false, "
+                                  "\"missing\": NaN, \"cache_id\": 0}",
+                                  NULL, &shape, &dim, &r))
+        return KZ_EINVAL;
+    memcpy(out, r, sizeof(float) * (size_t)rows);
+    return 0;
+}
+
+void gbdt_booster_free(void **booster)
+{
+    if (booster && *booster) {
+        XGBoosterFree(*booster);
+        *booster = NULL;
+    }
+}
+
+int gbdt_train_boosters(gbdt *m, const game_def *g, const float *planes, const float *pi,
+                        const float *z, int N, const gbdt_train_config *tc,
+                        gbdt_train_stats *st, void *boosters[2], char *err, size_t errlen)
+{
+    if (boosters)
+        boosters[0] = boosters[1] = NULL;
     double t0 = time_now();
     if (N < 1 || tc->rounds < 0 || tc->rounds > 100000 || tc->max_depth < 1 ||
         tc->max_depth > GBDT_MAX_DEPTH - 2 || !(tc->eta > 0) || !(tc->subsample > 0) ||
@@ -209,11 +252,15 @@ int gbdt_train(gbdt *m, const game_def *g, const float *planes, const float *pi,
     }
     /* Step 2. The forests. */
     gbdt_train_stats s = {.value_rows = N, .policy_rows = np};
-    if ((rc = s_forest(nm, GBDT_VALUE, xv, z, N, F, tc, &s.value_mse, err, errlen)))
+    if ((rc = s_forest(nm, GBDT_VALUE, xv, z, N, F, tc, &s.value_mse,
+                       boosters ? &boosters[0] : NULL, err, errlen)))
         goto out;
-    if (np > 0 &&
-        (rc = s_forest(nm, GBDT_POLICY, xp, yp, np, F + 1, tc, &s.policy_xent, err, errlen)))
+    if (np > 0 && (rc = s_forest(nm, GBDT_POLICY, xp, yp, np, F + 1, tc, &s.policy_xent,
+                                 boosters ? &boosters[1] : NULL, err, errlen))) {
+        if (boosters)
+            gbdt_booster_free(&boosters[0]);
         goto out;
+    }
     /* Step 3. Into m (metadata kept). */
     gbdt_adopt_forests(m, nm);
     gbdt_set_step(m, gbdt_step(m) + (uint64_t)N);

@@ -62,6 +62,18 @@ int gbdt_train(gbdt *m, const game_def *g, const float *planes, const float *pi,
                int N, const gbdt_train_config *tc, gbdt_train_stats *st, char *err,
                size_t errlen);
 
+/* gbdt_train that also hands back XGBoost's two boosters (value, policy;
+ * the policy's NULL when no sample had a policy target) for measuring
+ * XGBoost's own predictor against the walker (tools/bench/bench_gbdt.c).
+ * Caller frees them with gbdt_booster_free. */
+int gbdt_train_boosters(gbdt *m, const game_def *g, const float *planes, const float *pi,
+                        const float *z, int N, const gbdt_train_config *tc,
+                        gbdt_train_stats *st, void *boosters[2], char *err, size_t errlen);
+/* XGBoost's margins of `rows` dense rows x (rows, cols) into out
+ * (XGBoosterPredictFromDense, in place). 0 or KZ_EINVAL. */
+int gbdt_booster_predict(void *booster, const float *x, int rows, int cols, float *out);
+void gbdt_booster_free(void **booster);
+
 /* XGBoost's version, "1.7.4". */
 const char *gbdt_train_library(void);
 

@@ -245,3 +245,38 @@ Test(gbdt, bad_dumps_are_refused)
     cr_assert_float_eq(gbdt_predict_row(m, GBDT_POLICY, row), -0.5f, 1e-6);
     gbdt_destroy(&m);
 }
+
+/* A game's feature hook: here the toy's planes summed per plane (4
+ * features) in place of its 36 plane values. */
+static void s_plane_sums(const float *planes, float *out)
+{
+    for (int p = 0; p < 4; p++) {
+        out[p] = 0;
+        for (int c = 0; c < TOY_CELLS; c++)
+            out[p] += planes[p * TOY_CELLS + c];
+    }
+}
+
+Test(gbdt, a_game_s_feature_hook_is_what_the_trees_see)
+{
+    game_def g = toy_game; /* a copy with the hook; not registered */
+    g.n_features = 4;
+    g.features = s_plane_sums;
+    cr_assert_eq(gbdt_feature_count(&g), 4);
+    cr_assert_eq(gbdt_feature_count(&toy_game), 36, "no hook: the planes");
+    cr_assert_eq(game_check(&g, NULL, 0), 0);
+    g.features = NULL;
+    cr_assert_neq(game_check(&g, NULL, 0), 0, "n_features without a hook");
+    g.features = s_plane_sums;
+    gbdt *m = s_trained(&g, 200);
+    char err[200];
+    uint8_t *buf;
+    size_t len;
+    cr_assert_eq(gbdt_to_bytes(m, &buf, &len), 0);
+    gbdt *back = NULL;
+    cr_assert_eq(gbdt_from_bytes(buf, len, &toy_game, &back, err, sizeof err), KZ_EMISMATCH,
+                 "4 features are not the hookless toy's 36");
+    cr_assert(strstr(err, "4 features"), "%s", err);
+    free(buf);
+    gbdt_destroy(&m);
+}
