@@ -5,9 +5,10 @@
  * these arrays is an evaluator, so that search is testable without training.
  *
  * Implementations here: evaluator_uniform (all logits 0, every value 0: the
- * priors become uniform over the legal actions) and, over the network
- * (model.h), evaluator_net: a folded-batch-norm model_eval behind this
- * interface.
+ * priors become uniform over the legal actions) and evaluator_net, over
+ * either kind of model: the network (model.h, a folded-batch-norm
+ * model_eval) or gradient-boosted trees (gbdt.h, the tree walker), chosen
+ * by the model file's magic.
  *
  * Threads: an evaluator is used by one thread at a time (its ctx holds the
  * workspace). The struct is a small value: copy it freely; ctx is borrowed. */
