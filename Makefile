@@ -17,7 +17,7 @@
 
 BUILD    ?= build
 CC       ?= gcc
-PKGS     := libzmq libprotobuf-c lmdb openblas libmicrohttpd
+PKGS     := libzmq libprotobuf-c lmdb openblas libmicrohttpd xgboost
 OPT      ?= -O2
 # x86-64-v2 (2009 on: popcnt, SSE4.2) is what every machine of ours has; the
 # rules engine counts bits on every call.

@@ -126,6 +126,11 @@ int game_check(const game_def *g, char *err, size_t errlen)
     if (!g->is_chance != !g->chance_probs)
         return err_set(err, errlen, KZ_EINVAL,
                        "game %s: is_chance and chance_probs go together", n);
+    if (g->n_features < 0 || g->n_features > GAME_MAX_PLANE_FLOATS ||
+        (g->n_features > 0) != (g->features != NULL))
+        return err_set(err, errlen, KZ_EINVAL,
+                       "game %s: n_features %d and the features hook disagree (or over %d)", n,
+                       g->n_features, GAME_MAX_PLANE_FLOATS);
     if (g->n_symmetries < 0 || g->n_symmetries > GAME_MAX_SYMMETRIES ||
         (g->n_symmetries > 0 && !g->symmetries))
         return err_set(err, errlen, KZ_EINVAL, "game %s: n_symmetries %d is not in 0..%d", n,

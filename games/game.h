@@ -213,6 +213,11 @@ struct game_def {
      * capture (compulsory capture): the baseline players' quiescence searches
      * such positions on instead of evaluating them. */
     bool (*must_capture)(const game_state *s);
+    /* Optional (0 and NULL: the planes flattened, C * H * W features): the
+     * features a tree model (nn/gbdt.h) sees, n_features floats computed
+     * from one position's canonical planes (C, H, W) into out. */
+    int n_features;
+    void (*features)(const float *planes, float *out);
 };
 
 /* The built-in games, the default first (games/registry.c, the one file that

@@ -1,9 +1,12 @@
 /* evaluator: the uniform evaluator and the network's. See evaluator.h. */
 #include "nn/evaluator.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/gbdt.h"
 #include "nn/model.h"
 #include "nn/modelfile.h"
 #include "common/util.h"
@@ -23,7 +26,8 @@ evaluator evaluator_uniform(const game_def *g)
 }
 
 struct evaluator_net {
-    model_eval *eval;  /* the folded network */
+    model_eval *eval;  /* the folded network, or NULL for trees */
+    gbdt_eval *trees;  /* the tree walker (a GBDT model file), or NULL */
     int max_batch;     /* largest batch */
     uint32_t version;  /* the model's version */
     uint64_t checksum; /* the model's weights checksum */
@@ -62,7 +66,55 @@ evaluator_net *evaluator_net_new_precision(const model *m, int max_batch, int pr
     return s_net_new(m, max_batch, precision);
 }
 
-const char *evaluator_net_path(const evaluator_net *e) { return model_eval_path(e->eval); }
+const char *evaluator_net_path(const evaluator_net *e)
+{
+    return e->trees ? "gbdt-walker" : model_eval_path(e->eval);
+}
+
+const char *evaluator_net_kind(const evaluator_net *e) { return e->trees ? "gbdt" : "net"; }
+
+/* The evaluator of a GBDT model's bytes. */
+static int s_gbdt_from_bytes(const uint8_t *buf, size_t len, const game_def *g, int max_batch,
+                             evaluator_net **out, char *err, size_t errlen)
+{
+    gbdt *m = NULL;
+    int rc = gbdt_from_bytes(buf, len, g, &m, err, errlen);
+    if (rc)
+        return rc;
+    evaluator_net *e = max_batch >= 1 ? calloc(1, sizeof *e) : NULL;
+    if (e) {
+        e->trees = gbdt_eval_new(m, g, max_batch);
+        e->max_batch = max_batch;
+        e->version = gbdt_version(m);
+        e->checksum = gbdt_checksum(m);
+    }
+    gbdt_destroy(&m);
+    if (!e || !e->trees) {
+        free(e);
+        return err_set(err, errlen, KZ_ENOMEM, "out of memory for an evaluator of batch %d",
+                       max_batch);
+    }
+    *out = e;
+    return 0;
+}
+
+int evaluator_net_from_bytes(const uint8_t *buf, size_t len, const game_def *g, int max_batch,
+                             int precision, evaluator_net **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (gbdt_is_file(buf, len))
+        return s_gbdt_from_bytes(buf, len, g, max_batch, out, err, errlen);
+    model *m = NULL;
+    int rc = modelfile_from_bytes(buf, len, g, &m, err, errlen);
+    if (rc)
+        return rc;
+    *out = s_net_new(m, max_batch, precision);
+    model_destroy(&m);
+    if (!*out)
+        return err_set(err, errlen, KZ_ENOMEM, "out of memory for an evaluator of batch %d",
+                       max_batch);
+    return 0;
+}
 
 int evaluator_net_load(const char *path, const game_def *g, int max_batch, evaluator_net **out,
                        char *err, size_t errlen)
@@ -71,10 +123,40 @@ int evaluator_net_load(const char *path, const game_def *g, int max_batch, evalu
                                         errlen);
 }
 
+/* Whether the file at path starts with a GBDT model file's magic (read:
+ * its first bytes only). */
+static bool s_file_is_gbdt(const char *path)
+{
+    uint8_t head[8];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return gbdt_is_file(head, n);
+}
+
 int evaluator_net_load_precision(const char *path, const game_def *g, int max_batch,
                                  int precision, evaluator_net **out, char *err, size_t errlen)
 {
     *out = NULL;
+    /* A GBDT file by its magic; anything else is read as a network's (whose
+     * loader names what is wrong with it). */
+    if (s_file_is_gbdt(path)) {
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        char why[400];
+        int rc = file_read_max(path, GBDT_MAX_BYTES, &buf, &len);
+        if (rc)
+            err_set(why, sizeof why, rc, "%s", rc == KZ_EFULL ? "larger than any model file"
+                                                              : err_str(rc));
+        else
+            rc = s_gbdt_from_bytes(buf, len, g, max_batch, out, why, sizeof why);
+        free(buf);
+        if (rc)
+            err_set(err, errlen, rc, "model file '%s': %s", path, why);
+        return rc;
+    }
     model *m = NULL;
     int rc = modelfile_load(path, g, &m, err, errlen);
     if (rc != 0)
@@ -87,27 +169,12 @@ int evaluator_net_load_precision(const char *path, const game_def *g, int max_ba
     return 0;
 }
 
-int evaluator_net_from_bytes(const uint8_t *buf, size_t len, const game_def *g, int max_batch,
-                             int precision, evaluator_net **out, char *err, size_t errlen)
-{
-    *out = NULL;
-    model *m = NULL;
-    int rc = modelfile_from_bytes(buf, len, g, &m, err, errlen);
-    if (rc != 0)
-        return rc;
-    *out = s_net_new(m, max_batch, precision);
-    model_destroy(&m);
-    if (!*out)
-        return err_set(err, errlen, KZ_ENOMEM, "out of memory for an evaluator of batch %d",
-                       max_batch);
-    return 0;
-}
-
 void evaluator_net_destroy(evaluator_net **pe)
 {
     if (!pe || !*pe)
         return;
     model_eval_destroy(&(*pe)->eval);
+    gbdt_eval_destroy(&(*pe)->trees);
     free(*pe);
     *pe = NULL;
 }
@@ -117,7 +184,10 @@ static int s_net_run(void *ctx, const float *planes, int B, float *logits, float
     evaluator_net *e = ctx;
     if (B < 0 || B > e->max_batch)
         return KZ_EINVAL;
-    model_eval_run(e->eval, planes, B, logits, values);
+    if (e->trees)
+        gbdt_eval_run(e->trees, planes, B, logits, values);
+    else
+        model_eval_run(e->eval, planes, B, logits, values);
     return 0;
 }
 

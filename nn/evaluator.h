@@ -5,9 +5,10 @@
  * these arrays is an evaluator, so that search is testable without training.
  *
  * Implementations here: evaluator_uniform (all logits 0, every value 0: the
- * priors become uniform over the legal actions) and, over the network
- * (model.h), evaluator_net: a folded-batch-norm model_eval behind this
- * interface.
+ * priors become uniform over the legal actions) and evaluator_net, over
+ * either kind of model: the network (model.h, a folded-batch-norm
+ * model_eval) or gradient-boosted trees (gbdt.h, the tree walker), chosen
+ * by the model file's magic.
  *
  * Threads: an evaluator is used by one thread at a time (its ctx holds the
  * workspace). The struct is a small value: copy it freely; ctx is borrowed. */
@@ -40,7 +41,8 @@ evaluator evaluator_uniform(const game_def *g);
 typedef struct evaluator_net evaluator_net;
 /* NULL when max_batch < 1 or out of memory. Caller owns the result. */
 evaluator_net *evaluator_net_new(const struct model *m, int max_batch);
-/* Loads a model file for game g (modelfile_load) and makes its evaluator.
+/* Loads a model file for game g (modelfile_load, or gbdt_load for a GBDT
+ * model file) and makes its evaluator.
  * 0, or the loader's error (errno, KZ_EVERSION, KZ_EMISMATCH, KZ_ECORRUPT)
  * or KZ_ENOMEM, with a one-line message in err. Caller owns *out. */
 int evaluator_net_load(const char *path, const game_def *g, int max_batch, evaluator_net **out,
@@ -51,18 +53,22 @@ int evaluator_net_load(const char *path, const game_def *g, int max_batch, evalu
 #define EVALUATOR_PRECISION_DEFAULT (-1)
 int evaluator_net_load_precision(const char *path, const game_def *g, int max_batch,
                                  int precision, evaluator_net **out, char *err, size_t errlen);
-/* Model file bytes (modelfile.h's form, checked against game g) to an
- * evaluator of up to max_batch positions with the given precision (as
- * evaluator_net_load_precision's): the one way from a model's bytes to
- * something the search can call, used by the worker, the coordinator, kz
- * and the benchmarks; where a second kind of model plugs in. 0, or the
- * loader's error (KZ_EVERSION, KZ_EMISMATCH, KZ_ECORRUPT) or KZ_ENOMEM, with
- * a one-line message in err. Caller owns *out. */
+/* Model file bytes (modelfile.h's form, or a GBDT model's, gbdt.h: told
+ * apart by the magic; checked against game g) to an evaluator of up to
+ * max_batch positions with the given precision (as
+ * evaluator_net_load_precision's; trees ignore it): the one way from a
+ * model's bytes to something the search can call, used by the worker, the
+ * coordinator, kz and the benchmarks; where the second kind of model plugs
+ * in. 0, or the loader's error (KZ_EVERSION, KZ_EMISMATCH, KZ_ECORRUPT) or
+ * KZ_ENOMEM, with a one-line message in err. Caller owns *out. */
 int evaluator_net_from_bytes(const uint8_t *buf, size_t len, const game_def *g, int max_batch,
                              int precision, evaluator_net **out, char *err, size_t errlen);
+/* The kind of model behind e: "net" or "gbdt". */
+const char *evaluator_net_kind(const evaluator_net *e);
 /* evaluator_net_new with a precision (as evaluator_net_load_precision's). */
 evaluator_net *evaluator_net_new_precision(const struct model *m, int max_batch, int precision);
-/* What computes it: model_eval_path's "avx512-fp32", "avx512-bf16", "openblas-fp32". */
+/* What computes it: model_eval_path's "avx512-fp32", "avx512-bf16", "openblas-fp32",
+ * or "gbdt-walker" for trees. */
 const char *evaluator_net_path(const evaluator_net *e);
 /* Frees the evaluator and sets *e to NULL; NULL-safe. */
 void evaluator_net_destroy(evaluator_net **e);

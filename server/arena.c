@@ -22,6 +22,7 @@
 #include "play/match.h"
 #include "nn/model.h"
 #include "nn/modelfile.h"
+#include "nn/modelkind.h"
 #include "common/util.h"
 
 #define ARENA_MAGIC "KZA1"
@@ -323,10 +324,8 @@ int arena_add_candidate(coord *c, const wire_candidate_submit *cs, wire_candidat
         return KZ_ECORRUPT;
     }
     /* Only models workers can load: a valid model file for this game. */
-    model *m0 = NULL;
     char merr[200];
-    int mrc = modelfile_from_bytes(cs->blob, cs->blob_len, c->g, &m0, merr, sizeof merr);
-    model_destroy(&m0);
+    int mrc = modelkind_check(cs->blob, cs->blob_len, c->g, NULL, merr, sizeof merr);
     if (mrc) {
         snprintf(err, errlen, "candidate is not a usable model: %s", merr);
         return KZ_EINVAL;

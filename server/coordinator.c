@@ -18,6 +18,7 @@
 
 #include "nn/model.h"
 #include "nn/modelfile.h"
+#include "nn/modelkind.h"
 #include "search/player.h"
 #include "play/recheck.h"
 #include "play/selfplay.h"
@@ -149,14 +150,10 @@ static int s_initial_blob(coord *c, uint8_t **blob, size_t *len)
 {
     char err[256];
     if (c->cfg.initial_model[0]) {
-        model *m = NULL;
-        int rc = modelfile_load(c->cfg.initial_model, c->g, &m, err, sizeof err);
-        if (rc) {
+        int rc = modelkind_read_file(c->cfg.initial_model, c->g, blob, len, NULL, err,
+                                     sizeof err);
+        if (rc)
             log_error("initial_model: %s", err);
-            return rc;
-        }
-        rc = modelfile_to_bytes(m, blob, len);
-        model_destroy(&m);
         return rc;
     }
     model_arch a;
@@ -1096,13 +1093,11 @@ static int s_check_store_game(coord *c)
     if (store_latest_model(c->st) > 0) {
         uint8_t *blob = NULL;
         size_t n = 0;
-        model *m = NULL;
         char why[300] = "";
         rc = store_get_model(c->st, 1, &blob, &n, NULL);
         if (rc == 0)
-            rc = modelfile_from_bytes(blob, n, c->g, &m, why, sizeof why);
+            rc = modelkind_check(blob, n, c->g, NULL, why, sizeof why);
         free(blob);
-        model_destroy(&m);
         if (rc) {
             log_error("the store in %s is not one of %s games: its model 1: %s",
                       c->cfg.data_dir, c->g->name, why[0] ? why : err_str(rc));

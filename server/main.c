@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -14,6 +15,7 @@
 #include "play/match.h"
 #include "nn/model.h"
 #include "nn/modelfile.h"
+#include "nn/modelkind.h"
 #include "common/util.h"
 #include "net/wire.h"
 
@@ -222,9 +224,10 @@ static int s_check_settings(const coord_config *cfg, char *err, size_t errlen)
         return KZ_EINVAL;
     }
     if (cfg->initial_model[0]) {
-        model *m = NULL;
-        int rc = modelfile_load(cfg->initial_model, g, &m, why, sizeof why);
-        model_destroy(&m);
+        uint8_t *blob = NULL;
+        size_t blen = 0;
+        int rc = modelkind_read_file(cfg->initial_model, g, &blob, &blen, NULL, why, sizeof why);
+        free(blob);
         if (rc) {
             snprintf(err, errlen, "initial_model: %s", why);
             return rc;

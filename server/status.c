@@ -38,6 +38,7 @@
 #include "server/coordinator.h"
 #include "play/engine.h"
 #include "nn/modelfile.h"
+#include "nn/modelkind.h"
 #include "common/util.h"
 #include "play/webpages.h"
 
@@ -687,7 +688,7 @@ void status_serve(coord *c)
     int rc = store_get_model(c->st, v, &blob, &len, &info);
     if (rc)
         snprintf(why, sizeof why, "model version %u cannot be read: %s", v, err_str(rc));
-    else if ((rc = modelfile_stamp(blob, len, v, info.parent, &out, &outlen, why, sizeof why)))
+    else if ((rc = modelkind_stamp(blob, len, v, info.parent, &out, &outlen, why, sizeof why)))
         log_warn("model version %u cannot be served: %s", v, why);
     free(blob);
     pthread_mutex_lock(&c->snap_lock);

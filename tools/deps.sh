@@ -16,8 +16,9 @@ if command -v pkg-config >/dev/null 2>&1; then
     need_pkg openblas libopenblas-dev
     need_pkg criterion libcriterion-dev
     need_pkg libmicrohttpd libmicrohttpd-dev
+    need_pkg xgboost libxgboost-dev
 else
-    missing="$missing libzmq3-dev libprotobuf-c-dev liblmdb-dev libopenblas-dev libcriterion-dev libmicrohttpd-dev"
+    missing="$missing libzmq3-dev libprotobuf-c-dev liblmdb-dev libopenblas-dev libcriterion-dev libmicrohttpd-dev libxgboost-dev"
 fi
 [ -z "$missing" ] && exit 0
 echo "deps: installing missing Debian packages:$missing" >&2

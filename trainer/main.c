@@ -20,7 +20,9 @@
 #include "net/client.h"
 #include "common/config.h"
 #include "nn/model.h"
+#include "nn/gbdt.h"
 #include "nn/modelfile.h"
+#include "nn/modelkind.h"
 #include "trainer/trainer.h"
 #include "common/util.h"
 #include "net/wire.h"
@@ -92,11 +94,22 @@ static const config_option s_own_options[] = {
     {"stats_s", CONFIG_DOUBLE, "5", 0.1, 86400, O(stats_s), "period of the TrainerStats report"},
     {"log_s", CONFIG_DOUBLE, "30", 0.1, 86400, O(log_s), "period of the progress line"},
     {"max_steps", CONFIG_INT, "0", 0, 1e12, O(max_steps),
-     "stop cleanly once the step count reaches this (0 = never)"},
+     "stop cleanly once the step count reaches this (0 = never; trees: trainings)"},
+    {"model_kind", CONFIG_STRING, "", 0, 0, O(model_kind),
+     "net or gbdt: the kind of model trained (\"\" = the start model's: checkpoint, "
+     "init_model or the coordinator's best)"},
+    {"gbdt_window", CONFIG_INT, "16384", 16, 10000000, O(gbdt_window),
+     "trees: the latest samples kept and trained on"},
+    {"gbdt_samples_per_candidate", CONFIG_INT, "4096", 1, 100000000,
+     O(gbdt_samples_per_candidate), "trees: fresh samples between trainings (each a candidate)"},
+    {"gbdt_rounds", CONFIG_INT, "40", 1, 100000, O(gbdt_rounds),
+     "trees: boosting rounds (trees) per forest"},
+    {"gbdt_depth", CONFIG_INT, "6", 1, 32, O(gbdt_depth), "trees: deepest tree"},
+    {"gbdt_eta", CONFIG_DOUBLE, "0.3", 0.001, 1, O(gbdt_eta), "trees: learning rate"},
 };
 #undef O
 #define N_OWN (sizeof s_own_options / sizeof s_own_options[0])
-#define N_OPTIONS_MAX 64 /* rows of the joined table at most */
+#define N_OPTIONS_MAX 96 /* rows of the joined table at most */
 
 static config_option s_options[N_OPTIONS_MAX]; /* the whole table (s_table) */
 static size_t s_n_options;                    /* rows in s_options */
@@ -163,6 +176,10 @@ typedef struct tr {
     uint64_t log_samples;      /* samples since the last progress line */
     double log_time;           /* training seconds since the last progress line */
     bool offline_logged;       /* "not answering" said once */
+    int kind;                  /* MODEL_KIND_NET or _GBDT, -1 while unknown (the best's) */
+    uint8_t *start_blob;       /* trees: the coordinator's best when it is trees, else NULL */
+    size_t start_len;          /* bytes in start_blob */
+    uint32_t start_version;    /* the best's version (trees' parent) */
 } tr;
 
 static volatile sig_atomic_t s_stop; /* signal_catch_stop: the first stop signal */
@@ -543,6 +560,8 @@ static int s_start_model(tr *t)
 {
     char err[512];
     struct stat sb;
+    if (t->kind == MODEL_KIND_GBDT)
+        goto best; /* trees without a checkpoint or init_model: the best's version */
     if (stat(t->ckpt, &sb) == 0) {
         int rc = modelfile_load(t->ckpt, t->g, &t->m, err, sizeof err);
         if (rc) {
@@ -571,6 +590,7 @@ static int s_start_model(tr *t)
         model_set_version(t->m, 0, t->lineage);
         return 0;
     }
+best:
     /* The coordinator's best, as long as it takes. */
     log_info("no checkpoint in %s and no init_model: asking the coordinator for its best model",
              t->cfg.checkpoint_dir);
@@ -590,6 +610,19 @@ static int s_start_model(tr *t)
         }
         s_online(t);
         uint32_t v = info.version;
+        if (t->kind == MODEL_KIND_GBDT || gbdt_is_file(blob, len)) {
+            /* Trees are trained by trainer_gbdt_run: from the best if it is
+             * trees, else from none with the best as parent. */
+            t->kind = MODEL_KIND_GBDT;
+            t->start_version = v;
+            if (gbdt_is_file(blob, len)) {
+                t->start_blob = blob;
+                t->start_len = len;
+            } else {
+                free(blob);
+            }
+            return 0;
+        }
         rc = modelfile_from_bytes(blob, len, t->g, &t->m, err, sizeof err);
         free(blob);
         if (rc) {
@@ -604,6 +637,49 @@ static int s_start_model(tr *t)
                  (unsigned long long)model_step(t->m));
         return 0;
     }
+}
+
+/* The kind of model to train: the setting model_kind, else the checkpoint's
+ * (checkpoint.kzg: trees, checkpoint.kzm: a network), else init_model's,
+ * else -1 (the coordinator's best decides, in s_start_model). A trees start
+ * file is read and checked here. 0 or KZ_EINVAL with err. */
+static int s_resolve_kind(tr *t, char *err, size_t errlen)
+{
+    char kzg[CONFIG_STR_MAX + 32];
+    snprintf(kzg, sizeof kzg, "%s/checkpoint.kzg", t->cfg.checkpoint_dir);
+    struct stat sb;
+    model_kind k;
+    t->kind = -1;
+    if (t->cfg.model_kind[0]) {
+        if (modelkind_parse(t->cfg.model_kind, &k))
+            return err_set(err, errlen, KZ_EINVAL, "model_kind: '%.40s' is not net or gbdt",
+                           t->cfg.model_kind);
+        t->kind = (int)k;
+    } else if (stat(kzg, &sb) == 0) {
+        t->kind = MODEL_KIND_GBDT;
+    } else if (stat(t->ckpt, &sb) == 0) {
+        t->kind = MODEL_KIND_NET;
+    } else if (t->cfg.init_model[0]) {
+        uint8_t head[8];
+        FILE *f = fopen(t->cfg.init_model, "rb");
+        size_t n = f ? fread(head, 1, sizeof head, f) : 0;
+        if (f)
+            fclose(f);
+        t->kind = gbdt_is_file(head, n) ? MODEL_KIND_GBDT : MODEL_KIND_NET;
+    }
+    if (t->kind != MODEL_KIND_GBDT)
+        return 0;
+    const char *start = stat(kzg, &sb) == 0 ? kzg : t->cfg.init_model;
+    if (!start[0])
+        return 0;
+    gbdt *m = NULL;
+    char why[400];
+    int rc = gbdt_load(start, t->g, &m, why, sizeof why);
+    gbdt_destroy(&m);
+    if (rc)
+        return err_set(err, errlen, rc, "%s: %s", start == kzg ? "checkpoint" : "init_model",
+                       why);
+    return 0;
 }
 
 /* Step 1 of the start-up: the settings, checked before anything is logged
@@ -672,7 +748,8 @@ static int s_settings(tr *t, int argc, char **argv)
     }
     snprintf(t->ckpt, sizeof t->ckpt, "%s/checkpoint.kzm", t->cfg.checkpoint_dir);
     snprintf(t->ema_path, sizeof t->ema_path, "%s/ema.kzm", t->cfg.checkpoint_dir);
-    if (s_check_start_file(t, err, sizeof err)) {
+    if ((rc = s_resolve_kind(t, err, sizeof err)) != 0 ||
+        (t->kind != MODEL_KIND_GBDT && s_check_start_file(t, err, sizeof err))) {
         fprintf(stderr, "kz-trainer: %s\n", err);
         return 2;
     }
@@ -874,6 +951,7 @@ static void s_free(tr *t)
     free(t->ab.material);
     free(t->ab.material_w);
     free(t->cand);
+    free(t->start_blob);
     model_train_destroy(&t->t);
     model_destroy(&t->m);
     model_destroy(&t->ema);
@@ -896,9 +974,17 @@ int main(int argc, char **argv)
     config_log(s_options, s_n_options, &t.cfg);
     signal_catch_stop(&s_stop); /* step 2: stop after the step under way */
     rc = s_connect(&t);
-    /* Step 4: the start model (the checkpoint, init_model or the best). */
-    if (rc == 0 && s_start_model(&t))
+    /* Step 4: the start model (the checkpoint, init_model or the best); trees
+     * go their own way (trainer_gbdt_run) from there. */
+    struct stat sb;
+    char kzg[CONFIG_STR_MAX + 32];
+    snprintf(kzg, sizeof kzg, "%s/checkpoint.kzg", t.cfg.checkpoint_dir);
+    bool tree_file = t.kind == MODEL_KIND_GBDT && (t.cfg.init_model[0] || stat(kzg, &sb) == 0);
+    if (rc == 0 && !tree_file && s_start_model(&t))
         rc = s_stop ? 0 : 1;
+    else if (rc == 0 && t.kind == MODEL_KIND_GBDT)
+        rc = trainer_gbdt_run(&t.cfg, t.g, t.c, &s_stop, t.start_blob, t.start_len,
+                              t.start_version);
     else if (rc == 0 && (rc = s_alloc(&t)) == 0 && (rc = s_resubmit(&t)) == 0)
         rc = s_finish(&t, s_train(&t));
     s_free(&t);

@@ -4,6 +4,9 @@
  *   main.c   settings table, signals, start (checkpoint, file or the
  *            coordinator's best), the training loop: pacing, steps,
  *            candidates, checkpoints, stats
+ *   gbdt.c   the loop for tree models (model_kind gbdt): a ring of samples,
+ *            a training by XGBoost every gbdt_samples_per_candidate fresh
+ *            ones, checkpoint.kzg, candidates
  *   batch.c  a BatchReply (packed positions, sparse canonical policies, z,
  *            q, auxiliary targets) into the dense arrays model_train_step
  *            takes: the value target's q + z mix (or the endgame tables'
@@ -14,6 +17,7 @@
 #ifndef KZ_TRAINER_TRAINER_H
 #define KZ_TRAINER_TRAINER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -60,7 +64,13 @@ typedef struct trainer_config {
     long wait_ms;                        /* poll period while waiting */
     double stats_s;                      /* TrainerStats period */
     double log_s;                        /* progress line period */
-    long max_steps;                      /* stop at this step, 0 never */
+    long max_steps;                      /* stop at this step (trees: training), 0 never */
+    char model_kind[CONFIG_STR_MAX];     /* "net", "gbdt", "" = the start model's kind */
+    long gbdt_window;                    /* trees: samples kept for training */
+    long gbdt_samples_per_candidate;     /* trees: fresh samples between trainings */
+    long gbdt_rounds;                    /* trees: boosting rounds per forest */
+    long gbdt_depth;                     /* trees: deepest tree */
+    double gbdt_eta;                     /* trees: learning rate */
     client_config client;                /* coordinator connection (role, game set in
                                             main.c) */
 } trainer_config;
@@ -116,5 +126,14 @@ int batch_fill(const game_def *g, const wire_batch_reply *b, bool augment, float
 int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool augment, float q_weight,
                    const tb_set *tb, rng_t *rng, float *x, float *pi, float *z,
                    const batch_aux *aux, int max, batch_counts *counts);
+
+/* The loop for tree models (gbdt.c): starts from checkpoint.kzg in
+ * checkpoint_dir, init_model, start_blob (the coordinator's best when it is
+ * trees: its bytes and version; NULL: none) or no trees, and trains until
+ * *stop or max_steps trainings. c is connected; everything is borrowed.
+ * Returns the exit status (0 clean, 1 fatal). */
+int trainer_gbdt_run(const trainer_config *cfg, const game_def *g, client *c,
+                     volatile sig_atomic_t *stop, const uint8_t *start_blob, size_t start_len,
+                     uint32_t start_version);
 
 #endif

@@ -9,7 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "nn/evaluator.h"
+#include "nn/model.h"
 #include "nn/modelfile.h"
+#include "nn/modelkind.h"
 #include "common/util.h"
 #include "net/wire.h"
 #include "worker/worker.h"
@@ -27,12 +30,6 @@ struct netcache {
     int n_bad;                   /* entries written (ring) */
     bool forge_model;            /* tests: random networks in place of the models */
 };
-
-static int s_run(void *ctx, const float *planes, int B, float *logits, float *values)
-{
-    model_eval_run(ctx, planes, B, logits, values);
-    return 0;
-}
 
 netcache *netcache_new(const game_def *g, const char *dir, int keep, int max_batch)
 {
@@ -54,7 +51,7 @@ static void s_free_net(wnet **pn)
 {
     if (!*pn)
         return;
-    model_eval_destroy(&(*pn)->eval);
+    evaluator_net_destroy(&(*pn)->net);
     free(*pn);
     *pn = NULL;
 }
@@ -171,9 +168,9 @@ static int s_load(netcache *nc, uint32_t version, uint64_t sum, const uint8_t *b
                  NETCACHE_MAX);
         return KZ_EFULL;
     }
-    model *m = NULL;
     char merr[256];
-    int rc = modelfile_from_bytes(blob, len, nc->g, &m, merr, sizeof merr);
+    modelkind_info info;
+    int rc = modelkind_check(blob, len, nc->g, &info, merr, sizeof merr);
     if (rc) {
         snprintf(err, errlen, "model %u (%zu bytes) is not a usable model: %s", (unsigned)version,
                  len, merr);
@@ -183,26 +180,33 @@ static int s_load(netcache *nc, uint32_t version, uint64_t sum, const uint8_t *b
     wnet *n = xcalloc(1, sizeof *n);
     n->version = version;
     n->checksum = sum;
-    if (nc->forge_model) {
-        model *fake = model_new(model_get_arch(m), 0xf04e + version);
-        if (fake) {
-            model_destroy(&m);
-            m = fake;
+    snprintf(n->arch, sizeof n->arch, "%s", info.describe);
+    if (nc->forge_model && info.kind == MODEL_KIND_NET) {
+        /* Tests: a random network of the model's shape in its place. */
+        model *m = NULL;
+        if (modelfile_from_bytes(blob, len, nc->g, &m, merr, sizeof merr) == 0) {
+            model *fake = model_new(model_get_arch(m), 0xf04e + version);
+            n->net = evaluator_net_new(fake ? fake : m, nc->max_batch);
+            model_destroy(&fake);
         }
+        model_destroy(&m);
+        rc = n->net ? 0 : KZ_ENOMEM;
+    } else {
+        /* The one way from a model's bytes to an evaluator, of either kind. */
+        rc = evaluator_net_from_bytes(blob, len, nc->g, nc->max_batch,
+                                      EVALUATOR_PRECISION_DEFAULT, &n->net, merr, sizeof merr);
     }
-    n->eval = model_eval_new(m, nc->max_batch);
-    model_arch_describe(model_get_arch(m), n->arch, sizeof n->arch);
-    model_destroy(&m);
-    if (!n->eval) {
+    if (rc) {
         free(n);
-        snprintf(err, errlen, "model %u: out of memory for its evaluator", (unsigned)version);
-        return KZ_ENOMEM;
+        snprintf(err, errlen, "model %u: no evaluator: %s", (unsigned)version,
+                 rc == KZ_ENOMEM ? "out of memory" : merr);
+        return rc == KZ_ENOMEM ? KZ_ENOMEM : KZ_ECORRUPT;
     }
-    n->dn.ev = (evaluator){.run = s_run, .ctx = n->eval, .max_batch = nc->max_batch};
-    n->dn.arith = model_eval_path(n->eval);
+    n->dn.ev = evaluator_net_get(n->net);
+    n->dn.arith = evaluator_net_path(n->net);
     nc->nets[slot] = n;
     log_info("model %u loaded (%s, %s, from %s)", (unsigned)version, n->arch,
-             model_eval_path(n->eval), from);
+             evaluator_net_path(n->net), from);
     *out = n;
     return 0;
 }

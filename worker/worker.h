@@ -56,11 +56,11 @@ typedef struct worker_config {
 typedef struct wnet {
     uint32_t version;    /* registry version */
     uint64_t checksum;   /* wire_blob_checksum of its blob */
-    model_eval *eval;    /* inference workspace (owned) */
-    driver_net dn;       /* evaluator over eval for the driver; dn.refs: its searches and the
+    struct evaluator_net *net; /* the model's evaluator, network or trees (owned) */
+    driver_net dn;       /* evaluator over net for the driver; dn.refs: its searches and the
                             arena queue's holds; dn.pinned: the self-play model, kept while
                             unused */
-    char arch[96];       /* model_arch_describe */
+    char arch[200];      /* modelkind_info's describe: the architecture or the forests */
 } wnet;
 
 typedef struct netcache netcache;

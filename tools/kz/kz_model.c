@@ -13,7 +13,9 @@
 #include "games/game.h"
 #include "tools/kz/kz.h"
 #include "nn/model.h"
+#include "nn/gbdt.h"
 #include "nn/modelfile.h"
+#include "nn/modelkind.h"
 #include "common/util.h"
 
 /* Loads a model file for the default game or prints why not (exit status 2). */
@@ -37,7 +39,7 @@ static int s_model_init(int argc, char **argv)
     static const char usage[] =
         "usage: kz model init [--game G] [--blocks N] [--filters F] [--value_hidden H]\n"
         "                     [--seed S] [--opp_policy_filters N] [--material_filters N]\n"
-        "                     [--version V] [--force] OUT\n\n"
+        "                     [--version V] [--kind net|gbdt] [--force] OUT\n\n"
         "Writes a new model with random weights (He initialisation, reproducible from\n"
         "the seed) for the game's input and action shapes to OUT, atomically. Defaults\n"
         "are the specification's: 6 blocks of 64 filters, value head 64 wide, seed 1,\n"
@@ -45,7 +47,10 @@ static int s_model_init(int argc, char **argv)
         "--opp_policy_filters and --material_filters add the auxiliary heads that\n"
         "training uses (the opponent's next policy, the final material; 0 = none,\n"
         "the default; 2 and 1 are the usual widths): inference skips them, the\n"
-        "trainer trains them (docs/trainer.md).\n";
+        "trainer trains them (docs/trainer.md).\n"
+        "--kind gbdt writes gradient-boosted trees (nn/gbdt.h) without trees yet\n"
+        "(values 0, uniform policy): the start of a cluster whose trainer trains\n"
+        "trees (its initial_model, or the trainer's init_model).\n";
     /* The architecture's rows keep model_arch_default's values unless given. */
     typedef struct init_opts {
         long blocks, filters, value_hidden; /* the architecture's */
@@ -54,6 +59,7 @@ static int s_model_init(int argc, char **argv)
         long version;                       /* written into the file */
         bool force;                         /* replace an existing OUT */
         char game[CONFIG_STR_MAX];          /* the game */
+        char kind[CONFIG_STR_MAX];          /* "net" or "gbdt" */
     } init_opts;
     static const config_option rows[] = {
         KZ_GAME_OPTION(init_opts, game),
@@ -72,6 +78,8 @@ static int s_model_init(int argc, char **argv)
          "model version written into the file (0 = unversioned)"},
         {"force", CONFIG_BOOL, "false", 0, 0, offsetof(init_opts, force),
          "replace an existing OUT"},
+        {"kind", CONFIG_STRING, "net", 0, 0, offsetof(init_opts, kind),
+         "net (a network) or gbdt (gradient-boosted trees, none yet)"},
     };
     model_arch a;
     model_arch_default(&a, game_default());
@@ -104,6 +112,27 @@ static int s_model_init(int argc, char **argv)
     if (!force && stat(out, &st) == 0)
         return kz_usage_error("model init: '%s' exists; use --force to replace it", out);
     char err[200];
+    model_kind kind;
+    if (modelkind_parse(o.kind, &kind))
+        return kz_usage_error("model init: --kind '%.40s' is not net or gbdt", o.kind);
+    if (kind == MODEL_KIND_GBDT) {
+        gbdt *t = gbdt_new(g);
+        if (!t)
+            return kz_usage_error("model init: out of memory");
+        gbdt_set_version(t, (uint32_t)version, 0);
+        gbdt_set_created_ms(t, (uint64_t)time_wall_ms());
+        int rc = gbdt_save(t, out);
+        char desc[200];
+        gbdt_describe(t, desc, sizeof desc);
+        uint64_t sum = gbdt_checksum(t);
+        gbdt_destroy(&t);
+        if (rc) {
+            fprintf(stderr, "kz: model init: cannot write '%s': %s\n", out, err_str(rc));
+            return 1;
+        }
+        printf("wrote %s: %s, checksum %016" PRIx64 "\n", out, desc, sum);
+        return 0;
+    }
     if (model_arch_check(&a, err, sizeof err))
         return kz_usage_error("model init: %s", err);
     model *m = model_new(&a, (uint64_t)seed);
@@ -151,13 +180,42 @@ static int s_model_info(int argc, char **argv)
     if (nw != 1)
         return kz_usage_error("model info: give exactly one FILE (see kz model info --help)");
     const char *path = words[0];
+    struct stat st;
+    long long bytes = stat(path, &st) == 0 ? (long long)st.st_size : -1;
+    uint8_t head[8];
+    FILE *f = fopen(path, "rb");
+    size_t hn = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f)
+        fclose(f);
+    if (gbdt_is_file(head, hn)) {
+        gbdt *t = NULL;
+        char err[512];
+        if (gbdt_load(path, NULL, &t, err, sizeof err))
+            return kz_usage_error("%s", err);
+        char when[64];
+        s_iso_time((int64_t)gbdt_created_ms(t), when, sizeof when);
+        printf("file:          %s (published, %lld bytes)\n", path, bytes);
+        printf("kind:          gbdt (gradient-boosted trees)\n");
+        printf("game:          %s\n", gbdt_game(t));
+        printf("value trees:   %d (%d nodes)\n", gbdt_tree_count(t, GBDT_VALUE),
+               gbdt_node_count(t, GBDT_VALUE));
+        printf("policy trees:  %d (%d nodes), pointwise: action id + features\n",
+               gbdt_tree_count(t, GBDT_POLICY), gbdt_node_count(t, GBDT_POLICY));
+        char desc[200];
+        gbdt_describe(t, desc, sizeof desc);
+        printf("describe:      %s\n", desc);
+        printf("version:       %u (parent %u)\n", gbdt_version(t), gbdt_parent_version(t));
+        printf("samples:       %" PRIu64 " trained on\n", gbdt_step(t));
+        printf("created:       %s\n", when);
+        printf("checksum:      %016" PRIx64 "\n", gbdt_checksum(t));
+        gbdt_destroy(&t);
+        return 0;
+    }
     model *m = NULL;
     int rc = s_load(path, NULL, &m);
     if (rc)
         return rc;
     const model_arch *a = model_get_arch(m);
-    struct stat st;
-    long long bytes = stat(path, &st) == 0 ? (long long)st.st_size : -1;
     size_t stats = 0;
     for (int i = 0; i < model_tensor_count(m); i++) {
         model_tensor_info ti;
@@ -168,6 +226,7 @@ static int s_model_info(int argc, char **argv)
     s_iso_time(model_created_ms(m), when, sizeof when);
     printf("file:          %s (%s, %lld bytes)\n", path,
            model_optim_kind(m) ? "checkpoint" : "published", bytes);
+    printf("kind:          net (residual network)\n");
     printf("game:          %s\n", a->game);
     printf("architecture:  %d blocks x %d filters, input %dx%dx%d, %d actions\n", a->blocks,
            a->filters, a->in_planes, a->height, a->width, a->actions);
@@ -381,8 +440,8 @@ static int s_model_fetch(int argc, char **argv)
                 line);
         return code == 404 ? 2 : 1;
     }
-    model *m;
-    rc = modelfile_from_bytes(body, len, want, &m, err, sizeof err);
+    modelkind_info mi;
+    rc = modelkind_check(body, len, want, &mi, err, sizeof err);
     if (rc) {
         free(body);
         fprintf(stderr, "kz: model fetch: %s: %s\n", url, err);
@@ -391,15 +450,11 @@ static int s_model_fetch(int argc, char **argv)
     rc = file_write_atomic(out, body, len);
     free(body);
     if (rc) {
-        model_destroy(&m);
         fprintf(stderr, "kz: model fetch: cannot write '%s': %s\n", out, err_str(rc));
         return 1;
     }
-    char desc[200];
-    model_arch_describe(model_get_arch(m), desc, sizeof desc);
-    printf("wrote %s: model version %u (parent %u), %s, %zu bytes\n", out, model_version(m),
-           model_parent_version(m), desc, len);
-    model_destroy(&m);
+    printf("wrote %s: model version %u (parent %u), %s, %zu bytes\n", out, mi.version,
+           mi.parent, mi.describe, len);
     return 0;
 }
 

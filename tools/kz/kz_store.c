@@ -20,6 +20,7 @@
 #include "games/game.h"
 #include "tools/kz/kz.h"
 #include "nn/modelfile.h"
+#include "nn/modelkind.h"
 #include "data/record.h"
 #include "data/store.h"
 #include "data/storecheck.h"
@@ -141,7 +142,7 @@ static int s_export(store *st, const store_stats *s, const char *which, const ch
         return 1;
     }
     char err[400];
-    rc = modelfile_stamp(blob, len, (uint32_t)v, info.parent, &out, &outlen, err, sizeof err);
+    rc = modelkind_stamp(blob, len, (uint32_t)v, info.parent, &out, &outlen, err, sizeof err);
     free(blob);
     if (rc) {
         fprintf(stderr, "kz: store: model %ld in the store: %s\n", v, err);
