@@ -168,11 +168,13 @@ __attribute__((constructor)) static void s_init_tables(void)
     for (int p = 0; p < N; p++)
         for (int d = 0; d < 3; d++) {
             int q = p, k = 0;
+            uint8_t pts[5];
             for (; k < 5 && q >= 0; k++) {
-                T.win_pts[w][k] = (uint8_t)q;
+                pts[k] = (uint8_t)q;
                 q = k < 4 ? T.nb[q][d] : q;
             }
             if (k == 5 && q >= 0) {
+                memcpy(T.win_pts[w], pts, sizeof pts);
                 T.win_at[p][d] = (int16_t)w;
                 for (int j = 0; j < 5; j++) {
                     int x = T.win_pts[w][j];

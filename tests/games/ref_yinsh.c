@@ -12,7 +12,7 @@ static const int HIGH[11] = {5, 7, 8, 9, 10, 10, 11, 11, 11, 11, 10};
 static bool on_board(int l, int n) { return l >= 0 && l <= 10 && n >= LOW[l] && n <= HIGH[l]; }
 
 /* Y1: the index of a point, counting in the order of the list. */
-static int index_of(int l, int n)
+static int index_slow(int l, int n)
 {
     int i = 0;
     for (int a = 0; a < 11; a++)
@@ -24,7 +24,7 @@ static int index_of(int l, int n)
     return -1;
 }
 
-static void point_of(int i, int *l, int *n)
+static void point_slow(int i, int *l, int *n)
 {
     for (int a = 0; a < 11; a++)
         for (int b = LOW[a]; b <= HIGH[a]; b++)
@@ -34,6 +34,17 @@ static void point_of(int i, int *l, int *n)
                 return;
             }
     abort();
+}
+
+/* The same, remembered (filled by count_actions). */
+static int index_memo[11][12], letter_memo[85], number_memo[85];
+
+static int index_of(int l, int n) { return on_board(l, n) ? index_memo[l][n] : -1; }
+
+static void point_of(int i, int *l, int *n)
+{
+    *l = letter_memo[i];
+    *n = number_memo[i];
 }
 
 /* Y2: the three line directions (letter step, number step): +number,
@@ -52,30 +63,48 @@ static bool on_common_line(int i, int j)
 /* Y21's numbers, found by counting once. */
 static int move_number[85][85];
 static int window_number[85][3];
-static int first_move, first_row, first_ring, pass_action, all_actions;
+static int move_from_of[2142], move_to_of[2142], window_point_of[2142], window_dir_of[2142];
+static int first_move, first_row, first_ring, pass_action;
 static bool counted;
 
 static void count_actions(void)
 {
     if (counted)
         return;
+    for (int l = 0; l < 11; l++)
+        for (int n = 0; n < 12; n++)
+            index_memo[l][n] = on_board(l, n) ? index_slow(l, n) : -1;
+    for (int i = 0; i < 85; i++)
+        point_slow(i, &letter_memo[i], &number_memo[i]);
     first_move = 85;
     int k = 0;
     for (int i = 0; i < 85; i++)
         for (int j = 0; j < 85; j++)
-            move_number[i][j] = on_common_line(i, j) ? first_move + k++ : -1;
+            if (on_common_line(i, j)) {
+                move_from_of[first_move + k] = i;
+                move_to_of[first_move + k] = j;
+                move_number[i][j] = first_move + k++;
+            } else {
+                move_number[i][j] = -1;
+            }
     first_row = first_move + k;
     k = 0;
     for (int i = 0; i < 85; i++) {
         int l, n;
         point_of(i, &l, &n);
         for (int d = 0; d < 3; d++)
-            window_number[i][d] =
-                on_board(l + 4 * LINE_DL[d], n + 4 * LINE_DN[d]) ? first_row + k++ : -1;
+            if (on_board(l + 4 * LINE_DL[d], n + 4 * LINE_DN[d])) {
+                window_point_of[first_row + k] = i;
+                window_dir_of[first_row + k] = d;
+                window_number[i][d] = first_row + k++;
+            } else {
+                window_number[i][d] = -1;
+            }
     }
     first_ring = first_row + k;
     pass_action = first_ring + 85;
-    all_actions = pass_action + 1;
+    if (pass_action + 1 > 2142)
+        abort(); /* more actions than Y21 counts */
     counted = true;
 }
 
@@ -247,11 +276,7 @@ void ref_ys_apply(ref_ys *p, int a)
         p->board[l][n] = ring_of(p->side);
         next_turn(p, false);
     } else if (a < first_row) {
-        int from = -1, to = -1;
-        for (int i = 0; i < 85; i++)
-            for (int j = 0; j < 85; j++)
-                if (move_number[i][j] == a)
-                    from = i, to = j;
+        int from = move_from_of[a], to = move_to_of[a];
         point_of(from, &l, &n);
         point_of(to, &l2, &n2);
         int steps = abs(l2 - l) > abs(n2 - n) ? abs(l2 - l) : abs(n2 - n);
@@ -273,13 +298,10 @@ void ref_ys_apply(ref_ys *p, int a)
             next_turn(p, false);
         }
     } else if (a < first_ring) {
-        for (int i = 0; i < 85; i++)
-            for (int d = 0; d < 3; d++)
-                if (window_number[i][d] == a) {
-                    point_of(i, &l, &n);
-                    for (int s = 0; s < 5; s++)
-                        p->board[l + s * LINE_DL[d]][n + s * LINE_DN[d]] = '.';
-                }
+        int d = window_dir_of[a];
+        point_of(window_point_of[a], &l, &n);
+        for (int s = 0; s < 5; s++)
+            p->board[l + s * LINE_DL[d]][n + s * LINE_DN[d]] = '.';
         p->todo = 'x';
         p->acted = true;
     } else if (a < pass_action) {
@@ -343,7 +365,8 @@ int ref_ys_parse_action(const char *text)
         for (int e = 0; e < 2; e++) {
             int from = pts[e], to = pts[1 - e], l, n;
             point_of(from, &l, &n);
-            if (window_number[from][d] >= 0 && index_of(l + 4 * LINE_DL[d], n + 4 * LINE_DN[d]) == to)
+            if (window_number[from][d] >= 0 &&
+                index_of(l + 4 * LINE_DL[d], n + 4 * LINE_DN[d]) == to)
                 return window_number[from][d];
         }
     return -1;
