@@ -926,6 +926,7 @@ static const game_symmetry s_symmetries[SYMS] = {
     .action_count = YS_ACTIONS, .planes = PLANES, .height = GRID, .width = GRID,             \
     .max_legal = 5 * MAX_REACH, .packed_bytes = PACKED, .state_bytes = (int)sizeof(ys_state), \
     .position_chars = 100, .simulations = 200, .dirichlet_alpha = 0.3f,                      \
+    .reasons = s_reasons, .n_reasons = YS_REASON_COUNT, .max_points = 1,                    \
     .n_symmetries = SYMS, .symmetries = s_symmetries, .legal_actions = ys_legal_actions,     \
     .legal_mask = ys_legal_mask, .is_legal = ys_is_legal, .copy = ys_copy,                  \
     .apply = ys_apply, .to_move = ys_to_move, .mid_turn = ys_mid_turn, .ply = ys_ply,        \

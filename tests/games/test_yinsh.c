@@ -656,8 +656,14 @@ Test(yinsh, random_games_agree_with_the_plain_implementation, .timeout = 600)
     cr_assert_gt(reasons[YS_REASON_RINGS], 0);
     cr_assert_gt(reasons[YS_REASON_MARKERS], 0);
     int blitz[YS_REASON_COUNT] = {0};
-    states = s_random_games(&yinsh_blitz_game, 1, games / 4, 27, blitz);
+    long blitz_states = s_random_games(&yinsh_blitz_game, 1, games / 4, 27, blitz);
     cr_assert_gt(blitz[YS_REASON_RINGS], 0);
+    if (env)
+        fprintf(stderr,
+                "yinsh: %d games, %ld states (ends: rings %d, markers %d, blocked %d); "
+                "yinsh-blitz: %d games, %ld states (rings %d, markers %d, blocked %d)\n",
+                games, states, reasons[1], reasons[2], reasons[3], games / 4, blitz_states,
+                blitz[1], blitz[2], blitz[3]);
 }
 
 /* Y24: the engine and the plain implementation count the same trees: from
@@ -762,4 +768,57 @@ Test(yinsh, kz_moves_perft_and_bad_input, .timeout = 120)
         cr_assert(nl && !nl[1], "one line: '%s'", o.err);
         proc_output_free(&o);
     }
+}
+
+/* kz moves names Yinsh's ends; kz play (the legend, a placement, the
+ * engine's reply), kz match with the baselines, and a network of the game's
+ * shape (12 x 11 x 11 in, 2142 out) playing a game. */
+Test(yinsh, kz_play_match_and_a_network, .timeout = 600)
+{
+    proc_output o;
+    char pos[200];
+    snprintf(pos, sizeof pos, "--position=%s w 22 move -", BLOCKED);
+    const char *ended[] = {"moves", "--game=yinsh", pos, "pass", NULL};
+    cr_assert_eq(harness_run_bin("kz", ended, NULL, &o), 0, "%s", o.err);
+    cr_assert_str_eq(o.out, "result: draw (blocked)\n");
+    proc_output_free(&o);
+    const char *play[] = {"play", "--game=yinsh", "--player=greedy", "--color=white",
+                          "--seed=1", NULL};
+    proc_opts po = {.input = "help\nf6\ne5-e8\nquit\n"};
+    cr_assert_eq(harness_run_bin("kz", play, &po, &o), 0, "%s", o.err);
+    cr_assert(strstr(o.out, "You play white; the engine (greedy) plays black"), "%s", o.out);
+    cr_assert(strstr(o.out, "Three rings removed win (Y16)"), "%s", o.out);
+    cr_assert(strstr(o.out, "last: white f6"), "%s", o.out);
+    cr_assert(strstr(o.out, "engine (black) plays "), "%s", o.out);
+    cr_assert(strstr(o.out, "illegal: e5-e8"), "%s", o.out);
+    proc_output_free(&o);
+    const char *match[] = {"match", "--game=yinsh", "alphabeta:2", "random", "--games=2",
+                           "--quiet", NULL};
+    cr_assert_eq(harness_run_bin("kz", match, NULL, &o), 0, "%s", o.err);
+    cr_assert(strstr(o.out, "after 2 games"), "%s", o.out);
+    cr_assert(strstr(o.out, "W/D/L: 2/0/0"), "alpha-beta beats random: %s", o.out);
+    proc_output_free(&o);
+    const char *blitz[] = {"match", "--game=yinsh-blitz", "uct:50", "greedy", "--games=2",
+                           "--quiet", NULL};
+    cr_assert_eq(harness_run_bin("kz", blitz, NULL, &o), 0, "%s", o.err);
+    cr_assert(strstr(o.out, "after 2 games"), "%s", o.out);
+    proc_output_free(&o);
+    char *dir = harness_tmpdir("yinsh-net");
+    cr_assert_not_null(dir);
+    char model[1024], out[1024], model_opt[1100];
+    snprintf(model, sizeof model, "%s/net.kzm", dir);
+    snprintf(out, sizeof out, "--out=%s/games.kzr", dir);
+    snprintf(model_opt, sizeof model_opt, "--model=%s", model);
+    const char *init[] = {"model", "init", "--game=yinsh", "--blocks=1", "--filters=8",
+                          model, NULL};
+    cr_assert_eq(harness_run_bin("kz", init, NULL, &o), 0, "%s", o.err);
+    cr_assert(strstr(o.out, "input 12x11x11, 2142 actions"), "%s", o.out);
+    proc_output_free(&o);
+    const char *sp[] = {"selfplay", "--game=yinsh", model_opt, "--games=1", out,
+                        "--simulations=4", "--seed=3", NULL};
+    cr_assert_eq(harness_run_bin("kz", sp, NULL, &o), 0, "%s", o.err);
+    cr_assert(strstr(o.out, "games: 1 written"), "%s", o.out);
+    proc_output_free(&o);
+    harness_rm_rf(dir);
+    free(dir);
 }
