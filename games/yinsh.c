@@ -884,10 +884,16 @@ static int s_mobility(const ys_state *s, int c)
 
 /* The baselines' evaluation from the mover's view (game.h): a ring removed
  * 1000, a marker on the board 10, a ring destination 3, a row in reach 50,
- * each own minus the opponent's. */
+ * each own minus the opponent's. During placement 0: nothing is scored yet,
+ * the baselines place at random (their ties are broken at random) unless
+ * their search reaches the moves, and every placement opening is level for
+ * the opening books (match_openings keeps the openings whose greedy value
+ * is 0). */
 static long ys_evaluate(const game_state *g)
 {
     const ys_state *s = CS(g);
+    if (s->stage == ST_PLACE)
+        return 0;
     int me = s->side, op = me ^ 1, mk[2] = {0, 0};
     for (int p = 0; p < N; p++)
         if (s->board[p] >= MARK)
