@@ -29,7 +29,8 @@
 #define CELLS (GRID * GRID)
 #define PLANES 12
 #define SYMS 11           /* Y20: besides the identity */
-#define MAX_REACH 27      /* a ring's destinations at most: three lines of 10 */
+#define MAX_REACH 26      /* a ring's destinations at most: the other points of its three
+                             lines, 26 at most (d5 e4-e7 f5 f7 g5-g8 h7) */
 
 enum { EMPTY = 0, RING = 1, MARK = 3 }; /* RING + colour, MARK + colour */
 enum { ST_PLACE = 0, ST_MOVE, ST_ROW, ST_RING };
