@@ -696,7 +696,7 @@ static int s_parse_position(game_state *g, const char *str, char *err, size_t er
 {
     static const char usage[] = "a position is 85 points of . W B w b, then w or b, the rings "
                                 "removed by White and Black (two digits), the stage (place, "
-                                "move, row, ring) and - or the flags a t (Y23)";
+                                "move, row, ring) and the flags - t or at (Y23)";
     game_state t;
     s_init(&t, target);
     ys_state *s = S(&t);
@@ -777,6 +777,10 @@ static int s_parse_position(game_state *g, const char *str, char *err, size_t er
             s_score_end(s, YS_REASON_MARKERS);
         }
     }
+    char again[GAME_POSITION_CHARS + 1];
+    ys_format_position(&t, again, sizeof again);
+    if (strcmp(again, str))
+        return err_set(err, errlen, KZ_EINVAL, "%s; single spaces, flags - t or at", usage);
     *g = t;
     return 0;
 }

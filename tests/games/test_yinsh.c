@@ -501,7 +501,8 @@ Test(yinsh, y23_position_strings)
     char text[200];
     const char *tails[] = {"w 22 move",  "w 22 walk -", "x 22 move -", "w 23 move -",
                            "w 22 move q", "w 22 ring -", "w 2 move -",  "w 22 move - x",
-                           "w 22 place -", "w 33 move -"};
+                           "w 22 place -", "w 33 move -", "w  22 move -", "w 2 2 move -",
+                           "w 22 move  -", "w 22 move -\n"};
     for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
         snprintf(text, sizeof text, "%.85s %s", pos, tails[i]);
         cr_assert_neq(G()->parse_position(&t, text, err, sizeof err), 0, "'%s'", tails[i]);
