@@ -50,7 +50,8 @@
 #define GAME_PACKED_BYTES 32  /* most bytes of a packed position (pack/unpack_planes) */
 #define GAME_POSITION_CHARS 255 /* longest position string of any module (NUL excluded) */
 #define GAME_MAX_PLANE_FLOATS 4096 /* most floats of one state's planes (C * H * W) */
-#define GAME_MAX_SYMMETRIES 7 /* most symmetries besides the identity (the square's dihedral) */
+#define GAME_MAX_SYMMETRIES 11 /* most symmetries besides the identity (the hexagon's
+                                  dihedral, Yinsh) */
 #define GAME_NAME_CHARS 31    /* longest game name (models and records keep 32 bytes) */
 #define GAME_MAX_GAMES 16     /* games registered at most, built-in ones included */
 /* The game of a program that is not told another (its `game` setting's default). */

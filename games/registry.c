@@ -5,6 +5,8 @@
 #include "games/draughts.h"
 #include "games/game.h"
 #include "games/khreibaga.h"
+#include "games/yinsh.h"
 
-const game_def *const game_builtin[] = {&khreibaga_game, &alquerque_game, &draughts_game};
+const game_def *const game_builtin[] = {&khreibaga_game, &alquerque_game, &draughts_game,
+                                        &yinsh_game, &yinsh_blitz_game};
 const int game_n_builtin = (int)(sizeof game_builtin / sizeof game_builtin[0]);

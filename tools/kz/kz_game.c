@@ -23,9 +23,9 @@ int kz_setup(const game_def *g, const char *cmd, const char *position, int argc,
     for (int i = first; i < argc; i++) {
         int a;
         if (g->parse_action(argv[i], &a) != 0)
-            return kz_usage_error(
-                "%s: cannot parse action '%s' (write src-dst, e.g. 7-12, points 0..24)", cmd,
-                argv[i]);
+            return kz_usage_error("%s: cannot parse action '%s' (write actions of %s as "
+                                  "`kz moves --game %s` lists them)", cmd, argv[i], g->name,
+                                  g->name);
         game_result r = g->result(s);
         if (r.over)
             return kz_usage_error("%s: action %d '%s': the game is already over (%s)", cmd,
@@ -52,6 +52,7 @@ typedef struct position_opts {
     char position[CONFIG_STR_MAX]; /* R20 string, "" = the start */
     char game[CONFIG_STR_MAX];     /* the game */
     bool turns;                    /* perft: count whole turns, not hops */
+    char moves[CONFIG_STR_MAX];    /* perft: actions played first, space-separated */
 } position_opts;
 
 /* moves and show read the first two, perft all three. */
@@ -61,6 +62,8 @@ static const config_option s_position_rows[] = {
     KZ_GAME_OPTION(position_opts, game),
     {"turns", CONFIG_BOOL, "false", 0, 0, offsetof(position_opts, turns),
      "count whole turns (a capture sequence one node) instead of hops (R22)"},
+    {"moves", CONFIG_STRING, "", 0, 0, offsetof(position_opts, moves),
+     "play these actions (space-separated) from the position first"},
 };
 
 /* Parses --position, --game (and for perft --turns) and the other words
@@ -69,7 +72,7 @@ static const config_option s_position_rows[] = {
 static int s_parse_position(const char *cmd, const char *usage, int argc, char **argv,
                             position_opts *o, const char **words, size_t *n)
 {
-    size_t rows = strcmp(cmd, "perft") ? 2 : 3;
+    size_t rows = strcmp(cmd, "perft") ? 2 : 4;
     return kz_parse_args(cmd, usage, s_position_rows, rows, o, argc, argv, words, (size_t)argc,
                          n);
 }
@@ -77,9 +80,10 @@ static int s_parse_position(const char *cmd, const char *usage, int argc, char *
 int cmd_perft(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz perft [--game G] [--position P] [--turns] DEPTH\n\n"
+        "usage: kz perft [--game G] [--position P] [--moves \"ACTIONS\"] [--turns] DEPTH\n\n"
         "Counts the leaf nodes of the tree of atomic actions (R22) from P (default:\n"
-        "the start position) for every depth 1..DEPTH, one hop per level (--turns:\n"
+        "the start position; after ACTIONS when given) for every depth 1..DEPTH, one\n"
+        "hop per level (--turns:\n"
         "one turn per level, a capture sequence one node), printing `perft D: N`\n"
         "lines, then the nodes per second over all depths.\n";
     position_opts o;
@@ -98,7 +102,12 @@ int cmd_perft(int argc, char **argv)
     if (!g)
         return 2;
     game_state s;
-    rc = kz_setup(g, "perft", o.position[0] ? o.position : NULL, 0, NULL, 0, &s);
+    char moves[CONFIG_STR_MAX], *mv[CONFIG_STR_MAX / 2], *save = NULL;
+    int n_mv = 0;
+    snprintf(moves, sizeof moves, "%s", o.moves);
+    for (char *t = strtok_r(moves, " ", &save); t; t = strtok_r(NULL, " ", &save))
+        mv[n_mv++] = t;
+    rc = kz_setup(g, "perft", o.position[0] ? o.position : NULL, n_mv, mv, 0, &s);
     if (rc)
         return rc;
     uint64_t nodes = 0;
