@@ -2,9 +2,11 @@
  * The one place above the engines that names them; a new game is one line
  * here and its module beside it in games/. */
 #include "games/alquerque.h"
+#include "games/backgammon.h"
 #include "games/draughts.h"
 #include "games/game.h"
 #include "games/khreibaga.h"
 
-const game_def *const game_builtin[] = {&khreibaga_game, &alquerque_game, &draughts_game};
+const game_def *const game_builtin[] = {&khreibaga_game, &alquerque_game, &draughts_game,
+                                        &backgammon_game};
 const int game_n_builtin = (int)(sizeof game_builtin / sizeof game_builtin[0]);
