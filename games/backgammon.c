@@ -757,6 +757,64 @@ typedef struct {
     int seen_cap;
 } s_walk;
 
+/* A whole move's standard notation: hops in points (25 the bar, 0 off), a
+ * checker's consecutive hops joined when it hits nothing on the way
+ * ("24/20"), the higher origin first, hits marked "*", repeats as "(n)". */
+static void s_notation(const game_state *start, const uint16_t *acts, int depth, char *buf,
+                       size_t len)
+{
+    int from[4], to[4], n = depth;
+    bool hit[4];
+    game_state c = *start;
+    for (int k = 0; k < depth; k++) {
+        const bg_state *cs = CS(&c);
+        int f = acts[k] / 6, t = f - (acts[k] % 6 + 1);
+        hit[k] = t >= 0 && cs->pts[cs->side ^ 1][23 - t] == 1;
+        from[k] = f + 1;
+        to[k] = t < 0 ? 0 : t + 1;
+        bg_apply(&c, acts[k]);
+    }
+    for (bool merged = true; merged;) {
+        merged = false;
+        for (int i = 0; i < n && !merged; i++)
+            for (int j = 0; j < n && !merged; j++)
+                if (i != j && !hit[i] && to[i] && to[i] == from[j]) {
+                    to[i] = to[j];
+                    hit[i] = hit[j];
+                    from[j] = from[n - 1], to[j] = to[n - 1], hit[j] = hit[n - 1];
+                    n--;
+                    merged = true;
+                }
+    }
+    for (int i = 0; i < n; i++) /* the higher origin (then destination) first */
+        for (int j = i + 1; j < n; j++)
+            if (from[j] > from[i] || (from[j] == from[i] && to[j] > to[i])) {
+                int x = from[i];
+                from[i] = from[j], from[j] = x;
+                x = to[i], to[i] = to[j], to[j] = x;
+                bool h = hit[i];
+                hit[i] = hit[j], hit[j] = h;
+            }
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n;) {
+        int rep = 1;
+        while (i + rep < n && from[i + rep] == from[i] && to[i + rep] == to[i] &&
+               hit[i + rep] == hit[i])
+            rep++;
+        char f[8], t[8];
+        snprintf(f, sizeof f, from[i] == 25 ? "bar" : "%d", from[i]);
+        snprintf(t, sizeof t, to[i] == 0 ? "off" : "%d", to[i]);
+        used += (size_t)snprintf(buf + used, len - used, "%s%s/%s%s", i ? " " : "", f, t,
+                                 hit[i] ? "*" : "");
+        if (rep > 1)
+            used += (size_t)snprintf(buf + used, len - used, "(%d)", rep);
+        if (used >= len)
+            return;
+        i += rep;
+    }
+}
+
 static void s_whole(const game_state *start, const game_state *g, uint16_t *acts, int depth,
                     s_walk *w)
 {
@@ -777,35 +835,7 @@ static void s_whole(const game_state *start, const game_state *g, uint16_t *acts
             backgammon_position_id(s->pts[s0->side], s->pts[s0->side ^ 1], m->after);
             memcpy(m->actions, acts, sizeof(uint16_t) * (size_t)depth);
             m->n_actions = depth;
-            /* The notation: each checker move, hits marked, repeats as (n). */
-            game_state c = *start;
-            char parts[4][16];
-            for (int k = 0; k < depth; k++) {
-                const bg_state *cs = CS(&c);
-                int from = acts[k] / 6, d = acts[k] % 6 + 1, to = from - d;
-                bool hit = to >= 0 && cs->pts[cs->side ^ 1][23 - to] == 1;
-                bg_format_action(acts[k], parts[k], sizeof parts[k]);
-                char *colon = strchr(parts[k], ':');
-                if (colon)
-                    *colon = '\0';
-                if (hit)
-                    strcat(parts[k], "*");
-                bg_apply(&c, acts[k]);
-            }
-            size_t len = 0;
-            bool done[4] = {false};
-            for (int k = 0; k < depth; k++) {
-                if (done[k])
-                    continue;
-                int rep = 1;
-                for (int j = k + 1; j < depth; j++)
-                    if (!done[j] && !strcmp(parts[j], parts[k]))
-                        done[j] = true, rep++;
-                len += (size_t)snprintf(m->text + len, sizeof m->text - len, "%s%s", k ? " " : "",
-                                        parts[k]);
-                if (rep > 1)
-                    len += (size_t)snprintf(m->text + len, sizeof m->text - len, "(%d)", rep);
-            }
+            s_notation(start, acts, depth, m->text, sizeof m->text);
         }
         w->n++;
         return;

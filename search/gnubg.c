@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "games/backgammon.h"
 
 struct gnubg {
     pid_t pid;
@@ -329,4 +330,65 @@ int gnubg_play_notation(const char *text, uint8_t own[25], uint8_t opp[25])
             }
     }
     return 0;
+}
+
+static int s_cmp16(const void *a, const void *b) { return strcmp(a, b); }
+
+int gnubg_compare_moves(gnubg *g, const game_state *s, int *ours, int *theirs, char *err,
+                        size_t errlen)
+{
+    const game_def *bg = &backgammon_game;
+    char pos[GAME_POSITION_CHARS + 1];
+    bg->format_position(s, pos, sizeof pos);
+    if (bg->is_chance(s) || bg->result(s).over || bg->mid_turn(s) || strlen(pos) < 17)
+        return err_set(err, errlen, KZ_EINVAL, "'%s' is not a fresh roll to play", pos);
+    enum { MAX = 4096 };
+    bg_whole_move *mine = xmalloc(sizeof *mine * MAX);
+    char (*text)[64] = xmalloc(sizeof *text * MAX);
+    char (*a)[16] = xmalloc(sizeof *a * MAX), (*b)[16] = xmalloc(sizeof *b * MAX);
+    int nm = backgammon_whole_moves(s, mine, MAX), nt = 0, rc = 0;
+    char id[16];
+    snprintf(id, sizeof id, "%.14s", pos);
+    rc = gnubg_hint(g, id, pos[15] - '0', pos[16] - '0', MAX, text, &nt, err, errlen);
+    if (!rc && (nm > MAX || nt > MAX))
+        rc = err_set(err, errlen, KZ_EINVAL, "%s: more than %d moves", pos, MAX);
+    for (int i = 0; !rc && i < nt; i++) {
+        uint8_t own[25], opp[25];
+        backgammon_parse_id(id, own, opp, NULL, 0);
+        if (gnubg_play_notation(text[i], own, opp))
+            rc = err_set(err, errlen, 1, "%s: gnubg's move '%s' does not play here", pos,
+                         text[i]);
+        backgammon_position_id(own, opp, b[i]);
+    }
+    if (!rc) {
+        for (int i = 0; i < nm; i++)
+            snprintf(a[i], 16, "%s", mine[i].after);
+        qsort(a, (size_t)nm, 16, s_cmp16);
+        qsort(b, (size_t)nt, 16, s_cmp16);
+        int i = 0, j = 0;
+        while (!rc && (i < nm || j < nt)) {
+            int c = i == nm ? 1 : j == nt ? -1 : strcmp(a[i], b[j]);
+            if (c < 0) {
+                const char *t = "";
+                for (int k = 0; k < nm; k++)
+                    if (!strcmp(mine[k].after, a[i]))
+                        t = mine[k].text;
+                rc = err_set(err, errlen, 1, "%s: our move %s (to %s) is not gnubg's", pos, t,
+                             a[i]);
+            } else if (c > 0) {
+                rc = err_set(err, errlen, 1, "%s: gnubg's move to %s is not ours (%d vs %d)",
+                             pos, b[j], nm, nt);
+            }
+            i++, j++;
+        }
+    }
+    if (ours)
+        *ours = nm;
+    if (theirs)
+        *theirs = nt;
+    free(mine);
+    free(text);
+    free(a);
+    free(b);
+    return rc;
 }

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "games/game.h"
+
 typedef struct gnubg gnubg;
 
 /* The gnubg program: $KZ_GNUBG, else /usr/games/gnubg (Debian's), else
@@ -47,6 +49,14 @@ int gnubg_hint(gnubg *g, const char *id, int d1, int d2, int max_moves, char (*m
  * 24 the bar; backgammon.h's layout), hits included. 0, or KZ_EINVAL when
  * the text does not read or moves a checker that is not there. */
 int gnubg_play_notation(const char *text, uint8_t own[25], uint8_t opp[25]);
+
+/* Compares our whole moves of s (a backgammon state with a fresh roll to
+ * play) with gnubg's: the sets of distinct resulting positions. 0 when
+ * equal, 1 when they differ (the first difference described in err), or
+ * KZ_EIO / KZ_EINVAL (gnubg failed; s is not a fresh roll). *ours and
+ * *theirs (may be NULL) get the two counts. */
+int gnubg_compare_moves(gnubg *g, const game_state *s, int *ours, int *theirs, char *err,
+                        size_t errlen);
 
 /* The pid of the running gnubg (for tests that kill it). */
 int gnubg_pid(const gnubg *g);
