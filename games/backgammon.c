@@ -91,8 +91,10 @@ static bool s_move(uint8_t *own, uint8_t *opp, int from, int d)
  * (B10). */
 static int s_maxuse(const uint8_t *own, const uint8_t *opp, uint8_t *left, int cap)
 {
-    if (cap == 0 || s_off(own) == BG_CHECKERS)
+    if (cap == 0)
         return 0;
+    if (s_off(own) == BG_CHECKERS)
+        return cap; /* B15: the last checker off ends the game; the rest of the roll is moot */
     int best = 0;
     for (int d = 6; d >= 1; d--) {
         if (!left[d])

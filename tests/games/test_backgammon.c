@@ -14,6 +14,8 @@
 #include "games/backgammon.h"
 #include "games/game.h"
 #include "search/gnubg.h"
+#include "search/mcts.h"
+#include "nn/evaluator.h"
 #include "tests/harness/harness.h"
 
 static const game_def *G(void) { return &backgammon_game; }
@@ -355,4 +357,55 @@ Test(backgammon, a_gnubg_that_dies_is_reported, .timeout = 60)
     cr_assert(strstr(err, "gnubg"), "%s", err);
     gnubg_close(gb);
     cr_assert_eq(gnubg_open(&gb, "nosuchlevel", 30, err, sizeof err), KZ_EINVAL);
+}
+
+/* The search at chance nodes (search/mcts.c: stratified outcomes, the
+ * expectation backed up). White to move with 21 and three checkers on its
+ * 1-point bears off two whatever it plays; black then rolls with one checker
+ * on its 6-point: it bears off at once with 27 of the 36 rolls (every
+ * non-double of sum >= 6: 22, and 22 33 44 55 66), else white bears off its
+ * last checker next turn. Single games both ways: white's value is
+ * (9 - 27) / 36 points = -1/2, -1/6 on the value scale (B20). The evaluator
+ * knows nothing (value 0, uniform priors): the value comes from the
+ * terminal states through the chance nodes. */
+Test(backgammon, chance_search_finds_the_race_s_exact_value, .timeout = 60)
+{
+    const game_def *g = G();
+    game_state s = s_make("1:3", "6:1", "21 w");
+    mcts_settings set = mcts_settings_default();
+    set.simulations = 4000;
+    set.dirichlet_epsilon = 0;
+    set.leaves_per_tree = 1;
+    mcts_result r;
+    cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &s, 1, &r), 0);
+    float exact = -1.0f / 6;
+    cr_assert(r.value > exact - 0.03f && r.value < exact + 0.03f,
+              "root value %g, exact %g", r.value, exact);
+    /* Black's own view at its roll: 27/36 * 1/3 - 9/36 * 1/3 = +1/6. */
+    game_state b = s_make("6:1", "1:1", "65 b");
+    cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &b, 1, &r), 0);
+    cr_assert_float_eq(r.value, 1.0f / 3, 0.02f, "a roll that bears off wins 1/3: %g", r.value);
+}
+
+/* A search whose root is a chance state does not search: the caller draws
+ * the dice. */
+Test(backgammon, a_chance_root_is_not_searched)
+{
+    const game_def *g = G();
+    game_state s;
+    g->init(&s);
+    mcts_settings set = mcts_settings_default();
+    set.simulations = 50;
+    mcts_batch *b = mcts_batch_new(g, &set, 1, evaluator_uniform(g));
+    cr_assert_not_null(b);
+    mcts_batch_reset(b, 0, &s, 7);
+    cr_assert_eq(mcts_batch_status(b, 0), MCTS_DONE);
+    rng_t dice;
+    game_dice_seed(&dice, 7);
+    int a = game_chance_draw(g, &s, &dice);
+    mcts_batch_advance(b, 0, a);
+    cr_assert_eq(mcts_batch_status(b, 0), MCTS_SEARCHING);
+    cr_assert_geq(mcts_batch_run(b), 0);
+    cr_assert_gt(mcts_batch_stats(b)->chance_nodes, 0, "the tree met the other side's roll");
+    mcts_batch_destroy(&b);
 }
