@@ -5,6 +5,7 @@
  * rolls (skipped with a message when gnubg is not installed; the full
  * 10,000 are bench_backgammon's). */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 #include "games/game.h"
 #include "search/gnubg.h"
 #include "search/mcts.h"
+#include "data/record.h"
+#include "data/validate.h"
 #include "nn/evaluator.h"
 #include "tests/harness/harness.h"
 
@@ -408,4 +411,50 @@ Test(backgammon, a_chance_root_is_not_searched)
     cr_assert_geq(mcts_batch_run(b), 0);
     cr_assert_gt(mcts_batch_stats(b)->chance_nodes, 0, "the tree met the other side's roll");
     mcts_batch_destroy(&b);
+}
+
+/* Dice that can be trusted: a record's dice follow from its seed (game.h's
+ * generator) or the record is refused; the validator's value targets are
+ * the points (B20). */
+Test(backgammon, records_with_dice_not_from_the_seed_are_refused)
+{
+    const game_def *g = G();
+    uint8_t *buf;
+    size_t len;
+    cr_assert_eq(validate_random_record(g, 77, NULL, &buf, &len), 0);
+    game_record *r = record_new();
+    record_report rep;
+    cr_assert_eq(record_decode(NULL, buf, len, r, &rep), 0, "%s", rep.msg);
+    char err[300];
+    cr_assert_eq(record_validate(g, r, err, sizeof err), 0, "%s", err);
+    validator *v = validator_new(g, NULL);
+    validate_result out;
+    cr_assert_eq(validate_record(v, buf, len, 10, &out), VALIDATE_OK, "%s", out.detail);
+    game_state fin;
+    g->init(&fin);
+    for (int k = 0; k < r->n_moves; k++)
+        g->apply(&fin, r->moves[k].action);
+    game_result res = g->result(&fin);
+    cr_assert(res.over);
+    float want = (float)res.points / 3;
+    for (uint32_t i = 0; i < out.n_positions; i++)
+        cr_assert_float_eq(fabsf(out.z[i]), want, 1e-6, "z = +-points/3");
+    /* The second roll changed to another outcome. */
+    int seen = 0;
+    game_state s;
+    g->init(&s);
+    for (int k = 0; k < r->n_moves; k++) {
+        if (g->is_chance(&s) && ++seen == 2) {
+            r->moves[k].action = r->moves[k].action == BG_CHANCE_BASE ? BG_CHANCE_BASE + 7
+                                                                       : BG_CHANCE_BASE;
+            break;
+        }
+        g->apply(&s, r->moves[k].action);
+    }
+    cr_assert_eq(seen, 2);
+    cr_assert_neq(record_validate(g, r, err, sizeof err), 0);
+    cr_assert(strstr(err, "do not follow from the seed"), "%s", err);
+    validator_destroy(&v);
+    record_destroy(&r);
+    free(buf);
 }
