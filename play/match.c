@@ -400,8 +400,17 @@ int match_play_game(const game_def *g, player *players[2], const game_state *sta
     player_new_game(players[1], mix64(seed ^ 0x9e3779b97f4a7c15ull));
     int hops = 0;
     game_result r;
+    rng_t dice; /* a game with chance: its dice from the game's seed (game.h) */
+    game_dice_seed(&dice, seed);
     while (!(r = g->result(&s)).over) {
         int a;
+        if (g->is_chance && g->is_chance(&s)) {
+            a = game_chance_draw(g, &s, &dice);
+            player_observe(players[0], &s, a);
+            player_observe(players[1], &s, a);
+            g->apply(&s, a);
+            continue;
+        }
         int rc = player_choose(players[g->to_move(&s)], &s, &a, NULL);
         if (rc != 0)
             return rc;

@@ -458,3 +458,32 @@ Test(backgammon, records_with_dice_not_from_the_seed_are_refused)
     record_destroy(&r);
     free(buf);
 }
+
+/* gnubg as a player: a short match against it, and a gnubg that dies in
+ * the middle of one (a wrapper that kills it after a second) is reported as
+ * a one-line error, not waited on. */
+Test(backgammon, kz_match_against_gnubg_and_a_gnubg_that_dies, .timeout = 120)
+{
+    if (!gnubg_path())
+        cr_skip_test("gnubg is not installed (apt-get install gnubg): no match against it");
+    char out[16384];
+    int rc = harness_kz_out("match uct:50 gnubg:beginner --game backgammon --games 2 --seed 3",
+                            NULL, true, out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "W/D/L:"), "%s", out);
+    char *dir = harness_tmpdir("bg-gnubg");
+    cr_assert_not_null(dir);
+    char script[512], text[1024], cmd[1024];
+    snprintf(script, sizeof script, "%s/gnubg-dies", dir);
+    snprintf(text, sizeof text, "#!/bin/sh\nexec timeout -s KILL 1 %s \"$@\"\n", gnubg_path());
+    cr_assert_eq(harness_write(script, text), 0);
+    snprintf(cmd, sizeof cmd, "chmod +x %s && KZ_GNUBG=%s %s/kz match uct:20 gnubg:expert "
+             "--game backgammon --games 50 2>&1", script, script, harness_bin_dir());
+    double t0 = harness_now();
+    rc = harness_sh(cmd, out, sizeof out);
+    cr_assert_neq(rc, 0, "the match cannot go on without gnubg: %s", out);
+    cr_assert(strstr(out, "gnubg"), "the error names gnubg: %s", out);
+    cr_assert_lt(harness_now() - t0, 60, "reported, not hung on");
+    harness_rm_rf(dir);
+    free(dir);
+}

@@ -654,11 +654,24 @@ int cmd_play(int argc, char **argv)
     game_result r;
     char line[512], list[4096], buf[16];
     game_state s;
+    rng_t dice; /* a game with chance: the dice from --seed (game.h) */
+    game_dice_seed(&dice, (uint64_t)o.seed);
     for (;;) {
         s_state_at(g, &pg, pg.n, &s);
         if ((r = g->result(&s)).over)
             break;
         int mover = g->to_move(&s), a;
+        if (g->is_chance && g->is_chance(&s)) {
+            a = game_chance_draw(g, &s, &dice);
+            g->format_action(a, buf, sizeof buf);
+            s_push(&pg, a);
+            g->apply(&s, a);
+            if (g->is_chance(&s))
+                printf("%s rolls %s: no move\n", g->player_name(mover), buf);
+            else
+                printf("%s rolls %s\n", g->player_name(g->to_move(&s)), buf);
+            continue;
+        }
         if (mover != o.color_id) {
             rc = engine_analyse(e, &s, 0, (uint64_t)o.seed + (uint64_t)pg.n, an);
             if (rc != 0) {
