@@ -40,11 +40,16 @@ typedef struct match_cli {
     bool quiet;             /* no per-game lines */
     int prev;               /* A's result in the last even-numbered game (a pair's first) */
     int penta[MATCH_PENTA]; /* completed pairs (games 2j, 2j+1: one opening, both colours) */
+    long points;            /* a game scored in points (max_points > 1): A's net points */
+    double points_sq;       /* and the sum of their squares (the per-game variance) */
 } match_cli;
 
 static void s_on_game(void *ctx, const match_game *gm, int w, int d, int l)
 {
     match_cli *m = ctx;
+    int pts = gm->result.winner < 0 ? 0 : gm->result.points > 0 ? gm->result.points : 1;
+    m->points += gm->a_result * pts;
+    m->points_sq += (double)pts * pts * (gm->a_result != 0);
     if (gm->index % 2 == 0)
         m->prev = gm->a_result;
     else
@@ -263,6 +268,13 @@ int cmd_match(int argc, char **argv)
     s_fmt_elo(st.elo_hi, elo_hi, sizeof elo_hi);
     printf("result: %s vs %s after %d games (%.1f s)\n", m.a, m.b, st.games, dt);
     printf("  W/D/L: %d/%d/%d\n", w, d, l);
+    if (g->max_points > 1 && st.games > 0) {
+        /* Points per game (backgammon's 1/2/3), A's view, with its 95% interval. */
+        double mean = (double)m.points / st.games;
+        double var = st.games > 1 ? (m.points_sq - st.games * mean * mean) / (st.games - 1) : 0;
+        printf("  points: A %+ld over %d games: %+.3f per game +/- %.3f\n", m.points, st.games,
+               mean, MATCH_Z95 * sqrt(var > 0 ? var / st.games : 0));
+    }
     printf("  score: %.3f +/- %.3f (95%%: %.3f .. %.3f)\n", st.score, MATCH_Z95 * st.sd,
            st.score_lo, st.score_hi);
     printf("  elo: %s (95%%: %s .. %s)\n", e, elo_lo, elo_hi);
