@@ -434,7 +434,9 @@ mcts_batch *mcts_batch_new(const game_def *g, const mcts_settings *s, int trees,
     b->ev = ev;
     b->n_trees = trees;
     b->plain = s->root_mode == MCTS_ROOT_PUCT && !(s->forced_playouts_k > 0);
-    uint64_t cap = s->tree_nodes ? (uint64_t)s->tree_nodes : 64ull * s->simulations + 4096;
+    /* A game with chance expands nature's nodes too (21 outcomes each): twice the room. */
+    uint64_t per_sim = g->is_chance ? 128 : 64;
+    uint64_t cap = s->tree_nodes ? (uint64_t)s->tree_nodes : per_sim * s->simulations + 4096;
     b->cap = (uint32_t)cap;
     b->max_pending = trees * s->leaves_per_tree;
     b->plane_size = (size_t)g->planes * g->height * g->width;
@@ -1047,7 +1049,10 @@ static int s_expand(mcts_batch *b, int ti, uint32_t x, const game_state *st, uin
         b->stats.chance_nodes++;
         return SEL_WALK;
     }
-    if (n > 1)
+    /* A game with chance evaluates its forced states too: walked through,
+     * a chain of forced moves and rolls would expand 21 outcomes at every
+     * roll down to the game's end in one selection. */
+    if (n > 1 || g->is_chance)
         return s_queue_leaf(b, ti, x, st, acts, n);
     t->nodes[nd->first_child].prior = 1; /* forced: no evaluation */
     nd->flags |= F_EXPANDED;
