@@ -28,7 +28,7 @@
 #define BG_CHANCE_BASE 150
 #define BG_ACTIONS 186      /* 150 checker moves + 36 (a, b) outcomes */
 #define BG_START_ID "4HPwATDgc/ABMA"
-#define BG_MAX_PLIES 10000 /* B19: a length cap no game is known to reach */
+#define BG_MAX_PLIES 600 /* B19: turns before a game is a draw (records hold 4096 moves) */
 
 extern const game_def backgammon_game;
 
