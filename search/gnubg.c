@@ -217,8 +217,8 @@ void gnubg_close(gnubg *g)
     free(g);
 }
 
-int gnubg_hint(gnubg *g, const char *id, int d1, int d2, int max_moves, char (*moves)[64],
-               int *n, char *err, size_t errlen)
+static int s_hint(gnubg *g, const char *id, int d1, int d2, int max_moves, char (*moves)[64],
+                  float *equity, int *n, char *err, size_t errlen)
 {
     *n = 0;
     if (strlen(id) != 14 || strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -257,13 +257,28 @@ int gnubg_hint(gnubg *g, const char *id, int d1, int d2, int max_moves, char (*m
         const char *e = eq;
         while (e > ply && e[-1] == ' ')
             e--;
-        if (*n < max_moves)
+        if (*n < max_moves) {
             snprintf(moves[*n], 64, "%.*s", (int)(e - ply), ply);
+            if (equity)
+                equity[*n] = strtof(eq + 4, NULL);
+        }
         (*n)++;
     }
     if (!*n)
         return err_set(err, errlen, KZ_EIO, "gnubg listed no moves for %s %d%d", id, d1, d2);
     return 0;
+}
+
+int gnubg_hint(gnubg *g, const char *id, int d1, int d2, int max_moves, char (*moves)[64],
+               int *n, char *err, size_t errlen)
+{
+    return s_hint(g, id, d1, d2, max_moves, moves, NULL, n, err, errlen);
+}
+
+int gnubg_equities(gnubg *g, const char *id, int d1, int d2, int max_moves, char (*moves)[64],
+                   float *equity, int *n, char *err, size_t errlen)
+{
+    return s_hint(g, id, d1, d2, max_moves, moves, equity, n, err, errlen);
 }
 
 /* A point in gnubg's notation at *p: "bar" 25, "off" 0, 1..24. */
@@ -390,5 +405,43 @@ int gnubg_compare_moves(gnubg *g, const game_state *s, int *ours, int *theirs, c
     free(text);
     free(a);
     free(b);
+    return rc;
+}
+
+int gnubg_move_loss(gnubg *g, const game_state *start, const char *after_id, float *loss,
+                    int *n_moves, char *err, size_t errlen)
+{
+    const game_def *bg = &backgammon_game;
+    char pos[GAME_POSITION_CHARS + 1], id[16];
+    bg->format_position(start, pos, sizeof pos);
+    if (bg->is_chance(start) || bg->result(start).over || bg->mid_turn(start) ||
+        strlen(pos) < 17)
+        return err_set(err, errlen, KZ_EINVAL, "'%s' is not a fresh roll to play", pos);
+    snprintf(id, sizeof id, "%.14s", pos);
+    enum { MAX = 4096 };
+    char (*text)[64] = xmalloc(sizeof *text * MAX);
+    float *eq = xmalloc(sizeof *eq * MAX);
+    int n = 0;
+    int rc = s_hint(g, id, pos[15] - '0', pos[16] - '0', MAX, text, eq, &n, err, errlen);
+    *n_moves = n;
+    *loss = 0;
+    bool found = false;
+    for (int i = 0; !rc && i < n && i < MAX && !found; i++) {
+        uint8_t own[25], opp[25];
+        char after[16];
+        backgammon_parse_id(id, own, opp, NULL, 0);
+        if (gnubg_play_notation(text[i], own, opp))
+            continue;
+        backgammon_position_id(own, opp, after);
+        if (!strcmp(after, after_id)) {
+            *loss = eq[0] - eq[i];
+            found = true;
+        }
+    }
+    if (!rc && n > 0 && !found)
+        rc = err_set(err, errlen, KZ_EINVAL, "%s: the move to %s is none of gnubg's", pos,
+                     after_id);
+    free(text);
+    free(eq);
     return rc;
 }

@@ -44,6 +44,19 @@ void gnubg_close(gnubg *g);
 int gnubg_hint(gnubg *g, const char *id, int d1, int d2, int max_moves, char (*moves)[64],
                int *n, char *err, size_t errlen);
 
+/* gnubg_hint with each move's equity (cubeless, the mover's, points per
+ * game; best first) into equity[i]. */
+int gnubg_equities(gnubg *g, const char *id, int d1, int d2, int max_moves, char (*moves)[64],
+                   float *equity, int *n, char *err, size_t errlen);
+
+/* gnubg's judgement of a whole move: start a backgammon state with a fresh
+ * roll, after_id the Position ID the move reached (from the mover's view,
+ * backgammon_whole_move.after); *loss the equity gnubg's best move has over
+ * it (0 when it is the best; points per game), *n_moves the distinct moves
+ * of the roll (1: no decision). 0, KZ_EIO (gnubg failed) or KZ_EINVAL. */
+int gnubg_move_loss(gnubg *g, const game_state *start, const char *after_id, float *loss,
+                    int *n_moves, char *err, size_t errlen);
+
 /* Plays gnubg's notation `text` ("13/3 8/3(2)", "bar/22* 6/off") for the
  * player on roll on own (on roll) and opp (25 counts each, index = point - 1,
  * 24 the bar; backgammon.h's layout), hits included. 0, or KZ_EINVAL when

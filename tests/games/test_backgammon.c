@@ -217,7 +217,8 @@ Test(backgammon, b13_bearing_off)
     cr_assert_str_eq(buf, "7/6 7/5", "B13: not while one is outside (2/off), 1 blocked: %s", buf);
 }
 
-/* Bears off the mover's last checker (on its 2-point, roll 22: the game ends with the first die) against
+/* Bears off the mover's last checker (on its 2-point, roll 22: the game ends
+ * with the first die) against
  * `other` and returns the result. */
 static game_result s_last_off(const char *other)
 {
@@ -459,7 +460,7 @@ Test(backgammon, records_with_dice_not_from_the_seed_are_refused)
     free(buf);
 }
 
-/* gnubg as a player: a short match against it, and a gnubg that dies in
+/* gnubg as a player and as the judge of a match (error rates), and a gnubg that dies in
  * the middle of one (a wrapper that kills it after a second) is reported as
  * a one-line error, not waited on. */
 Test(backgammon, kz_match_against_gnubg_and_a_gnubg_that_dies, .timeout = 120)
@@ -467,10 +468,15 @@ Test(backgammon, kz_match_against_gnubg_and_a_gnubg_that_dies, .timeout = 120)
     if (!gnubg_path())
         cr_skip_test("gnubg is not installed (apt-get install gnubg): no match against it");
     char out[16384];
-    int rc = harness_kz_out("match uct:50 gnubg:beginner --game backgammon --games 2 --seed 3",
-                            NULL, true, out, sizeof out);
+    int rc = harness_kz_out("match gnubg:expert uct:20 --game backgammon --games 2 --seed 3 "
+                            "--judge expert", NULL, true, out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
-    cr_assert(strstr(out, "W/D/L:"), "%s", out);
+    cr_assert(strstr(out, "W/D/L:") && strstr(out, "points: A "), "%s", out);
+    /* The judge at gnubg's own level finds no error in gnubg's moves, and
+     * some in 20 random playouts'. */
+    cr_assert(strstr(out, "gnubg:expert lost 0.0 millipoints per decision"), "%s", out);
+    const char *u = strstr(out, "uct:20:1 lost ");
+    cr_assert(u && strtod(u + 14, NULL) > 10, "%s", out);
     char *dir = harness_tmpdir("bg-gnubg");
     cr_assert_not_null(dir);
     char script[512], text[1024], cmd[1024];
