@@ -58,7 +58,7 @@ int backgammon_parse_id(const char *id, uint8_t own[25], uint8_t opp[25], char *
                         size_t errlen);
 /* The board of s: own = the player to move's counts, opp = the other's. */
 void backgammon_board(const game_state *s, uint8_t own[25], uint8_t opp[25]);
-/* The mover's pip count minus the opponent's... the pip counts of both (B1). */
+/* The pip counts (B1) of the player to move (*own) and of the other (*opp). */
 void backgammon_pips(const game_state *s, int *own, int *opp);
 
 #endif
