@@ -661,6 +661,8 @@ static int s_check(const game_def *g, const game_record *r, const record_check_o
     } else {
         g->init(&s);
     }
+    rng_t dice;
+    game_dice_seed(&dice, r->seed);
     for (int k = 0; k < r->n_moves; k++) {
         game_result res = g->result(&s);
         if (res.over)
@@ -671,6 +673,20 @@ static int s_check(const game_def *g, const game_record *r, const record_check_o
         int n_legal = g->legal_actions(&s, legal);
         if ((rc = s_check_move(g, r, o, k, &s, legal, n_legal, rep)) != 0)
             return rc;
+        if (g->is_chance && g->is_chance(&s)) {
+            /* Dice that can be trusted: nature's move is the seed's (game.h). */
+            int want = game_chance_draw(g, &s, &dice);
+            const record_move *m = &r->moves[k];
+            if (m->action != want || m->policy_n || m->forced || m->fast_search) {
+                char a[32], b[32];
+                g->format_action(m->action, a, sizeof a);
+                g->format_action(want, b, sizeof b);
+                return S_FAULT(rep, RECORD_FAULT_ILLEGAL_ACTION,
+                               "move %d (ply %d): the dice %s do not follow from the seed "
+                               "(it gives %s), or carry a search's marks", k + 1, g->ply(&s),
+                               a, b);
+            }
+        }
         if (fn && (rc = fn(ctx, &s, k, &r->moves[k])) != 0)
             return rc;
         g->apply(&s, r->moves[k].action);

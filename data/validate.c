@@ -188,6 +188,13 @@ static int s_record_position(void *ctx, const game_state *s, int k, const record
     const game_def *g = v->g;
     uint32_t n = m->policy_n;
     int mover = g->to_move(s);
+    if (g->is_chance && g->is_chance(s)) { /* nature's move: no position, no run's end */
+        if (k == v->rec->n_moves - 1) {
+            g->copy(&v->final, s);
+            g->apply(&v->final, m->action);
+        }
+        return 0;
+    }
     if (v->run_n && mover != v->run_mover)
         s_close_run(v, s, m);
     if (k == v->rec->n_moves - 1) { /* checked legal: record_check calls after the checks */
@@ -300,8 +307,12 @@ int validate_record(validator *v, const uint8_t *buf, size_t len, uint32_t max_m
      * positions has no opponent target (the game ended). */
     s_close_run(v, NULL, NULL);
     int winner = v->rec->winner;
+    /* A game scored in points (backgammon): z = +-points / max_points. */
+    game_result fr = v->g->max_points > 1 ? v->g->result(&v->final) : (game_result){0};
     for (uint32_t i = 0; i < v->npos; i++) {
         v->z[i] = winner < 0 ? 0.0f : winner == v->mover[i] ? 1.0f : -1.0f;
+        if (fr.over)
+            v->z[i] = game_result_value(v->g, fr, v->mover[i]);
         if (!v->searched[i])
             v->q[i] = v->z[i];
         if (v->g->material)
@@ -364,11 +375,21 @@ int validate_random_record(const game_def *g, uint64_t seed, const validate_rand
     }
     uint16_t legal[GAME_MAX_LEGAL];
     float share[GAME_MAX_LEGAL];
-    /* Step 1. Play, keeping each move's legal actions as its policy. */
+    rng_t dice;
+    game_dice_seed(&dice, seed);
+    /* Step 1. Play, keeping each move's legal actions as its policy (the
+     * dice from the seed, game.h, with no policy). */
     while (!g->result(&s).over) {
         if (o && o->max_moves && (uint32_t)r->n_moves >= o->max_moves) {
             rc = KZ_EFULL;
             goto out;
+        }
+        if (g->is_chance && g->is_chance(&s)) {
+            int a = game_chance_draw(g, &s, &dice);
+            if ((rc = record_add_move(r, a, false, 0.0f, 0, NULL, NULL)) != 0)
+                goto out;
+            g->apply(&s, a);
+            continue;
         }
         int nl = g->legal_actions(&s, legal);
         KZ_CHECK(nl > 0);

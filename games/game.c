@@ -325,3 +325,22 @@ void game_turn_footer(const char *last, FILE *out)
     if (last[0])
         fprintf(out, "  %s   (<p> where it went, * where it came from, x what it took)\n", last);
 }
+
+void game_dice_seed(rng_t *dice, uint64_t seed) { rng_seed(dice, mix64(seed ^ GAME_DICE_KEY)); }
+
+int game_chance_draw(const game_def *g, const game_state *s, rng_t *dice)
+{
+    uint16_t acts[GAME_MAX_LEGAL];
+    float probs[GAME_MAX_LEGAL];
+    assert(g->is_chance && g->is_chance(s));
+    int n = g->legal_actions(s, acts);
+    KZ_CHECK(n > 0);
+    g->chance_probs(s, probs);
+    float u = (float)rng_uniform(dice), sum = 0;
+    for (int i = 0; i < n; i++) {
+        sum += probs[i];
+        if (u < sum)
+            return acts[i];
+    }
+    return acts[n - 1];
+}

@@ -292,4 +292,18 @@ int game_result_for(game_result r, int player);
  * or a game not over. The terminal value and value target of every game. */
 float game_result_value(const game_def *g, game_result r, int player);
 
+/* The dice of a game with chance (docs/rules-backgammon.md, "Dice from the
+ * seed"): the one generator every driver draws chance outcomes from and every
+ * replay of a record checks them against. A game's dice generator is an
+ * rng_t (common/util.h: xoshiro256**) seeded with mix64(seed ^ GAME_DICE_KEY),
+ * seed the game's (the record's) seed; at each chance state in the game's
+ * order it draws u = rng_uniform and takes the first outcome of
+ * legal_actions whose cumulative chance_probs (summed in float, in that
+ * order) exceeds u (the last one if rounding leaves u beyond the sum). */
+#define GAME_DICE_KEY 0x6b7a2d6469636521ull /* "kz-dice!" */
+struct rng;
+void game_dice_seed(struct rng *dice, uint64_t seed);
+/* The outcome drawn at chance state s (g->is_chance(s)) from dice. */
+int game_chance_draw(const game_def *g, const game_state *s, struct rng *dice);
+
 #endif

@@ -87,6 +87,7 @@ typedef struct slot {
     int n_lag[2];              /* entries of lag */
     uint64_t seed;             /* the game's seed */
     rng_t rng;                 /* move sampling and PCR draws */
+    rng_t dice;                /* a game with chance: its dice (game_dice_seed of seed) */
     int temperature_plies;     /* sample while the turn count is below this */
     bool pcr;                  /* self-play with playout cap randomization */
     bool fast;                 /* the move being searched has a fast search (PCR) */
@@ -358,6 +359,7 @@ static int s_start(driver *d, int i, const driver_game *spec, char *err, size_t 
     sl->n_lag[0] = sl->n_lag[1] = 0;
     sl->seed = spec->seed;
     rng_seed(&sl->rng, sl->seed);
+    game_dice_seed(&sl->dice, sl->seed);
     sl->arena_slot = spec->arena_slot;
     mcts_settings s0;
     s_settings_of(&d->cfg, purpose, spec->simulations, &s0);
@@ -556,6 +558,24 @@ static int s_play(driver *d, int i, driver_done_fn fn, void *ctx)
         uint16_t acts[GAME_MAX_LEGAL];
         float shares[GAME_MAX_LEGAL];
         int n = 0, action;
+        if (g->is_chance && g->is_chance(&sl->state)) {
+            /* Nature moves: the dice from the game's seed (game.h), recorded
+             * as a move with no policy target; the trees follow. */
+            action = game_chance_draw(g, &sl->state, &sl->dice);
+            if (record_add_move(sl->rec, action, false, 0, 0, NULL, NULL))
+                return KZ_ENOMEM;
+            g->apply(&sl->state, action);
+            if (g->result(&sl->state).over)
+                return s_finish(d, i, fn, ctx);
+            if (sl->eng[0] && sl->eng[0] == sl->eng[1]) {
+                if (sl->tree_on[0] || sl->tree_on[1])
+                    mcts_batch_advance(sl->eng[0]->b, i, action);
+            } else {
+                s_lag(sl, 0, action);
+                s_lag(sl, 1, action);
+            }
+            continue;
+        }
         int tm = s_table_move(d, sl, &action);
         if (tm < 0)
             return tm;

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "games/backgammon.h"
+#include "search/gnubg.h"
 
 /* ---- statistics -------------------------------------------------------------------------- */
 
@@ -392,16 +394,58 @@ int match_openings(const game_def *g, int k, int turns, uint64_t seed, game_stat
     return KZ_EINVAL;
 }
 
-int match_play_game(const game_def *g, player *players[2], const game_state *start,
-                    uint64_t seed, game_result *result, int *plies, int *actions)
+/* The judge's verdict on the whole move from turn start t to s (mover p). */
+static int s_judge(gnubg *judge, const game_def *g, const game_state *t, const game_state *s,
+                   int p, match_game *gm)
 {
-    game_state s = *start;
+    uint8_t own[25], opp[25], tmp[25];
+    backgammon_board(s, own, opp);
+    if (g->to_move(s) != p) { /* the turn passed: the board from p's view */
+        memcpy(tmp, own, 25);
+        memcpy(own, opp, 25);
+        memcpy(opp, tmp, 25);
+    }
+    char after[16], err[300];
+    backgammon_position_id(own, opp, after);
+    float loss;
+    int n;
+    int rc = gnubg_move_loss(judge, t, after, &loss, &n, err, sizeof err);
+    if (rc) {
+        log_error("match: the gnubg judge: %s", err);
+        return rc;
+    }
+    if (n > 1) {
+        gm->loss[p] += loss;
+        gm->decisions[p]++;
+    }
+    return 0;
+}
+
+static int s_play_game(const game_def *g, player *players[2], const game_state *start,
+                       uint64_t seed, gnubg *judge, game_result *result, int *plies,
+                       int *actions, match_game *gm)
+{
+    game_state s = *start, turn = *start;
+    int turn_mover = -1;
     player_new_game(players[0], seed);
     player_new_game(players[1], mix64(seed ^ 0x9e3779b97f4a7c15ull));
     int hops = 0;
     game_result r;
+    rng_t dice; /* a game with chance: its dice from the game's seed (game.h) */
+    game_dice_seed(&dice, seed);
     while (!(r = g->result(&s)).over) {
         int a;
+        if (g->is_chance && g->is_chance(&s)) {
+            a = game_chance_draw(g, &s, &dice);
+            player_observe(players[0], &s, a);
+            player_observe(players[1], &s, a);
+            g->apply(&s, a);
+            continue;
+        }
+        if (judge && !g->mid_turn(&s)) {
+            turn = s; /* a fresh roll: its whole move is judged when it is played */
+            turn_mover = g->to_move(&s);
+        }
         int rc = player_choose(players[g->to_move(&s)], &s, &a, NULL);
         if (rc != 0)
             return rc;
@@ -414,6 +458,13 @@ int match_play_game(const game_def *g, player *players[2], const game_state *sta
         player_observe(players[1], &s, a);
         g->apply(&s, a);
         hops++;
+        if (judge && turn_mover >= 0 &&
+            (g->result(&s).over || g->is_chance(&s) || !g->mid_turn(&s))) {
+            rc = s_judge(judge, g, &turn, &s, turn_mover, gm);
+            if (rc)
+                return rc;
+            turn_mover = -1;
+        }
     }
     *result = r;
     if (plies)
@@ -421,6 +472,13 @@ int match_play_game(const game_def *g, player *players[2], const game_state *sta
     if (actions)
         *actions = hops;
     return 0;
+}
+
+int match_play_game(const game_def *g, player *players[2], const game_state *start,
+                    uint64_t seed, game_result *result, int *plies, int *actions)
+{
+    match_game gm;
+    return s_play_game(g, players, start, seed, NULL, result, plies, actions, &gm);
 }
 
 int match_run(const game_def *g, player *a, player *b, const match_config *cfg, int *wins,
@@ -451,8 +509,9 @@ int match_run(const game_def *g, player *a, player *b, const match_config *cfg, 
         players[gm.a_player] = a;
         players[1 - gm.a_player] = b;
         const game_state *start = &openings[k > 0 ? gm.opening : 0];
-        rc = match_play_game(g, players, start, mix64(cfg->seed + 0x1000003ull * (uint64_t)(i + 1)),
-                             &gm.result, &gm.plies, &gm.actions);
+        rc = s_play_game(g, players, start, mix64(cfg->seed + 0x1000003ull * (uint64_t)(i + 1)),
+                         g == &backgammon_game ? cfg->judge : NULL, &gm.result, &gm.plies,
+                         &gm.actions, &gm);
         if (rc != 0)
             goto out;
         gm.a_result = game_result_for(gm.result, gm.a_player);

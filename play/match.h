@@ -191,6 +191,10 @@ typedef struct match_game {
     int a_result;        /* +1 A won, 0 draw, -1 A lost */
     int plies;           /* completed turns */
     int actions;         /* actions (hops) played */
+    /* With match_config.judge (backgammon): gnubg's equity lost by each
+     * player id's whole moves at rolls with a choice, summed, and their count. */
+    double loss[2];
+    int decisions[2];
 } match_game;
 
 /* Settings of match_run. */
@@ -204,6 +208,10 @@ typedef struct match_config {
     /* Called after every game with the game and the tally so far (may be NULL). */
     void (*on_game)(void *ctx, const match_game *game, int wins, int draws, int losses);
     void *ctx;           /* passed to on_game */
+    /* Backgammon: gnubg (search/gnubg.h) judging every whole move played at
+     * a roll with a choice (match_game.loss); NULL: none. A judge that fails
+     * stops the match with its error. */
+    struct gnubg *judge;
 } match_config;
 
 /* Defaults: 100 games, start position, opening turns 0 (automatic), seed 1, no SPRT,

@@ -104,8 +104,8 @@ int recheck_sample(const game_record *r, uint32_t one_in, rng_t *rng)
     double lq = one_in > 1 ? log1p(-1.0 / one_in) : 0;
     double skip = one_in > 1 ? floor(log(1.0 - rng_uniform(rng)) / lq) : 0;
     for (int k = 0; k < r->n_moves; k++) {
-        if (r->moves[k].forced)
-            continue;
+        if (r->moves[k].forced || (r->moves[k].policy_n == 0 && !r->moves[k].fast_search))
+            continue; /* not searched: forced, or nature's (dice) */
         if (skip >= 1) {
             skip -= 1;
             continue;
@@ -233,6 +233,20 @@ static int s_run(replay *rp, game_state *st, int upto, recheck_report *rep)
     for (int k = 0; k <= upto; k++) {
         int p = g->to_move(st);
         mcts_batch *b = rp->b[p];
+        if (g->is_chance && g->is_chance(st)) {
+            /* driver.c: nature's move (the validator checked it against the
+             * seed), the trees following. */
+            int action = rp->r->moves[k].action;
+            g->apply(st, action);
+            if (rp->shared) {
+                if (rp->tree_on[0] || rp->tree_on[1])
+                    mcts_batch_advance(b, 0, action);
+            } else {
+                s_lag(rp, 0, action);
+                s_lag(rp, 1, action);
+            }
+            continue;
+        }
         s_catch_up(rp, st, p);
         if (mcts_batch_status(b, 0) == MCTS_SEARCHING) {
             int rc = mcts_batch_run(b);

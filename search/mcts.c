@@ -52,6 +52,8 @@ enum {
     F_PENDING = 2,  /* children allocated, waiting for the evaluator */
     F_FLIP = 4,     /* the mover here differs from the mover at the parent */
     F_TERMINAL = 8, /* the state is over (or in the endgame tables); `term` holds its value */
+    F_CHANCE = 16,  /* a chance state (game_def.is_chance): children the outcomes, priors
+                       their probabilities, never evaluated itself */
 };
 
 typedef struct node {
@@ -432,7 +434,9 @@ mcts_batch *mcts_batch_new(const game_def *g, const mcts_settings *s, int trees,
     b->ev = ev;
     b->n_trees = trees;
     b->plain = s->root_mode == MCTS_ROOT_PUCT && !(s->forced_playouts_k > 0);
-    uint64_t cap = s->tree_nodes ? (uint64_t)s->tree_nodes : 64ull * s->simulations + 4096;
+    /* A game with chance expands nature's nodes too (21 outcomes each): twice the room. */
+    uint64_t per_sim = g->is_chance ? 128 : 64;
+    uint64_t cap = s->tree_nodes ? (uint64_t)s->tree_nodes : per_sim * s->simulations + 4096;
     b->cap = (uint32_t)cap;
     b->max_pending = trees * s->leaves_per_tree;
     b->plane_size = (size_t)g->planes * g->height * g->width;
@@ -597,7 +601,9 @@ static void s_begin_move(mcts_batch *b, tree *t)
     t->n_legal = g->legal_actions(&t->root_state, acts);
     KZ_CHECK(t->n_legal > 0);
     t->forced_action = acts[0];
-    if (t->n_legal == 1) {
+    if (t->n_legal == 1 || (g->is_chance && g->is_chance(&t->root_state))) {
+        /* One action, or nature's turn (the caller draws the outcome and
+         * advances): nothing to search. */
         t->status = MCTS_DONE;
         return;
     }
@@ -783,6 +789,31 @@ static uint32_t s_pick(const mcts_batch *b, const tree *t, uint32_t x)
         }
     }
     return best;
+}
+
+/* The outcome to walk to at the chance node x: the one furthest behind its
+ * probability's share of the node's visits (in-flight ones included), the
+ * first of equals: argmax p_k (N + 1) - N_k. Deterministic, and the visits
+ * follow the probabilities within one visit each, so the node's mean value
+ * is the expectation over the outcomes searched so far (stratified
+ * sampling: docs/rules-backgammon.md, "The search at chance nodes"). */
+static uint32_t s_pick_chance(const tree *t, uint32_t x)
+{
+    const node *p = &t->nodes[x];
+    const node *c = &t->nodes[p->first_child];
+    float total = 1;
+    for (uint32_t k = 0; k < p->n_children; k++)
+        total += (float)(c[k].n + c[k].vl);
+    uint32_t best = 0;
+    float best_gap = -INFINITY;
+    for (uint32_t k = 0; k < p->n_children; k++) {
+        float gap = c[k].prior * total - (float)(c[k].n + c[k].vl);
+        if (gap > best_gap) {
+            best_gap = gap;
+            best = k;
+        }
+    }
+    return p->first_child + best;
 }
 
 /* Gumbel mode: node x's raw evaluator value from its mover's view (see the
@@ -988,7 +1019,7 @@ static int s_expand(mcts_batch *b, int ti, uint32_t x, const game_state *st, uin
     game_result r = g->result(st);
     if (r.over) {
         nd->flags |= F_TERMINAL;
-        nd->term = (int8_t)(100 * game_result_for(r, g->to_move(st)));
+        nd->term = (int8_t)lrintf(100 * game_result_value(g, r, g->to_move(st)));
         return s_select_terminal(b, t, x);
     }
     int score;
@@ -1007,7 +1038,21 @@ static int s_expand(mcts_batch *b, int ti, uint32_t x, const game_state *st, uin
         s_revert(t, x);
         return SEL_FULL;
     }
-    if (n > 1)
+    if (g->is_chance && g->is_chance(st)) {
+        /* Nature's node: the outcomes' probabilities are its priors; the
+         * walk goes on to an outcome (s_pick_chance), never evaluated here. */
+        float probs[GAME_MAX_LEGAL];
+        g->chance_probs(st, probs);
+        for (int k = 0; k < n; k++)
+            t->nodes[nd->first_child + k].prior = probs[k];
+        nd->flags |= F_EXPANDED | F_CHANCE;
+        b->stats.chance_nodes++;
+        return SEL_WALK;
+    }
+    /* A game with chance evaluates its forced states too: walked through,
+     * a chain of forced moves and rolls would expand 21 outcomes at every
+     * roll down to the game's end in one selection. */
+    if (n > 1 || g->is_chance)
         return s_queue_leaf(b, ti, x, st, acts, n);
     t->nodes[nd->first_child].prior = 1; /* forced: no evaluation */
     nd->flags |= F_EXPANDED;
@@ -1022,9 +1067,14 @@ static uint32_t s_descend(mcts_batch *b, tree *t, uint32_t x, game_state *st)
 {
     const game_def *g = b->g;
     /* (b->plain: the default walk pays one test per edge) */
-    uint32_t c = b->plain ? NONE : s_pick_root_methods(b, t, x);
-    if (c == NONE)
-        c = s_pick(b, t, x);
+    uint32_t c;
+    if (t->nodes[x].flags & F_CHANCE) {
+        c = s_pick_chance(t, x);
+    } else {
+        c = b->plain ? NONE : s_pick_root_methods(b, t, x);
+        if (c == NONE)
+            c = s_pick(b, t, x);
+    }
     int before = g->to_move(st);
     g->apply(st, t->nodes[c].action);
     if (g->to_move(st) != before)

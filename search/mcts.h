@@ -23,6 +23,18 @@
  * taken over the legal actions only. At the root, with dirichlet_epsilon > 0,
  * P = (1 - eps) * P + eps * Dirichlet(alpha), drawn once per move.
  *
+ * Chance nodes (game_def.is_chance: dice). A chance state is expanded at
+ * once, without the evaluator: its children are the outcomes, their priors
+ * the outcomes' probabilities, and a selection walks on to the outcome
+ * furthest behind its probability's share of the node's visits
+ * (argmax p (N + 1) - n, the first of equals): stratified sampling, so the
+ * node's mean is the probability-weighted expectation over its outcomes
+ * (within one visit per outcome), and the search stays deterministic. Only
+ * decision states are evaluated. A root at a chance state does not search
+ * (MCTS_DONE at once): the caller draws the outcome (game.h's dice) and
+ * advances the tree through it, keeping the outcome's subtree. Terminal
+ * values are game_result_value (a backgammon gammon is worth 2/3).
+ *
  * Value signs (R18). Every backed-up value is kept from the view of the player
  * who chose the edge (the mover at the parent). Passing a value from a node
  * to its parent negates it only where the player to move differs between the
@@ -284,6 +296,7 @@ typedef struct mcts_stats {
     uint64_t terminal_leaves; /* leaves valued by the rules */
     uint64_t tb_leaves;       /* leaves valued by the endgame tables (their first visit) */
     uint64_t forced_nodes;    /* single-action nodes walked through without evaluation */
+    uint64_t chance_nodes;    /* chance nodes expanded (their outcomes, never evaluated) */
     uint64_t collisions;      /* selections abandoned on a leaf already waiting */
     uint64_t arena_full;      /* searches stopped early because a tree arena was full */
     uint64_t steps;           /* mcts_batch_step calls that did work */

@@ -111,6 +111,13 @@ player *player_greedy_new(const game_def *g);
  * nodes of 16 bytes (at most 2^22 nodes), allocated here; when a search fills
  * it, leaves are played out without being expanded. */
 player *player_uct_new(const game_def *g, const player_uct_config *cfg);
+/* GNU Backgammon at a level (gnubg.h: beginner .. grandmaster), backgammon
+ * only: a gnubg process started here (NULL and the reason in err when it
+ * cannot be) and stopped by player_destroy. At a fresh roll it asks gnubg
+ * for its move and plays it checker by checker (the same whole move, found
+ * by its resulting position); a gnubg that dies or stops answering makes
+ * player_choose fail with KZ_EIO (the reason logged), never hang. */
+player *player_gnubg_new(const game_def *g, const char *level, char *err, size_t errlen);
 /* Alpha-beta at `depth` turns (1..PLAYER_MAX_DEPTH). */
 player *player_alphabeta_new(const game_def *g, int depth);
 /* The search settings of an mcts player with `sims` simulations: the

@@ -27,6 +27,9 @@ const char *player_spec_help(void)
            "                    (1..1000000, default: the game's), the most visited action played\n"
            "  gumbel:MODEL[:SIMS] the same with the Gumbel root search (no noise): the\n"
            "                    Sequential Halving winner played\n"
+           "  gnubg:LEVEL       GNU Backgammon (backgammon only) at beginner, casual,\n"
+           "                    intermediate, advanced, expert, worldclass, supremo or\n"
+           "                    grandmaster: a gnubg process of its own\n"
            "MODEL is a model file, or `uniform` (equal priors, value 0: no network).\n"
            "A network spec may end in :fp32 or :bf16, the network's arithmetic (bf16:\n"
            "AVX512_BF16 products, fp32 where the CPU lacks it); without it, the program's.\n";
@@ -73,6 +76,13 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
         cfg.playouts = (int)n;
         return player_uct_new(g, &cfg);
     }
+    if (!strcmp(buf, "gnubg")) {
+        if (!arg || !*arg) {
+            err_set(err, errlen, KZ_EINVAL, "bad player '%s': write gnubg:LEVEL", spec);
+            return NULL;
+        }
+        return player_gnubg_new(g, arg, err, errlen);
+    }
     if (!strcmp(buf, "alphabeta")) {
         long d;
         if (!arg || parse_long(arg, 1, PLAYER_MAX_DEPTH, &d) != 0) {
@@ -110,7 +120,7 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
     }
     err_set(err, errlen, KZ_EINVAL,
             "unknown player '%s' (random, greedy, uct:N, alphabeta:D, policy:M, mcts:M:N, "
-            "gumbel:M:N)",
+            "gumbel:M:N, gnubg:LEVEL)",
             spec);
     return NULL;
 }

@@ -36,6 +36,10 @@ static game_result s_playout(const game_def *g, game_state *s, rng_t *rng)
     game_result r;
     uint16_t legal[GAME_MAX_LEGAL];
     while (!(r = g->result(s)).over) {
+        if (g->is_chance && g->is_chance(s)) { /* the dice, by their probabilities */
+            g->apply(s, game_chance_draw(g, s, rng));
+            continue;
+        }
         int n = g->legal_actions(s, legal);
         g->apply(s, legal[rng_below(rng, (uint32_t)n)]);
     }
@@ -102,7 +106,15 @@ static int s_uct_choose(player *p, const game_state *root, int n, const uint16_t
             if (node->nchild == 0)
                 break;
             int mover = g->to_move(&s);
-            cur = s_uct_select(u, node, &p->rng);
+            if (g->is_chance && g->is_chance(&s)) {
+                /* Nature's node: the outcome drawn by its probability. */
+                int a = game_chance_draw(g, &s, &p->rng);
+                cur = node->first;
+                while (u->nodes[cur].action != a)
+                    cur++;
+            } else {
+                cur = s_uct_select(u, node, &p->rng);
+            }
             g->apply(&s, u->nodes[cur].action);
             depth++;
             u->path[depth] = cur;

@@ -9,6 +9,9 @@ need_cmd() { command -v "$1" >/dev/null 2>&1 || missing="$missing $2"; }
 need_cmd pkg-config pkg-config
 need_cmd gcc gcc
 need_cmd protoc-c protobuf-c-compiler
+# GNU Backgammon: the backgammon tests' referee and the gnubg:LEVEL player
+# (Debian installs it in /usr/games, not always on the PATH).
+[ -x /usr/games/gnubg ] || command -v gnubg >/dev/null 2>&1 || missing="$missing gnubg"
 if command -v pkg-config >/dev/null 2>&1; then
     need_pkg libzmq libzmq3-dev
     need_pkg libprotobuf-c libprotobuf-c-dev

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "games/backgammon.h"
 #include "games/game.h"
 #include "tools/kz/kz.h"
 #include "common/util.h"
@@ -52,14 +53,17 @@ typedef struct position_opts {
     char position[CONFIG_STR_MAX]; /* R20 string, "" = the start */
     char game[CONFIG_STR_MAX];     /* the game */
     bool turns;                    /* perft: count whole turns, not hops */
+    char dice[CONFIG_STR_MAX];     /* a roll appended to the position (backgammon, B17) */
     char moves[CONFIG_STR_MAX];    /* perft: actions played first, space-separated */
 } position_opts;
 
-/* moves and show read the first two, perft all three. */
+/* moves and show read the first three, perft all five. */
 static const config_option s_position_rows[] = {
     {"position", CONFIG_STRING, "", 0, 0, offsetof(position_opts, position),
      "start from this position (R20), not the initial one"},
     KZ_GAME_OPTION(position_opts, game),
+    {"dice", CONFIG_STRING, "", 0, 0, offsetof(position_opts, dice),
+     "a game with dice: the roll to play in the position, e.g. 31 (backgammon B17)"},
     {"turns", CONFIG_BOOL, "false", 0, 0, offsetof(position_opts, turns),
      "count whole turns (a capture sequence one node) instead of hops (R22)"},
     {"moves", CONFIG_STRING, "", 0, 0, offsetof(position_opts, moves),
@@ -72,15 +76,36 @@ static const config_option s_position_rows[] = {
 static int s_parse_position(const char *cmd, const char *usage, int argc, char **argv,
                             position_opts *o, const char **words, size_t *n)
 {
-    size_t rows = strcmp(cmd, "perft") ? 2 : 4;
+    size_t rows = strcmp(cmd, "perft") ? 3 : 5;
     return kz_parse_args(cmd, usage, s_position_rows, rows, o, argc, argv, words, (size_t)argc,
                          n);
+}
+
+/* The position to start from: --position with --dice appended (a game with
+ * dice), NULL for the start; exits through kz_usage_error on a bad pair. */
+static const char *s_start(const char *cmd, const game_def *g, position_opts *o, int *rc)
+{
+    static char buf[2 * CONFIG_STR_MAX + 2];
+    *rc = 0;
+    if (!o->dice[0])
+        return o->position[0] ? o->position : NULL;
+    if (!g->is_chance) {
+        *rc = kz_usage_error("%s: game %s has no dice", cmd, g->name);
+        return NULL;
+    }
+    if (!o->position[0]) {
+        *rc = kz_usage_error("%s: --dice needs --position (a Position ID)", cmd);
+        return NULL;
+    }
+    snprintf(buf, sizeof buf, "%s %s", o->position, o->dice);
+    return buf;
 }
 
 int cmd_perft(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz perft [--game G] [--position P] [--moves \"ACTIONS\"] [--turns] DEPTH\n\n"
+        "usage: kz perft [--game G] [--position P [--dice D]] [--moves \"ACTIONS\"] [--turns]\n"
+        "                DEPTH\n\n"
         "Counts the leaf nodes of the tree of atomic actions (R22) from P (default:\n"
         "the start position; after ACTIONS when given) for every depth 1..DEPTH, one\n"
         "hop per level (--turns:\n"
@@ -102,12 +127,15 @@ int cmd_perft(int argc, char **argv)
     if (!g)
         return 2;
     game_state s;
+    const char *start = s_start("perft", g, &o, &rc);
+    if (rc)
+        return rc;
     char moves[CONFIG_STR_MAX], *mv[CONFIG_STR_MAX / 2], *save = NULL;
     int n_mv = 0;
     snprintf(moves, sizeof moves, "%s", o.moves);
     for (char *t = strtok_r(moves, " ", &save); t; t = strtok_r(NULL, " ", &save))
         mv[n_mv++] = t;
-    rc = kz_setup(g, "perft", o.position[0] ? o.position : NULL, n_mv, mv, 0, &s);
+    rc = kz_setup(g, "perft", start, n_mv, mv, 0, &s);
     if (rc)
         return rc;
     uint64_t nodes = 0;
@@ -127,11 +155,15 @@ int cmd_perft(int argc, char **argv)
 int cmd_moves(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: kz moves [--game G] [--position P] [ACTION ...]\n\n"
+        "usage: kz moves [--game G] [--position P [--dice D]] [ACTION ...]\n\n"
         "Plays the ACTIONs (R21, e.g. 7-12 or 7x17) from P (R20; default: the start\n"
         "position), then prints the legal actions, one per line in src-dst form sorted\n"
         "by action index, or `result: black|white|draw (REASON)` when the game is over.\n"
-        "History (R13, R14) accumulates over the given actions.\n";
+        "History (R13, R14) accumulates over the given actions.\n"
+        "Backgammon (docs/rules-backgammon.md): P a Position ID, D the roll (31, 55);\n"
+        "prints every legal whole move for the roll, one per line in standard notation\n"
+        "(8/5 6/5), each distinct resulting position once; ACTIONs are checker moves\n"
+        "(13/8, bar/22, 3/off) played before it.\n";
     position_opts o;
     const char *words[argc];
     size_t nw;
@@ -142,9 +174,21 @@ int cmd_moves(int argc, char **argv)
     if (!g)
         return 2;
     game_state s;
-    rc = kz_setup(g, "moves", o.position[0] ? o.position : NULL, (int)nw, (char **)words, 0, &s);
+    const char *start = s_start("moves", g, &o, &rc);
     if (rc)
         return rc;
+    rc = kz_setup(g, "moves", start, (int)nw, (char **)words, 0, &s);
+    if (rc)
+        return rc;
+    if (g == &backgammon_game && !g->is_chance(&s) && !g->result(&s).over) {
+        enum { MAX = 4096 };
+        bg_whole_move *m = xmalloc(sizeof *m * MAX);
+        int n = backgammon_whole_moves(&s, m, MAX);
+        for (int i = 0; i < n && i < MAX; i++)
+            puts(m[i].text);
+        free(m);
+        return 0;
+    }
     game_result r = g->result(&s);
     if (r.over) {
         printf("result: %s (%s)\n", r.winner < 0 ? "draw" : g->player_name(r.winner),
@@ -178,7 +222,10 @@ int cmd_show(int argc, char **argv)
     if (!g)
         return 2;
     game_state s;
-    rc = kz_setup(g, "show", o.position[0] ? o.position : NULL, (int)nw, (char **)words, 0, &s);
+    const char *start = s_start("show", g, &o, &rc);
+    if (rc)
+        return rc;
+    rc = kz_setup(g, "show", start, (int)nw, (char **)words, 0, &s);
     if (rc)
         return rc;
     g->render(&s, stdout);

@@ -14,6 +14,7 @@
 #include "games/game.h"
 #include "tools/kz/kz.h"
 #include "play/match.h"
+#include "search/gnubg.h"
 #include "search/player.h"
 #include "games/tablebase.h"
 #include "common/util.h"
@@ -40,11 +41,23 @@ typedef struct match_cli {
     bool quiet;             /* no per-game lines */
     int prev;               /* A's result in the last even-numbered game (a pair's first) */
     int penta[MATCH_PENTA]; /* completed pairs (games 2j, 2j+1: one opening, both colours) */
+    double loss[2];         /* the judge: equity lost by A (0) and B (1) at their decisions */
+    int decisions[2];       /* and those decisions */
+    long points;            /* a game scored in points (max_points > 1): A's net points */
+    double points_sq;       /* and the sum of their squares (the per-game variance) */
 } match_cli;
 
 static void s_on_game(void *ctx, const match_game *gm, int w, int d, int l)
 {
     match_cli *m = ctx;
+    int pts = gm->result.winner < 0 ? 0 : gm->result.points > 0 ? gm->result.points : 1;
+    m->points += gm->a_result * pts;
+    m->points_sq += (double)pts * pts * (gm->a_result != 0);
+    for (int p = 0; p < 2; p++) { /* player id p was A when p == a_player */
+        int side = p == gm->a_player ? 0 : 1;
+        m->loss[side] += gm->loss[p];
+        m->decisions[side] += gm->decisions[p];
+    }
     if (gm->index % 2 == 0)
         m->prev = gm->a_result;
     else
@@ -150,6 +163,7 @@ int cmd_match(int argc, char **argv)
         "greedy their nodes.\n\n";
     match_config cfg;
     match_config_default(&cfg);
+    gnubg *judge = NULL; /* --judge: gnubg rating the moves (backgammon) */
     /* Rows without a default keep match_config_default's values. */
     typedef struct match_opts {
         long games, openings, opening_turns, seed; /* match_config's */
@@ -157,6 +171,7 @@ int cmd_match(int argc, char **argv)
         bool quiet;                                /* only the summary */
         char tb_dir[CONFIG_STR_MAX];               /* endgame tables, "" = none */
         char tb_players[CONFIG_STR_MAX];           /* a, b or both */
+        char judge[CONFIG_STR_MAX];                /* backgammon: gnubg's level, "" = none */
         char game[CONFIG_STR_MAX];                 /* the game */
     } match_opts;
     static const config_option rows[] = {
@@ -177,6 +192,9 @@ int cmd_match(int argc, char **argv)
          "endgame tables for the players' searches (kz tb build); \"\" = none"},
         {"tb_players", CONFIG_STRING, "both", 0, 0, offsetof(match_opts, tb_players),
          "who searches with the tables: a, b or both"},
+        {"judge", CONFIG_STRING, "", 0, 0, offsetof(match_opts, judge),
+         "backgammon: gnubg at this level (e.g. expert) rates every move: each side's error "
+         "rate (equity lost per decision, millipoints) and PR; \"\" = none"},
     };
     match_opts o = {.games = cfg.games, .openings = cfg.openings,
                     .opening_turns = cfg.opening_turns, .seed = (long)cfg.seed};
@@ -234,6 +252,15 @@ int cmd_match(int argc, char **argv)
         if (tbb)
             player_set_oracle(b, &o_tb);
     }
+    if (o.judge[0]) {
+        if (gnubg_open(&judge, o.judge, 120, err, sizeof err)) {
+            player_destroy(&a);
+            player_destroy(&b);
+            tb_close(&tb);
+            return kz_usage_error("match: --judge: %s", err);
+        }
+        cfg.judge = judge;
+    }
     match_cli m = {.g = g, .cfg = &cfg, .a = player_name(a), .b = player_name(b), .quiet = quiet};
     cfg.on_game = s_on_game;
     cfg.ctx = &m;
@@ -263,6 +290,21 @@ int cmd_match(int argc, char **argv)
     s_fmt_elo(st.elo_hi, elo_hi, sizeof elo_hi);
     printf("result: %s vs %s after %d games (%.1f s)\n", m.a, m.b, st.games, dt);
     printf("  W/D/L: %d/%d/%d\n", w, d, l);
+    for (int side = 0; judge && side < 2; side++) {
+        /* gnubg's error rate: equity lost per decision (a roll with a choice), in
+         * millipoints; PR (eXtreme Gammon's convention) 500 x that loss. */
+        double mean = m.decisions[side] ? m.loss[side] / m.decisions[side] : 0;
+        printf("  gnubg %s judge: %s lost %.1f millipoints per decision over %d decisions "
+               "(PR %.1f)\n", o.judge, side ? m.b : m.a, 1000 * mean, m.decisions[side],
+               500 * mean);
+    }
+    if (g->max_points > 1 && st.games > 0) {
+        /* Points per game (backgammon's 1/2/3), A's view, with its 95% interval. */
+        double mean = (double)m.points / st.games;
+        double var = st.games > 1 ? (m.points_sq - st.games * mean * mean) / (st.games - 1) : 0;
+        printf("  points: A %+ld over %d games: %+.3f per game +/- %.3f\n", m.points, st.games,
+               mean, MATCH_Z95 * sqrt(var > 0 ? var / st.games : 0));
+    }
     printf("  score: %.3f +/- %.3f (95%%: %.3f .. %.3f)\n", st.score, MATCH_Z95 * st.sd,
            st.score_lo, st.score_hi);
     printf("  elo: %s (95%%: %s .. %s)\n", e, elo_lo, elo_hi);
@@ -281,6 +323,7 @@ int cmd_match(int argc, char **argv)
 out:
     player_destroy(&a);
     player_destroy(&b);
+    gnubg_close(judge);
     tb_close(&tb);
     return status;
 }
@@ -654,11 +697,24 @@ int cmd_play(int argc, char **argv)
     game_result r;
     char line[512], list[4096], buf[16];
     game_state s;
+    rng_t dice; /* a game with chance: the dice from --seed (game.h) */
+    game_dice_seed(&dice, (uint64_t)o.seed);
     for (;;) {
         s_state_at(g, &pg, pg.n, &s);
         if ((r = g->result(&s)).over)
             break;
         int mover = g->to_move(&s), a;
+        if (g->is_chance && g->is_chance(&s)) {
+            a = game_chance_draw(g, &s, &dice);
+            g->format_action(a, buf, sizeof buf);
+            s_push(&pg, a);
+            g->apply(&s, a);
+            if (g->is_chance(&s))
+                printf("%s rolls %s: no move\n", g->player_name(mover), buf);
+            else
+                printf("%s rolls %s\n", g->player_name(g->to_move(&s)), buf);
+            continue;
+        }
         if (mover != o.color_id) {
             rc = engine_analyse(e, &s, 0, (uint64_t)o.seed + (uint64_t)pg.n, an);
             if (rc != 0) {
