@@ -168,6 +168,7 @@ CRITERION_ARGS ?=
 .PHONY: check
 check: $(BINS) $(TOY_BINS) $(TEST_BIN) $(BUILD)/faults
 	./tools/check_layers.sh
+	./tools/check_timeouts.sh
 	KZ_BIN_DIR=$(abspath $(BUILD)) $(TEST_BIN) $(CRITERION_ARGS)
 
 .PHONY: asan

@@ -341,7 +341,7 @@ static void nv_free(nv_graph *g)
     free(g->v);
 }
 
-Test(tablebase, naive_agrees, .timeout = 300)
+Test(tablebase, naive_agrees, .timeout = 600)
 {
     char *dir = s_build_dir("tb-naive", 3, false);
     tb_set *t = s_open(dir, 3);
@@ -435,7 +435,7 @@ static void s_fix_checksums(uint8_t *f, size_t len)
     le_put64(f + 120, s_doc_checksum(f, 120, 1));
 }
 
-Test(tablebase, consistency, .timeout = 300)
+Test(tablebase, consistency, .timeout = 600)
 {
     char *dir = s_build_dir("tb-consist", 4, false);
     tb_set *t = s_open(dir, 0);
@@ -498,7 +498,7 @@ static int s_value_for(const tb_set *t, const game_state *s, int who)
     return game_default()->to_move(s) == who ? wdl : -wdl;
 }
 
-Test(tablebase, perfect_play, .timeout = 300)
+Test(tablebase, perfect_play, .timeout = 600)
 {
     char *dir = s_build_dir("tb-play", 4, true);
     tb_set *t = s_open(dir, 0);
@@ -552,7 +552,7 @@ Test(tablebase, perfect_play, .timeout = 300)
 }
 
 /* The accuracy test set: the same for the same seed, and what it says. */
-Test(tablebase, test_positions, .timeout = 120)
+Test(tablebase, test_positions, .timeout = 600)
 {
     char *dir = s_build_dir("tb-testset", 4, false);
     tb_set *t = s_open(dir, 0);
@@ -590,7 +590,7 @@ Test(tablebase, test_positions, .timeout = 120)
 
 /* --- packed positions (the trainer's value targets) ----------------------------------- */
 
-Test(tablebase, probe_packed_positions, .timeout = 120)
+Test(tablebase, probe_packed_positions, .timeout = 600)
 {
     char *dir = s_build_dir("tb-packed", 3, false);
     tb_set *t = s_open(dir, 0);
@@ -691,7 +691,7 @@ static int s_play(const char *pos, player *a, player *b)
     return r.winner;
 }
 
-Test(tablebase, searches_probe_the_tables, .timeout = 120)
+Test(tablebase, searches_probe_the_tables, .timeout = 600)
 {
     char *dir = s_build_dir("tb-search", 3, false);
     tb_set *t = s_open(dir, 0);
@@ -806,7 +806,7 @@ static void s_refused(const char *dir, const char *what, const char *w1, const c
     cr_assert_null(strchr(err, '\n'), "%s: one line", what);
 }
 
-Test(tablebase, corrupt_files_refused, .timeout = 120)
+Test(tablebase, corrupt_files_refused, .timeout = 600)
 {
     char *dir = s_build_dir("tb-corrupt", 3, true);
     char path[512];
@@ -877,7 +877,7 @@ static void s_count_pairs(const tb_progress *p, void *arg)
         *most = p->pairs;
 }
 
-Test(tablebase, build_resumes, .timeout = 120)
+Test(tablebase, build_resumes, .timeout = 600)
 {
     char *dir = s_build_dir("tb-resume", 3, false);
     char path[512];
@@ -905,7 +905,7 @@ Test(tablebase, build_resumes, .timeout = 120)
 
 /* --- kz tb ---------------------------------------------------------------------------- */
 
-Test(tablebase, kz_tb, .timeout = 120)
+Test(tablebase, kz_tb, .timeout = 600)
 {
     harness_cli c;
     harness_cli_init(&c, "tb-kz");

@@ -26,7 +26,7 @@
 #include "data/validate.h"
 #include "net/wire.h"
 
-TestSuite(toy, .fini = harness_cleanup, .timeout = 120);
+TestSuite(toy, .fini = harness_cleanup, .timeout = 600);
 
 static const game_def *G(void) { return game_find("toy"); }
 

@@ -24,7 +24,7 @@
 #include "play/selfplay.h"
 #include "common/util.h"
 
-TestSuite(forge, .fini = harness_cleanup, .timeout = 120);
+TestSuite(forge, .fini = harness_cleanup, .timeout = 600);
 
 /* Every position's logits and value are the same bits alone, in threes and in
  * a batch of 200, on each path recheck accepts (the AVX-512 kernels); the

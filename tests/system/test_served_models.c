@@ -451,7 +451,7 @@ static int s_right(const char *out, const char *label)
  * the background, exactly what `kz tb accuracy` gives for the same model
  * file (the same test set, seeds and search), in /status, in `kz status`
  * and on the dashboard; tables that cannot be used stop the start. */
-Test(models, the_best_s_endgame_accuracy, .timeout = 180)
+Test(models, the_best_s_endgame_accuracy, .timeout = 600)
 {
     harness h;
     harness_init(&h, "models-tb");

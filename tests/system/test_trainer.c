@@ -26,7 +26,7 @@
 #include "common/util.h"
 #include "data/validate.h"
 
-TestSuite(trainer, .fini = harness_cleanup, .timeout = 90);
+TestSuite(trainer, .fini = harness_cleanup, .timeout = 600);
 
 /* Starts a trainer of h with its common flags plus extra (NULL-terminated). */
 static pid_t s_trainer(const harness *h, const char *log, const char *const *extra)

@@ -26,7 +26,7 @@
 #include "common/util.h"
 #include "net/wire.h"
 
-TestSuite(worker, .fini = harness_cleanup, .timeout = 90);
+TestSuite(worker, .fini = harness_cleanup, .timeout = 600);
 
 /* Starts a worker of h with its common flags plus extra (NULL-terminated). */
 static pid_t s_worker(const harness *h, const char *log, const char *const *extra)

@@ -735,7 +735,7 @@ Test(model_train, training_forward_agrees_with_inference)
 
 #define OVERFIT_STEPS 150
 
-Test(model_train, overfits_64_positions, .timeout = 120)
+Test(model_train, overfits_64_positions, .timeout = 600)
 {
     /* 64 distinct Khreibaga positions with one-hot policy targets and +-1
      * outcomes; a 2x32 tower, Adam at 3e-3, no L2, full batch: the loss
