@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "games/game.h"
+#include "net/wire.h"
 
 #define MODEL_HEADER_BYTES 72
 #define MODEL_MAGIC "KZM1"
@@ -376,6 +377,12 @@ int store_get_model(store *s, uint32_t v, uint8_t **blob, size_t *len, store_mod
         rc = KZ_ENOTFOUND;
     if (!rc)
         rc = s_parse_model(&d, &m);
+    /* A blob that fails its checksum (a flipped bit on the disk) is never
+     * handed out: served, it would stall every worker that loads it. */
+    if (!rc && blob &&
+        wire_blob_checksum((const uint8_t *)d.mv_data + MODEL_HEADER_BYTES, m.blob_len) !=
+            m.checksum)
+        rc = KZ_ECORRUPT;
     if (!rc && blob) {
         *blob = malloc(m.blob_len ? m.blob_len : 1);
         if (!*blob) {
@@ -394,6 +401,45 @@ int store_get_model(store *s, uint32_t v, uint8_t **blob, size_t *len, store_mod
 int store_get_model_info(store *s, uint32_t v, store_model_info *out)
 {
     return store_get_model(s, v, NULL, NULL, out);
+}
+
+int store_check_models(store *s, void (*bad)(void *ctx, uint32_t version, const char *why),
+                       void *ctx, uint32_t *n_bad)
+{
+    *n_bad = 0;
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, s->models, &cur);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    MDB_val k, d;
+    for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); !rc;
+         rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
+        store_model_info m;
+        const uint8_t *kp = k.mv_data;
+        uint32_t v = k.mv_size == 4 ? (uint32_t)kp[0] << 24 | (uint32_t)kp[1] << 16 |
+                                          (uint32_t)kp[2] << 8 | kp[3]
+                                    : 0;
+        const char *why = NULL;
+        if (s_parse_model(&d, &m))
+            why = "an unreadable header";
+        else if (wire_blob_checksum((const uint8_t *)d.mv_data + MODEL_HEADER_BYTES,
+                                    m.blob_len) != m.checksum)
+            why = "a blob that does not match its checksum";
+        if (why) {
+            ++*n_bad;
+            if (bad)
+                bad(ctx, v, why);
+        }
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 int store_find_model(store *s, uint64_t checksum, uint64_t len, uint32_t *version)

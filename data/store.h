@@ -109,10 +109,16 @@ typedef struct store_model_info {
 int store_add_model(store *s, const void *blob, size_t len, store_model_info *info);
 /* Metadata of version v; KZ_ENOTFOUND if none. */
 int store_get_model_info(store *s, uint32_t v, store_model_info *out);
-/* Blob (a copy the caller frees) and optionally metadata of version v. */
+/* Blob (a copy the caller frees) and optionally metadata of version v;
+ * KZ_ECORRUPT when the blob does not match its checksum (a damaged store). */
 int store_get_model(store *s, uint32_t v, uint8_t **blob, size_t *len, store_model_info *info);
 /* Rewrites the metadata of info->version (status, tally, decided_ms). */
 int store_update_model(store *s, const store_model_info *info);
+/* Reads every model's blob and compares it with its checksum: *n_bad is the
+ * number that fail (or whose header does not parse), each also passed to
+ * bad(ctx, version, why) when bad is not NULL. 0, or an LMDB error. */
+int store_check_models(store *s, void (*bad)(void *ctx, uint32_t version, const char *why),
+                       void *ctx, uint32_t *n_bad);
 /* The version whose blob has this checksum and length, or KZ_ENOTFOUND. */
 int store_find_model(store *s, uint64_t checksum, uint64_t len, uint32_t *version);
 /* Highest registered version (0 when none). */

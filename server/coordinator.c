@@ -136,11 +136,71 @@ const model_cache_entry *coord_model(coord *c, uint32_t version)
     uint8_t *blob;
     size_t len;
     store_model_info info;
-    if (store_get_model(c->st, version, &blob, &len, &info))
+    int rc = store_get_model(c->st, version, &blob, &len, &info);
+    if (rc == KZ_ECORRUPT)
+        coord_model_damaged(c, version);
+    if (rc)
         return NULL;
     free(lru->blob);
     *lru = (model_cache_entry){version, blob, len, info, time_now()};
     return lru;
+}
+
+void coord_model_damaged(coord *c, uint32_t v)
+{
+    for (uint32_t i = 0; i < c->n_damaged && i < COORD_DAMAGED; i++)
+        if (c->damaged[i] == v)
+            return;
+    if (c->n_damaged < COORD_DAMAGED)
+        c->damaged[c->n_damaged] = v;
+    c->n_damaged++;
+    log_error("model %u fails its checksum: the store in %s is damaged (`kz store check %s` "
+              "says where; `kz store salvage` copies what is intact)",
+              v, c->cfg.data_dir, c->cfg.data_dir);
+    char alarm[sizeof c->model_alarm];
+    uint32_t best = store_best(c->st);
+    if (v == best) {
+        /* The newest earlier best (promoted, or the initial model) that is intact. */
+        uint32_t to = 0;
+        store_model_info m;
+        for (uint32_t u = v - 1; u >= 1 && !to; u--) {
+            uint8_t *blob = NULL;
+            size_t len;
+            if (store_get_model_info(c->st, u, &m) == 0 &&
+                (m.status == STORE_MODEL_PROMOTED || m.status == STORE_MODEL_INITIAL) &&
+                store_get_model(c->st, u, &blob, &len, &m) == 0)
+                to = u;
+            free(blob);
+        }
+        int rc = to ? store_set_best(c->st, to) : KZ_ENOTFOUND;
+        c->fallback_from = v;
+        c->fallback_to = rc ? 0 : to;
+        if (rc) {
+            log_error("THE BEST MODEL %u IS DAMAGED and no earlier best is intact (%s): "
+                      "workers cannot play; salvage the store or start from a model file",
+                      v, err_str(rc));
+        } else {
+            log_error("THE BEST MODEL %u IS DAMAGED: the best falls back to model %u, the "
+                      "last good best (self-play goes on with it)", v, to);
+            c->best = to;
+            c->best_sum = m.checksum;
+            coord_best_changed(c);
+            if (c->pub)
+                coord_announce(c, v, 0, 0, 0);
+        }
+    }
+    if (c->fallback_from && c->fallback_to)
+        snprintf(alarm, sizeof alarm, "%u damaged model%s (the best %u fell back to %u)",
+                 c->n_damaged, c->n_damaged == 1 ? "" : "s", c->fallback_from, c->fallback_to);
+    else if (c->fallback_from)
+        snprintf(alarm, sizeof alarm, "the best model %u is damaged and no earlier best is "
+                 "intact", c->fallback_from);
+    else
+        snprintf(alarm, sizeof alarm, "%u damaged model%s (not the best)", c->n_damaged,
+                 c->n_damaged == 1 ? "" : "s");
+    pthread_mutex_lock(&c->snap_lock);
+    memcpy(c->model_alarm, alarm, sizeof alarm);
+    pthread_mutex_unlock(&c->snap_lock);
 }
 
 /* The blob of version 1 when the store has none: the model file given by
@@ -659,8 +719,15 @@ static void s_handle_model(coord *c, const uint8_t *route, size_t rl, const wire
     uint32_t v = req->u.model_request.version ? req->u.model_request.version : c->best;
     const model_cache_entry *e = coord_model(c, v);
     if (!e) {
-        char text[64];
-        snprintf(text, sizeof text, "no model version %u", v);
+        char text[160];
+        bool damaged = false;
+        for (uint32_t i = 0; i < c->n_damaged && i < COORD_DAMAGED; i++)
+            damaged |= c->damaged[i] == v;
+        if (damaged)
+            snprintf(text, sizeof text, "model %u is damaged in the coordinator's store (it "
+                     "fails its checksum); the best is model %u", v, c->best);
+        else
+            snprintf(text, sizeof text, "no model version %u", v);
         s_error(c, route, rl, req->request_id, WIRE_ERR_NOT_FOUND, text);
         return;
     }
@@ -1148,6 +1215,41 @@ static int s_check_store(coord *c)
     return 0;
 }
 
+/* The damaged versions found by store_check_models (its read transaction is
+ * open while it calls: the store is read again only once it returns). */
+typedef struct bad_models {
+    uint32_t v[COORD_DAMAGED]; /* the first ones */
+    uint32_t n;                /* in v */
+} bad_models;
+
+static void s_model_bad(void *ctx, uint32_t version, const char *why)
+{
+    bad_models *b = ctx;
+    (void)why;
+    if (b->n < COORD_DAMAGED)
+        b->v[b->n++] = version;
+}
+
+/* Every model's blob against its checksum (a flipped bit on the disk passes
+ * the page check): a damaged best falls back to the last good one before the
+ * arena and the workers see it. 0, or an LMDB error (logged). */
+static int s_check_models(coord *c)
+{
+    double t0 = time_now();
+    uint32_t bad = 0;
+    bad_models found = {{0}, 0};
+    int rc = store_check_models(c->st, s_model_bad, &found, &bad);
+    for (uint32_t i = 0; i < found.n; i++)
+        coord_model_damaged(c, found.v[i]);
+    c->n_damaged = bad > c->n_damaged ? bad : c->n_damaged;
+    if (rc)
+        log_error("store: cannot read its models: %s", err_str(rc));
+    else
+        log_info("store: %u model%s checked in %.2f s, %u damaged", store_latest_model(c->st),
+                 store_latest_model(c->st) == 1 ? "" : "s", time_now() - t0, bad);
+    return rc;
+}
+
 /* Step 4: the store (its pages checked first), bootstrapped when empty, and
  * what the coordinator keeps in it (arenas, ratings, the timeline). */
 static int s_init_store(coord *c)
@@ -1167,7 +1269,8 @@ static int s_init_store(coord *c)
         log_error("cannot open the store in %s: %s", cfg->data_dir, err_str(rc));
         return rc;
     }
-    if ((rc = s_check_store_game(c)) || (rc = s_bootstrap(c)) || (rc = arena_load(c)) ||
+    if ((rc = s_check_store_game(c)) || (rc = s_bootstrap(c)) || (rc = s_check_models(c)) ||
+        (rc = arena_load(c)) ||
         (rc = ratings_load(c)) || (rc = timeline_load(c)))
         return rc;
     return 0;

@@ -168,6 +168,7 @@ enum { SLOT_OPEN = 0, SLOT_WIN = 1, SLOT_DRAW = 2, SLOT_LOSS = 3 };
 #define COORD_NAME 32         /* a rated player's name: "v12" or an anchor's spec */
 #define COORD_MAX_ANCHORS 16  /* anchors at most */
 #define COORD_POSITION 64     /* longest opening string, with its NUL */
+#define COORD_DAMAGED 8       /* damaged models listed in /status at most */
 
 /* Everything two rated players did against each other (first by name). */
 typedef struct tally {
@@ -326,6 +327,11 @@ typedef struct coord {
 
     uint32_t best;              /* best version */
     uint64_t best_sum;          /* its checksum */
+    uint32_t damaged[COORD_DAMAGED]; /* models whose blob fails its checksum (the first ones) */
+    uint32_t n_damaged;         /* how many (may exceed COORD_DAMAGED) */
+    uint32_t fallback_from;     /* a damaged best replaced by fallback_to, 0 none */
+    uint32_t fallback_to;       /* the last good best it fell back to (0: none was good) */
+    char model_alarm[256];      /* one line on damaged models for /healthz, "" none (snap_lock) */
     uint32_t queued;            /* candidate waiting for the arena, 0 none */
     arena ar;                   /* arena in progress */
     arena_last last;            /* last decision */
@@ -435,6 +441,10 @@ void coord_fini(coord *c);
 worker *coord_worker(coord *c, const char *id);
 /* Blob of a model (cached); NULL if unknown. Borrowed until the next call. */
 const model_cache_entry *coord_model(coord *c, uint32_t version);
+/* Notes that model v fails its checksum (a damaged store): logged, kept for
+ * /status and /healthz; when v is the best, the best falls back to the newest
+ * earlier promoted (or initial) model that is intact, in the store too. */
+void coord_model_damaged(coord *c, uint32_t v);
 /* Publishes an announcement of the current best. */
 void coord_announce(coord *c, uint32_t previous, uint32_t wins, uint32_t draws, uint32_t losses);
 /* Opening k of the book (k taken modulo its size). Borrowed. */

@@ -233,9 +233,13 @@ static void s_build_status(coord *c, strbuf *b)
     strbuf_printf(b, ", \"protocol\": %d, \"uptime_s\": %.1f, \"time_ms\": %lld},\n",
               WIRE_PROTOCOL_VERSION, now - c->started, (long long)time_wall_ms());
     strbuf_printf(b, "  \"models\": {\"best\": %u, \"latest\": %u, \"candidate\": %u, "
-                 "\"queued\": %u, \"promotions\": %llu},\n",
+                 "\"queued\": %u, \"promotions\": %llu, \"damaged\": [",
               c->best, st.models, c->ar.candidate, c->queued,
               (unsigned long long)c->promotions);
+    for (uint32_t i = 0; i < c->n_damaged && i < COORD_DAMAGED; i++)
+        strbuf_printf(b, "%s%u", i ? ", " : "", c->damaged[i]);
+    strbuf_printf(b, "], \"damaged_count\": %u, \"fallback\": {\"from\": %u, \"to\": %u}},\n",
+              c->n_damaged, c->fallback_from, c->fallback_to);
     uint32_t assigned = 0;
     for (uint32_t i = 0; c->ar.candidate && i < c->ar.games; i++)
         assigned += c->ar.result[i] == SLOT_OPEN && c->ar.owner[i] >= 0;
@@ -951,9 +955,17 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     (void)state;
     if (!strcmp(url, "/healthz")) {
         double age = time_now() - c->heartbeat;
-        if (age < 5.0)
-            return s_respond(conn, 200, "text/plain", "ok\n", 3);
-        char text[64];
+        char text[320];
+        if (age < 5.0) {
+            /* Serving, but with damaged models: said, still 200 (a restart
+             * would not mend the store). */
+            pthread_mutex_lock(&c->snap_lock);
+            int n = c->model_alarm[0] ? snprintf(text, sizeof text, "degraded: %s\n",
+                                                 c->model_alarm)
+                                      : snprintf(text, sizeof text, "ok\n");
+            pthread_mutex_unlock(&c->snap_lock);
+            return s_respond(conn, 200, "text/plain", text, (size_t)n);
+        }
         int n = snprintf(text, sizeof text, "stalled: main loop silent for %.1f s\n", age);
         return s_respond(conn, 503, "text/plain", text, (size_t)n);
     }

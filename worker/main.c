@@ -186,6 +186,10 @@ static void s_use_model(wk *w, uint32_t version, uint64_t checksum)
     }
     log_info("self-play now with model %u (was %u)", (unsigned)version,
              w->sp_net ? (unsigned)w->sp_net->version : 0u);
+    if (w->sp_net && version < w->sp_net->version)
+        log_warn("the coordinator's best went back from model %u to %u (a reverted or "
+                 "damaged best: the coordinator's log and /status say why)",
+                 (unsigned)w->sp_net->version, (unsigned)version);
     if (w->sp_net)
         w->sp_net->dn.pinned = false;
     n->dn.pinned = true;

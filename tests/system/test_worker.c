@@ -424,6 +424,82 @@ Test(worker, outlives_a_coordinator_restart_and_its_games_arrive_once)
     harness_fini(&h);
 }
 
+/* Flips one bit in the middle of the only copy of blob in the store file
+ * data.mdb of h (LMDB keeps a value's bytes contiguous): a disk's bit rot. */
+static void s_flip_blob_bit(const harness *h, const uint8_t *blob, size_t len)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/store/data.mdb", h->dir);
+    FILE *f = fopen(path, "r+b");
+    cr_assert(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    uint8_t *all = malloc((size_t)n);
+    rewind(f);
+    cr_assert_eq(fread(all, 1, (size_t)n, f), (size_t)n);
+    uint8_t *at = memmem(all, (size_t)n, blob, len);
+    cr_assert(at, "the blob is not in %s", path);
+    cr_assert_null(memmem(at + 1, (size_t)(all + n - at - 1), blob, len), "two copies");
+    long off = (long)(at - all) + (long)len / 2;
+    uint8_t byte = all[off] ^ 0x10;
+    fseek(f, off, SEEK_SET);
+    cr_assert_eq(fwrite(&byte, 1, 1, f), 1);
+    fclose(f);
+    free(all);
+}
+
+/* A flipped bit in the best model's blob (issue 28): the coordinator's start
+ * finds it, says so loudly, and falls back to the last good best; /status
+ * and /healthz show it, the worker says its best went back and plays on. */
+Test(worker, a_bit_flipped_best_falls_back_and_the_cluster_plays_on)
+{
+    harness h;
+    harness_init(&h, "wflip");
+    harness_coord_start(&h, NULL);
+    char log[128];
+    snprintf(log, sizeof log, "%s/worker.log", h.dir);
+    const char *extra[] = {"--parallel=2", NULL};
+    pid_t w = s_worker(&h, log, extra);
+    cr_assert_geq(harness_wait_status(&h, "\"replay\"", "games", 2, 30), 2);
+    /* Step 1. Model 2 becomes the best (gate none) and the worker plays it. */
+    char err[256];
+    model *m;
+    cr_assert_eq(modelfile_load(h.model, game_default(), &m, err, sizeof err), 0, "%s", err);
+    model_set_created_ms(m, model_created_ms(m) + 1000);
+    uint8_t *blob;
+    size_t len;
+    cr_assert_eq(modelfile_to_bytes(m, &blob, &len), 0);
+    model_destroy(&m);
+    cr_assert_eq(s_submit_candidate(&h), 2);
+    cr_assert(harness_wait_log(log, "self-play now with model 2 (was 1)", 30), "see %s", log);
+    /* Step 2. The coordinator stops; one bit of model 2 flips on the disk. */
+    harness_coord_kill(&h, SIGTERM);
+    s_flip_blob_bit(&h, blob, len);
+    free(blob);
+    /* Step 3. It starts again: the damage is found, the best is model 1. */
+    harness_coord_start(&h, NULL);
+    cr_expect_eq(harness_count(h.coord_log, "THE BEST MODEL 2 IS DAMAGED: the best falls back "
+                                            "to model 1"), 1, "see %s", h.coord_log);
+    cr_expect_eq(harness_status_num(&h, "\"models\"", "best"), 1);
+    cr_expect_eq(harness_status_num(&h, "\"models\"", "damaged_count"), 1);
+    cr_expect_eq(harness_status_num(&h, "\"fallback\"", "from"), 2);
+    cr_expect_eq(harness_status_num(&h, "\"fallback\"", "to"), 1);
+    char hz[400];
+    cr_expect_eq(harness_http(h.http_port, "/healthz", hz, sizeof hz), 200);
+    cr_expect(strstr(hz, "degraded: 1 damaged model (the best 2 fell back to 1)"), "%s", hz);
+    /* Step 4. The worker goes back to model 1 and its games keep coming. */
+    cr_assert(harness_wait_log(log, "went back from model 2 to 1", 30), "see %s", log);
+    double g0 = harness_status_num(&h, "\"replay\"", "games");
+    cr_expect_geq(harness_wait_status(&h, "\"replay\"", "games", g0 + 2, 30), g0 + 2,
+                  "the cluster does not play: see %s", log);
+    /* Step 5. A model request for the damaged version says why. */
+    cr_expect_eq(harness_count(log, "fails its checksum"), 0, "the worker got a bad blob");
+    harness_signal(w, SIGTERM);
+    int st;
+    cr_assert(harness_wait(w, 30, &st), "the worker did not stop");
+    harness_fini(&h);
+}
+
 /* The games held by the last progress line after `mark` in the log (-1 if none). */
 static double s_pending_since(const char *log, const char *mark)
 {
