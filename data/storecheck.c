@@ -93,7 +93,15 @@ typedef struct copy {
     uint64_t copied[DB_N];        /* entries queued, by database */
     uint64_t pos_base;            /* the first position's new sequence */
     uint64_t pos_next;            /* the next one's */
+    uint64_t scanned[DB_N];       /* entries copied by the leaf scan, by database */
+    uint64_t scanned_pages;       /* leaf pages it read */
 } copy;
+
+/* A set of u64 (open addressing, key + 1 stored: 0 is empty). */
+typedef struct u64set {
+    uint64_t *slot;               /* (cap) */
+    size_t cap, n;                /* slots (a power of two), used */
+} u64set;
 
 typedef struct checker {
     const storecheck_opts *o;     /* options */
@@ -146,7 +154,55 @@ typedef struct checker {
     char game[GAME_NAME_CHARS + 1]; /* the store's game (meta "game"), "" unknown */
     store_batch *scratch;         /* decodes positions */
     copy *cp;                     /* salvage: the destination, or NULL */
+
+    /* Salvage's leaf scan (a broken tree): entries copied, by their source keys. */
+    u64set got_games, got_positions, got_models; /* sequences, sequences, versions */
+    uint64_t scan_max[5];         /* the largest value of each counter on any leaf */
+    bool scan_has[5];             /* one was seen */
+    uint64_t file_pages;          /* pages in the data file (a torn copy: beyond last) */
 } checker;
+
+/* --- a set of numbers ------------------------------------------------------------- */
+
+static bool s_set_has(const u64set *t, uint64_t k)
+{
+    if (!t->cap)
+        return false;
+    for (size_t i = (size_t)(k * 0x9E3779B97F4A7C15ull) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        if (t->slot[i] == 0)
+            return false;
+        if (t->slot[i] == k + 1)
+            return true;
+    }
+}
+
+/* Adds k; false when it was there already. */
+static bool s_set_add(u64set *t, uint64_t k)
+{
+    if (s_set_has(t, k))
+        return false;
+    if (2 * (t->n + 1) > t->cap) {
+        u64set g = {xcalloc(t->cap ? t->cap * 2 : 1024, sizeof *g.slot), t->cap ? t->cap * 2 : 1024,
+                    0};
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->slot[i])
+                s_set_add(&g, t->slot[i] - 1);
+        free(t->slot);
+        *t = g;
+    }
+    size_t i = (size_t)(k * 0x9E3779B97F4A7C15ull) & (t->cap - 1);
+    while (t->slot[i])
+        i = (i + 1) & (t->cap - 1);
+    t->slot[i] = k + 1;
+    t->n++;
+    return true;
+}
+
+static void s_set_free(u64set *t)
+{
+    free(t->slot);
+    *t = (u64set){0};
+}
 
 /* --- reports ---------------------------------------------------------------------- */
 
@@ -672,6 +728,8 @@ static void s_leaf_models(checker *c, const uint8_t *key, size_t klen, const uin
     if ((info.status == STORE_MODEL_PROMOTED || info.status == STORE_MODEL_INITIAL) &&
         v > c->best_promoted)
         c->best_promoted = v;
+    if (c->cp)
+        s_set_add(&c->got_models, v);
     s_copy(c, DB_MODELS, key, klen, val, vlen);
 }
 
@@ -728,6 +786,8 @@ static void s_leaf_games(checker *c, const uint8_t *key, size_t klen, const uint
     c->n_games++;
     if (seq + 1 > c->max_game)
         c->max_game = seq + 1;
+    if (c->cp)
+        s_set_add(&c->got_games, seq);
     s_copy(c, DB_GAMES, key, klen, val, vlen);
     uint8_t sk[8];
     be_put64(sk, seq);
@@ -764,6 +824,7 @@ static void s_leaf_positions(checker *c, const uint8_t *key, size_t klen, const 
     }
     if (c->cp) {
         uint8_t nk[8];
+        s_set_add(&c->got_positions, seq);
         be_put64(nk, c->cp->pos_next++);
         s_copy(c, DB_POSITIONS, nk, 8, val, vlen);
     }
@@ -819,6 +880,147 @@ static void s_leaf_none(checker *c, const uint8_t *key, size_t klen, const uint8
                         size_t vlen, uint16_t flags)
 {
     (void)c, (void)key, (void)klen, (void)val, (void)vlen, (void)flags;
+}
+
+/* --- salvage's leaf scan ------------------------------------------------------------ */
+
+/* A copy made while the store was written (a naive backup, a crash during
+ * the copy) holds pages of several transactions: the meta page names a tree
+ * whose pages were rewritten later, so the walk from it breaks off and finds
+ * little or nothing. Yet every leaf page still holds whole entries. The scan
+ * reads each page of the file; a leaf page (its own
+ * number in its header, sane bounds) gives its entries, each recognised by
+ * what it holds: a model (its header and checksum hold), a game (it replays
+ * through the rules), a position (it decodes), a counter of meta (its name).
+ * Entries already copied (the same key) are skipped: stale copies of a page
+ * hold the same games and positions, which never change once written. */
+
+/* The value of an F_BIGDATA node for the scan: the overflow run's bytes, or
+ * NULL (no bounds or reach checks of the walk: any run in the file). */
+static const uint8_t *s_scan_overflow(checker *c, uint64_t pgno, uint64_t vlen)
+{
+    uint64_t need = (PAGE_HEADER - 1 + vlen) / c->psize + 1;
+    if (vlen > MAX_VALUE || pgno < 2 || pgno >= c->file_pages || need > c->file_pages - pgno)
+        return NULL;
+    size_t bytes = (size_t)(need * c->psize);
+    if (bytes > c->big_cap) {
+        uint8_t *nb = realloc(c->big, bytes);
+        if (!nb)
+            return NULL;
+        c->big = nb;
+        c->big_cap = bytes;
+    }
+    if (!s_pread(c->fd, c->big, bytes, pgno * c->psize) || s_u64(c->big) != pgno ||
+        s_u16(c->big + 10) != P_OVERFLOW || s_u32(c->big + 12) != need)
+        return NULL;
+    return c->big + PAGE_HEADER;
+}
+
+/* One entry found by the scan: copied when it checks out and is new. */
+static void s_scan_entry(checker *c, const uint8_t *key, size_t klen, const uint8_t *val,
+                         size_t vlen)
+{
+    copy *cp = c->cp;
+    for (int k = 0; k < 5; k++)
+        if (klen == strlen(s_counters[k]) && !memcmp(key, s_counters[k], klen)) {
+            uint64_t v;
+            if (store_check_counter(val, vlen, &v) == 0 &&
+                (!c->scan_has[k] || v > c->scan_max[k])) {
+                c->scan_max[k] = v;
+                c->scan_has[k] = true;
+            }
+            return;
+        }
+    store_model_info info;
+    const uint8_t *blob;
+    if (klen == 4 && store_check_model(val, vlen, &info, &blob) == 0) {
+        uint32_t v = (uint32_t)key[0] << 24 | key[1] << 16 | key[2] << 8 | key[3];
+        if (info.version != v ||
+            wire_blob_checksum(blob, (size_t)info.blob_len) != info.checksum ||
+            !s_set_add(&c->got_models, v))
+            return;
+        if (v > c->max_model)
+            c->max_model = v;
+        if ((info.status == STORE_MODEL_PROMOTED || info.status == STORE_MODEL_INITIAL) &&
+            v > c->best_promoted)
+            c->best_promoted = v;
+        cp->scanned[DB_MODELS]++;
+        s_copy(c, DB_MODELS, key, klen, val, vlen);
+        return;
+    }
+    if (klen != 8)
+        return; /* dedup entries are made again from the games; meta blobs: the tree's */
+    uint64_t seq = be_get64(key);
+    validate_result v;
+    if (!s_set_has(&c->got_games, seq) && c->val && vlen > 0 &&
+        validate_record(c->val, val, vlen, UINT32_MAX - 1, &v) == VALIDATE_OK && v.has_id) {
+        s_set_add(&c->got_games, seq);
+        if (seq + 1 > c->max_game)
+            c->max_game = seq + 1;
+        cp->scanned[DB_GAMES]++;
+        s_copy(c, DB_GAMES, key, klen, val, vlen);
+        uint8_t sk[8];
+        be_put64(sk, seq);
+        s_copy(c, DB_DEDUP, v.game_id, 16, sk, 8);
+        return;
+    }
+    /* A position of the sampling window (one pruned since is not wanted). */
+    uint64_t first = c->has_counter[2] ? c->counter[2] : 0;
+    if (seq < first || s_set_has(&c->got_positions, seq) ||
+        store_check_position(val, vlen, c->scratch))
+        return;
+    s_set_add(&c->got_positions, seq);
+    cp->scanned[DB_POSITIONS]++;
+    uint8_t nk[8];
+    be_put64(nk, cp->pos_next++);
+    s_copy(c, DB_POSITIONS, nk, 8, val, vlen);
+}
+
+/* Reads every page of the file; copies the entries of leaf pages not copied
+ * yet (the walk may have reached a page and refused some of its entries as
+ * out of order: keys of two transactions' trees side by side). */
+static void s_scan(checker *c)
+{
+    if (!c->val) {
+        const game_def *g = c->o->g ? c->o->g : c->game[0] ? game_find(c->game) : game_default();
+        validate_limits lim = {64u << 20, 1u << 20, 1e-3};
+        c->val = validator_new(g ? g : game_default(), &lim);
+        KZ_CHECK(c->val);
+    }
+    uint8_t *p = c->pages; /* level 0's buffer: the walk is over */
+    for (uint64_t pg = 2; pg < c->file_pages && !c->cp->rc; pg++) {
+        if (!s_pread(c->fd, p, c->psize, pg * c->psize))
+            break;
+        uint16_t flags = s_u16(p + 10), lower = s_u16(p + 12), upper = s_u16(p + 14);
+        if (s_u64(p) != pg || flags != P_LEAF || lower <= PAGE_HEADER || lower > upper ||
+            upper > c->psize || (lower & 1))
+            continue;
+        c->cp->scanned_pages++;
+        unsigned n = (unsigned)(lower - PAGE_HEADER) / 2;
+        for (unsigned i = 0; i < n; i++) {
+            unsigned off = s_u16(p + PAGE_HEADER + 2 * i);
+            if (off < upper || off + NODE_HEADER > c->psize)
+                continue;
+            const uint8_t *nd = p + off, *key = nd + NODE_HEADER;
+            uint16_t nflags = s_u16(nd + 4), ksz = s_u16(nd + 6);
+            uint64_t vlen = s_u16(nd) | (uint64_t)s_u16(nd + 2) << 16;
+            if (ksz == 0 || ksz > MAX_KEY || off + NODE_HEADER + ksz > c->psize ||
+                (nflags & ~F_BIGDATA))
+                continue;
+            const uint8_t *val = key + ksz;
+            if (nflags & F_BIGDATA) {
+                if (off + NODE_HEADER + ksz + 8u > c->psize)
+                    continue;
+                /* The run replaces c->big, not the page: the key stays valid. */
+                val = s_scan_overflow(c, s_u64(val), vlen);
+                if (!val)
+                    continue;
+            } else if (off + NODE_HEADER + ksz + vlen > c->psize) {
+                continue;
+            }
+            s_scan_entry(c, key, ksz, val, (size_t)vlen);
+        }
+    }
 }
 
 /* --- a whole walk ---------------------------------------------------------------------- */
@@ -909,6 +1111,7 @@ static int s_open(checker *c, const char *dir, store_pin **pin)
         psize = (uint32_t)sysconf(_SC_PAGESIZE);
     }
     c->psize = c->r->page_size = psize;
+    c->file_pages = (uint64_t)sb.st_size / psize;
     meta m[2];
     const char *why[2];
     for (int i = 0; i < 2; i++) {
@@ -967,6 +1170,9 @@ static void s_fini(checker *c, store_pin **pin)
     free(c->game_seq);
     free(c->game_id);
     free(c->game_indexed);
+    s_set_free(&c->got_games);
+    s_set_free(&c->got_positions);
+    s_set_free(&c->got_models);
     validator_destroy(&c->val);
     store_batch_destroy(&c->scratch);
 }
@@ -981,7 +1187,7 @@ static int s_init(checker *c, const char *dir, const storecheck_opts *o, storech
     c->r = r;
     c->fd = -1;
     int rc = s_open(c, dir, pin);
-    if (rc || !c->npages)
+    if (rc || (!c->npages && !c->file_pages))
         return rc;
     c->seen = xcalloc((size_t)(c->npages / 8 + 1), 1);
     c->freed = xcalloc((size_t)(c->npages / 8 + 1), 1);
@@ -1024,7 +1230,7 @@ int storecheck_salvage(const char *src, const char *dst, const storecheck_opts *
     store_pin *pin = NULL;
     double t0 = time_now();
     int rc = s_init(&c, src, o, r, &pin);
-    if (rc || !c.npages) {
+    if (rc || c.file_pages < 3) {
         s_fini(&c, &pin);
         return rc ? rc : KZ_ECORRUPT;
     }
@@ -1047,26 +1253,56 @@ int storecheck_salvage(const char *src, const char *dst, const storecheck_opts *
         memset(&again, 0, sizeof again);
         s_walk_all(&c, false);
         c.r = r;
+        /* Step 2b. A broken tree: the leaf pages it did not reach. */
+        if (r->problems)
+            s_scan(&c);
         s_copy_flush(&c);
         rc = cp->rc;
     }
     /* Step 3. Counters that agree with what was copied. */
     if (!rc) {
-        uint64_t next_game = c.has_counter[0] && c.counter[0] > c.max_game ? c.counter[0]
-                                                                          : c.max_game;
-        uint32_t next_model = c.has_counter[3] && c.counter[3] > c.max_model
-                                  ? (uint32_t)c.counter[3]
+        /* What the source held: its counters (the tree's, else the largest
+         * any leaf holds: they only grow), else what was found. */
+        uint64_t cnt[5];
+        bool has[5];
+        for (int k = 0; k < 5; k++) {
+            has[k] = c.has_counter[k] || c.scan_has[k];
+            cnt[k] = c.has_counter[k] ? c.counter[k] : c.scan_max[k];
+            if (c.has_counter[k] && c.scan_has[k] && c.scan_max[k] > cnt[k] && !r->problems)
+                cnt[k] = c.scan_max[k];
+        }
+        uint64_t next_game = has[0] && cnt[0] > c.max_game ? cnt[0] : c.max_game;
+        uint32_t next_model = has[3] && cnt[3] > c.max_model && cnt[3] <= UINT32_MAX
+                                  ? (uint32_t)cnt[3]
                                   : c.max_model + 1;
         uint32_t best = c.best_found ? c.best_found
                         : c.best_promoted ? c.best_promoted
                                           : c.max_model;
+        uint64_t models_had = next_model ? next_model - 1 : 0;
         if (!c.max_model)
             next_model = 0; /* no model: the coordinator registers a new version 1 */
         rc = store_set_counters(cp->dst, next_game, cp->pos_next, cp->pos_base, next_model,
                                 best);
-        *out = (storecheck_salvaged){cp->copied[DB_MODELS], cp->copied[DB_GAMES],
-                                     cp->copied[DB_POSITIONS], cp->copied[DB_META],
-                                     r->bad_entries, best};
+        uint64_t models = c.got_models.n, games = c.got_games.n;
+        uint64_t pos_had = has[1] && has[2] && cnt[1] >= cnt[2] ? cnt[1] - cnt[2] : 0;
+        uint64_t pos_got = 0; /* copied positions of the source's window */
+        for (size_t i = 0; i < c.got_positions.cap; i++)
+            pos_got += c.got_positions.slot[i] && (!has[2] || c.got_positions.slot[i] - 1 >=
+                                                                   cnt[2]) &&
+                       (!has[1] || c.got_positions.slot[i] - 1 < cnt[1]);
+        *out = (storecheck_salvaged){.models = cp->copied[DB_MODELS],
+                                     .games = cp->copied[DB_GAMES],
+                                     .positions = cp->copied[DB_POSITIONS],
+                                     .meta = cp->copied[DB_META],
+                                     .dropped = r->bad_entries,
+                                     .best = best};
+        out->scanned_pages = cp->scanned_pages;
+        out->scanned_models = cp->scanned[DB_MODELS];
+        out->scanned_games = cp->scanned[DB_GAMES];
+        out->scanned_positions = cp->scanned[DB_POSITIONS];
+        out->lost_models = models_had > models ? models_had - models : 0;
+        out->lost_games = next_game > games ? next_game - games : 0;
+        out->lost_positions = pos_had > pos_got ? pos_had - pos_got : 0;
     }
     store_close(&cp->dst);
     for (int db = 0; db < DB_N; db++)

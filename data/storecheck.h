@@ -33,7 +33,15 @@
  * checksum holds (versions kept), games that decode and replay (sequences
  * kept, their dedup entries made again from their ids), positions that
  * decode (renumbered densely, ending where the source's ended), meta
- * entries; then counters that agree with what was copied.
+ * entries; then counters that agree with what was copied. When the walk
+ * found any problem (a tree broken off: a copy taken while the store was
+ * written holds pages of several transactions), salvage then reads every
+ * page the walk did not reach, and copies the entries of each leaf page that
+ * check out and were not copied yet: models, games, positions of the window
+ * (meta blobs and dedup entries only from the tree; dedup is made again).
+ * What the source held is known from its counters (the tree's, else the
+ * largest each takes on any leaf page: they only grow); what was not copied
+ * of it is reported as lost.
  *
  * Problems are reported one line each through the options' callback (and
  * counted). Errors (the return values): 0 when the walk ran (whatever it
@@ -84,6 +92,13 @@ typedef struct storecheck_salvaged {
     uint64_t meta;
     uint64_t dropped;         /* entries read but not copied (they did not check out) */
     uint32_t best;            /* the destination's best model (0: none survived) */
+    uint64_t scanned_pages;   /* leaf pages the walk did not reach, read by the scan */
+    uint64_t scanned_models;  /* of the copied: found by the scan, by database */
+    uint64_t scanned_games;
+    uint64_t scanned_positions;
+    uint64_t lost_models;     /* the source held them (its counters), none copied */
+    uint64_t lost_games;
+    uint64_t lost_positions;  /* of the source's sampling window */
 } storecheck_salvaged;
 
 /* Copies what is readable of the store in src into a new store in dst

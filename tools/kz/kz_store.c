@@ -239,8 +239,12 @@ static int s_cmd_salvage(int argc, char **argv)
                            "the rules (their sequences kept, their\ndedup entries made again), "
                            "the positions that decode (renumbered without gaps,\nending where "
                            "SRC's ended), the other meta entries, and counters that agree "
-                           "with\nwhat was copied. Prints SRC's problems as kz store check "
-                           "does, then what was\ncopied. Then start the coordinator on DST.\n",
+                           "with\nwhat was copied. When SRC's trees are broken (a copy taken "
+                           "while it was\nwritten), the leaf pages they do not reach are read "
+                           "too. Prints SRC's problems\nas kz store check does, then what was "
+                           "copied and what was lost. Exit status 0:\nnothing lost, 1: "
+                           "something lost (or nothing readable), 2: bad arguments.\nThen start "
+                           "the coordinator on DST.\n",
                            NULL, 0, NULL, argc - 1, argv + 1, pos, 3, &npos);
     if (rc >= 0)
         return rc;
@@ -270,6 +274,22 @@ static int s_cmd_salvage(int argc, char **argv)
            pos[1], (unsigned long long)out.models, out.best, (unsigned long long)out.games,
            (unsigned long long)out.positions, (unsigned long long)out.meta,
            (unsigned long long)out.dropped, (unsigned long long)r.problems, pos[0]);
+    if (out.scanned_pages)
+        printf("recovered from %llu leaf pages outside the tree: %llu models, %llu games, "
+               "%llu positions\n", (unsigned long long)out.scanned_pages,
+               (unsigned long long)out.scanned_models, (unsigned long long)out.scanned_games,
+               (unsigned long long)out.scanned_positions);
+    uint64_t lost = out.lost_models + out.lost_games + out.lost_positions;
+    printf("lost: %llu models, %llu games, %llu positions of the window%s\n",
+           (unsigned long long)out.lost_models, (unsigned long long)out.lost_games,
+           (unsigned long long)out.lost_positions, lost ? "" : " (nothing)");
+    if (lost) {
+        fprintf(stderr, "kz: store salvage: %llu models, %llu games and %llu positions of %s "
+                        "could not be recovered (exit 1)\n",
+                (unsigned long long)out.lost_models, (unsigned long long)out.lost_games,
+                (unsigned long long)out.lost_positions, pos[0]);
+        return 1;
+    }
     return 0;
 }
 
