@@ -125,7 +125,7 @@ static void s_check_result(const game_def *g, const game_state *s, game_result r
     cr_assert(!(g->is_chance && g->is_chance(s)), "%s: a chance state is over", n);
 }
 
-Test(every_game, random_games_keep_the_interface_s_promises, .timeout = 300)
+Test(every_game, random_games_keep_the_interface_s_promises, .timeout = 600)
 {
     int ng = s_n_games();
     cr_assert_geq(ng, 3, "the built-in games are registered");
@@ -168,7 +168,7 @@ Test(every_game, random_games_keep_the_interface_s_promises, .timeout = 300)
     free(p2);
 }
 
-Test(every_game, perft_agrees_with_the_generic_loop, .timeout = 300)
+Test(every_game, perft_agrees_with_the_generic_loop, .timeout = 600)
 {
     for (int gi = 0; gi < s_n_games(); gi++) {
         const game_def *g = game_at(gi);
