@@ -1042,7 +1042,16 @@ static uint64_t s_uniform(rng_t *r, uint64_t range)
     return x % range;
 }
 
-static int s_read_positions(store *s, store_batch *b, size_t n)
+/* A withdrawn position (store_withdraw_positions): one zero byte. */
+static bool s_withdrawn(const MDB_val *d)
+{
+    return d->mv_size == 1 && ((const uint8_t *)d->mv_data)[0] == 0;
+}
+
+/* Reads b->sequences[0..n); with rng, a withdrawn one is drawn again from
+ * [lo, hi) (64 times at most), without it is KZ_ENOTFOUND. */
+static int s_read_positions(store *s, store_batch *b, size_t n, rng_t *rng, uint64_t lo,
+                            uint64_t hi)
 {
     MDB_txn *txn;
     int rc = s_begin_read(s, &txn);
@@ -1051,14 +1060,24 @@ static int s_read_positions(store *s, store_batch *b, size_t n)
     b->offsets[0] = b->opp_offsets[0] = 0;
     b->packed_bytes = 0;
     for (size_t j = 0; j < n && !rc; j++) {
-        uint8_t kb[8];
-        be_put64(kb, b->sequences[j]);
-        MDB_val k = {8, kb}, d;
-        rc = mdb_get(txn, s->positions, &k, &d);
-        if (rc == MDB_NOTFOUND)
-            rc = KZ_ENOTFOUND;
-        if (!rc)
-            rc = s_decode_position(&d, b, j);
+        for (int tries = 0;; tries++) {
+            uint8_t kb[8];
+            be_put64(kb, b->sequences[j]);
+            MDB_val k = {8, kb}, d;
+            rc = mdb_get(txn, s->positions, &k, &d);
+            if (rc == MDB_NOTFOUND)
+                rc = KZ_ENOTFOUND;
+            if (!rc && s_withdrawn(&d)) {
+                rc = KZ_ENOTFOUND;
+                if (rng && tries < 64) {
+                    b->sequences[j] = lo + s_uniform(rng, hi - lo);
+                    continue;
+                }
+            }
+            if (!rc)
+                rc = s_decode_position(&d, b, j);
+            break;
+        }
     }
     mdb_txn_abort(txn);
     b->n = rc ? 0 : n;
@@ -1076,13 +1095,57 @@ int store_sample(store *s, rng_t *rng, size_t n, store_batch *b)
         return 0;
     for (size_t j = 0; j < n; j++)
         b->sequences[j] = lo + s_uniform(rng, hi - lo);
-    return s_read_positions(s, b, n);
+    return s_read_positions(s, b, n, rng, lo, hi);
 }
 
 int store_get_position(store *s, uint64_t sequence, store_batch *b)
 {
     b->sequences[0] = sequence;
-    return s_read_positions(s, b, 1);
+    return s_read_positions(s, b, 1, NULL, 0, 0);
+}
+
+int store_withdraw_positions(store *s, const uint64_t *first, const uint32_t *n, size_t k,
+                             uint64_t *withdrawn)
+{
+    *withdrawn = 0;
+    for (;;) {
+        MDB_txn *txn;
+        int rc = s_begin_write(s, &txn);
+        if (rc)
+            return rc;
+        uint64_t lo = s_window_lo(s, s->first_pos, s->next_pos), count = 0;
+        for (size_t i = 0; i < k && !rc; i++)
+            for (uint64_t q = first[i] > lo ? first[i] : lo;
+                 q < first[i] + n[i] && q < s->next_pos && !rc; q++) {
+                uint8_t kb[8];
+                be_put64(kb, q);
+                MDB_val key = {8, kb}, d, zero = {1, "\0"};
+                rc = mdb_get(txn, s->positions, &key, &d);
+                if (rc == MDB_NOTFOUND) {
+                    rc = 0;
+                    continue;
+                }
+                if (!rc && !s_withdrawn(&d)) {
+                    rc = mdb_put(txn, s->positions, &key, &zero, 0);
+                    count++;
+                }
+            }
+        if (rc) {
+            mdb_txn_abort(txn);
+        } else {
+            rc = mdb_txn_commit(txn);
+            if (!rc) {
+                s->txns++;
+                *withdrawn = count;
+            }
+        }
+        if (rc == MDB_MAP_FULL) {
+            if ((rc = s_grow(s)))
+                return rc;
+            continue;
+        }
+        return rc;
+    }
 }
 
 void store_get_stats(store *s, store_stats *out)
@@ -1154,6 +1217,8 @@ int store_check_position(const void *value, size_t len, store_batch *scratch)
     MDB_val d = {len, (void *)value};
     scratch->offsets[0] = 0;
     scratch->opp_offsets[0] = 0;
+    if (s_withdrawn(&d))
+        return 0;
     return s_decode_position(&d, scratch, 0);
 }
 

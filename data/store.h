@@ -196,6 +196,14 @@ int store_foreach_game_desc(store *s, uint64_t from,
                             int (*fn)(void *ctx, uint64_t seq, const uint8_t *rec, size_t len),
                             void *ctx);
 
+/* Withdraws positions from sampling: those of the k ranges [first[i],
+ * first[i] + n[i]) still in the window become one zero byte each (a
+ * forger's, docs/security.md); store_sample draws again where it meets one,
+ * store_get_position finds none (KZ_ENOTFOUND). The sequences stay dense.
+ * *withdrawn: how many were (not counting ones withdrawn before). */
+int store_withdraw_positions(store *s, const uint64_t *first, const uint32_t *n, size_t k,
+                             uint64_t *withdrawn);
+
 /* A batch of samples as flat arrays (the layout of the wire's BatchReply). */
 typedef struct store_batch {
     size_t cap;          /* samples it can hold */

@@ -340,7 +340,19 @@ static void s_flush(coord *c)
         size_t len = timeline_serialize(c, &lblob);
         meta[n_meta++] = (store_meta){"timeline", lblob, len};
     }
+    store_stats before;
+    store_get_stats(c->st, &before);
     int rc = store_put_games_meta(c->st, c->games, c->n_items, meta, n_meta);
+    /* Where each new game's positions went (appended in order), and whose. */
+    uint64_t at = before.positions_total;
+    for (size_t i = 0; !rc && i < c->n_items; i++) {
+        const ingest_item *it = &c->items[i];
+        if (c->games[i].duplicate)
+            continue;
+        forge_note_game(c, it->worker >= 0 ? c->workers[it->worker].id : NULL, at,
+                        c->games[i].n_positions);
+        at += c->games[i].n_positions;
+    }
     free(ablob);
     free(tblob);
     free(lblob);
@@ -771,6 +783,7 @@ static void s_forge_results(coord *c)
             validate_result v = {.has_id = true};
             memcpy(v.game_id, h.game_id, 16);
             s_reject(c, it, w, &v, VALIDATE_FORGED, detail);
+            forge_bar(c, w, detail);
             if (forge_barred(c, w) && w->rejected_by[VALIDATE_FORGED] ==
                                           (uint64_t)c->cfg.forge_arena_threshold) {
                 log_warn("forged games: %s has %llu: no more arena or rating slots for it",
@@ -778,6 +791,14 @@ static void s_forge_results(coord *c)
                 arena_release_worker(c, (int)(w - c->workers));
                 ratings_release_worker(c, (int)(w - c->workers));
             }
+            wire_msg_clear(&it->msg);
+            continue;
+        }
+        if (w && forge_barred_client(c, w->id)) {
+            /* Held for its check when its client was proven a forger. */
+            validate_result v = {.has_id = true};
+            memcpy(v.game_id, h.game_id, 16);
+            s_reject(c, it, w, &v, VALIDATE_FORGED, "its client is barred as a proven forger");
             wire_msg_clear(&it->msg);
             continue;
         }
@@ -879,6 +900,17 @@ static void s_handle(coord *c, const uint8_t *route, size_t rl, const void *data
         return;
     }
     req->client = id;
+    const barred_client *bc = forge_barred_client(c, req->client);
+    if (bc) {
+        /* A proven forger: nothing of it is taken, its key included. */
+        if (c->barred_refused++ % 1000 == 0)
+            log_warn("forged games: refused %s from %s, a proven forger (%llu refused)",
+                     wire_kind_name(req->kind), bc->id, (unsigned long long)c->barred_refused);
+        s_error(c, route, rl, req->request_id, WIRE_ERR_FORBIDDEN,
+                "this client is barred as a proven forger (forged games, docs/security.md)");
+        wire_msg_clear(req);
+        return;
+    }
     worker *w = coord_worker(c, req->client);
     int wi = w ? (int)(w - c->workers) : -1;
     s_seen(w);
@@ -1270,7 +1302,7 @@ static int s_init_store(coord *c)
         return rc;
     }
     if ((rc = s_check_store_game(c)) || (rc = s_bootstrap(c)) || (rc = s_check_models(c)) ||
-        (rc = arena_load(c)) ||
+        (rc = forge_load_barred(c)) || (rc = arena_load(c)) ||
         (rc = ratings_load(c)) || (rc = timeline_load(c)))
         return rc;
     return 0;
@@ -1460,6 +1492,10 @@ void coord_fini(coord *c)
     status_stop(c);
     endgame_stop(c);
     forge_stop(c);
+    free(c->barred);
+    free(c->recent);
+    c->barred = NULL;
+    c->recent = NULL;
     for (size_t i = 0; c->items && i < c->n_items; i++)
         wire_msg_clear(&c->items[i].msg);
     if (c->router)

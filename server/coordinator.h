@@ -110,6 +110,7 @@ typedef struct coord_config {
     long forge_arena_threshold;         /* forged games after which a client gets no arena or
                                            rating slots, 0 = never */
     bool forge_refuse_unchecked;        /* a sampled game that cannot be checked is refused */
+    char forge_readmit[CONFIG_STR_MAX]; /* proven forgers re-admitted by the operator */
 } coord_config;
 
 /* CurveZMQ authentication (auth.c). */
@@ -168,6 +169,8 @@ enum { SLOT_OPEN = 0, SLOT_WIN = 1, SLOT_DRAW = 2, SLOT_LOSS = 3 };
 #define COORD_NAME 32         /* a rated player's name: "v12" or an anchor's spec */
 #define COORD_MAX_ANCHORS 16  /* anchors at most */
 #define COORD_POSITION 64     /* longest opening string, with its NUL */
+#define COORD_BARRED 64       /* proven forgers kept (meta "barred") at most */
+#define COORD_RECENT 65536    /* stored games remembered with their positions and client */
 #define COORD_DAMAGED 8       /* damaged models listed in /status at most */
 
 /* Everything two rated players did against each other (first by name). */
@@ -423,6 +426,11 @@ typedef struct coord {
     uint64_t http_unauthorized; /* HTTP requests without the token (atomic: HTTP threads) */
     struct endgame *endgame;    /* the best's endgame accuracy (endgame.c), NULL: no tb_dir */
     struct forge *forge;        /* the check of forged games (forge.c), NULL: off */
+    struct barred_client *barred; /* (COORD_BARRED) proven forgers, in the store (forge.c) */
+    size_t n_barred;            /* used */
+    uint64_t barred_refused;    /* requests from them refused since start */
+    struct recent_game *recent; /* (COORD_RECENT) ring: the latest stored games (forge.c) */
+    size_t recent_next;         /* next slot written */
 } coord;
 
 /* coordinator.c */
@@ -688,6 +696,29 @@ bool forge_resend(coord *c, const uint8_t *game_id, const uint8_t *route, size_t
 bool forge_next(coord *c, forge_held *out, int *verdict, char *detail, size_t detail_len);
 /* The counters (false when the check is off). */
 bool forge_get(const coord *c, forge_figures *out);
+/* A proven forger: barred from its first forged game on (meta "barred"). */
+typedef struct barred_client {
+    char id[64];                 /* its client id (the key's name with curve) */
+    int64_t since_ms;            /* wall clock of the proof */
+    uint64_t removed_games;      /* its games whose positions left the window then */
+    uint64_t removed_positions;  /* those positions */
+    char evidence[160];          /* the check's finding on the forged game */
+} barred_client;
+/* A stored game, for taking a forger's games out of the window. */
+typedef struct recent_game {
+    uint64_t client;             /* hash of its client's id (0: none) */
+    uint64_t first_pos;          /* its first position's sequence */
+    uint32_t n_pos;              /* positions */
+} recent_game;
+/* Loads the proven forgers from the store, minus forge_readmit's (logged). */
+int forge_load_barred(coord *c);
+/* The proven forger with this id, or NULL. */
+const barred_client *forge_barred_client(const coord *c, const char *id);
+/* Bars client w after its first proven forgery (evidence: the check's
+ * detail): stored, logged, and its games still in the window withdrawn. */
+void forge_bar(coord *c, worker *w, const char *evidence);
+/* Remembers a stored game of client id (NULL: none) and its positions. */
+void forge_note_game(coord *c, const char *id, uint64_t first_pos, uint32_t n_pos);
 /* Whether client w has reached forge_arena_threshold forged games. */
 bool forge_barred(const coord *c, const worker *w);
 

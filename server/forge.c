@@ -388,3 +388,153 @@ bool forge_barred(const coord *c, const worker *w)
     return w && c->cfg.forge_arena_threshold > 0 &&
            w->rejected_by[VALIDATE_FORGED] >= (uint64_t)c->cfg.forge_arena_threshold;
 }
+
+/* --- proven forgers ------------------------------------------------------------- */
+
+/* FNV-1a of a client id (0 kept for "none"). */
+static uint64_t s_id_hash(const char *id)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *id; id++)
+        h = (h ^ (uint8_t)*id) * 0x100000001b3ull;
+    return h ? h : 1;
+}
+
+/* The list as meta "barred": a line per client, tab-separated: id, since_ms,
+ * removed games, removed positions, evidence. */
+static int s_barred_save(coord *c)
+{
+    strbuf b = {0};
+    for (size_t i = 0; i < c->n_barred; i++) {
+        const barred_client *x = &c->barred[i];
+        strbuf_printf(&b, "%s\t%lld\t%llu\t%llu\t%s\n", x->id, (long long)x->since_ms,
+                      (unsigned long long)x->removed_games,
+                      (unsigned long long)x->removed_positions, x->evidence);
+    }
+    int rc = store_put_meta(c->st, "barred", b.len ? b.s : "", b.len);
+    free(b.s);
+    if (rc)
+        log_error("forged games: cannot keep the barred clients in the store: %s", err_str(rc));
+    return rc;
+}
+
+/* Whether id is named in the comma-separated list. */
+static bool s_listed(const char *list, const char *id)
+{
+    size_t n = strlen(id);
+    for (const char *p = list; *p;) {
+        while (*p == ',' || *p == ' ')
+            p++;
+        size_t k = strcspn(p, ", ");
+        if (k == n && n && !strncmp(p, id, n))
+            return true;
+        p += k;
+    }
+    return false;
+}
+
+int forge_load_barred(coord *c)
+{
+    c->barred = xcalloc(COORD_BARRED, sizeof *c->barred);
+    c->recent = xcalloc(COORD_RECENT, sizeof *c->recent);
+    char *buf = xmalloc(1u << 20);
+    size_t len = 0;
+    int rc = store_get_meta(c->st, "barred", buf, (1u << 20) - 1, &len);
+    if (rc == KZ_ENOTFOUND) {
+        free(buf);
+        return 0;
+    }
+    if (rc) {
+        log_error("forged games: cannot read the barred clients: %s", err_str(rc));
+        free(buf);
+        return rc;
+    }
+    buf[len] = 0;
+    bool changed = false;
+    for (char *line = buf, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = 0;
+        barred_client x = {0};
+        char *f[5] = {line, NULL, NULL, NULL, NULL};
+        for (int k = 1; k < 5 && f[k - 1]; k++) {
+            f[k] = strchr(f[k - 1], '\t');
+            if (f[k])
+                *f[k]++ = 0;
+        }
+        if (!f[4] || !f[0][0] || c->n_barred == COORD_BARRED)
+            continue;
+        snprintf(x.id, sizeof x.id, "%s", f[0]);
+        x.since_ms = strtoll(f[1], NULL, 10);
+        x.removed_games = strtoull(f[2], NULL, 10);
+        x.removed_positions = strtoull(f[3], NULL, 10);
+        snprintf(x.evidence, sizeof x.evidence, "%s", f[4]);
+        if (s_listed(c->cfg.forge_readmit, x.id)) {
+            log_warn("forged games: %s re-admitted by the operator (forge_readmit); barred "
+                     "since %lld for: %s", x.id, (long long)x.since_ms, x.evidence);
+            changed = true;
+            continue;
+        }
+        c->barred[c->n_barred++] = x;
+        log_warn("forged games: %s stays barred (a proven forger; forge_readmit re-admits it): "
+                 "%s", x.id, x.evidence);
+    }
+    free(buf);
+    return changed ? s_barred_save(c) : 0;
+}
+
+const barred_client *forge_barred_client(const coord *c, const char *id)
+{
+    for (size_t i = 0; id && i < c->n_barred; i++)
+        if (!strcmp(c->barred[i].id, id))
+            return &c->barred[i];
+    return NULL;
+}
+
+void forge_note_game(coord *c, const char *id, uint64_t first_pos, uint32_t n_pos)
+{
+    if (!c->recent)
+        return;
+    c->recent[c->recent_next] = (recent_game){id && *id ? s_id_hash(id) : 0, first_pos, n_pos};
+    c->recent_next = (c->recent_next + 1) % COORD_RECENT;
+}
+
+void forge_bar(coord *c, worker *w, const char *evidence)
+{
+    if (!w || !c->barred || forge_barred_client(c, w->id))
+        return;
+    if (c->n_barred == COORD_BARRED)
+        memmove(c->barred, c->barred + 1, (COORD_BARRED - 1) * sizeof *c->barred);
+    else
+        c->n_barred++;
+    barred_client *x = &c->barred[c->n_barred - 1];
+    *x = (barred_client){.since_ms = time_wall_ms()};
+    snprintf(x->id, sizeof x->id, "%s", w->id);
+    snprintf(x->evidence, sizeof x->evidence, "%s", evidence);
+    /* Its games still in the window leave it (their positions withdrawn). */
+    uint64_t h = s_id_hash(w->id);
+    uint64_t *first = xmalloc(COORD_RECENT * sizeof *first);
+    uint32_t *n = xmalloc(COORD_RECENT * sizeof *n);
+    size_t k = 0;
+    for (size_t i = 0; i < COORD_RECENT; i++)
+        if (c->recent[i].client == h && c->recent[i].n_pos) {
+            first[k] = c->recent[i].first_pos;
+            n[k++] = c->recent[i].n_pos;
+            c->recent[i].client = 0;
+        }
+    uint64_t withdrawn = 0;
+    int rc = store_withdraw_positions(c->st, first, n, k, &withdrawn);
+    free(first);
+    free(n);
+    if (rc)
+        log_error("forged games: the positions of %s cannot be withdrawn: %s", w->id,
+                  err_str(rc));
+    x->removed_games = k;
+    x->removed_positions = withdrawn;
+    s_barred_save(c);
+    log_error("forged games: %s is a proven forger (%s): barred with its key until "
+              "forge_readmit names it; %zu of its games taken out of the window (%llu "
+              "positions)", w->id, evidence, k, (unsigned long long)withdrawn);
+    arena_release_worker(c, (int)(w - c->workers));
+    ratings_release_worker(c, (int)(w - c->workers));
+}

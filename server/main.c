@@ -175,6 +175,10 @@ static const config_option s_options[] = {
      "refuse (as forged) a sampled self-play or arena game that cannot be checked: no "
      "evaluator in its settings, the OpenBLAS arithmetic, endgame tables (docs/security.md); "
      "for clusters whose workers all run the coordinator's build on AVX-512"},
+    {"forge_readmit", CONFIG_STRING, "", 0, 0, O(forge_readmit),
+     "clients (ids, or key names with curve; comma-separated) to take off the list of proven "
+     "forgers kept in the store: a client's first forged game bars it and its key for good "
+     "(docs/security.md)"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 

@@ -317,6 +317,21 @@ static void s_build_status(coord *c, strbuf *b)
               (unsigned long long)ff.unchecked, (unsigned long long)ff.skipped,
               (unsigned long long)ff.held, (unsigned long long)ff.resends,
               (unsigned long long)ff.states, (unsigned long long)ff.searches, ff.seconds);
+    /* Proven forgers (forge.c): barred, with the evidence and what left the window. */
+    strbuf_printf(b, ", \"barred_refused\": %llu, \"barred\": [",
+                  (unsigned long long)c->barred_refused);
+    for (size_t i = 0; i < c->n_barred; i++) {
+        const barred_client *x = &c->barred[i];
+        strbuf_printf(b, "%s{\"client\": ", i ? ", " : "");
+        strbuf_json_str(b, x->id, SIZE_MAX);
+        strbuf_printf(b, ", \"since_ms\": %lld, \"removed_games\": %llu, "
+                      "\"removed_positions\": %llu, \"evidence\": ", (long long)x->since_ms,
+                      (unsigned long long)x->removed_games,
+                      (unsigned long long)x->removed_positions);
+        strbuf_json_str(b, x->evidence, SIZE_MAX);
+        strbuf_printf(b, "}");
+    }
+    strbuf_printf(b, "]");
     const auth *au = &c->auth;
     strbuf_printf(b, "},\n  \"auth\": {\"curve\": %s, \"keys\": %zu, \"refused_keys\": %llu, "
                  "\"refused_requests\": %llu, \"refused_by_role\": {\"worker\": %llu, "

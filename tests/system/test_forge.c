@@ -23,6 +23,8 @@
 #include "data/record.h"
 #include "play/selfplay.h"
 #include "common/util.h"
+#include "data/store.h"
+#include "data/validate.h"
 
 TestSuite(forge, .fini = harness_cleanup, .timeout = 600);
 
@@ -330,10 +332,12 @@ static void s_forger(const char *how)
     cr_expect(s_client_barred(&h, "forger"));
     cr_expect_geq(harness_status_num(&h, "\"rejected_by_reason\"", "forged"), 1);
     cr_expect_geq(harness_count(h.coord_log, "(forged)"), 1);
-    /* A candidate arrives: the forger keeps to self-play. */
+    /* Barred from then on (issue 28): a candidate arrives, the forger gets no
+     * arena slot, nothing of it is taken. */
+    cr_expect(harness_wait_log(h.coord_log, "forger is a proven forger", 10), "see %s",
+              h.coord_log);
     cr_assert_eq(s_submit_candidate(&h), 2);
-    double f0 = harness_status_num(&h, "\"forge\"", "forged");
-    cr_expect_geq(harness_wait_status(&h, "\"forge\"", "forged", f0 + 4, 60), f0 + 4);
+    cr_expect_geq(harness_wait_status(&h, "\"forge\"", "barred_refused", 1, 30), 1);
     cr_expect_eq(s_client_num(&h, "forger", "arena_slots"), 0);
     cr_expect_eq(harness_status_num(&h, "\"ingest\"", "arena_counted"), 0);
     cr_expect_eq(harness_count(log, "arena: playing"), 0, "see %s", log);
@@ -349,4 +353,132 @@ Test(forge, worker_with_doctored_visits_is_caught_and_loses_arena_slots)
 Test(forge, worker_playing_another_network_is_caught)
 {
     s_forger("model");
+}
+
+/* The positions of every stored game, in order: game g's are [first[g],
+ * first[g] + n[g]) (the store appends them game by game); is_forger[g]: its
+ * record's worker_id is "forger". */
+typedef struct game_spans {
+    validator *val;      /* counts each record's positions */
+    uint64_t next;       /* the next game's first position */
+    uint64_t n_games;    /* games read */
+    uint64_t *first;     /* (cap) */
+    uint32_t *n;         /* (cap) */
+    bool *is_forger;     /* (cap) */
+    size_t cap;
+} game_spans;
+
+static int s_span(void *ctx, uint64_t seq, const uint8_t *rec, size_t len)
+{
+    game_spans *g = ctx;
+    (void)seq;
+    validate_result v;
+    cr_assert_eq(validate_record(g->val, rec, len, UINT32_MAX - 1, &v), VALIDATE_OK, "%s",
+                 v.detail);
+    if (g->n_games == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 1024;
+        g->first = realloc(g->first, g->cap * sizeof *g->first);
+        g->n = realloc(g->n, g->cap * sizeof *g->n);
+        g->is_forger = realloc(g->is_forger, g->cap * sizeof *g->is_forger);
+    }
+    g->first[g->n_games] = g->next;
+    g->n[g->n_games] = v.n_positions;
+    g->is_forger[g->n_games] = !strcmp(v.worker_id, "forger");
+    g->n_games++;
+    g->next += v.n_positions;
+    return 0;
+}
+
+/* Of the positions in the store of h (read beside its coordinator): how
+ * many of the forger's and of the others' are still sampled (readable) in
+ * the window. */
+static void s_window_owners(const harness *h, uint64_t *forger, uint64_t *others)
+{
+    char dir[160];
+    snprintf(dir, sizeof dir, "%s/store", h->dir);
+    store_options so;
+    store_options_default(&so);
+    so.read_only = true;
+    store *st;
+    cr_assert_eq(store_open(&st, dir, &so), 0);
+    validate_limits lim = {1u << 20, 4096, 1e-3};
+    game_spans g = {.val = validator_new(game_default(), &lim)};
+    cr_assert_eq(store_foreach_game(st, s_span, &g), 0);
+    store_stats ss;
+    store_get_stats(st, &ss);
+    cr_assert_eq(g.next, ss.positions_total, "the positions are not the games' in order");
+    store_batch *b = store_batch_new(1);
+    *forger = *others = 0;
+    for (uint64_t i = 0; i < g.n_games; i++)
+        for (uint64_t q = g.first[i]; q < g.first[i] + g.n[i]; q++)
+            if (q >= ss.window_lo && store_get_position(st, q, b) == 0)
+                ++*(g.is_forger[i] ? forger : others);
+    store_batch_destroy(&b);
+    validator_destroy(&g.val);
+    free(g.first);
+    free(g.n);
+    free(g.is_forger);
+    store_close(&st);
+}
+
+/* A forging worker beside an honest one, 1 in 100 states re-searched (issue
+ * 28): after its first proven forgery the forger is barred with its key
+ * (nothing of it taken), its games still in the window leave it (none of
+ * its positions is sampled), the honest worker's stay; /status, kz status
+ * and the log name it with the evidence; a restarted coordinator keeps it
+ * barred (the store holds the list) until forge_readmit names it. */
+Test(forge, a_proven_forger_is_barred_and_its_games_leave_the_window)
+{
+    harness h;
+    harness_init(&h, "fbar");
+    const char *cx[] = {"--forge_check_states=100", "--forge_queue=256", "--eval_share=0",
+                        NULL};
+    harness_coord_start(&h, cx);
+    char hlog[128], flog[128];
+    snprintf(hlog, sizeof hlog, "%s/honest.log", h.dir);
+    snprintf(flog, sizeof flog, "%s/forger.log", h.dir);
+    pid_t wh = s_worker(&h, "honest", hlog, NULL);
+    const char *fx[] = {"--forge=visits", NULL};
+    pid_t wf = s_worker(&h, "forger", flog, fx);
+    cr_assert_geq(harness_wait_status(&h, "\"forge\"", "forged", 1, 90), 1, "see %s",
+                  h.coord_log);
+    cr_assert(harness_wait_log(h.coord_log, "forger is a proven forger", 10), "see %s",
+              h.coord_log);
+    /* The forger is refused from then on: its worker stops. */
+    int st;
+    cr_expect(harness_wait(wf, 30, &st), "the forger still runs: see %s", flog);
+    double g0 = harness_status_num(&h, "\"replay\"", "games");
+    cr_expect_geq(harness_wait_status(&h, "\"replay\"", "games", g0 + 4, 60), g0 + 4,
+                  "the honest worker stalled");
+    uint64_t forger, others;
+    s_window_owners(&h, &forger, &others);
+    cr_expect_eq(forger, 0, "%llu positions of the forger still sampled",
+                 (unsigned long long)forger);
+    cr_expect_gt(others, 0);
+    double removed = harness_status_num(&h, "{\"client\": \"forger\"", "removed_positions");
+    cr_expect_gt(removed, 0, "nothing of the forger was in the window?");
+    char out[16384], args[200];
+    snprintf(args, sizeof args, "status http://127.0.0.1:%d", h.http_port);
+    cr_expect_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "barred      forger, a proven forger"), "%s", out);
+    /* A restart keeps it barred: the forger, started again, is refused. */
+    harness_stop(wh, SIGTERM, 30);
+    harness_coord_kill(&h, SIGTERM);
+    harness_coord_start(&h, cx);
+    cr_expect_eq(harness_count(h.coord_log, "forger stays barred"), 1, "see %s", h.coord_log);
+    double r0 = harness_status_num(&h, "\"forge\"", "barred_refused");
+    wf = s_worker(&h, "forger", flog, fx);
+    cr_expect_gt(harness_wait_status(&h, "\"forge\"", "barred_refused", r0 + 1, 30), r0);
+    cr_expect(harness_wait(wf, 30, &st), "the forger still runs after the restart: see %s",
+              flog);
+    double fg = harness_status_num(&h, "{\"id\": \"forger\"", "games");
+    cr_expect(isnan(fg) || fg == 0, "%g games of the forger taken after the restart", fg);
+    s_window_owners(&h, &forger, &others);
+    cr_expect_eq(forger, 0);
+    /* The operator re-admits it. */
+    harness_coord_kill(&h, SIGTERM);
+    const char *rx[] = {"--forge_check_states=100", "--forge_readmit=forger", NULL};
+    harness_coord_start(&h, rx);
+    cr_expect_eq(harness_count(h.coord_log, "forger re-admitted by the operator"), 1);
+    harness_fini(&h);
 }

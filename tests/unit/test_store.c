@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "data/store.h"
+#include "net/wire.h"
 #include "common/util.h"
 
 #define P 17 /* packed bytes per synthetic position */
@@ -150,6 +151,45 @@ Test(store, window_holds_the_latest_positions_and_samples_come_from_it)
     cr_assert_eq(store_get_position(s, 199, b), KZ_ENOTFOUND);
     cr_assert_eq(store_get_position(s, 250, b), 0);
     s_check_sample(b, 0);
+    store_batch_destroy(&b);
+    store_close(&s);
+    s_tmp_remove(&t);
+}
+
+/* Withdrawn positions (a proven forger's games, issue 28): sampling never
+ * returns one, store_get_position finds none, the rest read back. */
+Test(store, withdrawn_positions_are_never_sampled)
+{
+    tmpdir t;
+    s_tmp_make(&t);
+    store *s = s_open(&t, 100, 100000, 0);
+    static synth_game games[4];
+    store_game views[4];
+    for (int i = 0; i < 4; i++) {
+        s_synth(&games[i], (uint64_t)i + 1, (uint64_t)i * 30, 30);
+        views[i] = games[i].g;
+    }
+    cr_assert_eq(store_put_games(s, views, 4), 0);
+    /* Window [20, 120): game 0's positions 0..29 are partly below it. */
+    uint64_t first[2] = {0, 60};
+    uint32_t n[2] = {30, 30};
+    uint64_t w = 0;
+    cr_assert_eq(store_withdraw_positions(s, first, n, 2, &w), 0);
+    cr_assert_eq(w, 10 + 30);
+    cr_assert_eq(store_withdraw_positions(s, first, n, 2, &w), 0);
+    cr_assert_eq(w, 0, "withdrawn twice");
+    store_batch *b = store_batch_new(400);
+    rng_t r;
+    rng_seed(&r, 3);
+    cr_assert_eq(store_sample(s, &r, 400, b), 0);
+    cr_assert_eq(b->n, 400);
+    for (size_t j = 0; j < b->n; j++) {
+        uint64_t q = b->sequences[j];
+        cr_assert((q >= 30 && q < 60) || (q >= 90 && q < 120), "sampled %llu",
+                  (unsigned long long)q);
+    }
+    cr_assert_eq(store_get_position(s, 65, b), KZ_ENOTFOUND);
+    cr_assert_eq(store_get_position(s, 95, b), 0);
     store_batch_destroy(&b);
     store_close(&s);
     s_tmp_remove(&t);
@@ -303,8 +343,9 @@ Test(store, everything_survives_close_and_reopen)
     tmpdir t;
     s_tmp_make(&t);
     store *s = s_open(&t, 25, 1000, 0);
-    store_model_info m = {.parent = 0, .created_ms = 1234, .checksum = 99, .trainer_step = 0,
+    store_model_info m = {.parent = 0, .created_ms = 1234, .trainer_step = 0,
                           .status = STORE_MODEL_INITIAL};
+    m.checksum = wire_blob_checksum("blob-one", 8);
     cr_assert_eq(store_add_model(s, "blob-one", 8, &m), 0);
     cr_assert_eq(m.version, 1);
     cr_assert_eq(store_set_best(s, 1), 0);
@@ -406,7 +447,8 @@ Test(store, the_map_grows_when_full)
     size_t blob_len = 8u << 20;
     uint8_t *blob = calloc(1, blob_len);
     blob[blob_len - 1] = 7;
-    store_model_info m = {.status = STORE_MODEL_QUEUED};
+    store_model_info m = {.status = STORE_MODEL_QUEUED,
+                          .checksum = wire_blob_checksum(blob, blob_len)};
     cr_assert_eq(store_add_model(s, blob, blob_len, &m), 0);
     store_close(&s);
     s = s_open(&t, 1u << 30, 1000, 1u << 20);
@@ -429,18 +471,20 @@ Test(store, model_registry)
     store *s = s_open(&t, 100, 100, 0);
     cr_assert_eq(store_latest_model(s), 0);
     cr_assert_eq(store_best(s), 0);
-    store_model_info a = {.created_ms = 5, .checksum = 111, .status = STORE_MODEL_INITIAL};
-    store_model_info b = {.parent = 1, .created_ms = 6, .checksum = 222, .trainer_step = 50,
-                          .status = STORE_MODEL_QUEUED};
+    store_model_info a = {.created_ms = 5, .checksum = wire_blob_checksum("aaaa", 4),
+                          .status = STORE_MODEL_INITIAL};
+    store_model_info b = {.parent = 1, .created_ms = 6, .checksum = wire_blob_checksum("bbbbbb", 6),
+                          .trainer_step = 50, .status = STORE_MODEL_QUEUED};
+    uint64_t sum_b = b.checksum;
     cr_assert_eq(store_add_model(s, "aaaa", 4, &a), 0);
     cr_assert_eq(store_add_model(s, "bbbbbb", 6, &b), 0);
     cr_assert_eq(a.version, 1);
     cr_assert_eq(b.version, 2);
     cr_assert_eq(store_latest_model(s), 2);
     uint32_t v;
-    cr_assert_eq(store_find_model(s, 222, 6, &v), 0);
+    cr_assert_eq(store_find_model(s, sum_b, 6, &v), 0);
     cr_assert_eq(v, 2);
-    cr_assert_eq(store_find_model(s, 222, 5, &v), KZ_ENOTFOUND, "length must match too");
+    cr_assert_eq(store_find_model(s, sum_b, 5, &v), KZ_ENOTFOUND, "length must match too");
     b.status = STORE_MODEL_PROMOTED;
     b.wins = 30;
     b.draws = 4;
@@ -465,6 +509,15 @@ Test(store, model_registry)
     cr_assert_eq(store_set_best(s, 2), 0);
     cr_assert_eq(store_best(s), 2);
     cr_assert_str_eq(store_model_status_name(STORE_MODEL_REJECTED), "rejected");
+    /* A blob that is not its checksum's (issue 28): never handed out, and
+     * store_check_models names it; the metadata stays readable. */
+    store_model_info c = {.parent = 2, .checksum = wire_blob_checksum("cccc", 4) ^ 1};
+    cr_assert_eq(store_add_model(s, "cccc", 4, &c), 0);
+    cr_assert_eq(store_get_model(s, 3, &blob, &len, &back), KZ_ECORRUPT);
+    cr_assert_eq(store_get_model_info(s, 3, &back), 0);
+    uint32_t bad = 0;
+    cr_assert_eq(store_check_models(s, NULL, NULL, &bad), 0);
+    cr_assert_eq(bad, 1);
     store_close(&s);
     s_tmp_remove(&t);
 }

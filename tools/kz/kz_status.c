@@ -393,6 +393,11 @@ static void s_print(const jnode *j, FILE *o, double stall_minutes)
         else
             fprintf(o, "forged      not checked (forge_check_states = 0)\n");
     }
+    const jnode *bar = j_get(j, "forge.barred");
+    for (const jnode *x = bar && bar->type == J_ARR ? bar->child : NULL; x; x = x->next)
+        fprintf(o, "barred      %s, a proven forger: %.0f games (%.0f positions) taken out "
+                   "of the window; evidence: %s\n", j_str(x, "client"),
+                j_num(x, "removed_games"), j_num(x, "removed_positions"), j_str(x, "evidence"));
     if (j_get(j, "auth.curve")) {
         if (j_num(j, "auth.curve"))
             fprintf(o, "auth        CurveZMQ, %.0f client keys; refused: %.0f connections of "
