@@ -217,10 +217,14 @@ int config_read_file(const config_option *table, size_t n, void *out, const char
 {
     char shown[256];
     s_show(path, strlen(path), shown, sizeof shown);
-    FILE *f = fopen(path, "r");
+    int fd;
+    int orc = file_open_read(path, &fd); /* a FIFO would block in open() */
+    FILE *f = orc ? NULL : fdopen(fd, "r");
     if (!f) {
-        int e = errno;
-        snprintf(err, errlen, "%s: %s", shown, strerror(e));
+        int e = orc ? orc : errno;
+        if (!orc)
+            close(fd);
+        snprintf(err, errlen, "%s: %s", shown, err_str(e));
         return e;
     }
     path = shown; /* only messages name it from here on */

@@ -72,6 +72,7 @@ const char *err_str(int rc)
     case KZ_EFULL: return "full";
     case KZ_ENOTFOUND: return "not found";
     case KZ_EREJECTED: return "rejected by peer";
+    case KZ_ENOTREG: return "not a regular file (a FIFO or socket)";
     default: break;
     }
     for (int i = 0; i < s_n_ranges; i++)
@@ -310,13 +311,38 @@ int file_read_all(const char *path, uint8_t **data, size_t *len)
     return file_read_max(path, SIZE_MAX, data, len);
 }
 
+int file_open_read(const char *path, int *fd)
+{
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (*fd < 0)
+        return errno;
+    struct stat sb;
+    if (fstat(*fd, &sb) || S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)) {
+        int e = S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode) ? KZ_ENOTREG : errno;
+        close(*fd);
+        *fd = -1;
+        return e;
+    }
+    int fl = fcntl(*fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(*fd, F_SETFL, fl & ~O_NONBLOCK);
+    return 0;
+}
+
 int file_read_max(const char *path, size_t max, uint8_t **data, size_t *len)
 {
     *data = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errno;
+    int fd;
+    int orc = file_open_read(path, &fd);
+    if (orc)
+        return orc;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return e;
+    }
     struct stat sb;
     if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > max) {
         fclose(f);

@@ -38,6 +38,7 @@ enum {
     KZ_EFULL    = -1008, /* a bounded queue or store is full */
     KZ_ENOTFOUND= -1009, /* no such item */
     KZ_EREJECTED= -1010, /* the peer refused the request */
+    KZ_ENOTREG  = -1011, /* a FIFO or socket where a file was wanted */
 };
 
 /* A static string for any error code (ours, errno, a registered range's). */
@@ -121,7 +122,13 @@ int parse_long(const char *s, long lo, long hi, long *out);
 /* Parses a whole floating-point number in [lo, hi]; 0 or KZ_EINVAL. */
 int parse_double(const char *s, double lo, double hi, double *out);
 
-/* Reads a whole file into a new buffer (caller frees). 0 or errno/KZ_EIO. */
+/* Opens path for reading without blocking on it: a FIFO or a socket (whose
+ * open() would wait for a writer forever) is refused with KZ_ENOTREG; a
+ * regular file, a directory or a device is opened (blocking reads).
+ * 0 and *fd (caller closes), or errno / KZ_ENOTREG. */
+int file_open_read(const char *path, int *fd);
+/* Reads a whole file into a new buffer (caller frees). 0 or errno/KZ_EIO;
+ * KZ_ENOTREG for a FIFO or socket (file_open_read). */
 int file_read_all(const char *path, uint8_t **data, size_t *len);
 /* The same, refusing with KZ_EFULL a file of more than max bytes: a regular
  * file by its size before reading it, a stream (a pipe, /dev/zero) once

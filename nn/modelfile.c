@@ -462,13 +462,14 @@ int modelfile_load(const char *path, const game_def *expect_game, model **out, c
                    size_t errlen)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd;
+    int orc = file_open_read(path, &fd); /* a FIFO would block in open() */
     struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) || S_ISDIR(sb.st_mode)) {
-        int e = fd < 0 ? errno : S_ISDIR(sb.st_mode) ? EISDIR : errno;
-        if (fd >= 0)
+    if (orc || fstat(fd, &sb) || S_ISDIR(sb.st_mode)) {
+        int e = orc ? orc : S_ISDIR(sb.st_mode) ? EISDIR : errno;
+        if (!orc)
             close(fd);
-        return err_set(err, errlen, e, "cannot read model file '%s': %s", path, strerror(e));
+        return err_set(err, errlen, e, "cannot read model file '%s': %s", path, err_str(e));
     }
     /* Step 1. The size and the header, before any bulk read: a file that
      * never ends, or is sparse and huge, fails here. */

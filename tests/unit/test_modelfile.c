@@ -4,6 +4,7 @@
  * another game or architecture, an unknown format version, inconsistent
  * contents behind a valid checksum. */
 #include <criterion/criterion.h>
+#include <sys/stat.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -297,6 +298,44 @@ Test(modelfile, dev_zero_and_a_huge_sparse_file_fail_at_once)
     s_rmdir(dir);
     free(buf);
     model_destroy(&m);
+}
+
+/* A FIFO given as a model or config file (issue 28): refused at once with
+ * one line, not a program hung in open() waiting for a writer. */
+Test(modelfile, a_fifo_is_refused_not_waited_on)
+{
+    char dir[] = "/tmp/kz-fifo-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char fifo[100], err[512];
+    snprintf(fifo, sizeof fifo, "%s/pipe", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    uint8_t *data;
+    size_t len;
+    cr_assert_eq(file_read_max(fifo, 1u << 20, &data, &len), KZ_ENOTREG);
+    model *r = NULL;
+    cr_assert_eq(modelfile_load(fifo, NULL, &r, err, sizeof err), KZ_ENOTREG);
+    cr_assert(strstr(err, "not a regular file"), "%s", err);
+    char model_arg[200], config_arg[200], data_dir[200];
+    snprintf(model_arg, sizeof model_arg, "--initial_model=%s", fifo);
+    snprintf(config_arg, sizeof config_arg, "--config=%s", fifo);
+    snprintf(data_dir, sizeof data_dir, "--data_dir=%s/store", dir);
+    proc_opts po = {.timeout_s = 20};
+    proc_output o;
+    const char *const as_model[] = {model_arg, data_dir, "--http_port=0", NULL};
+    int rc = harness_run_bin("kz-coordinator", as_model, &po, &o);
+    cr_assert(rc == 1 || rc == 2, "exit %d: %s", rc, o.err);
+    cr_assert(strstr(o.err, "not a regular file"), "%s", o.err);
+    proc_output_free(&o);
+    const char *const as_config[] = {config_arg, data_dir, "--http_port=0", NULL};
+    const char *const progs[] = {"kz-coordinator", "kz-worker", "kz-trainer"};
+    for (int i = 0; i < 3; i++) {
+        rc = harness_run_bin(progs[i], as_config, &po, &o);
+        cr_assert_eq(rc, 2, "%s: exit %d: %s", progs[i], rc, o.err);
+        cr_assert(strstr(o.err, "not a regular file"), "%s: %s", progs[i], o.err);
+        proc_output_free(&o);
+    }
+    unlink(fifo);
+    s_rmdir(dir);
 }
 
 Test(modelfile, corrupted_files_are_rejected)
