@@ -227,9 +227,23 @@ static int s_parse_line(char *line, curve_entry *e, char *why, size_t whylen)
 int curve_allow_load(const char *path, curve_allow **out, char *err, size_t errlen)
 {
     *out = NULL;
-    FILE *f = fopen(path, "r");
-    if (!f)
+    int fd;
+    int orc = file_open_read(path, &fd);
+    if (orc)
+        return err_set(err, errlen, orc, "%.200s: %s", path, err_str(orc));
+    /* Whoever can write the list can admit any key: like a key file that
+     * others can read, a list that every user can change is refused. */
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && (sb.st_mode & 0002)) {
+        close(fd);
+        return err_set(err, errlen, EACCES, "%.200s: writable by every user (mode %04o): "
+                       "chmod o-w it", path, (unsigned)(sb.st_mode & 07777));
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
         return err_set(err, errlen, errno, "%.200s: %s", path, strerror(errno));
+    }
     curve_allow *a = xcalloc(1, sizeof *a);
     size_t cap = 0;
     char line[MAX_LINE + 2], why[200];

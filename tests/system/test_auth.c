@@ -94,6 +94,41 @@ static int s_allow(const char *dir, const char *text, curve_allow **a, char *err
     return curve_allow_load(path, a, err, len);
 }
 
+/* An allow list that every user can write would let anyone admit a key
+ * (issue 28): refused like a key file others can read, by the library and
+ * by the real coordinator, in one line; chmod o-w mends it. */
+Test(auth, a_world_writable_allow_list_is_refused)
+{
+    char *dir = harness_tmpdir("allow-ww");
+    cr_assert_not_null(dir);
+    char k1[CURVE_KEY_TEXT], err[600], text[256], path[512];
+    cr_assert_eq(curve_keygen(dir, "coordinator", k1, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(curve_keygen(dir, "w", k1, err, sizeof err), 0, "%s", err);
+    snprintf(text, sizeof text, "w worker %s\n", k1);
+    snprintf(path, sizeof path, "%s/allow", dir);
+    cr_assert_eq(harness_write(path, text), 0);
+    cr_assert_eq(chmod(path, 0666), 0);
+    curve_allow *a = NULL;
+    cr_assert_eq(curve_allow_load(path, &a, err, sizeof err), EACCES);
+    cr_assert_not_null(strstr(err, "writable by every user (mode 0666): chmod o-w"), "%s", err);
+    cr_assert_null(a);
+    char a_dir[600], a_key[600], a_allow[600];
+    snprintf(a_dir, sizeof a_dir, "--data_dir=%s/store", dir);
+    snprintf(a_key, sizeof a_key, "--curve_secret_key=%s/coordinator.key", dir);
+    snprintf(a_allow, sizeof a_allow, "--allow_keys=%s", path);
+    const char *const args[] = {a_dir, a_key, a_allow, "--http_port=0", "--curve=true", NULL};
+    proc_output o;
+    int rc = harness_run_bin("kz-coordinator", args, NULL, &o);
+    cr_assert(rc == 1 || rc == 2, "exit %d: %s", rc, o.err);
+    cr_assert_not_null(strstr(o.err, "writable by every user"), "%s", o.err);
+    proc_output_free(&o);
+    cr_assert_eq(chmod(path, 0644), 0);
+    cr_assert_eq(curve_allow_load(path, &a, err, sizeof err), 0, "%s", err);
+    curve_allow_destroy(&a);
+    harness_rm_rf(dir);
+    free(dir);
+}
+
 Test(auth, the_allow_list_is_checked_line_by_line)
 {
     char *dir = harness_tmpdir("allow");
