@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <libgen.h>
+#include <signal.h>
 #include <limits.h>
 
 static const char *s_progname = "kz";
@@ -422,6 +424,34 @@ int file_read_secret(const char *path, unsigned forbidden, const char *what, cha
         out[--k] = 0;
     *len = k;
     return 0;
+}
+
+int file_remove_stale_tmp(const char *path)
+{
+    char dcopy[PATH_MAX], bcopy[PATH_MAX];
+    if (snprintf(dcopy, sizeof dcopy, "%s", path) >= (int)sizeof dcopy)
+        return 0;
+    snprintf(bcopy, sizeof bcopy, "%s", path);
+    const char *dir = dirname(dcopy), *base = basename(bcopy);
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t bl = strlen(base);
+    int removed = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *n = e->d_name;
+        if (strncmp(n, base, bl) || strncmp(n + bl, ".tmp.", 5))
+            continue;
+        char *end;
+        long pid = strtol(n + bl + 5, &end, 10);
+        if (*end || pid <= 0 || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+            continue; /* not ours, or its writer still runs */
+        char full[PATH_MAX];
+        if (snprintf(full, sizeof full, "%s/%s", dir, n) < (int)sizeof full && !unlink(full))
+            removed++;
+    }
+    closedir(d);
+    return removed;
 }
 
 int file_write_atomic(const char *path, const void *data, size_t len)

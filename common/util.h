@@ -147,6 +147,10 @@ int file_read_secret(const char *path, unsigned forbidden, const char *what, cha
 /* Writes a file atomically: temp file in the same directory, fsync, rename,
  * fsync of the directory. 0 or errno. */
 int file_write_atomic(const char *path, const void *data, size_t len);
+/* Removes the temp files file_write_atomic left beside path when its writer
+ * died mid-write ("PATH.tmp.PID" whose PID no longer runs). Returns how many
+ * were removed (errors are skipped: a leftover is only disk space). */
+int file_remove_stale_tmp(const char *path);
 
 /* Text from outside (a record's string, a client id, a flag's value) made
  * fit for a one-line message: copies at most n bytes of s (up to its NUL)

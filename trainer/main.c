@@ -748,6 +748,11 @@ static int s_settings(tr *t, int argc, char **argv)
     }
     snprintf(t->ckpt, sizeof t->ckpt, "%s/checkpoint.kzm", t->cfg.checkpoint_dir);
     snprintf(t->ema_path, sizeof t->ema_path, "%s/ema.kzm", t->cfg.checkpoint_dir);
+    /* A trainer killed mid-checkpoint left its temp files: gone now. */
+    int stale = file_remove_stale_tmp(t->ckpt) + file_remove_stale_tmp(t->ema_path);
+    if (stale)
+        log_info("checkpoint: removed %d temp file%s of a trainer killed mid-write", stale,
+                 stale == 1 ? "" : "s");
     if ((rc = s_resolve_kind(t, err, sizeof err)) != 0 ||
         (t->kind != MODEL_KIND_GBDT && s_check_start_file(t, err, sizeof err))) {
         fprintf(stderr, "kz-trainer: %s\n", err);

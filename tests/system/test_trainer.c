@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -86,6 +88,45 @@ static model *s_fetch(const harness *h, uint32_t version)
     client_destroy(&c);
     zmq_ctx_term(zctx);
     return m;
+}
+
+/* A trainer killed mid-checkpoint leaves checkpoint.kzm.tmp.PID (issue 28):
+ * the next start removes those whose writer is gone, and no other file. */
+Test(trainer, a_start_removes_the_temp_files_of_a_killed_checkpoint)
+{
+    harness h;
+    harness_init(&h, "ttmp");
+    pid_t gone = fork();
+    if (gone == 0)
+        _exit(0);
+    cr_assert_gt(gone, 0);
+    int st;
+    cr_assert_eq(waitpid(gone, &st, 0), gone);
+    char dir[160], dead[256], dead_ema[256], live[256], other[256];
+    snprintf(dir, sizeof dir, "%s/trainer", h.dir);
+    mkdir(dir, 0755);
+    snprintf(dead, sizeof dead, "%s/checkpoint.kzm.tmp.%d", dir, (int)gone);
+    snprintf(dead_ema, sizeof dead_ema, "%s/ema.kzm.tmp.%d", dir, (int)gone);
+    snprintf(live, sizeof live, "%s/checkpoint.kzm.tmp.%d", dir, (int)getpid());
+    snprintf(other, sizeof other, "%s/notes.tmp.%d", dir, (int)gone);
+    const char *files[] = {dead, dead_ema, live, other};
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(harness_write(files[i], "half a checkpoint"), 0);
+    char a_dir[200], a_end[100], log[200];
+    snprintf(a_dir, sizeof a_dir, "--checkpoint_dir=%s", dir);
+    snprintf(a_end, sizeof a_end, "--endpoint=%s", h.endpoint);
+    snprintf(log, sizeof log, "%s/trainer.log", h.dir);
+    /* A start that stops at its start file (none there): after the cleanup. */
+    const char *args[] = {a_dir, a_end, "--init_model=/nonexistent.kzm", NULL};
+    pid_t t = harness_spawn("kz-trainer", args, log);
+    cr_assert(harness_wait(t, 30, &st));
+    cr_assert_eq(access(dead, F_OK), -1, "%s is still there", dead);
+    cr_assert_eq(access(dead_ema, F_OK), -1, "%s is still there", dead_ema);
+    cr_assert_eq(access(live, F_OK), 0, "a live writer's temp file was removed");
+    cr_assert_eq(access(other, F_OK), 0, "another file was removed");
+    cr_assert_eq(harness_count(log, "removed 2 temp files of a trainer killed mid-write"), 1,
+                 "see %s", log);
+    harness_fini(&h);
 }
 
 Test(trainer, bad_settings_exit_2_with_one_line)
