@@ -212,12 +212,21 @@ static void s_problem(checker *c, const char *fmt, ...)
     c->r->problems++;
     if (c->quiet || !c->o->problem)
         return;
-    char line[512];
+    char line[512], shown[sizeof line * 4];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    c->o->problem(c->o->ctx, line);
+    /* Names and details come from a damaged file: every byte that is not
+     * printable ASCII is shown as \xNN, never written raw to a terminal. */
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)line; *p && k + 5 < sizeof shown; p++)
+        if (*p >= 0x20 && *p < 0x7f && *p != '\\')
+            shown[k++] = (char)*p;
+        else
+            k += (size_t)snprintf(shown + k, sizeof shown - k, "\\x%02x", *p);
+    shown[k] = 0;
+    c->o->problem(c->o->ctx, shown);
 }
 
 /* Hex of up to 16 bytes of a key, for messages. */

@@ -507,3 +507,29 @@ Test(storecheck, torn_copies_made_under_live_writes_are_salvaged, .fini = harnes
             COPIES, (unsigned long long)ts.games, whole_all, recovered_all);
     harness_fini(&h);
 }
+
+/* Bytes of a damaged store never reach the terminal raw (issue 28): a game
+ * name with an escape sequence is printed with \xNN. */
+Test(storecheck, damaged_names_are_printed_escaped, .fini = harness_cleanup)
+{
+    harness h;
+    s_make_store(&h, "check-esc", 3);
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/store", h.dir);
+    store_options so;
+    store_options_default(&so);
+    so.no_sync = true;
+    store *st;
+    cr_assert_eq(store_open(&st, dir, &so), 0);
+    cr_assert_eq(store_put_meta(st, "game", "\x1b[2Jevil\x07", 10), 0);
+    store_close(&st);
+    static char out[1 << 16];
+    char args[400];
+    snprintf(args, sizeof args, "store check %s", dir);
+    cr_assert_eq(s_kz(args, out, sizeof out), 1, "%s", out);
+    cr_assert_not_null(strstr(out, "'\\x1b[2Jevil\\x07' is not built into this program"), "%s",
+                       out);
+    cr_assert_null(strchr(out, '\x1b'), "a raw escape byte was printed");
+    cr_assert_null(strchr(out, '\x07'), "a raw bell byte was printed");
+    harness_fini(&h);
+}
