@@ -32,7 +32,7 @@
 #include "solve/pns.h"
 #include "tests/harness/harness.h"
 
-TestSuite(solve, .timeout = 120);
+TestSuite(solve, .timeout = 600);
 
 static char *s_tables(const char *tag, int pieces)
 {
