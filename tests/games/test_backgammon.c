@@ -336,7 +336,7 @@ static int s_compare(int n, uint64_t seed, long *moves)
     return done;
 }
 
-Test(backgammon, move_generation_equals_gnubg_s, .timeout = 120)
+Test(backgammon, move_generation_equals_gnubg_s, .timeout = 600)
 {
     if (!gnubg_path())
         cr_skip_test("gnubg is not installed (apt-get install gnubg): not compared with it");
@@ -346,7 +346,7 @@ Test(backgammon, move_generation_equals_gnubg_s, .timeout = 120)
     cr_assert_gt(moves, 300 * 5, "the positions have moves to compare");
 }
 
-Test(backgammon, a_gnubg_that_dies_is_reported, .timeout = 60)
+Test(backgammon, a_gnubg_that_dies_is_reported, .timeout = 600)
 {
     if (!gnubg_path())
         cr_skip_test("gnubg is not installed (apt-get install gnubg)");
@@ -372,7 +372,7 @@ Test(backgammon, a_gnubg_that_dies_is_reported, .timeout = 60)
  * (9 - 27) / 36 points = -1/2, -1/6 on the value scale (B20). The evaluator
  * knows nothing (value 0, uniform priors): the value comes from the
  * terminal states through the chance nodes. */
-Test(backgammon, chance_search_finds_the_race_s_exact_value, .timeout = 60)
+Test(backgammon, chance_search_finds_the_race_s_exact_value, .timeout = 600)
 {
     const game_def *g = G();
     game_state s = s_make("1:3", "6:1", "21 w");
@@ -463,7 +463,7 @@ Test(backgammon, records_with_dice_not_from_the_seed_are_refused)
 /* gnubg as a player and as the judge of a match (error rates), and a gnubg that dies in
  * the middle of one (a wrapper that kills it after a second) is reported as
  * a one-line error, not waited on. */
-Test(backgammon, kz_match_against_gnubg_and_a_gnubg_that_dies, .timeout = 120)
+Test(backgammon, kz_match_against_gnubg_and_a_gnubg_that_dies, .timeout = 600)
 {
     if (!gnubg_path())
         cr_skip_test("gnubg is not installed (apt-get install gnubg): no match against it");

@@ -732,7 +732,7 @@ Test(yinsh, evaluation_and_material)
 
 /* --- kz with --game yinsh ------------------------------------------------------------------ */
 
-Test(yinsh, kz_moves_perft_and_bad_input, .timeout = 120)
+Test(yinsh, kz_moves_perft_and_bad_input, .timeout = 600)
 {
     proc_output o;
     const char *moves[] = {"moves", "--game=yinsh", "f6", "a2", "k10", "e1", "b1", "g11",

@@ -116,12 +116,12 @@ static void s_cluster(const char *tag, bool trees_best, const char *kind)
     harness_fini(&h);
 }
 
-Test(gbdt_cluster, trees_trained_against_a_network_best, .timeout = 240)
+Test(gbdt_cluster, trees_trained_against_a_network_best, .timeout = 600)
 {
     s_cluster("gbdt-trees", false, "gbdt");
 }
 
-Test(gbdt_cluster, a_network_trained_against_a_trees_best, .timeout = 240)
+Test(gbdt_cluster, a_network_trained_against_a_trees_best, .timeout = 600)
 {
     s_cluster("gbdt-net", true, "net");
 }

@@ -16,7 +16,7 @@
 #include "search/player.h"
 #include "tests/harness/harness.h"
 
-TestSuite(yardstick, .timeout = 60);
+TestSuite(yardstick, .timeout = 600);
 
 Test(yardstick, paired_worked_example)
 {
