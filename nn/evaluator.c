@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nn/gbdt.h"
 #include "nn/model.h"
@@ -128,12 +129,12 @@ int evaluator_net_load(const char *path, const game_def *g, int max_batch, evalu
 static bool s_file_is_gbdt(const char *path)
 {
     uint8_t head[8];
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd;
+    if (file_open_read(path, &fd)) /* a FIFO would block in open() */
         return false;
-    size_t n = fread(head, 1, sizeof head, f);
-    fclose(f);
-    return gbdt_is_file(head, n);
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n > 0 && gbdt_is_file(head, (size_t)n);
 }
 
 int evaluator_net_load_precision(const char *path, const game_def *g, int max_batch,

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/util.h"
 #include "nn/gbdt.h"
@@ -81,11 +82,15 @@ int modelkind_read_file(const char *path, const game_def *g, uint8_t **buf, size
     *buf = NULL;
     *len = 0;
     uint8_t head[8];
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(head, 1, sizeof head, f) : 0;
-    if (f)
-        fclose(f);
-    if (f && gbdt_is_file(head, n)) {
+    int fd;
+    int orc = file_open_read(path, &fd); /* a FIFO would block in open() */
+    ssize_t got = orc ? 0 : read(fd, head, sizeof head);
+    if (!orc)
+        close(fd);
+    if (orc == KZ_ENOTREG)
+        return err_set(err, errlen, orc, "cannot read model file '%s': %s", path, err_str(orc));
+    size_t n = got > 0 ? (size_t)got : 0;
+    if (!orc && gbdt_is_file(head, n)) {
         gbdt *m = NULL;
         int rc = gbdt_load(path, g, &m, err, errlen);
         if (rc)
