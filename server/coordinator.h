@@ -589,7 +589,9 @@ void games_stop(coord *c);
 void games_free(coord *c);
 /* Answers GET url (/games or /games/SEQ) with its query arguments: parses
  * it, posts it to the main loop and waits for the answer (at most 10 s:
- * then a 503). HTTP threads only. */
+ * then a 503). /saved and /saved/K are the games saved from /play
+ * (DATA_DIR/play.kzr, engine_saved_games), answered on the calling thread.
+ * HTTP threads only. */
 void games_http(coord *c, const char *url, const struct engine_args *args,
                 struct engine_reply *out);
 /* Answers METHOD /api/NAME (engine.h's API) with the engine of the current

@@ -990,12 +990,13 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     webpage page;
     if (webpages_find(url, &page))
         return s_respond_page(conn, &page);
-    if (c->games_box && (!strcmp(url, "/games") || !strncmp(url, "/games/", 7)))
+    if (c->games_box && (!strcmp(url, "/games") || !strncmp(url, "/games/", 7) ||
+                         !strcmp(url, "/saved") || !strncmp(url, "/saved/", 7)))
         return s_games(c, conn, url);
     bool status = !strcmp(url, "/status"), metrics = !strcmp(url, "/metrics");
     if (!status && !metrics)
         return s_respond_line(conn, 404, "not found: try /, /status, /metrics, /healthz, /models, "
-                                         "/timeline, /games, /viewer, /play");
+                                         "/timeline, /games, /saved, /viewer, /play");
     pthread_mutex_lock(&c->snap_lock);
     const char *doc = status ? c->snap_status : c->snap_metrics;
     enum MHD_Result ret = s_respond(conn, 200,
