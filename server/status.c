@@ -143,6 +143,24 @@ static void s_build_timeline(coord *c, strbuf *b)
     strbuf_printf(b, "\n]}\n");
 }
 
+/* The newest rated best: the last point of the rating history with that
+ * version's current fit (ratings move as games come in). False when no
+ * gauntlet has ended yet. */
+static bool s_newest_rating(const coord *c, rating_point *out)
+{
+    if (!c->n_history)
+        return false;
+    *out = c->history[c->n_history - 1];
+    const rated_player *r = ratings_get(c, out->version);
+    if (r && r->rated) {
+        out->elo = r->elo;
+        out->lo = r->lo;
+        out->hi = r->hi;
+        out->games = (uint32_t)r->games;
+    }
+    return true;
+}
+
 /* The sections that show whether the run learns: the gate and the stall
  * figures, games by kind with results by colour, the ratings. */
 static void s_build_learning(coord *c, strbuf *b, double now)
@@ -170,6 +188,16 @@ static void s_build_learning(coord *c, strbuf *b, double now)
     const rated_player *rb = ratings_get(c, c->best);
     strbuf_printf(b, "},\n  \"ratings\": {\"best\": {\"version\": %u, ", c->best);
     s_json_rating(b, rb);
+    /* The newest rated best (the best itself once its gauntlet ends). */
+    rating_point rp;
+    if (s_newest_rating(c, &rp))
+        strbuf_printf(b, "}, \"rated\": {\"version\": %u, \"elo\": %.1f, \"elo_lo\": %.1f, "
+                         "\"elo_hi\": %.1f, \"games\": %u, \"time_ms\": %lld, \"age_s\": %.0f",
+                      rp.version, s_num(rp.elo), s_num(rp.lo), s_num(rp.hi), rp.games,
+                      (long long)rp.time_ms, (double)(time_wall_ms() - rp.time_ms) / 1000.0);
+    else
+        strbuf_printf(b, "}, \"rated\": {\"version\": 0, \"elo\": null, \"elo_lo\": null, "
+                         "\"elo_hi\": null, \"games\": 0, \"time_ms\": null, \"age_s\": null");
     strbuf_printf(b, "}, \"eval_share\": %.4f, \"eval_share_max\": %.4f, \"fits\": %llu, "
                  "\"match\": ",
               all_ms ? (double)c->slot_ms[2] / (double)all_ms : 0.0, c->cfg.eval_share,
@@ -491,13 +519,26 @@ static void s_build_metrics(coord *c, strbuf *b)
     s_metric(b, "kz_clients_live", "gauge",
              "Clients of every role (workers, trainer, tools) heard from within expiry_ms.",
              (double)live);
-    const rated_player *rb = ratings_get(c, c->best);
-    if (rb && rb->rated) {
-        s_metric(b, "kz_best_elo", "gauge", "Rating of the best model (random = 0).",
-                 s_num(rb->elo));
-        s_metric(b, "kz_best_elo_lo", "gauge", "Lower end of its 95% interval.", s_num(rb->lo));
-        s_metric(b, "kz_best_elo_hi", "gauge", "Upper end of its 95% interval.", s_num(rb->hi));
-    }
+    /* The best's rating, in every scrape: the newest rated best's (gate none
+     * replaces the best faster than a gauntlet ends), with the version it
+     * belongs to and when it was rated; NaN and 0 before the first rating. */
+    rating_point rp;
+    bool rated = s_newest_rating(c, &rp);
+    strbuf_printf(b, "# HELP kz_best_elo Rating of the newest rated best model (random = 0; "
+                     "its version: kz_best_elo_version).\n# TYPE kz_best_elo gauge\n");
+    strbuf_printf(b, rated ? "kz_best_elo %.1f\n" : "kz_best_elo NaN\n", s_num(rp.elo));
+    strbuf_printf(b, "# HELP kz_best_elo_lo Lower end of its 95%% interval.\n"
+                     "# TYPE kz_best_elo_lo gauge\n");
+    strbuf_printf(b, rated ? "kz_best_elo_lo %.1f\n" : "kz_best_elo_lo NaN\n", s_num(rp.lo));
+    strbuf_printf(b, "# HELP kz_best_elo_hi Upper end of its 95%% interval.\n"
+                     "# TYPE kz_best_elo_hi gauge\n");
+    strbuf_printf(b, rated ? "kz_best_elo_hi %.1f\n" : "kz_best_elo_hi NaN\n", s_num(rp.hi));
+    s_metric(b, "kz_best_elo_version", "gauge",
+             "The model version kz_best_elo belongs to (0: none rated yet).",
+             rated ? (double)rp.version : 0);
+    s_metric(b, "kz_best_elo_timestamp_seconds", "gauge",
+             "When kz_best_elo's gauntlet ended (Unix time; 0: none yet).",
+             rated ? (double)rp.time_ms / 1000.0 : 0);
     endgame_figures eg;
     if (endgame_get(c, &eg) && eg.version) {
         s_metric(b, "kz_endgame_version", "gauge",
