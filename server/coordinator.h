@@ -180,7 +180,8 @@ typedef struct tally {
 /* A fitted rating. */
 typedef struct rated_player {
     char name[COORD_NAME];    /* "v12" or an anchor spec */
-    bool anchor;              /* a fixed baseline player */
+    bool anchor;              /* a baseline player */
+    bool fixed;               /* an anchor held at its rating on the game's scale (scale.h) */
     bool rated;               /* connected to the zero by games: elo is meaningful */
     double elo, lo, hi;       /* rating and its 95% interval (random = 0) */
     uint64_t games;           /* games counted */

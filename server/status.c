@@ -219,6 +219,7 @@ static void s_build_learning(coord *c, strbuf *b, double now)
         strbuf_printf(b, ", \"anchor\": %s, \"games\": %llu, ", r->anchor ? "true" : "false",
                   (unsigned long long)r->games);
         s_json_rating(b, r);
+        strbuf_printf(b, ", \"fixed\": %s", r->fixed ? "true" : "false");
         strbuf_printf(b, "}");
     }
     strbuf_printf(b, "],\n    \"history\": [");

@@ -303,8 +303,13 @@ var KZ = (function () {
       box.appendChild(row);
       k = t.hi + 1;
     }
+    /* The current move in view inside the list (the page itself stays put). */
     var cur = box.querySelector(".current");
-    if (cur && cur.scrollIntoView) cur.scrollIntoView({block: "nearest"});
+    if (cur) {
+      var top = cur.offsetTop - box.offsetTop, bottom = top + cur.offsetHeight;
+      if (top < box.scrollTop) box.scrollTop = top;
+      else if (bottom > box.scrollTop + box.clientHeight) box.scrollTop = bottom - box.clientHeight;
+    }
   }
 
   /* A GET or POST of a JSON endpoint: resolves with the parsed answer,

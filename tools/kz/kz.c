@@ -27,6 +27,7 @@ static const kz_command s_commands[] = {
     {"play", cmd_play, "play against the engine in the terminal"},
     {"serve", cmd_serve, "the play page and the engine's JSON API, without a cluster"},
     {"status", cmd_status, "print a coordinator's /status readably"},
+    {"scale", cmd_scale, "measure a game's anchor scale (the lines of play/scales.txt)"},
     {"ratings", cmd_ratings, "the rating pool: anchors and models with Elo and intervals"},
     {"loadgen", cmd_loadgen, "imitate many workers submitting games (ingest load)"},
     {"keygen", cmd_keygen, "make a CurveZMQ key pair (NAME.key, NAME.pub) for the cluster"},

@@ -79,6 +79,8 @@ int cmd_store(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 /* tools/kz/kz_solve.c */
 int cmd_solve(int argc, char **argv);
+/* tools/kz/kz_scale.c */
+int cmd_scale(int argc, char **argv);
 /* tools/kz/kz_tb.c */
 int cmd_tb(int argc, char **argv);
 /* tools/kz/kz_yardstick.c */

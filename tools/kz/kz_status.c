@@ -659,7 +659,8 @@ int cmd_ratings(int argc, char **argv)
         if (games > 0)
             snprintf(score, sizeof score, "%.3f", points / games);
         printf("%-16.16s %-7s %7.0f %7s  %s\n", j_str(p, "name"),
-               j_num(p, "anchor") ? "anchor" : "model", games, score, elo);
+               j_num(p, "fixed") ? "scale" : j_num(p, "anchor") ? "anchor" : "model", games,
+               score, elo);
     }
     free(order);
     const jnode *hist = j_get(j, "ratings.history");
