@@ -52,6 +52,7 @@ typedef struct status_files {
     pthread_cond_t answered;       /* broadcast when the main thread took up `want` */
     uint32_t want;                 /* version an HTTP thread asks for, 0 none */
     uint32_t failed;               /* the last version that could not be served, 0 none */
+    bool failed_gone;              /* it was deleted by the retention (models.c): a 404 */
     char why[200];                 /* why (one line) */
     bool closing;                  /* status_stop runs: waiting threads give up */
     uint32_t version[FILES_KEPT];  /* version of each kept file, 0 empty */
@@ -318,6 +319,13 @@ static void s_build_status(coord *c, strbuf *b)
               (unsigned long long)(st.window_hi - st.window_lo),
               (unsigned long long)st.first_position, (unsigned long long)st.map_bytes,
               (unsigned long long)st.used_bytes);
+    strbuf_printf(b, "  \"models_store\": {\"models\": %u, \"bytes\": %llu, \"deleted\": %llu, "
+                     "\"keep_last\": %ld, \"keep_every\": %ld, \"disk_free_bytes\": %llu, "
+                     "\"disk_total_bytes\": %llu, \"disk_low\": %s},\n",
+                  c->models_count, (unsigned long long)c->models_bytes,
+                  (unsigned long long)c->models_deleted, c->cfg.keep_models_last,
+                  c->cfg.keep_models_every, (unsigned long long)c->disk_free_bytes,
+                  (unsigned long long)c->disk_total_bytes, c->disk_low ? "true" : "false");
     strbuf_printf(b, "  \"ingest\": {\"received\": %llu, \"accepted\": %llu, \"duplicates\": %llu, "
                  "\"rejected\": %llu, \"games_per_s\": %.2f, \"positions_per_s\": %.1f, "
                  "\"arena_counted\": %llu, \"store_errors\": %llu, \"malformed\": %llu, "
@@ -597,6 +605,16 @@ static void s_build_metrics(coord *c, strbuf *b)
                   (double)c->slot_ms[k] / 1000.0);
     s_metric(b, "kz_store_map_bytes", "gauge", "LMDB map size.", (double)st.map_bytes);
     s_metric(b, "kz_store_used_bytes", "gauge", "LMDB pages in use.", (double)st.used_bytes);
+    s_metric(b, "kz_store_models", "gauge", "Models stored (the retention keeps them bounded).",
+             (double)c->models_count);
+    s_metric(b, "kz_store_model_bytes", "gauge", "Bytes of the stored models' blobs.",
+             (double)c->models_bytes);
+    s_metric(b, "kz_store_models_deleted_total", "counter",
+             "Models deleted by the retention since the start.", (double)c->models_deleted);
+    s_metric(b, "kz_disk_free_bytes", "gauge", "Free bytes of the data directory's disk.",
+             (double)c->disk_free_bytes);
+    s_metric(b, "kz_disk_low", "gauge", "1 when the data disk has less free than disk_warn_mb.",
+             c->disk_low ? 1 : 0);
     s_metric(b, "kz_trainer_step", "gauge", "Trainer step last reported.",
              (double)c->trainer.step);
     s_metric(b, "kz_trainer_loss", "gauge", "Trainer total loss last reported.",
@@ -639,16 +657,22 @@ static void s_build_metrics(coord *c, strbuf *b)
     }
 }
 
-/* GET /models: one object per registered model, oldest first. bytes and
+/* GET /models: one object per stored model (the retention's deletions left
+ * out), oldest first. bytes and
  * checksum are the registry blob's (what workers get); the served file
  * differs from it by the stamped version and parent only. */
 static void s_build_models(coord *c, strbuf *b, uint32_t latest)
 {
     strbuf_printf(b, "[");
+    bool first = true;
     for (uint32_t v = 1; v <= latest; v++) {
         store_model_info m;
-        strbuf_printf(b, "%s\n  {\"version\": %u, ", v > 1 ? "," : "", v);
-        if (store_get_model_info(c->st, v, &m)) {
+        int rc = store_get_model_info(c->st, v, &m);
+        if (rc == KZ_ENOTFOUND)
+            continue; /* deleted by the retention (models.c) */
+        strbuf_printf(b, "%s\n  {\"version\": %u, ", first ? "" : ",", v);
+        first = false;
+        if (rc) {
             strbuf_printf(b, "\"status\": \"unreadable\"}");
             continue;
         }
@@ -728,7 +752,11 @@ void status_serve(coord *c)
     store_model_info info;
     char why[200] = "";
     int rc = store_get_model(c->st, v, &blob, &len, &info);
-    if (rc)
+    bool gone = rc == KZ_ENOTFOUND;
+    if (gone)
+        snprintf(why, sizeof why, "model version %u was deleted by the retention "
+                                  "(keep_models_last, keep_models_every)", v);
+    else if (rc)
         snprintf(why, sizeof why, "model version %u cannot be read: %s", v, err_str(rc));
     else if ((rc = modelkind_stamp(blob, len, v, info.parent, &out, &outlen, why, sizeof why)))
         log_warn("model version %u cannot be served: %s", v, why);
@@ -736,6 +764,7 @@ void status_serve(coord *c)
     pthread_mutex_lock(&c->snap_lock);
     if (rc) {
         f->failed = v;
+        f->failed_gone = gone;
         snprintf(f->why, sizeof f->why, "%s", why);
     } else {
         int slot = 0;
@@ -840,7 +869,7 @@ static enum MHD_Result s_model_file(coord *c, struct MHD_Connection *conn, const
                 return ret;
             }
         if (f->failed == (uint32_t)v)
-            return s_respond_line(conn, 500, "%s", f->why);
+            return s_respond_line(conn, f->failed_gone ? 404 : 500, "%s", f->why);
         if (f->closing)
             return s_respond_line(conn, 503, "the coordinator is stopping");
         if (!f->want)
