@@ -380,7 +380,7 @@ static int s_engine_opts(int argc, char **argv, const char *usage, bool play, en
         fputs(player_spec_help(), stdout);
     if (rc >= 0)
         return rc;
-    const game_def *g = kz_game(argv[0], o->game);
+    const game_def *g = kz_game_of_model(argv[0], o->game, sizeof o->game, o->model);
     if (!g)
         return 2;
     if (play) {

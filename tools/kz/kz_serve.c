@@ -194,7 +194,7 @@ int cmd_serve(int argc, char **argv)
                            words, (size_t)argc, &nw);
     if (rc >= 0)
         return rc;
-    const game_def *g = kz_game("serve", o.game);
+    const game_def *g = kz_game_of_model("serve", o.game, sizeof o.game, o.model);
     if (!g)
         return 2;
     if (!o.sims)
