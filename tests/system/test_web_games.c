@@ -275,3 +275,78 @@ ParameterizedTest(int *i, web_games, every_game_played_by_clicks_and_replayed_in
                      "in a browser");
     s_game_in_chromium(game_builtin[*i]);
 }
+
+/* The description's forms no built-in game uses yet, drawn by the real
+ * board.js in Chromium from made-up descriptions: a backgammon-like board
+ * (triangles as shapes, stacks in "counts", a "dice" field, a "roll" action
+ * that is no point) and a Yinsh-like one (rings and markers on points joined
+ * by lines, single-point actions). */
+Test(web_games, descriptions_of_stacks_dice_rings_and_markers_draw)
+{
+    if (!browser_path())
+        cr_skip_test("no Chromium here (apt-get install chromium)");
+    harness h;
+    harness_init(&h, "web-forms");
+    proc p;
+    int port = s_serve(&h, &p, game_default());
+    char why[300], url[200];
+    browser *b = browser_start(h.dir, 1000, 800, why, sizeof why);
+    cr_assert_not_null(b, "%s", why);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/play", port);
+    cr_assert_eq(browser_open(b, url, 30), 0, "%s", browser_last_error(b));
+    cr_assert(browser_wait(b, "typeof KZ === 'object' && P.game !== null", 20), "%s",
+              browser_errors(b));
+    /* Backgammon-like: 4 points (two triangles, bar, off), 5 white on 0, 2
+     * black on 1, dice 3 and 5. */
+    char *v = s_eval(b,
+        "(function () {"
+        " var d = {players: [{name: 'white', colour: '#f4f1ea'}, {name: 'black', colour:"
+         " '#222222'}],"
+        "  board: {points: [[0.5, 0.5, '1'], [1.5, 0.5, '2'], [2.5, 0.5, 'bar'], [3.5, 0.5,"
+         " 'off']],"
+        "   lines: [], shapes: [{poly: [0, 0, 1, 0, 0.5, 3], fill: '#a33'},"
+        "   {poly: [1, 0, 2, 0, 1.5, 3], fill: '#eee'}], bottom: 0},"
+        "  pieces: {w: {player: 0, kind: 'checker'}, b: {player: 1, kind: 'checker'}},"
+        "  position: {board: 'counts', fields: ['side', 'dice']},"
+        "  actions: {separators: '/', capture: '*'}};"
+        " var g = new KZ.Game(d), svg = document.createElementNS('http://www.w3.org/2000/svg',"
+         " 'svg');"
+        " document.body.appendChild(svg);"
+        " new KZ.Board(svg, g, null).draw('5w,2b,, w 35', {});"
+        " var a = g.parseAction('1/2'), r = g.parseAction('roll');"
+        " return [svg.querySelectorAll('circle.piece').length,"
+         " svg.querySelector('text.count').textContent,"
+        "  svg.querySelectorAll('rect.die').length, svg.querySelectorAll('polygon.shape').length,"
+        "  a.points.join('-'), r.points === null, g.board('5w,2b,, w 35').join('|')].join(' ');"
+        "})()");
+    cr_assert_str_eq(v, "\"2 5 2 2 0-1 true wwwww|bb||\"", "counts, dice, shapes, actions: %s",
+                     v);
+    free(v);
+    /* Yinsh-like: three points on a line, a ring and a marker of each side. */
+    v = s_eval(b,
+        "(function () {"
+        " var d = {players: [{name: 'white', colour: '#fafafa'}, {name: 'black', colour:"
+         " '#222222'}],"
+        "  board: {points: [[0, 0, 'a1'], [1, 0.5, 'a2'], [2, 1, 'a3']], lines: [[0, 1], [1, 2]],"
+        "   bottom: 0}, pieces: {R: {player: 0, kind: 'ring'}, M: {player: 0, kind: 'marker'},"
+        "   r: {player: 1, kind: 'ring'}, m: {player: 1, kind: 'marker'}},"
+        "  position: {board: 'chars', empty: '.', fields: ['side']},"
+        "  actions: {separators: '-', capture: 'x'}};"
+        " var g = new KZ.Game(d), svg = document.createElementNS('http://www.w3.org/2000/svg',"
+         " 'svg');"
+        " document.body.appendChild(svg);"
+        " new KZ.Board(svg, g, null).draw('RMr w', {});"
+        " var ring = svg.querySelector('circle.piece.R'), mk = svg.querySelector('circle.piece.M');"
+        " return [svg.querySelectorAll('circle.piece').length, svg.querySelectorAll('line').length,"
+        "  ring.getAttribute('fill'), ring.getAttribute('stroke'), mk.getAttribute('fill'),"
+        "  g.parseAction('a2').points.join(','), g.parseAction('a1-a3').points.join(',')].join('"
+         " ');"
+        "})()");
+    cr_assert_str_eq(v, "\"3 2 none #fafafa #fafafa 1 0,2\"", "rings, markers, lines, actions: %s",
+                     v);
+    free(v);
+    cr_assert_str_eq(browser_errors(b), "", "script errors");
+    browser_stop(&b);
+    proc_stop(&p, SIGTERM, 10);
+    harness_fini(&h);
+}
