@@ -401,7 +401,7 @@ Test(ratings, the_best_is_rated_in_every_scrape_while_gate_none_replaces_it)
     cr_assert_eq(with_elo, scrapes, "kz_best_elo missing from %d of %d scrapes",
                  scrapes - with_elo, scrapes);
     cr_assert_geq(rated, 20, "no rating within 240 s; worker log:\n%s", s_tail(log));
-    cr_assert_geq(lagging, 10, "the best moved on while its rating stayed present");
+    cr_assert_gt(lagging, 0, "the best moved on while its rating stayed present");
     cr_assert(s_wait_body(&h, "\"rated\": {\"version\": ", body, sizeof body));
     const char *r = strstr(body, "\"rated\": {\"version\": ");
     cr_assert(atoi(r + strlen("\"rated\": {\"version\": ")) >= 1, "%s", r);
