@@ -125,6 +125,8 @@ $(BUILD)/kz-coordinator: $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
 $(BUILD)/obj/server/dashboard.o: server/dashboard.html
 # The viewer's and the play page's files are built into libkz (.incbin).
 $(BUILD)/obj/play/webpages.o: web/viewer.html web/play.html web/board.js
+# The anchor scales too (play/scale.h).
+$(BUILD)/obj/play/scale.o: play/scales.txt
 
 $(BUILD)/kz-worker: $(WORKER_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -260,6 +262,7 @@ $(FUZZ_BUILD)/obj/%.o: %.c $(PROTO_SRC:proto/%.proto=$(FUZZ_BUILD)/gen/%.pb-c.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 $(FUZZ_BUILD)/obj/play/webpages.o: web/viewer.html web/play.html web/board.js
+$(FUZZ_BUILD)/obj/play/scale.o: play/scales.txt
 $(FUZZ_LIB): $(FUZZ_LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

@@ -475,6 +475,57 @@ uint32_t store_latest_model(const store *s)
     return s->next_model - 1;
 }
 
+int store_delete_model(store *s, uint32_t v)
+{
+    MDB_txn *txn;
+    int rc = s_begin_write(s, &txn);
+    if (rc)
+        return rc;
+    uint8_t kb[4];
+    be_put32(kb, v);
+    MDB_val k = {4, kb};
+    rc = mdb_del(txn, s->models, &k, NULL);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return rc == MDB_NOTFOUND ? KZ_ENOTFOUND : rc;
+    }
+    rc = mdb_txn_commit(txn);
+    if (!rc)
+        s->txns++;
+    return rc;
+}
+
+int store_model_census(store *s, uint32_t *count, uint64_t *bytes, uint32_t *versions,
+                       size_t max)
+{
+    *count = 0;
+    *bytes = 0;
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, s->models, &cur);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    MDB_val k, d;
+    for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); !rc;
+         rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
+        store_model_info m;
+        if (s_parse_model(&d, &m))
+            continue;
+        if (versions && *count < max)
+            versions[*count] = m.version;
+        (*count)++;
+        *bytes += m.blob_len;
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 uint32_t store_best(const store *s)
 {
     return s->best;

@@ -123,6 +123,13 @@ int store_check_models(store *s, void (*bad)(void *ctx, uint32_t version, const 
 int store_find_model(store *s, uint64_t checksum, uint64_t len, uint32_t *version);
 /* Highest registered version (0 when none). */
 uint32_t store_latest_model(const store *s);
+/* Deletes version v, header and blob (the retention of the coordinator's
+ * models.c); its number is never given again. 0, or KZ_ENOTFOUND. */
+int store_delete_model(store *s, uint32_t v);
+/* The models stored: how many, their blobs' bytes, and up to max of their
+ * versions, ascending, into versions (may be NULL). 0 or an LMDB error. */
+int store_model_census(store *s, uint32_t *count, uint64_t *bytes, uint32_t *versions,
+                       size_t max);
 
 /* The best model version (0 before one is set), and setting it. */
 uint32_t store_best(const store *s);

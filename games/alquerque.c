@@ -21,6 +21,7 @@
 
 #include "games/board5.h"
 #include "common/util.h"
+#include "games/view.h"
 
 #define ALL_POINTS 0x1ffffffu
 #define ROW0 0x1fu
@@ -655,6 +656,23 @@ static float alq_material(const game_state *g, int player)
     return (float)(own - opp) / 12.0f;
 }
 
+/* The description for the web pages (view.h, docs/web.md): the board of A1,
+ * light and dark men, positions as A18 writes them, actions as A19. */
+static void alq_describe(strbuf *out)
+{
+    strbuf_printf(out, "{");
+    view_players(out, &alquerque_game, "#f3e6c4", "#5a2d12");
+    strbuf_printf(out, ",\n\"board\": {");
+    view_alquerque_board(out);
+    strbuf_printf(out, ",\n \"bottom\": 0, \"labels\": \"corner\", \"background\": \"#d9c7a0\", "
+                       "\"ink\": \"#4a3a22\"},\n"
+                       "\"pieces\": {\"l\": {\"player\": 0, \"kind\": \"man\"}, "
+                       "\"d\": {\"player\": 1, \"kind\": \"man\"}},\n"
+                       "\"position\": {\"board\": \"chars\", \"empty\": \".\", "
+                       "\"fields\": [\"side\", \"chain\", \"barred\"]},\n"
+                       "\"actions\": {\"separators\": \"-x\", \"capture\": \"x\"}}");
+}
+
 const game_def alquerque_game = {
     .name = "alquerque",
     .action_count = ALQ_ACTIONS,
@@ -694,6 +712,7 @@ const game_def alquerque_game = {
     .material = alq_material,
     .evaluate = alq_evaluate,
     .must_capture = alq_must_capture,
+    .describe = alq_describe,
     .render_turn = alq_render_turn,
     .legend = "Captures are compulsory, any of them (A8); a piece that has jumped jumps on while "
               "it can\n(A9). Pieces step forward or sideways, never back, not at all on the "

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "games/view.h"
 
 #define MAX_SIDE 12      /* D2, D19: pieces of a side at most */
 #define ROW0 0xfu        /* squares 1-4: Black's back row, White's crowning row */
@@ -638,6 +639,34 @@ static float dr_material(const game_state *g, int player)
     return v > 1.0f ? 1.0f : v < -1.0f ? -1.0f : v;
 }
 
+/* The description for the web pages (view.h, docs/web.md): the 8x8 board
+ * as D1 draws it (square 1 at the top, Black's side; White at the bottom),
+ * its 32 dark squares the points, labelled 1..32; men and kings; positions
+ * as D19 writes them, actions as D20 ("26x17"). */
+static void dr_describe(strbuf *out)
+{
+    strbuf_printf(out, "{");
+    view_players(out, &draughts_game, "#222222", "#f4f1ea");
+    strbuf_printf(out, ",\n\"board\": {\"points\": [");
+    for (int sq = 0; sq < DR_SQUARES; sq++) {
+        int r = sq / 4, c = 2 * (sq % 4) + (r % 2 == 0);
+        strbuf_printf(out, "%s[%d.5, %d.5, \"%d\"]", sq ? ", " : "", c, r, sq + 1);
+    }
+    strbuf_printf(out, "],\n \"lines\": [], \"shapes\": [");
+    for (int i = 0; i < 64; i++)
+        strbuf_printf(out, "%s{\"rect\": [%d, %d, 1, 1], \"fill\": \"%s\"}", i ? ", " : "",
+                      i % 8, i / 8, (i % 8 + i / 8) % 2 ? "#a9774b" : "#f0dcb4");
+    strbuf_printf(out, "],\n \"bottom\": 1, \"labels\": \"corner\", \"background\": \"#6b4a1e\", "
+                       "\"ink\": \"#f5ecd9\", \"piece\": 0.38},\n"
+                       "\"pieces\": {\"b\": {\"player\": 0, \"kind\": \"man\"}, "
+                       "\"B\": {\"player\": 0, \"kind\": \"king\"}, "
+                       "\"w\": {\"player\": 1, \"kind\": \"man\"}, "
+                       "\"W\": {\"player\": 1, \"kind\": \"king\"}},\n"
+                       "\"position\": {\"board\": \"chars\", \"empty\": \".\", "
+                       "\"fields\": [\"side\", \"chain\"]},\n"
+                       "\"actions\": {\"separators\": \"-x\", \"capture\": \"x\"}}");
+}
+
 const game_def draughts_game = {
     .name = "draughts",
     .action_count = DR_ACTIONS,
@@ -677,6 +706,7 @@ const game_def draughts_game = {
     .material = dr_material,
     .evaluate = dr_evaluate,
     .must_capture = dr_must_capture,
+    .describe = dr_describe,
     .render_turn = dr_render_turn,
     .legend = "Men move and capture diagonally forward, kings (B, W) one step in any diagonal "
               "direction.\nCaptures are compulsory, any of them (D7); a piece that has jumped "

@@ -111,6 +111,8 @@ typedef struct game_symmetry {
     int (*action)(int action); /* where each canonical action goes: a permutation of [0, A) */
 } game_symmetry;
 
+struct strbuf; /* common/util.h */
+
 typedef struct game_def game_def;
 struct game_def {
     const char *name;    /* short identifier stored in models and records */
@@ -219,6 +221,11 @@ struct game_def {
      * from one position's canonical planes (C, H, W) into out. */
     int n_features;
     void (*features)(const float *planes, float *out);
+    /* Optional (NULL: a plain grid, games/view.h): writes the game's
+     * description for the web pages, one JSON object (docs/web.md, "A game's
+     * description": board geometry, pieces and colours, players, how the
+     * position and the actions are written) appended to out. */
+    void (*describe)(struct strbuf *out);
 };
 
 /* The built-in games, the default first (games/registry.c, the one file that

@@ -62,6 +62,7 @@
 
 #include "games/board5.h"
 #include "common/util.h"
+#include "games/view.h"
 
 #define HIST_MAX (KH_NO_PROGRESS + 1)
 #define ALL_POINTS 0x1ffffffu
@@ -1423,6 +1424,25 @@ static bool kh_must_capture(const game_state *g)
     return o.h.n > 0;
 }
 
+/* The description for the web pages (view.h, docs/web.md): the board of R1,
+ * black and white men and kings, positions as R20 writes them, actions as R21. */
+static void kh_describe(strbuf *out)
+{
+    strbuf_printf(out, "{");
+    view_players(out, &khreibaga_game, "#222222", "#fafafa");
+    strbuf_printf(out, ",\n\"board\": {");
+    view_alquerque_board(out);
+    strbuf_printf(out, ",\n \"bottom\": 0, \"labels\": \"corner\", \"background\": \"#e8cf9a\", "
+                       "\"ink\": \"#6b4a1e\"},\n"
+                       "\"pieces\": {\"b\": {\"player\": 0, \"kind\": \"man\"}, "
+                       "\"B\": {\"player\": 0, \"kind\": \"king\"}, "
+                       "\"w\": {\"player\": 1, \"kind\": \"man\"}, "
+                       "\"W\": {\"player\": 1, \"kind\": \"king\"}},\n"
+                       "\"position\": {\"board\": \"chars\", \"empty\": \".\", "
+                       "\"fields\": [\"side\", \"chain\"]},\n"
+                       "\"actions\": {\"separators\": \"-x\", \"capture\": \"x\"}}");
+}
+
 const game_def khreibaga_game = {
     .name = "khreibaga",
     .action_count = KH_ACTIONS,
@@ -1462,6 +1482,7 @@ const game_def khreibaga_game = {
     .material = kh_material,
     .evaluate = kh_evaluate,
     .must_capture = kh_must_capture,
+    .describe = kh_describe,
     .render_turn = kh_render_turn,
     .legend = "Captures are compulsory, and of the most pieces possible (R8). On the board:\n"
               "b B black man and king, w W white, <p> where the last move went, * where it\n"

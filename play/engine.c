@@ -15,6 +15,7 @@
 #include "nn/model.h"
 #include "nn/modelfile.h"
 #include "common/util.h"
+#include "games/view.h"
 
 #define ENGINE_TOP_SHARES 5 /* visit shares per move in engine_json_game */
 
@@ -41,6 +42,10 @@ struct engine {
 /* --- text --------------------------------------------------------------------------- */
 
 /* A number JSON can hold (NaN and infinity are not JSON: null). */
+/* Saves and reads of record files take turns in the process (a reader never
+ * sees half a record being appended). */
+static pthread_mutex_t s_records_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void sb_num(strbuf *b, double x, int decimals)
 {
     if (isfinite(x))
@@ -573,6 +578,8 @@ static void s_api_info(engine *e, const game_def *g, engine_reply *out)
                   "\"start\": ",
               g->height, g->width, g->player_name(0), g->player_name(1));
     strbuf_json_str(&b, start, sizeof start);
+    strbuf_printf(&b, ",\n \"view\": ");
+    view_describe(g, &b);
     if (e) {
         strbuf_printf(&b, ",\n \"engine\": ");
         strbuf_json_str(&b, e->label, sizeof e->label);
@@ -828,6 +835,7 @@ static void s_api_save(engine *e, const game_def *g, const engine_args *a, engin
     int rc = 0;
     if (!again) {
         record_file *f;
+        pthread_mutex_lock(&s_records_lock);
         rc = record_file_append(e->records, &f, err, sizeof err);
         if (!rc) {
             rc = record_file_write(f, rec, err, sizeof err);
@@ -838,6 +846,7 @@ static void s_api_save(engine *e, const game_def *g, const engine_args *a, engin
                 snprintf(err, sizeof err, "closing %s: %s", e->records, err_str(rc2));
             }
         }
+        pthread_mutex_unlock(&s_records_lock);
         if (!rc) {
             int slot = e->n_saved % ENGINE_SAVED_IDS;
             memcpy(e->saved[slot], id, RECORD_ID_BYTES);
@@ -1104,4 +1113,96 @@ char *engine_games_end(engine_games_list **pl, uint64_t total)
     free(l);
     *pl = NULL;
     return out;
+}
+
+/* --- saved games ------------------------------------------------------------------- */
+
+void engine_saved_games(const game_def *g, const char *path, const char *base,
+                        const char *rest, const engine_args *a, engine_reply *out)
+{
+    bool one = rest[0] == '/';
+    long want = 0;
+    engine_games_filter f;
+    char err[300];
+    if (one) {
+        const char *num = rest + 1;
+        if (a->n) {
+            engine_reply_line(out, 400, "%s/K takes no arguments", base);
+            return;
+        }
+        if (!num[0] || num[0] == '0' || parse_long(num, 1, 1L << 40, &want)) {
+            char shown[40];
+            engine_reply_line(out, 404, "no game '%s': games are %s/K, K from 1 (as kz "
+                              "records --game K)",
+                              text_printable(shown, sizeof shown, num, strlen(num)), base);
+            return;
+        }
+    } else if (engine_games_filter_parse(g, a, &f, err, sizeof err)) {
+        engine_reply_line(out, 400, "%s", err);
+        return;
+    }
+    if (!path || !path[0]) {
+        if (one) {
+            engine_reply_line(out, 404, "no game %ld: no games are saved here", want);
+        } else {
+            engine_games_list *l = engine_games_begin(&f);
+            char *json = engine_games_end(&l, 0);
+            *out = (engine_reply){200, "application/json", json, strlen(json)};
+        }
+        return;
+    }
+    pthread_mutex_lock(&s_records_lock);
+    /* Step 1. Every record of the file (the games of people: a small file). */
+    record_file *rf;
+    game_record **recs = NULL;
+    long n = 0, cap = 0;
+    int rc = record_file_open(path, &rf, err, sizeof err);
+    if (rc == ENOENT) {
+        rc = 0;
+        rf = NULL;
+    }
+    while (!rc && rf) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            recs = realloc(recs, (size_t)cap * sizeof *recs);
+            KZ_CHECK(recs != NULL);
+        }
+        recs[n] = record_new();
+        KZ_CHECK(recs[n] != NULL);
+        rc = record_file_read(rf, recs[n], err, sizeof err);
+        if (rc) {
+            record_destroy(&recs[n]);
+            if (rc == KZ_ENOTFOUND)
+                rc = 0;
+            break;
+        }
+        n++;
+    }
+    record_file_close(&rf);
+    pthread_mutex_unlock(&s_records_lock);
+    /* Step 2. The answer. */
+    if (rc) {
+        engine_reply_line(out, 500, "cannot read the saved games: %s", err);
+    } else if (one) {
+        char *json;
+        const game_def *rg;
+        if (want > n)
+            engine_reply_line(out, 404, "no game %ld (the file has %ld)", want, n);
+        else if (!(rg = game_find(recs[want - 1]->game)))
+            engine_reply_line(out, 500, "game %ld is of an unknown game", want);
+        else if (!(json = engine_json_game(rg, recs[want - 1], (uint64_t)want, err, sizeof err)))
+            engine_reply_line(out, 500, "game %ld does not replay: %s", want, err);
+        else
+            *out = (engine_reply){200, "application/json", json, strlen(json)};
+    } else {
+        engine_games_list *l = engine_games_begin(&f);
+        for (long k = n; k >= 1; k--)
+            if ((uint64_t)k <= f.before && !engine_games_offer(l, recs[k - 1], (uint64_t)k))
+                break;
+        char *json = engine_games_end(&l, (uint64_t)n);
+        *out = (engine_reply){200, "application/json", json, strlen(json)};
+    }
+    for (long k = 0; k < n; k++)
+        record_destroy(&recs[k]);
+    free(recs);
 }

@@ -206,4 +206,13 @@ engine_games_list *engine_games_begin(const engine_games_filter *f);
 bool engine_games_offer(engine_games_list *l, const game_record *r, uint64_t seq);
 char *engine_games_end(engine_games_list **l, uint64_t total);
 
+/* GET BASE and BASE/K over the games saved to the record file at path (the
+ * games of people, read whole: a small file): rest is what follows BASE in
+ * the URL ("" the list, with the filter above, newest first; "/K" the K-th
+ * record, K from 1 as `kz records FILE --game K`). path NULL or "": no games
+ * (the list empty, K a 404). Reads take turns with the saves of every
+ * engine of the process. */
+void engine_saved_games(const game_def *g, const char *path, const char *base,
+                        const char *rest, const engine_args *a, engine_reply *out);
+
 #endif

@@ -1466,6 +1466,7 @@ int coord_run(coord *c)
         if (now >= next_status) {
             s_rates(c, now);
             endgame_tick(c);
+            models_tick(c);
             status_refresh(c);
             next_status = now + c->cfg.status_ms / 1000.0;
         }

@@ -93,6 +93,9 @@ typedef struct coord_config {
     long book_openings;                 /* openings in the book */
     long book_seed;                     /* the book's seed */
     bool rate_candidates;               /* gauntlets for every new model, not only bests */
+    long keep_models_last;              /* retention: the newest K models kept (0: keep all) */
+    long keep_models_every;             /* retention: every Nth version kept (0: none) */
+    long disk_warn_mb;                  /* warn when the data disk has less free than this */
     double timeline_s;                  /* timeline: seconds per point */
     long timeline_points;               /* timeline: points kept at most */
     bool curve;                         /* CurveZMQ on both endpoints (false: no authentication) */
@@ -184,7 +187,8 @@ typedef struct tally {
 /* A fitted rating. */
 typedef struct rated_player {
     char name[COORD_NAME];    /* "v12" or an anchor spec */
-    bool anchor;              /* a fixed baseline player */
+    bool anchor;              /* a baseline player */
+    bool fixed;               /* an anchor held at its rating on the game's scale (scale.h) */
     bool rated;               /* connected to the zero by games: elo is meaningful */
     double elo, lo, hi;       /* rating and its 95% interval (random = 0) */
     uint64_t games;           /* games counted */
@@ -431,6 +435,15 @@ typedef struct coord {
     uint64_t barred_refused;    /* requests from them refused since start */
     struct recent_game *recent; /* (COORD_RECENT) ring: the latest stored games (forge.c) */
     size_t recent_next;         /* next slot written */
+
+    /* The model store's size and retention (models.c), main loop. */
+    uint32_t models_count;      /* models stored */
+    uint64_t models_bytes;      /* their blobs' bytes */
+    uint64_t models_deleted;    /* models deleted by the retention since start */
+    uint64_t disk_free_bytes;   /* free bytes of the data directory's file system */
+    uint64_t disk_total_bytes;  /* its size */
+    bool disk_low;              /* free below disk_warn_mb */
+    double disk_warned_at;      /* time_now() of the last warning, 0 none */
 } coord;
 
 /* coordinator.c */
@@ -500,6 +513,19 @@ size_t arena_serialize(const coord *c, const ingest_item *items, size_t n, uint8
 void arena_commit(coord *c, const ingest_item *items, size_t n);
 /* Open slots (unassigned, unplayed). */
 uint32_t arena_open_slots(const coord *c);
+
+/* models.c: the model store bounded. models_tick (main loop, with the status
+ * refresh) deletes the models the retention does not keep: it keeps the
+ * initial model, every best an arena promoted, every rated model, every
+ * keep_models_every-th version, the keep_models_last newest, and whatever a
+ * match, an arena, a gauntlet or the workers' jobs name now (the best, the
+ * candidate, the rated best, the gauntlet's subject and opponents, the
+ * rating match's sides). Models are read for workers and downloads in the
+ * main loop, the same thread that deletes, so none is deleted while it is
+ * being fetched. It also counts the models and their bytes and measures
+ * the data disk's free space (a warning in the log, /status and /metrics
+ * when it is below disk_warn_mb). */
+void models_tick(coord *c);
 
 /* ratings.c */
 /* Loads the tallies and the history, fits. 0 (unreadable state is logged and dropped). */
@@ -607,7 +633,9 @@ void games_stop(coord *c);
 void games_free(coord *c);
 /* Answers GET url (/games or /games/SEQ) with its query arguments: parses
  * it, posts it to the main loop and waits for the answer (at most 10 s:
- * then a 503). HTTP threads only. */
+ * then a 503). /saved and /saved/K are the games saved from /play
+ * (DATA_DIR/play.kzr, engine_saved_games), answered on the calling thread.
+ * HTTP threads only. */
 void games_http(coord *c, const char *url, const struct engine_args *args,
                 struct engine_reply *out);
 /* Answers METHOD /api/NAME (engine.h's API) with the engine of the current

@@ -200,6 +200,13 @@ static void s_post(games_box *b, int kind, uint64_t seq, const engine_games_filt
 
 void games_http(coord *c, const char *url, const engine_args *args, engine_reply *out)
 {
+    /* /saved, /saved/K: the games people saved from /play (DATA_DIR/play.kzr). */
+    if (!strncmp(url, "/saved", 6)) {
+        char records[CONFIG_STR_MAX + 16];
+        snprintf(records, sizeof records, "%s/play.kzr", c->cfg.data_dir);
+        engine_saved_games(c->g, records, "/saved", url + 6, args, out);
+        return;
+    }
     memset(out, 0, sizeof *out);
     games_box *b = c->games_box;
     bool one = url[6] == '/';
@@ -340,8 +347,14 @@ void games_api(coord *c, const char *method, const char *name, const engine_args
         return;
     }
     bool known = !strcmp(name, "info") || !strcmp(name, "analyse") || !strcmp(name, "save");
-    if (known && s_play_engine(c, out))
+    if (known && s_play_engine(c, out)) {
+        if (strcmp(name, "info"))
+            return;
+        /* The game's description answers before there is a best to play. */
+        engine_reply_free(out);
+        engine_request(NULL, c->g, method, name, args, out);
         return;
+    }
     pthread_rwlock_rdlock(&b->play_lock);
     engine_request(known ? b->play : NULL, c->g, method, name, args, out);
     pthread_rwlock_unlock(&b->play_lock);

@@ -112,6 +112,14 @@ static const config_option s_options[] = {
     {"rate_candidates", CONFIG_BOOL, "false", 0, 0, O(rate_candidates),
      "ratings: every new model plays a gauntlet (the newest when several wait), not only "
      "each new best"},
+    {"keep_models_last", CONFIG_INT, "50", 0, 100000000, O(keep_models_last),
+     "model retention: the newest N models are kept (0 = keep every model); older ones only "
+     "if they are the initial one, a best an arena promoted, rated, or every "
+     "keep_models_every-th"},
+    {"keep_models_every", CONFIG_INT, "100", 0, 100000000, O(keep_models_every),
+     "model retention: every Nth version is kept (0 = none)"},
+    {"disk_warn_mb", CONFIG_INT, "2048", 0, 100000000, O(disk_warn_mb),
+     "warn (log, /status, /metrics) when the data directory's disk has less free space (MB)"},
     {"book_openings", CONFIG_INT, "500", 1, 100000, O(book_openings),
      "openings in the book of arena and rating games (each played with both colours)"},
     {"book_seed", CONFIG_INT, "1", 1, 9007199254740991, O(book_seed),

@@ -28,7 +28,9 @@
  * `eval_share` of the slot time of all stored games (game durations).
  *
  * The fit (rating.h) runs over all tallies whenever a match ends, with the
- * anchor "random" (else the first anchor) fixed at 0. When the gauntlet of a
+ * anchors of the game's fixed scale (scale.h, play/scales.txt) held at their
+ * ratings there (a game without one: "random", else the first anchor, at 0);
+ * calibration skips the pairs of anchors both on the scale. When the gauntlet of a
  * best ends, its rating joins the history (meta "rating_history"); with the
  * gate "none", a best rated below the previous best's 95% interval is
  * reverted to that previous best (the guard). */
@@ -38,6 +40,7 @@
 
 #include "server/coordinator.h"
 #include "play/rating.h"
+#include "play/scale.h"
 #include "common/util.h"
 
 #define TALLY_MAGIC "KZT1"
@@ -223,18 +226,32 @@ void ratings_fit(coord *c)
             continue;
         res[nr++] = (rating_result){ia, ib, t->w, t->d, t->l};
     }
-    /* Step 3. Anchored at random = 0 (else the first anchor); the other
-     * baseline players are fitted like the models, from their games. */
-    int zero = 0;
+    /* Step 3. The anchors on the game's fixed scale (scale.h) held at their
+     * ratings there; without a scale for the game, random = 0 (else the
+     * first anchor) and the other baseline players fitted like the models,
+     * from their games. */
+    rating_anchor fixed[COORD_MAX_ANCHORS];
+    scale_entry se[COORD_MAX_ANCHORS];
+    bool on_scale[COORD_MAX_ANCHORS] = {false};
+    int n_fixed = 0;
     for (int k = 0; k < c->n_anchors; k++)
-        if (!strcmp(c->anchors[k], "random"))
-            zero = k;
-    rating_anchor fixed = {zero, 0.0};
+        if (scale_find(c->g->name, c->anchors[k], &se[k])) {
+            on_scale[k] = true;
+            fixed[n_fixed++] = (rating_anchor){k, se[k].elo};
+        }
+    if (!n_fixed) {
+        int zero = 0;
+        for (int k = 0; k < c->n_anchors; k++)
+            if (!strcmp(c->anchors[k], "random"))
+                zero = k;
+        fixed[n_fixed++] = (rating_anchor){zero, 0.0};
+    }
     rating_config rc_cfg;
     rating_config_default(&rc_cfg);
     rating_fit *fit = NULL;
     char err[200];
-    int rc = n ? rating_fit_compute((int)n, res, nr, &fixed, 1, &rc_cfg, &fit, err, sizeof err)
+    int rc = n ? rating_fit_compute((int)n, res, nr, fixed, n_fixed, &rc_cfg, &fit, err,
+                                    sizeof err)
                : 0;
     if (rc)
         log_warn("ratings: the fit failed: %s", err);
@@ -245,6 +262,14 @@ void ratings_fit(coord *c)
         pl[j].lo = fit ? fit->lo[j] : NAN;
         pl[j].hi = fit ? fit->hi[j] : NAN;
         pl[j].games = fit ? (uint64_t)fit->games[j] : 0;
+        /* A fixed anchor: rated, with its measurement's interval. */
+        if ((int)j < c->n_anchors && on_scale[j]) {
+            pl[j].fixed = true;
+            pl[j].rated = true;
+            pl[j].elo = se[j].elo;
+            pl[j].lo = se[j].lo;
+            pl[j].hi = se[j].hi;
+        }
     }
     rating_fit_destroy(&fit);
     free(res);
@@ -470,7 +495,12 @@ static bool s_next_gauntlet(coord *c)
 static bool s_next_calibration(coord *c)
 {
     uint32_t want = (uint32_t)c->cfg.calibration_pairs;
+    scale_entry e;
     for (int k = 0; want && k + 1 < c->n_anchors; k++) {
+        /* Two anchors on the game's fixed scale need no games of this run. */
+        if (scale_find(c->g->name, c->anchors[k], &e) &&
+            scale_find(c->g->name, c->anchors[k + 1], &e))
+            continue;
         uint32_t have = s_pairs(c, c->anchors[k], c->anchors[k + 1]);
         if (have < want) {
             s_match_start(c, c->anchors[k], c->anchors[k + 1], want - have, MATCH_CALIBRATION,

@@ -52,6 +52,7 @@ typedef struct status_files {
     pthread_cond_t answered;       /* broadcast when the main thread took up `want` */
     uint32_t want;                 /* version an HTTP thread asks for, 0 none */
     uint32_t failed;               /* the last version that could not be served, 0 none */
+    bool failed_gone;              /* it was deleted by the retention (models.c): a 404 */
     char why[200];                 /* why (one line) */
     bool closing;                  /* status_stop runs: waiting threads give up */
     uint32_t version[FILES_KEPT];  /* version of each kept file, 0 empty */
@@ -143,6 +144,24 @@ static void s_build_timeline(coord *c, strbuf *b)
     strbuf_printf(b, "\n]}\n");
 }
 
+/* The newest rated best: the last point of the rating history with that
+ * version's current fit (ratings move as games come in). False when no
+ * gauntlet has ended yet. */
+static bool s_newest_rating(const coord *c, rating_point *out)
+{
+    if (!c->n_history)
+        return false;
+    *out = c->history[c->n_history - 1];
+    const rated_player *r = ratings_get(c, out->version);
+    if (r && r->rated) {
+        out->elo = r->elo;
+        out->lo = r->lo;
+        out->hi = r->hi;
+        out->games = (uint32_t)r->games;
+    }
+    return true;
+}
+
 /* The sections that show whether the run learns: the gate and the stall
  * figures, games by kind with results by colour, the ratings. */
 static void s_build_learning(coord *c, strbuf *b, double now)
@@ -170,6 +189,16 @@ static void s_build_learning(coord *c, strbuf *b, double now)
     const rated_player *rb = ratings_get(c, c->best);
     strbuf_printf(b, "},\n  \"ratings\": {\"best\": {\"version\": %u, ", c->best);
     s_json_rating(b, rb);
+    /* The newest rated best (the best itself once its gauntlet ends). */
+    rating_point rp;
+    if (s_newest_rating(c, &rp))
+        strbuf_printf(b, "}, \"rated\": {\"version\": %u, \"elo\": %.1f, \"elo_lo\": %.1f, "
+                         "\"elo_hi\": %.1f, \"games\": %u, \"time_ms\": %lld, \"age_s\": %.0f",
+                      rp.version, s_num(rp.elo), s_num(rp.lo), s_num(rp.hi), rp.games,
+                      (long long)rp.time_ms, (double)(time_wall_ms() - rp.time_ms) / 1000.0);
+    else
+        strbuf_printf(b, "}, \"rated\": {\"version\": 0, \"elo\": null, \"elo_lo\": null, "
+                         "\"elo_hi\": null, \"games\": 0, \"time_ms\": null, \"age_s\": null");
     strbuf_printf(b, "}, \"eval_share\": %.4f, \"eval_share_max\": %.4f, \"fits\": %llu, "
                  "\"match\": ",
               all_ms ? (double)c->slot_ms[2] / (double)all_ms : 0.0, c->cfg.eval_share,
@@ -191,6 +220,7 @@ static void s_build_learning(coord *c, strbuf *b, double now)
         strbuf_printf(b, ", \"anchor\": %s, \"games\": %llu, ", r->anchor ? "true" : "false",
                   (unsigned long long)r->games);
         s_json_rating(b, r);
+        strbuf_printf(b, ", \"fixed\": %s", r->fixed ? "true" : "false");
         strbuf_printf(b, "}");
     }
     strbuf_printf(b, "],\n    \"history\": [");
@@ -293,6 +323,13 @@ static void s_build_status(coord *c, strbuf *b)
               (unsigned long long)(st.window_hi - st.window_lo),
               (unsigned long long)st.first_position, (unsigned long long)st.map_bytes,
               (unsigned long long)st.used_bytes);
+    strbuf_printf(b, "  \"models_store\": {\"models\": %u, \"bytes\": %llu, \"deleted\": %llu, "
+                     "\"keep_last\": %ld, \"keep_every\": %ld, \"disk_free_bytes\": %llu, "
+                     "\"disk_total_bytes\": %llu, \"disk_low\": %s},\n",
+                  c->models_count, (unsigned long long)c->models_bytes,
+                  (unsigned long long)c->models_deleted, c->cfg.keep_models_last,
+                  c->cfg.keep_models_every, (unsigned long long)c->disk_free_bytes,
+                  (unsigned long long)c->disk_total_bytes, c->disk_low ? "true" : "false");
     strbuf_printf(b, "  \"ingest\": {\"received\": %llu, \"accepted\": %llu, \"duplicates\": %llu, "
                  "\"rejected\": %llu, \"games_per_s\": %.2f, \"positions_per_s\": %.1f, "
                  "\"arena_counted\": %llu, \"store_errors\": %llu, \"malformed\": %llu, "
@@ -510,13 +547,26 @@ static void s_build_metrics(coord *c, strbuf *b)
     s_metric(b, "kz_clients_live", "gauge",
              "Clients of every role (workers, trainer, tools) heard from within expiry_ms.",
              (double)live);
-    const rated_player *rb = ratings_get(c, c->best);
-    if (rb && rb->rated) {
-        s_metric(b, "kz_best_elo", "gauge", "Rating of the best model (random = 0).",
-                 s_num(rb->elo));
-        s_metric(b, "kz_best_elo_lo", "gauge", "Lower end of its 95% interval.", s_num(rb->lo));
-        s_metric(b, "kz_best_elo_hi", "gauge", "Upper end of its 95% interval.", s_num(rb->hi));
-    }
+    /* The best's rating, in every scrape: the newest rated best's (gate none
+     * replaces the best faster than a gauntlet ends), with the version it
+     * belongs to and when it was rated; NaN and 0 before the first rating. */
+    rating_point rp;
+    bool rated = s_newest_rating(c, &rp);
+    strbuf_printf(b, "# HELP kz_best_elo Rating of the newest rated best model (random = 0; "
+                     "its version: kz_best_elo_version).\n# TYPE kz_best_elo gauge\n");
+    strbuf_printf(b, rated ? "kz_best_elo %.1f\n" : "kz_best_elo NaN\n", s_num(rp.elo));
+    strbuf_printf(b, "# HELP kz_best_elo_lo Lower end of its 95%% interval.\n"
+                     "# TYPE kz_best_elo_lo gauge\n");
+    strbuf_printf(b, rated ? "kz_best_elo_lo %.1f\n" : "kz_best_elo_lo NaN\n", s_num(rp.lo));
+    strbuf_printf(b, "# HELP kz_best_elo_hi Upper end of its 95%% interval.\n"
+                     "# TYPE kz_best_elo_hi gauge\n");
+    strbuf_printf(b, rated ? "kz_best_elo_hi %.1f\n" : "kz_best_elo_hi NaN\n", s_num(rp.hi));
+    s_metric(b, "kz_best_elo_version", "gauge",
+             "The model version kz_best_elo belongs to (0: none rated yet).",
+             rated ? (double)rp.version : 0);
+    s_metric(b, "kz_best_elo_timestamp_seconds", "gauge",
+             "When kz_best_elo's gauntlet ended (Unix time; 0: none yet).",
+             rated ? (double)rp.time_ms / 1000.0 : 0);
     endgame_figures eg;
     if (endgame_get(c, &eg) && eg.version) {
         s_metric(b, "kz_endgame_version", "gauge",
@@ -574,6 +624,16 @@ static void s_build_metrics(coord *c, strbuf *b)
                   (double)c->slot_ms[k] / 1000.0);
     s_metric(b, "kz_store_map_bytes", "gauge", "LMDB map size.", (double)st.map_bytes);
     s_metric(b, "kz_store_used_bytes", "gauge", "LMDB pages in use.", (double)st.used_bytes);
+    s_metric(b, "kz_store_models", "gauge", "Models stored (the retention keeps them bounded).",
+             (double)c->models_count);
+    s_metric(b, "kz_store_model_bytes", "gauge", "Bytes of the stored models' blobs.",
+             (double)c->models_bytes);
+    s_metric(b, "kz_store_models_deleted_total", "counter",
+             "Models deleted by the retention since the start.", (double)c->models_deleted);
+    s_metric(b, "kz_disk_free_bytes", "gauge", "Free bytes of the data directory's disk.",
+             (double)c->disk_free_bytes);
+    s_metric(b, "kz_disk_low", "gauge", "1 when the data disk has less free than disk_warn_mb.",
+             c->disk_low ? 1 : 0);
     s_metric(b, "kz_trainer_step", "gauge", "Trainer step last reported.",
              (double)c->trainer.step);
     s_metric(b, "kz_trainer_loss", "gauge", "Trainer total loss last reported.",
@@ -616,16 +676,22 @@ static void s_build_metrics(coord *c, strbuf *b)
     }
 }
 
-/* GET /models: one object per registered model, oldest first. bytes and
+/* GET /models: one object per stored model (the retention's deletions left
+ * out), oldest first. bytes and
  * checksum are the registry blob's (what workers get); the served file
  * differs from it by the stamped version and parent only. */
 static void s_build_models(coord *c, strbuf *b, uint32_t latest)
 {
     strbuf_printf(b, "[");
+    bool first = true;
     for (uint32_t v = 1; v <= latest; v++) {
         store_model_info m;
-        strbuf_printf(b, "%s\n  {\"version\": %u, ", v > 1 ? "," : "", v);
-        if (store_get_model_info(c->st, v, &m)) {
+        int rc = store_get_model_info(c->st, v, &m);
+        if (rc == KZ_ENOTFOUND)
+            continue; /* deleted by the retention (models.c) */
+        strbuf_printf(b, "%s\n  {\"version\": %u, ", first ? "" : ",", v);
+        first = false;
+        if (rc) {
             strbuf_printf(b, "\"status\": \"unreadable\"}");
             continue;
         }
@@ -705,7 +771,11 @@ void status_serve(coord *c)
     store_model_info info;
     char why[200] = "";
     int rc = store_get_model(c->st, v, &blob, &len, &info);
-    if (rc)
+    bool gone = rc == KZ_ENOTFOUND;
+    if (gone)
+        snprintf(why, sizeof why, "model version %u was deleted by the retention "
+                                  "(keep_models_last, keep_models_every)", v);
+    else if (rc)
         snprintf(why, sizeof why, "model version %u cannot be read: %s", v, err_str(rc));
     else if ((rc = modelkind_stamp(blob, len, v, info.parent, &out, &outlen, why, sizeof why)))
         log_warn("model version %u cannot be served: %s", v, why);
@@ -713,6 +783,7 @@ void status_serve(coord *c)
     pthread_mutex_lock(&c->snap_lock);
     if (rc) {
         f->failed = v;
+        f->failed_gone = gone;
         snprintf(f->why, sizeof f->why, "%s", why);
     } else {
         int slot = 0;
@@ -817,7 +888,7 @@ static enum MHD_Result s_model_file(coord *c, struct MHD_Connection *conn, const
                 return ret;
             }
         if (f->failed == (uint32_t)v)
-            return s_respond_line(conn, 500, "%s", f->why);
+            return s_respond_line(conn, f->failed_gone ? 404 : 500, "%s", f->why);
         if (f->closing)
             return s_respond_line(conn, 503, "the coordinator is stopping");
         if (!f->want)
@@ -1017,12 +1088,13 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     webpage page;
     if (webpages_find(url, &page))
         return s_respond_page(conn, &page);
-    if (c->games_box && (!strcmp(url, "/games") || !strncmp(url, "/games/", 7)))
+    if (c->games_box && (!strcmp(url, "/games") || !strncmp(url, "/games/", 7) ||
+                         !strcmp(url, "/saved") || !strncmp(url, "/saved/", 7)))
         return s_games(c, conn, url);
     bool status = !strcmp(url, "/status"), metrics = !strcmp(url, "/metrics");
     if (!status && !metrics)
         return s_respond_line(conn, 404, "not found: try /, /status, /metrics, /healthz, /models, "
-                                         "/timeline, /games, /viewer, /play");
+                                         "/timeline, /games, /saved, /viewer, /play");
     pthread_mutex_lock(&c->snap_lock);
     const char *doc = status ? c->snap_status : c->snap_metrics;
     enum MHD_Result ret = s_respond(conn, 200,

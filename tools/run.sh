@@ -327,6 +327,7 @@ Khreibaga Zero: a coordinator, $N_WORKERS worker$( ((N_WORKERS == 1)) || echo s)
   start    $(status_line || echo "(no status)")
   network  $("$KZ" model info "$INITIAL_MODEL" 2> /dev/null | sed -n 's/^architecture: *//p')
   settings $VAR/etc/{coordinator,worker,trainer}.conf
+  dashboard http://127.0.0.1:$HTTP_PORT/   play http://127.0.0.1:$HTTP_PORT/play   games http://127.0.0.1:$HTTP_PORT/viewer
   status   $STATUS_URL   (or: $KZ status http://127.0.0.1:$HTTP_PORT)
   data     $VAR   logs $VAR/log/*.log
 Ctrl-C stops everything; make run again continues where it stopped.

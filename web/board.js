@@ -1,12 +1,14 @@
-/* board.js: the Khreibaga board (5x5 points, the Alquerque lines of R1) drawn
-   as SVG, and what /play and /viewer share: parsing positions and actions,
-   finding the hops and captured pieces of a turn, the move list, the JSON
-   calls. Our own code, nothing fetched from elsewhere. Texts from the server
-   go in with textContent. */
+/* board.js: any game's board drawn as SVG from the game's description (GET
+   /api/info's "view", docs/web.md "A game's description": points and lines
+   or squares, pieces and their colours, the players, how positions and
+   actions are written), and what /play and /viewer share: reading positions
+   and actions, the hops and captured pieces of a turn, the move list, the
+   JSON calls. Our own code, nothing fetched from elsewhere. Texts from the
+   server go in with textContent. */
 "use strict";
 var KZ = (function () {
   var NS = "http://www.w3.org/2000/svg";
-  var N = 5, GAP = 80, M = 40, SIZE = 2 * M + (N - 1) * GAP;
+  var UNIT = 80; /* pixels per unit of the description's coordinates */
 
   function el(tag, attrs, text) {
     var e = tag.indexOf("svg:") === 0 ? document.createElementNS(NS, tag.slice(4))
@@ -15,17 +17,81 @@ var KZ = (function () {
     if (text !== undefined) e.textContent = String(text);
     return e;
   }
+  function escapeClass(s) { return s.replace(/[\\\]\-^]/g, "\\$&"); }
 
-  /* "bbbb... b 17" -> {board: "bbbb...", side: "b", chain: 17 or -1} (R20). */
-  function parsePosition(p) {
-    var parts = p.split(" ");
-    return {board: parts[0], side: parts[1], chain: parts.length > 2 ? +parts[2] : -1};
+  /* A game from its description: points by index and by label, the board's
+     extent, the pieces, how positions and actions read. */
+  function Game(view) {
+    var self = this;
+    this.view = view;
+    this.players = view.players.map(function (p) { return p.name; });
+    this.points = view.board.points.map(function (p) { return {x: +p[0], y: +p[1], label: String(p[2])}; });
+    this.byLabel = {};
+    this.points.forEach(function (p, i) { self.byLabel[p.label] = i; });
+    var xs = this.points.map(function (p) { return p.x; }), ys = this.points.map(function (p) { return p.y; });
+    (view.board.shapes || []).forEach(function (s) {
+      var c = s.rect ? [s.rect[0], s.rect[1], s.rect[0] + s.rect[2], s.rect[1] + s.rect[3]] : s.poly || [];
+      for (var i = 0; i + 1 < c.length; i += 2) { xs.push(c[i]); ys.push(c[i + 1]); }
+    });
+    var shaped = (view.board.shapes || []).length > 0, pad = shaped ? 0.15 : 0.5;
+    this.x0 = Math.min.apply(null, xs) - pad; this.x1 = Math.max.apply(null, xs) + pad;
+    this.y0 = Math.min.apply(null, ys) - pad; this.y1 = Math.max.apply(null, ys) + pad;
+    this.pieces = view.pieces || {};
+    this.empty = (view.position && view.position.empty) || ".";
+    var seps = (view.actions && view.actions.separators) || "-x";
+    this.sepRe = new RegExp("[" + escapeClass(seps) + "]");
+    this.capture = (view.actions && view.actions.capture) || "x";
+    this.bottom = view.board.bottom || 0;
   }
-  /* "7x17" -> {from: 7, to: 17, capture: true} (R21). */
-  function parseAction(a) {
-    var m = /^(\d+)[-x](\d+)$/.exec(a);
-    return m ? {from: +m[1], to: +m[2], capture: a.indexOf("x") >= 0} : null;
-  }
+  Game.prototype.label = function (i) { return this.points[i] ? this.points[i].label : String(i); };
+  Game.prototype.playerIndex = function (name) { return this.players.indexOf(name); };
+  Game.prototype.colour = function (player) {
+    return (this.view.players[player] && this.view.players[player].colour) || (player ? "#fafafa" : "#222");
+  };
+  /* What stands on each point of a position: an array of strings, one per
+     point, its pieces' characters ("" when empty). */
+  Game.prototype.board = function (position) {
+    var n = this.points.length, out = [], kind = (this.view.position && this.view.position.board) || "chars";
+    if (kind === "counts") {
+      /* The first field: one comma-separated token per point, a count and
+         a piece character ("3w"), or "" / "0" when empty. */
+      var toks = position.split(" ")[0].split(",");
+      for (var i = 0; i < n; i++) {
+        var m = /^(\d*)(\D?)$/.exec(toks[i] || ""), c = m ? (m[1] === "" ? 1 : +m[1]) : 0;
+        out.push(m && m[2] ? new Array(c + 1).join(m[2]) : "");
+      }
+      return out;
+    }
+    for (var q = 0; q < n; q++) {
+      var ch = position[q] || this.empty;
+      out.push(ch === this.empty ? "" : ch);
+    }
+    return out;
+  };
+  /* The named fields after the board (docs/web.md: "fields"). */
+  Game.prototype.fields = function (position) {
+    var parts = position.split(" ").slice(1), names = (this.view.position && this.view.position.fields) || [];
+    var f = {};
+    names.forEach(function (nm, i) { if (parts[i] !== undefined) f[nm] = parts[i]; });
+    return f;
+  };
+  /* An action string: {text, points: [point indices] (null when a token is
+     not a point), capture}. */
+  Game.prototype.parseAction = function (a) {
+    var self = this, toks = a.split(this.sepRe), pts = [];
+    for (var i = 0; i < toks.length; i++) {
+      var k = self.byLabel[toks[i]];
+      if (k === undefined) { pts = null; break; }
+      pts.push(k);
+    }
+    return {text: a, points: pts, capture: a.indexOf(this.capture) >= 0 && toks.length > 1};
+  };
+  /* The player owning a piece character (-1 when unknown). */
+  Game.prototype.owner = function (ch) {
+    var p = this.pieces[ch];
+    return p ? p.player : -1;
+  };
+
   /* The hops of the turn that move k belongs to: indices into moves. */
   function turnOf(moves, k) {
     var lo = k, hi = k;
@@ -34,136 +100,202 @@ var KZ = (function () {
     return {lo: lo, hi: hi};
   }
   /* The marks of the turn that moves[lo..k] played: the path of the moving
-     piece and the points of the pieces it took (occupied before a hop, empty
-     after it, and not the piece's own start). */
-  function turnMarks(moves, positions, lo, k) {
+     piece and the pieces of the other side it took (fewer of them on a
+     point after a hop than before). */
+  function turnMarks(game, moves, positions, lo, k) {
     var path = [], captured = [];
     for (var j = lo; j <= k; j++) {
-      var a = parseAction(moves[j].action);
-      if (!a) continue;
-      if (!path.length) path.push(a.from);
-      path.push(a.to);
-      var before = parsePosition(positions[j]).board, after = parsePosition(positions[j + 1]).board;
-      for (var q = 0; q < before.length; q++)
-        if (q !== a.from && before[q] !== "." && after[q] === ".") captured.push({sq: q, piece: before[q]});
+      var a = game.parseAction(moves[j].action);
+      if (a.points) a.points.forEach(function (q, i) {
+        if (!(i === 0 && path.length && path[path.length - 1] === q)) path.push(q);
+      });
+      var mover = game.playerIndex(moves[j].mover);
+      var before = game.board(positions[j]), after = game.board(positions[j + 1]);
+      for (var q = 0; q < before.length; q++) {
+        var was = before[q].split("").filter(function (c) { return game.owner(c) >= 0 && game.owner(c) !== mover; });
+        var now = after[q].split("").filter(function (c) { return game.owner(c) >= 0 && game.owner(c) !== mover; });
+        if (was.length > now.length) captured.push({sq: q, piece: was[was.length - 1]});
+      }
     }
     return {path: path, captured: captured};
   }
 
-  /* A board in an <svg>: draw(position, opts) with opts {flip, selected,
-     targets: [{to, capture}], movable: [sq], path: [sq], captured: [{sq,
-     piece}], hint: {from, to}}; onclick(sq) is called for clicks on points. */
-  function Board(svg, onclick) {
+  /* A board in an <svg> for game: draw(position, opts) with opts {flip,
+     selected, targets: [{to, capture}], movable: [sq], path: [sq],
+     captured: [{sq, piece}], hint: [sq], chain: sq}; onclick(sq) is called
+     for clicks on points (sq: the point's index, data-sq; data-label its
+     label). */
+  function Board(svg, game, onclick) {
     this.svg = svg;
+    this.game = game;
     this.onclick = onclick;
-    svg.setAttribute("viewBox", "0 0 " + SIZE + " " + SIZE);
-    if (!svg.getAttribute("width")) svg.setAttribute("width", SIZE);
-    if (!svg.getAttribute("height")) svg.setAttribute("height", SIZE);
+    var w = (game.x1 - game.x0) * UNIT, h = (game.y1 - game.y0) * UNIT;
+    svg.setAttribute("viewBox", "0 0 " + w + " " + h);
+    var scale = Math.min(1, 560 / Math.max(w, h));
+    svg.setAttribute("width", Math.round(w * scale));
+    svg.setAttribute("height", Math.round(h * scale));
+    svg.setAttribute("data-game", game.view.name || "");
   }
-  Board.prototype.xy = function (sq, flip) {
-    var r = Math.floor(sq / N), c = sq % N;
-    if (flip) { r = N - 1 - r; c = N - 1 - c; }
-    return [M + c * GAP, M + (N - 1 - r) * GAP];
+  /* Pixel coordinates of description coordinates, turned 180 degrees when flipped. */
+  Board.prototype.at = function (x, y, flip) {
+    var g = this.game;
+    if (flip) { x = g.x0 + g.x1 - x; y = g.y0 + g.y1 - y; }
+    return [(x - g.x0) * UNIT, (y - g.y0) * UNIT];
   };
+  Board.prototype.xy = function (sq, flip) {
+    var p = this.game.points[sq];
+    return this.at(p.x, p.y, flip);
+  };
+  /* One piece (character ch, count of a stack) at point centre xy. */
+  Board.prototype.piece = function (ch, count, xy, q) {
+    var g = this.game, info = g.pieces[ch] || {player: 0, kind: "man"};
+    var R = (g.view.board.piece || 0.33) * UNIT, fill = info.colour || g.colour(info.player);
+    var dark = lum(fill) < 0.5, stroke = dark ? "#000" : "#333", cls = {class: "piece " + ch, "data-sq": q};
+    var svg = this.svg;
+    function circle(r, a) {
+      var o = {cx: xy[0], cy: xy[1], r: r};
+      for (var k in a) o[k] = a[k];
+      svg.appendChild(el("svg:circle", o));
+    }
+    if (info.kind === "ring") {
+      circle(R, {fill: "none", stroke: fill, "stroke-width": R * 0.32, class: cls.class, "data-sq": q});
+      circle(R * 1.16, {fill: "none", stroke: stroke, "stroke-width": 1.5});
+      circle(R * 0.84, {fill: "none", stroke: stroke, "stroke-width": 1.5});
+    } else if (info.kind === "marker") {
+      circle(R * 0.6, {fill: fill, stroke: stroke, "stroke-width": 2, class: cls.class, "data-sq": q});
+    } else {
+      circle(R, {fill: fill, stroke: stroke, "stroke-width": 2, class: cls.class, "data-sq": q});
+      if (info.kind === "king")
+        circle(R * 0.5, {fill: "none", stroke: "#d4a017", "stroke-width": R * 0.19});
+    }
+    if (count > 1)
+      svg.appendChild(el("svg:text", {x: xy[0], y: xy[1] + R * 0.3, "font-size": R * 0.85, "font-weight": 700,
+                                      fill: dark ? "#fff" : "#222", "text-anchor": "middle", class: "count"}, count));
+  };
+  function lum(c) {
+    var m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(c || "");
+    if (!m) return 1;
+    return (0.299 * parseInt(m[1], 16) + 0.587 * parseInt(m[2], 16) + 0.114 * parseInt(m[3], 16)) / 255;
+  }
   Board.prototype.draw = function (position, o) {
     o = o || {};
-    var svg = this.svg, self = this, flip = !!o.flip;
-    var p = parsePosition(position);
+    var svg = this.svg, self = this, g = this.game, flip = !!o.flip, v = g.view.board;
+    var ink = v.ink || "#6b4a1e", u = UNIT;
+    var pts = g.points, board = g.board(position), n = pts.length;
     svg.textContent = "";
     svg.setAttribute("data-position", position);
     svg.setAttribute("data-flip", flip ? "1" : "0");
-    svg.appendChild(el("svg:rect", {x: 0, y: 0, width: SIZE, height: SIZE, fill: "#e8cf9a"}));
-    /* The lines (R1): orthogonal everywhere, diagonals through r + c even. */
-    var lines = el("svg:g", {stroke: "#6b4a1e", "stroke-width": 2});
-    for (var sq = 0; sq < N * N; sq++) {
-      var r = Math.floor(sq / N), c = sq % N, a = this.xy(sq, flip);
-      var nbrs = [];
-      if (c + 1 < N) nbrs.push(sq + 1);
-      if (r + 1 < N) nbrs.push(sq + N);
-      if ((r + c) % 2 === 0 && r + 1 < N) {
-        if (c + 1 < N) nbrs.push(sq + N + 1);
-        if (c > 0) nbrs.push(sq + N - 1);
-      }
-      nbrs.forEach(function (t) {
-        var b = self.xy(t, flip);
-        lines.appendChild(el("svg:line", {x1: a[0], y1: a[1], x2: b[0], y2: b[1]}));
-      });
-    }
+    svg.appendChild(el("svg:rect", {x: 0, y: 0, width: (g.x1 - g.x0) * u, height: (g.y1 - g.y0) * u,
+                                    fill: v.background || "#e8cf9a"}));
+    /* Squares, triangles and the like, then the lines. */
+    (v.shapes || []).forEach(function (s) {
+      var c = s.rect ? [s.rect[0], s.rect[1], s.rect[0] + s.rect[2], s.rect[1],
+                        s.rect[0] + s.rect[2], s.rect[1] + s.rect[3], s.rect[0], s.rect[1] + s.rect[3]] : s.poly;
+      var p = [];
+      for (var i = 0; i + 1 < c.length; i += 2) p.push(self.at(c[i], c[i + 1], flip).join(","));
+      svg.appendChild(el("svg:polygon", {points: p.join(" "), fill: s.fill || "none",
+                                         stroke: s.stroke || "none", class: "shape"}));
+    });
+    var lines = el("svg:g", {stroke: ink, "stroke-width": 2});
+    (v.lines || []).forEach(function (l) {
+      var a = self.xy(l[0], flip), b = self.xy(l[1], flip);
+      lines.appendChild(el("svg:line", {x1: a[0], y1: a[1], x2: b[0], y2: b[1]}));
+    });
     svg.appendChild(lines);
     /* The last turn's path, and the pieces it took (faded, crossed). */
     if (o.path && o.path.length > 1) {
-      var pts = o.path.map(function (q) { return self.xy(q, flip).join(","); }).join(" ");
-      svg.appendChild(el("svg:polyline", {points: pts, fill: "none", stroke: "#e07b00", "stroke-width": 7,
+      var pl = o.path.map(function (q) { return self.xy(q, flip).join(","); }).join(" ");
+      svg.appendChild(el("svg:polyline", {points: pl, fill: "none", stroke: "#e07b00", "stroke-width": 7,
                                           "stroke-linecap": "round", "stroke-linejoin": "round", opacity: 0.75,
                                           class: "lastpath"}));
     }
-    if (o.hint) {
-      var h0 = this.xy(o.hint.from, flip), h1 = this.xy(o.hint.to, flip);
-      svg.appendChild(el("svg:line", {x1: h0[0], y1: h0[1], x2: h1[0], y2: h1[1], stroke: "#2a7de1",
-                                      "stroke-width": 6, "stroke-dasharray": "10 6", opacity: 0.8, class: "hint"}));
+    if (o.hint && o.hint.length) {
+      var hp = o.hint.map(function (q) { return self.xy(q, flip).join(","); }).join(" ");
+      svg.appendChild(el("svg:polyline", {points: hp, fill: "none", stroke: "#2a7de1", "stroke-width": 6,
+                                          "stroke-dasharray": "10 6", opacity: 0.8, class: "hint"}));
+      if (o.hint.length === 1) {
+        var h0 = self.xy(o.hint[0], flip);
+        svg.appendChild(el("svg:circle", {cx: h0[0], cy: h0[1], r: 0.3 * u, fill: "none", stroke: "#2a7de1",
+                                          "stroke-width": 5, "stroke-dasharray": "8 5", class: "hint"}));
+      }
     }
+    var R = (v.piece || 0.33) * u;
     (o.captured || []).forEach(function (cap) {
       var xy = self.xy(cap.sq, flip);
-      svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: 24, fill: cap.piece.toLowerCase() === "b" ? "#222" : "#fff",
-                                        stroke: "#222", opacity: 0.3, class: "captured", "data-sq": cap.sq}));
-      svg.appendChild(el("svg:path", {d: "M" + (xy[0] - 16) + " " + (xy[1] - 16) + " l32 32 m0 -32 l-32 32",
+      var g0 = el("svg:g", {opacity: 0.35, class: "captured", "data-sq": cap.sq});
+      svg.appendChild(g0);
+      var keep = self.svg;
+      self.svg = g0;
+      self.piece(cap.piece, 1, xy, cap.sq);
+      self.svg = keep;
+      svg.appendChild(el("svg:path", {d: "M" + (xy[0] - R * 0.6) + " " + (xy[1] - R * 0.6) + " l" + 1.2 * R + " " +
+                                      1.2 * R + " m0 " + (-1.2 * R) + " l" + (-1.2 * R) + " " + 1.2 * R,
                                       stroke: "#c00", "stroke-width": 5}));
     });
-    /* Points: number, piece, marks, and a click target over each. */
-    for (var q = 0; q < N * N; q++) {
-      var xy = this.xy(q, flip), ch = p.board[q] || ".";
-      svg.appendChild(el("svg:text", {x: xy[0] + 22, y: xy[1] + 33, "font-size": 11, fill: "#6b4a1e",
-                                      "text-anchor": "middle"}, q));
-      if (ch !== ".") {
-        var black = ch.toLowerCase() === "b";
-        svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: 26, fill: black ? "#222" : "#fafafa",
-                                          stroke: black ? "#000" : "#333", "stroke-width": 2,
-                                          class: "piece " + ch}));
-        if (ch === "B" || ch === "W")
-          svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: 13, fill: "none",
-                                            stroke: "#d4a017", "stroke-width": 5}));
-      } else {
-        svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: 5, fill: "#6b4a1e"}));
+    /* Points: label, piece, marks, and a click target over each. */
+    for (var q = 0; q < n; q++) {
+      var xy = this.xy(q, flip), here = board[q];
+      if (v.labels !== "none")
+        svg.appendChild(el("svg:text", {x: xy[0] + 0.3 * u, y: xy[1] + 0.42 * u, "font-size": 11,
+                                        fill: ink, "text-anchor": "middle", class: "label"}, pts[q].label));
+      if (here) {
+        if (g.view.position && g.view.position.board === "counts") this.piece(here[0], here.length, xy, q);
+        else for (var c = 0; c < here.length; c++) this.piece(here[c], 1, xy, q);
+      } else if (!(v.shapes || []).length) {
+        svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: 5, fill: ink}));
       }
-      if (q === p.chain)
-        svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: 33, fill: "none", stroke: "#c00",
-                                          "stroke-width": 3, "stroke-dasharray": "6 4"}));
+      if (q === o.chain)
+        svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: R + 7, fill: "none", stroke: "#c00",
+                                          "stroke-width": 3, "stroke-dasharray": "6 4", class: "chain"}));
       if ((o.movable || []).indexOf(q) >= 0)
-        svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: 31, fill: "none", stroke: "#2e9e44",
-                                          "stroke-width": 3, class: "movable"}));
+        svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: R + 5, fill: "none", stroke: "#2e9e44",
+                                          "stroke-width": 3, class: "movable", "data-sq": q}));
       if (q === o.selected)
-        svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: 32, fill: "none", stroke: "#f2c200",
+        svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: R + 6, fill: "none", stroke: "#f2c200",
                                           "stroke-width": 6, class: "selected"}));
     }
     (o.targets || []).forEach(function (t) {
       var xy = self.xy(t.to, flip);
-      svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: t.capture ? 20 : 14,
+      svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: t.capture ? 0.25 * u : 0.18 * u,
                                         fill: t.capture ? "rgba(204,0,0,0.35)" : "rgba(46,158,68,0.55)",
                                         stroke: t.capture ? "#c00" : "#2e9e44", "stroke-width": 3,
                                         class: "target" + (t.capture ? " capture" : ""), "data-sq": t.to}));
     });
-    for (var s2 = 0; s2 < N * N; s2++) {
+    for (var s2 = 0; s2 < n; s2++) {
       var xy2 = this.xy(s2, flip);
-      var hit = el("svg:circle", {cx: xy2[0], cy: xy2[1], r: 38, fill: "transparent", class: "pt",
-                                  "data-sq": s2, cursor: this.onclick ? "pointer" : "default"});
+      var hit = el("svg:circle", {cx: xy2[0], cy: xy2[1], r: 0.47 * u, fill: "transparent", class: "pt",
+                                  "data-sq": s2, "data-label": pts[s2].label,
+                                  cursor: this.onclick ? "pointer" : "default"});
       if (this.onclick) hit.addEventListener("click", (function (sqr) {
         return function () { self.onclick(sqr); };
       })(s2));
       svg.appendChild(hit);
     }
+    /* Dice, when the position has them (a field named "dice": its digits). */
+    var f = g.fields(position);
+    if (f.dice) {
+      var ds = f.dice.replace(/[^1-6]/g, "").split(""), cx = (g.x1 - g.x0) * u / 2 - (ds.length - 1) * 0.4 * u;
+      ds.forEach(function (d, i) {
+        var x = cx + i * 0.8 * u - 0.3 * u, y = (g.y1 - g.y0) * u / 2 - 0.3 * u;
+        svg.appendChild(el("svg:rect", {x: x, y: y, width: 0.6 * u, height: 0.6 * u, rx: 8, fill: "#fff",
+                                        stroke: "#222", "stroke-width": 2, class: "die", "data-value": d}));
+        svg.appendChild(el("svg:text", {x: x + 0.3 * u, y: y + 0.42 * u, "font-size": 0.36 * u,
+                                        "text-anchor": "middle", fill: "#222"}, d));
+      });
+    }
   };
 
   /* The move list: one row per turn, one clickable span per hop (a capture's
-     hops joined by "x"); current: the index of the last move shown (-1 none). */
-  function moveList(box, moves, current, onpick) {
+     hops joined: "7x17x27"); current: the index of the last move shown (-1 none). */
+  function moveList(game, box, moves, current, onpick) {
     box.textContent = "";
     for (var k = 0; k < moves.length;) {
       var t = turnOf(moves, k);
       var row = el("div", {class: "turn"});
       row.appendChild(el("span", {class: "num"}, (moves[k].ply + 1) + ". " + moves[k].mover + " "));
       for (var j = t.lo; j <= t.hi; j++) {
-        var a = parseAction(moves[j].action);
-        var text = j === t.lo ? moves[j].action : (a.capture ? "x" : "-") + a.to;
+        var text = moves[j].action, first = text.split(game.sepRe)[0];
+        if (j > t.lo && first.length < text.length) text = text.slice(first.length);
         var span = el("span", {class: "hop" + (j === current ? " current" : ""), "data-k": j}, text);
         if (onpick) span.addEventListener("click", (function (kk) { return function () { onpick(kk); }; })(j));
         row.appendChild(span);
@@ -171,8 +303,13 @@ var KZ = (function () {
       box.appendChild(row);
       k = t.hi + 1;
     }
+    /* The current move in view inside the list (the page itself stays put). */
     var cur = box.querySelector(".current");
-    if (cur && cur.scrollIntoView) cur.scrollIntoView({block: "nearest"});
+    if (cur) {
+      var top = cur.offsetTop - box.offsetTop, bottom = top + cur.offsetHeight;
+      if (top < box.scrollTop) box.scrollTop = top;
+      else if (bottom > box.scrollTop + box.clientHeight) box.scrollTop = bottom - box.clientHeight;
+    }
   }
 
   /* A GET or POST of a JSON endpoint: resolves with the parsed answer,
@@ -190,6 +327,6 @@ var KZ = (function () {
 
   function signed(v, d) { return v === null || v === undefined ? "-" : (v >= 0 ? "+" : "\u2212") + Math.abs(v).toFixed(d); }
 
-  return {el: el, parsePosition: parsePosition, parseAction: parseAction, turnOf: turnOf,
-          turnMarks: turnMarks, Board: Board, moveList: moveList, call: call, signed: signed};
+  return {el: el, Game: Game, turnOf: turnOf, turnMarks: turnMarks, Board: Board, moveList: moveList,
+          call: call, signed: signed};
 })();

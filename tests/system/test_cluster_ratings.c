@@ -19,6 +19,8 @@
 #include "common/util.h"
 #include "data/validate.h"
 #include "net/wire.h"
+#include "nn/model.h"
+#include "nn/modelfile.h"
 
 /* Every Criterion .timeout in the runner has one value (tools/check_timeouts.sh
  * says why: other values leak 48 bytes in Criterion's runner under make asan). */
@@ -312,5 +314,102 @@ Test(ratings, learning_smoke_a_trained_best_rates_above_random_and_v1)
     cr_assert_eq(harness_exit_code(st), 0, "worker log:\n%s", s_tail(wlog));
     cr_assert(harness_wait(tp, 30, &st), "the trainer did not stop");
     cr_assert_eq(harness_exit_code(st), 0, "trainer log:\n%s", s_tail(tlog));
+    harness_fini(&h);
+}
+
+/* A metric's value in a /metrics text (the line "NAME VALUE"); false when absent. */
+static bool s_metric_value(const char *text, const char *name, double *v)
+{
+    size_t n = strlen(name);
+    for (const char *p = text; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == text || p[-1] == '\n') && p[n] == ' ') {
+            *v = strcmp(p + n + 1, "NaN") && strncmp(p + n + 1, "NaN\n", 4) ? atof(p + n + 1)
+                                                                           : NAN;
+            return true;
+        }
+    return false;
+}
+
+/* With gate none a new best every second, faster than a gauntlet ends: the
+ * best's rating is in every /metrics scrape (NaN before the first gauntlet
+ * ends, then the newest rated best's, with the version it belongs to and
+ * its time), and /status names the rated version and its age. */
+Test(ratings, the_best_is_rated_in_every_scrape_while_gate_none_replaces_it)
+{
+    harness h;
+    harness_init(&h, "rbest");
+    const char *const extra[] = {"--anchors=random,greedy", "--eval_share=1",
+                                 "--calibration_pairs=0", "--eval_pairs=2",
+                                 "--eval_simulations=4", "--book_openings=20", "--gate=none",
+                                 NULL};
+    harness_coord_start(&h, extra);
+    char log[128], a_end[96], a_sub[96];
+    snprintf(log, sizeof log, "%s/worker.log", h.dir);
+    snprintf(a_end, sizeof a_end, "--endpoint=%s", h.endpoint);
+    snprintf(a_sub, sizeof a_sub, "--sub_endpoint=%s", h.pub);
+    const char *const wargs[] = {a_end, a_sub, "--model_cache_dir=", "--parallel=8",
+                                 "--timeout_ms=500", "--heartbeat_ms=100", "--seed=4", NULL};
+    pid_t wp = harness_spawn("kz-worker", wargs, log);
+    /* A trainer that submits a new network every second. */
+    char err[256];
+    model *m;
+    cr_assert_eq(modelfile_load(h.model, game_default(), &m, err, sizeof err), 0, "%s", err);
+    void *zctx = zmq_ctx_new();
+    client *tr = harness_client(zctx, h.endpoint, NULL, "trainer", "trainer", 2000);
+    static char body[1 << 16];
+    int scrapes = 0, with_elo = 0, rated = 0, lagging = 0;
+    double first_rated = NAN, t0 = time_now(), next_submit = t0;
+    uint32_t submitted = 0;
+    for (double end = t0 + 240; time_now() < end && (rated < 20 || time_now() < t0 + 30);
+         harness_sleep_ms(200)) {
+        if (time_now() >= next_submit) {
+            model_set_created_ms(m, model_created_ms(m) + 1000);
+            uint8_t *blob;
+            size_t len;
+            cr_assert_eq(modelfile_to_bytes(m, &blob, &len), 0);
+            wire_candidate_ack ack;
+            cr_assert_eq(client_submit_candidate(tr, blob, len, 1, 10 * (submitted + 1), &ack),
+                         0, "%s", client_last_error(tr));
+            free(blob);
+            submitted++;
+            next_submit += 1.0;
+        }
+        cr_assert_eq(harness_http(h.http_port, "/metrics", body, sizeof body), 200);
+        scrapes++;
+        double elo, ver, ts, best;
+        with_elo += s_metric_value(body, "kz_best_elo", &elo) &&
+                    s_metric_value(body, "kz_best_elo_version", &ver) &&
+                    s_metric_value(body, "kz_best_elo_timestamp_seconds", &ts);
+        cr_assert(s_metric_value(body, "kz_best_version", &best));
+        if (ver > 0) {
+            cr_assert(isfinite(elo), "a rated version with a finite rating: %s", body);
+            cr_assert(ts > 1.7e9 && ts < time_wall_ms() / 1000.0 + 5,
+                      "the time of the rating as Unix time: %.0f", ts);
+            cr_assert_leq(ver, best, "the rated version is a best up to now");
+            if (!isfinite(first_rated))
+                first_rated = time_now() - t0;
+            rated++;
+            lagging += ver < best;
+        } else {
+            cr_assert(isnan(elo), "no version, no rating: %s", body);
+        }
+    }
+    cr_log_info("best's rating: %d scrapes, %d with kz_best_elo, %d rated (first after %.0f s), "
+                "%d naming an older version than the best; %u candidates submitted",
+                scrapes, with_elo, rated, first_rated, lagging, submitted);
+    cr_assert_eq(with_elo, scrapes, "kz_best_elo missing from %d of %d scrapes",
+                 scrapes - with_elo, scrapes);
+    cr_assert_geq(rated, 20, "no rating within 240 s; worker log:\n%s", s_tail(log));
+    cr_assert_gt(lagging, 0, "the best moved on while its rating stayed present");
+    cr_assert(s_wait_body(&h, "\"rated\": {\"version\": ", body, sizeof body));
+    const char *r = strstr(body, "\"rated\": {\"version\": ");
+    cr_assert(atoi(r + strlen("\"rated\": {\"version\": ")) >= 1, "%s", r);
+    cr_assert_not_null(strstr(r, "\"age_s\": "), "%s", r);
+    client_destroy(&tr);
+    zmq_ctx_term(zctx);
+    model_destroy(&m);
+    harness_signal(wp, SIGTERM);
+    int wst;
+    cr_assert(harness_wait(wp, 30, &wst), "the worker did not stop");
     harness_fini(&h);
 }

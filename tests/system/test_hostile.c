@@ -826,7 +826,7 @@ Test(hostile, kz_commands_refuse_bad_flags_with_one_line)
     EXPECT_ONE_LINE("--color", "kz", "play", "--color=x");
     EXPECT_ONE_LINE("--sims", "kz", "play", "--sims=0");
     EXPECT_ONE_LINE("unknown player", "kz", "analyse", "--player=nope");
-    EXPECT_ONE_LINE("--openings", "kz", "match", "random", "random", "--openings=0");
+    EXPECT_ONE_LINE("--openings", "kz", "match", "random", "random", "--openings=-1");
     EXPECT_ONE_LINE("--parallel", "kz", "selfplay", "--parallel=0");
     /* An unknown game, wherever a game is chosen: one line naming the games. */
     EXPECT_ONE_LINE("unknown game 'nogame'", "kz", "perft", "--game=nogame", "1");

@@ -317,3 +317,40 @@ Test(operator, log_lines_carry_journald_priorities_when_stderr_is_the_journal)
     free(o);
     harness_fini(&h);
 }
+
+/* tools/learn_compare.sh puts make learn runs side by side: a table of each
+ * run's last rated point and an HTML page with the table and the plot; a run
+ * without curve.csv, or a single run, is a usage error. */
+Test(operator, learn_compare_puts_runs_side_by_side)
+{
+    char *dir = harness_tmpdir("learn-compare");
+    char cmd[2048], out[8192];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/a %s/b && "
+             "printf 'minutes,cpu_minutes,games,steps,version,elo,elo_lo,elo_hi\\n"
+             "1.00,2.00,100,10,2,300.0,200.0,400.0\\n2.00,4.00,200,20,5,500.5,400.0,600.0\\n' "
+             "> %s/a/curve.csv && "
+             "printf 'minutes,cpu_minutes,games,steps,version,elo,elo_lo,elo_hi\\n"
+             "1.00,2.00,90,9,2,,,\\n2.00,4.00,180,18,4,450.0,350.0,550.0\\n' > %s/b/curve.csv",
+             dir, dir, dir, dir);
+    cr_assert_eq(harness_sh(cmd, out, sizeof out), 0, "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/tools/learn_compare.sh -o %s/cmp.html %s/a %s/b",
+             harness_src_dir(), dir, dir, dir);
+    cr_assert_eq(harness_sh(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "v5") && strstr(out, "+500  [+400, +600]"), "%s", out);
+    cr_assert(strstr(out, "v4") && strstr(out, "+450  [+350, +550]"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/cmp.html", dir);
+    char *html = harness_read(cmd);
+    cr_assert_not_null(html);
+    cr_assert(strstr(html, "<svg") && strstr(html, "<polyline") && strstr(html, "+500"), "%s",
+              html);
+    free(html);
+    snprintf(cmd, sizeof cmd, "%s/tools/learn_compare.sh %s/a 2>&1", harness_src_dir(), dir);
+    cr_assert_eq(harness_sh(cmd, out, sizeof out), 2, "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/tools/learn_compare.sh %s/a %s/none 2>&1", harness_src_dir(),
+             dir, dir);
+    cr_assert_eq(harness_sh(cmd, out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "curve.csv: no such file"), "%s", out);
+    harness_rm_rf(dir);
+    free(dir);
+}

@@ -24,7 +24,7 @@
 
 TestSuite(play, .fini = harness_cleanup);
 
-/* kz serve on a free port (the tiny model unless extra says otherwise:
+/* kz serve on a free port (the tiny model unless extra gives --model or --player:
  * extra is a NULL-terminated list of more flags); returns the port once
  * /healthz answers. */
 static int s_serve(harness *h, proc *p, const char *const *extra)
@@ -41,7 +41,7 @@ static int s_serve(harness *h, proc *p, const char *const *extra)
     size_t n = 5;
     bool model = true;
     for (size_t i = 0; extra && extra[i]; i++) {
-        model &= strncmp(extra[i], "--player", 8) != 0;
+        model &= strncmp(extra[i], "--player", 8) != 0 && strncmp(extra[i], "--model", 7) != 0;
         argv[n++] = (char *)extra[i];
     }
     if (model)
@@ -544,5 +544,39 @@ Test(play, a_person_plays_whole_games_in_chromium)
     record_destroy(&r);
     cr_assert(multi >= 1);
     proc_stop(&p, SIGTERM, 10);
+    harness_fini(&h);
+}
+
+/* kz serve, play and analyse take the game from the model file: a draughts
+ * model without --game serves draughts; --game naming another game than the
+ * model's is a one-line usage error. */
+Test(play, the_game_comes_from_the_model_file)
+{
+    harness h;
+    harness_init(&h, "play-model-game");
+    char args[600], path[300];
+    snprintf(path, sizeof path, "%s/draughts.kzm", h.dir);
+    snprintf(args, sizeof args, "model init --game draughts --blocks 1 --filters 4 %s", path);
+    proc_output o;
+    cr_assert_eq(harness_kz(args, NULL, &o), 0, "%s%s", o.out, o.err);
+    proc_output_free(&o);
+    char model_arg[320];
+    snprintf(model_arg, sizeof model_arg, "--model=%s", path);
+    const char *const extra[] = {model_arg, NULL};
+    proc p;
+    int port = s_serve(&h, &p, extra);
+    char *body;
+    cr_assert_eq(s_fetch(port, "GET", "/api/info", NULL, 0, &body), 200, "%s", body);
+    cr_assert(strstr(body, "{\"game\": \"draughts\""), "%s", body);
+    free(body);
+    proc_stop(&p, SIGTERM, 10);
+    snprintf(args, sizeof args, "serve --model %s --game alquerque --port 1 --records=", path);
+    cr_assert_eq(harness_kz(args, NULL, &o), 2, "%s%s", o.out, o.err);
+    cr_assert(strstr(o.err, "--game alquerque, but the model") && strstr(o.err, "is for draughts"),
+              "%s", o.err);
+    proc_output_free(&o);
+    snprintf(args, sizeof args, "analyse --model %s --sims 2 11-15", path);
+    cr_assert_eq(harness_kz(args, NULL, &o), 0, "%s%s", o.out, o.err);
+    proc_output_free(&o);
     harness_fini(&h);
 }

@@ -380,6 +380,43 @@ Test(games, the_coordinator_serves_the_play_page_with_its_best_model)
     cr_assert_eq(s_fetch(h.http_port, "POST", "/api/save?moves=6-12", &body, NULL, 0), 400);
     cr_assert(strstr(body, "id must be"), "%s", body);
     free(body);
+    /* The description the pages draw the game from. */
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/api/info", &body, NULL, 0), 200, "%s", body);
+    char t[64];
+    cr_assert(json_string(body, "view.players.1.name", t, sizeof t) && !strcmp(t, "white"),
+              "%s", body);
+    free(body);
+    /* A finished game saved from /play opens under /saved (not /games: the store's). */
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/saved", &body, NULL, 0), 200, "%s", body);
+    cr_assert(json_number(body, "total", &v) && v == 0, "%s", body);
+    free(body);
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    char path[8192] = "/api/save?engine=white&id=000102030405060708090a0b0c0d0e0f&moves=";
+    rng_t rng;
+    rng_seed(&rng, 5);
+    int n = 0;
+    while (!g->result(&s).over) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        int k = g->legal_actions(&s, legal);
+        int a = legal[rng_below(&rng, (uint32_t)k)];
+        char text[16];
+        g->format_action(a, text, sizeof text);
+        size_t len = strlen(path);
+        cr_assert(len + 20 < sizeof path, "a game short enough for one URL");
+        snprintf(path + len, sizeof path - len, "%s%s", n++ ? "," : "", text);
+        g->apply(&s, a);
+    }
+    cr_assert_eq(s_fetch(h.http_port, "POST", path, &body, NULL, 0), 200, "%s", body);
+    cr_assert(json_number(body, "index", &v) && v == 1, "%s", body);
+    free(body);
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/saved/1", &body, NULL, 0), 200, "%s", body);
+    cr_assert(json_string(body, "b", t, sizeof t) && !strcmp(t, "human"), "%s", body);
+    cr_assert(json_number(body, "seq", &v) && v == 1, "%s", body);
+    free(body);
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/saved/2", &body, NULL, 0), 404, "%s", body);
+    free(body);
     cr_assert_eq(harness_http(h.http_port, "/healthz", NULL, 0), 200);
     harness_fini(&h);
 }

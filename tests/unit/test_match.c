@@ -800,9 +800,13 @@ Test(kz_match, pairs_lines)
     /* The trinomial lines are still there, and without --openings there are no pairs. */
     cr_assert_not_null(strstr(out, "  W/D/L: "), "%s", out);
     cr_assert_not_null(strstr(out, "  sprt: elo0 0, elo1 35"), "%s", out);
-    rc = s_kz("match greedy random --games 4 --quiet", out, sizeof out);
+    rc = s_kz("match greedy random --games 4 --openings 0 --quiet", out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert_null(strstr(out, "pair"), "%s", out);
+    /* Openings by default (games / 2): pairs. */
+    rc = s_kz("match greedy random --games 4 --quiet", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "  pairs: 2 "), "%s", out);
 }
 
 Test(kz_match, bad_input)
@@ -820,6 +824,7 @@ Test(kz_match, bad_input)
         "match uct:0 random",
         "match alphabeta:99 random",
         "match random random --openings 9 --opening-turns 1",
+        "match random random --openings -1",
         "match policy:/nonexistent/model random",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

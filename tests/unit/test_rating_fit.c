@@ -12,6 +12,8 @@
 
 #include "play/match.h"
 #include "play/rating.h"
+#include "play/scale.h"
+#include "games/game.h"
 #include "common/util.h"
 
 #define K_ELO 173.7177928 /* 400 / ln 10 */
@@ -490,4 +492,51 @@ Test(rating, thousands_of_players)
     cr_assert_gt(corr, 0.9, "correlation %.3f", corr);
     rating_fit_destroy(&f);
     free(r);
+}
+
+/* The built-in anchor scales (play/scales.txt): every line is found back by
+ * game and player, its rating inside its interval; random is the zero of each
+ * game that has a scale; what is not there is not found. */
+Test(rating, the_built_in_anchor_scales_read_back)
+{
+    const char *t = scale_text();
+    cr_assert_not_null(t);
+    int lines = 0, zeros = 0, games = 0;
+    char seen[8][64] = {{0}};
+    for (const char *p = t; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char line[256], g[64], pl[64];
+        double elo, lo, hi;
+        long n;
+        cr_assert_lt(len, sizeof line);
+        memcpy(line, p, len);
+        line[len] = 0;
+        if (line[0] != '#' && sscanf(line, "%63s %63s %lf %lf %lf %ld", g, pl, &elo, &lo, &hi,
+                                     &n) == 6) {
+            lines++;
+            scale_entry e;
+            cr_assert(scale_find(g, pl, &e), "%s", line);
+            cr_assert_float_eq(e.elo, elo, 1e-9, "%s", line);
+            cr_assert(e.lo <= e.elo && e.elo <= e.hi, "%s", line);
+            cr_assert_gt(e.games, 0, "%s", line);
+            cr_assert_not_null(game_find(g), "a registered game: %s", line);
+            if (!strcmp(pl, "random")) {
+                cr_assert_float_eq(elo, 0, 1e-9, "random is the zero: %s", line);
+                zeros++;
+            }
+            int k = 0;
+            while (k < games && strcmp(seen[k], g))
+                k++;
+            if (k == games && games < 8)
+                snprintf(seen[games++], sizeof seen[0], "%s", g);
+        }
+        p += len + (end != NULL);
+    }
+    cr_assert_geq(lines, 1, "the scales are not empty");
+    cr_assert_eq(zeros, games, "random on every game's scale");
+    scale_entry e;
+    cr_assert_not(scale_find(game_default()->name, "alphabeta:99", &e));
+    cr_assert_not(scale_find("nogame", "random", &e));
+    cr_assert_not(scale_find(NULL, "random", &e));
 }

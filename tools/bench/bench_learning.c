@@ -25,8 +25,9 @@
  *         search on the tables' fixed test set (docs/tablebase.md).
  *
  * Everything is kept under --dir (default build/learn-<time>): the cluster's
- * data and logs (var/), the snapshots, and results.txt, a copy of what was
- * printed.
+ * data and logs (var/), the snapshots, results.txt, a copy of what was
+ * printed, and the same figures as curve.csv and results.json
+ * (tools/learn_compare.sh puts runs side by side).
  *
  *   build/bench_learning [--minutes=30] [--anchors=...] [--pairs=50] ...
  *   (--help lists the settings; exit status 1 if the cluster fails, 2 bad usage) */
@@ -56,6 +57,7 @@
 #include "search/player.h"
 #include "play/rating.h"
 #include "play/yardstick.h"
+#include "play/scale.h"
 #include "games/tablebase.h"
 #include "common/util.h"
 
@@ -479,6 +481,26 @@ static void s_scale_parse(const char *json)
     }
 }
 
+/* The anchors the cluster did not rate (a rate_only directory without
+ * status.json, an older run) from the game's built-in scale (play/scale.h),
+ * the one every cluster now holds them at. */
+static void s_scale_builtin(void)
+{
+    char buf[2 * CONFIG_STR_MAX + 2];
+    snprintf(buf, sizeof buf, "%s,%s", s_cfg.anchors, s_cfg.curve_anchors);
+    for (char *save = NULL, *w = strtok_r(buf, ", ", &save); w && s_n_scale < MAX_ANCHORS;
+         w = strtok_r(NULL, ", ", &save)) {
+        bool have = false;
+        for (int a = 0; a < s_n_scale; a++)
+            have |= !strcmp(s_scale_name[a], w);
+        scale_entry e;
+        if (!have && scale_find(s_g->name, w, &e)) {
+            snprintf(s_scale_name[s_n_scale], 64, "%s", w);
+            s_scale_elo[s_n_scale++] = e.elo;
+        }
+    }
+}
+
 /* The rating of a snapshot on the cluster's anchor scale from its matches
  * (jobs[0..n)): a fit with the anchors held at their calibrated ratings.
  * False when no anchor it played has a rating. */
@@ -550,6 +572,74 @@ static int s_load_snapshots(const char *dir, snapshot *snaps)
     }
     fclose(f);
     return n;
+}
+
+/* The curve and the final table as CSV and JSON beside results.txt
+ * (curve.csv, results.json), for tools/learn_compare.sh and other readers:
+ * per snapshot its time, games, steps, version and its rating on the
+ * anchor scale (empty / null when it has none); the final best's matches. */
+static void s_write_tables(const snapshot *snaps, int n_snaps, const int *first_job, int n_curve,
+                           int first_final)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/curve.csv", s_cfg.dir);
+    FILE *c = fopen(path, "w");
+    snprintf(path, sizeof path, "%s/results.json", s_cfg.dir);
+    FILE *j = fopen(path, "w");
+    if (!c || !j) {
+        fprintf(stderr, "bench_learning: cannot write %s/curve.csv or results.json\n", s_cfg.dir);
+        if (c)
+            fclose(c);
+        if (j)
+            fclose(j);
+        return;
+    }
+    fprintf(c, "minutes,cpu_minutes,games,steps,version,elo,elo_lo,elo_hi\n");
+    fprintf(j, "{\"dir\": \"%s\", \"curve\": [", s_cfg.dir);
+    for (int s = 0; s < n_snaps; s++) {
+        double e = NAN, lo = NAN, hi = NAN;
+        bool rated = false;
+        if (s + 1 == n_snaps)
+            rated = s_scale_rating(&s_jobs[first_final], s_n_jobs - first_final, &e, &lo, &hi);
+        else if (n_curve && first_job[s] >= 0)
+            rated = s_scale_rating(&s_jobs[first_job[s]], n_curve, &e, &lo, &hi);
+        fprintf(c, "%.2f,%.2f,%llu,%llu,%u", snaps[s].minutes, snaps[s].cpu_minutes,
+                (unsigned long long)snaps[s].games, (unsigned long long)snaps[s].steps,
+                (unsigned)snaps[s].version);
+        fprintf(j, "%s\n  {\"minutes\": %.2f, \"cpu_minutes\": %.2f, \"games\": %llu, "
+                   "\"steps\": %llu, \"version\": %u, ",
+                s ? "," : "", snaps[s].minutes, snaps[s].cpu_minutes,
+                (unsigned long long)snaps[s].games, (unsigned long long)snaps[s].steps,
+                (unsigned)snaps[s].version);
+        if (rated) {
+            fprintf(c, ",%.1f,%.1f,%.1f\n", e, lo, hi);
+            fprintf(j, "\"elo\": %.1f, \"elo_lo\": %.1f, \"elo_hi\": %.1f}", e, lo, hi);
+        } else {
+            fprintf(c, ",,,\n");
+            fprintf(j, "\"elo\": null, \"elo_lo\": null, \"elo_hi\": null}");
+        }
+    }
+    const snapshot *last = &snaps[n_snaps - 1];
+    fprintf(j, "],\n \"final\": {\"version\": %u, \"minutes\": %.2f, \"games\": %llu, "
+               "\"steps\": %llu, \"matches\": [",
+            (unsigned)last->version, last->minutes, (unsigned long long)last->games,
+            (unsigned long long)last->steps);
+    for (int k = first_final; k < s_n_jobs; k++) {
+        int w, d, l;
+        match_stats st;
+        s_job_stats(&s_jobs[k], &w, &d, &l, &st);
+        fprintf(j, "%s\n  {\"anchor\": \"%s\", \"wins\": %d, \"draws\": %d, \"losses\": %d, "
+                   "\"score\": %.4f, \"score_lo\": %.4f, \"score_hi\": %.4f}",
+                k > first_final ? "," : "", s_jobs[k].anchor, w, d, l, st.score, st.score_lo,
+                st.score_hi);
+    }
+    double e, lo, hi;
+    if (s_scale_rating(&s_jobs[first_final], s_n_jobs - first_final, &e, &lo, &hi))
+        fprintf(j, "],\n  \"elo\": %.1f, \"elo_lo\": %.1f, \"elo_hi\": %.1f}}\n", e, lo, hi);
+    else
+        fprintf(j, "],\n  \"elo\": null, \"elo_lo\": null, \"elo_hi\": null}}\n");
+    fclose(c);
+    fclose(j);
 }
 
 /* Step 3: rates the snapshots (curve) and the last one (final). */
@@ -674,6 +764,7 @@ static int s_rate(const snapshot *snaps, int n_snaps)
             s_out("%s%s %+.0f", a ? ", " : "", s_scale_name[a], s_scale_elo[a]);
         s_out(", as the cluster's rating games calibrated them)\n");
     }
+    s_write_tables(snaps, n_snaps, first_job, n_curve, first_final);
     for (int k = 0; k < s_n_jobs; k++)
         free(s_jobs[k].result);
     free(s_jobs);
@@ -1089,6 +1180,7 @@ int main(int argc, char **argv)
         free(text);
         free(js);
     }
+    s_scale_builtin();
     int rrc = s_rate(snaps, n_snaps);
     if (tb && !s_stop) {
         s_out("\n");

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "nn/model.h"
+#include "nn/modelfile.h"
 
 typedef struct kz_command {
     const char *name;                  /* as typed */
@@ -27,6 +29,7 @@ static const kz_command s_commands[] = {
     {"play", cmd_play, "play against the engine in the terminal"},
     {"serve", cmd_serve, "the play page and the engine's JSON API, without a cluster"},
     {"status", cmd_status, "print a coordinator's /status readably"},
+    {"scale", cmd_scale, "measure a game's anchor scale (the lines of play/scales.txt)"},
     {"ratings", cmd_ratings, "the rating pool: anchors and models with Elo and intervals"},
     {"loadgen", cmd_loadgen, "imitate many workers submitting games (ingest load)"},
     {"keygen", cmd_keygen, "make a CurveZMQ key pair (NAME.key, NAME.pub) for the cluster"},
@@ -91,6 +94,28 @@ const game_def *kz_game(const char *cmd, const char *name)
         kz_usage_error("%s: unknown game '%.60s' (the games: %s)", cmd, name, names);
     }
     return g;
+}
+
+const game_def *kz_game_of_model(const char *cmd, char *game, size_t len, const char *model_path)
+{
+    if (model_path && model_path[0] && strcmp(model_path, "uniform")) {
+        model *m = NULL;
+        char err[300];
+        if (modelfile_load(model_path, NULL, &m, err, sizeof err) == 0) {
+            const char *mg = model_get_arch(m)->game;
+            bool other = strcmp(game, mg) != 0, asked = strcmp(game, GAME_DEFAULT_NAME) != 0;
+            if (other && asked) {
+                kz_usage_error("%s: --game %.60s, but the model %.200s is for %.32s", cmd, game,
+                               model_path, mg);
+                model_destroy(&m);
+                return NULL;
+            }
+            if (other)
+                snprintf(game, len, "%s", mg);
+            model_destroy(&m);
+        } /* else the engine reports the file's problem */
+    }
+    return kz_game(cmd, game);
 }
 
 static void s_help(FILE *out)

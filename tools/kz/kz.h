@@ -34,6 +34,12 @@ int kz_parse_args(const char *cmd, const char *usage, const config_option *rows,
 /* The registered game called `name`, or NULL after a one-line error naming
  * cmd and the games there are. */
 const game_def *kz_game(const char *cmd, const char *name);
+/* The game of a command given a model file (kz play, analyse, serve): the
+ * model's own game when game (a char[len] option) is the default, written
+ * back into game; a --game naming another game than the model's is a
+ * one-line error (NULL, as kz_game's). Without a model file (none,
+ * "uniform", or unreadable: its reader says why later), kz_game's. */
+const game_def *kz_game_of_model(const char *cmd, char *game, size_t len, const char *model_path);
 
 /* Sets s to `position` (R20; NULL: the start) and plays argv[first..argc)
  * (R21). 0, or 2 after a one-line error naming `cmd` (an unparsable or
@@ -79,6 +85,8 @@ int cmd_store(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 /* tools/kz/kz_solve.c */
 int cmd_solve(int argc, char **argv);
+/* tools/kz/kz_scale.c */
+int cmd_scale(int argc, char **argv);
 /* tools/kz/kz_tb.c */
 int cmd_tb(int argc, char **argv);
 /* tools/kz/kz_yardstick.c */

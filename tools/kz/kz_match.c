@@ -146,14 +146,15 @@ int cmd_match(int argc, char **argv)
         "                    [--seed S] [--sprt ELO0,ELO1[,ALPHA,BETA]] [--quiet]\n"
         "                    [--tb_dir D [--tb_players P]]\n\n"
         "Plays N games (default 100) of player A against player B with alternating\n"
-        "colours (A is black in games 1, 3, ...). With --openings K, the games start from\n"
-        "K distinct positions reached by T random turns (default: the fewest turns that\n"
-        "give K distinct positions), each opening played once with each colour. Prints\n"
-        "a line per game, then from A's view: wins, draws, losses, the score with its 95%\n"
-        "interval (trinomial variance), the logistic Elo difference with its interval, and\n"
+        "colours (A is black in games 1, 3, ...). The games start from K distinct positions\n"
+        "(--openings, default N/2; 0: every game from the start, where players without\n"
+        "randomness replay the same two games) reached by T random turns (default: the\n"
+        "fewest turns that give K distinct positions), each played once with each colour.\n"
+        "Prints a line per game, then from A's view: wins, draws, losses, the score with its\n"
+        "95% interval (trinomial variance), the logistic Elo difference with its interval, and\n"
         "with --sprt the log-likelihood ratio (GSPRT as fishtest; H0: Elo = ELO0, H1: Elo =\n"
         "ELO1, alpha and beta default 0.05), stopping as soon as it accepts one hypothesis.\n"
-        "With --openings, games 2j-1 and 2j (one opening, both colours) also form a pair,\n"
+        "With openings, games 2j-1 and 2j (one opening, both colours) also form a pair,\n"
         "and the same figures follow for the pairs (pentanomial: LL/LD/DD+WL/WD/WW counts,\n"
         "the score with its interval from the pair variance, its Elo, and with --sprt the\n"
         "pentanomial LLR): pairs cancel most of the colour's and the opening's advantage.\n"
@@ -177,8 +178,9 @@ int cmd_match(int argc, char **argv)
     static const config_option rows[] = {
         KZ_GAME_OPTION(match_opts, game),
         {"games", CONFIG_INT, NULL, 1, 10000000, offsetof(match_opts, games), "games to play"},
-        {"openings", CONFIG_INT, NULL, 1, MATCH_MAX_OPENINGS, offsetof(match_opts, openings),
-         "distinct openings, each played with both colours (a pair); 0 = none"},
+        {"openings", CONFIG_INT, NULL, 0, MATCH_MAX_OPENINGS, offsetof(match_opts, openings),
+         "distinct openings, each played with both colours (a pair); 0 = none, every game "
+         "from the start; default: games / 2"},
         {"opening_turns", CONFIG_INT, NULL, 1, MATCH_MAX_OPENING_TURNS,
          offsetof(match_opts, opening_turns),
          "random turns of an opening; 0 = the fewest that give enough openings"},
@@ -196,7 +198,7 @@ int cmd_match(int argc, char **argv)
          "backgammon: gnubg at this level (e.g. expert) rates every move: each side's error "
          "rate (equity lost per decision, millipoints) and PR; \"\" = none"},
     };
-    match_opts o = {.games = cfg.games, .openings = cfg.openings,
+    match_opts o = {.games = cfg.games, .openings = -1,
                     .opening_turns = cfg.opening_turns, .seed = (long)cfg.seed};
     const char *words[argc];
     size_t nw;
@@ -207,7 +209,11 @@ int cmd_match(int argc, char **argv)
     if (rc >= 0)
         return rc;
     cfg.games = (int)o.games;
-    cfg.openings = (int)o.openings;
+    /* Openings by default: from the start position, players without randomness
+     * replay the same two games, which the interval would count as independent. */
+    cfg.openings = o.openings >= 0 ? (int)o.openings : cfg.games >= 2 ? cfg.games / 2 : 0;
+    if (cfg.openings > MATCH_MAX_OPENINGS)
+        cfg.openings = MATCH_MAX_OPENINGS;
     cfg.opening_turns = (int)o.opening_turns;
     cfg.seed = (uint64_t)o.seed;
     if (o.sprt[0] && s_parse_sprt(o.sprt, &cfg) != 0)
@@ -380,7 +386,7 @@ static int s_engine_opts(int argc, char **argv, const char *usage, bool play, en
         fputs(player_spec_help(), stdout);
     if (rc >= 0)
         return rc;
-    const game_def *g = kz_game(argv[0], o->game);
+    const game_def *g = kz_game_of_model(argv[0], o->game, sizeof o->game, o->model);
     if (!g)
         return 2;
     if (play) {

@@ -80,94 +80,12 @@ static enum MHD_Result s_collect_arg(void *cls, enum MHD_ValueKind kind, const c
     return MHD_YES;
 }
 
-/* GET /games and /games/K from the record file (read under sv->file). */
+/* GET /games and /games/K from the record file (engine.h's saved games). */
 static void s_games(server *sv, const char *url, const engine_args *a, engine_reply *out)
 {
-    bool one = url[6] == '/';
-    long want = 0;
-    engine_games_filter f;
-    char err[300];
-    if (one) {
-        const char *num = url + 7;
-        if (a->n) {
-            engine_reply_line(out, 400, "/games/K takes no arguments");
-            return;
-        }
-        if (!num[0] || num[0] == '0' || parse_long(num, 1, 1L << 40, &want)) {
-            char shown[40];
-            engine_reply_line(out, 404, "no game '%s': games are /games/K, K from 1 (as kz "
-                              "records --game K)",
-                              text_printable(shown, sizeof shown, num, strlen(num)));
-            return;
-        }
-    } else if (engine_games_filter_parse(sv->g, a, &f, err, sizeof err)) {
-        engine_reply_line(out, 400, "%s", err);
-        return;
-    }
-    if (!sv->records) {
-        if (one) {
-            engine_reply_line(out, 404, "no game %ld: no games are saved here", want);
-        } else {
-            engine_games_list *l = engine_games_begin(&f);
-            char *json = engine_games_end(&l, 0);
-            *out = (engine_reply){200, "application/json", json, strlen(json)};
-        }
-        return;
-    }
     pthread_mutex_lock(&sv->file);
-    /* Step 1. Every record of the file (the games of people: a small file). */
-    record_file *rf;
-    game_record **recs = NULL;
-    long n = 0, cap = 0;
-    int rc = record_file_open(sv->records, &rf, err, sizeof err);
-    if (rc == ENOENT) {
-        rc = 0;
-        rf = NULL;
-    }
-    while (!rc && rf) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            recs = realloc(recs, (size_t)cap * sizeof *recs);
-            KZ_CHECK(recs != NULL);
-        }
-        recs[n] = record_new();
-        KZ_CHECK(recs[n] != NULL);
-        rc = record_file_read(rf, recs[n], err, sizeof err);
-        if (rc) {
-            record_destroy(&recs[n]);
-            if (rc == KZ_ENOTFOUND)
-                rc = 0;
-            break;
-        }
-        n++;
-    }
-    record_file_close(&rf);
+    engine_saved_games(sv->g, sv->records, "/games", url + 6, a, out);
     pthread_mutex_unlock(&sv->file);
-    /* Step 2. The answer. */
-    if (rc) {
-        engine_reply_line(out, 500, "cannot read %s: %s", sv->records, err);
-    } else if (one) {
-        char *json;
-        const game_def *g;
-        if (want > n)
-            engine_reply_line(out, 404, "no game %ld (the file has %ld)", want, n);
-        else if (!(g = game_find(recs[want - 1]->game)))
-            engine_reply_line(out, 500, "game %ld is of an unknown game", want);
-        else if (!(json = engine_json_game(g, recs[want - 1], (uint64_t)want, err, sizeof err)))
-            engine_reply_line(out, 500, "game %ld does not replay: %s", want, err);
-        else
-            *out = (engine_reply){200, "application/json", json, strlen(json)};
-    } else {
-        engine_games_list *l = engine_games_begin(&f);
-        for (long k = n; k >= 1; k--)
-            if ((uint64_t)k <= f.before && !engine_games_offer(l, recs[k - 1], (uint64_t)k))
-                break;
-        char *json = engine_games_end(&l, (uint64_t)n);
-        *out = (engine_reply){200, "application/json", json, strlen(json)};
-    }
-    for (long k = 0; k < n; k++)
-        record_destroy(&recs[k]);
-    free(recs);
 }
 
 static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char *url,
@@ -214,13 +132,20 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
             pthread_mutex_unlock(&sv->file);
         return s_send_reply(conn, &r);
     }
+    /* /saved (the viewer's saved games) is /games here: the record file. */
+    char games_url[64];
+    if (!strcmp(url, "/saved") || !strncmp(url, "/saved/", 7)) {
+        snprintf(games_url, sizeof games_url, "/games%.50s", url + 6);
+        url = games_url;
+    }
     if (!strcmp(url, "/games") || !strncmp(url, "/games/", 7)) {
         if (strcmp(method, "GET") && strcmp(method, "HEAD"))
             return s_send(conn, 405, "text/plain", "only GET\n", 9, true);
         s_games(sv, url, &a, &r);
         return s_send_reply(conn, &r);
     }
-    engine_reply_line(&r, 404, "not found: try /play, /viewer, /api/info, /games, /healthz");
+    engine_reply_line(&r, 404,
+                      "not found: try /play, /viewer, /api/info, /games, /saved, /healthz");
     return s_send_reply(conn, &r);
 }
 
@@ -269,7 +194,7 @@ int cmd_serve(int argc, char **argv)
                            words, (size_t)argc, &nw);
     if (rc >= 0)
         return rc;
-    const game_def *g = kz_game("serve", o.game);
+    const game_def *g = kz_game_of_model("serve", o.game, sizeof o.game, o.model);
     if (!g)
         return 2;
     if (!o.sims)

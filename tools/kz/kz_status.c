@@ -466,16 +466,14 @@ static void s_print_line(const jnode *j, FILE *o)
     if (s_rated(j, "ratings.best.elo")) {
         fprintf(o, " elo %+.0f +/- %.0f", j_num(j, "ratings.best.elo"),
                 (j_num(j, "ratings.best.elo_hi") - j_num(j, "ratings.best.elo_lo")) / 2);
-    } else {
-        /* A best too new to be rated: the newest rated one (gate none
-         * replaces the best faster than its gauntlets end). */
-        const jnode *h = j_get(j, "ratings.history");
-        const jnode *last = NULL;
-        for (const jnode *c = h ? h->child : NULL; c; c = c->next)
-            last = c;
-        if (last)
-            fprintf(o, " (v%.0f elo %+.0f +/- %.0f)", j_num(last, "version"),
-                    j_num(last, "elo"), (j_num(last, "elo_hi") - j_num(last, "elo_lo")) / 2);
+    } else if (j_num(j, "ratings.rated.version") > 0) {
+        /* A best too new to be rated: the newest rated one, named, with its
+         * age (gate none replaces the best faster than its gauntlets end). */
+        double age = j_num(j, "ratings.rated.age_s");
+        fprintf(o, " | rated v%.0f elo %+.0f +/- %.0f, %.0f %s ago",
+                j_num(j, "ratings.rated.version"), j_num(j, "ratings.rated.elo"),
+                (j_num(j, "ratings.rated.elo_hi") - j_num(j, "ratings.rated.elo_lo")) / 2,
+                age >= 120 ? age / 60 : age, age >= 120 ? "min" : "s");
     }
     if (j_num(j, "arena.candidate") > 0)
         fprintf(o, " | arena v%.0f %.0f/%.0f +%.0f =%.0f -%.0f", j_num(j, "arena.candidate"),
@@ -666,7 +664,8 @@ int cmd_ratings(int argc, char **argv)
         if (games > 0)
             snprintf(score, sizeof score, "%.3f", points / games);
         printf("%-16.16s %-7s %7.0f %7s  %s\n", j_str(p, "name"),
-               j_num(p, "anchor") ? "anchor" : "model", games, score, elo);
+               j_num(p, "fixed") ? "scale" : j_num(p, "anchor") ? "anchor" : "model", games,
+               score, elo);
     }
     free(order);
     const jnode *hist = j_get(j, "ratings.history");

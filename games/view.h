@@ -1,0 +1,45 @@
+/* view: a game as the web pages draw it. The pages (web/board.js) know no
+ * game: they draw the board, the pieces and the moves of any game from its
+ * description, a JSON object the game writes (game_def.describe) and the
+ * server hands out in GET /api/info ("view"). docs/web.md ("A game's
+ * description") is the format; in short:
+ *
+ *   {"players": [{"name", "colour"}, ...],       who moves first, first
+ *    "board": {"points": [[x, y, "label"], ...],  one per point or square, in
+ *                                                 the position string's order
+ *              "lines": [[i, j], ...],             lines between points
+ *              "shapes": [{"rect": [x, y, w, h] | "poly": [x, y, ...],
+ *                          "fill"}, ...],          squares, triangles, ...
+ *              "bottom": P, "background", "ink", "labels", "piece"},
+ *    "pieces": {"b": {"player": 0, "kind": "man"}, ...},
+ *    "position": {"board": "chars" | "counts", "empty": ".", "fields": [...]},
+ *    "actions": {"separators": "-x", "capture": "x"}}
+ *
+ * An action string is point labels joined by separators (the page clicks
+ * them in order); actions that are not (e.g. "roll") become buttons.
+ *
+ * This module is what the games share to write one: a board of points in a
+ * grid with the Alquerque lines, and the description of a game that has no
+ * describe (a grid of height x width points read from the position string).
+ * Threads: pure functions over their arguments. */
+#ifndef KZ_VIEW_H
+#define KZ_VIEW_H
+
+#include "common/util.h"
+#include "games/game.h"
+
+/* Writes g's description (g->describe, or the plain grid when it has none)
+ * to out: one JSON object. */
+void view_describe(const game_def *g, strbuf *out);
+
+/* The "board" members of the 5x5 Alquerque board (points 0..24 numbered
+ * from the bottom-left corner row by row, labelled 0..24; the orthogonal
+ * lines and the diagonals through the points with row + column even),
+ * written as `"points": [...], "lines": [...]` (no braces). */
+void view_alquerque_board(strbuf *out);
+
+/* `"players": [{"name": ..., "colour": ...}, ...]` for g's two players
+ * with the colours c0 and c1 (CSS colours). */
+void view_players(strbuf *out, const game_def *g, const char *c0, const char *c1);
+
+#endif
