@@ -29,6 +29,7 @@ typedef struct child {
     pns_pos to;      /* the turn start reached */
     uint16_t first;  /* the first hop's action */
     int8_t value;    /* V_..., or -1 not valued yet */
+    uint64_t len;    /* V_WIN: the win's length in turns (the table's; 0 an immediate end) */
 } child;
 
 typedef struct perfect {
@@ -95,18 +96,25 @@ static int s_search(perfect *pf, const pns_pos *p, int claim)
     return out;
 }
 
-/* The child's value for the mover `me` (who just played into it). */
-static int s_value(perfect *pf, const pns_pos *to, int me)
+/* Pass 1 (win only): whether the child is a win for the mover `me` (who
+ * just played into it), with its length; pass 2: its value otherwise. */
+static int s_value(perfect *pf, child *c, int me, bool win_only)
 {
+    const pns_pos *to = &c->to;
     game_state s;
     if (khreibaga_set(&s, to->black, to->white, to->kings, (int)to->side) != 0)
         return V_UNKNOWN;
     game_result r = khreibaga_game.result(&s);
+    c->len = 0;
     if (r.over)
         return r.winner == me ? V_WIN : r.winner < 0 ? V_NOTLOSE : V_LOSS;
-    int opp = s_search(pf, to, 1 - me);
-    if (opp == PNS_DISPROVEN)
+    if (win_only) {
+        if (s_search(pf, to, 1 - me) != PNS_DISPROVEN)
+            return -1;
+        if (pns_tt_win_length(pf->tt, to, 1 - me, &c->len) != 0)
+            c->len = UINT64_MAX;
         return V_WIN;
+    }
     int mine = s_search(pf, to, me);
     return mine == PNS_PROVEN ? V_NOTLOSE : mine == PNS_DISPROVEN ? V_LOSS : V_UNKNOWN;
 }
@@ -122,20 +130,25 @@ static int s_choose(player *p, const game_state *s, int n, const uint16_t *legal
     pf->n = 0;
     pf->work = 0;
     s_enum(pf, s, -1, 0);
-    /* Values: the cache first; stop at the first win. */
+    /* Values: the cache first; the wins (the shortest is played: progress,
+     * no repetition), then the rest only when there is none. */
     int best = -1, bestv = -1;
-    for (int i = 0; i < pf->n && bestv < V_WIN; i++) {
-        child *c = &pf->kids[i];
-        for (int k = 0; k < pf->ncache && c->value < 0; k++)
-            if (s_same(&pf->cache[k].to, &c->to))
-                c->value = pf->cache[k].value;
-        if (c->value < 0)
-            c->value = (int8_t)s_value(pf, &c->to, me);
-        if (c->value > bestv) {
-            bestv = c->value;
-            best = i;
+    for (int pass = 0; pass < 2 && bestv < V_WIN; pass++)
+        for (int i = 0; i < pf->n; i++) {
+            child *c = &pf->kids[i];
+            for (int k = 0; k < pf->ncache && c->value < 0; k++)
+                if (s_same(&pf->cache[k].to, &c->to)) {
+                    c->value = pf->cache[k].value;
+                    c->len = pf->cache[k].len;
+                }
+            if (c->value < 0)
+                c->value = (int8_t)s_value(pf, c, me, pass == 0);
+            if (c->value > bestv || (c->value == V_WIN && bestv == V_WIN &&
+                                     c->len < pf->kids[best].len)) {
+                bestv = c->value;
+                best = i;
+            }
         }
-    }
     double value = bestv == V_WIN ? 1 : bestv == V_NOTLOSE ? 0 : -1;
     if (bestv == V_UNKNOWN || bestv == V_LOSS) {
         /* The fallback: alpha-beta over the children of that value. */
