@@ -13,6 +13,7 @@
 #include "play/match.h"
 #include "search/player.h"
 #include "solve/pns.h"
+#include "tests/harness/harness.h"
 
 TestSuite(perfect, .timeout = 120);
 
@@ -92,4 +93,29 @@ Test(perfect, wins_the_start_as_white_and_refuses_other_games)
     cr_assert_null(player_from_spec(g, "perfect:0", err, sizeof err));
     cr_assert_null(player_from_spec(g, "perfect:x", err, sizeof err));
     cr_assert(strstr(err, "perfect[:NODES]"), "%s", err);
+}
+
+/* kz solve accuracy: the counts are consistent, and bad models are refused. */
+Test(perfect, kz_solve_accuracy)
+{
+    harness_cli c;
+    harness_cli_init(&c, "perfect-accuracy");
+    cr_assert_eq(harness_cli_kz(&c, "solve accuracy uniform --positions 3 --sims 8 "
+                                    "--tables '' --tt_mb 64"),
+                 0, "%s", c.err);
+    int n, decided, choice, kp, dp, km, dm;
+    const char *pol = strstr(c.out, "policy:uniform: ");
+    const char *mc = strstr(c.out, "mcts:uniform:8: ");
+    cr_assert(pol && mc, "%s", c.out);
+    cr_assert_eq(sscanf(c.out, "positions: %d (%d with every turn decided, %d", &n, &decided,
+                        &choice), 3, "%s", c.out);
+    cr_assert_eq(sscanf(pol, "policy:uniform: %d of %d", &kp, &dp), 2);
+    cr_assert_eq(sscanf(mc, "mcts:uniform:8: %d of %d", &km, &dm), 2);
+    cr_assert(n == 3 && decided >= 1 && decided <= 3 && choice <= decided, "%s", c.out);
+    cr_assert(dp == decided && dm == decided && kp >= decided - choice && kp <= decided &&
+                  km >= decided - choice && km <= decided, "%s", c.out);
+    cr_assert_neq(harness_cli_kz(&c, "solve accuracy /nonexistent.kzm --positions 1"), 0);
+    cr_assert(strstr(c.err, "nonexistent.kzm"), "%s", c.err);
+    cr_assert_neq(harness_cli_kz(&c, "solve accuracy"), 0);
+    harness_cli_fini(&c);
 }
