@@ -18,6 +18,11 @@
  *                 (default: the game's simulations, game_def), always playing the most visited
  *                 action, with no root noise, and keeping the chosen subtree
  *                 between moves (player_observe advances it).
+ *   perfect[:NODES]  Khreibaga only: each whole turn's result proven by the proof
+ *                 search (solve/pns.h, NODES expansions a search, default
+ *                 PLAYER_PERFECT_NODES), a turn of the best proven value played
+ *                 (win > draw > loss); alpha-beta where the budget runs out
+ *                 (player_perfect.c says how; player_perfect_fallbacks counts it).
  *   gumbel:MODEL[:SIMS]  the same search with the Gumbel root (mcts.h,
  *                 root_mode gumbel) and no Gumbel noise: it plays the
  *                 Sequential Halving winner, deterministically.
@@ -76,6 +81,7 @@
 #define PLAYER_MAX_DEPTH 32         /* largest alpha-beta depth in turns */
 #define PLAYER_MAX_PLAYOUTS 10000000 /* largest UCT playout count */
 #define PLAYER_MAX_SIMS 1000000     /* largest MCTS simulation count (mcts.h's limit) */
+#define PLAYER_PERFECT_NODES 100000 /* the perfect player's default budget per search */
 #define PLAYER_SPEC_MAX 256         /* longest player spec string */
 
 typedef struct player player;
@@ -141,6 +147,13 @@ player *player_mcts_new(const game_def *g, const char *model_path, const mcts_se
 player *player_policy_new_evaluator(const game_def *g, evaluator ev, const char *name);
 player *player_mcts_new_evaluator(const game_def *g, evaluator ev, const mcts_settings *s,
                                   const char *name, char *err, size_t errlen);
+
+/* The perfect player with `nodes` expansions per proof search (Khreibaga
+ * only: NULL with a one-line reason in err for another game). */
+player *player_perfect_new(const game_def *g, long nodes, char *err, size_t errlen);
+/* Decisions a perfect player left to its alpha-beta fallback so far (no
+ * child proven to keep a draw, some unknown); -1 for another kind. */
+long player_perfect_fallbacks(const player *p);
 
 /* Builds a player from a spec ("random", "greedy", "uct:1000", "uct:1000:1.4",
  * "alphabeta:4", "policy:MODEL", "mcts:MODEL:200", "gumbel:MODEL:200",

@@ -30,6 +30,8 @@ const char *player_spec_help(void)
            "  gnubg:LEVEL       GNU Backgammon (backgammon only) at beginner, casual,\n"
            "                    intermediate, advanced, expert, worldclass, supremo or\n"
            "                    grandmaster: a gnubg process of its own\n"
+           "  perfect[:NODES]   Khreibaga: whole turns valued by the proof search, NODES per\n"
+           "                    search (default 100000); alpha-beta where the budget runs out\n"
            "MODEL is a model file, or `uniform` (equal priors, value 0: no network).\n"
            "A network spec may end in :fp32 or :bf16, the network's arithmetic (bf16:\n"
            "AVX512_BF16 products, fp32 where the CPU lacks it); without it, the program's.\n";
@@ -118,9 +120,18 @@ player *player_from_spec(const game_def *g, const char *spec, char *err, size_t 
                                          : player_gumbel_settings((int)sims);
         return player_mcts_new_precision(g, arg, &ms, precision, err, errlen);
     }
+    if (!strcmp(buf, "perfect")) {
+        long nodes = PLAYER_PERFECT_NODES;
+        if (arg && parse_long(arg, 1, 1000000000000L, &nodes) != 0) {
+            err_set(err, errlen, KZ_EINVAL,
+                    "bad player '%s': write perfect[:NODES], NODES 1..10^12", spec);
+            return NULL;
+        }
+        return player_perfect_new(g, nodes, err, errlen);
+    }
     err_set(err, errlen, KZ_EINVAL,
             "unknown player '%s' (random, greedy, uct:N, alphabeta:D, policy:M, mcts:M:N, "
-            "gumbel:M:N, gnubg:LEVEL)",
+            "gumbel:M:N, gnubg:LEVEL, perfect)",
             spec);
     return NULL;
 }

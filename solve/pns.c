@@ -394,6 +394,16 @@ int pns_tt_lookup(pns_tt *t, const pns_pos *p, int claim, uint32_t *pn, uint32_t
     return 0;
 }
 
+int pns_tt_win_length(pns_tt *t, const pns_pos *p, int claim, uint64_t *turns)
+{
+    pns_pos c = s_canon(p);
+    tt_entry *e = s_find(t, &c, claim);
+    if (!e || e->dn != 0)
+        return KZ_ENOTFOUND;
+    *turns = e->work;
+    return 0;
+}
+
 /* Stores (pn, dn, work) for a canonical position. A full bucket gives up
  * its least-worked unsolved entry; when all four are solved, nothing is
  * stored (the search finds the node again later). */

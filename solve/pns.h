@@ -93,6 +93,13 @@ void pns_tt_close(pns_tt **t);
  * KZ_ENOTFOUND. */
 int pns_tt_lookup(pns_tt *t, const pns_pos *p, int claim, uint32_t *pn, uint32_t *dn);
 
+/* After a disproof of the claim (X: 0 Black, 1 White) at p: the length in
+ * turns of the opponent's win the table keeps for it (an upper bound against
+ * any defence; pns.c's s_win_length), or KZ_ENOTFOUND (not disproven, or
+ * the entry lost). A player that always moves to a shorter win makes
+ * progress (no repetition, R14). */
+int pns_tt_win_length(pns_tt *t, const pns_pos *p, int claim, uint64_t *turns);
+
 /* What a table holds and what a search did. */
 typedef struct pns_stats {
     uint64_t entries;     /* entries the table has room for */

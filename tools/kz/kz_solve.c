@@ -15,6 +15,7 @@
 #include "games/khreibaga.h"
 #include "games/tablebase.h"
 #include "play/match.h"
+#include "search/player.h"
 #include "solve/certificate.h"
 #include "solve/pns.h"
 #include "tools/kz/kz.h"
@@ -34,6 +35,8 @@ typedef struct solve_opts {
     int book;                      /* book: 0 coordinator, 1 learning */
     long openings;                 /* book: how many (0: the book's size) */
     char cert_dir[CONFIG_STR_MAX]; /* book: write each answer's certificate here ("": none) */
+    long positions;                /* accuracy: positions */
+    long sims;                     /* accuracy: the search's simulations */
 } solve_opts;
 
 #define O(f) offsetof(solve_opts, f)
@@ -61,6 +64,9 @@ static const config_option s_rows[] = {
     {"cert_dir", CONFIG_STRING, "", 0, 0, O(cert_dir),
      "book: write the certificate of each answer into this directory (NNN-black.txt, "
      "NNN-white.txt: the claim \"X does not lose\", or the opponent's win)"},
+    {"positions", CONFIG_INT, "20", 1, 500, O(positions),
+     "accuracy: positions (the coordinator's book's openings, in order)"},
+    {"sims", CONFIG_INT, "100", 1, 100000, O(sims), "accuracy: the mcts player's simulations"},
 };
 #undef O
 #define N_ROWS (sizeof s_rows / sizeof s_rows[0])
@@ -70,14 +76,18 @@ static const char s_usage[] =
     "                [--nodes N] [--seconds S]\n"
     "       kz solve verify FILE... [--tables D] [--verify_tables]\n"
     "       kz solve book [--book coordinator|learning] [--openings N] [--seconds S]\n"
-    "                     [--cert_dir D] ...\n\n"
+    "                     [--cert_dir D] ...\n"
+    "       kz solve accuracy MODEL [--positions N] [--sims S] [--nodes B]\n\n"
     "Proves \"X does not lose from P\" by a df-pn proof search over whole turns down to\n"
     "the endgame tables (docs/solve.md). The transposition table can live in a file\n"
     "(--tt): a run stopped (budget, Ctrl-C, SIGTERM) resumes from it. A proof is\n"
     "accepted only as a closed set of positions; --cert writes it as a certificate,\n"
     "which `kz solve verify` re-checks with the naive reference rules and the tables\n"
     "(exit 0: it holds; 1: the first bad line is named). `book` tries both claims on\n"
-    "each opening of a book, --seconds each. Prints \"result: proven|disproven|open\".\n";
+    "each opening of a book, --seconds each. Prints \"result: proven|disproven|open\".\n"
+    "`accuracy` values every whole turn of N book openings with the search (--nodes\n"
+    "each, default 1000000) and counts the turns of policy:MODEL and mcts:MODEL:S\n"
+    "that keep the position's proven value (MODEL may be `uniform`).\n";
 
 static double cpu_seconds(void)
 {
@@ -299,16 +309,127 @@ static int s_verify(const solve_opts *o, int nfiles, const char **files)
     return worst;
 }
 
+static bool s_pos_equal(const pns_pos *a, const pns_pos *b)
+{
+    return a->black == b->black && a->white == b->white && a->kings == b->kings &&
+           a->side == b->side;
+}
+
+/* A whole turn's value for the mover me: 2 win, 1 draw, 0 loss, -1 unknown. */
+static int s_turn_value(pns_tt *tt, const pns_pos *to, int me, uint64_t nodes)
+{
+    game_state s;
+    khreibaga_set(&s, to->black, to->white, to->kings, (int)to->side);
+    game_result r = khreibaga_game.result(&s);
+    if (r.over)
+        return r.winner == me ? 2 : r.winner < 0 ? 1 : 0;
+    int out[2] = {PNS_OPEN, PNS_OPEN};
+    for (int k = 0; k < 2; k++) {
+        pns_opts po = {.claim = k ? me : 1 - me, .max_nodes = nodes, .stop = &s_stop};
+        if (pns_solve(tt, to, &po, &out[k]) != 0)
+            return -1;
+        if (k == 0 && out[0] == PNS_DISPROVEN)
+            return 2;
+    }
+    return out[1] == PNS_PROVEN ? (out[0] == PNS_PROVEN ? 1 : -1)
+                                : out[1] == PNS_DISPROVEN ? 0 : -1;
+}
+
+/* Plays p's whole turn from s; the position it reaches. */
+static int s_player_turn(player *p, const game_state *s0, pns_pos *to)
+{
+    game_state s;
+    khreibaga_game.copy(&s, s0);
+    int me = khreibaga_game.to_move(&s);
+    player_new_game(p, 1);
+    while (!khreibaga_game.result(&s).over && khreibaga_game.to_move(&s) == me) {
+        int a;
+        int rc = player_choose(p, &s, &a, NULL);
+        if (rc)
+            return rc;
+        khreibaga_game.apply(&s, a);
+        if (!khreibaga_game.mid_turn(&s))
+            break;
+    }
+    return pns_pos_from_state(&s, to);
+}
+
+static int s_accuracy(const solve_opts *o, const char *model)
+{
+    int n = (int)o->positions;
+    game_state *st = xcalloc(500, sizeof *st);
+    int rc = match_openings(&khreibaga_game, 500, 0, 1, st);
+    char err[512], spec[PLAYER_SPEC_MAX];
+    player *pl[2] = {NULL, NULL};
+    snprintf(spec, sizeof spec, "policy:%s", model);
+    pl[0] = rc ? NULL : player_from_spec(&khreibaga_game, spec, err, sizeof err);
+    snprintf(spec, sizeof spec, "mcts:%s:%ld", model, o->sims);
+    pl[1] = pl[0] ? player_from_spec(&khreibaga_game, spec, err, sizeof err) : NULL;
+    pns_tt *tt = pl[1] ? pns_tt_open(o->tt, (uint64_t)o->tt_mb << 20, err, sizeof err) : NULL;
+    if (!tt) {
+        fprintf(stderr, "kz solve accuracy: %s\n", rc ? err_str(rc) : err);
+        player_destroy(&pl[0]);
+        player_destroy(&pl[1]);
+        free(st);
+        return 1;
+    }
+    uint64_t nodes = o->nodes ? (uint64_t)o->nodes : 1000000;
+    int decided = 0, keep[2] = {0, 0}, choice = 0;
+    static pns_turn turns[PNS_MAX_TURNS];
+    for (int i = 0; i < n && !s_stop && !rc; i++) {
+        pns_pos root;
+        pns_pos_from_state(&st[i], &root);
+        int nt = pns_turns(&root, turns), best = -1, known = 1;
+        int val[PNS_MAX_TURNS];
+        for (int k = 0; k < nt; k++) {
+            val[k] = s_turn_value(tt, &turns[k].to, (int)root.side, nodes);
+            known &= val[k] >= 0;
+            best = val[k] > best ? val[k] : best;
+        }
+        if (!known || nt == 0)
+            continue;
+        decided++;
+        bool all_keep = true;
+        for (int k = 0; k < nt; k++)
+            all_keep &= val[k] == best;
+        choice += !all_keep;
+        for (int w = 0; w < 2 && !rc; w++) {
+            pns_pos to;
+            rc = s_player_turn(pl[w], &st[i], &to);
+            for (int k = 0; k < nt && !rc; k++)
+                if (s_pos_equal(&turns[k].to, &to))
+                    keep[w] += val[k] == best;
+        }
+    }
+    if (!rc) {
+        printf("positions: %d (%d with every turn decided, %d of them with a value-losing "
+               "turn)\n", n, decided, choice);
+        for (int w = 0; w < 2; w++)
+            printf("%s: %d of %d turns keep the proven value (%.1f%%)\n", player_name(pl[w]),
+                   keep[w], decided, decided ? 100.0 * keep[w] / decided : 0.0);
+    } else {
+        fprintf(stderr, "kz solve accuracy: %s\n", err_str(rc));
+    }
+    pns_tt_close(&tt);
+    player_destroy(&pl[0]);
+    player_destroy(&pl[1]);
+    free(st);
+    return rc ? 1 : 0;
+}
+
 int cmd_solve(int argc, char **argv)
 {
     const char *sub = argc > 1 && argv[1][0] != '-' ? argv[1] : "";
-    if (*sub && strcmp(sub, "verify") && strcmp(sub, "book"))
-        return kz_usage_error("solve: unknown subcommand '%s' (verify, book, or flags)", sub);
+    if (*sub && strcmp(sub, "verify") && strcmp(sub, "book") && strcmp(sub, "accuracy"))
+        return kz_usage_error("solve: unknown subcommand '%s' (verify, book, accuracy, or flags)",
+                              sub);
     solve_opts o;
     const char *words[argc + 1];
     size_t nw;
     int skip = *sub ? 1 : 0;
-    int rc = kz_parse_args(*sub ? (!strcmp(sub, "verify") ? "solve verify" : "solve book")
+    int rc = kz_parse_args(*sub ? (!strcmp(sub, "verify")  ? "solve verify"
+                                   : !strcmp(sub, "book") ? "solve book"
+                                                          : "solve accuracy")
                                 : "solve",
                            s_usage, s_rows, N_ROWS, &o, argc - skip, argv + skip, words,
                            (size_t)argc, &nw);
@@ -320,6 +441,11 @@ int cmd_solve(int argc, char **argv)
         if (nw < 1)
             return kz_usage_error("solve verify: give certificate files (see kz solve --help)");
         return s_verify(&o, (int)nw, words);
+    }
+    if (!strcmp(sub, "accuracy")) {
+        if (nw != 1)
+            return kz_usage_error("solve accuracy: give one MODEL (a model file or uniform)");
+        return s_accuracy(&o, words[0]);
     }
     if (nw > 0)
         return kz_usage_error("solve: unexpected argument '%s' (see kz solve --help)", words[0]);
