@@ -15,7 +15,7 @@
 #include "solve/pns.h"
 #include "tests/harness/harness.h"
 
-TestSuite(perfect, .timeout = 120);
+TestSuite(perfect, .timeout = 600);
 
 /* Plays s out, `side` moved by a, the other by b; the winner (-1 a draw). */
 static int s_play(player *a, player *b, int side, game_state *s, uint64_t seed)
