@@ -197,6 +197,10 @@ static inline void be_put64(uint8_t *p, uint64_t v)
     for (int i = 7; i >= 0; i--, v >>= 8)
         p[i] = (uint8_t)v;
 }
+static inline uint32_t be_get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
 static inline uint64_t be_get64(const uint8_t *p)
 {
     uint64_t v = 0;

@@ -403,71 +403,97 @@ int store_get_model_info(store *s, uint32_t v, store_model_info *out)
     return store_get_model(s, v, NULL, NULL, out);
 }
 
+/* Calls fn on every entry of the models database in a read transaction, in
+ * version order, until fn returns true. The transaction's error (begin, or
+ * opening the cursor), else 0; *end the walk's own end: 0 (done or stopped)
+ * or the cursor's error. */
+static int s_walk_models(store *s, bool (*fn)(void *ctx, const MDB_val *k, const MDB_val *d),
+                         void *ctx, int *end)
+{
+    *end = 0;
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, s->models, &cur);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    MDB_val k, d;
+    for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); !rc;
+         rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))
+        if (fn(ctx, &k, &d))
+            break;
+    *end = rc == MDB_NOTFOUND ? 0 : rc;
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return 0;
+}
+
+typedef struct model_check {
+    void (*bad)(void *ctx, uint32_t version, const char *why);
+    void *ctx;
+    uint32_t *n_bad;
+} model_check;
+
+static bool s_check_model(void *ctx, const MDB_val *k, const MDB_val *d)
+{
+    const model_check *mc = ctx;
+    store_model_info m;
+    uint32_t v = k->mv_size == 4 ? be_get32(k->mv_data) : 0;
+    const char *why = NULL;
+    if (s_parse_model(d, &m))
+        why = "an unreadable header";
+    else if (wire_blob_checksum((const uint8_t *)d->mv_data + MODEL_HEADER_BYTES, m.blob_len) !=
+             m.checksum)
+        why = "a blob that does not match its checksum";
+    if (why) {
+        ++*mc->n_bad;
+        if (mc->bad)
+            mc->bad(mc->ctx, v, why);
+    }
+    return false;
+}
+
 int store_check_models(store *s, void (*bad)(void *ctx, uint32_t version, const char *why),
                        void *ctx, uint32_t *n_bad)
 {
     *n_bad = 0;
-    MDB_txn *txn;
-    int rc = s_begin_read(s, &txn);
-    if (rc)
-        return rc;
-    MDB_cursor *cur;
-    rc = mdb_cursor_open(txn, s->models, &cur);
-    if (rc) {
-        mdb_txn_abort(txn);
-        return rc;
+    model_check mc = {bad, ctx, n_bad};
+    int end, rc = s_walk_models(s, s_check_model, &mc, &end);
+    return rc ? rc : end;
+}
+
+typedef struct model_find {
+    uint64_t checksum, len;
+    uint32_t version;
+    bool found;
+} model_find;
+
+static bool s_find_model(void *ctx, const MDB_val *k, const MDB_val *d)
+{
+    (void)k;
+    model_find *mf = ctx;
+    store_model_info m;
+    if (s_parse_model(d, &m) == 0 && m.checksum == mf->checksum && m.blob_len == mf->len) {
+        mf->version = m.version;
+        mf->found = true;
     }
-    MDB_val k, d;
-    for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); !rc;
-         rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
-        store_model_info m;
-        const uint8_t *kp = k.mv_data;
-        uint32_t v = k.mv_size == 4 ? (uint32_t)kp[0] << 24 | (uint32_t)kp[1] << 16 |
-                                          (uint32_t)kp[2] << 8 | kp[3]
-                                    : 0;
-        const char *why = NULL;
-        if (s_parse_model(&d, &m))
-            why = "an unreadable header";
-        else if (wire_blob_checksum((const uint8_t *)d.mv_data + MODEL_HEADER_BYTES,
-                                    m.blob_len) != m.checksum)
-            why = "a blob that does not match its checksum";
-        if (why) {
-            ++*n_bad;
-            if (bad)
-                bad(ctx, v, why);
-        }
-    }
-    mdb_cursor_close(cur);
-    mdb_txn_abort(txn);
-    return rc == MDB_NOTFOUND ? 0 : rc;
+    return mf->found;
 }
 
 int store_find_model(store *s, uint64_t checksum, uint64_t len, uint32_t *version)
 {
-    MDB_txn *txn;
-    int rc = s_begin_read(s, &txn);
+    model_find mf = {checksum, len, 0, false};
+    int end, rc = s_walk_models(s, s_find_model, &mf, &end);
     if (rc)
         return rc;
-    MDB_cursor *cur;
-    rc = mdb_cursor_open(txn, s->models, &cur);
-    if (rc) {
-        mdb_txn_abort(txn);
-        return rc;
-    }
-    MDB_val k, d;
-    int found = KZ_ENOTFOUND;
-    for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); !rc;
-         rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
-        store_model_info m;
-        if (s_parse_model(&d, &m) == 0 && m.checksum == checksum && m.blob_len == len) {
-            *version = m.version;
-            found = 0;
-            break;
-        }
-    }
-    mdb_cursor_close(cur);
-    mdb_txn_abort(txn);
-    return found;
+    if (!mf.found)
+        return KZ_ENOTFOUND;
+    *version = mf.version;
+    return 0;
 }
 
 uint32_t store_latest_model(const store *s)
@@ -495,35 +521,34 @@ int store_delete_model(store *s, uint32_t v)
     return rc;
 }
 
+typedef struct model_census {
+    uint32_t *count, *versions;
+    uint64_t *bytes;
+    size_t max;
+} model_census;
+
+static bool s_count_model(void *ctx, const MDB_val *k, const MDB_val *d)
+{
+    (void)k;
+    model_census *mc = ctx;
+    store_model_info m;
+    if (s_parse_model(d, &m))
+        return false;
+    if (mc->versions && *mc->count < mc->max)
+        mc->versions[*mc->count] = m.version;
+    (*mc->count)++;
+    *mc->bytes += m.blob_len;
+    return false;
+}
+
 int store_model_census(store *s, uint32_t *count, uint64_t *bytes, uint32_t *versions,
                        size_t max)
 {
     *count = 0;
     *bytes = 0;
-    MDB_txn *txn;
-    int rc = s_begin_read(s, &txn);
-    if (rc)
-        return rc;
-    MDB_cursor *cur;
-    rc = mdb_cursor_open(txn, s->models, &cur);
-    if (rc) {
-        mdb_txn_abort(txn);
-        return rc;
-    }
-    MDB_val k, d;
-    for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); !rc;
-         rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
-        store_model_info m;
-        if (s_parse_model(&d, &m))
-            continue;
-        if (versions && *count < max)
-            versions[*count] = m.version;
-        (*count)++;
-        *bytes += m.blob_len;
-    }
-    mdb_cursor_close(cur);
-    mdb_txn_abort(txn);
-    return rc == MDB_NOTFOUND ? 0 : rc;
+    model_census mc = {count, versions, bytes, max};
+    int end, rc = s_walk_models(s, s_count_model, &mc, &end);
+    return rc ? rc : end;
 }
 
 uint32_t store_best(const store *s)
