@@ -171,7 +171,7 @@ CRITERION_ARGS ?=
 check: $(BINS) $(TOY_BINS) $(TEST_BIN) $(BUILD)/faults
 	./tools/check_layers.sh
 	./tools/check_timeouts.sh
-	KZ_BIN_DIR=$(abspath $(BUILD)) $(TEST_BIN) $(CRITERION_ARGS)
+	KZ_BIN_DIR=$(abspath $(BUILD)) ./tools/run_tests.sh $(TEST_BIN) $(BUILD)/check.log $(CRITERION_ARGS)
 
 .PHONY: asan
 asan:
