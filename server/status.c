@@ -53,6 +53,8 @@ typedef struct status_files {
     uint32_t want;                 /* version an HTTP thread asks for, 0 none */
     uint32_t failed;               /* the last version that could not be served, 0 none */
     bool failed_gone;              /* it was deleted by the retention (models.c): a 404 */
+    bool failed_beyond;            /* it was past the latest version when asked: a 404 that
+                                    * the next request asks again (it may be registered now) */
     char why[200];                 /* why (one line) */
     bool closing;                  /* status_stop runs: waiting threads give up */
     uint32_t version[FILES_KEPT];  /* version of each kept file, 0 empty */
@@ -772,7 +774,11 @@ void status_serve(coord *c)
     char why[200] = "";
     int rc = store_get_model(c->st, v, &blob, &len, &info);
     bool gone = rc == KZ_ENOTFOUND;
-    if (gone)
+    uint32_t latest = store_latest_model(c->st);
+    bool beyond = gone && v > latest;
+    if (beyond)
+        snprintf(why, sizeof why, "no model version %u (versions are 1..%u)", v, latest);
+    else if (gone)
         snprintf(why, sizeof why, "model version %u was deleted by the retention "
                                   "(keep_models_last, keep_models_every)", v);
     else if (rc)
@@ -784,6 +790,7 @@ void status_serve(coord *c)
     if (rc) {
         f->failed = v;
         f->failed_gone = gone;
+        f->failed_beyond = beyond;
         snprintf(f->why, sizeof f->why, "%s", why);
     } else {
         int slot = 0;
@@ -860,9 +867,14 @@ static enum MHD_Result s_model_file(coord *c, struct MHD_Connection *conn, const
     } else {
         v = f->best;
     }
-    if (v < 1 || (uint32_t)v > f->latest)
+    if (v < 1)
         return s_respond_line(conn, 404, "no model version %ld (versions are 1..%u)", v,
                               f->latest);
+    /* A version past the snapshot's latest is asked of the main loop all the
+     * same: it may have been registered since the snapshot (a trainer that
+     * was just told "registered as version N" fetches it at once). */
+    if (f->failed == (uint32_t)v && f->failed_beyond)
+        f->failed = 0;
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += FILES_WAIT_S;

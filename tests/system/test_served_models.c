@@ -201,6 +201,33 @@ Test(models, the_list_and_the_files_carry_the_registry_version_and_parent)
     harness_fini(&h);
 }
 
+/* A version registered after the last status snapshot is served at once: a
+ * trainer told "registered as version 2" may fetch it in the same
+ * millisecond (the snapshot here is rebuilt every 30 s only). Before the
+ * fix this answered 404 "versions are 1..1" until the next snapshot. */
+Test(models, a_version_is_served_as_soon_as_it_is_registered)
+{
+    harness h;
+    harness_init(&h, "models-fresh");
+    const char *slow[] = {"--status_ms=30000", NULL};
+    harness_coord_start(&h, slow);
+    uint8_t *b;
+    size_t bl;
+    cr_assert_eq(s_get(&h, "/models/2.kzm", &b, &bl, NULL, NULL, 0), 404, "%s", (char *)b);
+    cr_assert(strstr((char *)b, "no model version 2 (versions are 1..1)"), "%s", (char *)b);
+    free(b);
+    size_t cand_len;
+    uint8_t *cand = s_add_candidate(&h, &cand_len);
+    cr_assert_eq(s_get(&h, "/models/2.kzm", &b, &bl, NULL, NULL, 0), 200, "%s", (char *)b);
+    s_assert_same_but_stamp(b, bl, cand, cand_len, "/models/2.kzm");
+    free(b);
+    cr_assert_eq(s_get(&h, "/models/3.kzm", &b, &bl, NULL, NULL, 0), 404, "%s", (char *)b);
+    cr_assert(strstr((char *)b, "no model version 3 (versions are 1..2)"), "%s", (char *)b);
+    free(b);
+    free(cand);
+    harness_fini(&h);
+}
+
 /* fmt with @P replaced by the port and @D by the directory. */
 static void s_fill(char *out, size_t cap, const char *fmt, int port, const char *dir)
 {
