@@ -22,6 +22,9 @@
  * http_timeout_s), so that idle connections from one place cannot keep
  * /healthz from answering others. */
 #include <microhttpd.h>
+#include <dirent.h>
+#include <math.h>
+#include <sys/resource.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <arpa/inet.h>
@@ -439,7 +442,54 @@ static void s_build_status(coord *c, strbuf *b)
 
 static void s_metric(strbuf *b, const char *name, const char *type, const char *help, double v)
 {
-    strbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, v);
+    if (v != v)
+        strbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s NaN\n", name, help, name, type, name);
+    else
+        strbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name,
+                      v);
+}
+
+/* The process_* series every Prometheus client library exports (their
+ * names and units), read from /proc: CPU seconds, memory, descriptors, and
+ * the start as a Unix time. */
+static void s_process_metrics(strbuf *b, double started)
+{
+    double now = time_now();
+    s_metric(b, "process_start_time_seconds", "gauge",
+             "Start time of the process since the Unix epoch in seconds.",
+             (double)time_wall_ms() / 1000.0 - (now - started));
+    FILE *f = fopen("/proc/self/stat", "r");
+    unsigned long ut = 0, st = 0, vsize = 0;
+    long rss = 0;
+    if (f) {
+        char line[1024];
+        const char *p = fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
+        /* After "pid (comm)": state(3) ... utime(14) stime(15) ... vsize(23) rss(24). */
+        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d "
+                                "%*d %*d %*d %*d %*u %lu %ld", &ut, &st, &vsize, &rss) != 4)
+            ut = st = vsize = 0, rss = 0;
+        fclose(f);
+    }
+    double tick = (double)sysconf(_SC_CLK_TCK);
+    s_metric(b, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent "
+             "in seconds.", tick > 0 ? (double)(ut + st) / tick : 0.0);
+    s_metric(b, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+             (double)vsize);
+    s_metric(b, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+             (double)rss * (double)sysconf(_SC_PAGESIZE));
+    size_t fds = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (d) {
+        for (struct dirent *e; (e = readdir(d)) != NULL;)
+            fds += e->d_name[0] != '.';
+        closedir(d);
+        fds -= fds > 0; /* the directory's own descriptor */
+    }
+    s_metric(b, "process_open_fds", "gauge", "Number of open file descriptors.", (double)fds);
+    struct rlimit rl;
+    s_metric(b, "process_max_fds", "gauge", "Maximum number of open file descriptors.",
+             getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                 ? (double)rl.rlim_cur : -1.0);
 }
 
 static void s_build_metrics(coord *c, strbuf *b)
@@ -456,8 +506,7 @@ static void s_build_metrics(coord *c, strbuf *b)
     strbuf_printf(b, "\",protocol=\"%d\",game=\"", WIRE_PROTOCOL_VERSION);
     sb_label(b, c->g->name);
     strbuf_printf(b, "\"} 1\n");
-    s_metric(b, "kz_uptime_seconds", "gauge", "Seconds since the coordinator started.",
-             time_now() - c->started);
+    s_process_metrics(b, c->started);
     s_metric(b, "kz_games_stored_total", "counter", "Games stored (all time).", (double)st.games);
     s_metric(b, "kz_positions_stored_total", "counter", "Training positions stored (all time).",
              (double)st.positions_total);
@@ -580,16 +629,31 @@ static void s_build_metrics(coord *c, strbuf *b)
                  "Its search's share of value-keeping moves on the tables' test set.",
                  (double)eg.search / eg.positions);
     }
-    strbuf_printf(b, "# HELP kz_player_elo Ratings of the anchors and rated models (random = 0).\n"
-                 "# TYPE kz_player_elo gauge\n");
-    for (size_t i = 0; i < c->n_rated; i++)
-        if (c->rated[i].rated && (c->rated[i].anchor || i + 1 == c->n_rated ||
-                                  ratings_get(c, c->best) == &c->rated[i])) {
-            strbuf_printf(b, "kz_player_elo{player=\"");
-            sb_label(b, c->rated[i].name);
-            strbuf_printf(b, "\",anchor=\"%s\"} %.1f\n", c->rated[i].anchor ? "true" : "false",
-                      s_num(c->rated[i].elo));
+    /* Anchors by name (a fixed set); models by role, their versions in
+     * gauges of their own, so that no label changes with every model. */
+    strbuf_printf(b, "# HELP kz_anchor_elo Ratings of the anchor players (random = 0).\n"
+                 "# TYPE kz_anchor_elo gauge\n");
+    const rated_player *newest = NULL;
+    double newest_v = 0;
+    for (size_t i = 0; i < c->n_rated; i++) {
+        if (!c->rated[i].rated)
+            continue;
+        if (!c->rated[i].anchor) {
+            double v = strtod(c->rated[i].name + 1, NULL);
+            if (c->rated[i].name[0] == 'v' && v > newest_v) {
+                newest = &c->rated[i];
+                newest_v = v;
+            }
+            continue;
         }
+        strbuf_printf(b, "kz_anchor_elo{player=\"");
+        sb_label(b, c->rated[i].name);
+        strbuf_printf(b, "\"} %.1f\n", s_num(c->rated[i].elo));
+    }
+    s_metric(b, "kz_newest_rated_elo", "gauge",
+             "Rating of the newest rated model (NaN: none yet).", newest ? s_num(newest->elo) : NAN);
+    s_metric(b, "kz_newest_rated_version", "gauge", "Version of the newest rated model (0: none).",
+             newest_v);
     strbuf_printf(b, "# HELP kz_best_anchor_score Score of the best model against each anchor it "
                  "played (its tally).\n# TYPE kz_best_anchor_score gauge\n");
     char me[COORD_NAME];
@@ -605,8 +669,9 @@ static void s_build_metrics(coord *c, strbuf *b)
         sb_label(b, first ? t->b : t->a);
         strbuf_printf(b, "\"} %.4f\n", s);
     }
-    s_metric(b, "kz_best_since_seconds", "gauge", "Seconds since the best last changed.",
-             c->best_since_ms ? (double)(time_wall_ms() - c->best_since_ms) / 1000.0 : 0.0);
+    s_metric(b, "kz_best_changed_timestamp_seconds", "gauge",
+             "Unix time the best last changed (0: not since the store began).",
+             (double)c->best_since_ms / 1000.0);
     s_metric(b, "kz_candidates_rejected_in_row", "gauge",
              "Candidates rejected since the last promotion.", (double)c->rejected_in_row);
     s_metric(b, "kz_best_reverts_total", "counter", "Bests reverted by the rating guard.",
@@ -650,9 +715,10 @@ static void s_build_metrics(coord *c, strbuf *b)
              s_num(c->trainer.learning_rate));
     s_metric(b, "kz_trainer_steps_per_second", "gauge", "Trainer steps per second last reported.",
              s_num(c->trainer.steps_per_s));
-    s_metric(b, "kz_trainer_last_contact_seconds", "gauge",
-             "Seconds since the trainer's last report (-1 never).",
-             c->trainer_seen > 0 ? time_now() - c->trainer_seen : -1.0);
+    s_metric(b, "kz_trainer_last_report_timestamp_seconds", "gauge",
+             "Unix time of the trainer's last report (0: none since start).",
+             c->trainer_seen > 0
+                 ? (double)time_wall_ms() / 1000.0 - (time_now() - c->trainer_seen) : 0.0);
     strbuf_printf(b, "# HELP kz_worker_games_total Games stored per client.\n"
                  "# TYPE kz_worker_games_total counter\n");
     for (size_t i = 0; i < c->n_workers; i++) {

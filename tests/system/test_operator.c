@@ -4,6 +4,7 @@
  * a coordinator that cannot bind its ports (and leaves no store behind), an
  * initial_model that cannot be used, and journald priorities on log lines. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <errno.h>
 #include <lmdb.h>
 #include <netinet/in.h>
@@ -34,6 +35,17 @@ static void s_version(const char *prog, char *buf, size_t cap)
     cr_assert_eq(harness_run_bin(prog, args, NULL, &o), 0, "%s --version: %s", prog, o.err);
     snprintf(buf, cap, "%s", o.out);
     proc_output_free(&o);
+}
+
+/* The value of the sample NAME (a line "NAME VALUE") in a /metrics text;
+ * NaN when absent. */
+static double s_metric_num(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = text; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == text || p[-1] == '\n') && p[n] == ' ')
+            return strtod(p + n + 1, NULL);
+    return NAN;
 }
 
 Test(operator, every_program_has_the_same_version_and_status_and_metrics_name_it)
@@ -78,7 +90,8 @@ Test(operator, every_program_has_the_same_version_and_status_and_metrics_name_it
     snprintf(build, sizeof build, "\nkz_build_info{version=\"%s\",protocol=\"%d\",game=\"%s\"} 1\n",
              util_version(), WIRE_PROTOCOL_VERSION, game_default()->name);
     static const char *const has[] = {
-        "\n# TYPE kz_build_info gauge\n", "\nkz_uptime_seconds ",
+        "\n# TYPE kz_build_info gauge\n", "\nprocess_start_time_seconds ",
+        "\n# TYPE process_cpu_seconds_total counter\n",
         "\nkz_trainer_policy_loss 2.25\n", "\nkz_trainer_value_loss 0.75\n",
         "\nkz_trainer_l2_loss 0.5\n", "\nkz_trainer_learning_rate 0.0020000000949949026\n",
         "\nkz_last_arena_candidate 0\n", "\nkz_last_arena_promoted 0\n",
@@ -88,6 +101,25 @@ Test(operator, every_program_has_the_same_version_and_status_and_metrics_name_it
     cr_assert(strstr(doc, build), "%s not in /metrics", build);
     for (size_t i = 0; i < sizeof has / sizeof has[0]; i++)
         cr_assert(strstr(doc, has[i]), "'%s' not in /metrics:\n%s", has[i], doc);
+    /* Prometheus' conventions: event times are Unix times (not "seconds
+     * since"), the process_* series are there and sane. */
+    double now = (double)time_wall_ms() / 1000.0;
+    static const struct { const char *name; double lo, hi; } vals[] = {
+        {"process_start_time_seconds", -600, 1},
+        {"kz_trainer_last_report_timestamp_seconds", -600, 1},
+    };
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        double v = s_metric_num(doc, vals[i].name);
+        cr_assert(v >= now + vals[i].lo && v <= now + vals[i].hi, "%s %f, now %f",
+                  vals[i].name, v, now);
+    }
+    cr_assert_gt(s_metric_num(doc, "process_resident_memory_bytes"), 1 << 20, "%s", doc);
+    cr_assert_gt(s_metric_num(doc, "process_virtual_memory_bytes"), 1 << 20, "%s", doc);
+    cr_assert_gt(s_metric_num(doc, "process_open_fds"), 3, "%s", doc);
+    cr_assert_geq(s_metric_num(doc, "process_max_fds"), s_metric_num(doc, "process_open_fds"));
+    cr_assert_geq(s_metric_num(doc, "process_cpu_seconds_total"), 0, "%s", doc);
+    cr_assert_null(strstr(doc, "_since_seconds"), "%s", doc);
+    cr_assert_null(strstr(doc, "{player=\"v"), "no label names a model version: %s", doc);
     free(doc);
     client_destroy(&t);
     zmq_ctx_term(zctx);
