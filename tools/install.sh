@@ -7,7 +7,8 @@
 #
 #   $DESTDIR$PREFIX/bin/                       kz, kz-coordinator, kz-worker, kz-trainer
 #   $DESTDIR$UNITDIR/                          kz-coordinator.service, kz-worker@.service,
-#                                              kz-trainer.service (paths filled in)
+#                                              kz-workers.target, kz-trainer.service
+#                                              (paths filled in)
 #   $DESTDIR$PREFIX/share/khreibaga/examples/  coordinator.conf, worker.conf, trainer.conf
 #   $DESTDIR$SYSCONFDIR/khreibaga/             the same, only where absent: an
 #                                              operator's configuration is never overwritten
@@ -57,7 +58,7 @@ if [ "$UNINSTALL" = 1 ]; then
     for prog in kz kz-coordinator kz-worker kz-trainer; do
         rm -f "$DESTDIR$BINDIR/$prog"
     done
-    for unit in "$SRC"/deploy/*.service; do
+    for unit in "$SRC"/deploy/*.service "$SRC"/deploy/*.target; do
         rm -f "$DESTDIR$UNITDIR/$(basename "$unit")"
     done
     rm -rf "$DESTDIR$EXAMPLES" "$DESTDIR$DOCDIR"
@@ -85,7 +86,7 @@ done
 
 echo "install: systemd units -> $DESTDIR$UNITDIR"
 install -d -m 755 "$DESTDIR$UNITDIR"
-for unit in "$SRC"/deploy/*.service; do
+for unit in "$SRC"/deploy/*.service "$SRC"/deploy/*.target; do
     name=$(basename "$unit")
     sed -e "s|@BINDIR@|$BINDIR|g" -e "s|@SYSCONFDIR@|$SYSCONFDIR|g" -e "s|@DOCDIR@|$DOCDIR|g" \
         "$unit" > "$DESTDIR$UNITDIR/$name.tmp"
@@ -122,4 +123,5 @@ echo "  kz keygen coordinator --dir $SYSCONFDIR/khreibaga/keys     # on the coor
 echo "  kz keygen trainer --dir ... / kz keygen worker --dir ...   # the .pub files into allow_keys"
 echo "then edit $SYSCONFDIR/khreibaga/*.conf and start, for example"
 echo "  systemctl enable --now kz-coordinator kz-trainer      # on the coordinator host"
-echo "  systemctl enable --now \$(seq -f kz-worker@%g \"\$(nproc)\")    # on every worker host: one per core"
+echo "  systemctl enable \$(seq -f kz-worker@%g \"\$(nproc)\")    # on every worker host: one per core"
+echo "  systemctl enable --now kz-workers.target                # ... and all of them as one"

@@ -98,6 +98,21 @@ Test(deploy, install_layout, .fini = s_fini)
         free(u);
     }
 
+    /* The target that groups the worker instances: installed, its paths
+     * filled in; each instance is enabled into it and stops with it. */
+    snprintf(path, sizeof path, "%s/usr/local/lib/systemd/system/kz-workers.target", s_tmp);
+    char *tg = harness_read_file(path);
+    cr_assert_not_null(tg, "%s missing", path);
+    cr_expect_null(strstr(tg, "@DOCDIR@"), "kz-workers.target keeps @DOCDIR@");
+    cr_expect_not_null(strstr(tg, "WantedBy=multi-user.target"), "%s", tg);
+    free(tg);
+    snprintf(path, sizeof path, "%s/usr/local/lib/systemd/system/kz-worker@.service", s_tmp);
+    char *wu = harness_read_file(path);
+    cr_assert_not_null(wu);
+    cr_expect_not_null(strstr(wu, "\nPartOf=kz-workers.target\n"), "%s", wu);
+    cr_expect_not_null(strstr(wu, "\nWantedBy=kz-workers.target\n"), "%s", wu);
+    free(wu);
+
     /* Configuration: examples and /etc copies equal to deploy/. */
     for (size_t i = 0; i < N_OF(s_confs); i++) {
         char src[1024];
@@ -203,7 +218,7 @@ Test(deploy, systemd_analyze_verify, .fini = s_fini)
     int rc = s_install(out, sizeof out, "", prefix, etc);
     cr_assert_eq(rc, 0, "install.sh failed:\n%s", out);
     char *argv[8];
-    char paths[N_OF(s_units)][2200];
+    char paths[N_OF(s_units) + 1][2200];
     size_t n = 0;
     argv[n++] = "systemd-analyze";
     argv[n++] = "verify";
@@ -214,6 +229,9 @@ Test(deploy, systemd_analyze_verify, .fini = s_fini)
         snprintf(paths[i], sizeof paths[i], "%s/lib/systemd/system/%s", prefix, s_units[i]);
         argv[n++] = paths[i];
     }
+    snprintf(paths[N_OF(s_units)], sizeof paths[0], "%s/lib/systemd/system/kz-workers.target",
+             prefix);
+    argv[n++] = paths[N_OF(s_units)];
     argv[n] = NULL;
     rc = proc_run(argv, out, sizeof out, 60);
     cr_expect_eq(rc, 0, "systemd-analyze verify failed (%d):\n%s", rc, out);
