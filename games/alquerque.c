@@ -589,7 +589,9 @@ static void s_draw(const game_state *g, const char *marks, bool turned, FILE *ou
             if (j < 4)
                 fputs("-", out);
         }
-        fprintf(out, "  %2d\n", turned ? r * 5 : r * 5 + 4);
+        fprintf(out, "  %2d", turned ? r * 5 : r * 5 + 4);
+        board5_print_numbers(out, r, turned);
+        fputc('\n', out);
         if (i < 4) {
             fputs("       ", out);
             for (int j = 0; j < 4; j++) {

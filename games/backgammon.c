@@ -994,6 +994,7 @@ const game_def backgammon_game = {
     .format_position = bg_format_position,
     .parse_action = bg_parse_action,
     .format_action = bg_format_action,
+    .mid_turn_verb = "moves on",
     .render = bg_render,
     .player_name = bg_player_name,
     .material = bg_material,

@@ -36,3 +36,10 @@ int board5_mirror_action(int action)
     int s = action / BOARD5_POINTS, d = action % BOARD5_POINTS;
     return board5_mirror_cells[s] * BOARD5_POINTS + board5_mirror_cells[d];
 }
+
+void board5_print_numbers(FILE *out, int r, bool turned)
+{
+    fputs("    ", out);
+    for (int j = 0; j < 5; j++)
+        fprintf(out, " %2d", turned ? r * 5 + 4 - j : r * 5 + j);
+}

@@ -10,7 +10,9 @@
 #ifndef KZ_BOARD5_H
 #define KZ_BOARD5_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define BOARD5_POINTS 25
 #define BOARD5_ACTIONS (BOARD5_POINTS * BOARD5_POINTS)
@@ -30,6 +32,10 @@ int board5_ray(int sq, int d, int *pts);
  * mirrored left to right. */
 int board5_rot_action(int action);
 int board5_mirror_action(int action);
+/* The numbers of row r's points as a terminal board shows them beside the
+ * row (left to right; turned: from the second player's side), so that every
+ * point's number can be read off: "     20 21 22 23 24". */
+void board5_print_numbers(FILE *out, int r, bool turned);
 /* The mirror of each point, (r, c) -> (r, 4 - c). */
 extern const int16_t board5_mirror_cells[BOARD5_POINTS];
 

@@ -195,6 +195,10 @@ struct game_def {
     /* Optional (NULL: none): a paragraph for a person at play (kz play's
      * help): what the board's symbols mean and the rule a player must know. */
     const char *legend;
+    /* Optional (NULL: a capture sequence, "captures on"): how a turn that goes
+     * on after an action (mid_turn) is said, e.g. "moves on" (the rest of a
+     * roll). */
+    const char *mid_turn_verb;
     /* Optional (NULL: never): whether `action` (legal in s) takes a piece. */
     bool (*is_capture)(const game_state *s, int action);
     /* "black", "white", ... */

@@ -1286,7 +1286,9 @@ static void kh_render(const game_state *g, FILE *out)
             if (c < 4)
                 fputs("-", out);
         }
-        fprintf(out, "  %2d\n", r * 5 + 4);
+        fprintf(out, "  %2d", r * 5 + 4);
+        board5_print_numbers(out, r, false);
+        fputc('\n', out);
         if (r > 0) {
             fputs("       ", out);
             for (int c = 0; c < 4; c++) {
@@ -1383,7 +1385,9 @@ static void kh_render_turn(const game_state *from, const uint16_t *actions, int 
             if (j < 4)
                 fputs("-", out);
         }
-        fprintf(out, "  %2d\n", right);
+        fprintf(out, "  %2d", right);
+        board5_print_numbers(out, r, turned);
+        fputc('\n', out);
         if (i < 4) {
             fputs("       ", out);
             for (int j = 0; j < 4; j++) {

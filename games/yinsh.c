@@ -947,7 +947,7 @@ static const game_symmetry s_symmetries[SYMS] = {
     .parse_action = ys_parse_action, .format_action = ys_format_action,                      \
     .render = ys_render, .render_turn = ys_render_turn, .player_name = ys_player_name,       \
     .material = ys_material, .evaluate = ys_evaluate, .must_capture = ys_must_capture,       \
-    .legend = s_legend
+    .mid_turn_verb = "goes on", .legend = s_legend
 
 static const char s_legend[] =
     "Place your 5 rings; then each turn put a marker of your colour in one of your rings\n"

@@ -281,8 +281,10 @@ int cmd_random_game(int argc, char **argv)
         int mover = g->to_move(&s), ply = g->ply(&s);
         g->apply(&s, a);
         hops++;
-        printf("ply %d: %s %s%s\n", ply + 1, g->player_name(mover), buf,
-               g->mid_turn(&s) ? " (captures on)" : "");
+        printf("ply %d: %s %s%s%s%s\n", ply + 1, g->player_name(mover), buf,
+               g->mid_turn(&s) ? " (" : "",
+               g->mid_turn(&s) ? (g->mid_turn_verb ? g->mid_turn_verb : "captures on") : "",
+               g->mid_turn(&s) ? ")" : "");
         if (show && !g->mid_turn(&s)) {
             g->render(&s, stdout);
             putchar('\n');

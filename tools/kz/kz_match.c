@@ -732,13 +732,16 @@ int cmd_play(int argc, char **argv)
             engine_format_action(g, &s, a, buf, sizeof buf);
             s_push(&pg, a);
             g->apply(&s, a);
-            printf("engine (%s) plays %s%s\n", g->player_name(mover), buf,
-                   g->mid_turn(&s) ? " and captures on" : "");
+            printf("engine (%s) plays %s%s%s\n", g->player_name(mover), buf,
+                   g->mid_turn(&s) ? " and " : "",
+                   g->mid_turn(&s) ? (g->mid_turn_verb ? g->mid_turn_verb : "captures on") : "");
             if (!g->mid_turn(&s))
                 s_draw(g, &pg, turned);
             continue;
         }
-        printf("%s%s> ", you, g->mid_turn(&s) ? " (continue the capture)" : "");
+        printf("%s%s> ", you,
+               !g->mid_turn(&s) ? "" : g->mid_turn_verb ? " (your turn goes on)"
+                                                        : " (continue the capture)");
         fflush(stdout);
         if (!s_read_line(stdin, line, sizeof line)) {
             printf("\nend of input: game abandoned\n");
