@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -538,18 +539,42 @@ const char *proc_log_tail(const proc *p, size_t max)
 
 /* --- TCP and HTTP ------------------------------------------------------------------ */
 
+static bool s_port_bindable(int port);
+
+/* Reserves port for this process (an flock held until it exits); false when
+ * another process holds it. */
+static bool s_port_reserve(int port)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/tmp/kz-ports-%u", (unsigned)getuid());
+    if (mkdir(path, 0700) && errno != EEXIST)
+        return false;
+    snprintf(path + strlen(path), sizeof path - strlen(path), "/%d", port);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return false;
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        close(fd);
+        return false;
+    }
+    return true; /* fd stays open: the lock lasts as long as the process */
+}
+
 int tcp_free_port(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return 0;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t al = sizeof a;
-    int port = 0;
-    if (!bind(fd, (struct sockaddr *)&a, sizeof a) && !getsockname(fd, (struct sockaddr *)&a, &al))
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
+    static uint64_t x;
+    if (!x) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        x = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 20;
+    }
+    for (int i = 0; i < 4000; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        int port = 20000 + (int)((x >> 33) % 12000);
+        if (s_port_bindable(port) && s_port_reserve(port) && s_port_bindable(port))
+            return port;
+    }
+    return 0;
 }
 
 static bool s_port_bindable(int port)
@@ -568,7 +593,7 @@ int tcp_free_port_pair(void)
 {
     for (int i = 0; i < 100; i++) {
         int p = tcp_free_port();
-        if (p > 0 && p < 65535 && s_port_bindable(p + 1))
+        if (p > 0 && p < 65535 && s_port_bindable(p + 1) && s_port_reserve(p + 1))
             return p;
     }
     return 0;

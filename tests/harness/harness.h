@@ -172,9 +172,15 @@ bool harness_pid_gone(int pid);
 
 /* --- TCP and HTTP --------------------------------------------------------------- */
 
-/* A TCP port that was free on 127.0.0.1 a moment ago (0 on failure). */
+/* A TCP port free on 127.0.0.1 and reserved for this process until it exits
+ * (0 on failure). It is drawn from 20000..31999, below the kernel's ephemeral
+ * range (32768..60999), so that no outgoing connection is given it meanwhile,
+ * and reserved by an flock on /tmp/kz-ports-UID/PORT, so that no other test
+ * process (Criterion runs tests in parallel) draws it: a port handed out by
+ * the kernel and closed again could be taken by anyone before the program
+ * under test bound it, and a test then talked to another test's coordinator. */
 int tcp_free_port(void);
-/* A port P such that P and P + 1 were both free a moment ago (0 on failure). */
+/* A port P such that P and P + 1 are both free and reserved (0 on failure). */
 int tcp_free_port_pair(void);
 
 /* Sends len bytes of req to host:port (from inside network namespace netns
