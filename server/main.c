@@ -93,8 +93,7 @@ static const config_option s_options[] = {
     {"arena_per_worker", CONFIG_INT, "8", 1, 1024, O(arena_per_worker),
      "most arena games handed to one worker at a time"},
     {"anchors", CONFIG_STRING,
-     "random,greedy,alphabeta:2,alphabeta:4,uct:1000,alphabeta:6,uct:8000,alphabeta:8,"
-     "alphabeta:10,alphabeta:12",
+     "random,greedy,alphabeta:2,alphabeta:4,uct:1000,alphabeta:6,uct:8000",
      0, 0, O(anchors),
      "ratings: the fixed baseline players, weakest first (player specs; random = 0 Elo)"},
     {"eval_share", CONFIG_DOUBLE, "0.1", 0, 1, O(eval_share),
