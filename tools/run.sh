@@ -266,11 +266,13 @@ trap 'shutdown; exit 129' HUP
 trap 'shutdown; exit 141' PIPE
 trap 'shutdown' EXIT
 
-status_line() { "$KZ" status "$STATUS_URL" --line 2> /dev/null; }
+# The children below close the lock's descriptor (9>&-): one that outlived a
+# kill -9 of this script must not keep the next make run out (issue 28, #8).
+status_line() { "$KZ" status "$STATUS_URL" --line 2> /dev/null 9>&-; }
 # True when the coordinator answering on the status port is the one we started
 # (another program may hold the port: then ours exits and must not be mistaken).
 ours() {
-    "$KZ" status "$STATUS_URL" --json 2> /dev/null |
+    "$KZ" status "$STATUS_URL" --json 2> /dev/null 9>&- |
         grep -q "\"name\": \"[^\"]*:${PID[coordinator]}\""
 }
 
@@ -335,7 +337,7 @@ EOF
 
 # --- progress -----------------------------------------------------------------------------
 while :; do
-    sleep "$PROGRESS_S" &
+    sleep "$PROGRESS_S" 9>&- &
     wait $! || true
     line=$(status_line) || line="coordinator not answering on $STATUS_URL"
     echo "$line"

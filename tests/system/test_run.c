@@ -10,6 +10,8 @@
  * existing ones). Ports are free ones; var/ is a scratch directory. Every
  * wait has its own deadline. */
 #include <criterion/criterion.h>
+#include <sys/file.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +72,7 @@ static void s_start(int port, int http)
     char var[1024];
     snprintf(var, sizeof var, "%s/var", s_tmp);
     setenv("KZ_VAR", var, 1);
-    setenv("KZ_PROGRESS_S", "1", 1);
+    setenv("KZ_PROGRESS_S", "1", 0); /* unless the test set it */
     setenv("KZ_BLOCKS", "1", 1);
     setenv("KZ_FILTERS", "8", 1);
     setenv("KZ_VALUE_HIDDEN", "8", 1);
@@ -262,6 +264,52 @@ Test(run, another_game, .fini = s_fini)
     cr_assert_eq(proc_signal(&s_run, SIGINT), 0);
     cr_assert(proc_wait_exit(&s_run, DEADLINE_S), "run.sh did not stop after SIGINT");
     s_wait_pids_gone("after Ctrl-C");
+}
+
+/* kill -9 of run.sh frees var/run.lock at once, so that make run can start
+ * again (issue 28, #8): before, the progress loop's `sleep` inherited the
+ * lock's descriptor and held it until it ended (here 30 s). */
+Test(run, kill_9_of_run_sh_frees_its_lock_at_once, .fini = s_fini)
+{
+    s_tmp = harness_tmpdir("run-lock");
+    cr_assert_not_null(s_tmp);
+    int port = tcp_free_port_pair(), http = tcp_free_port();
+    cr_assert(port && http && http != port && http != port + 1);
+    setenv("KZ_PROGRESS_S", "30", 1);
+    s_start(port, http);
+    unsetenv("KZ_PROGRESS_S");
+    char log[1024];
+    snprintf(log, sizeof log, "%s/run.out", s_tmp);
+    double end = harness_now() + DEADLINE_S;
+    for (;;) {
+        char *out = harness_read_file(log);
+        bool up = out && strstr(out, "Ctrl-C stops everything");
+        cr_assert(up || proc_alive(&s_run), "run.sh exited:\n%s", out ? out : "");
+        free(out);
+        if (up)
+            break;
+        cr_assert(harness_now() < end, "run.sh did not print its banner");
+        harness_sleep_ms(100);
+    }
+    s_read_pids();
+    harness_sleep_ms(300); /* into the progress loop's sleep */
+    cr_assert_eq(kill(s_run.pid, SIGKILL), 0);
+    /* Waited for without reaping: the harness's reaping kills what is left
+     * in run.sh's process group, which would hide a leftover holder. */
+    siginfo_t si;
+    cr_assert_eq(waitid(P_PID, (id_t)s_run.pid, &si, WEXITED | WNOWAIT), 0);
+    s_wait_pids_gone("after kill -9 of run.sh");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/var/run.lock", s_tmp);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    cr_assert_geq(fd, 0, "%s", path);
+    bool free_now = false;
+    for (double until = harness_now() + 2; !free_now && harness_now() < until;
+         harness_sleep_ms(100))
+        free_now = flock(fd, LOCK_EX | LOCK_NB) == 0;
+    close(fd);
+    cr_expect(free_now, "run.lock is still held 2 s after run.sh and its programs are gone");
+    cr_assert(proc_wait_exit(&s_run, 10));
 }
 
 Test(run, bad_settings_exit_2, .fini = s_fini)
