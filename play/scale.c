@@ -38,3 +38,30 @@ bool scale_find(const char *game, const char *player, scale_entry *out)
     }
     return false;
 }
+
+int scale_players(const char *game, char *out, size_t cap)
+{
+    int n = 0;
+    size_t used = 0;
+    if (cap)
+        out[0] = 0;
+    for (const char *p = scale_txt; game && *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char line[256], g[64], pl[64];
+        if (len < sizeof line && *p != '#') {
+            memcpy(line, p, len);
+            line[len] = 0;
+            if (sscanf(line, "%63s %63s", g, pl) == 2 && !strcmp(g, game)) {
+                int w = snprintf(out + used, cap > used ? cap - used : 0, "%s%s", n ? "," : "",
+                                 pl);
+                if (w < 0 || used + (size_t)w >= cap)
+                    break;
+                used += (size_t)w;
+                n++;
+            }
+        }
+        p += len + (end != NULL);
+    }
+    return n;
+}

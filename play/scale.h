@@ -14,6 +14,7 @@
 #define KZ_SCALE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* One anchor's place on its game's scale. */
 typedef struct scale_entry {
@@ -24,6 +25,10 @@ typedef struct scale_entry {
 /* The scale's entry of `player` (a player spec, e.g. "alphabeta:4") in game
  * `game`: true and *out, or false when the scale has none. */
 bool scale_find(const char *game, const char *player, scale_entry *out);
+
+/* The players on game's scale, in the file's order (weakest first), joined
+ * by commas into out (cap bytes); their count (0: the game has no scale). */
+int scale_players(const char *game, char *out, size_t cap);
 
 /* The built-in text of play/scales.txt (NUL-terminated). */
 const char *scale_text(void);

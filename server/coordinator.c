@@ -21,6 +21,7 @@
 #include "nn/modelkind.h"
 #include "search/player.h"
 #include "play/recheck.h"
+#include "play/scale.h"
 #include "play/selfplay.h"
 #include "data/record.h"
 #include "data/storecheck.h"
@@ -1042,6 +1043,8 @@ int coord_anchors(const coord_config *cfg, const game_def *g,
 {
     char buf[CONFIG_STR_MAX];
     snprintf(buf, sizeof buf, "%s", cfg->anchors);
+    if (!strcmp(buf, "auto") && scale_players(g->name, buf, sizeof buf) == 0)
+        snprintf(buf, sizeof buf, "random,greedy,uct:1000");
     *n = 0;
     for (char *save = NULL, *w = strtok_r(buf, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
         char perr[200];

@@ -413,3 +413,40 @@ Test(ratings, the_best_is_rated_in_every_scrape_while_gate_none_replaces_it)
     cr_assert(harness_wait(wp, 30, &wst), "the worker did not stop");
     harness_fini(&h);
 }
+
+/* anchors = auto (the default): the players of the game's fixed scale
+ * (play/scales.txt) for Khreibaga, so that no worker time goes to
+ * calibration; random, greedy and uct:1000 for a game without a scale
+ * (backgammon: alphabeta:6 over its dice never finished a calibration game,
+ * and both workers of a make run stalled on it). */
+Test(ratings, auto_anchors_are_the_game_s_scale_or_three_cheap_players)
+{
+    static char body[1 << 16];
+    harness h;
+    harness_init(&h, "ranchors");
+    harness_coord_start(&h, NULL);
+    cr_assert(s_wait_body(&h, "\"name\": \"uct:8000\", \"anchor\": true", body, sizeof body),
+              "%s", body);
+    static const char *const kh[] = {"random", "greedy", "alphabeta:2", "alphabeta:4",
+                                     "uct:1000", "alphabeta:6", "uct:8000"};
+    for (size_t i = 0; i < sizeof kh / sizeof kh[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "\"name\": \"%s\", \"anchor\": true", kh[i]);
+        cr_expect(strstr(body, want), "%s not an anchor: %s", kh[i], body);
+    }
+    cr_expect_null(strstr(body, "alphabeta:8"), "%s", body);
+    harness_fini(&h);
+
+    harness_init(&h, "ranchors-bg");
+    char args[400], out[4096];
+    snprintf(args, sizeof args, "model init --game=backgammon --blocks=1 --filters=8 --force %s", h.model);
+    cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
+    const char *bg[] = {"--game=backgammon", NULL};
+    harness_coord_start(&h, bg);
+    cr_assert(s_wait_body(&h, "\"name\": \"uct:1000\", \"anchor\": true", body, sizeof body),
+              "%s", body);
+    cr_expect(strstr(body, "\"name\": \"random\", \"anchor\": true"), "%s", body);
+    cr_expect(strstr(body, "\"name\": \"greedy\", \"anchor\": true"), "%s", body);
+    cr_expect_null(strstr(body, "alphabeta"), "%s", body);
+    harness_fini(&h);
+}
