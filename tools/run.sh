@@ -18,6 +18,8 @@
 #   KZ_HTTP_PORT=N      status endpoint (default 8080)
 #   KZ_WORKERS=N        worker processes (default 2)
 #   KZ_PROGRESS_S=S     seconds between progress lines (default 5)
+#   KZ_START_S=S        how long the coordinator may take to answer at the start
+#                       (default 30; a big store's check, or a sanitizer build)
 #   KZ_BLOCKS, KZ_FILTERS, KZ_VALUE_HIDDEN
 #                       shape of the first network of a new var/ (default 4, 32, 32;
 #                       the specification's is 6, 64, 64)
@@ -298,7 +300,9 @@ if ((${#DEATHSIG[@]} == 0)); then
 fi
 
 # Wait until the coordinator answers (or gives up: a port in use, a bad setting).
-end=$((SECONDS + 30))
+START_S=${KZ_START_S:-30}
+[[ $START_S =~ ^[0-9]+$ ]] || bad "KZ_START_S must be a number of seconds (got '$START_S')"
+end=$((SECONDS + START_S))
 until ours; do
     if ! alive coordinator; then
         echo "run: the coordinator did not start; the end of $VAR/log/coordinator.log:" >&2
