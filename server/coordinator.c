@@ -1044,7 +1044,7 @@ int coord_anchors(const coord_config *cfg, const game_def *g,
     char buf[CONFIG_STR_MAX];
     snprintf(buf, sizeof buf, "%s", cfg->anchors);
     if (!strcmp(buf, "auto") && scale_players(g->name, buf, sizeof buf) == 0)
-        snprintf(buf, sizeof buf, "random,greedy,uct:1000");
+        snprintf(buf, sizeof buf, "random,greedy,uct:100");
     *n = 0;
     for (char *save = NULL, *w = strtok_r(buf, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
         char perr[200];

@@ -96,7 +96,7 @@ static const config_option s_options[] = {
      "auto", 0, 0, O(anchors),
      "ratings: the fixed baseline players, weakest first (player specs; random = 0 Elo); "
      "auto = the players of the game's fixed scale (play/scales.txt: Khreibaga's random,greedy,"
-     "alphabeta:2,alphabeta:4,uct:1000,alphabeta:6,uct:8000), or random,greedy,uct:1000 for a "
+     "alphabeta:2,alphabeta:4,uct:1000,alphabeta:6,uct:8000), or random,greedy,uct:100 for a "
      "game without one (anchors off the scale are calibrated by the workers' games)"},
     {"eval_share", CONFIG_DOUBLE, "0.1", 0, 1, O(eval_share),
      "ratings: most share of the workers' game time spent on rating games (0 = no ratings)"},

@@ -416,9 +416,10 @@ Test(ratings, the_best_is_rated_in_every_scrape_while_gate_none_replaces_it)
 
 /* anchors = auto (the default): the players of the game's fixed scale
  * (play/scales.txt) for Khreibaga, so that no worker time goes to
- * calibration; random, greedy and uct:1000 for a game without a scale
+ * calibration; random, greedy and uct:100 for a game without a scale
  * (backgammon: alphabeta:6 over its dice never finished a calibration game,
- * and both workers of a make run stalled on it). */
+ * and both workers of a make run stalled on it; a move of uct:1000 there
+ * held a worker past its heartbeat). */
 Test(ratings, auto_anchors_are_the_game_s_scale_or_three_cheap_players)
 {
     static char body[1 << 16];
@@ -443,7 +444,7 @@ Test(ratings, auto_anchors_are_the_game_s_scale_or_three_cheap_players)
     cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
     const char *bg[] = {"--game=backgammon", NULL};
     harness_coord_start(&h, bg);
-    cr_assert(s_wait_body(&h, "\"name\": \"uct:1000\", \"anchor\": true", body, sizeof body),
+    cr_assert(s_wait_body(&h, "\"name\": \"uct:100\", \"anchor\": true", body, sizeof body),
               "%s", body);
     cr_expect(strstr(body, "\"name\": \"random\", \"anchor\": true"), "%s", body);
     cr_expect(strstr(body, "\"name\": \"greedy\", \"anchor\": true"), "%s", body);
