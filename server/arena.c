@@ -78,18 +78,6 @@ static int s_alloc_arena(arena *a, uint32_t games)
     return 0;
 }
 
-void coord_put32(uint8_t *p, uint32_t v)
-{
-    memcpy(p, &v, 4); /* host order: the value never leaves this machine's LMDB */
-}
-
-uint32_t coord_get32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 size_t arena_serialize(const coord *c, const ingest_item *items, size_t n, uint8_t **out)
 {
     size_t len = ARENA_HEADER + c->ar.games;

@@ -30,80 +30,6 @@
 #define LOG_REJECTS_PER_WORKER 20 /* then only every 1000th */
 #define FORGE_POLL_MS 20          /* longest poll while games are held for their check */
 
-/* --- workers ------------------------------------------------------------------ */
-
-static size_t s_windex_slot(const coord *c, const char *id)
-{
-    return (size_t)hash_bytes(id, strlen(id), 7) & (c->windex_cap - 1);
-}
-
-static void s_windex_rebuild(coord *c, size_t cap)
-{
-    free(c->windex);
-    c->windex_cap = cap;
-    c->windex = xcalloc(cap, sizeof *c->windex);
-    for (size_t i = 0; i < c->n_workers; i++) {
-        size_t h = s_windex_slot(c, c->workers[i].id);
-        while (c->windex[h])
-            h = (h + 1) & (cap - 1);
-        c->windex[h] = (int32_t)i + 1;
-    }
-}
-
-worker *coord_worker(coord *c, const char *id)
-{
-    char key[64];
-    snprintf(key, sizeof key, "%s", id && id[0] ? id : "anonymous");
-    size_t h = s_windex_slot(c, key);
-    while (c->windex[h]) {
-        worker *w = &c->workers[c->windex[h] - 1];
-        if (!strcmp(w->id, key))
-            return w;
-        h = (h + 1) & (c->windex_cap - 1);
-    }
-    if (c->n_workers >= (size_t)c->cfg.max_clients) {
-        /* A stream of made-up ids must not grow the table (and /status)
-         * without bound: reuse the entry silent the longest among the gone. */
-        size_t victim = SIZE_MAX;
-        for (size_t i = 0; i < c->n_workers; i++)
-            if (!c->workers[i].alive &&
-                (victim == SIZE_MAX || c->workers[i].last_seen < c->workers[victim].last_seen))
-                victim = i;
-        if (victim == SIZE_MAX) {
-            if (c->clients_refused++ % 1000 == 0)
-                log_warn("max_clients (%ld) clients are live: new client ids turned away",
-                         c->cfg.max_clients);
-            return NULL;
-        }
-        if (c->clients_forgotten++ % 1000 == 0)
-            log_info("max_clients (%ld) reached: forgetting silent clients to make room",
-                     c->cfg.max_clients);
-        worker *w = &c->workers[victim];
-        memset(w, 0, sizeof *w);
-        snprintf(w->id, sizeof w->id, "%s", key);
-        w->first_seen = time_now();
-        s_windex_rebuild(c, c->windex_cap);
-        return w;
-    }
-    if (c->n_workers == c->cap_workers) {
-        size_t cap = c->cap_workers ? c->cap_workers * 2 : 64;
-        worker *nw = realloc(c->workers, cap * sizeof *nw);
-        if (!nw)
-            return NULL;
-        c->workers = nw;
-        c->cap_workers = cap;
-    }
-    worker *w = &c->workers[c->n_workers];
-    memset(w, 0, sizeof *w);
-    snprintf(w->id, sizeof w->id, "%s", key);
-    w->first_seen = time_now();
-    c->windex[h] = (int32_t)c->n_workers + 1;
-    c->n_workers++;
-    if (c->n_workers * 2 > c->windex_cap)
-        s_windex_rebuild(c, c->windex_cap * 2);
-    return w;
-}
-
 static void s_expire_workers(coord *c)
 {
     double now = time_now();
@@ -119,89 +45,6 @@ static void s_expire_workers(coord *c)
                 log_info("arena: %u slots of %s reassigned", n, w->id);
         }
     }
-}
-
-/* --- models --------------------------------------------------------------------- */
-
-const model_cache_entry *coord_model(coord *c, uint32_t version)
-{
-    model_cache_entry *lru = &c->cache[0];
-    for (int i = 0; i < MODEL_CACHE; i++) {
-        if (c->cache[i].version == version && version) {
-            c->cache[i].used = time_now();
-            return &c->cache[i];
-        }
-        if (c->cache[i].used < lru->used)
-            lru = &c->cache[i];
-    }
-    uint8_t *blob;
-    size_t len;
-    store_model_info info;
-    int rc = store_get_model(c->st, version, &blob, &len, &info);
-    if (rc == KZ_ECORRUPT)
-        coord_model_damaged(c, version);
-    if (rc)
-        return NULL;
-    free(lru->blob);
-    *lru = (model_cache_entry){version, blob, len, info, time_now()};
-    return lru;
-}
-
-void coord_model_damaged(coord *c, uint32_t v)
-{
-    for (uint32_t i = 0; i < c->n_damaged && i < COORD_DAMAGED; i++)
-        if (c->damaged[i] == v)
-            return;
-    if (c->n_damaged < COORD_DAMAGED)
-        c->damaged[c->n_damaged] = v;
-    c->n_damaged++;
-    log_error("model %u fails its checksum: the store in %s is damaged (`kz store check %s` "
-              "says where; `kz store salvage` copies what is intact)",
-              v, c->cfg.data_dir, c->cfg.data_dir);
-    char alarm[sizeof c->model_alarm];
-    uint32_t best = store_best(c->st);
-    if (v == best) {
-        /* The newest earlier best (promoted, or the initial model) that is intact. */
-        uint32_t to = 0;
-        store_model_info m;
-        for (uint32_t u = v - 1; u >= 1 && !to; u--) {
-            uint8_t *blob = NULL;
-            size_t len;
-            if (store_get_model_info(c->st, u, &m) == 0 &&
-                (m.status == STORE_MODEL_PROMOTED || m.status == STORE_MODEL_INITIAL) &&
-                store_get_model(c->st, u, &blob, &len, &m) == 0)
-                to = u;
-            free(blob);
-        }
-        int rc = to ? store_set_best(c->st, to) : KZ_ENOTFOUND;
-        c->fallback_from = v;
-        c->fallback_to = rc ? 0 : to;
-        if (rc) {
-            log_error("THE BEST MODEL %u IS DAMAGED and no earlier best is intact (%s): "
-                      "workers cannot play; salvage the store or start from a model file",
-                      v, err_str(rc));
-        } else {
-            log_error("THE BEST MODEL %u IS DAMAGED: the best falls back to model %u, the "
-                      "last good best (self-play goes on with it)", v, to);
-            c->best = to;
-            c->best_sum = m.checksum;
-            coord_best_changed(c);
-            if (c->pub)
-                coord_announce(c, v, 0, 0, 0);
-        }
-    }
-    if (c->fallback_from && c->fallback_to)
-        snprintf(alarm, sizeof alarm, "%u damaged model%s (the best %u fell back to %u)",
-                 c->n_damaged, c->n_damaged == 1 ? "" : "s", c->fallback_from, c->fallback_to);
-    else if (c->fallback_from)
-        snprintf(alarm, sizeof alarm, "the best model %u is damaged and no earlier best is "
-                 "intact", c->fallback_from);
-    else
-        snprintf(alarm, sizeof alarm, "%u damaged model%s (not the best)", c->n_damaged,
-                 c->n_damaged == 1 ? "" : "s");
-    pthread_mutex_lock(&c->snap_lock);
-    memcpy(c->model_alarm, alarm, sizeof alarm);
-    pthread_mutex_unlock(&c->snap_lock);
 }
 
 /* The blob of version 1 when the store has none: the model file given by
@@ -275,18 +118,6 @@ static int s_bootstrap(coord *c)
     else
         log_info("bootstrap: model %u registered as the first best (%zu bytes)", m.version, len);
     return rc;
-}
-
-void coord_announce(coord *c, uint32_t previous, uint32_t wins, uint32_t draws, uint32_t losses)
-{
-    wire_msg m = {0};
-    m.kind = WIRE_ANNOUNCEMENT;
-    m.u.announcement = (wire_announcement){c->best, c->best_sum, previous, wins, draws, losses};
-    if (wire_encode(&m, &c->tx))
-        return;
-    zmq_send(c->pub, WIRE_TOPIC_BEST, strlen(WIRE_TOPIC_BEST), ZMQ_SNDMORE | ZMQ_DONTWAIT);
-    zmq_send(c->pub, c->tx.data, c->tx.len, ZMQ_DONTWAIT);
-    log_info("announced best model %u (was %u)", c->best, previous);
 }
 
 /* --- replies --------------------------------------------------------------------- */
@@ -1072,46 +903,6 @@ int coord_anchors(const coord_config *cfg, const game_def *g,
     return 0;
 }
 
-/* The opening book: book_openings positions from book_seed (match_openings:
- * level material, no capture pending), as R20 strings. */
-static int s_book(coord *c)
-{
-    int n = (int)c->cfg.book_openings;
-    game_state *st = xcalloc((size_t)n, sizeof *st);
-    int rc = match_openings(c->g, n, 0, (uint64_t)c->cfg.book_seed, st);
-    if (rc) {
-        log_error("cannot make a book of %d openings: %s", n, err_str(rc));
-        free(st);
-        return rc;
-    }
-    c->book = xcalloc((size_t)n, sizeof *c->book);
-    for (int k = 0; k < n; k++)
-        c->g->format_position(&st[k], c->book[k], COORD_POSITION);
-    c->book_n = n;
-    free(st);
-    return 0;
-}
-
-const char *coord_opening(const coord *c, uint32_t k)
-{
-    return c->book[k % (uint32_t)c->book_n];
-}
-
-size_t coord_live_workers(const coord *c)
-{
-    size_t live = 0;
-    for (size_t i = 0; i < c->n_workers; i++)
-        live += c->workers[i].alive && !strcmp(c->workers[i].role, "worker");
-    return live;
-}
-
-void coord_best_changed(coord *c)
-{
-    c->best_since_ms = time_wall_ms();
-    c->best_since_step = c->trainer.step;
-    c->rejected_in_row = 0;
-}
-
 /* Start-up step 1: the settings the start relies on (the gate's, the game).
  * 0 or KZ_EINVAL, logged. */
 static int s_init_settings(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
@@ -1159,7 +950,7 @@ static int s_init_run(coord *c)
         log_error("anchors: %s", gerr);
         return KZ_EINVAL;
     }
-    int rc = s_book(c);
+    int rc = coord_book_make(c);
     if (rc)
         return rc;
     char host[64] = "";
@@ -1340,7 +1131,7 @@ static int s_init_buffers(coord *c)
         c->popprob = xmalloc(c->ent_cap * sizeof *c->popprob);
     }
     c->batch = store_batch_new((size_t)cfg->max_batch);
-    s_windex_rebuild(c, 256);
+    coord_workers_init(c);
     if (!c->val || !c->batch) {
         log_error("out of memory");
         return KZ_ENOMEM;
@@ -1509,14 +1300,12 @@ void coord_fini(coord *c)
     auth_fini(c);
     if (c->zctx)
         zmq_ctx_term(c->zctx);
-    for (int i = 0; i < MODEL_CACHE; i++)
-        free(c->cache[i].blob);
+    coord_services_fini(c);
     free(c->ar.result);
     free(c->ar.owner);
     free(c->ar.assigned_at);
     ratings_fini(c);
     timeline_fini(c);
-    free(c->book);
     free(c->items);
     free(c->games);
     free(c->pk);
@@ -1529,8 +1318,6 @@ void coord_fini(coord *c)
     free(c->popoff);
     free(c->popact);
     free(c->popprob);
-    free(c->workers);
-    free(c->windex);
     store_batch_destroy(&c->batch);
     validator_destroy(&c->val);
     wire_buf_free(&c->tx);

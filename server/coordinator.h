@@ -4,6 +4,8 @@
  *   main.c        settings table, start-up, signals
  *   coordinator.c the actor: ROUTER/PUB sockets, request handlers, game
  *                 ingest with group commit, worker liveness, timers
+ *   services.c    below all the others: the worker table, the model cache,
+ *                 announcements of the best, the opening book, meta u32s
  *   arena.c       candidates, arena slots, tallies, promotion
  *   ratings.c     the rating pool: anchors and models, tallies of every pair,
  *                 evaluation matches for workers, the fit, the history
@@ -455,6 +457,14 @@ int coord_anchors(const coord_config *cfg, const game_def *g,
 int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop);
 int coord_run(coord *c);
 void coord_fini(coord *c);
+/* The simulations a new self-play job asks for: `simulations`, or under the
+ * schedule (sims_start > 0) sims_start + (simulations - sims_start) * min(1,
+ * stored games / sims_ramp_games), rounded. */
+uint32_t coord_selfplay_sims(coord *c);
+
+/* services.c: below every other part (see services.c's opening comment). */
+/* The worker table, empty (start-up). */
+void coord_workers_init(coord *c);
 /* The worker entry of client id (created on first sight). At most
  * max_clients ids are tracked: a new id then takes the place of the client
  * silent the longest among those that are gone (expired, so holding no arena
@@ -470,20 +480,21 @@ void coord_model_damaged(coord *c, uint32_t v);
 void coord_announce(coord *c, uint32_t previous, uint32_t wins, uint32_t draws, uint32_t losses);
 /* Opening k of the book (k taken modulo its size). Borrowed. */
 const char *coord_opening(const coord *c, uint32_t k);
-/* The simulations a new self-play job asks for: `simulations`, or under the
- * schedule (sims_start > 0) sims_start + (simulations - sims_start) * min(1,
- * stored games / sims_ramp_games), rounded. */
-uint32_t coord_selfplay_sims(coord *c);
 /* Notes that the best changed to v (stall figures). */
 void coord_best_changed(coord *c);
 /* Live clients of role "worker" (the trainer and tools not counted). */
 size_t coord_live_workers(const coord *c);
-
-/* arena.c */
+/* Makes the opening book: book_openings positions from book_seed (match_openings:
+ * level material, no capture pending), as R20 strings. 0 or an error (logged). */
+int coord_book_make(coord *c);
 /* A u32 into / out of the coordinator's own meta values (host byte order:
  * they never leave this machine's LMDB). */
 void coord_put32(uint8_t *p, uint32_t v);
 uint32_t coord_get32(const uint8_t *p);
+/* Frees the worker table, the model cache and the book. */
+void coord_services_fini(coord *c);
+
+/* arena.c */
 /* Loads best/arena state from the store at start-up; decides a finished arena. */
 int arena_load(coord *c);
 /* Registers a candidate blob; fills ack. 0 or an error (message in err). */
