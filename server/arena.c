@@ -1,5 +1,5 @@
 /* arena: candidates, arena slots spread over workers, tallies committed with
- * their games, and promotion by the gate. See coordinator.h.
+ * their games, and promotion by the gate. See features.h.
  *
  * Persistence: meta "arena" holds the arena in progress (candidate, best,
  * slot results) and the queued candidate; it is rewritten in the same LMDB
@@ -18,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/coordinator.h"
+#include "server/features.h"
+#include "server/services.h"
 #include "play/match.h"
 #include "nn/model.h"
 #include "nn/modelfile.h"

@@ -1,5 +1,5 @@
 /* auth: the coordinator's CurveZMQ authentication and authorisation (see
- * coordinator.h and docs/security.md).
+ * features.h and docs/security.md).
  *
  * Authentication happens in the handshake: both endpoints are CurveZMQ
  * servers with the coordinator's key, and libzmq asks the ZAP handler (RFC
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "server/coordinator.h"
+#include "server/features.h"
 #include "common/util.h"
 
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"

@@ -7,6 +7,8 @@
  * are answered at once), and stores all valid ones of the turn in ONE LMDB
  * transaction; only after it commits are their acks sent. */
 #include "server/coordinator.h"
+#include "server/features.h"
+#include "server/services.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * and nothing to install; the Makefile makes this object depend on it). */
 #include <stddef.h>
 
-#include "server/coordinator.h"
+#include "server/features.h"
 
 __asm__(".pushsection .rodata\n"
         ".global status_dashboard_html\n"

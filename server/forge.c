@@ -22,7 +22,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "server/coordinator.h"
+#include "server/features.h"
+#include "server/services.h"
 #include "nn/evaluator.h"
 #include "nn/model.h"
 #include "nn/modelfile.h"

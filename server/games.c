@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/coordinator.h"
+#include "server/features.h"
 #include "play/engine.h"
 #include "data/record.h"
 #include "common/util.h"

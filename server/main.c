@@ -12,6 +12,7 @@
 #include "common/config.h"
 #include "net/curve.h"
 #include "server/coordinator.h"
+#include "server/features.h"
 #include "play/match.h"
 #include "nn/model.h"
 #include "nn/modelfile.h"

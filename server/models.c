@@ -1,12 +1,12 @@
 /* models: the model store bounded, its size, the disk's free space (see
- * coordinator.h, models_tick). */
+ * features.h, models_tick). */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
 
 #include "common/util.h"
 #include "data/store.h"
-#include "server/coordinator.h"
+#include "server/features.h"
 
 /* Whether the name is "vN" for version v. */
 static bool s_names(const char *name, uint32_t v)

@@ -1,7 +1,7 @@
 /* ratings: the rating pool of the cluster (fixed baseline players, the
  * "anchors", and the best models), the tallies of every pair that met, the
  * evaluation matches handed to workers, and the fitted ratings. See
- * coordinator.h.
+ * features.h.
  *
  * Players are named by text: an anchor by its player spec ("alphabeta:4"),
  * a model by "v" and its version ("v12"). A tally holds everything two
@@ -38,7 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/coordinator.h"
+#include "server/features.h"
+#include "server/services.h"
 #include "play/rating.h"
 #include "play/scale.h"
 #include "common/util.h"

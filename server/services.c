@@ -6,7 +6,7 @@
  * Everything here runs on the main thread (the store is the main thread's
  * alone), except that coord_model_damaged writes model_alarm under
  * snap_lock for the HTTP thread. */
-#include "server/coordinator.h"
+#include "server/services.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -38,7 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/coordinator.h"
+#include "server/features.h"
+#include "server/services.h"
 #include "play/engine.h"
 #include "nn/modelfile.h"
 #include "nn/modelkind.h"

@@ -1,6 +1,6 @@
 /* timeline: the run's history for the dashboard's plots, a bounded time
  * series kept in the store (meta "timeline") so that it covers the whole run
- * across restarts. See coordinator.h (timeline_point, timeline).
+ * across restarts. See server.h (timeline_point, timeline) and features.h.
  *
  * Every timeline_s the open interval is closed into a point: the games,
  * positions and self-play results stored in it (differences of the
@@ -24,7 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/coordinator.h"
+#include "server/features.h"
+#include "server/services.h"
 #include "common/util.h"
 
 #define TIMELINE_MAGIC "KZL1"

@@ -1,0 +1,300 @@
+/* features: the parts of kz-coordinator and what each exports to the others
+ * and to the actor (server/ only). They call down, to services.h, and
+ * never up into the actor (coordinator.c); among themselves ratings uses the
+ * arena, forge both, and status reads them all.
+ *
+ *   arena.c       candidates, arena slots, tallies, promotion
+ *   ratings.c     the rating pool: anchors and models, tallies of every pair,
+ *                 evaluation matches for workers, the fit, the history
+ *   timeline.c    the run's history: a bounded time series of the figures
+ *                 (games, positions, results, game length, trainer losses)
+ *   models.c      the model store bounded (retention), its size, the disk
+ *   auth.c        CurveZMQ: the coordinator's keys, the allow-list of client
+ *                 keys and roles (reloaded on SIGHUP), the ZAP handler, what
+ *                 each role may ask, handshake failures (docs/security.md)
+ *   status.c      HTTP endpoint (/status, /metrics, /healthz, /models and
+ *                 the model files, /timeline, the pages of webpages.h) and
+ *                 the snapshots it serves
+ *   games.c       /games and /games/SEQ: stored games for the viewer; /api/:
+ *                 the play page's engine over the best model
+ *   endgame.c     the best's endgame accuracy on the tables' test set
+ *                 (tb_dir), measured on a thread of its own
+ *   forge.c       the sampled re-search of submitted games (recheck.h) on a
+ *                 thread of its own: forged games refused, counted per client */
+#ifndef KZ_SERVER_FEATURES_H
+#define KZ_SERVER_FEATURES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server/server.h"
+
+/* arena.c */
+/* Loads best/arena state from the store at start-up; decides a finished arena. */
+int arena_load(coord *c);
+/* Registers a candidate blob; fills ack. 0 or an error (message in err). */
+int arena_add_candidate(coord *c, const wire_candidate_submit *cs, wire_candidate_ack *ack,
+                        char *err, size_t errlen);
+/* Releases slots assigned to worker w that it no longer holds (job request). */
+void arena_reconcile(coord *c, int w, uint32_t candidate, const uint32_t *slots, size_t n);
+/* Releases every slot of worker w (expired). Returns how many. */
+uint32_t arena_release_worker(coord *c, int w);
+/* Assigns up to max open slots to worker w: writes slots, colours and openings
+ * (borrowed from the book), returns count. */
+size_t arena_assign(coord *c, int w, size_t max, uint32_t *slots, int32_t *colours,
+                    char **openings);
+/* The finished pairs of the arena, candidate's view. */
+void arena_penta(const arena *a, int penta[MATCH_PENTA]);
+/* Makes v the best again (the guard of gate none). */
+void arena_revert(coord *c, uint32_t v);
+/* Checks an arena record against the arena: VALIDATE_OK with *count_slot
+ * (-1 when the game is stored but not counted: another arena, or a slot
+ * already played, also earlier in the pending batch) and *result, or
+ * VALIDATE_ARENA with a message in err. */
+int arena_check(coord *c, const validate_result *v, uint32_t slot, int *count_slot,
+                uint8_t *result, char *err, size_t errlen);
+/* Serializes the arena with the pending batch's results applied. */
+size_t arena_serialize(const coord *c, const ingest_item *items, size_t n, uint8_t **out);
+/* Applies the committed results of a batch and decides the arena if it can. */
+void arena_commit(coord *c, const ingest_item *items, size_t n);
+/* Open slots (unassigned, unplayed). */
+uint32_t arena_open_slots(const coord *c);
+
+/* models.c: the model store bounded. models_tick (main loop, with the status
+ * refresh) deletes the models the retention does not keep: it keeps the
+ * initial model, every best an arena promoted, every rated model, every
+ * keep_models_every-th version, the keep_models_last newest, and whatever a
+ * match, an arena, a gauntlet or the workers' jobs name now (the best, the
+ * candidate, the rated best, the gauntlet's subject and opponents, the
+ * rating match's sides). Models are read for workers and downloads in the
+ * main loop, the same thread that deletes, so none is deleted while it is
+ * being fetched. It also counts the models and their bytes and measures
+ * the data disk's free space (a warning in the log, /status and /metrics
+ * when it is below disk_warn_mb). */
+void models_tick(coord *c);
+
+/* ratings.c */
+/* Loads the tallies and the history, fits. 0 (unreadable state is logged and dropped). */
+int ratings_load(coord *c);
+void ratings_fini(coord *c);
+/* Fits every rating again from the tallies (c->rated). */
+void ratings_fit(coord *c);
+/* The fitted rating of model v, NULL if it has none. Borrowed until the next fit. */
+const rated_player *ratings_get(const coord *c, uint32_t version);
+/* Whether rating games may take slots now (their share of slot time is below eval_share). */
+bool ratings_share_ok(const coord *c);
+/* Plans a match if none runs and assigns up to max of its open slots to worker w. */
+size_t ratings_assign(coord *c, int w, size_t max, uint32_t *slots, int32_t *colours,
+                      char **openings);
+/* Releases worker w's unplayed rating slots. */
+void ratings_release_worker(coord *c, int w);
+/* Checks an eval record against the match (as arena_check): *count_slot, *result. */
+int ratings_check(coord *c, const validate_result *v, uint32_t slot, int *count_slot,
+                  uint8_t *result, char *err, size_t errlen);
+/* Counts a batch's rating and arena games into the tallies before its commit;
+ * true when anything changed (then meta "tallies" goes with the batch). */
+bool ratings_apply(coord *c, const ingest_item *items, size_t n);
+/* The batch did not commit: the tallies are read back, its rating slots reopened. */
+void ratings_rollback(coord *c, const ingest_item *items, size_t n);
+/* After a commit: ends a finished match (fit, history, guard). */
+void ratings_after_commit(coord *c);
+/* Meta "tallies". Caller frees *out. */
+size_t ratings_serialize(const coord *c, uint8_t **out);
+
+/* timeline.c */
+/* Loads meta "timeline" and opens the first interval. 0 (unreadable
+ * points are logged and dropped). */
+int timeline_load(coord *c);
+void timeline_fini(coord *c);
+/* The open interval as a point ending now (not stored). */
+void timeline_current(const coord *c, timeline_point *out);
+/* Closes the open interval into a point when timeline_s has passed (or
+ * force: at the stop); the points are then dirty until written. */
+void timeline_tick(coord *c, bool force);
+/* Meta "timeline" (the points); caller frees *out. Clears dirty: the caller
+ * writes it (with a batch of games, or timeline_save). */
+size_t timeline_serialize(coord *c, uint8_t **out);
+/* Writes meta "timeline" in its own transaction. 0 or the store's error (logged). */
+int timeline_save(coord *c);
+
+/* auth.c */
+/* With cfg.curve: reads the coordinator's key pair and the allow-list and
+ * binds the ZAP handler, which must exist before the ROUTER and the PUB bind
+ * (libzmq admits every key when no handler answers). Without: logs the
+ * warning. 0 or an error (logged). */
+int auth_init(coord *c);
+/* Makes s a CurveZMQ server with the coordinator's key (before its bind)
+ * when curve is on. 0 or zmq errno. */
+int auth_socket(coord *c, void *s);
+/* Watches s's handshakes (after its bind): failures are counted (which = 0
+ * ROUTER, 1 PUB). */
+void auth_watch(coord *c, void *s, int which);
+/* The sockets the main loop polls for auth_serve (NULL where none): the ZAP
+ * handler and the two monitors. */
+void auth_poll_items(coord *c, void *out[3]);
+/* Answers the waiting ZAP requests and reads the handshake events. Main
+ * loop, every turn; cheap when idle. */
+void auth_serve(coord *c);
+/* Reads the allow-list again (SIGHUP); a bad file is logged and the
+ * previous list stays. */
+void auth_reload(coord *c);
+/* The check of one request: with curve, the key behind user_id (the
+ * message's ZAP "User-Id", the key's Z85 text) must still be in the
+ * allow-list and its role may send `kind`. True when allowed, and then *id
+ * is the client id the request is filed under: the key's name, or NAME/ID
+ * for a client naming itself ID (several processes sharing one key), in
+ * idbuf when made. False with the reason in why (counted, logged once per
+ * key and kind). Without curve: true, *id = claimed. */
+bool auth_check(coord *c, const char *user_id, int kind, const char *claimed, const char **id,
+                char *idbuf, size_t idlen, char *why, size_t whylen);
+void auth_fini(coord *c);
+
+/* status.c */
+/* Reads the HTTP token file (status_token_file): one line of 16 to
+ * STATUS_TOKEN_MAX - 2 printable characters, in a file other users may not
+ * read. 0 or an error with err. */
+int status_read_token(const char *path, char *out, size_t cap, char *err, size_t errlen);
+/* Binds the status port (http_bind:http_port; nothing when it is 0) before
+ * the store is touched, so that a port in use stops the start before any
+ * bootstrap. 0, or KZ_EIO (logged). */
+int status_bind(coord *c);
+/* Serves HTTP on the bound socket. 0, or KZ_EIO (logged). */
+int status_start(coord *c);
+void status_stop(coord *c);
+/* Rebuilds the /status, /metrics and /models snapshots. */
+void status_refresh(coord *c);
+/* Answers the HTTP thread's request for a model file, if one waits: reads
+ * the blob, stamps its version and parent (modelfile_stamp), keeps it for
+ * the HTTP thread. Called by the main loop on every turn; cheap when idle. */
+void status_serve(coord *c);
+
+/* games.c: GET /games and /games/SEQ (engine.h's JSON), and /api/ for the
+ * play page. games_start makes
+ * the mailbox (status_start), games_stop wakes the waiting HTTP threads,
+ * games_free frees it once the HTTP server has stopped (status_stop). */
+struct engine_args;
+struct engine_reply;
+void games_start(coord *c);
+void games_stop(coord *c);
+void games_free(coord *c);
+/* Answers GET url (/games or /games/SEQ) with its query arguments: parses
+ * it, posts it to the main loop and waits for the answer (at most 10 s:
+ * then a 503). /saved and /saved/K are the games saved from /play
+ * (DATA_DIR/play.kzr, engine_saved_games), answered on the calling thread.
+ * HTTP threads only. */
+void games_http(coord *c, const char *url, const struct engine_args *args,
+                struct engine_reply *out);
+/* Answers METHOD /api/NAME (engine.h's API) with the engine of the current
+ * best model (built on first use and when the best changes; searches run on
+ * the calling HTTP thread, at most 2000 simulations; games saved to
+ * DATA_DIR/play.kzr). HTTP threads only. */
+void games_api(coord *c, const char *method, const char *name, const struct engine_args *args,
+               struct engine_reply *out);
+/* Answers the posted request, if any, from the store, and notes the best
+ * version for games_api. Main loop, every turn (status_serve calls it);
+ * cheap when idle. */
+void games_serve(coord *c);
+
+/* dashboard.c: the page of GET / (server/dashboard.html), NUL-terminated. */
+extern const char status_dashboard_html[];
+extern const size_t status_dashboard_len;
+
+/* endgame.c */
+/* The endgame accuracy of a model, as /status shows it. */
+typedef struct endgame_figures {
+    int pieces;           /* the tables cover every position with up to this many pieces */
+    int positions;        /* test positions (tb_test_positions, seed TB_TEST_SEED) */
+    int simulations;      /* the search's simulations */
+    double chance;        /* mean of 1 / legal actions over the test set */
+    uint32_t version;     /* the model measured last, 0 none yet */
+    int policy, search;   /* its value-keeping choices: raw policy, search */
+    double seconds;       /* the measurement's wall time */
+    int64_t done_ms;      /* wall clock when it ended */
+    uint32_t computing;   /* the version being measured now, 0 none */
+    char error[160];      /* why the last measurement failed, "" none */
+} endgame_figures;
+typedef struct endgame endgame;
+/* With cfg.tb_dir: opens the tables, draws the test set and starts the
+ * measuring thread (else nothing). 0, or an error (logged): tables that
+ * cannot be used stop the start. */
+int endgame_start(coord *c);
+/* Main loop: hands a new best to the thread (a copy of its blob). */
+void endgame_tick(coord *c);
+/* The figures (false without tb_dir). Any thread. */
+bool endgame_get(coord *c, endgame_figures *out);
+/* Stops the thread (a measurement is cut short) and frees it all. */
+void endgame_stop(coord *c);
+
+/* forge.c */
+/* A game held back for its check: the message and where its answer goes. */
+typedef struct forge_held {
+    uint8_t route[256];       /* ROUTER identity of the sender (the latest resend's) */
+    size_t route_len;         /* bytes in route */
+    uint64_t request_id;      /* to echo */
+    char client[64];          /* the client id it was filed under */
+    uint8_t game_id[16];      /* the record's id */
+    wire_msg msg;             /* the decoded submit (owns the record bytes) */
+    char why[200];            /* forge_take's 2: why the game is refused */
+} forge_held;
+/* The check's counters since start (/status, /metrics). */
+typedef struct forge_figures {
+    uint64_t sampled;         /* games with a state picked */
+    uint64_t checked;         /* of these, searched again and matching */
+    uint64_t forged;          /* searched again and differing: refused */
+    uint64_t unchecked;       /* could not be checked (recheck.h): stored, counted */
+    uint64_t skipped;         /* stored unchecked: forge_queue games were held already */
+    uint64_t held;            /* games held now */
+    uint64_t resends;         /* resends of held games (answered once the check ends) */
+    uint64_t states;          /* searched states compared */
+    uint64_t searches;        /* searches run */
+    double seconds;           /* the checks' wall time */
+} forge_figures;
+typedef struct forge forge;
+/* With forge_check_states > 0: starts the checking thread. 0 or KZ_ENOMEM. */
+int forge_start(coord *c);
+/* Stops the thread and frees everything; held games are dropped unanswered
+ * (their workers resend them). */
+void forge_stop(coord *c);
+/* A valid self-play or arena game (v from validate_record, its record
+ * decoded): 1 when it was sampled and is now held (h->msg is taken and
+ * zeroed), 2 when it was sampled, cannot be checked and forge_refuse_unchecked
+ * says to refuse it (the reason in h->why), else 0 (go on and store it).
+ * Counts the unchecked and the skipped on w. Main thread. */
+int forge_take(coord *c, forge_held *h, const validate_result *v, worker *w);
+/* A resend of a held game: notes its route and request id and returns true
+ * (drop the message), else false. */
+bool forge_resend(coord *c, const uint8_t *game_id, const uint8_t *route, size_t route_len,
+                  uint64_t request_id);
+/* A checked game, if one is ready: true with *out (owning its message),
+ * *verdict (enum recheck_verdict) and a detail line. Main loop, every turn. */
+bool forge_next(coord *c, forge_held *out, int *verdict, char *detail, size_t detail_len);
+/* The counters (false when the check is off). */
+bool forge_get(const coord *c, forge_figures *out);
+/* A proven forger: barred from its first forged game on (meta "barred"). */
+typedef struct barred_client {
+    char id[64];                 /* its client id (the key's name with curve) */
+    int64_t since_ms;            /* wall clock of the proof */
+    uint64_t removed_games;      /* its games whose positions left the window then */
+    uint64_t removed_positions;  /* those positions */
+    char evidence[160];          /* the check's finding on the forged game */
+} barred_client;
+/* A stored game, for taking a forger's games out of the window. */
+typedef struct recent_game {
+    uint64_t client;             /* hash of its client's id (0: none) */
+    uint64_t first_pos;          /* its first position's sequence */
+    uint32_t n_pos;              /* positions */
+} recent_game;
+/* Loads the proven forgers from the store, minus forge_readmit's (logged). */
+int forge_load_barred(coord *c);
+/* The proven forger with this id, or NULL. */
+const barred_client *forge_barred_client(const coord *c, const char *id);
+/* Bars client w after its first proven forgery (evidence: the check's
+ * detail): stored, logged, and its games still in the window withdrawn. */
+void forge_bar(coord *c, worker *w, const char *evidence);
+/* Remembers a stored game of client id (NULL: none) and its positions. */
+void forge_note_game(coord *c, const char *id, uint64_t first_pos, uint32_t n_pos);
+/* Whether client w has reached forge_arena_threshold forged games. */
+bool forge_barred(const coord *c, const worker *w);
+
+#endif

@@ -1,0 +1,44 @@
+/* services: what every part of the coordinator asks of it (services.c),
+ * below them all: the worker table, the model cache (and what a damaged
+ * model does to the best), announcements of the best, the opening book, the
+ * host-order u32s of the coordinator's meta values. Main thread. */
+#ifndef KZ_SERVER_SERVICES_H
+#define KZ_SERVER_SERVICES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server/server.h"
+
+/* The worker table, empty (start-up). */
+void coord_workers_init(coord *c);
+/* The worker entry of client id (created on first sight). At most
+ * max_clients ids are tracked: a new id then takes the place of the client
+ * silent the longest among those that are gone (expired, so holding no arena
+ * slots); NULL when every tracked client is live (or out of memory). */
+worker *coord_worker(coord *c, const char *id);
+/* Blob of a model (cached); NULL if unknown. Borrowed until the next call. */
+const model_cache_entry *coord_model(coord *c, uint32_t version);
+/* Notes that model v fails its checksum (a damaged store): logged, kept for
+ * /status and /healthz; when v is the best, the best falls back to the newest
+ * earlier promoted (or initial) model that is intact, in the store too. */
+void coord_model_damaged(coord *c, uint32_t v);
+/* Publishes an announcement of the current best. */
+void coord_announce(coord *c, uint32_t previous, uint32_t wins, uint32_t draws, uint32_t losses);
+/* Opening k of the book (k taken modulo its size). Borrowed. */
+const char *coord_opening(const coord *c, uint32_t k);
+/* Notes that the best changed to v (stall figures). */
+void coord_best_changed(coord *c);
+/* Live clients of role "worker" (the trainer and tools not counted). */
+size_t coord_live_workers(const coord *c);
+/* Makes the opening book: book_openings positions from book_seed (match_openings:
+ * level material, no capture pending), as R20 strings. 0 or an error (logged). */
+int coord_book_make(coord *c);
+/* A u32 into / out of the coordinator's own meta values (host byte order:
+ * they never leave this machine's LMDB). */
+void coord_put32(uint8_t *p, uint32_t v);
+uint32_t coord_get32(const uint8_t *p);
+/* Frees the worker table, the model cache and the book. */
+void coord_services_fini(coord *c);
+
+#endif
