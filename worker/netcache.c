@@ -149,6 +149,24 @@ static void s_prune(const netcache *nc)
     free(names);
 }
 
+/* Tests (forge = model): the bytes of a random network of the model's shape
+ * (seed 0xf04e + version) to load in its place; *out NULL (load the model
+ * itself) when the blob does not decode or no network can be made. */
+static void s_forge_bytes(const game_def *g, uint32_t version, const uint8_t *blob, size_t len,
+                          uint8_t **out, size_t *out_len)
+{
+    *out = NULL;
+    char merr[256];
+    model *m = NULL;
+    if (modelfile_from_bytes(blob, len, g, &m, merr, sizeof merr) == 0) {
+        model *fake = model_new(model_get_arch(m), 0xf04e + version);
+        if (fake && modelfile_to_bytes(fake, out, out_len))
+            *out = NULL;
+        model_destroy(&fake);
+    }
+    model_destroy(&m);
+}
+
 /* Decodes a blob into a new net in a free entry. */
 static int s_load(netcache *nc, uint32_t version, uint64_t sum, const uint8_t *blob, size_t len,
                   const char *from, wnet **out, char *err, size_t errlen)
@@ -181,21 +199,16 @@ static int s_load(netcache *nc, uint32_t version, uint64_t sum, const uint8_t *b
     n->version = version;
     n->checksum = sum;
     snprintf(n->arch, sizeof n->arch, "%s", info.describe);
-    if (nc->forge_model && info.kind == MODEL_KIND_NET) {
-        /* Tests: a random network of the model's shape in its place. */
-        model *m = NULL;
-        if (modelfile_from_bytes(blob, len, nc->g, &m, merr, sizeof merr) == 0) {
-            model *fake = model_new(model_get_arch(m), 0xf04e + version);
-            n->net = evaluator_net_new(fake ? fake : m, nc->max_batch);
-            model_destroy(&fake);
-        }
-        model_destroy(&m);
-        rc = n->net ? 0 : KZ_ENOMEM;
-    } else {
-        /* The one way from a model's bytes to an evaluator, of either kind. */
-        rc = evaluator_net_from_bytes(blob, len, nc->g, nc->max_batch,
-                                      EVALUATOR_PRECISION_DEFAULT, &n->net, merr, sizeof merr);
-    }
+    /* The one way from a model's bytes to an evaluator, of either kind (with
+     * forge = model, of the forged bytes). */
+    uint8_t *forged = NULL;
+    size_t forged_len = 0;
+    if (nc->forge_model && info.kind == MODEL_KIND_NET)
+        s_forge_bytes(nc->g, version, blob, len, &forged, &forged_len);
+    rc = evaluator_net_from_bytes(forged ? forged : blob, forged ? forged_len : len, nc->g,
+                                  nc->max_batch, EVALUATOR_PRECISION_DEFAULT, &n->net, merr,
+                                  sizeof merr);
+    free(forged);
     if (rc) {
         free(n);
         snprintf(err, errlen, "model %u: no evaluator: %s", (unsigned)version,
