@@ -422,8 +422,8 @@ static int s_judge(gnubg *judge, const game_def *g, const game_state *t, const g
 }
 
 static int s_play_game(const game_def *g, player *players[2], const game_state *start,
-                       uint64_t seed, gnubg *judge, game_result *result, int *plies,
-                       int *actions, match_game *gm)
+                       uint64_t seed, gnubg *judge, const match_config *cfg,
+                       game_result *result, int *plies, int *actions, match_game *gm)
 {
     game_state s = *start, turn = *start;
     int turn_mover = -1;
@@ -437,6 +437,8 @@ static int s_play_game(const game_def *g, player *players[2], const game_state *
         int a;
         if (g->is_chance && g->is_chance(&s)) {
             a = game_chance_draw(g, &s, &dice);
+            if (cfg && cfg->on_action)
+                cfg->on_action(cfg->ctx, gm->index, &s, a);
             player_observe(players[0], &s, a);
             player_observe(players[1], &s, a);
             g->apply(&s, a);
@@ -454,6 +456,8 @@ static int s_play_game(const game_def *g, player *players[2], const game_state *
                       a);
             return KZ_EILLEGAL;
         }
+        if (cfg && cfg->on_action)
+            cfg->on_action(cfg->ctx, gm->index, &s, a);
         player_observe(players[0], &s, a);
         player_observe(players[1], &s, a);
         g->apply(&s, a);
@@ -477,8 +481,8 @@ static int s_play_game(const game_def *g, player *players[2], const game_state *
 int match_play_game(const game_def *g, player *players[2], const game_state *start,
                     uint64_t seed, game_result *result, int *plies, int *actions)
 {
-    match_game gm;
-    return s_play_game(g, players, start, seed, NULL, result, plies, actions, &gm);
+    match_game gm = {.index = 0};
+    return s_play_game(g, players, start, seed, NULL, NULL, result, plies, actions, &gm);
 }
 
 int match_run(const game_def *g, player *a, player *b, const match_config *cfg, int *wins,
@@ -510,7 +514,7 @@ int match_run(const game_def *g, player *a, player *b, const match_config *cfg, 
         players[1 - gm.a_player] = b;
         const game_state *start = &openings[k > 0 ? gm.opening : 0];
         rc = s_play_game(g, players, start, mix64(cfg->seed + 0x1000003ull * (uint64_t)(i + 1)),
-                         g == &backgammon_game ? cfg->judge : NULL, &gm.result, &gm.plies,
+                         g == &backgammon_game ? cfg->judge : NULL, cfg, &gm.result, &gm.plies,
                          &gm.actions, &gm);
         if (rc != 0)
             goto out;

@@ -207,7 +207,11 @@ typedef struct match_config {
     double elo0, elo1, alpha, beta; /* SPRT parameters */
     /* Called after every game with the game and the tally so far (may be NULL). */
     void (*on_game)(void *ctx, const match_game *game, int wins, int draws, int losses);
-    void *ctx;           /* passed to on_game */
+    void *ctx;           /* passed to on_game and on_action */
+    /* Called before each action of a game is played (chance draws too), with
+     * the game's index, the state and the action (may be NULL): a caller that
+     * wants the moves (kz solve referee) keeps them. */
+    void (*on_action)(void *ctx, int game, const game_state *s, int action);
     /* Backgammon: gnubg (search/gnubg.h) judging every whole move played at
      * a roll with a choice (match_game.loss); NULL: none. A judge that fails
      * stops the match with its error. */
