@@ -453,12 +453,15 @@ int referee_accuracy_run(referee *r, player *const *players, int np, const game_
             out->settled++;
             out->phase_n[phase]++;
             /* The players' turns first: they are what is measured. */
+            int verdicts[REFEREE_MAX_PLAYERS];
             for (int w = 0; w < np; w++) {
+                verdicts[w] = REFEREE_UNKNOWN;
                 pns_pos to;
                 int rc = s_player_turn(players[w], &pos[i], mix64(seed + (uint64_t)i), &to);
                 if (rc)
                     return rc;
                 int verdict = s_judge_turn(r, &to, mover, v.lo, &b);
+                verdicts[w] = verdict;
                 if (verdict == REFEREE_UNKNOWN)
                     continue;
                 out->p[w].judged++;
@@ -476,6 +479,10 @@ int referee_accuracy_run(referee *r, player *const *players, int np, const game_
             if (known == nt) {
                 out->all_known++;
                 out->with_choice += lose > 0;
+                for (int w = 0; w < np && lose > 0; w++) {
+                    out->p[w].judged_choice += verdicts[w] != REFEREE_UNKNOWN;
+                    out->p[w].keep_choice += verdicts[w] == REFEREE_KEEP;
+                }
             }
         }
         if (progress)

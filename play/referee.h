@@ -161,9 +161,12 @@ long referee_tally_turns(const referee_tally *t, int phase, int side, int verdic
 typedef struct referee_accuracy_player {
     int judged;   /* positions where its turn was judged (keep or lose) */
     int keep;     /* of them, turns that kept the position's value */
+    int judged_choice; /* of the judged, positions with every turn judged and one losing */
+    int keep_choice;   /* of them, turns that kept the value: the share that tells players
+                        * apart (elsewhere every turn keeps it) */
 } referee_accuracy_player;
 
-#define REFEREE_MAX_PLAYERS 4
+#define REFEREE_MAX_PLAYERS 24
 
 /* The counts of referee_accuracy. */
 typedef struct referee_accuracy {

@@ -1070,6 +1070,13 @@ int pns_solve(pns_tt *t, const pns_pos *root, const pns_opts *o, int *outcome)
                 break;
             }
             sv->repairs++;
+            /* A failed extraction's walk is work too: counted against the
+             * budget, or a search that keeps repairing a large set runs far
+             * past it (a minute at 200,000 nodes was seen: kz solve referee). */
+            sv->nodes += cs.nodes;
+            if (sv->o->max_nodes && sv->nodes >= sv->o->max_nodes)
+                sv->stopped = true;
+            s_progress(sv);
         }
     }
     t->st.nodes += sv->nodes;

@@ -134,7 +134,9 @@ typedef struct pns_progress {
 typedef struct pns_opts {
     int claim;               /* X: 0 Black, 1 White ("X does not lose") */
     const tb_set *tables;    /* borrowed; NULL: no tables */
-    uint64_t max_nodes;      /* stop after this many expansions (0: no limit) */
+    uint64_t max_nodes;      /* stop after this many expansions, counting the positions
+                              * walked by failed extractions (repairs) as expansions too
+                              * (0: no limit) */
     double max_seconds;      /* stop after this long (0: no limit) */
     volatile int *stop;      /* stop when *stop becomes non-zero (a signal handler); NULL: none */
     void (*progress)(const pns_progress *p, void *arg); /* about every progress_seconds */

@@ -384,6 +384,7 @@ typedef struct ref_run {
     int cur_index;           /* its index (-1 none) */
     char match_names[2][48]; /* match: A's and B's names */
     int rc;                  /* an error met inside a callback */
+    double t0;               /* when the run started */
 } ref_run;
 
 static void *s_realloc(void *p, size_t n)
@@ -468,8 +469,19 @@ static int s_judge(ref_run *c, ref_game *g)
         referee_tally_add(s_who(c, g->who[0]), &rg, 1);
         referee_tally_add(s_who(c, g->who[1]), &rg, 2);
     }
-    if (c->o->quiet)
+    if (c->o->quiet) {
+        /* Progress on stderr: a line every 10 games. */
+        if (c->games % 10 == 0) {
+            referee_work w;
+            referee_get_work(c->r, &w);
+            fprintf(stderr, "referee: %ld games, %ld value-losing turns, %ld unknown, %" PRIu64
+                    " positions searched, %" PRIu64 " nodes, %.0f s\n", c->games,
+                    referee_tally_turns(&c->all, -1, -1, REFEREE_LOSE),
+                    referee_tally_turns(&c->all, -1, -1, REFEREE_UNKNOWN), w.searched, w.nodes,
+                    time_now() - c->t0);
+        }
         return 0;
+    }
     long unknown = 0;
     for (int ph = 0; ph < YARD_PHASES; ph++)
         for (int m = 0; m < 2; m++)
@@ -838,6 +850,7 @@ static int s_referee(const solve_opts *o, int nfiles, const char **files)
     c->r = s_referee_new(o, t);
     int rc = c->r ? 0 : 1;
     double t0 = time_now();
+    c->t0 = t0;
     if (!rc)
         rc = s_sources(c, nfiles, files);
     if (rc != 2 && c->r && c->games > 0)
@@ -866,7 +879,8 @@ static void s_acc_progress(void *ctx, int done, int total, const referee_accurac
 static int s_accuracy(const solve_opts *o, const char *model, int nfiles, const char **files)
 {
     const game_def *g = &khreibaga_game;
-    char specs[REFEREE_MAX_PLAYERS][PLAYER_SPEC_MAX], err[512];
+    static char specs[REFEREE_MAX_PLAYERS][PLAYER_SPEC_MAX];
+    char err[512];
     int np = 0;
     if (model) {
         snprintf(specs[np++], PLAYER_SPEC_MAX, "policy:%s", model);
@@ -963,6 +977,11 @@ static int s_accuracy(const solve_opts *o, const char *model, int nfiles, const 
                        player_name(pl[k]), a.p[k].keep, a.p[k].judged,
                        a.p[k].judged ? 100.0 * a.p[k].keep / a.p[k].judged : 0.0, 100 * lo,
                        100 * hi);
+                printf("; where a turn loses value %d of %d (%.1f%%)", a.p[k].keep_choice,
+                       a.p[k].judged_choice, a.p[k].judged_choice
+                                                 ? 100.0 * a.p[k].keep_choice /
+                                                       a.p[k].judged_choice
+                                                 : 0.0);
                 for (int ph = 0; ph < YARD_PHASES; ph++)
                     if (a.by_phase[k][ph].judged)
                         printf("; %s %d of %d", ph == 0 ? "opening" : ph == 1 ? "middle"

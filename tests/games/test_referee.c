@@ -1,0 +1,313 @@
+/* test_referee: the perfect-play referee (play/referee.c, `kz solve
+ * referee`). Its verdicts are checked against the endgame tables, which are
+ * built and proven independently of the proof search:
+ * - on the tables' own test positions (exactly one keeping action each), a
+ *   game of the keeping turn is judged keeping and a game of any other turn
+ *   value-losing, by the search alone and with the tables;
+ * - on self-play games of `kz selfplay` from small positions, the real
+ *   binary's count of value-losing turns equals the count the test works out
+ *   from the tables turn by turn;
+ * - a match is judged with both players' turns accounted for, and bad input
+ *   gets one line and a non-zero exit. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "data/record.h"
+#include "games/game.h"
+#include "games/khreibaga.h"
+#include "games/tablebase.h"
+#include "play/referee.h"
+#include "tests/harness/harness.h"
+
+TestSuite(referee, .timeout = 600);
+
+static char *s_tables(const char *tag, int pieces)
+{
+    char *dir = harness_tmpdir(tag);
+    cr_assert(dir);
+    tb_build_opts o = {.pieces = pieces, .threads = 2, .verify = false};
+    char err[512];
+    cr_assert_eq(tb_build(dir, &o, err, sizeof err), 0, "tb_build: %s", err);
+    return dir;
+}
+
+/* Completes the turn begun by `first` from s: the tables' choice at each
+ * further hop (any legal hop when they do not say). The actions go to out. */
+static int s_turn(const tb_set *t, const game_state *s0, int first, uint16_t *out)
+{
+    const game_def *g = &khreibaga_game;
+    game_state s = *s0;
+    int n = 0;
+    out[n++] = (uint16_t)first;
+    g->apply(&s, first);
+    while (g->mid_turn(&s) && !g->result(&s).over) {
+        int a;
+        if (tb_best_action(t, &s, &a)) {
+            uint16_t acts[GAME_MAX_LEGAL];
+            cr_assert_gt(g->legal_actions(&s, acts), 0);
+            a = acts[0];
+        }
+        out[n++] = (uint16_t)a;
+        g->apply(&s, a);
+    }
+    return n;
+}
+
+Test(referee, judges_the_tables_test_positions_turn_by_turn)
+{
+    const game_def *g = &khreibaga_game;
+    char *dir = s_tables("referee-tb", 4);
+    char err[512];
+    tb_set *t = tb_open(dir, 4, err, sizeof err);
+    cr_assert(t, "%s", err);
+    enum { N = 24 };
+    game_state pos[N];
+    uint16_t keep[N];
+    int n = tb_test_positions(t, N, 11, pos, keep);
+    cr_assert_eq(n, N);
+    for (int with_tables = 0; with_tables < 2; with_tables++) {
+        referee_opts ro = {.tables = with_tables ? t : NULL, .nodes = 100000,
+                           .tt_bytes = 16u << 20};
+        referee *r = referee_new(&ro, err, sizeof err);
+        cr_assert(r, "%s", err);
+        int judged = 0, losing_games = 0, unknown = 0;
+        for (int i = 0; i < n; i++) {
+            uint16_t acts[GAME_MAX_LEGAL], turn[32];
+            int na = g->legal_actions(&pos[i], acts);
+            for (int k = 0; k < na; k++) {
+                int len = s_turn(t, &pos[i], acts[k], turn);
+                referee_game rg;
+                cr_assert_eq(referee_game_judge(r, &pos[i], turn, len, &rg), 0);
+                cr_assert_eq(rg.turns, 1);
+                int mover = g->to_move(&pos[i]), ph = yard_phase(g, &pos[i]);
+                int lose = rg.by[ph][mover][REFEREE_LOSE];
+                int kept = rg.by[ph][mover][REFEREE_KEEP];
+                cr_assert_eq(rg.inconsistent, 0);
+                /* The search alone may leave a turn unknown (a king chasing
+                 * two men to a draw: position 0 of this set needs more
+                 * than 2 million nodes), never wrong; the tables know all. */
+                if (!lose && !kept && !with_tables) {
+                    unknown++;
+                    continue;
+                }
+                if (acts[k] == keep[i]) {
+                    cr_assert_eq(kept, 1, "position %d, the tables' keeping action %d judged "
+                                 "%s (tables %d)", i, acts[k], lose ? "losing" : "unknown",
+                                 with_tables);
+                } else {
+                    cr_assert_eq(lose, 1, "position %d, action %d: the tables say it loses "
+                                 "value, the referee %s (tables %d)", i, acts[k],
+                                 kept ? "keeps it" : "does not know", with_tables);
+                    cr_assert_eq(rg.n_errors, 1);
+                    cr_assert_eq(rg.errors[0].side, mover);
+                    cr_assert_eq(rg.errors[0].turn, 0);
+                    cr_assert_gt(rg.errors[0].before, rg.errors[0].after);
+                    losing_games++;
+                }
+                judged++;
+            }
+        }
+        cr_assert_gt(losing_games, N, "too few losing turns to mean anything");
+        cr_assert_lt(unknown * 5, judged, "%d unknown, %d judged", unknown, judged);
+        referee_work w;
+        referee_get_work(r, &w);
+        if (with_tables)
+            cr_assert_gt(w.probed, 0);
+        else
+            cr_assert(w.searched > 0 && w.probed == 0 && w.nodes > 0);
+        cr_assert_gt(judged, losing_games);
+        referee_destroy(&r);
+        cr_assert_null(r);
+    }
+    referee_destroy(NULL);
+    tb_close(&t);
+    harness_rm_rf(dir);
+    free(dir);
+}
+
+/* The tables' count of value-losing turns in a record file's games, and of
+ * all turns. */
+static void s_count(const tb_set *t, const char *path, long *turns, long *losing)
+{
+    const game_def *g = &khreibaga_game;
+    char err[512];
+    record_file *f;
+    cr_assert_eq(record_file_open(path, &f, err, sizeof err), 0, "%s", err);
+    game_record *r = record_new();
+    *turns = *losing = 0;
+    while (record_file_read(f, r, err, sizeof err) == 0) {
+        game_state s;
+        if (r->start_position[0])
+            cr_assert_eq(g->parse_position(&s, r->start_position, err, sizeof err), 0, "%s",
+                         err);
+        else
+            g->init(&s);
+        int before = 0, mover = 0;
+        for (int k = 0; k <= r->n_moves; k++) {
+            if (!g->mid_turn(&s)) {
+                /* The value of the fresh-history position at count 0. */
+                game_state fresh;
+                int side = g->to_move(&s);
+                khreibaga_set(&fresh, khreibaga_pieces(&s, 0), khreibaga_pieces(&s, 1),
+                              khreibaga_kings(&s), side);
+                int v;
+                game_result res = g->result(&fresh);
+                if (res.over) {
+                    v = res.winner == side ? 1 : -1;
+                } else {
+                    tb_value tv;
+                    cr_assert_eq(tb_probe(t, &fresh, &tv), 0);
+                    v = tv.wdl;
+                }
+                if (k > 0) {
+                    int after = side == mover ? v : -v;
+                    (*turns)++;
+                    *losing += after < before;
+                }
+                before = v;
+                mover = side;
+            }
+            if (k < r->n_moves)
+                g->apply(&s, r->moves[k].action);
+        }
+    }
+    record_destroy(&r);
+    record_file_close(&f);
+}
+
+/* "referee: G games (S skipped), T turns: K keep the value, L lose it, U unknown" */
+static void s_summary(const char *out, long *games, long *turns, long *keep, long *lose,
+                      long *unknown)
+{
+    const char *p = strstr(out, "referee: ");
+    cr_assert(p, "%s", out);
+    long skipped;
+    cr_assert_eq(sscanf(p, "referee: %ld games (%ld skipped), %ld turns: %ld keep the value, "
+                           "%ld lose it, %ld unknown", games, &skipped, turns, keep, lose,
+                        unknown), 6, "%s", p);
+    cr_assert_eq(skipped, 0);
+    cr_assert_eq(*turns, *keep + *lose + *unknown);
+}
+
+Test(referee, kz_solve_referee_counts_what_the_tables_count)
+{
+    char *dir = s_tables("referee-kz", 4);
+    char err[512];
+    tb_set *t = tb_open(dir, 4, err, sizeof err);
+    cr_assert(t, "%s", err);
+    harness_cli c;
+    harness_cli_init(&c, "referee-kz");
+    /* Small games: a man and a king a side, played by a weak search. */
+    const char *starts[] = {"B...........b.......w...W b", "B.....b...........w.....W w"};
+    char args[1024], files[256] = "";
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "selfplay --games 4 --sims 4 --seed %d --position '%s' "
+                 "--out g%d.rec --quiet", 3 + i, starts[i], i);
+        cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
+        snprintf(files + strlen(files), sizeof files - strlen(files), " g%d.rec", i);
+    }
+    long want_turns = 0, want_lose = 0;
+    for (int i = 0; i < 2; i++) {
+        char path[512];
+        long tn, ln;
+        snprintf(path, sizeof path, "%s/g%d.rec", c.dir, i);
+        s_count(t, path, &tn, &ln);
+        want_turns += tn;
+        want_lose += ln;
+    }
+    cr_assert_gt(want_lose, 0, "the weak games made no value-losing turn: the test says nothing");
+    /* The search alone, then the tables: the same verdicts. */
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, "solve referee%s --tables '%s' --nodes 300000", files,
+                 k ? dir : "");
+        cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
+        long games, turns, keep, lose, unknown;
+        s_summary(c.out, &games, &turns, &keep, &lose, &unknown);
+        cr_assert_eq(games, 8, "%s", c.out);
+        cr_assert_eq(turns, want_turns, "%s", c.out);
+        cr_assert_eq(unknown, 0, "%s", c.out);
+        cr_assert_eq(lose, want_lose, "the tables count %ld value-losing turns; %s", want_lose,
+                     c.out);
+        cr_assert_null(strstr(c.out, "INCONSISTENT"), "%s", c.out);
+        cr_assert(strstr(c.out, "ending (<=8)"), "%s", c.out);
+        /* Eight lines, one a game, each naming its file. */
+        int lines = 0;
+        for (const char *p = c.out; (p = strstr(p, "\ngame ")) != NULL; p++)
+            lines++;
+        cr_assert_eq(lines + (strncmp(c.out, "game ", 5) == 0), 8, "%s", c.out);
+    }
+    /* A tiny budget leaves turns unknown, never guessed. */
+    cr_assert_eq(harness_cli_kz(&c, "solve referee g0.rec --tables '' --nodes 1 --quiet"), 0,
+                 "%s", c.err);
+    long games, turns, keep, lose, unknown;
+    s_summary(c.out, &games, &turns, &keep, &lose, &unknown);
+    cr_assert_gt(unknown, 0, "%s", c.out);
+    cr_assert_null(strstr(c.out, "\ngame "), "--quiet: %s", c.out);
+    harness_cli_fini(&c);
+    tb_close(&t);
+    harness_rm_rf(dir);
+    free(dir);
+}
+
+Test(referee, a_match_is_judged_for_both_players)
+{
+    harness_cli c;
+    harness_cli_init(&c, "referee-match");
+    cr_assert_eq(harness_cli_kz(&c, "solve referee --match alphabeta:1,random --games 2 "
+                                    "--openings 1 --seed 3 --tables '' --nodes 100000"),
+                 0, "%s", c.err);
+    long games, turns, keep, lose, unknown;
+    s_summary(c.out, &games, &turns, &keep, &lose, &unknown);
+    cr_assert_eq(games, 2);
+    cr_assert(strstr(c.out, "match alphabeta:1 against random: +"), "%s", c.out);
+    /* Each player's own turns add up to all the turns. */
+    long sum = 0;
+    const char *names[] = {"\n  alphabeta:1 ", "\n  random "};
+    for (int i = 0; i < 2; i++) {
+        const char *p = strstr(c.out, names[i]);
+        cr_assert(p, "%s", c.out);
+        long pt;
+        cr_assert_eq(sscanf(p + strlen(names[i]), "%ld", &pt), 1);
+        sum += pt;
+    }
+    cr_assert_eq(sum, turns, "%s", c.out);
+    harness_cli_fini(&c);
+}
+
+Test(referee, bad_input_gets_one_line)
+{
+    harness_cli c;
+    harness_cli_init(&c, "referee-bad");
+    struct {
+        const char *args;
+        int code;
+        const char *says;
+    } cases[] = {
+        {"solve referee --tables ''", 2, "give games"},
+        {"solve referee nosuch.rec --tables ''", 1, "nosuch.rec"},
+        {"solve referee --store nosuch --tables ''", 1, "no store"},
+        {"solve referee --match alphabeta:1 --tables ''", 2, "two player specs"},
+        {"solve referee --match alphabeta:1,nosuch --tables ''", 2, "nosuch"},
+        {"solve referee --store . --kind nosuch", 2, "kind"},
+        {"solve referee junk.rec --tables ''", 1, "junk.rec"},
+        {"solve accuracy --tables ''", 2, "MODEL"},
+        {"solve accuracy --players alphabeta:1, --tables ''", 2, "comma"},
+    };
+    char path[512];
+    snprintf(path, sizeof path, "%s/junk.rec", c.dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("this is not a record file\n", f);
+    fclose(f);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = harness_cli_kz(&c, cases[i].args);
+        cr_assert_eq(rc, cases[i].code, "%s: exit %d: %s", cases[i].args, rc, c.err);
+        cr_assert(strstr(c.err, cases[i].says), "%s: %s", cases[i].args, c.err);
+        const char *nl = strchr(c.err, '\n');
+        cr_assert(nl && !nl[1], "%s: not one line: %s", cases[i].args, c.err);
+    }
+    harness_cli_fini(&c);
+}
