@@ -100,20 +100,32 @@ Test(perfect, kz_solve_accuracy)
 {
     harness_cli c;
     harness_cli_init(&c, "perfect-accuracy");
-    cr_assert_eq(harness_cli_kz(&c, "solve accuracy uniform --positions 3 --sims 8 "
-                                    "--tables '' --tt_mb 64"),
+    cr_assert_eq(harness_cli_kz(&c, "solve accuracy uniform --positions 4 --sims 8 "
+                                    "--players alphabeta:2 --tables '' --tt_mb 64"),
                  0, "%s", c.err);
-    int n, decided, choice, kp, dp, km, dm;
-    const char *pol = strstr(c.out, "policy:uniform: ");
-    const char *mc = strstr(c.out, "mcts:uniform:8: ");
-    cr_assert(pol && mc, "%s", c.out);
-    cr_assert_eq(sscanf(c.out, "positions: %d (%d with every turn decided, %d", &n, &decided,
-                        &choice), 3, "%s", c.out);
-    cr_assert_eq(sscanf(pol, "policy:uniform: %d of %d", &kp, &dp), 2);
-    cr_assert_eq(sscanf(mc, "mcts:uniform:8: %d of %d", &km, &dm), 2);
-    cr_assert(n == 3 && decided >= 1 && decided <= 3 && choice <= decided, "%s", c.out);
-    cr_assert(dp == decided && dm == decided && kp >= decided - choice && kp <= decided &&
-                  km >= decided - choice && km <= decided, "%s", c.out);
+    int n, settled, all, choice;
+    const char *p = strstr(c.out, "; ");
+    cr_assert(p, "%s", c.out);
+    cr_assert_eq(sscanf(c.out, "positions: %d", &n), 1, "%s", c.out);
+    cr_assert_eq(sscanf(p, "; %d with a settled value", &settled), 1, "%s", c.out);
+    p = strstr(p, "), ");
+    cr_assert(p, "%s", c.out);
+    cr_assert_eq(sscanf(p, "), %d with every turn judged, %d of them", &all, &choice), 2, "%s",
+                 c.out);
+    cr_assert(n == 4 && settled >= 1 && all <= settled && choice <= all, "%s", c.out);
+    const char *names[] = {"policy:uniform: ", "mcts:uniform:8: ", "alphabeta:2: "};
+    for (int w = 0; w < 3; w++) {
+        const char *q = strstr(c.out, names[w]);
+        cr_assert(q, "%s", c.out);
+        int keep, judged, kc, jc;
+        cr_assert_eq(sscanf(q + strlen(names[w]), "%d of %d turns keep", &keep, &judged), 2);
+        q = strstr(q, "where a turn loses value ");
+        cr_assert(q, "%s", c.out);
+        cr_assert_eq(sscanf(q, "where a turn loses value %d of %d", &kc, &jc), 2);
+        /* Judged turns are of settled positions, those with a choice among them. */
+        cr_assert(judged <= settled && keep <= judged && jc <= choice && jc <= judged &&
+                      kc <= jc && kc <= keep && judged - jc >= keep - kc, "%s", c.out);
+    }
     cr_assert_neq(harness_cli_kz(&c, "solve accuracy /nonexistent.kzm --positions 1"), 0);
     cr_assert(strstr(c.err, "nonexistent.kzm"), "%s", c.err);
     cr_assert_neq(harness_cli_kz(&c, "solve accuracy"), 0);
