@@ -19,7 +19,11 @@
  *         equal players, so only pairs are scored (pentanomial, match.h).
  *         Prints a line per rating point and the final scores with 95%
  *         intervals.
- * Step 4. With --tb_dir (endgame tables, kz tb build), the final best's
+ * Step 4. Khreibaga, unless --perfect 0: the final best's perfect-play
+ *         accuracy (kz solve accuracy, play/referee.h) on the coordinator's
+ *         book's first --perfect openings: the share of its policy's and its
+ *         search's whole turns that keep the proven value.
+ * Step 5. With --tb_dir (endgame tables, kz tb build), the final best's
  *         endgame accuracy as `kz tb accuracy` measures it: the share of
  *         value-keeping moves of its raw policy and of its 200-simulation
  *         search on the tables' fixed test set (docs/tablebase.md).
@@ -53,6 +57,7 @@
 #include "common/config.h"
 #include "games/game.h"
 #include "play/match.h"
+#include "play/referee.h"
 #include "nn/model.h"
 #include "search/player.h"
 #include "play/rating.h"
@@ -89,6 +94,7 @@ typedef struct learn_config {
     char rate_only[CONFIG_STR_MAX];    /* skip the run: rate this directory's snapshots */
     char tb_dir[CONFIG_STR_MAX];       /* endgame tables: the final best's accuracy, "" = skip */
     long tb_positions;                 /* their test positions */
+    long perfect;                      /* Khreibaga: perfect-play accuracy positions, 0 = skip */
     char book[CONFIG_STR_MAX];         /* openings from this book file ("" = generated) */
     char positions[CONFIG_STR_MAX];    /* labelled positions: the value head, "" = skip */
     long compare;                      /* of them, where 200 and 1600 simulations are compared */
@@ -143,6 +149,10 @@ static const config_option s_options[] = {
      "accuracy measures it (\"\" = skip)"},
     {"tb_positions", CONFIG_INT, "1000", 1, 1000000, O(tb_positions),
      "tb_dir: test positions (kz tb accuracy --positions)"},
+    {"perfect", CONFIG_INT, "100", 0, 500, O(perfect),
+     "Khreibaga: the final best's perfect-play accuracy (kz solve accuracy) on this many of "
+     "the coordinator's book's openings, with the tables of tb_dir if given (0.1-0.3 s of "
+     "CPU a position; 0 = skip)"},
     {"book", CONFIG_STRING, "", 0, 0, O(book),
      "the openings, a book file (kz yardstick book: the balanced ones); \"\" = --pairs "
      "openings generated from --seed"},
@@ -1005,6 +1015,51 @@ static int s_endgame(const tb_set *t, const char *path, uint32_t v)
     return rc ? 1 : 0;
 }
 
+/* The perfect-play accuracy of model file `path` (version v), as kz solve
+ * accuracy reports it on the coordinator's book's first --perfect openings:
+ * the share of its raw policy's and its search's whole turns that keep the
+ * proven value (play/referee.h). 0, or 1 when it fails (said). */
+static int s_perfect(const tb_set *t, const char *path, uint32_t v)
+{
+    int n = (int)s_cfg.perfect;
+    game_state *st = xmalloc(500 * sizeof *st);
+    char spec[PATH_MAX + 32], err[512];
+    player *pl[2] = {NULL, NULL};
+    snprintf(spec, sizeof spec, "policy:%s", path);
+    pl[0] = player_from_spec(s_g, spec, err, sizeof err);
+    snprintf(spec, sizeof spec, "mcts:%s:%d", path, TB_TEST_SIMULATIONS);
+    pl[1] = pl[0] ? player_from_spec(s_g, spec, err, sizeof err) : NULL;
+    referee_opts ro = {.tables = t, .stop = &s_stop};
+    referee *r = pl[1] ? referee_new(&ro, err, sizeof err) : NULL;
+    int rc = r ? match_openings(s_g, 500, 0, 1, st) : KZ_EINVAL;
+    double t0 = time_now();
+    referee_accuracy a;
+    if (!rc)
+        rc = referee_accuracy_run(r, pl, 2, st, n, 1, NULL, NULL, &a);
+    if (rc) {
+        fprintf(stderr, "bench_learning: perfect-play accuracy of %s: %s\n", path,
+                r ? err_str(rc) : err);
+    } else {
+        s_out("perfect-play accuracy of the final best v%u on %d book openings (kz solve "
+              "accuracy; %d settled, %d of them with a value-losing turn; %s) in %.0f s\n",
+              (unsigned)v, n, a.settled, a.with_choice, t ? "with the tables" : "no tables",
+              time_now() - t0);
+        for (int k = 0; k < 2; k++) {
+            double lo, hi;
+            match_wilson(a.p[k].keep, a.p[k].judged, &lo, &hi);
+            s_out("  %-24s %5.1f%%  (%d of %d; 95%% %.1f..%.1f); where a turn loses value %d "
+                  "of %d\n", k ? "search (200 simulations)" : "policy (raw network)",
+                  a.p[k].judged ? 100.0 * a.p[k].keep / a.p[k].judged : 0.0, a.p[k].keep,
+                  a.p[k].judged, 100 * lo, 100 * hi, a.p[k].keep_choice, a.p[k].judged_choice);
+        }
+    }
+    referee_destroy(&r);
+    player_destroy(&pl[0]);
+    player_destroy(&pl[1]);
+    free(st);
+    return rc ? 1 : 0;
+}
+
 /* The final best's value head on the labelled positions (kz yardstick
  * value): calibration by phase, and how often 200 and 1600 simulations
  * choose differently on the first --compare of them. 0, or 1 (said). */
@@ -1186,6 +1241,11 @@ int main(int argc, char **argv)
         s_out("\n");
         int erc = s_endgame(tb, snaps[n_snaps - 1].path, snaps[n_snaps - 1].version);
         rrc = rrc ? rrc : erc;
+    }
+    if (s_cfg.perfect > 0 && s_g == tb_game() && !s_stop) {
+        s_out("\n");
+        int prc = s_perfect(tb, snaps[n_snaps - 1].path, snaps[n_snaps - 1].version);
+        rrc = rrc ? rrc : prc;
     }
     if (s_cfg.positions[0] && !s_stop) {
         s_out("\n");
