@@ -80,8 +80,9 @@ static const config_option s_rows[] = {
     {"cert_dir", CONFIG_STRING, "", 0, 0, O(cert_dir),
      "book: write the certificate of each answer into this directory (NNN-black.txt, "
      "NNN-white.txt: the claim \"X does not lose\", or the opponent's win)"},
-    {"positions", CONFIG_INT, "20", 1, 500, O(positions),
-     "accuracy: positions (the coordinator's book's openings, in order)"},
+    {"positions", CONFIG_INT, "20", 1, 1000000, O(positions),
+     "accuracy: positions (the book's first N openings, at most 500, or N turn starts of "
+     "the games given)"},
     {"sims", CONFIG_INT, "100", 1, 100000, O(sims), "accuracy: the mcts player's simulations"},
     {"players", CONFIG_STRING, "", 0, 0, O(players),
      "accuracy: more players to measure, specs joined by commas (alphabeta:4,perfect)"},
