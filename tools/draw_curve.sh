@@ -31,15 +31,16 @@ END {
     if (n == 0 || !got) { print "draw_curve: no data rows" > "/dev/stderr"; exit 2 }
     W = 760; H = 380; L = 70; R = 200; T = 40; B = 50
     pw = W - L - R; ph = H - T - B
-    # y range: whole steps of 2 around the data
-    lo = int(ymin / 2) * 2 - 2; hi = int(ymax / 2) * 2 + 2; if (hi - lo < 4) hi = lo + 4
+    # y range: whole steps (2, 5 or 10 by the spread of the data) around the data
+    step = (ymax - ymin) <= 8 ? 2 : (ymax - ymin) <= 25 ? 5 : 10
+    lo = int(ymin / step) * step; if (lo > ymin - 1) lo -= step
+    hi = int(ymax / step) * step + step
     if (xmax == xmin) xmax = xmin + 1
     split("#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #7f7f7f #17becf", col, " ")
     split("0 0 6,4 6,4 2,3 2,3 0 6,4", dash, " ")
     printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"DejaVu Sans, sans-serif\">\n", W, H
     printf "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n"
     printf "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\" fill=\"#222\">%s</text>\n", L, title
-    step = (hi - lo) <= 12 ? 2 : (hi - lo) <= 30 ? 5 : 10
     for (v = lo; v <= hi; v += step) {
         yy = T + ph - (v - lo) / (hi - lo) * ph
         printf "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n", L, yy, L + pw, yy
