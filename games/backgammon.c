@@ -93,8 +93,10 @@ static int s_maxuse(const uint8_t *own, const uint8_t *opp, uint8_t *left, int c
 {
     if (cap == 0)
         return 0;
-    if (s_off(own) == BG_CHECKERS)
-        return cap; /* B15: the last checker off ends the game; the rest of the roll is moot */
+    /* B15: with every checker off no die more plays; B10 then asks for the
+     * move that plays the most dice even when the last checker could come
+     * off sooner (as GNU Backgammon: 21 with one checker on the 2-point and
+     * a blot on the 1-point must hit, 2/1* 1/off, not 2/off). */
     int best = 0;
     for (int d = 6; d >= 1; d--) {
         if (!left[d])

@@ -385,10 +385,25 @@ Test(backgammon, chance_search_finds_the_race_s_exact_value, .timeout = 600)
     float exact = -1.0f / 6;
     cr_assert(r.value > exact - 0.03f && r.value < exact + 0.03f,
               "root value %g, exact %g", r.value, exact);
-    /* Black's own view at its roll: 27/36 * 1/3 - 9/36 * 1/3 = +1/6. */
+}
+
+/* B10 with B15: the move that plays the most dice, even when the last
+ * checker could come off with one (GNU Backgammon's rule; the gnubg judge
+ * caught the old "the last checker off plays the whole roll" in a match:
+ * with a blot on the 1-point and 21 the hit 2/1* 1/off is forced). */
+Test(backgammon, the_last_checker_off_still_plays_the_most_dice)
+{
+    char out[4096];
+    int rc = harness_kz_out("moves --game backgammon --position '3V5FACACAAAAAA 21 b'", NULL,
+                            true, out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_str_eq(out, "2/1* 1/off\n");
+    const game_def *g = G();
     game_state b = s_make("6:1", "1:1", "65 b");
-    cr_assert_eq(mcts_search(g, &set, evaluator_uniform(g), &b, 1, &r), 0);
-    cr_assert_float_eq(r.value, 1.0f / 3, 0.02f, "a roll that bears off wins 1/3: %g", r.value);
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(&b, legal);
+    cr_assert_eq(n, 1, "6/1 (then 1/off) only, not 6/off: %d moves", n);
+    cr_assert_eq(legal[0], 5 * 6 + 5 - 1, "6/1 with the 5 (from index 5): action %d", legal[0]);
 }
 
 /* A search whose root is a chance state does not search: the caller draws
