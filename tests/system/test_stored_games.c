@@ -420,3 +420,36 @@ Test(games, the_coordinator_serves_the_play_page_with_its_best_model)
     cr_assert_eq(harness_http(h.http_port, "/healthz", NULL, 0), 200);
     harness_fini(&h);
 }
+
+/* The /api/ takes no body: one is answered 400 with one line saying so
+ * (issue 28, #13: the connection was dropped without an answer), a GET and a
+ * POST alike, and the connection's server goes on answering. */
+Test(games, a_body_on_the_api_is_answered_400_in_one_line)
+{
+    harness h;
+    harness_init(&h, "games-body");
+    harness_coord_start(&h, NULL);
+    static const char *const reqs[] = {
+        "POST /api/save?moves=6-12 HTTP/1.0\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+        "GET /api/info HTTP/1.0\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
+        "POST /api/save HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n4\r\nbody\r\n0\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+        size_t got = 0;
+        char *a = http_exchange(NULL, "127.0.0.1", h.http_port, reqs[i], strlen(reqs[i]), 30,
+                                &got);
+        cr_assert_not_null(a, "request %zu: could not connect", i);
+        cr_assert_eq(http_code(a), 400, "request %zu: answered '%s'", i, a);
+        char *text = strstr(a, "\r\n\r\n");
+        cr_assert_not_null(text);
+        text += 4;
+        cr_assert(strstr(text, "the API takes none"), "request %zu: '%s'", i, text);
+        cr_assert(strchr(text, '\n') == text + strlen(text) - 1, "one line: '%s'", text);
+        free(a);
+    }
+    char *body;
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/api/info", &body, NULL, 0), 200, "%s", body);
+    free(body);
+    harness_fini(&h);
+}
