@@ -172,6 +172,10 @@ Test(play, kz_serve_answers_the_api_and_refuses_bad_requests_in_one_line)
     s_fetch(port, "POST", "/api/save", big, 100 * 1024, &body);
     free(body);
     free(big);
+    /* A small one: a 400 in one line (issue 28, #13, as the coordinator). */
+    cr_assert_eq(s_fetch(port, "GET", "/api/info", "hello", 5, &body), 400, "%s", body);
+    cr_assert(strstr(body, "the API takes none") && s_one_line(body), "%s", body);
+    free(body);
     cr_assert_eq(harness_http(port, "/healthz", NULL, 0), 200, "alive after bad requests");
 
     /* A finished game saved, listed, and shown. */

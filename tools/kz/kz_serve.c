@@ -95,8 +95,9 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     (void)version;
     (void)upload;
     server *sv = cls;
-    /* The first call only announces the request; a body (the API takes none)
-     * is read and dropped, up to SERVE_BODY_MAX. */
+    /* The first call only announces the request; a body (the API takes none:
+     * a 400) is read and dropped, up to SERVE_BODY_MAX (past it the
+     * connection is closed). */
     if (!*state) {
         *state = xcalloc(1, sizeof(size_t));
         return MHD_YES;
@@ -124,6 +125,13 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     engine_args a = {0};
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, s_collect_arg, &a);
     if (!strncmp(url, "/api/", 5)) {
+        if (*seen) { /* as the coordinator: a 400 */
+            char shown[80];
+            text_printable(shown, sizeof shown, url, strlen(url));
+            engine_reply_line(&r, 400, "a request body (%zu bytes) on %s: the API takes none "
+                              "(its arguments go in the query string)", *seen, shown);
+            return s_send_reply(conn, &r);
+        }
         bool save = !strcmp(url, "/api/save");
         if (save)
             pthread_mutex_lock(&sv->file);
