@@ -836,7 +836,10 @@ static void s_api_save(engine *e, const game_def *g, const engine_args *a, engin
     if (!again) {
         record_file *f;
         pthread_mutex_lock(&s_records_lock);
-        rc = record_file_append(e->records, &f, err, sizeof err);
+        char warn[600];
+        rc = record_file_append(e->records, &f, warn, sizeof warn, err, sizeof err);
+        if (!rc && warn[0])
+            log_warn("save: %s", warn);
         if (!rc) {
             rc = record_file_write(f, rec, err, sizeof err);
             index = record_file_count(f);
@@ -1172,7 +1175,8 @@ void engine_saved_games(const game_def *g, const char *path, const char *base,
         rc = record_file_read(rf, recs[n], err, sizeof err);
         if (rc) {
             record_destroy(&recs[n]);
-            if (rc == KZ_ENOTFOUND)
+            /* A torn tail (the next save cuts it off): the whole records. */
+            if (rc == KZ_ENOTFOUND || (rc == KZ_ECORRUPT && record_file_torn(rf)))
                 rc = 0;
             break;
         }

@@ -235,10 +235,13 @@ int cmd_serve(int argc, char **argv)
         return kz_usage_error("serve: %s", err);
     if (sv.records) { /* a damaged file is refused now, not at the end of a game */
         record_file *f;
-        if (record_file_append(sv.records, &f, err, sizeof err)) {
+        char warn[600];
+        if (record_file_append(sv.records, &f, warn, sizeof warn, err, sizeof err)) {
             engine_destroy(&sv.e);
             return kz_usage_error("serve: --records: %s", err);
         }
+        if (warn[0])
+            log_warn("serve: --records: %s", warn);
         record_file_close(&f);
     }
     pthread_mutex_init(&sv.file, NULL);
