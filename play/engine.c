@@ -33,6 +33,7 @@ struct engine {
     player *p;                  /* the current player (under `search`) */
     int p_sims;                 /* its simulations (network engines) */
     char records[1024];         /* saved games go here, "" none */
+    bool show_paths;            /* engine_config's */
     pthread_mutex_t save;       /* one save at a time */
     uint8_t saved[ENGINE_SAVED_IDS][RECORD_ID_BYTES]; /* ids saved lately (ring) */
     long saved_index[ENGINE_SAVED_IDS]; /* their index in the file, 1-based */
@@ -40,6 +41,58 @@ struct engine {
 };
 
 /* --- text --------------------------------------------------------------------------- */
+
+/* text with the directories of every path in it left out: a '/' drops what
+ * came before it back to the last ':', ',', ' ', '=' or '(' (a spec
+ * "mcts:/srv/m.kzm:30" reads "mcts:m.kzm:30"). In place. */
+static char *s_strip_dirs(char *text)
+{
+    size_t o = 0, word = 0;
+    for (size_t i = 0; text[i]; i++) {
+        char ch = text[i];
+        if (ch == '/') {
+            o = word;
+            continue;
+        }
+        text[o++] = ch;
+        if (strchr(":, =(", ch))
+            word = o;
+    }
+    text[o] = 0;
+    return text;
+}
+
+/* text (cap bytes) with every occurrence of path replaced by its file name
+ * (the part after its last '/'). In place; a longer result is cut. */
+static void s_unpath(char *text, size_t cap, const char *path)
+{
+    const char *name = strrchr(path, '/');
+    size_t pl = strlen(path);
+    if (!name || !pl)
+        return;
+    name++;
+    char out[1024];
+    size_t o = 0;
+    for (const char *t = text; *t && o + 1 < sizeof out;) {
+        if (!strncmp(t, path, pl)) {
+            o += (size_t)snprintf(out + o, sizeof out - o, "%s", name);
+            if (o >= sizeof out)
+                o = sizeof out - 1;
+            t += pl;
+        } else {
+            out[o++] = *t++;
+        }
+    }
+    out[o] = 0;
+    snprintf(text, cap, "%s", out);
+}
+
+/* The record file as answers name it (show_paths, or its file name). */
+static const char *s_records_shown(const engine *e)
+{
+    const char *name = strrchr(e->records, '/');
+    return e->show_paths || !name ? e->records : name + 1;
+}
 
 /* A number JSON can hold (NaN and infinity are not JSON: null). */
 /* Saves and reads of record files take turns in the process (a reader never
@@ -115,6 +168,7 @@ static engine *s_engine_alloc(const game_def *g, const engine_config *cfg)
     pthread_mutex_init(&e->save, NULL);
     if (cfg->records)
         snprintf(e->records, sizeof e->records, "%s", cfg->records);
+    e->show_paths = cfg->show_paths;
     return e;
 }
 
@@ -128,6 +182,8 @@ static void s_set_label(engine *e, const engine_config *cfg)
                  strrchr(e->source, '/') ? strrchr(e->source, '/') + 1 : e->source);
     else
         snprintf(e->label, sizeof e->label, "%s", e->source);
+    if (!cfg->label && !e->show_paths) /* a spec's model files without their directories */
+        s_strip_dirs(e->label);
 }
 
 engine *engine_new(const game_def *g, const engine_config *cfg, char *err, size_t errlen)
@@ -275,6 +331,8 @@ int engine_analyse(engine *e, const game_state *s, int sims, uint64_t seed,
         goto out;
     }
     snprintf(out->player, sizeof out->player, "%s", player_name(e->p));
+    if (!e->show_paths)
+        s_strip_dirs(out->player);
     double t0 = time_now();
     player_new_game(e->p, seed);
     int action;
@@ -588,7 +646,7 @@ static void s_api_info(engine *e, const game_def *g, engine_reply *out)
                   e->version, e->network ? "true" : "false", e->network ? e->sims : 0,
                   e->network ? e->max_sims : 0);
         if (e->records[0])
-            strbuf_json_str(&b, e->records, sizeof e->records);
+            strbuf_json_str(&b, s_records_shown(e), sizeof e->records);
         else
             strbuf_printf(&b, "null");
     } else {
@@ -863,12 +921,14 @@ static void s_api_save(engine *e, const game_def *g, const engine_args *a, engin
     record_destroy(&rec);
     if (rc) {
         log_warn("cannot save a game: %s", err);
+        if (!e->show_paths)
+            s_unpath(err, sizeof err, e->records);
         engine_reply_line(out, 500, "save: %s", err);
         return;
     }
     strbuf b = {0};
     strbuf_printf(&b, "{\"saved\": true, \"again\": %s, \"file\": ", again ? "true" : "false");
-    strbuf_json_str(&b, e->records, sizeof e->records);
+    strbuf_json_str(&b, s_records_shown(e), sizeof e->records);
     strbuf_printf(&b, ", \"index\": %ld}\n", index);
     s_reply_json(out, &b);
 }
@@ -1121,7 +1181,8 @@ char *engine_games_end(engine_games_list **pl, uint64_t total)
 /* --- saved games ------------------------------------------------------------------- */
 
 void engine_saved_games(const game_def *g, const char *path, const char *base,
-                        const char *rest, const engine_args *a, engine_reply *out)
+                        const char *rest, const engine_args *a, bool show_paths,
+                        engine_reply *out)
 {
     bool one = rest[0] == '/';
     long want = 0;
@@ -1186,6 +1247,8 @@ void engine_saved_games(const game_def *g, const char *path, const char *base,
     pthread_mutex_unlock(&s_records_lock);
     /* Step 2. The answer. */
     if (rc) {
+        if (!show_paths)
+            s_unpath(err, sizeof err, path);
         engine_reply_line(out, 500, "cannot read the saved games: %s", err);
     } else if (one) {
         char *json;

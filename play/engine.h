@@ -85,6 +85,9 @@ typedef struct engine_config {
     const char *records; /* record file the saved games are appended to; NULL or "": none */
     const char *label;   /* the engine's name on the pages; NULL: the model file's name
                             without its directories (e.g. "best.kzm"), or the spec */
+    bool show_paths;     /* answers name the record file and the model with their
+                            directories (for an operator: a server behind a token);
+                            false: without them (file names only) [false] */
 } engine_config;
 
 /* The defaults above. */
@@ -210,9 +213,11 @@ char *engine_games_end(engine_games_list **l, uint64_t total);
  * games of people, read whole: a small file): rest is what follows BASE in
  * the URL ("" the list, with the filter above, newest first; "/K" the K-th
  * record, K from 1 as `kz records FILE --game K`). path NULL or "": no games
- * (the list empty, K a 404). Reads take turns with the saves of every
- * engine of the process. */
+ * (the list empty, K a 404). A torn tail (record_file_torn) ends the list.
+ * show_paths false: an error names the file without its directories. Reads
+ * take turns with the saves of every engine of the process. */
 void engine_saved_games(const game_def *g, const char *path, const char *base,
-                        const char *rest, const engine_args *a, engine_reply *out);
+                        const char *rest, const engine_args *a, bool show_paths,
+                        engine_reply *out);
 
 #endif

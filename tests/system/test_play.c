@@ -389,6 +389,50 @@ Test(play, a_torn_record_file_is_cut_back_and_saving_goes_on)
     harness_fini(&h);
 }
 
+/* kz serve (no token) names no directory of the server in its answers: not
+ * the record file's (/api/info, /api/save), not the model's (/api/analyse's
+ * player), not in an error (issue 28, #12). */
+Test(play, kz_serve_names_no_server_directory)
+{
+    harness h;
+    harness_init(&h, "play-paths");
+    proc p;
+    int port = s_serve(&h, &p, NULL);
+    char *body;
+    cr_assert_eq(s_fetch(port, "GET", "/api/info", NULL, 0, &body), 200, "%s", body);
+    char t[300];
+    cr_assert(json_string(body, "records", t, sizeof t) && !strcmp(t, "play.kzr"), "%s", body);
+    cr_assert_null(strstr(body, h.dir), "%s", body);
+    free(body);
+    cr_assert_eq(s_fetch(port, "GET", "/api/analyse?moves=6-12&sims=8", NULL, 0, &body), 200,
+                 "%s", body);
+    cr_assert(json_string(body, "analysis.player", t, sizeof t), "%s", body);
+    cr_assert(strstr(t, "mcts:") && !strchr(t, '/'), "the player without directories: %s", t);
+    free(body);
+    proc_stop(&p, SIGTERM, 10);
+    /* A player spec's model, too. */
+    char spec[400];
+    snprintf(spec, sizeof spec, "--player=mcts:%s:8", h.model);
+    const char *extra[] = {spec, NULL};
+    port = s_serve(&h, &p, extra);
+    cr_assert_eq(s_fetch(port, "GET", "/api/info", NULL, 0, &body), 200, "%s", body);
+    cr_assert_null(strstr(body, h.dir), "%s", body);
+    free(body);
+    cr_assert_eq(s_fetch(port, "GET", "/api/analyse?moves=6-12", NULL, 0, &body), 200, "%s",
+                 body);
+    cr_assert_null(strstr(body, h.dir), "%s", body);
+    free(body);
+    cr_assert_eq(s_save_game(port, 21, "00000000000000000000000000000021"), 1);
+    char file[300];
+    snprintf(file, sizeof file, "%s/play.kzr", h.dir);
+    cr_assert_eq(harness_write(file, "not a record file\n"), 0);
+    cr_assert_eq(s_fetch(port, "GET", "/games", NULL, 0, &body), 500, "%s", body);
+    cr_assert(strstr(body, "play.kzr") && !strstr(body, h.dir), "%s", body);
+    free(body);
+    proc_stop(&p, SIGTERM, 10);
+    harness_fini(&h);
+}
+
 /* --- a person in the browser ------------------------------------------------------- */
 
 /* The value of a JavaScript expression (JSON text; caller frees). */

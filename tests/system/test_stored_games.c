@@ -453,3 +453,55 @@ Test(games, a_body_on_the_api_is_answered_400_in_one_line)
     free(body);
     harness_fini(&h);
 }
+
+/* Without a token, no answer of /api/ or /saved names a directory of the
+ * server (issue 28, #12: /api/info and /api/save gave the record file's
+ * absolute path to anyone). */
+Test(games, the_api_names_no_server_directory_without_a_token)
+{
+    harness h;
+    harness_init(&h, "games-paths");
+    harness_coord_start(&h, NULL);
+    char *body;
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/api/info", &body, NULL, 0), 200, "%s", body);
+    char t[300];
+    cr_assert(json_string(body, "records", t, sizeof t) && !strcmp(t, "play.kzr"), "%s", body);
+    cr_assert_null(strstr(body, h.dir), "%s", body);
+    free(body);
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    char path[8192] = "/api/save?engine=white&id=000102030405060708090a0b0c0d0e0f&moves=";
+    rng_t rng;
+    rng_seed(&rng, 7);
+    for (int n = 0; !g->result(&s).over; n++) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        int k = g->legal_actions(&s, legal);
+        int a = legal[rng_below(&rng, (uint32_t)k)];
+        char text[16];
+        g->format_action(a, text, sizeof text);
+        cr_assert(strlen(path) + 20 < sizeof path, "a game short enough for one URL");
+        snprintf(path + strlen(path), sizeof path - strlen(path), "%s%s", n ? "," : "", text);
+        g->apply(&s, a);
+    }
+    cr_assert_eq(s_fetch(h.http_port, "POST", path, &body, NULL, 0), 200, "%s", body);
+    cr_assert(json_string(body, "file", t, sizeof t) && !strcmp(t, "play.kzr"), "%s", body);
+    cr_assert_null(strstr(body, h.dir), "%s", body);
+    free(body);
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/api/analyse?moves=6-12&sims=20", &body, NULL, 0),
+                 200, "%s", body);
+    cr_assert_null(strstr(body, h.dir), "%s", body);
+    free(body);
+    /* The record file damaged: the error names it without its directory. */
+    char file[300];
+    snprintf(file, sizeof file, "%s/store/play.kzr", h.dir);
+    cr_assert_eq(harness_write(file, "not a record file\n"), 0);
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/saved", &body, NULL, 0), 500, "%s", body);
+    cr_assert(strstr(body, "play.kzr") && !strstr(body, h.dir), "%s", body);
+    free(body);
+    path[strlen("/api/save?engine=white&id=0")] = '1'; /* another game id */
+    cr_assert_eq(s_fetch(h.http_port, "POST", path, &body, NULL, 0), 500, "%s", body);
+    cr_assert(strstr(body, "play.kzr") && !strstr(body, h.dir), "%s", body);
+    free(body);
+    harness_fini(&h);
+}

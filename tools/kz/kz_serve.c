@@ -84,7 +84,7 @@ static enum MHD_Result s_collect_arg(void *cls, enum MHD_ValueKind kind, const c
 static void s_games(server *sv, const char *url, const engine_args *a, engine_reply *out)
 {
     pthread_mutex_lock(&sv->file);
-    engine_saved_games(sv->g, sv->records, "/games", url + 6, a, out);
+    engine_saved_games(sv->g, sv->records, "/games", url + 6, a, false, out);
     pthread_mutex_unlock(&sv->file);
 }
 
