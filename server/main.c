@@ -171,7 +171,9 @@ static const config_option s_options[] = {
     {"check_store", CONFIG_BOOL, "true", 0, 0, O(check_store),
      "check every page of the store before opening it: a damaged store is refused with what "
      "is wrong (kz store check, kz store salvage) instead of crashing LMDB (about 1 s per "
-     "GB)"},
+     "GB). false risks it: a damaged page can crash the coordinator (in LMDB, at the start or "
+     "later), a damaged entry is refused only where it is read; a store whose tree was lost "
+     "is refused at the start all the same (it reads as empty with many pages in use)"},
     {"forge_check_states", CONFIG_INT, "200", 0, 1000000000, O(forge_check_states),
      "re-search 1 in this many searched states of self-play and arena games with the named "
      "models, seed and settings, off the ingest path; a game that differs is refused as "

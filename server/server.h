@@ -163,6 +163,8 @@ enum { SLOT_OPEN = 0, SLOT_WIN = 1, SLOT_DRAW = 2, SLOT_LOSS = 3 };
 #define COORD_BARRED 64       /* proven forgers kept (meta "barred") at most */
 #define COORD_RECENT 65536    /* stored games remembered with their positions and client */
 #define COORD_DAMAGED 8       /* damaged models listed in /status at most */
+#define COORD_EMPTY_STORE_BYTES (256u << 10) /* pages in use of an empty store at most (a new
+                                                one has a few); more: its tree was lost */
 
 /* Everything two rated players did against each other (first by name). */
 typedef struct tally {
