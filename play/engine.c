@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "nn/evaluator.h"
@@ -34,6 +35,11 @@ struct engine {
     int p_sims;                 /* its simulations (network engines) */
     char records[1024];         /* saved games go here, "" none */
     bool show_paths;            /* engine_config's */
+    double save_rate;           /* saves a second allowed (saves_per_hour / 3600) */
+    double save_burst;          /* the bucket's size */
+    double save_tokens;         /* saves allowed now (under `save`) */
+    double save_at;             /* time_now() of save_tokens */
+    uint64_t records_max;       /* bytes */
     pthread_mutex_t save;       /* one save at a time */
     uint8_t saved[ENGINE_SAVED_IDS][RECORD_ID_BYTES]; /* ids saved lately (ring) */
     long saved_index[ENGINE_SAVED_IDS]; /* their index in the file, 1-based */
@@ -169,6 +175,13 @@ static engine *s_engine_alloc(const game_def *g, const engine_config *cfg)
     if (cfg->records)
         snprintf(e->records, sizeof e->records, "%s", cfg->records);
     e->show_paths = cfg->show_paths;
+    int per_hour = cfg->saves_per_hour > 0 ? cfg->saves_per_hour : ENGINE_SAVES_PER_HOUR;
+    e->save_rate = per_hour / 3600.0;
+    e->save_burst = per_hour < ENGINE_SAVE_BURST ? per_hour : ENGINE_SAVE_BURST;
+    e->save_tokens = e->save_burst;
+    e->save_at = time_now();
+    double mb = cfg->records_max_mb > 0 ? cfg->records_max_mb : ENGINE_RECORDS_MAX_MB;
+    e->records_max = (uint64_t)(mb * (1 << 20));
     return e;
 }
 
@@ -892,6 +905,35 @@ static void s_api_save(engine *e, const game_def *g, const engine_args *a, engin
         }
     int rc = 0;
     if (!again) {
+        /* The limits (issue 28, #5: anyone who reaches the page could grow
+         * the file without end): a rate, and a size. */
+        double now = time_now();
+        e->save_tokens += (now - e->save_at) * e->save_rate;
+        if (e->save_tokens > e->save_burst)
+            e->save_tokens = e->save_burst;
+        e->save_at = now;
+        struct stat sb;
+        uint64_t size = stat(e->records, &sb) ? 0 : (uint64_t)sb.st_size;
+        if (size >= e->records_max) {
+            pthread_mutex_unlock(&e->save);
+            record_destroy(&rec);
+            log_warn("a save refused: the record file %s is full (%.1f MB, records_max_mb)",
+                     e->records, (double)size / (1 << 20));
+            engine_reply_line(out, 507, "save: the record file is full (%.1f MB, the most "
+                              "this server keeps): the game was not saved",
+                              (double)size / (1 << 20));
+            return;
+        }
+        if (e->save_tokens < 1) {
+            double wait = (1 - e->save_tokens) / e->save_rate;
+            pthread_mutex_unlock(&e->save);
+            record_destroy(&rec);
+            engine_reply_line(out, 429, "save: too many saves (at most %.0f an hour, %.0f at "
+                              "once): try again in %.0f s", e->save_rate * 3600, e->save_burst,
+                              wait + 0.5);
+            return;
+        }
+        e->save_tokens -= 1;
         record_file *f;
         pthread_mutex_lock(&s_records_lock);
         char warn[600];

@@ -85,10 +85,19 @@ typedef struct engine_config {
     const char *records; /* record file the saved games are appended to; NULL or "": none */
     const char *label;   /* the engine's name on the pages; NULL: the model file's name
                             without its directories (e.g. "best.kzm"), or the spec */
+    int saves_per_hour;  /* saves accepted an hour at most, in bursts of up to
+                            ENGINE_SAVE_BURST (fewer if this is smaller); more: a 429
+                            [0: ENGINE_SAVES_PER_HOUR] */
+    double records_max_mb; /* the record file's size past which saves are refused (507)
+                              [0: ENGINE_RECORDS_MAX_MB] */
     bool show_paths;     /* answers name the record file and the model with their
                             directories (for an operator: a server behind a token);
                             false: without them (file names only) [false] */
 } engine_config;
+
+#define ENGINE_SAVES_PER_HOUR 120 /* default saves_per_hour */
+#define ENGINE_SAVE_BURST 20      /* most saves at once (the bucket's size) */
+#define ENGINE_RECORDS_MAX_MB 64  /* default records_max_mb */
 
 /* The defaults above. */
 void engine_config_default(engine_config *c);

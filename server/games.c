@@ -316,6 +316,8 @@ static int s_play_engine(coord *c, engine_reply *out)
     ec.max_sims = PLAY_MAX_SIMS;
     ec.records = records;
     ec.label = "the best";
+    ec.saves_per_hour = (int)c->cfg.play_saves_per_hour;
+    ec.records_max_mb = c->cfg.play_records_max_mb;
     ec.show_paths = c->status_token[0] != 0; /* behind a token: for the operator */
     uint32_t version = (uint32_t)blob.code;
     engine *e = engine_new_bytes(c->g, (const uint8_t *)blob.body, blob.len, version, &ec, err,

@@ -95,6 +95,8 @@ typedef struct coord_config {
     long http_timeout_s;                /* HTTP: an idle connection is closed after this */
     char tb_dir[CONFIG_STR_MAX];        /* endgame tables for the best's accuracy, "" = none */
     long tb_positions;                  /* their test positions */
+    long play_saves_per_hour;           /* /api/save: games saved an hour at most */
+    double play_records_max_mb;         /* /api/save: play.kzr's largest size */
     bool check_store;                   /* check the store's pages before opening it */
     long forge_check_states;            /* re-search 1 in this many searched states, 0 = off */
     long forge_queue;                   /* games held for their check at most */

@@ -433,6 +433,60 @@ Test(play, kz_serve_names_no_server_directory)
     harness_fini(&h);
 }
 
+/* Saves are limited (issue 28, #5: anyone who reaches the page could grow the
+ * record file without end): at most saves_per_hour (a burst of that many
+ * here), then a 429 in one line; a repeated id is not a new save; and none
+ * once the file has records_max_mb (507), the file left as it was. No clock
+ * is raced: at 2 an hour the next save is 30 minutes away. */
+Test(play, kz_serve_limits_the_saves)
+{
+    harness h;
+    harness_init(&h, "play-limits");
+    proc p;
+    const char *rate[] = {"--saves_per_hour=2", NULL};
+    int port = s_serve(&h, &p, rate);
+    cr_assert_eq(s_save_game(port, 31, "00000000000000000000000000000031"), 1);
+    cr_assert_eq(s_save_game(port, 32, "00000000000000000000000000000032"), 2);
+    cr_assert_eq(s_save_game(port, 31, "00000000000000000000000000000031"), 1, "again: 1");
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    char *body;
+    int code = 0;
+    /* A third game (its moves do not matter to the limit: a finished one). */
+    rng_t rng;
+    rng_seed(&rng, 33);
+    char path[8192] = "/api/save?engine=black&id=00000000000000000000000000000033&moves=";
+    for (int n = 0; !g->result(&s).over; n++) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        int k = g->legal_actions(&s, legal);
+        int a = legal[rng_below(&rng, (uint32_t)k)];
+        char t[16];
+        g->format_action(a, t, sizeof t);
+        snprintf(path + strlen(path), sizeof path - strlen(path), "%s%s", n ? "%2C" : "", t);
+        g->apply(&s, a);
+    }
+    code = s_fetch(port, "POST", path, NULL, 0, &body);
+    cr_assert_eq(code, 429, "%d %s", code, body);
+    cr_assert(strstr(body, "too many saves") && s_one_line(body), "%s", body);
+    free(body);
+    proc_stop(&p, SIGTERM, 10);
+    char file[300];
+    snprintf(file, sizeof file, "%s/play.kzr", h.dir);
+    struct stat before, after;
+    cr_assert_eq(stat(file, &before), 0);
+    const char *cap[] = {"--records_max_mb=0.0001", NULL}; /* about 100 bytes */
+    port = s_serve(&h, &p, cap);
+    code = s_fetch(port, "POST", path, NULL, 0, &body);
+    cr_assert_eq(code, 507, "%d %s", code, body);
+    cr_assert(strstr(body, "record file is full") && s_one_line(body), "%s", body);
+    free(body);
+    cr_assert_eq(stat(file, &after), 0);
+    cr_assert_eq(after.st_size, before.st_size, "the file as it was");
+    proc_stop(&p, SIGTERM, 10);
+    harness_fini(&h);
+}
+
 /* --- a person in the browser ------------------------------------------------------- */
 
 /* The value of a JavaScript expression (JSON text; caller frees). */

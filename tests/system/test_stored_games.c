@@ -505,3 +505,55 @@ Test(games, the_api_names_no_server_directory_without_a_token)
     free(body);
     harness_fini(&h);
 }
+
+/* POST /api/save of a random finished game from seed under id (32 hex
+ * digits): the status code, the answer in *body (caller frees). */
+static int s_save(int port, uint64_t seed, const char *id, char **body)
+{
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    char path[8192];
+    snprintf(path, sizeof path, "/api/save?engine=white&id=%s&moves=", id);
+    rng_t rng;
+    rng_seed(&rng, seed);
+    for (int n = 0; !g->result(&s).over; n++) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        int k = g->legal_actions(&s, legal);
+        int a = legal[rng_below(&rng, (uint32_t)k)];
+        char text[16];
+        g->format_action(a, text, sizeof text);
+        cr_assert(strlen(path) + 20 < sizeof path, "a game short enough for one URL");
+        snprintf(path + strlen(path), sizeof path - strlen(path), "%s%s", n ? "," : "", text);
+        g->apply(&s, a);
+    }
+    return s_fetch(port, "POST", path, body, NULL, 0);
+}
+
+/* The coordinator limits the games saved from /play (issue 28, #5): at
+ * play_saves_per_hour 1 the second save is a 429 in one line (the next is an
+ * hour away: no clock is raced); at play_records_max_mb a 507. */
+Test(games, the_coordinator_limits_the_saves_from_play)
+{
+    harness h;
+    harness_init(&h, "games-limits");
+    const char *cx[] = {"--play_saves_per_hour=1", NULL};
+    harness_coord_start(&h, cx);
+    char *body;
+    cr_assert_eq(s_save(h.http_port, 41, "000102030405060708090a0b0c0d0e41", &body), 200, "%s",
+                 body);
+    free(body);
+    cr_assert_eq(s_save(h.http_port, 42, "000102030405060708090a0b0c0d0e42", &body), 429, "%s",
+                 body);
+    cr_assert(strstr(body, "too many saves") && strchr(body, '\n') == body + strlen(body) - 1,
+              "%s", body);
+    free(body);
+    harness_coord_kill(&h, SIGTERM);
+    const char *cap[] = {"--play_records_max_mb=0.0001", NULL}; /* about 100 bytes */
+    harness_coord_start(&h, cap);
+    cr_assert_eq(s_save(h.http_port, 43, "000102030405060708090a0b0c0d0e43", &body), 507, "%s",
+                 body);
+    cr_assert(strstr(body, "record file is full"), "%s", body);
+    free(body);
+    harness_fini(&h);
+}

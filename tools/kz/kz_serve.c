@@ -33,6 +33,8 @@ typedef struct serve_opts {
     long sims;                    /* default simulations */
     long max_sims;                /* most a request may ask for */
     char records[CONFIG_STR_MAX]; /* games saved here, "" none */
+    long saves_per_hour;          /* engine_config's */
+    double records_max_mb;        /* engine_config's */
     char game[CONFIG_STR_MAX];    /* the game */
 } serve_opts;
 
@@ -195,6 +197,10 @@ int cmd_serve(int argc, char **argv)
          "most simulations a page may ask for"},
         {"records", CONFIG_STRING, "play.kzr", 0, 0, offsetof(serve_opts, records),
          "record file the finished games are appended to; \"\" = not saved"},
+        {"saves_per_hour", CONFIG_INT, "120", 1, 1000000, offsetof(serve_opts, saves_per_hour),
+         "games saved an hour at most (bursts of up to 20); more are refused (429)"},
+        {"records_max_mb", CONFIG_DOUBLE, "64", 0.0001, 1e6, offsetof(serve_opts, records_max_mb),
+         "no game is saved once the record file has this size (507)"},
     };
     const char *words[argc];
     size_t nw;
@@ -228,6 +234,8 @@ int cmd_serve(int argc, char **argv)
     ec.sims = (int)o.sims;
     ec.max_sims = (int)o.max_sims;
     ec.records = o.records;
+    ec.saves_per_hour = (int)o.saves_per_hour;
+    ec.records_max_mb = o.records_max_mb;
     char err[400];
     server sv = {.g = g, .records = o.records[0] ? o.records : NULL};
     sv.e = engine_new(g, &ec, err, sizeof err);
