@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "record.pb-c.h"
@@ -751,6 +752,7 @@ struct record_file {
     long count;        /* records read or written */
     long offset;       /* byte offset of the next record */
     int failed;        /* sticky error of a reader (0 while fine) */
+    bool torn;         /* that error is the end of the file inside a record */
     char failed_msg[200]; /* its message */
     uint8_t *buf;      /* reader: the current record's bytes */
     size_t cap;        /* capacity of buf */
@@ -857,10 +859,12 @@ int record_file_read(record_file *f, game_record *r, char *err, size_t errlen)
     size_t got = fread(pre, 1, 4, f->fp);
     if (got == 0 && feof(f->fp))
         return KZ_ENOTFOUND;
-    if (got != 4)
+    if (got != 4) {
+        f->torn = !ferror(f->fp);
         return s_fail_reader(f, err, errlen, ferror(f->fp) ? KZ_EIO : KZ_ECORRUPT,
                              ferror(f->fp) ? "read error"
                                            : "truncated: the file ends inside a length prefix");
+    }
     uint32_t len = le_get32(pre);
     if (len > RECORD_MAX_BYTES) {
         char msg[120];
@@ -877,6 +881,7 @@ int record_file_read(record_file *f, game_record *r, char *err, size_t errlen)
     }
     got = fread(f->buf, 1, len, f->fp);
     if (got != len) {
+        f->torn = !ferror(f->fp);
         char msg[120];
         snprintf(msg, sizeof msg, "truncated: %zu of %u bytes present", got, len);
         return s_fail_reader(f, err, errlen, ferror(f->fp) ? KZ_EIO : KZ_ECORRUPT, msg);
@@ -890,9 +895,12 @@ int record_file_read(record_file *f, game_record *r, char *err, size_t errlen)
     return 0;
 }
 
-int record_file_append(const char *path, record_file **out, char *err, size_t errlen)
+int record_file_append(const char *path, record_file **out, char *warn, size_t warnlen,
+                       char *err, size_t errlen)
 {
     *out = NULL;
+    if (warnlen)
+        warn[0] = 0;
     FILE *probe = fopen(path, "rb");
     if (!probe) {
         if (errno == ENOENT)
@@ -917,8 +925,27 @@ int record_file_append(const char *path, record_file **out, char *err, size_t er
     while ((rc = record_file_read(f, r, err, errlen)) == 0)
         ;
     long count = f->count, offset = f->offset;
+    bool torn = f->torn;
     record_destroy(&r);
     record_file_close(&f);
+    if (rc == KZ_ECORRUPT && torn) {
+        /* A torn tail (a write cut short: the file ends inside its last
+         * record): cut it off, keeping every whole record before it. */
+        struct stat sb;
+        long size = stat(path, &sb) ? -1 : (long)sb.st_size;
+        if (size < offset || truncate(path, offset) != 0) {
+            int e = size < offset ? KZ_EIO : errno;
+            char why[200];
+            snprintf(why, sizeof why, "%s", errlen ? err : "");
+            return err_set(err, errlen, e, "%s: %s; cutting the torn tail off failed: %s",
+                           path, why, size < offset ? "the file changed" : strerror(e));
+        }
+        if (warnlen)
+            snprintf(warn, warnlen, "%s: a torn last record (%ld bytes from byte %ld: the file "
+                     "ends inside it) was cut off; whole records kept: %ld",
+                     path, size - offset, offset, count);
+        rc = KZ_ENOTFOUND;
+    }
     if (rc != KZ_ENOTFOUND)
         return rc;
     /* Step 2. Open for appending after the last record. */
@@ -939,6 +966,8 @@ int record_file_append(const char *path, record_file **out, char *err, size_t er
 }
 
 long record_file_count(const record_file *f) { return f->count; }
+
+bool record_file_torn(const record_file *f) { return f->failed && f->torn; }
 
 int record_file_close(record_file **pf)
 {

@@ -255,9 +255,14 @@ int record_file_open(const char *path, record_file **out, char *err, size_t errl
  * record_file_create), an existing one must read cleanly to its end (every
  * record decodes; nothing is appended after damage) and is written on after
  * its last record; record_file_count starts at the records already there.
- * 0, or record_file_open's and record_file_read's errors with a message in
- * err. Caller owns *out: record_file_close. */
-int record_file_append(const char *path, record_file **out, char *err, size_t errlen);
+ * A torn tail (the file ends inside its last record: a write cut short) is
+ * cut off (the file truncated after the last whole record) and said in
+ * warn, one line ("" when there was none; warnlen 0: not said); damage
+ * before the end is refused. 0, or record_file_open's and
+ * record_file_read's errors with a message in err. Caller owns *out:
+ * record_file_close. */
+int record_file_append(const char *path, record_file **out, char *warn, size_t warnlen,
+                       char *err, size_t errlen);
 /* Appends one record (and flushes it to the kernel). 0 or an error
  * (KZ_EINVAL from record_pack, errno) with a message in err. */
 int record_file_write(record_file *f, const game_record *r, char *err, size_t errlen);
@@ -266,6 +271,9 @@ int record_file_write(record_file *f, const game_record *r, char *err, size_t er
  * err. After an error the file is not read further (every later call returns
  * the same error). */
 int record_file_read(record_file *f, game_record *r, char *err, size_t errlen);
+/* Whether a reader's error is a torn tail: the file ends inside a record (a
+ * write cut short), every record before it whole. */
+bool record_file_torn(const record_file *f);
 /* Records read or written so far (for an appender: with those it found). */
 long record_file_count(const record_file *f);
 /* Closes f (a writer is flushed and fsynced) and sets *f to NULL; NULL-safe.

@@ -237,6 +237,19 @@ void driver_set_source(driver *d, driver_next_fn fn, void *ctx)
     d->next_ctx = ctx;
 }
 
+/* Whether a search for (net, purpose, sims) would need a new entry and every
+ * entry is held by a game in play. */
+static bool s_searches_full(const driver *d, const driver_net *net, int purpose, int sims)
+{
+    for (int k = 0; k < DRIVER_MAX_SEARCHES; k++) {
+        const search *e = d->searches[k];
+        if (!e || e->users == 0 ||
+            (e->net == net && e->purpose == purpose && e->simulations == sims))
+            return false;
+    }
+    return true;
+}
+
 /* The search for (net, purpose, sims), made if needed; NULL when none can be. */
 static search *s_search_get(driver *d, driver_net *net, int purpose, int sims, char *err,
                             size_t errlen)
@@ -257,7 +270,9 @@ static search *s_search_get(driver *d, driver_net *net, int purpose, int sims, c
             }
     }
     if (free_k < 0) {
-        snprintf(err, errlen, "too many searches at once (%d)", DRIVER_MAX_SEARCHES);
+        snprintf(err, errlen, "all %d searches are held by games in play (the models changed "
+                 "faster than games finish): the game waits for one of them to finish",
+                 DRIVER_MAX_SEARCHES);
         return NULL;
     }
     mcts_settings s;
@@ -340,9 +355,10 @@ static int s_start(driver *d, int i, const driver_game *spec, char *err, size_t 
         } else if (p == 1 && spec->net[1] == spec->net[0] && e[0]) {
             e[1] = e[0];
         } else {
+            bool full = s_searches_full(d, spec->net[p], purpose, spec->simulations);
             e[p] = s_search_get(d, spec->net[p], purpose, spec->simulations, err, errlen);
             if (!e[p])
-                rc = KZ_ENOMEM;
+                rc = full ? KZ_EFULL : KZ_ENOMEM;
             else
                 e[p]->users++; /* held while the other side is made */
         }

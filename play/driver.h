@@ -236,9 +236,11 @@ void driver_destroy(driver **d);
 void driver_set_source(driver *d, driver_next_fn fn, void *ctx);
 /* Starts a game in the first free slot (driver_free > 0). Takes a hold on
  * its networks (a search each) for the game's life. 0, or KZ_EINVAL (bad
- * settings, an unknown baseline, an unusable start position), KZ_ENOMEM
- * (too many searches at once, no memory) or an errno from getrandom (the
- * game id), with a one-line reason in err. */
+ * settings, an unknown baseline, an unusable start position), KZ_EFULL
+ * (every one of the DRIVER_MAX_SEARCHES searches is held by games in play
+ * and this game needs another: not an error of the run; start it again once
+ * a game has finished), KZ_ENOMEM (no memory) or an errno from getrandom
+ * (the game id), with a one-line reason in err. */
 int driver_start(driver *d, const driver_game *spec, char *err, size_t errlen);
 /* Settles every slot (new games may wait for their first move), one batched
  * search step over every search with searching trees, settles again: plays

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "nn/evaluator.h"
@@ -33,6 +34,12 @@ struct engine {
     player *p;                  /* the current player (under `search`) */
     int p_sims;                 /* its simulations (network engines) */
     char records[1024];         /* saved games go here, "" none */
+    bool show_paths;            /* engine_config's */
+    double save_rate;           /* saves a second allowed (saves_per_hour / 3600) */
+    double save_burst;          /* the bucket's size */
+    double save_tokens;         /* saves allowed now (under `save`) */
+    double save_at;             /* time_now() of save_tokens */
+    uint64_t records_max;       /* bytes */
     pthread_mutex_t save;       /* one save at a time */
     uint8_t saved[ENGINE_SAVED_IDS][RECORD_ID_BYTES]; /* ids saved lately (ring) */
     long saved_index[ENGINE_SAVED_IDS]; /* their index in the file, 1-based */
@@ -40,6 +47,58 @@ struct engine {
 };
 
 /* --- text --------------------------------------------------------------------------- */
+
+/* text with the directories of every path in it left out: a '/' drops what
+ * came before it back to the last ':', ',', ' ', '=' or '(' (a spec
+ * "mcts:/srv/m.kzm:30" reads "mcts:m.kzm:30"). In place. */
+static char *s_strip_dirs(char *text)
+{
+    size_t o = 0, word = 0;
+    for (size_t i = 0; text[i]; i++) {
+        char ch = text[i];
+        if (ch == '/') {
+            o = word;
+            continue;
+        }
+        text[o++] = ch;
+        if (strchr(":, =(", ch))
+            word = o;
+    }
+    text[o] = 0;
+    return text;
+}
+
+/* text (cap bytes) with every occurrence of path replaced by its file name
+ * (the part after its last '/'). In place; a longer result is cut. */
+static void s_unpath(char *text, size_t cap, const char *path)
+{
+    const char *name = strrchr(path, '/');
+    size_t pl = strlen(path);
+    if (!name || !pl)
+        return;
+    name++;
+    char out[1024];
+    size_t o = 0;
+    for (const char *t = text; *t && o + 1 < sizeof out;) {
+        if (!strncmp(t, path, pl)) {
+            o += (size_t)snprintf(out + o, sizeof out - o, "%s", name);
+            if (o >= sizeof out)
+                o = sizeof out - 1;
+            t += pl;
+        } else {
+            out[o++] = *t++;
+        }
+    }
+    out[o] = 0;
+    snprintf(text, cap, "%s", out);
+}
+
+/* The record file as answers name it (show_paths, or its file name). */
+static const char *s_records_shown(const engine *e)
+{
+    const char *name = strrchr(e->records, '/');
+    return e->show_paths || !name ? e->records : name + 1;
+}
 
 /* A number JSON can hold (NaN and infinity are not JSON: null). */
 /* Saves and reads of record files take turns in the process (a reader never
@@ -115,6 +174,14 @@ static engine *s_engine_alloc(const game_def *g, const engine_config *cfg)
     pthread_mutex_init(&e->save, NULL);
     if (cfg->records)
         snprintf(e->records, sizeof e->records, "%s", cfg->records);
+    e->show_paths = cfg->show_paths;
+    int per_hour = cfg->saves_per_hour > 0 ? cfg->saves_per_hour : ENGINE_SAVES_PER_HOUR;
+    e->save_rate = per_hour / 3600.0;
+    e->save_burst = per_hour < ENGINE_SAVE_BURST ? per_hour : ENGINE_SAVE_BURST;
+    e->save_tokens = e->save_burst;
+    e->save_at = time_now();
+    double mb = cfg->records_max_mb > 0 ? cfg->records_max_mb : ENGINE_RECORDS_MAX_MB;
+    e->records_max = (uint64_t)(mb * (1 << 20));
     return e;
 }
 
@@ -128,6 +195,8 @@ static void s_set_label(engine *e, const engine_config *cfg)
                  strrchr(e->source, '/') ? strrchr(e->source, '/') + 1 : e->source);
     else
         snprintf(e->label, sizeof e->label, "%s", e->source);
+    if (!cfg->label && !e->show_paths) /* a spec's model files without their directories */
+        s_strip_dirs(e->label);
 }
 
 engine *engine_new(const game_def *g, const engine_config *cfg, char *err, size_t errlen)
@@ -275,6 +344,8 @@ int engine_analyse(engine *e, const game_state *s, int sims, uint64_t seed,
         goto out;
     }
     snprintf(out->player, sizeof out->player, "%s", player_name(e->p));
+    if (!e->show_paths)
+        s_strip_dirs(out->player);
     double t0 = time_now();
     player_new_game(e->p, seed);
     int action;
@@ -588,7 +659,7 @@ static void s_api_info(engine *e, const game_def *g, engine_reply *out)
                   e->version, e->network ? "true" : "false", e->network ? e->sims : 0,
                   e->network ? e->max_sims : 0);
         if (e->records[0])
-            strbuf_json_str(&b, e->records, sizeof e->records);
+            strbuf_json_str(&b, s_records_shown(e), sizeof e->records);
         else
             strbuf_printf(&b, "null");
     } else {
@@ -834,9 +905,41 @@ static void s_api_save(engine *e, const game_def *g, const engine_args *a, engin
         }
     int rc = 0;
     if (!again) {
+        /* The limits (issue 28, #5: anyone who reaches the page could grow
+         * the file without end): a rate, and a size. */
+        double now = time_now();
+        e->save_tokens += (now - e->save_at) * e->save_rate;
+        if (e->save_tokens > e->save_burst)
+            e->save_tokens = e->save_burst;
+        e->save_at = now;
+        struct stat sb;
+        uint64_t size = stat(e->records, &sb) ? 0 : (uint64_t)sb.st_size;
+        if (size >= e->records_max) {
+            pthread_mutex_unlock(&e->save);
+            record_destroy(&rec);
+            log_warn("a save refused: the record file %s is full (%.1f MB, records_max_mb)",
+                     e->records, (double)size / (1 << 20));
+            engine_reply_line(out, 507, "save: the record file is full (%.1f MB, the most "
+                              "this server keeps): the game was not saved",
+                              (double)size / (1 << 20));
+            return;
+        }
+        if (e->save_tokens < 1) {
+            double wait = (1 - e->save_tokens) / e->save_rate;
+            pthread_mutex_unlock(&e->save);
+            record_destroy(&rec);
+            engine_reply_line(out, 429, "save: too many saves (at most %.0f an hour, %.0f at "
+                              "once): try again in %.0f s", e->save_rate * 3600, e->save_burst,
+                              wait + 0.5);
+            return;
+        }
+        e->save_tokens -= 1;
         record_file *f;
         pthread_mutex_lock(&s_records_lock);
-        rc = record_file_append(e->records, &f, err, sizeof err);
+        char warn[600];
+        rc = record_file_append(e->records, &f, warn, sizeof warn, err, sizeof err);
+        if (!rc && warn[0])
+            log_warn("save: %s", warn);
         if (!rc) {
             rc = record_file_write(f, rec, err, sizeof err);
             index = record_file_count(f);
@@ -860,12 +963,14 @@ static void s_api_save(engine *e, const game_def *g, const engine_args *a, engin
     record_destroy(&rec);
     if (rc) {
         log_warn("cannot save a game: %s", err);
+        if (!e->show_paths)
+            s_unpath(err, sizeof err, e->records);
         engine_reply_line(out, 500, "save: %s", err);
         return;
     }
     strbuf b = {0};
     strbuf_printf(&b, "{\"saved\": true, \"again\": %s, \"file\": ", again ? "true" : "false");
-    strbuf_json_str(&b, e->records, sizeof e->records);
+    strbuf_json_str(&b, s_records_shown(e), sizeof e->records);
     strbuf_printf(&b, ", \"index\": %ld}\n", index);
     s_reply_json(out, &b);
 }
@@ -1118,7 +1223,8 @@ char *engine_games_end(engine_games_list **pl, uint64_t total)
 /* --- saved games ------------------------------------------------------------------- */
 
 void engine_saved_games(const game_def *g, const char *path, const char *base,
-                        const char *rest, const engine_args *a, engine_reply *out)
+                        const char *rest, const engine_args *a, bool show_paths,
+                        engine_reply *out)
 {
     bool one = rest[0] == '/';
     long want = 0;
@@ -1172,7 +1278,8 @@ void engine_saved_games(const game_def *g, const char *path, const char *base,
         rc = record_file_read(rf, recs[n], err, sizeof err);
         if (rc) {
             record_destroy(&recs[n]);
-            if (rc == KZ_ENOTFOUND)
+            /* A torn tail (the next save cuts it off): the whole records. */
+            if (rc == KZ_ENOTFOUND || (rc == KZ_ECORRUPT && record_file_torn(rf)))
                 rc = 0;
             break;
         }
@@ -1182,6 +1289,8 @@ void engine_saved_games(const game_def *g, const char *path, const char *base,
     pthread_mutex_unlock(&s_records_lock);
     /* Step 2. The answer. */
     if (rc) {
+        if (!show_paths)
+            s_unpath(err, sizeof err, path);
         engine_reply_line(out, 500, "cannot read the saved games: %s", err);
     } else if (one) {
         char *json;

@@ -85,7 +85,19 @@ typedef struct engine_config {
     const char *records; /* record file the saved games are appended to; NULL or "": none */
     const char *label;   /* the engine's name on the pages; NULL: the model file's name
                             without its directories (e.g. "best.kzm"), or the spec */
+    int saves_per_hour;  /* saves accepted an hour at most, in bursts of up to
+                            ENGINE_SAVE_BURST (fewer if this is smaller); more: a 429
+                            [0: ENGINE_SAVES_PER_HOUR] */
+    double records_max_mb; /* the record file's size past which saves are refused (507)
+                              [0: ENGINE_RECORDS_MAX_MB] */
+    bool show_paths;     /* answers name the record file and the model with their
+                            directories (for an operator: a server behind a token);
+                            false: without them (file names only) [false] */
 } engine_config;
+
+#define ENGINE_SAVES_PER_HOUR 120 /* default saves_per_hour */
+#define ENGINE_SAVE_BURST 20      /* most saves at once (the bucket's size) */
+#define ENGINE_RECORDS_MAX_MB 64  /* default records_max_mb */
 
 /* The defaults above. */
 void engine_config_default(engine_config *c);
@@ -210,9 +222,11 @@ char *engine_games_end(engine_games_list **l, uint64_t total);
  * games of people, read whole: a small file): rest is what follows BASE in
  * the URL ("" the list, with the filter above, newest first; "/K" the K-th
  * record, K from 1 as `kz records FILE --game K`). path NULL or "": no games
- * (the list empty, K a 404). Reads take turns with the saves of every
- * engine of the process. */
+ * (the list empty, K a 404). A torn tail (record_file_torn) ends the list.
+ * show_paths false: an error names the file without its directories. Reads
+ * take turns with the saves of every engine of the process. */
 void engine_saved_games(const game_def *g, const char *path, const char *base,
-                        const char *rest, const engine_args *a, engine_reply *out);
+                        const char *rest, const engine_args *a, bool show_paths,
+                        engine_reply *out);
 
 #endif

@@ -104,6 +104,20 @@ static int s_bootstrap(coord *c)
         }
         return 0;
     }
+    /* A store that reads as empty though LMDB has many pages in use lost its
+     * tree (a torn copy, a damaged meta page): bootstrapping would write over
+     * what salvage could still recover. A new store has a handful of pages. */
+    store_stats ss;
+    store_get_stats(c->st, &ss);
+    if (ss.games == 0 && ss.used_bytes > COORD_EMPTY_STORE_BYTES) {
+        log_error("the store in %s reads as empty (no model, no game) but LMDB has %.1f MB of "
+                  "pages in use: it is damaged (its tree was lost) and was not opened: `kz "
+                  "store check %s` says what is wrong; `kz store salvage %s NEWDIR` copies "
+                  "what is readable into a new store (then start with data_dir = NEWDIR)",
+                  c->cfg.data_dir, (double)ss.used_bytes / (1 << 20), c->cfg.data_dir,
+                  c->cfg.data_dir);
+        return KZ_ECORRUPT;
+    }
     uint8_t *blob;
     size_t len;
     int rc = s_initial_blob(c, &blob, &len);

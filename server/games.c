@@ -204,7 +204,8 @@ void games_http(coord *c, const char *url, const engine_args *args, engine_reply
     if (!strncmp(url, "/saved", 6)) {
         char records[CONFIG_STR_MAX + 16];
         snprintf(records, sizeof records, "%s/play.kzr", c->cfg.data_dir);
-        engine_saved_games(c->g, records, "/saved", url + 6, args, out);
+        engine_saved_games(c->g, records, "/saved", url + 6, args, c->status_token[0] != 0,
+                           out);
         return;
     }
     memset(out, 0, sizeof *out);
@@ -315,6 +316,9 @@ static int s_play_engine(coord *c, engine_reply *out)
     ec.max_sims = PLAY_MAX_SIMS;
     ec.records = records;
     ec.label = "the best";
+    ec.saves_per_hour = (int)c->cfg.play_saves_per_hour;
+    ec.records_max_mb = c->cfg.play_records_max_mb;
+    ec.show_paths = c->status_token[0] != 0; /* behind a token: for the operator */
     uint32_t version = (uint32_t)blob.code;
     engine *e = engine_new_bytes(c->g, (const uint8_t *)blob.body, blob.len, version, &ec, err,
                                  sizeof err);

@@ -168,10 +168,17 @@ static const config_option s_options[] = {
      "in the background once per new best (/status, the dashboard); \"\" = none"},
     {"tb_positions", CONFIG_INT, "300", 1, 100000, O(tb_positions),
      "tb_dir: test positions of the endgame accuracy (kz tb accuracy --positions)"},
+    {"play_saves_per_hour", CONFIG_INT, "120", 1, 1000000, O(play_saves_per_hour),
+     "games saved from /play (POST /api/save) an hour at most, in bursts of up to 20; more "
+     "are refused (429)"},
+    {"play_records_max_mb", CONFIG_DOUBLE, "64", 0.0001, 1e6, O(play_records_max_mb),
+     "no game is saved from /play once DATA_DIR/play.kzr has this size (507)"},
     {"check_store", CONFIG_BOOL, "true", 0, 0, O(check_store),
      "check every page of the store before opening it: a damaged store is refused with what "
      "is wrong (kz store check, kz store salvage) instead of crashing LMDB (about 1 s per "
-     "GB)"},
+     "GB). false risks it: a damaged page can crash the coordinator (in LMDB, at the start or "
+     "later), a damaged entry is refused only where it is read; a store whose tree was lost "
+     "is refused at the start all the same (it reads as empty with many pages in use)"},
     {"forge_check_states", CONFIG_INT, "200", 0, 1000000000, O(forge_check_states),
      "re-search 1 in this many searched states of self-play and arena games with the named "
      "models, seed and settings, off the ingest path; a game that differs is refused as "

@@ -95,6 +95,8 @@ typedef struct coord_config {
     long http_timeout_s;                /* HTTP: an idle connection is closed after this */
     char tb_dir[CONFIG_STR_MAX];        /* endgame tables for the best's accuracy, "" = none */
     long tb_positions;                  /* their test positions */
+    long play_saves_per_hour;           /* /api/save: games saved an hour at most */
+    double play_records_max_mb;         /* /api/save: play.kzr's largest size */
     bool check_store;                   /* check the store's pages before opening it */
     long forge_check_states;            /* re-search 1 in this many searched states, 0 = off */
     long forge_queue;                   /* games held for their check at most */
@@ -163,6 +165,8 @@ enum { SLOT_OPEN = 0, SLOT_WIN = 1, SLOT_DRAW = 2, SLOT_LOSS = 3 };
 #define COORD_BARRED 64       /* proven forgers kept (meta "barred") at most */
 #define COORD_RECENT 65536    /* stored games remembered with their positions and client */
 #define COORD_DAMAGED 8       /* damaged models listed in /status at most */
+#define COORD_EMPTY_STORE_BYTES (256u << 10) /* pages in use of an empty store at most (a new
+                                                one has a few); more: its tree was lost */
 
 /* Everything two rated players did against each other (first by name). */
 typedef struct tally {

@@ -1012,18 +1012,37 @@ static enum MHD_Result s_games(coord *c, struct MHD_Connection *conn, const char
     return ret;
 }
 
+/* Request body bytes of /api/ read (and dropped) at most before the
+ * connection is closed; a smaller body gets its 400. */
+#define API_BODY_MAX (64 * 1024)
+
 /* /api/NAME: the play page's engine (games.c). POST /api/save is the one
- * POST: its first call only announces the request; the API takes no body. */
+ * POST: its first call only announces the request. The API takes no body:
+ * one is read and dropped (up to API_BODY_MAX; past that the connection is
+ * closed) and the request answered 400. The count is per thread: the
+ * server runs a thread per connection, and a connection's requests come one
+ * after another. */
 static enum MHD_Result s_api(coord *c, struct MHD_Connection *conn, const char *method,
                              const char *url, size_t *upload_len, void **state)
 {
     static int announced;
+    static _Thread_local size_t body;
     if (!*state) {
         *state = &announced;
+        body = 0;
         return MHD_YES;
     }
-    if (*upload_len)
-        return MHD_NO;
+    if (*upload_len) {
+        body += *upload_len;
+        *upload_len = 0;
+        return body > API_BODY_MAX ? MHD_NO : MHD_YES;
+    }
+    if (body) {
+        char shown[80];
+        text_printable(shown, sizeof shown, url, strlen(url));
+        return s_respond_line(conn, 400, "a request body (%zu bytes) on %s: the API takes "
+                              "none (its arguments go in the query string)", body, shown);
+    }
     engine_args a = {0};
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, s_collect_arg, &a);
     engine_reply r;

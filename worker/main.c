@@ -114,6 +114,8 @@ typedef struct wk {
     size_t sp_n_open, sp_next_open;    /* openings of that job, and the next game's */
     arena_queue aq;           /* arena games to start */
     uint32_t arena_logged;    /* candidate of the last "arena:" line */
+    bool search_wait;         /* new games wait for a search (driver_start's KZ_EFULL) */
+    uint64_t search_waits;    /* times they had to */
     double next_job;          /* no job request before this time_now() */
     double next_best;         /* no attempt to switch models before this */
     bool connected_once;      /* the coordinator has answered once */
@@ -397,9 +399,25 @@ static int s_start_games(wk *w)
             s_arena_clear(w);
             continue;
         }
+        if (rc == KZ_EFULL) {
+            /* Every search is held by games in play (the best or the
+             * candidate changed faster than games finish): not fatal; the
+             * game starts once one of those has finished. */
+            if (!w->search_wait) {
+                w->search_waits++;
+                log_warn("new games wait: %s (%d games in play)", err,
+                         driver_in_play(w->gm));
+            }
+            w->search_wait = true;
+            return 0;
+        }
         if (rc) {
             log_error("cannot start a game: %s", err);
             return rc;
+        }
+        if (w->search_wait) {
+            log_info("new games start again: a search came free");
+            w->search_wait = false;
         }
         if (spec.kind != RECORD_SELFPLAY) {
             if (++q->next == q->n)
@@ -756,6 +774,9 @@ int main(int argc, char **argv)
              (unsigned long long)st.finished, (unsigned long long)cs.submitted,
              (unsigned long long)cs.acked, (unsigned long long)cs.rejected, client_pending(w.c),
              (unsigned long long)st.abandoned, (unsigned long long)w.dropped);
+    if (w.search_waits)
+        log_info("new games waited %llu times for a search held by games in play",
+                 (unsigned long long)w.search_waits);
 out:
     if (w.sp_net)
         w.sp_net->dn.pinned = false;

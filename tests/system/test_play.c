@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <unistd.h>
@@ -172,6 +173,10 @@ Test(play, kz_serve_answers_the_api_and_refuses_bad_requests_in_one_line)
     s_fetch(port, "POST", "/api/save", big, 100 * 1024, &body);
     free(body);
     free(big);
+    /* A small one: a 400 in one line (issue 28, #13, as the coordinator). */
+    cr_assert_eq(s_fetch(port, "GET", "/api/info", "hello", 5, &body), 400, "%s", body);
+    cr_assert(strstr(body, "the API takes none") && s_one_line(body), "%s", body);
+    free(body);
     cr_assert_eq(harness_http(port, "/healthz", NULL, 0), 200, "alive after bad requests");
 
     /* A finished game saved, listed, and shown. */
@@ -287,6 +292,197 @@ Test(play, kz_serve_bad_usage)
     cr_assert_eq(harness_kz(args, NULL, &o), 1, "%s%s", o.out, o.err);
     cr_assert(strstr(o.err, "cannot listen"), "%s", o.err);
     proc_output_free(&o);
+    proc_stop(&p, SIGTERM, 10);
+    harness_fini(&h);
+}
+
+/* Plays a random game from seed and saves it with POST /api/save under id
+ * (32 hex digits): the record's index in the file (fails the test if the
+ * save is not answered 200). */
+static long s_save_game(int port, uint64_t seed, const char *id)
+{
+    const game_def *g = game_default();
+    rng_t rng;
+    rng_seed(&rng, seed);
+    game_state s;
+    g->init(&s);
+    char path[8192];
+    snprintf(path, sizeof path, "/api/save?engine=black&id=%s&moves=", id);
+    int actions = 0;
+    while (!g->result(&s).over) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        int n = g->legal_actions(&s, legal);
+        int a = legal[rng_below(&rng, (uint32_t)n)];
+        char t[16];
+        g->format_action(a, t, sizeof t);
+        cr_assert(strlen(path) + 20 < sizeof path, "a game short enough for one URL");
+        snprintf(path + strlen(path), sizeof path - strlen(path), "%s%s", actions ? "%2C" : "", t);
+        g->apply(&s, a);
+        actions++;
+    }
+    char *body;
+    cr_assert_eq(s_fetch(port, "POST", path, NULL, 0, &body), 200, "%s", body);
+    double v = 0;
+    cr_assert(json_number(body, "index", &v), "%s", body);
+    free(body);
+    return (long)v;
+}
+
+/* A record file whose last record was cut short (a write torn by a crash or
+ * a full disk) is cut back to its whole records with a warning, and saving
+ * goes on after them (issue 28, #11: kz serve refused to start and the
+ * coordinator's saves failed from then on). Damage before the end is still
+ * refused. */
+Test(play, a_torn_record_file_is_cut_back_and_saving_goes_on)
+{
+    harness h;
+    harness_init(&h, "play-torn");
+    proc p;
+    int port = s_serve(&h, &p, NULL);
+    cr_assert_eq(s_save_game(port, 11, "00000000000000000000000000000001"), 1);
+    cr_assert_eq(s_save_game(port, 12, "00000000000000000000000000000002"), 2);
+    proc_stop(&p, SIGTERM, 10);
+    char file[300];
+    snprintf(file, sizeof file, "%s/play.kzr", h.dir);
+    uint8_t *bytes;
+    size_t len;
+    cr_assert_eq(file_read_all(file, &bytes, &len), 0);
+    cr_assert_eq(file_write_atomic(file, bytes, len - 7), 0, "the second record torn");
+    port = s_serve(&h, &p, NULL);
+    const char *log = proc_log_tail(&p, 4000);
+    cr_assert(strstr(log, "torn last record") && strstr(log, "whole records kept: 1"), "%s", log);
+    cr_assert_eq(s_save_game(port, 13, "00000000000000000000000000000003"), 2);
+    /* Torn while serving: /games lists the whole records, the next save cuts
+     * the tail off. */
+    free(bytes);
+    cr_assert_eq(file_read_all(file, &bytes, &len), 0);
+    cr_assert_eq(file_write_atomic(file, bytes, len - 7), 0, "the second record torn again");
+    char *body;
+    double v;
+    cr_assert_eq(s_fetch(port, "GET", "/games", NULL, 0, &body), 200, "%s", body);
+    cr_assert(json_number(body, "listed", &v) && v == 1, "%s", body);
+    free(body);
+    cr_assert_eq(s_save_game(port, 14, "00000000000000000000000000000004"), 2);
+    cr_assert_eq(s_fetch(port, "GET", "/games", NULL, 0, &body), 200, "%s", body);
+    cr_assert(json_number(body, "listed", &v) && v == 2, "%s", body);
+    free(body);
+    proc_stop(&p, SIGTERM, 10);
+    char args[400];
+    proc_output o;
+    snprintf(args, sizeof args, "records %s --game 2", file);
+    cr_assert_eq(harness_kz(args, NULL, &o), 0, "%s%s", o.out, o.err);
+    proc_output_free(&o);
+    /* Damage before the last record: refused in one line, the file untouched. */
+    uint8_t *now;
+    size_t now_len;
+    cr_assert_eq(file_read_all(file, &now, &now_len), 0);
+    now[8 + 3] = 0x7f; /* the first record's length: past the limit */
+    cr_assert_eq(file_write_atomic(file, now, now_len), 0);
+    snprintf(args, sizeof args, "serve --model uniform --port %d --records=%s", port, file);
+    cr_assert_eq(harness_kz(args, NULL, &o), 2, "%s%s", o.out, o.err);
+    cr_assert(strstr(o.err, "exceeds the limit") && s_one_line(o.err), "%s", o.err);
+    proc_output_free(&o);
+    struct stat sb;
+    cr_assert(stat(file, &sb) == 0 && (size_t)sb.st_size == now_len, "the file untouched");
+    free(now);
+    free(bytes);
+    harness_fini(&h);
+}
+
+/* kz serve (no token) names no directory of the server in its answers: not
+ * the record file's (/api/info, /api/save), not the model's (/api/analyse's
+ * player), not in an error (issue 28, #12). */
+Test(play, kz_serve_names_no_server_directory)
+{
+    harness h;
+    harness_init(&h, "play-paths");
+    proc p;
+    int port = s_serve(&h, &p, NULL);
+    char *body;
+    cr_assert_eq(s_fetch(port, "GET", "/api/info", NULL, 0, &body), 200, "%s", body);
+    char t[300];
+    cr_assert(json_string(body, "records", t, sizeof t) && !strcmp(t, "play.kzr"), "%s", body);
+    cr_assert_null(strstr(body, h.dir), "%s", body);
+    free(body);
+    cr_assert_eq(s_fetch(port, "GET", "/api/analyse?moves=6-12&sims=8", NULL, 0, &body), 200,
+                 "%s", body);
+    cr_assert(json_string(body, "analysis.player", t, sizeof t), "%s", body);
+    cr_assert(strstr(t, "mcts:") && !strchr(t, '/'), "the player without directories: %s", t);
+    free(body);
+    proc_stop(&p, SIGTERM, 10);
+    /* A player spec's model, too. */
+    char spec[400];
+    snprintf(spec, sizeof spec, "--player=mcts:%s:8", h.model);
+    const char *extra[] = {spec, NULL};
+    port = s_serve(&h, &p, extra);
+    cr_assert_eq(s_fetch(port, "GET", "/api/info", NULL, 0, &body), 200, "%s", body);
+    cr_assert_null(strstr(body, h.dir), "%s", body);
+    free(body);
+    cr_assert_eq(s_fetch(port, "GET", "/api/analyse?moves=6-12", NULL, 0, &body), 200, "%s",
+                 body);
+    cr_assert_null(strstr(body, h.dir), "%s", body);
+    free(body);
+    cr_assert_eq(s_save_game(port, 21, "00000000000000000000000000000021"), 1);
+    char file[300];
+    snprintf(file, sizeof file, "%s/play.kzr", h.dir);
+    cr_assert_eq(harness_write(file, "not a record file\n"), 0);
+    cr_assert_eq(s_fetch(port, "GET", "/games", NULL, 0, &body), 500, "%s", body);
+    cr_assert(strstr(body, "play.kzr") && !strstr(body, h.dir), "%s", body);
+    free(body);
+    proc_stop(&p, SIGTERM, 10);
+    harness_fini(&h);
+}
+
+/* Saves are limited (issue 28, #5: anyone who reaches the page could grow the
+ * record file without end): at most saves_per_hour (a burst of that many
+ * here), then a 429 in one line; a repeated id is not a new save; and none
+ * once the file has records_max_mb (507), the file left as it was. No clock
+ * is raced: at 2 an hour the next save is 30 minutes away. */
+Test(play, kz_serve_limits_the_saves)
+{
+    harness h;
+    harness_init(&h, "play-limits");
+    proc p;
+    const char *rate[] = {"--saves_per_hour=2", NULL};
+    int port = s_serve(&h, &p, rate);
+    cr_assert_eq(s_save_game(port, 31, "00000000000000000000000000000031"), 1);
+    cr_assert_eq(s_save_game(port, 32, "00000000000000000000000000000032"), 2);
+    cr_assert_eq(s_save_game(port, 31, "00000000000000000000000000000031"), 1, "again: 1");
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    char *body;
+    int code = 0;
+    /* A third game (its moves do not matter to the limit: a finished one). */
+    rng_t rng;
+    rng_seed(&rng, 33);
+    char path[8192] = "/api/save?engine=black&id=00000000000000000000000000000033&moves=";
+    for (int n = 0; !g->result(&s).over; n++) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        int k = g->legal_actions(&s, legal);
+        int a = legal[rng_below(&rng, (uint32_t)k)];
+        char t[16];
+        g->format_action(a, t, sizeof t);
+        snprintf(path + strlen(path), sizeof path - strlen(path), "%s%s", n ? "%2C" : "", t);
+        g->apply(&s, a);
+    }
+    code = s_fetch(port, "POST", path, NULL, 0, &body);
+    cr_assert_eq(code, 429, "%d %s", code, body);
+    cr_assert(strstr(body, "too many saves") && s_one_line(body), "%s", body);
+    free(body);
+    proc_stop(&p, SIGTERM, 10);
+    char file[300];
+    snprintf(file, sizeof file, "%s/play.kzr", h.dir);
+    struct stat before, after;
+    cr_assert_eq(stat(file, &before), 0);
+    const char *cap[] = {"--records_max_mb=0.0001", NULL}; /* about 100 bytes */
+    port = s_serve(&h, &p, cap);
+    code = s_fetch(port, "POST", path, NULL, 0, &body);
+    cr_assert_eq(code, 507, "%d %s", code, body);
+    cr_assert(strstr(body, "record file is full") && s_one_line(body), "%s", body);
+    free(body);
+    cr_assert_eq(stat(file, &after), 0);
+    cr_assert_eq(after.st_size, before.st_size, "the file as it was");
     proc_stop(&p, SIGTERM, 10);
     harness_fini(&h);
 }

@@ -420,3 +420,140 @@ Test(games, the_coordinator_serves_the_play_page_with_its_best_model)
     cr_assert_eq(harness_http(h.http_port, "/healthz", NULL, 0), 200);
     harness_fini(&h);
 }
+
+/* The /api/ takes no body: one is answered 400 with one line saying so
+ * (issue 28, #13: the connection was dropped without an answer), a GET and a
+ * POST alike, and the connection's server goes on answering. */
+Test(games, a_body_on_the_api_is_answered_400_in_one_line)
+{
+    harness h;
+    harness_init(&h, "games-body");
+    harness_coord_start(&h, NULL);
+    static const char *const reqs[] = {
+        "POST /api/save?moves=6-12 HTTP/1.0\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+        "GET /api/info HTTP/1.0\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
+        "POST /api/save HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n4\r\nbody\r\n0\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+        size_t got = 0;
+        char *a = http_exchange(NULL, "127.0.0.1", h.http_port, reqs[i], strlen(reqs[i]), 30,
+                                &got);
+        cr_assert_not_null(a, "request %zu: could not connect", i);
+        cr_assert_eq(http_code(a), 400, "request %zu: answered '%s'", i, a);
+        char *text = strstr(a, "\r\n\r\n");
+        cr_assert_not_null(text);
+        text += 4;
+        cr_assert(strstr(text, "the API takes none"), "request %zu: '%s'", i, text);
+        cr_assert(strchr(text, '\n') == text + strlen(text) - 1, "one line: '%s'", text);
+        free(a);
+    }
+    char *body;
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/api/info", &body, NULL, 0), 200, "%s", body);
+    free(body);
+    harness_fini(&h);
+}
+
+/* Without a token, no answer of /api/ or /saved names a directory of the
+ * server (issue 28, #12: /api/info and /api/save gave the record file's
+ * absolute path to anyone). */
+Test(games, the_api_names_no_server_directory_without_a_token)
+{
+    harness h;
+    harness_init(&h, "games-paths");
+    harness_coord_start(&h, NULL);
+    char *body;
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/api/info", &body, NULL, 0), 200, "%s", body);
+    char t[300];
+    cr_assert(json_string(body, "records", t, sizeof t) && !strcmp(t, "play.kzr"), "%s", body);
+    cr_assert_null(strstr(body, h.dir), "%s", body);
+    free(body);
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    char path[8192] = "/api/save?engine=white&id=000102030405060708090a0b0c0d0e0f&moves=";
+    rng_t rng;
+    rng_seed(&rng, 7);
+    for (int n = 0; !g->result(&s).over; n++) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        int k = g->legal_actions(&s, legal);
+        int a = legal[rng_below(&rng, (uint32_t)k)];
+        char text[16];
+        g->format_action(a, text, sizeof text);
+        cr_assert(strlen(path) + 20 < sizeof path, "a game short enough for one URL");
+        snprintf(path + strlen(path), sizeof path - strlen(path), "%s%s", n ? "," : "", text);
+        g->apply(&s, a);
+    }
+    cr_assert_eq(s_fetch(h.http_port, "POST", path, &body, NULL, 0), 200, "%s", body);
+    cr_assert(json_string(body, "file", t, sizeof t) && !strcmp(t, "play.kzr"), "%s", body);
+    cr_assert_null(strstr(body, h.dir), "%s", body);
+    free(body);
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/api/analyse?moves=6-12&sims=20", &body, NULL, 0),
+                 200, "%s", body);
+    cr_assert_null(strstr(body, h.dir), "%s", body);
+    free(body);
+    /* The record file damaged: the error names it without its directory. */
+    char file[300];
+    snprintf(file, sizeof file, "%s/store/play.kzr", h.dir);
+    cr_assert_eq(harness_write(file, "not a record file\n"), 0);
+    cr_assert_eq(s_fetch(h.http_port, "GET", "/saved", &body, NULL, 0), 500, "%s", body);
+    cr_assert(strstr(body, "play.kzr") && !strstr(body, h.dir), "%s", body);
+    free(body);
+    path[strlen("/api/save?engine=white&id=0")] = '1'; /* another game id */
+    cr_assert_eq(s_fetch(h.http_port, "POST", path, &body, NULL, 0), 500, "%s", body);
+    cr_assert(strstr(body, "play.kzr") && !strstr(body, h.dir), "%s", body);
+    free(body);
+    harness_fini(&h);
+}
+
+/* POST /api/save of a random finished game from seed under id (32 hex
+ * digits): the status code, the answer in *body (caller frees). */
+static int s_save(int port, uint64_t seed, const char *id, char **body)
+{
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    char path[8192];
+    snprintf(path, sizeof path, "/api/save?engine=white&id=%s&moves=", id);
+    rng_t rng;
+    rng_seed(&rng, seed);
+    for (int n = 0; !g->result(&s).over; n++) {
+        uint16_t legal[GAME_MAX_LEGAL];
+        int k = g->legal_actions(&s, legal);
+        int a = legal[rng_below(&rng, (uint32_t)k)];
+        char text[16];
+        g->format_action(a, text, sizeof text);
+        cr_assert(strlen(path) + 20 < sizeof path, "a game short enough for one URL");
+        snprintf(path + strlen(path), sizeof path - strlen(path), "%s%s", n ? "," : "", text);
+        g->apply(&s, a);
+    }
+    return s_fetch(port, "POST", path, body, NULL, 0);
+}
+
+/* The coordinator limits the games saved from /play (issue 28, #5): at
+ * play_saves_per_hour 1 the second save is a 429 in one line (the next is an
+ * hour away: no clock is raced); at play_records_max_mb a 507. */
+Test(games, the_coordinator_limits_the_saves_from_play)
+{
+    harness h;
+    harness_init(&h, "games-limits");
+    const char *cx[] = {"--play_saves_per_hour=1", NULL};
+    harness_coord_start(&h, cx);
+    char *body;
+    cr_assert_eq(s_save(h.http_port, 41, "000102030405060708090a0b0c0d0e41", &body), 200, "%s",
+                 body);
+    free(body);
+    cr_assert_eq(s_save(h.http_port, 42, "000102030405060708090a0b0c0d0e42", &body), 429, "%s",
+                 body);
+    cr_assert(strstr(body, "too many saves") && strchr(body, '\n') == body + strlen(body) - 1,
+              "%s", body);
+    free(body);
+    harness_coord_kill(&h, SIGTERM);
+    const char *cap[] = {"--play_records_max_mb=0.0001", NULL}; /* about 100 bytes */
+    harness_coord_start(&h, cap);
+    cr_assert_eq(s_save(h.http_port, 43, "000102030405060708090a0b0c0d0e43", &body), 507, "%s",
+                 body);
+    cr_assert(strstr(body, "record file is full"), "%s", body);
+    free(body);
+    harness_fini(&h);
+}

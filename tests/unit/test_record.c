@@ -380,7 +380,10 @@ Test(record, appending_goes_on_after_the_last_record_and_refuses_damage)
     char err[200];
     /* A missing file is created; then two more runs append. */
     for (int part = 0; part < 2; part++) {
-        cr_assert_eq(record_file_append(path, &f, err, sizeof err), 0, "%s", err);
+        char warn[300];
+        cr_assert_eq(record_file_append(path, &f, warn, sizeof warn, err, sizeof err), 0, "%s",
+                     err);
+        cr_assert_str_empty(warn);
         cr_assert_eq(record_file_count(f), 2 * part, "the records already there");
         for (int i = 2 * part; i < 2 * part + 2; i++)
             cr_assert_eq(record_file_write(f, gs.rec[i], err, sizeof err), 0, "%s", err);
@@ -395,17 +398,48 @@ Test(record, appending_goes_on_after_the_last_record_and_refuses_damage)
     }
     cr_assert_eq(record_file_read(f, r, err, sizeof err), KZ_ENOTFOUND);
     record_file_close(&f);
-    /* A file cut inside its last record: nothing is appended. */
+    /* A file cut inside its last record (a torn write), in its body or its
+     * length prefix: cut back to the whole records, said in warn, and
+     * appended to after them (issue 28, #11). */
     uint8_t *bytes;
     size_t len;
     cr_assert_eq(file_read_all(path, &bytes, &len), 0);
-    cr_assert_eq(file_write_atomic(path, bytes, len - 3), 0);
-    cr_assert_eq(record_file_append(path, &f, err, sizeof err), KZ_ECORRUPT);
-    cr_assert(strstr(err, "truncated") && strstr(err, "record 4"), "%s", err);
+    char warn[300];
+    for (int k = 0; k < 2; k++) {
+        size_t keep = k ? 8 + 2 : len - 3; /* (8 + 2: two bytes of the first length prefix) */
+        cr_assert_eq(file_write_atomic(path, bytes, keep), 0);
+        cr_assert_eq(record_file_append(path, &f, warn, sizeof warn, err, sizeof err), 0, "%s",
+                     err);
+        long whole = k ? 0 : 3;
+        char says[40];
+        snprintf(says, sizeof says, "whole records kept: %ld", whole);
+        cr_assert(strstr(warn, "torn last record") && strstr(warn, says), "%s", warn);
+        cr_assert_eq(record_file_count(f), whole);
+        cr_assert_eq(record_file_write(f, gs.rec[3], err, sizeof err), 0, "%s", err);
+        cr_assert_eq(record_file_close(&f), 0);
+        cr_assert_eq(record_file_open(path, &f, err, sizeof err), 0, "%s", err);
+        for (long i = 0; i <= whole; i++)
+            cr_assert_eq(record_file_read(f, r, err, sizeof err), 0, "%s", err);
+        s_assert_same(gs.rec[3], r);
+        cr_assert_eq(record_file_read(f, r, err, sizeof err), KZ_ENOTFOUND, "%s", err);
+        record_file_close(&f);
+    }
+    /* Damage before the end (the first record's length past the limit) is
+     * refused, and the file left as it was. */
+    cr_assert_eq(file_write_atomic(path, bytes, len), 0);
+    bytes[8 + 3] = 0x7f;
+    cr_assert_eq(file_write_atomic(path, bytes, len), 0);
+    cr_assert_eq(record_file_append(path, &f, warn, sizeof warn, err, sizeof err), KZ_ECORRUPT);
+    cr_assert(strstr(err, "exceeds the limit") && strstr(err, "record 1"), "%s", err);
     cr_assert_null(f);
+    uint8_t *after;
+    size_t after_len;
+    cr_assert_eq(file_read_all(path, &after, &after_len), 0);
+    cr_assert(after_len == len && !memcmp(after, bytes, len), "the file untouched");
+    free(after);
     /* Nor to a foreign file. */
     cr_assert_eq(file_write_atomic(path, "hello, world\n", 13), 0);
-    cr_assert_eq(record_file_append(path, &f, err, sizeof err), KZ_ECORRUPT);
+    cr_assert_eq(record_file_append(path, &f, warn, sizeof warn, err, sizeof err), KZ_ECORRUPT);
     cr_assert(strstr(err, "not a record file"), "%s", err);
     free(bytes);
     record_destroy(&r);

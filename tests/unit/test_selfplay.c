@@ -464,3 +464,60 @@ Test(selfplay_cli, plays_with_a_model_file)
     cr_assert(strstr(c.out, "2 valid"), "%s", c.out);
     harness_cli_fini(&c);
 }
+
+/* --- the driver's searches ---------------------------------------------------------- */
+
+static int s_count_done(void *ctx, const game_record *r, uint32_t arena_slot)
+{
+    (void)r;
+    (void)arena_slot;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+/* When every one of the DRIVER_MAX_SEARCHES searches is held by a game in
+ * play and a game needs another (a worker whose best and candidates change
+ * faster than its games finish), driver_start says so with KZ_EFULL, not
+ * "out of memory" (issue 28, #4: the worker exited "fatal: out of memory");
+ * a game of a network already searched still starts, and the waiting game
+ * starts once a game has finished. */
+Test(selfplay, a_game_waits_while_every_search_is_held)
+{
+    const game_def *g = game_default();
+    driver_config cfg = driver_config_default();
+    cfg.play = s_config(1, DRIVER_MAX_SEARCHES + 3, 5);
+    cfg.play.search.simulations = 8;
+    char err[300];
+    driver *d = driver_new(g, &cfg, err, sizeof err);
+    cr_assert_not_null(d, "%s", err);
+    driver_net nets[DRIVER_MAX_SEARCHES + 1];
+    for (int k = 0; k <= DRIVER_MAX_SEARCHES; k++)
+        nets[k] = (driver_net){.ev = evaluator_uniform(g)};
+    driver_game spec = {.kind = RECORD_SELFPLAY, .model_version = 1, .simulations = 8};
+    for (int k = 0; k < DRIVER_MAX_SEARCHES; k++) {
+        spec.net[0] = spec.net[1] = &nets[k];
+        spec.seed = (uint64_t)k;
+        cr_assert_eq(driver_start(d, &spec, err, sizeof err), 0, "game %d: %s", k, err);
+    }
+    spec.net[0] = spec.net[1] = &nets[DRIVER_MAX_SEARCHES];
+    cr_assert_eq(driver_start(d, &spec, err, sizeof err), KZ_EFULL, "%s", err);
+    cr_assert(strstr(err, "held by games in play") && strstr(err, "waits"), "%s", err);
+    cr_assert_eq(driver_in_play(d), DRIVER_MAX_SEARCHES);
+    spec.net[0] = spec.net[1] = &nets[0]; /* a search that exists: starts */
+    cr_assert_eq(driver_start(d, &spec, err, sizeof err), 0, "%s", err);
+    /* It starts once a search is free (the first game to finish may have
+     * shared nets[0]'s with the one started last). */
+    spec.net[0] = spec.net[1] = &nets[DRIVER_MAX_SEARCHES];
+    int done = 0, rc = KZ_EFULL;
+    for (long steps = 0; rc == KZ_EFULL; steps++) {
+        cr_assert_lt(steps, 1000000, "never started (%d games finished)", done);
+        cr_assert_eq(driver_step(d, s_count_done, &done), 0);
+        if (done == 0)
+            continue;
+        rc = driver_start(d, &spec, err, sizeof err);
+        cr_assert(rc == 0 || (rc == KZ_EFULL && done == 1), "%d games finished: %s", done, err);
+    }
+    driver_destroy(&d);
+    for (int k = 0; k <= DRIVER_MAX_SEARCHES; k++)
+        cr_assert_eq(nets[k].refs, 0, "network %d released", k);
+}

@@ -536,3 +536,65 @@ Test(storecheck, damaged_names_are_printed_escaped, .fini = harness_cleanup)
     cr_assert_null(strchr(out, '\x07'), "a raw bell byte was printed");
     harness_fini(&h);
 }
+
+/* A store whose tree was lost (both meta pages point the main tree nowhere:
+ * what a torn copy or a damaged meta page can give) reads as empty to LMDB.
+ * The coordinator refuses it, check_store or not, instead of bootstrapping
+ * a new store over what salvage could recover (issue 28, #14: with
+ * check_store = false damaged stores opened as empty). */
+Test(storecheck, a_store_that_lost_its_tree_is_not_opened_as_empty)
+{
+    harness h;
+    s_make_store(&h, "check-lost-tree", 60);
+    char src[300];
+    snprintf(src, sizeof src, "%s/store/data.mdb", h.dir);
+    uint32_t ps;
+    uint64_t root, pages;
+    s_main_root(src, &ps, &root, &pages);
+    static const char *const checks[] = {"--check_store=false", "--check_store=true"};
+    for (int i = 0; i < 2; i++) {
+        char dir[400], path[500];
+        snprintf(dir, sizeof dir, "%s/lost%d", h.dir, i);
+        s_copy_file(src, dir);
+        snprintf(path, sizeof path, "%s/data.mdb", dir);
+        int fd = open(path, O_RDWR);
+        cr_assert_geq(fd, 0);
+        for (int m = 0; m < 2; m++) {
+            /* The main tree (mm_dbs[1]): depth, page counts and entries 0,
+             * its root P_INVALID: an empty tree. */
+            uint8_t db[48] = {0};
+            memset(db + 40, 0xff, 8);
+            cr_assert_eq(pwrite(fd, db, sizeof db, (off_t)m * ps + 16 + 24 + 48), 48);
+        }
+        close(fd);
+        char a_dir[500], a_port[48], a_bind[96], a_pub[96], log[500];
+        snprintf(a_dir, sizeof a_dir, "--data_dir=%s", dir);
+        snprintf(a_port, sizeof a_port, "--http_port=%d", h.http_port);
+        snprintf(a_bind, sizeof a_bind, "--bind=%s", h.endpoint);
+        snprintf(a_pub, sizeof a_pub, "--pub_bind=%s", h.pub);
+        snprintf(log, sizeof log, "%s/coordinator.log", dir);
+        const char *const args[] = {a_dir, a_port, a_bind, a_pub, "--sync=false", checks[i],
+                                    NULL};
+        pid_t pid = harness_spawn("kz-coordinator", args, log);
+        int st = 0;
+        bool ended = false;
+        for (double end = harness_now() + 60; harness_now() < end; harness_sleep_ms(20)) {
+            if ((ended = harness_wait(pid, 0, &st)))
+                break;
+            if (harness_http(h.http_port, "/healthz", NULL, 0) == 200)
+                break;
+        }
+        if (!ended)
+            harness_stop(pid, SIGTERM, 30);
+        char *text = harness_read_file(log);
+        cr_assert_not_null(text);
+        cr_assert(ended, "%s: the coordinator opened a store that lost its tree:\n%s",
+                  checks[i], text);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "%s: status %d:\n%s", checks[i], st,
+                  text);
+        cr_assert(strstr(text, "is damaged") || strstr(text, "reads as empty"), "%s:\n%s",
+                  checks[i], text);
+        free(text);
+    }
+    harness_fini(&h);
+}

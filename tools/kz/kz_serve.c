@@ -33,6 +33,8 @@ typedef struct serve_opts {
     long sims;                    /* default simulations */
     long max_sims;                /* most a request may ask for */
     char records[CONFIG_STR_MAX]; /* games saved here, "" none */
+    long saves_per_hour;          /* engine_config's */
+    double records_max_mb;        /* engine_config's */
     char game[CONFIG_STR_MAX];    /* the game */
 } serve_opts;
 
@@ -84,7 +86,7 @@ static enum MHD_Result s_collect_arg(void *cls, enum MHD_ValueKind kind, const c
 static void s_games(server *sv, const char *url, const engine_args *a, engine_reply *out)
 {
     pthread_mutex_lock(&sv->file);
-    engine_saved_games(sv->g, sv->records, "/games", url + 6, a, out);
+    engine_saved_games(sv->g, sv->records, "/games", url + 6, a, false, out);
     pthread_mutex_unlock(&sv->file);
 }
 
@@ -95,8 +97,9 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     (void)version;
     (void)upload;
     server *sv = cls;
-    /* The first call only announces the request; a body (the API takes none)
-     * is read and dropped, up to SERVE_BODY_MAX. */
+    /* The first call only announces the request; a body (the API takes none:
+     * a 400) is read and dropped, up to SERVE_BODY_MAX (past it the
+     * connection is closed). */
     if (!*state) {
         *state = xcalloc(1, sizeof(size_t));
         return MHD_YES;
@@ -124,6 +127,13 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     engine_args a = {0};
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, s_collect_arg, &a);
     if (!strncmp(url, "/api/", 5)) {
+        if (*seen) { /* as the coordinator: a 400 */
+            char shown[80];
+            text_printable(shown, sizeof shown, url, strlen(url));
+            engine_reply_line(&r, 400, "a request body (%zu bytes) on %s: the API takes none "
+                              "(its arguments go in the query string)", *seen, shown);
+            return s_send_reply(conn, &r);
+        }
         bool save = !strcmp(url, "/api/save");
         if (save)
             pthread_mutex_lock(&sv->file);
@@ -187,6 +197,10 @@ int cmd_serve(int argc, char **argv)
          "most simulations a page may ask for"},
         {"records", CONFIG_STRING, "play.kzr", 0, 0, offsetof(serve_opts, records),
          "record file the finished games are appended to; \"\" = not saved"},
+        {"saves_per_hour", CONFIG_INT, "120", 1, 1000000, offsetof(serve_opts, saves_per_hour),
+         "games saved an hour at most (bursts of up to 20); more are refused (429)"},
+        {"records_max_mb", CONFIG_DOUBLE, "64", 0.0001, 1e6, offsetof(serve_opts, records_max_mb),
+         "no game is saved once the record file has this size (507)"},
     };
     const char *words[argc];
     size_t nw;
@@ -220,6 +234,8 @@ int cmd_serve(int argc, char **argv)
     ec.sims = (int)o.sims;
     ec.max_sims = (int)o.max_sims;
     ec.records = o.records;
+    ec.saves_per_hour = (int)o.saves_per_hour;
+    ec.records_max_mb = o.records_max_mb;
     char err[400];
     server sv = {.g = g, .records = o.records[0] ? o.records : NULL};
     sv.e = engine_new(g, &ec, err, sizeof err);
@@ -227,10 +243,13 @@ int cmd_serve(int argc, char **argv)
         return kz_usage_error("serve: %s", err);
     if (sv.records) { /* a damaged file is refused now, not at the end of a game */
         record_file *f;
-        if (record_file_append(sv.records, &f, err, sizeof err)) {
+        char warn[600];
+        if (record_file_append(sv.records, &f, warn, sizeof warn, err, sizeof err)) {
             engine_destroy(&sv.e);
             return kz_usage_error("serve: --records: %s", err);
         }
+        if (warn[0])
+            log_warn("serve: --records: %s", warn);
         record_file_close(&f);
     }
     pthread_mutex_init(&sv.file, NULL);
