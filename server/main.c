@@ -157,12 +157,14 @@ static const config_option s_options[] = {
      "HTTP: a file holding a token that every request but /healthz must present "
      "(Authorization: Bearer TOKEN, or basic auth with TOKEN as the password); \"\" = none"},
     {"http_connections", CONFIG_INT, "512", 8, 65536, O(http_connections),
-     "HTTP: connections at once at most (a thread each)"},
+     "HTTP: connections at once at most (a thread each); an eighth is kept free for new ones "
+     "(a probe, the operator) by closing the idle connection that has waited longest"},
     {"http_per_ip", CONFIG_INT, "32", 1, 65536, O(http_per_ip),
      "HTTP: connections at once from one address at most (so that idle connections from one "
      "place cannot take every slot: /healthz stays reachable from others)"},
     {"http_timeout_s", CONFIG_INT, "10", 1, 3600, O(http_timeout_s),
-     "HTTP: a connection silent this long is closed"},
+     "HTTP: a connection silent this long, or still sending its request header after this "
+     "long, is closed"},
     {"tb_dir", CONFIG_STRING, "", 0, 0, O(tb_dir),
      "endgame tables (kz tb build): the best's endgame accuracy on their test set, measured "
      "in the background once per new best (/status, the dashboard); \"\" = none"},

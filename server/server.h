@@ -420,6 +420,7 @@ typedef struct coord {
     struct games_box *games_box; /* /games requests for the main loop (games.c) */
     char status_token[STATUS_TOKEN_MAX]; /* HTTP token, "" none (read-only once serving) */
     uint64_t http_unauthorized; /* HTTP requests without the token (atomic: HTTP threads) */
+    struct http_guard *http_guard; /* keeps a share of the HTTP slots free (httpguard.h) */
     struct endgame *endgame;    /* the best's endgame accuracy (endgame.c), NULL: no tb_dir */
     struct forge *forge;        /* the check of forged games (forge.c), NULL: off */
     struct barred_client *barred; /* (COORD_BARRED) proven forgers, in the store (forge.c) */

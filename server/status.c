@@ -20,7 +20,10 @@
  * password, which is what a browser asks for). Connections are limited in
  * number, per address and in idle time (http_connections, http_per_ip,
  * http_timeout_s), so that idle connections from one place cannot keep
- * /healthz from answering others. */
+ * /healthz from answering others; and many places cannot either: the guard
+ * (net/httpguard.h) keeps an eighth of the slots free by closing the idle
+ * connection that has waited longest when a new one comes, and closes any
+ * connection that has not sent its request header within http_timeout_s. */
 #include <microhttpd.h>
 #include <dirent.h>
 #include <math.h>
@@ -45,6 +48,7 @@
 #include "nn/modelkind.h"
 #include "common/util.h"
 #include "play/webpages.h"
+#include "net/httpguard.h"
 
 #define FILES_KEPT 4            /* stamped model files kept for the HTTP thread */
 #define FILES_WAIT_S 10         /* longest an HTTP thread waits for the main thread */
@@ -376,11 +380,16 @@ static void s_build_status(coord *c, strbuf *b)
     }
     strbuf_printf(b, "]");
     const auth *au = &c->auth;
+    http_guard_stats hg = {0};
+    if (c->http_guard)
+        http_guard_get_stats(c->http_guard, &hg);
     strbuf_printf(b, "},\n  \"auth\": {\"curve\": %s, \"keys\": %zu, \"refused_keys\": %llu, "
                  "\"refused_requests\": %llu, \"refused_by_role\": {\"worker\": %llu, "
                  "\"trainer\": %llu, \"observer\": %llu}, \"handshake_failures\": %llu, "
                  "\"reloads\": %llu, \"reload_errors\": %llu, \"loaded_ms\": %lld, "
-                 "\"http_token\": %s, \"http_unauthorized\": %llu",
+                 "\"http_token\": %s, \"http_unauthorized\": %llu, "
+                 "\"http_open\": %u, \"http_open_max\": %u, \"http_evicted\": %llu, "
+                 "\"http_refused\": %llu, \"http_swept\": %llu",
               au->on ? "true" : "false", au->allow ? au->allow->n : (size_t)0,
               (unsigned long long)au->refused_keys, (unsigned long long)au->refused_requests,
               (unsigned long long)au->refused_by_role[CURVE_WORKER],
@@ -389,7 +398,9 @@ static void s_build_status(coord *c, strbuf *b)
               (unsigned long long)au->handshake_failures, (unsigned long long)au->reloads,
               (unsigned long long)au->reload_errors, (long long)au->loaded_ms,
               c->status_token[0] ? "true" : "false",
-              (unsigned long long)__atomic_load_n(&c->http_unauthorized, __ATOMIC_RELAXED));
+              (unsigned long long)__atomic_load_n(&c->http_unauthorized, __ATOMIC_RELAXED),
+              hg.open, hg.open_max, (unsigned long long)hg.evicted,
+              (unsigned long long)hg.refused, (unsigned long long)hg.swept);
     strbuf_printf(b, "},\n  \"workers\": {\"live\": %zu, \"live_workers\": %zu, \"known\": %zu, "
                  "\"forgotten\": %llu, "
                  "\"refused\": %llu, \"list\": [",
@@ -784,6 +795,8 @@ static void s_build_models(coord *c, strbuf *b, uint32_t latest)
 void status_refresh(coord *c)
 {
     strbuf js = {0}, mt = {0}, md = {0}, tl = {0};
+    if (c->http_guard) /* a request header that takes longer than this is a slow-loris */
+        http_guard_sweep(c->http_guard, (double)c->cfg.http_timeout_s);
     s_build_status(c, &js);
     s_build_metrics(c, &mt);
     status_files *f = c->files;
@@ -1126,6 +1139,7 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     (void)version;
     (void)upload;
     coord *c = cls;
+    http_guard_busy(conn);
     if (c->status_token[0] && strcmp(url, "/healthz") && !s_authorized(c, conn)) {
         __atomic_add_fetch(&c->http_unauthorized, 1, __ATOMIC_RELAXED);
         return s_unauthorized(conn);
@@ -1229,6 +1243,16 @@ int status_bind(coord *c)
     return 0;
 }
 
+/* A request is complete: its connection is idle (the guard may close it). */
+static void s_completed(void *cls, struct MHD_Connection *conn, void **state,
+                        enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)state;
+    (void)toe;
+    http_guard_idle(conn);
+}
+
 int status_start(coord *c)
 {
     if (c->cfg.http_port == 0 || c->http_fd < 0)
@@ -1242,6 +1266,11 @@ int status_start(coord *c)
             return KZ_EINVAL;
         }
     }
+    c->http_guard = http_guard_new((unsigned)c->cfg.http_connections, 0);
+    if (!c->http_guard) {
+        log_error("cannot serve HTTP: no memory");
+        return KZ_ENOMEM;
+    }
     status_files *f = xcalloc(1, sizeof *f);
     pthread_cond_init(&f->answered, NULL);
     c->files = f;
@@ -1254,12 +1283,15 @@ int status_start(coord *c)
      * (an attack, a leak) cannot keep /healthz from answering another. */
     c->http = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                                    MHD_USE_ERROR_LOG,
-                               (uint16_t)c->cfg.http_port, NULL, NULL, s_http, c,
+                               (uint16_t)c->cfg.http_port, http_guard_accept,
+                               c->http_guard, s_http, c,
                                MHD_OPTION_LISTEN_SOCKET, c->http_fd,
                                MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->cfg.http_connections,
                                MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)c->cfg.http_per_ip,
                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->cfg.http_timeout_s,
                                MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512u << 10),
+                               MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, c->http_guard,
+                               MHD_OPTION_NOTIFY_COMPLETED, s_completed, NULL,
                                MHD_OPTION_END);
     if (!c->http) {
         log_error("cannot serve HTTP on %s:%ld", c->cfg.http_bind, c->cfg.http_port);
@@ -1285,6 +1317,7 @@ void status_stop(coord *c)
     if (c->http)
         MHD_stop_daemon(c->http);
     c->http = NULL;
+    http_guard_free(&c->http_guard);
     if (c->http_fd >= 0)
         close(c->http_fd);
     c->http_fd = -1;

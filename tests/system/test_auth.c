@@ -703,3 +703,52 @@ Test(http_access, idle_connections_from_one_address_do_not_starve_healthz)
         close(fd[i]);
     harness_fini(&h);
 }
+
+/* A slow-loris from 64 addresses (each within the per-address limit, all of
+ * them together past the connection limit): /healthz and /status from
+ * another address are still answered (issue 28, #3: with every slot taken
+ * the server refused them; 299 of 300 probes failed). The guard keeps an
+ * eighth of the slots free by closing the idle connections that waited
+ * longest. Counts only: each probe may try again (a closed connection's slot
+ * frees when its thread has ended), and every probe must be answered. */
+Test(http_access, a_slow_loris_from_64_addresses_does_not_starve_healthz)
+{
+    harness h;
+    harness_init(&h, "http-flood");
+    /* Nothing is closed for silence or a slow header during the test. */
+    const char *const extra[] = {"--http_timeout_s=600", "--http_connections=128",
+                                 "--http_per_ip=4", NULL};
+    harness_coord_start(&h, extra);
+    enum { ADDRS = 64, PER = 4, N = ADDRS * PER };
+    static const char hdr[] = "GET /status HTTP/1.1\r\nHost: x\r\nX-Slow: a";
+    int fd[N];
+    for (int i = 0; i < N; i++) {
+        char from[32];
+        snprintf(from, sizeof from, "127.0.1.%d", 1 + i / PER);
+        fd[i] = s_connect_from(from, h.http_port);
+        cr_assert_geq(fd[i], 0, "connection %d from %s: %s", i, from, strerror(errno));
+        (void)!send(fd[i], hdr, sizeof hdr - 1, MSG_NOSIGNAL); /* a header never finished */
+    }
+    int answered = 0, retries = 0;
+    for (int probe = 0; probe < 10; probe++) {
+        int code = -1;
+        for (int attempt = 0; attempt < 60 && code != 200; attempt++) {
+            code = s_get(h.http_port, "/healthz", NULL);
+            if (code != 200) {
+                retries++;
+                harness_sleep_ms(500);
+            }
+        }
+        answered += code == 200;
+        cr_assert_eq(code, 200, "probe %d: /healthz not answered behind %d slow connections "
+                     "from %d addresses", probe, N, ADDRS);
+    }
+    cr_assert_eq(answered, 10);
+    double evicted = s_status_number(&h, "auth.http_evicted");
+    double open_max = s_status_number(&h, "auth.http_open_max");
+    cr_assert_geq(evicted, 1, "no idle connection closed (retries %d)", retries);
+    cr_assert_leq(open_max, 128);
+    for (int i = 0; i < N; i++)
+        close(fd[i]);
+    harness_fini(&h);
+}

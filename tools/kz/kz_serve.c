@@ -22,6 +22,7 @@
 #include "data/record.h"
 #include "common/util.h"
 #include "play/webpages.h"
+#include "net/httpguard.h"
 
 #define SERVE_BODY_MAX (64 * 1024) /* request body bytes read at most (the API takes none) */
 
@@ -36,6 +37,9 @@ typedef struct serve_opts {
     long saves_per_hour;          /* engine_config's */
     double records_max_mb;        /* engine_config's */
     char game[CONFIG_STR_MAX];    /* the game */
+    long connections;             /* connections at once at most */
+    long per_ip;                  /* from one address at most */
+    long timeout_s;               /* idle / header time limit */
 } serve_opts;
 
 /* The server's state, shared by the connection threads. */
@@ -97,6 +101,7 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     (void)version;
     (void)upload;
     server *sv = cls;
+    http_guard_busy(conn);
     /* The first call only announces the request; a body (the API takes none:
      * a 400) is read and dropped, up to SERVE_BODY_MAX (past it the
      * connection is closed). */
@@ -162,7 +167,8 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
 static void s_done(void *cls, struct MHD_Connection *conn, void **state,
                    enum MHD_RequestTerminationCode why)
 {
-    (void)cls, (void)conn, (void)why;
+    (void)cls, (void)why;
+    http_guard_idle(conn);
     free(*state);
     *state = NULL;
 }
@@ -195,6 +201,14 @@ int cmd_serve(int argc, char **argv)
          "simulations per move unless the page asks for others (0 = the game's: Khreibaga 200)"},
         {"max_sims", CONFIG_INT, "5000", 1, PLAYER_MAX_SIMS, offsetof(serve_opts, max_sims),
          "most simulations a page may ask for"},
+        {"http_connections", CONFIG_INT, "512", 8, 65536, offsetof(serve_opts, connections),
+         "connections at once at most (a thread each); an eighth is kept free for new ones "
+         "(the coordinator's http_connections)"},
+        {"http_per_ip", CONFIG_INT, "32", 1, 65536, offsetof(serve_opts, per_ip),
+         "connections at once from one address at most"},
+        {"http_timeout_s", CONFIG_INT, "10", 1, 3600, offsetof(serve_opts, timeout_s),
+         "a connection silent this long, or still sending its request header after this long, "
+         "is closed"},
         {"records", CONFIG_STRING, "play.kzr", 0, 0, offsetof(serve_opts, records),
          "record file the finished games are appended to; \"\" = not saved"},
         {"saves_per_hour", CONFIG_INT, "120", 1, 1000000, offsetof(serve_opts, saves_per_hour),
@@ -253,11 +267,17 @@ int cmd_serve(int argc, char **argv)
         record_file_close(&f);
     }
     pthread_mutex_init(&sv.file, NULL);
-    struct MHD_Daemon *d = MHD_start_daemon(
+    /* The coordinator's limits (server/status.c): connections in all and
+     * per address, idle time, and the guard's free share. */
+    http_guard *guard = http_guard_new((unsigned)o.connections, 0);
+    struct MHD_Daemon *d = !guard ? NULL : MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
-        (uint16_t)o.port, NULL, NULL, s_http, &sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT, 60u,
-        MHD_OPTION_NOTIFY_COMPLETED, s_done, NULL, MHD_OPTION_END);
+        (uint16_t)o.port, http_guard_accept, guard, s_http, &sv, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o.connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o.per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)o.timeout_s, MHD_OPTION_NOTIFY_COMPLETED, s_done, NULL,
+        MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, guard, MHD_OPTION_THREAD_STACK_SIZE,
+        (size_t)(512u << 10), MHD_OPTION_END);
     int status = 0;
     if (!d) {
         fprintf(stderr, "kz: serve: cannot listen on %s:%ld (port in use?)\n", o.bind, o.port);
@@ -278,10 +298,12 @@ int cmd_serve(int argc, char **argv)
     while (!s_stop) {
         struct timespec nap = {0, 100 * 1000 * 1000};
         nanosleep(&nap, NULL);
+        http_guard_sweep(guard, (double)o.timeout_s); /* slow-loris headers */
     }
     printf("kz serve: stopping\n");
     MHD_stop_daemon(d);
 out:
+    http_guard_free(&guard);
     pthread_mutex_destroy(&sv.file);
     engine_destroy(&sv.e);
     return status;
