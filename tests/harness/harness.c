@@ -861,6 +861,17 @@ bool json_valid(const char *doc)
     return end && *s_ws(end) == 0;
 }
 
+bool metrics_value(const char *text, const char *name, double *v)
+{
+    size_t n = strlen(name);
+    for (const char *p = text; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == text || p[-1] == '\n') && p[n] == ' ') {
+            *v = strncmp(p + n + 1, "NaN", 3) ? strtod(p + n + 1, NULL) : NAN;
+            return true;
+        }
+    return false;
+}
+
 double json_number_after(const char *json, const char *after, const char *key)
 {
     const char *p = !json ? NULL : after ? strstr(json, after) : json;

@@ -211,6 +211,12 @@ bool json_string(const char *json, const char *path, char *buf, size_t len);
  * NAN when either is missing. */
 double json_number_after(const char *json, const char *after, const char *key);
 
+/* --- Prometheus text ---------------------------------------------------------------- */
+
+/* The value of the sample NAME (a line "NAME VALUE", no labels) in a /metrics
+ * text into *v (NaN for "NaN"); false when there is no such line. */
+bool metrics_value(const char *text, const char *name, double *v);
+
 /* --- network namespaces ----------------------------------------------------------- */
 
 /* True when this process may make network namespaces and veth links (root,

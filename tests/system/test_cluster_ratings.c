@@ -322,18 +322,6 @@ Test(ratings, learning_smoke_a_trained_best_rates_above_random_and_v1)
     harness_fini(&h);
 }
 
-/* A metric's value in a /metrics text (the line "NAME VALUE"); false when absent. */
-static bool s_metric_value(const char *text, const char *name, double *v)
-{
-    size_t n = strlen(name);
-    for (const char *p = text; (p = strstr(p, name)) != NULL; p += n)
-        if ((p == text || p[-1] == '\n') && p[n] == ' ') {
-            *v = strcmp(p + n + 1, "NaN") && strncmp(p + n + 1, "NaN\n", 4) ? atof(p + n + 1)
-                                                                           : NAN;
-            return true;
-        }
-    return false;
-}
 
 /* With gate none a new best every second, faster than a gauntlet ends: the
  * best's rating is in every /metrics scrape (NaN before the first gauntlet
@@ -382,10 +370,10 @@ Test(ratings, the_best_is_rated_in_every_scrape_while_gate_none_replaces_it)
         cr_assert_eq(harness_http(h.http_port, "/metrics", body, sizeof body), 200);
         scrapes++;
         double elo, ver, ts, best;
-        with_elo += s_metric_value(body, "kz_best_elo", &elo) &&
-                    s_metric_value(body, "kz_best_elo_version", &ver) &&
-                    s_metric_value(body, "kz_best_elo_timestamp_seconds", &ts);
-        cr_assert(s_metric_value(body, "kz_best_version", &best));
+        with_elo += metrics_value(body, "kz_best_elo", &elo) &&
+                    metrics_value(body, "kz_best_elo_version", &ver) &&
+                    metrics_value(body, "kz_best_elo_timestamp_seconds", &ts);
+        cr_assert(metrics_value(body, "kz_best_version", &best));
         if (ver > 0) {
             cr_assert(isfinite(elo), "a rated version with a finite rating: %s", body);
             cr_assert(ts > 1.7e9 && ts < time_wall_ms() / 1000.0 + 5,

@@ -37,15 +37,12 @@ static void s_version(const char *prog, char *buf, size_t cap)
     proc_output_free(&o);
 }
 
-/* The value of the sample NAME (a line "NAME VALUE") in a /metrics text;
- * NaN when absent. */
+/* The value of the sample NAME in a /metrics text; NaN when absent. */
 static double s_metric_num(const char *text, const char *name)
 {
-    size_t n = strlen(name);
-    for (const char *p = text; (p = strstr(p, name)) != NULL; p += n)
-        if ((p == text || p[-1] == '\n') && p[n] == ' ')
-            return strtod(p + n + 1, NULL);
-    return NAN;
+    double v = NAN;
+    metrics_value(text, name, &v);
+    return v;
 }
 
 Test(operator, every_program_has_the_same_version_and_status_and_metrics_name_it)
