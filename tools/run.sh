@@ -194,7 +194,9 @@ declare -A LAST_START=() # name -> $SECONDS at its last start
 declare -A FAILS=()   # name -> exits in a row within 10 s of starting
 ORDER=()              # names in start order
 
-if setpriv --help 2>/dev/null | grep -q -- --pdeathsig; then
+# (The whole help is read first: `setpriv --help | grep -q` under pipefail fails
+# when grep quits at the match before setpriv has written the rest.)
+if [[ $(setpriv --help 2> /dev/null) == *--pdeathsig* ]]; then
     DEATHSIG=(setpriv --pdeathsig TERM --)
 else
     DEATHSIG=() # old util-linux: the watchdog below does the job
@@ -273,9 +275,13 @@ trap 'shutdown' EXIT
 status_line() { "$KZ" status "$STATUS_URL" --line 2> /dev/null 9>&-; }
 # True when the coordinator answering on the status port is the one we started
 # (another program may hold the port: then ours exits and must not be mistaken).
+# The whole answer is read first: `kz status | grep -q` under pipefail failed
+# whenever grep quit at the match before kz had written the rest (SIGPIPE),
+# every time with the sanitizer build (CI's make asan).
 ours() {
-    "$KZ" status "$STATUS_URL" --json 2> /dev/null 9>&- |
-        grep -q "\"name\": \"[^\"]*:${PID[coordinator]}\""
+    local json
+    json=$("$KZ" status "$STATUS_URL" --json 2> /dev/null 9>&-) || return 1
+    [[ $json =~ \"name\":\ \"[^\"]*:${PID[coordinator]}\" ]]
 }
 
 # --- start ------------------------------------------------------------------------------
