@@ -426,6 +426,27 @@ double layer_value_loss(float *dv, const float *v, const float *z, float scale, 
     return total;
 }
 
+void layer_wdl_value(float *v, const float *logits, int B)
+{
+    for (int b = 0; b < B; b++) {
+        const float *l = logits + 3 * (size_t)b;
+        float mx = l[0] > l[1] ? l[0] : l[1];
+        mx = l[2] > mx ? l[2] : mx;
+        float e0 = expf(l[0] - mx), e1 = expf(l[1] - mx), e2 = expf(l[2] - mx);
+        v[b] = (e0 - e2) / (e0 + e1 + e2);
+    }
+}
+
+void layer_wdl_target(float *t, const float *z, int B)
+{
+    for (int b = 0; b < B; b++) {
+        float v = z[b] > 1.0f ? 1.0f : z[b] < -1.0f ? -1.0f : z[b];
+        t[3 * b] = v > 0.0f ? v : 0.0f;
+        t[3 * b + 1] = 1.0f - fabsf(v);
+        t[3 * b + 2] = v < 0.0f ? -v : 0.0f;
+    }
+}
+
 void layer_nchw_to_nhwc(float *out, const float *in, int N, int C, int HW)
 {
     for (int n = 0; n < N; n++)

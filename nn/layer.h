@@ -111,6 +111,15 @@ double layer_policy_loss(float *dlogits, const float *logits, const float *pi, f
 /* Value loss: sum over the batch of (z - v)^2; dv += scale * 2 (v - z). */
 double layer_value_loss(float *dv, const float *v, const float *z, float scale, int B);
 
+/* Win/draw/loss value heads (3 logits per sample: the mover's win, draw,
+ * loss). layer_wdl_value: v[b] = P(win) - P(loss) of softmax(logits row b),
+ * in [-1, 1] (stable for any finite logits). layer_wdl_target: t (B, 3) =
+ * (max(z, 0), 1 - |z|, max(-z, 0)) for z clamped to [-1, 1]: a distribution
+ * whose mean win minus loss is z (an outcome one-hot, a q + z mix spread); the
+ * loss is then layer_policy_loss(dlogits, logits, t, scale, B, 3). */
+void layer_wdl_value(float *v, const float *logits, int B);
+void layer_wdl_target(float *t, const float *z, int B);
+
 /* Row layout conversions: (N, C, HW) <-> (N, HW, C). */
 void layer_nchw_to_nhwc(float *out, const float *in, int N, int C, int HW);
 void layer_nhwc_to_nchw(float *out, const float *in, int N, int C, int HW);

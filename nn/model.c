@@ -64,6 +64,8 @@ static void s_arch_counts(const model_arch *a, uint64_t *params, uint64_t *stats
     uint64_t Mf = (uint64_t)(a->material_filters > 0 ? a->material_filters : 0);
     *params = 9 * C * F + 2 * F + nb * 2 * (9 * F * F + 2 * F) + F * Pf + 2 * Pf +
               Pf * HW * A + A + F * Vf + 2 * Vf + Vf * HW * Vh + Vh + Vh + 1;
+    if (a->value_wdl)
+        *params += 2 * Vh + 2; /* value.fc2: 3 outputs, not 1 */
     *stats = 2 * F + nb * 4 * F + 2 * Pf + 2 * Vf;
     if (Of) {
         *params += F * Of + 2 * Of + Of * HW * A + A;
@@ -100,7 +102,8 @@ int model_arch_check(const model_arch *a, char *err, size_t errlen)
         (rc = s_range(err, errlen, "value_filters", a->value_filters, 1, 64)) ||
         (rc = s_range(err, errlen, "value_hidden", a->value_hidden, 1, 4096)) ||
         (rc = s_range(err, errlen, "opp_policy_filters", a->opp_policy_filters, 0, 64)) ||
-        (rc = s_range(err, errlen, "material_filters", a->material_filters, 0, 64)))
+        (rc = s_range(err, errlen, "material_filters", a->material_filters, 0, 64)) ||
+        (rc = s_range(err, errlen, "value_wdl", a->value_wdl, 0, 1)))
         return rc;
     uint64_t p, s;
     s_arch_counts(a, &p, &s);
@@ -138,7 +141,7 @@ bool model_arch_equal(const model_arch *a, const model_arch *b)
            a->policy_filters == b->policy_filters && a->value_filters == b->value_filters &&
            a->value_hidden == b->value_hidden &&
            a->opp_policy_filters == b->opp_policy_filters &&
-           a->material_filters == b->material_filters;
+           a->material_filters == b->material_filters && a->value_wdl == b->value_wdl;
 }
 
 void model_arch_describe(const model_arch *a, char *buf, size_t len)
@@ -147,6 +150,10 @@ void model_arch_describe(const model_arch *a, char *buf, size_t len)
                      "%s: %d blocks x %d filters, input %dx%dx%d, %d actions, heads %d/%d/%d",
                      a->game, a->blocks, a->filters, a->in_planes, a->height, a->width,
                      a->actions, a->policy_filters, a->value_filters, a->value_hidden);
+    if (n >= 0 && (size_t)n < len && a->value_wdl) {
+        int k = snprintf(buf + n, len - (size_t)n, ", value wdl");
+        n = k < 0 ? k : n + k;
+    }
     if (n < 0 || (size_t)n >= len || (!a->opp_policy_filters && !a->material_filters))
         return;
     if (a->opp_policy_filters && a->material_filters)
@@ -178,7 +185,7 @@ double model_arch_forward_flops(const model_arch *a)
     double C = a->in_planes, HW = (double)a->height * a->width, F = a->filters;
     double Pf = a->policy_filters, Vf = a->value_filters, Vh = a->value_hidden;
     double convs = 9 * C * F + a->blocks * 2.0 * 9 * F * F + F * (Pf + Vf);
-    return 2.0 * (HW * convs + Pf * HW * a->actions + Vf * HW * Vh + Vh);
+    return 2.0 * (HW * convs + Pf * HW * a->actions + Vf * HW * Vh + Vh * (a->value_wdl ? 3 : 1));
 }
 
 /* --- Tensors ---------------------------------------------------------------- */
@@ -265,7 +272,7 @@ static model *s_alloc(const model_arch *a)
     m->pfc = s_add_fc(m, "policy.fc", a->policy_filters * HW, a->actions);
     m->vconv = s_add_convbn(m, "value", "conv", "bn", F, a->value_filters, 1);
     m->vfc1 = s_add_fc(m, "value.fc1", a->value_filters * HW, a->value_hidden);
-    m->vfc2 = s_add_fc(m, "value.fc2", a->value_hidden, 1);
+    m->vfc2 = s_add_fc(m, "value.fc2", a->value_hidden, a->value_wdl ? 3 : 1);
     /* The auxiliary heads come last: a model without them keeps the tensor
      * table (and so the files and checksums) it had before they existed. */
     if (a->opp_policy_filters) {
@@ -640,8 +647,27 @@ void model_forward_reference(const model *m, const float *x, int B, float *logit
     model_forward_reference_aux(m, x, B, logits, values, NULL, NULL);
 }
 
+static void s_forward_reference(const model *m, const float *x, int B, float *logits,
+                                float *values, float *opp_logits, float *material,
+                                float *wdl_out);
+
 void model_forward_reference_aux(const model *m, const float *x, int B, float *logits,
                                  float *values, float *opp_logits, float *material)
+{
+    s_forward_reference(m, x, B, logits, values, opp_logits, material, NULL);
+}
+
+int model_forward_reference_wdl(const model *m, const float *x, int B, float *wdl)
+{
+    if (!m->arch.value_wdl)
+        return KZ_EINVAL;
+    s_forward_reference(m, x, B, NULL, NULL, NULL, NULL, wdl);
+    return 0;
+}
+
+static void s_forward_reference(const model *m, const float *x, int B, float *logits,
+                                float *values, float *opp_logits, float *material,
+                                float *wdl_out)
 {
     const model_arch *a = &m->arch;
     int H = a->height, W = a->width, HW = H * W, F = a->filters, C = a->in_planes;
@@ -655,6 +681,7 @@ void model_forward_reference_aux(const model *m, const float *x, int B, float *l
     float *hd = xmalloc(M * (size_t)Hf * sizeof *hd);
     float *flat = xmalloc(M * (size_t)Hf * sizeof *flat);
     float *hid = xmalloc((size_t)B * Vh * sizeof *hid);
+    float *wdl = a->value_wdl ? xmalloc((size_t)B * 3 * sizeof *wdl) : NULL;
     layer_nchw_to_nhwc(in, x, B, C, HW);
     s_ref_convbn(m, &m->stem, h, in, B, H, W, true);
     layer_relu_forward(h, h, M * F);
@@ -672,14 +699,29 @@ void model_forward_reference_aux(const model *m, const float *x, int B, float *l
                                    model_tdata(m, m->pfc.b), B, Pf * HW, a->actions);
     }
     /* Value head. */
-    if (values) {
+    if (values || wdl_out) {
         s_ref_head(m, &m->vconv, flat, hd, h, B);
         layer_linear_forward_naive(hid, flat, model_tdata(m, m->vfc1.w),
                                    model_tdata(m, m->vfc1.b), B, Vf * HW, Vh);
         layer_relu_forward(hid, hid, (size_t)B * Vh);
-        layer_linear_forward_naive(values, hid, model_tdata(m, m->vfc2.w),
-                                   model_tdata(m, m->vfc2.b), B, Vh, 1);
-        layer_tanh_forward(values, values, (size_t)B);
+        if (wdl) {
+            layer_linear_forward_naive(wdl, hid, model_tdata(m, m->vfc2.w),
+                                       model_tdata(m, m->vfc2.b), B, Vh, 3);
+            if (values)
+                layer_wdl_value(values, wdl, B);
+            if (wdl_out) /* softmax of each row */
+                for (int b = 0; b < B; b++) {
+                    float *l = wdl + 3 * (size_t)b, *o = wdl_out + 3 * (size_t)b;
+                    double mx = fmax(fmax(l[0], l[1]), l[2]);
+                    double e0 = exp(l[0] - mx), e1 = exp(l[1] - mx), e2 = exp(l[2] - mx);
+                    double sum = e0 + e1 + e2;
+                    o[0] = (float)(e0 / sum), o[1] = (float)(e1 / sum), o[2] = (float)(e2 / sum);
+                }
+        } else {
+            layer_linear_forward_naive(values, hid, model_tdata(m, m->vfc2.w),
+                                       model_tdata(m, m->vfc2.b), B, Vh, 1);
+            layer_tanh_forward(values, values, (size_t)B);
+        }
     }
     /* The auxiliary heads. */
     if (opp_logits && a->opp_policy_filters) {
@@ -700,4 +742,5 @@ void model_forward_reference_aux(const model *m, const float *x, int B, float *l
     free(hd);
     free(flat);
     free(hid);
+    free(wdl);
 }

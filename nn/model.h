@@ -8,7 +8,8 @@
  *   tower: `blocks` x [conv 3x3 F -> BN -> ReLU -> conv 3x3 F -> BN -> + skip -> ReLU]
  *   policy: conv 1x1 (Pf) -> BN -> ReLU -> flatten (Pf*H*W) -> linear -> A logits
  *   value: conv 1x1 (Vf) -> BN -> ReLU -> flatten (Vf*H*W) -> linear Vh -> ReLU
- *          -> linear 1 -> tanh
+ *          -> linear 1 -> tanh, or with value_wdl -> linear 3 -> softmax over
+ *          (win, draw, loss) of the mover, whose value is P(win) - P(loss)
  * and, only when the arch asks for them (0 filters = absent, the default), two
  * auxiliary heads that training alone uses (KataGo's auxiliary targets,
  * docs/learning.md); inference (model_eval) never computes them:
@@ -33,7 +34,9 @@
  * layer's im2col buffer. No allocation in model_eval_run.
  *
  * Training (model_train): batch norm uses batch statistics and updates the
- * running averages; loss = mean_b (z - v)^2 + mean_b (-pi^T log softmax) +
+ * running averages; loss = mean_b (z - v)^2 (a WDL head: mean_b -t_b^T log
+ * softmax(wdl logits), t_b = (max(z, 0), 1 - |z|, max(-z, 0)), whose mean
+ * is z: an outcome is one-hot, a q + z mix spread) + mean_b (-pi^T log softmax) +
  * c * sum of squared conv/linear weights (not BN parameters, not biases),
  * plus, for a model with auxiliary heads, w_opp * mean_b (-pi_opp^T log
  * softmax(opp logits)) + w_mat * mean_b wm_b (y_b - m_b)^2 (train_config's
@@ -76,6 +79,8 @@ typedef struct model_arch {
     int value_hidden;   /* Vh: width of the value head's hidden layer (64) */
     int opp_policy_filters; /* Of: 1x1 filters of the opponent-policy head; 0 = no head (0) */
     int material_filters;   /* Mf: 1x1 filters of the material head; 0 = no head (0) */
+    int value_wdl;      /* 1: the value head ends in 3 logits, win/draw/loss (Lc0's WDL
+                         * head); 0: one output and tanh (0) */
 } model_arch;
 
 /* The specification's shape for game g: 6 blocks x 64 filters, policy head
@@ -83,14 +88,15 @@ typedef struct model_arch {
 void model_arch_default(model_arch *a, const game_def *g);
 /* 0, or KZ_EINVAL with a one-line reason in err: a field out of range
  * (C 1..256, H and W 1..32, A 1..65536, blocks 0..128, F 1..1024, Pf and Vf
- * 1..64, Vh 1..4096, Of and Mf 0..64) or more than MODEL_MAX_PARAMS floats. */
+ * 1..64, Vh 1..4096, Of and Mf 0..64, value_wdl 0..1) or more than MODEL_MAX_PARAMS floats. */
 int model_arch_check(const model_arch *a, char *err, size_t errlen);
 /* 0, or KZ_EMISMATCH with a reason when the arch does not fit g (name,
  * planes, board or action count differ). */
 int model_arch_check_game(const model_arch *a, const game_def *g, char *err, size_t errlen);
 bool model_arch_equal(const model_arch *a, const model_arch *b);
 /* "khreibaga: 6 blocks x 64 filters, input 7x5x5, 625 actions, heads 2/1/64"
- * (and ", aux heads opponent policy 2, material 1" when it has them): a short
+ * (", value wdl" with the win/draw/loss head, and ", aux heads opponent
+ * policy 2, material 1" when it has them): a short
  * description. */
 void model_arch_describe(const model_arch *a, char *buf, size_t len);
 /* Trainable parameters of the shape (weights, biases, BN gamma and beta). */
@@ -264,7 +270,8 @@ int model_eval_lanes(const model_eval *e);
  * split into equal chunks of at most a cache-sized maximum; for benchmarks). */
 int model_eval_chunk(const model_eval *e, int B);
 /* Evaluates B positions (0 <= B <= max_batch): x (B, C, H, W) -> logits
- * (B, A), values (B) in [-1, 1] from the view of the player to move. Allocates
+ * (B, A), values (B) in [-1, 1] from the view of the player to move (a WDL
+ * head's P(win) - P(loss)). Allocates
  * nothing. On the AVX-512 paths a position's outputs are the same bits
  * whatever the batch, its size and the position's place in it (each row is
  * computed alone, in a fixed order; tests/system/test_forge.c); on the OpenBLAS path
@@ -289,6 +296,9 @@ void model_forward_reference(const model *m, const float *x, int B, float *logit
  * and values may be NULL too. */
 void model_forward_reference_aux(const model *m, const float *x, int B, float *logits,
                                  float *values, float *opp_logits, float *material);
+/* A WDL model's probabilities: wdl (B, 3) win, draw, loss of the mover
+ * (reference arithmetic). A model without the head: KZ_EINVAL, else 0. */
+int model_forward_reference_wdl(const model *m, const float *x, int B, float *wdl);
 
 /* --- Training -------------------------------------------------------------- */
 
@@ -331,7 +341,7 @@ double train_config_lr(const train_config *c, uint64_t step);
 
 /* Losses of one batch, each averaged over the batch. */
 typedef struct train_losses {
-    double value;      /* mean (z - v)^2 */
+    double value;      /* mean (z - v)^2; a WDL head: its cross-entropy (see above) */
     double policy;     /* mean -pi^T log softmax(logits) */
     double l2;         /* c * sum of squared weights */
     double opp_policy; /* mean -pi_opp^T log softmax(opp logits), unweighted (0 without

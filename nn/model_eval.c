@@ -74,8 +74,9 @@ struct model_eval {
     float *wh, *bh;  /* both heads' 1x1 convs (F, Pf + Vf), (Pf + Vf), BN folded */
     float *wp, *bp;  /* policy linear (Pf*HW, A), (A) */
     float *wv1, *bv1;/* value linear 1 (Vf*HW, Vh), (Vh) */
-    float *wv2;      /* value linear 2 (Vh) */
-    float bv2;       /* value linear 2 bias */
+    float *wv2;      /* value linear 2 (Vh, nv): internal layout, row k output j at k*nv+j */
+    float bv2[3];    /* value linear 2 bias (nv) */
+    int nv;          /* value outputs: 1 (tanh) or 3 (win, draw, loss: softmax) */
     float *pfeat;    /* (max_batch, Pf*HW) policy head features, flattened (c, y, x) */
     float *vfeat;    /* (max_batch, Vf*HW) value head features, flattened */
     float *vhid;     /* (max_batch, Vh) value hidden layer */
@@ -284,6 +285,7 @@ model_eval *model_eval_new_config(const model *m, int max_batch, const model_eva
     e->Pf = Pf;
     e->Vf = Vf;
     e->Vh = Vh;
+    e->nv = a->value_wdl ? 3 : 1;
     e->A = a->actions;
     size_t per = (size_t)HW * 9 * F * sizeof(float), budget = EVAL_CHUNK_BYTES;
     if (e->path != s_PATH_BLAS) {
@@ -307,7 +309,7 @@ model_eval *model_eval_new_config(const model *m, int max_batch, const model_eva
     e->bp = model_alloc_floats(e->A, false);
     e->wv1 = model_alloc_floats((size_t)Vf * HW * Vh, false);
     e->bv1 = model_alloc_floats(Vh, false);
-    e->wv2 = model_alloc_floats(Vh, false);
+    e->wv2 = model_alloc_floats((size_t)Vh * e->nv, false);
     e->pfeat = model_alloc_floats((size_t)max_batch * Pf * HW, false);
     e->vfeat = model_alloc_floats((size_t)max_batch * Vf * HW, false);
     e->vhid = model_alloc_floats((size_t)max_batch * Vh, false);
@@ -354,8 +356,8 @@ model_eval *model_eval_new_config(const model *m, int max_batch, const model_eva
     memcpy(e->bp, model_tdata(m, m->pfc.b), (size_t)e->A * sizeof(float));
     memcpy(e->wv1, model_tdata(m, m->vfc1.w), (size_t)Vf * HW * Vh * sizeof(float));
     memcpy(e->bv1, model_tdata(m, m->vfc1.b), (size_t)Vh * sizeof(float));
-    memcpy(e->wv2, model_tdata(m, m->vfc2.w), (size_t)Vh * sizeof(float));
-    e->bv2 = model_tdata(m, m->vfc2.b)[0];
+    memcpy(e->wv2, model_tdata(m, m->vfc2.w), (size_t)Vh * e->nv * sizeof(float));
+    memcpy(e->bv2, model_tdata(m, m->vfc2.b), (size_t)e->nv * sizeof(float));
     if (e->path != s_PATH_BLAS && s_pack(e, H, W) != 0)
         goto fail;
     /* Step 2. The scatter table: board point p is tap t of output point
@@ -630,9 +632,23 @@ void model_eval_run(model_eval *e, const float *x, int B, float *logits, float *
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, Vh, Vf * HW, 1.0f, e->vfeat,
                     Vf * HW, e->wv1, Vh, 1.0f, e->vhid, Vh);
     }
+    if (e->nv == 3) {
+        for (int b = 0; b < B; b++) {
+            const float *h = e->vhid + (size_t)b * Vh;
+            float l[3] = {e->bv2[0], e->bv2[1], e->bv2[2]};
+            for (int k = 0; k < Vh; k++) {
+                float hk = h[k] > 0.0f ? h[k] : 0.0f;
+                l[0] += hk * e->wv2[3 * k];
+                l[1] += hk * e->wv2[3 * k + 1];
+                l[2] += hk * e->wv2[3 * k + 2];
+            }
+            layer_wdl_value(values + b, l, 1);
+        }
+        return;
+    }
     for (int b = 0; b < B; b++) {
         const float *h = e->vhid + (size_t)b * Vh;
-        float acc = e->bv2;
+        float acc = e->bv2[0];
         for (int k = 0; k < Vh; k++)
             acc += (h[k] > 0.0f ? h[k] : 0.0f) * e->wv2[k];
         values[b] = tanhf(acc);

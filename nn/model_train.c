@@ -41,7 +41,8 @@ struct model_train {
     float *zv, *av;      /* (M, Vf) value conv pre-BN and activation */
     float *vflat;        /* (B, Vf*HW) */
     float *vh;           /* (B, Vh) hidden layer after ReLU */
-    float *v;            /* (B) value after tanh */
+    float *v;            /* (B) value after tanh (a WDL head: P(win) - P(loss)) */
+    float *wl, *wt, *dwl;/* (B, 3) a WDL head's logits, targets and their gradient */
     float *zo, *ao;      /* (M, Of) opponent-policy conv pre-BN and activation (the head's) */
     float *oflat;        /* (B, Of*HW) */
     float *ologits;      /* (B, A) opponent-policy logits */
@@ -165,7 +166,8 @@ void model_train_destroy(model_train **pt)
                      t->av,   t->vflat, t->vh,   t->v,       t->dA,    t->dB,   t->dT,
                      t->dZ,   t->dlogits, t->dflat, t->dhead, t->dzh,  t->dv,   t->dvh,
                      t->col,  t->wflip, t->zo,   t->ao,      t->oflat, t->ologits, t->dologits,
-                     t->zm,   t->am,    t->mflat, t->mout,   t->dmout};
+                     t->zm,   t->am,    t->mflat, t->mout,   t->dmout, t->wl,   t->wt,
+                     t->dwl};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(t->bn);
@@ -254,6 +256,12 @@ model_train *model_train_new(model *m, const train_config *c, int max_batch)
         t->mout = model_alloc_floats(B, false);
         t->dmout = model_alloc_floats(B, false);
         aux_ok = aux_ok && t->zm && t->am && t->mflat && t->mout && t->dmout;
+    }
+    if (a->value_wdl) {
+        t->wl = model_alloc_floats(B * 3, false);
+        t->wt = model_alloc_floats(B * 3, false);
+        t->dwl = model_alloc_floats(B * 3, false);
+        aux_ok = aux_ok && t->wl && t->wt && t->dwl;
     }
     if (!t->grad || !t->x || !t->z0 || !t->h0 || !t->z1 || !t->a1 || !t->z2 || !t->hb ||
         !t->bn || !t->bnbuf || !t->zp || !t->ap || !t->pflat || !t->logits || !t->zv ||
@@ -388,8 +396,14 @@ static void s_forward(model_train *t, const float *x, const float *pi, const flo
     layer_nhwc_to_nchw(t->vflat, t->av, B, Vf, HW);
     layer_linear_forward(t->vh, t->vflat, P(m->vfc1.w), P(m->vfc1.b), B, Vf * HW, Vh);
     layer_relu_forward(t->vh, t->vh, (size_t)B * Vh);
-    layer_linear_forward(t->v, t->vh, P(m->vfc2.w), P(m->vfc2.b), B, Vh, 1);
-    layer_tanh_forward(t->v, t->v, (size_t)B);
+    if (a->value_wdl) {
+        layer_linear_forward(t->wl, t->vh, P(m->vfc2.w), P(m->vfc2.b), B, Vh, 3);
+        layer_wdl_value(t->v, t->wl, B);
+        layer_wdl_target(t->wt, z, B);
+    } else {
+        layer_linear_forward(t->v, t->vh, P(m->vfc2.w), P(m->vfc2.b), B, Vh, 1);
+        layer_tanh_forward(t->v, t->v, (size_t)B);
+    }
     /* Step 4. The auxiliary heads (whatever the targets: their batch norms
      * keep running averages like the others). */
     int Of = a->opp_policy_filters, Mf = a->material_filters;
@@ -409,7 +423,8 @@ static void s_forward(model_train *t, const float *x, const float *pi, const flo
     if (out) {
         memset(out, 0, sizeof *out);
         out->policy = layer_policy_loss(NULL, t->logits, pi, 0.0f, B, A) / B;
-        out->value = layer_value_loss(NULL, t->v, z, 0.0f, B) / B;
+        out->value = a->value_wdl ? layer_policy_loss(NULL, t->wl, t->wt, 0.0f, B, 3) / B
+                                  : layer_value_loss(NULL, t->v, z, 0.0f, B) / B;
         if (Of && aux && aux->opp_pi)
             out->opp_policy = layer_policy_loss(NULL, t->ologits, aux->opp_pi, 0.0f, B, A) / B;
         if (Mf && aux && aux->material)
@@ -568,13 +583,20 @@ static void s_backward(model_train *t, const float *pi, const float *z, const tr
     layer_relu_backward(t->dhead, t->dzh, t->ap, M * Pf);
     s_convbn_bwd(t, &m->pconv, &t->bn[1 + 2 * nb], dh, t->dzh, t->dhead, t->zp, hfin, false);
     /* Step 2. Value head. */
-    memset(t->dv, 0, (size_t)B * sizeof *t->dv);
-    layer_value_loss(t->dv, t->v, z, 1.0f / B, B);
-    for (int b = 0; b < B; b++)
-        t->dv[b] *= 1.0f - t->v[b] * t->v[b];
     memset(t->dvh, 0, (size_t)B * Vh * sizeof *t->dvh);
-    layer_linear_backward(t->dvh, G(m->vfc2.w), G(m->vfc2.b), t->dv, t->vh, P(m->vfc2.w), B, Vh,
-                          1);
+    if (a->value_wdl) { /* the targets t->wt were made from z in the forward pass */
+        memset(t->dwl, 0, (size_t)B * 3 * sizeof *t->dwl);
+        layer_policy_loss(t->dwl, t->wl, t->wt, 1.0f / B, B, 3);
+        layer_linear_backward(t->dvh, G(m->vfc2.w), G(m->vfc2.b), t->dwl, t->vh, P(m->vfc2.w),
+                              B, Vh, 3);
+    } else {
+        memset(t->dv, 0, (size_t)B * sizeof *t->dv);
+        layer_value_loss(t->dv, t->v, z, 1.0f / B, B);
+        for (int b = 0; b < B; b++)
+            t->dv[b] *= 1.0f - t->v[b] * t->v[b];
+        layer_linear_backward(t->dvh, G(m->vfc2.w), G(m->vfc2.b), t->dv, t->vh, P(m->vfc2.w), B,
+                              Vh, 1);
+    }
     for (size_t k = 0; k < (size_t)B * Vh; k++)
         t->dvh[k] = t->vh[k] > 0.0f ? t->dvh[k] : 0.0f;
     memset(t->dflat, 0, M * Vf * sizeof *t->dflat);

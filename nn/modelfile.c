@@ -103,6 +103,7 @@ int modelfile_encode(const model *m, bool checkpoint, uint8_t **out, size_t *out
     arch.value_hidden = (uint32_t)a->value_hidden;
     arch.opp_policy_filters = (uint32_t)a->opp_policy_filters; /* 0 (no head): not written */
     arch.material_filters = (uint32_t)a->material_filters;
+    arch.value_wdl = (uint32_t)a->value_wdl; /* 0 (tanh): not written */
     arch.bn_eps = model_bn_eps(m);
     Kz__OptimizerState os = KZ__OPTIMIZER_STATE__INIT;
     Kz__ModelFile mf = KZ__MODEL_FILE__INIT;
@@ -132,7 +133,7 @@ int modelfile_encode(const model *m, bool checkpoint, uint8_t **out, size_t *out
         goto out;
     }
     memcpy(buf, s_magic, sizeof s_magic);
-    le_put32(buf + 8, MODELFILE_FORMAT);
+    le_put32(buf + 8, (uint32_t)modelfile_format_of(a));
     le_put32(buf + 12, slots ? MODELFILE_FLAG_CHECKPOINT : 0);
     le_put64(buf + 16, plen);
     le_put64(buf + 24, hash_bytes(buf + MODELFILE_HEADER_BYTES, plen, 0));
@@ -148,6 +149,11 @@ out:
     free(shapes);
     free(names);
     return rc;
+}
+
+int modelfile_format_of(const model_arch *a)
+{
+    return a->value_wdl ? 2 : 1;
 }
 
 int modelfile_to_bytes(const model *m, uint8_t **buf, size_t *len)
@@ -223,6 +229,10 @@ static int s_arch_from_msg(const Kz__ModelArch *ma, model_arch *a, char *err, si
     if (!printable || strlen(ma->game) >= sizeof a->game)
         return err_set(err, errlen, KZ_ECORRUPT, "invalid architecture: bad game name");
     snprintf(a->game, sizeof a->game, "%s", ma->game);
+    if (ma->value_wdl > 1)
+        return err_set(err, errlen, KZ_ECORRUPT, "invalid architecture: value_wdl %u (0 or 1)",
+                       ma->value_wdl);
+    a->value_wdl = (int)ma->value_wdl;
     uint32_t f[11] = {ma->in_planes,      ma->height,           ma->width,
                       ma->actions,        ma->blocks,           ma->filters,
                       ma->policy_filters, ma->value_filters,    ma->value_hidden,
@@ -339,10 +349,10 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
                        MODELFILE_HEADER_BYTES);
     uint32_t format = le_get32(buf + 8), flags = le_get32(buf + 12);
     uint64_t plen = le_get64(buf + 16), sum = le_get64(buf + 24);
-    if (format != MODELFILE_FORMAT)
+    if (format < MODELFILE_FORMAT_MIN || format > MODELFILE_FORMAT)
         return err_set(err, errlen, KZ_EVERSION,
-                       "unknown model format version %u (this build reads version %d)", format,
-                       MODELFILE_FORMAT);
+                       "unknown model format version %u (this build reads versions %d to %d)",
+                       format, MODELFILE_FORMAT_MIN, MODELFILE_FORMAT);
     if (flags & ~MODELFILE_FLAG_CHECKPOINT)
         return err_set(err, errlen, KZ_ECORRUPT, "corrupt: unknown header flags 0x%x", flags);
     size_t have = len - MODELFILE_HEADER_BYTES;
@@ -372,6 +382,11 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
     }
     if ((rc = s_arch_from_msg(mf->arch, &a, err, errlen)) != 0)
         goto out;
+    if (a.value_wdl && format < 2) {
+        rc = err_set(err, errlen, KZ_ECORRUPT,
+                     "corrupt: a win/draw/loss value head in a format version %u file", format);
+        goto out;
+    }
     if (expect_game) {
         char why[240];
         if ((rc = model_arch_check_game(&a, expect_game, why, sizeof why)) != 0) {

@@ -18,6 +18,11 @@
  * every tensor's presence, shape and finiteness, and the weights checksum.
  * Otherwise KZ_ECORRUPT. A file that fails any check yields no model.
  *
+ * Format versions: 1, and 2 since the win/draw/loss value head (model_arch's
+ * value_wdl): a model with that head is written as version 2 (a build that
+ * reads only 1 refuses it with "unknown model format version 2"), every other
+ * model as version 1, byte for byte as before; both are read.
+ *
  * Threads: every function is thread-safe given distinct arguments. */
 #ifndef KZ_MODELFILE_H
 #define KZ_MODELFILE_H
@@ -29,7 +34,8 @@
 #include "games/game.h"
 #include "nn/model.h"
 
-#define MODELFILE_FORMAT 1        /* the format version this build writes and reads */
+#define MODELFILE_FORMAT 2        /* the newest format version this build writes and reads */
+#define MODELFILE_FORMAT_MIN 1    /* the oldest it reads */
 #define MODELFILE_HEADER_BYTES 32 /* bytes before the payload */
 #define MODELFILE_FLAG_CHECKPOINT 1u /* header flag: optimizer state present */
 #define MODELFILE_MAX_BYTES (1u << 30) /* no model file is larger (checkpoints of the largest
@@ -38,6 +44,9 @@
 /* Writes m to path atomically (temp file, fsync, rename; util's
  * file_write_atomic). checkpoint adds the optimizer state (a model without
  * one is saved with none). 0, or an errno / KZ_ENOMEM. */
+/* The format version a model of shape a is written in (1 or 2, above). */
+int modelfile_format_of(const model_arch *a);
+
 int modelfile_save(const model *m, const char *path, bool checkpoint);
 
 /* Reads a model file. expect_game: the game the model must fit (NULL: any).

@@ -27,6 +27,8 @@
 #                       the first network's auxiliary heads (default 0, 0: none; 2
 #                       and 1 turn both on); with them the coordinator stores their
 #                       targets (aux_targets) and the trainer trains them
+#   KZ_VALUE_WDL=0|1    the first network's value head: 1 = win/draw/loss logits
+#                       (softmax, cross-entropy), 0 = one tanh output (default 0)
 #   KZ_COORDINATOR_OPTS, KZ_WORKER_OPTS, KZ_TRAINER_OPTS
 #                       extra flags for each program ("--key=value ..."), after the
 #                       .conf files, so they win (make learn's A/B runs use them)
@@ -53,7 +55,7 @@ die() { echo "run: $*" >&2; exit 1; }       # a failure at run time
 bad() { echo "run: $*" >&2; exit 2; }       # bad settings
 [[ -z $GAME || $GAME =~ ^[a-z0-9_-]+$ ]] || bad "KZ_GAME must be a game's name (got '$GAME')"
 for v in KZ_PORT KZ_HTTP_PORT KZ_WORKERS KZ_PROGRESS_S KZ_BLOCKS KZ_FILTERS KZ_VALUE_HIDDEN \
-    KZ_OPP_POLICY_FILTERS KZ_MATERIAL_FILTERS; do
+    KZ_OPP_POLICY_FILTERS KZ_MATERIAL_FILTERS KZ_VALUE_WDL; do
     [[ -z ${!v:-} || ${!v} =~ ^[0-9]+$ ]] || bad "$v must be a number (got '${!v}')"
 done
 ((PORT >= 1 && PORT < 65535)) || bad "KZ_PORT must be in 1..65534"
@@ -97,6 +99,10 @@ FILTERS=${KZ_FILTERS:-32}
 VALUE_HIDDEN=${KZ_VALUE_HIDDEN:-32}
 OPP_POLICY_FILTERS=${KZ_OPP_POLICY_FILTERS:-0}
 MATERIAL_FILTERS=${KZ_MATERIAL_FILTERS:-0}
+VALUE_WDL=${KZ_VALUE_WDL:-0}
+((VALUE_WDL <= 1)) || bad "KZ_VALUE_WDL must be 0 or 1 (got '$VALUE_WDL')"
+WDL_OPTS=()
+((VALUE_WDL == 0)) || WDL_OPTS=(--value-wdl)
 
 write_default() { # file: write stdin there unless it exists
     if [[ -e $1 ]]; then cat > /dev/null; else cat > "$1"; fi
@@ -177,6 +183,7 @@ INITIAL_MODEL=$VAR/initial.model
 if [[ ! -e $INITIAL_MODEL ]]; then
     "$KZ" model init ${GAME_OPTS[@]+"${GAME_OPTS[@]}"} --blocks "$BLOCKS" --filters "$FILTERS" --value-hidden "$VALUE_HIDDEN" \
         --opp-policy-filters "$OPP_POLICY_FILTERS" --material-filters "$MATERIAL_FILTERS" \
+        ${WDL_OPTS[@]+"${WDL_OPTS[@]}"} \
         --seed "$(date +%s)" "$INITIAL_MODEL" > /dev/null || die "cannot create $INITIAL_MODEL"
 fi
 # A first network with auxiliary heads (this run's or an earlier one's): the

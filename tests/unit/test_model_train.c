@@ -731,6 +731,147 @@ Test(model_train, training_forward_agrees_with_inference)
     model_destroy(&m);
 }
 
+/* --- The win/draw/loss value head ------------------------------------------------------ */
+
+Test(model_train, wdl_targets_and_values)
+{
+    float z[5] = {1.0f, 0.0f, -0.5f, 0.25f, 2.0f}, t[15];
+    layer_wdl_target(t, z, 5);
+    const float want[15] = {1, 0, 0, 0, 1, 0, 0, 0.5f, 0.5f, 0.25f, 0.75f, 0, 1, 0, 0};
+    for (int i = 0; i < 15; i++)
+        cr_assert_float_eq(t[i], want[i], 1e-7, "t[%d] %g", i, (double)t[i]);
+    float l[9] = {0, 0, 0, 80, 0, -80, 1e30f, 1e30f, -1e30f}, v[3];
+    layer_wdl_value(v, l, 3);
+    cr_assert_float_eq(v[0], 0.0f, 1e-7);
+    cr_assert_float_eq(v[1], 1.0f, 1e-6);
+    cr_assert_float_eq(v[2], 0.5f, 1e-6, "stable for huge logits: %g", (double)v[2]);
+}
+
+Test(model_train, wdl_head_gradient_matches_finite_differences)
+{
+    /* The value head ends in 3 logits and a cross-entropy against the
+     * targets made from z (an outcome each of win, draw, loss, and a mixed
+     * value): every parameter, the head's and the tower's. */
+    model_set_threads(1);
+    model_arch a = harness_arch("test", 3, 3, 4, 10, 2, 4, 5);
+    a.value_filters = 2;
+    a.value_wdl = 1;
+    model *m = model_new(&a, 61);
+    train_config c;
+    train_config_default(&c);
+    c.l2 = 0.01f;
+    model_train *t = model_train_new(m, &c, 4);
+    cr_assert_not_null(t);
+    batch b = s_random_batch(&a, 4, 62);
+    b.z[0] = 1, b.z[1] = 0, b.z[2] = -1, b.z[3] = 0.3f;
+    train_losses l;
+    model_train_compute(t, b.x, b.pi, b.z, b.B, &l);
+    cr_assert(l.value > 0 && l.policy > 0 && l.l2 > 0);
+    cr_assert_float_eq(l.total, l.value + l.policy + l.l2, 1e-9);
+    size_t n;
+    model_train_params(t, &n);
+    cr_assert_eq(n, model_arch_param_count(&a));
+    s_gradcheck(t, m, &b, 0, 1e-4, 1e-2, 63);
+    s_free_batch(&b);
+    model_train_destroy(&t);
+    model_destroy(&m);
+}
+
+Test(model_train, wdl_training_forward_agrees_with_inference)
+{
+    /* As training_forward_agrees_with_inference, with the WDL head: the
+     * evaluator's values are P(win) - P(loss) of the reference's
+     * probabilities, and their cross-entropy is the training value loss. */
+    model_set_threads(1);
+    const game_def *g = game_default();
+    model_arch a;
+    model_arch_default(&a, g);
+    a.blocks = 1;
+    a.filters = 16;
+    a.value_wdl = 1;
+    model *m = model_new(&a, 71);
+    train_config c;
+    train_config_default(&c);
+    c.lr = 0;
+    c.bn_momentum = 1;
+    c.l2 = 0;
+    batch b = s_game_batch(g, 32, 72);
+    for (int i = 0; i < 32; i += 3)
+        b.z[i] = 0; /* some draws */
+    model_train *t = model_train_new(m, &c, 32);
+    model_train_step(t, b.x, b.pi, b.z, b.B, NULL);
+    train_losses l;
+    model_train_loss(t, b.x, b.pi, b.z, b.B, &l);
+    model_eval *e = model_eval_new(m, 32);
+    float *logits = malloc((size_t)32 * a.actions * sizeof *logits), v[32], wdl[96], tg[96];
+    float vr[32];
+    model_eval_run(e, b.x, 32, logits, v);
+    cr_assert_eq(model_forward_reference_wdl(m, b.x, 32, wdl), 0);
+    model_forward_reference(m, b.x, 32, NULL, vr);
+    layer_wdl_target(tg, b.z, 32);
+    double ce = 0;
+    for (int i = 0; i < 32; i++) {
+        cr_assert_float_eq(v[i], wdl[3 * i] - wdl[3 * i + 2], 1e-4, "%d: %g", i, (double)v[i]);
+        cr_assert_float_eq(vr[i], v[i], 1e-4);
+        cr_assert(v[i] >= -1 && v[i] <= 1);
+        for (int k = 0; k < 3; k++)
+            ce -= tg[3 * i + k] * log(wdl[3 * i + k]);
+    }
+    ce /= 32;
+    cr_assert(fabs(ce - l.value) < 2e-3 * l.value + 1e-4, "value %g vs %g", ce, l.value);
+    free(logits);
+    model_eval_destroy(&e);
+    model_train_destroy(&t);
+    s_free_batch(&b);
+    model_destroy(&m);
+}
+
+Test(model_train, wdl_head_learns_draws)
+{
+    /* 24 positions, a third drawn: after training, the head gives each its
+     * own outcome the largest probability (draws included, which a tanh
+     * head can only express as 0). */
+    model_set_threads(1);
+    const game_def *g = game_default();
+    model_arch a;
+    model_arch_default(&a, g);
+    a.blocks = 1;
+    a.filters = 16;
+    a.value_wdl = 1;
+    model *m = model_new(&a, 81);
+    train_config c;
+    train_config_default(&c);
+    c.lr = 3e-3f;
+    c.l2 = 0;
+    batch b = s_game_batch(g, 24, 82);
+    for (int i = 0; i < 24; i += 3)
+        b.z[i] = 0;
+    model_train *t = model_train_new(m, &c, 24);
+    train_losses first, last;
+    model_train_loss(t, b.x, b.pi, b.z, b.B, &first);
+    for (int s = 0; s < 300; s++)
+        model_train_step(t, b.x, b.pi, b.z, b.B, &last);
+    /* Batch norm in inference needs running statistics of this batch. */
+    train_config c1 = c;
+    c1.lr = 0;
+    c1.bn_momentum = 1;
+    model_train_set_config(t, &c1);
+    model_train_step(t, b.x, b.pi, b.z, b.B, &last);
+    cr_assert(last.value < 0.25 * first.value, "value loss %g -> %g", first.value, last.value);
+    float wdl[72];
+    cr_assert_eq(model_forward_reference_wdl(m, b.x, 24, wdl), 0);
+    for (int i = 0; i < 24; i++) {
+        int want = b.z[i] > 0 ? 0 : b.z[i] < 0 ? 2 : 1;
+        for (int k = 0; k < 3; k++)
+            cr_assert(k == want || wdl[3 * i + want] > wdl[3 * i + k],
+                      "position %d (z %g): %.3f %.3f %.3f", i, (double)b.z[i],
+                      (double)wdl[3 * i], (double)wdl[3 * i + 1], (double)wdl[3 * i + 2]);
+    }
+    model_train_destroy(&t);
+    s_free_batch(&b);
+    model_destroy(&m);
+}
+
 /* --- Overfitting and resuming ---------------------------------------------------------- */
 
 #define OVERFIT_STEPS 150

@@ -379,13 +379,82 @@ Test(modelfile, unknown_format_version_is_rejected)
     uint8_t *buf;
     size_t len;
     cr_assert_eq(modelfile_to_bytes(m, &buf, &len), 0);
-    cr_assert_eq(buf[8], MODELFILE_FORMAT);
-    buf[8] = 2;
-    s_expect_fail(buf, len, NULL, KZ_EVERSION, "unknown model format version 2");
+    cr_assert_eq(buf[8], 1, "a model without a win/draw/loss head stays format 1");
+    buf[8] = MODELFILE_FORMAT + 1;
+    s_expect_fail(buf, len, NULL, KZ_EVERSION, "unknown model format version 3");
     buf[8] = 0;
     s_expect_fail(buf, len, NULL, KZ_EVERSION, "unknown model format version 0");
     free(buf);
     model_destroy(&m);
+}
+
+Test(modelfile, wdl_head_round_trips_as_format_2)
+{
+    /* A win/draw/loss value head: format 2, its arch and every value back;
+     * the same file headed format 1 is refused (a format 1 file never has
+     * that head); the plain model of the same seed keeps format 1. */
+    model_arch a = harness_arch("g", 3, 3, 3, 9, 1, 4, 5);
+    a.value_wdl = 1;
+    model *m = model_new(&a, 7);
+    cr_assert_not_null(m);
+    cr_assert_eq(modelfile_format_of(&a), 2);
+    int fc2 = model_tensor_find(m, "value.fc2.weight");
+    model_tensor_info ti;
+    model_tensor_info_get(m, fc2, &ti);
+    cr_assert(ti.ndim == 2 && ti.shape[0] == 3 && ti.shape[1] == 5);
+    uint8_t *buf;
+    size_t len;
+    cr_assert_eq(modelfile_to_bytes(m, &buf, &len), 0);
+    cr_assert_eq(buf[8], 2);
+    model *r = NULL;
+    char err[300];
+    cr_assert_eq(modelfile_from_bytes(buf, len, NULL, &r, err, sizeof err), 0, "%s", err);
+    cr_assert(model_arch_equal(model_get_arch(r), &a));
+    cr_assert_eq(model_checksum(r), model_checksum(m));
+    float x[27], v0[2], v1[2], wdl[6];
+    for (int i = 0; i < 27; i++)
+        x[i] = (float)(i % 3 == 0);
+    model_forward_reference(m, x, 1, NULL, v0);
+    model_forward_reference(r, x, 1, NULL, v1);
+    cr_assert_eq(v0[0], v1[0]);
+    cr_assert_eq(model_forward_reference_wdl(r, x, 1, wdl), 0);
+    cr_assert_float_eq(wdl[0] + wdl[1] + wdl[2], 1.0f, 1e-6);
+    cr_assert_float_eq(v1[0], wdl[0] - wdl[2], 1e-6);
+    buf[8] = 1;
+    s_expect_fail(buf, len, NULL, KZ_ECORRUPT, "win/draw/loss value head in a format version 1");
+    free(buf);
+    model_arch p = a;
+    p.value_wdl = 0;
+    model *plain = model_new(&p, 7);
+    cr_assert_eq(model_forward_reference_wdl(plain, x, 1, wdl), KZ_EINVAL);
+    cr_assert_eq(modelfile_to_bytes(plain, &buf, &len), 0);
+    cr_assert_eq(buf[8], 1);
+    free(buf);
+    model_destroy(&plain);
+    model_destroy(&r);
+    model_destroy(&m);
+}
+
+Test(modelfile, kz_model_init_value_wdl)
+{
+    harness_cli c;
+    harness_cli_init(&c, "wdl-cli");
+    cr_assert_eq(harness_cli_kz(&c, "model init --blocks 1 --filters 8 --value-wdl w.kzm"), 0,
+                 "%s", c.err);
+    cr_assert(strstr(c.out, "value wdl"), "%s", c.out);
+    cr_assert_eq(harness_cli_kz(&c, "model info w.kzm"), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "value hidden 32, value win/draw/loss") ||
+                  strstr(c.out, "value win/draw/loss"),
+              "%s", c.out);
+    cr_assert_eq(harness_cli_kz(&c, "model dump --no-data w.kzm"), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "\"format\": 2"), "%s", c.out);
+    cr_assert(strstr(c.out, "\"value_wdl\": 1"), "%s", c.out);
+    cr_assert(strstr(c.out, "\"name\": \"value.fc2.weight\", \"shape\": [3, "), "%s", c.out);
+    cr_assert_eq(harness_cli_kz(&c, "model init --blocks 1 --filters 8 p.kzm"), 0, "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c, "model dump --no-data p.kzm"), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "\"format\": 1"), "%s", c.out);
+    cr_assert(strstr(c.out, "\"value_wdl\": 0"), "%s", c.out);
+    harness_cli_fini(&c);
 }
 
 Test(modelfile, other_game_or_architecture_is_rejected)

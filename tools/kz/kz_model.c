@@ -39,7 +39,7 @@ static int s_model_init(int argc, char **argv)
     static const char usage[] =
         "usage: kz model init [--game G] [--blocks N] [--filters F] [--value_hidden H]\n"
         "                     [--seed S] [--opp_policy_filters N] [--material_filters N]\n"
-        "                     [--version V] [--kind net|gbdt] [--force] OUT\n\n"
+        "                     [--value_wdl] [--version V] [--kind net|gbdt] [--force] OUT\n\n"
         "Writes a new model with random weights (He initialisation, reproducible from\n"
         "the seed) for the game's input and action shapes to OUT, atomically. Defaults\n"
         "are the specification's: 6 blocks of 64 filters, value head 64 wide, seed 1,\n"
@@ -48,6 +48,9 @@ static int s_model_init(int argc, char **argv)
         "training uses (the opponent's next policy, the final material; 0 = none,\n"
         "the default; 2 and 1 are the usual widths): inference skips them, the\n"
         "trainer trains them (docs/trainer.md).\n"
+        "--value_wdl ends the value head in win/draw/loss logits (a softmax, trained by\n"
+        "cross-entropy; its value is P(win) - P(loss)) instead of one tanh output; the\n"
+        "file is then model format version 2 (docs/learning.md).\n"
         "--kind gbdt writes gradient-boosted trees (nn/gbdt.h) without trees yet\n"
         "(values 0, uniform policy): the start of a cluster whose trainer trains\n"
         "trees (its initial_model, or the trainer's init_model).\n";
@@ -55,6 +58,7 @@ static int s_model_init(int argc, char **argv)
     typedef struct init_opts {
         long blocks, filters, value_hidden; /* the architecture's */
         long opp_policy_filters, material_filters; /* the auxiliary heads' (0: none) */
+        bool value_wdl;                     /* a win/draw/loss value head */
         long seed;                          /* of the weights */
         long version;                       /* written into the file */
         bool force;                         /* replace an existing OUT */
@@ -72,6 +76,8 @@ static int s_model_init(int argc, char **argv)
          "1x1 filters of the auxiliary opponent-policy head (0 = no such head)"},
         {"material_filters", CONFIG_INT, NULL, 0, 64, offsetof(init_opts, material_filters),
          "1x1 filters of the auxiliary material head (0 = no such head)"},
+        {"value_wdl", CONFIG_BOOL, "false", 0, 0, offsetof(init_opts, value_wdl),
+         "a win/draw/loss value head (3 logits, softmax) instead of tanh"},
         {"seed", CONFIG_INT, "1", 0, 9007199254740991, offsetof(init_opts, seed),
          "seed of the random weights"},
         {"version", CONFIG_INT, "0", 0, UINT32_MAX, offsetof(init_opts, version),
@@ -103,6 +109,7 @@ static int s_model_init(int argc, char **argv)
     a.value_hidden = (int)o.value_hidden;
     a.opp_policy_filters = (int)o.opp_policy_filters;
     a.material_filters = (int)o.material_filters;
+    a.value_wdl = o.value_wdl ? 1 : 0;
     long seed = o.seed, version = o.version;
     bool force = o.force;
     if (nw != 1)
@@ -230,8 +237,9 @@ static int s_model_info(int argc, char **argv)
     printf("game:          %s\n", a->game);
     printf("architecture:  %d blocks x %d filters, input %dx%dx%d, %d actions\n", a->blocks,
            a->filters, a->in_planes, a->height, a->width, a->actions);
-    printf("heads:         policy %d filters, value %d filters, value hidden %d\n",
-           a->policy_filters, a->value_filters, a->value_hidden);
+    printf("heads:         policy %d filters, value %d filters, value hidden %d%s\n",
+           a->policy_filters, a->value_filters, a->value_hidden,
+           a->value_wdl ? ", value win/draw/loss" : "");
     if (a->opp_policy_filters || a->material_filters)
         printf("aux heads:     opponent policy %d filters, material %d filters (training "
                "only)\n",
@@ -305,15 +313,16 @@ static int s_model_dump(int argc, char **argv)
     FILE *out = stdout;
     static char obuf[1 << 16];
     setvbuf(out, obuf, _IOFBF, sizeof obuf);
-    fprintf(out, "{\n  \"format\": %d,\n  \"game\": \"%s\",\n", MODELFILE_FORMAT, a->game);
+    fprintf(out, "{\n  \"format\": %d,\n  \"game\": \"%s\",\n", modelfile_format_of(a),
+            a->game);
     fprintf(out,
             "  \"arch\": {\"in_planes\": %d, \"height\": %d, \"width\": %d, \"actions\": %d, "
             "\"blocks\": %d, \"filters\": %d, \"policy_filters\": %d, \"value_filters\": %d, "
             "\"value_hidden\": %d, \"opp_policy_filters\": %d, \"material_filters\": %d, "
-            "\"bn_eps\": %.9g},\n",
+            "\"value_wdl\": %d, \"bn_eps\": %.9g},\n",
             a->in_planes, a->height, a->width, a->actions, a->blocks, a->filters,
             a->policy_filters, a->value_filters, a->value_hidden, a->opp_policy_filters,
-            a->material_filters, (double)model_bn_eps(m));
+            a->material_filters, a->value_wdl, (double)model_bn_eps(m));
     fprintf(out,
             "  \"version\": %u,\n  \"parent_version\": %u,\n  \"train_step\": %" PRIu64
             ",\n  \"created_ms\": %" PRId64 ",\n  \"checksum\": \"%016" PRIx64 "\",\n",
