@@ -131,6 +131,12 @@ int game_check(const game_def *g, char *err, size_t errlen)
         return err_set(err, errlen, KZ_EINVAL,
                        "game %s: n_features %d and the features hook disagree (or over %d)", n,
                        g->n_features, GAME_MAX_PLANE_FLOATS);
+    if (g->derived_planes < 0 || (g->derived_planes > 0) != (g->derive_planes != NULL) ||
+        (long)(g->planes + g->derived_planes) * g->height * g->width > GAME_MAX_PLANE_FLOATS)
+        return err_set(err, errlen, KZ_EINVAL,
+                       "game %s: derived_planes %d and the derive_planes hook disagree (or the "
+                       "planes with them are over %d floats)", n, g->derived_planes,
+                       GAME_MAX_PLANE_FLOATS);
     if (g->n_symmetries < 0 || g->n_symmetries > GAME_MAX_SYMMETRIES ||
         (g->n_symmetries > 0 && !g->symmetries))
         return err_set(err, errlen, KZ_EINVAL, "game %s: n_symmetries %d is not in 0..%d", n,

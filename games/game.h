@@ -225,6 +225,15 @@ struct game_def {
      * from one position's canonical planes (C, H, W) into out. */
     int n_features;
     void (*features)(const float *planes, float *out);
+    /* Optional (0 and NULL: none): input features the network cannot cheaply
+     * compute itself (KataGo's "game-specific input features"): from one
+     * position's canonical planes (C, H, W), derived_planes more planes
+     * (derived_planes, H, W) written to out. A network built with them
+     * (model_arch.derived_planes, nn/model.h) appends them to its input; the
+     * rest of the program still hands it the C planes. Computed from the
+     * planes alone, so that they follow the board symmetries. */
+    int derived_planes;
+    void (*derive_planes)(const float *planes, float *out);
     /* Optional (NULL: a plain grid, games/view.h): writes the game's
      * description for the web pages, one JSON object (docs/web.md, "A game's
      * description": board geometry, pieces and colours, players, how the

@@ -1003,6 +1003,58 @@ static void kh_encode_planes(const game_state *g, float *out)
              s->chain < 0 && s->reps >= 2, s->ply, out);
 }
 
+/* The longest capture sequence (in pieces taken) of the side to move at a
+ * turn start, and the pieces its legal first hops take (R8: under the
+ * majority rule every legal first hop starts a sequence of that length). */
+static int s_longest_capture(const kh_state *s, uint32_t *taken)
+{
+    gen_out g;
+    s_gen_call(s, &g);
+    *taken = 0;
+    if (!g.h.n)
+        return 0;
+    for (int i = 0; i < g.h.n; i++)
+        *taken |= g.h.cb[i];
+    if (!g.h.more[0])
+        return 1;
+    uint32_t sb = g.h.sb[0], cb = g.h.cb[0], own = s->own, opp = s->opp;
+    int land = s_lsb(g.h.lb[0]), left = s_popcount(opp) - 1;
+    if (s->kings & sb)
+        return 1 + s_chain_king(land, (own | opp) & ~(sb | cb), opp & ~cb, left);
+    return 1 + s_chain_man(land, opp & ~cb, (ALL_POINTS & ~(own | opp)) | sb | cb, left);
+}
+
+/* The derived input planes (game_def.derive_planes), from the canonical
+ * planes, where the mover plays Black's way up the board: 0 the mover's
+ * pieces the opponent's legal first hops would take were it to move, 1 the
+ * opponent's pieces the mover's legal first hops take, 2 and 3 the longest
+ * capture of the mover and of the opponent (pieces, / 4, at most 1) on
+ * every point. What the network lacks for the majority rule's choices and
+ * the pieces en prise (docs/learning.md, "Input features"). */
+#define KH_DERIVED 4
+static void kh_derive_planes(const float *planes, float *out)
+{
+    uint32_t own = 0, opp = 0, kings = 0;
+    for (int c = 0; c < KH_POINTS; c++) {
+        uint32_t b = 1u << c;
+        own |= planes[c] > 0.5f || planes[KH_POINTS + c] > 0.5f ? b : 0;
+        opp |= planes[2 * KH_POINTS + c] > 0.5f || planes[3 * KH_POINTS + c] > 0.5f ? b : 0;
+        kings |= planes[KH_POINTS + c] > 0.5f || planes[3 * KH_POINTS + c] > 0.5f ? b : 0;
+    }
+    opp &= ~own;
+    kh_state m = {.own = own, .opp = opp, .kings = kings, .side = 0, .chain = -1};
+    kh_state o = {.own = opp, .opp = own, .kings = kings, .side = 1, .chain = -1};
+    uint32_t takes_own, takes_opp;
+    int lm = s_longest_capture(&m, &takes_opp), lo = s_longest_capture(&o, &takes_own);
+    float fm = lm >= 4 ? 1.0f : (float)lm / 4, fo = lo >= 4 ? 1.0f : (float)lo / 4;
+    for (int c = 0; c < KH_POINTS; c++) {
+        out[c] = takes_own >> c & 1 ? 1.0f : 0.0f;
+        out[KH_POINTS + c] = takes_opp >> c & 1 ? 1.0f : 0.0f;
+        out[2 * KH_POINTS + c] = fm;
+        out[3 * KH_POINTS + c] = fo;
+    }
+}
+
 static int kh_canonical_action(const game_state *g, int action)
 {
     assert(action >= 0 && action < KH_ACTIONS);
@@ -1486,6 +1538,8 @@ const game_def khreibaga_game = {
     .material = kh_material,
     .evaluate = kh_evaluate,
     .must_capture = kh_must_capture,
+    .derived_planes = KH_DERIVED,
+    .derive_planes = kh_derive_planes,
     .describe = kh_describe,
     .render_turn = kh_render_turn,
     .legend = "Captures are compulsory, and of the most pieces possible (R8). On the board:\n"

@@ -53,6 +53,18 @@ void model_arch_default(model_arch *a, const game_def *g)
     a->value_hidden = 64;
 }
 
+void model_input_derive(const model_arch *a, const game_def *g, const float *x, int B,
+                        float *out)
+{
+    size_t HW = (size_t)a->height * a->width, own = (size_t)model_arch_game_planes(a) * HW;
+    size_t all = (size_t)a->in_planes * HW;
+    for (int b = 0; b < B; b++) {
+        memcpy(out + b * all, x + b * own, own * sizeof *out);
+        if (a->derived_planes)
+            g->derive_planes(x + b * own, out + b * all + own);
+    }
+}
+
 /* Floats of the trainable tensors and of the running statistics. */
 static void s_arch_counts(const model_arch *a, uint64_t *params, uint64_t *stats)
 {
@@ -103,7 +115,9 @@ int model_arch_check(const model_arch *a, char *err, size_t errlen)
         (rc = s_range(err, errlen, "value_hidden", a->value_hidden, 1, 4096)) ||
         (rc = s_range(err, errlen, "opp_policy_filters", a->opp_policy_filters, 0, 64)) ||
         (rc = s_range(err, errlen, "material_filters", a->material_filters, 0, 64)) ||
-        (rc = s_range(err, errlen, "value_wdl", a->value_wdl, 0, 1)))
+        (rc = s_range(err, errlen, "value_wdl", a->value_wdl, 0, 1)) ||
+        (rc = s_range(err, errlen, "derived_planes", a->derived_planes, 0,
+                      a->in_planes - 1 < 64 ? a->in_planes - 1 : 64)))
         return rc;
     uint64_t p, s;
     s_arch_counts(a, &p, &s);
@@ -121,8 +135,14 @@ int model_arch_check_game(const model_arch *a, const game_def *g, char *err, siz
         snprintf(err, errlen, "the model is for game '%s', not '%s'", a->game, g->name);
         return KZ_EMISMATCH;
     }
-    if (a->in_planes != g->planes || a->height != g->height || a->width != g->width ||
-        a->actions != g->action_count) {
+    if (a->derived_planes && a->derived_planes != g->derived_planes) {
+        snprintf(err, errlen,
+                 "architecture mismatch: the model derives %d input planes; game '%s' has %d",
+                 a->derived_planes, g->name, g->derived_planes);
+        return KZ_EMISMATCH;
+    }
+    if (model_arch_game_planes(a) != g->planes || a->height != g->height ||
+        a->width != g->width || a->actions != g->action_count) {
         snprintf(err, errlen,
                  "architecture mismatch: the model takes %dx%dx%d planes and gives %d logits; "
                  "game '%s' has %dx%dx%d and %d actions",
@@ -141,7 +161,8 @@ bool model_arch_equal(const model_arch *a, const model_arch *b)
            a->policy_filters == b->policy_filters && a->value_filters == b->value_filters &&
            a->value_hidden == b->value_hidden &&
            a->opp_policy_filters == b->opp_policy_filters &&
-           a->material_filters == b->material_filters && a->value_wdl == b->value_wdl;
+           a->material_filters == b->material_filters && a->value_wdl == b->value_wdl &&
+           a->derived_planes == b->derived_planes;
 }
 
 void model_arch_describe(const model_arch *a, char *buf, size_t len)
@@ -152,6 +173,10 @@ void model_arch_describe(const model_arch *a, char *buf, size_t len)
                      a->actions, a->policy_filters, a->value_filters, a->value_hidden);
     if (n >= 0 && (size_t)n < len && a->value_wdl) {
         int k = snprintf(buf + n, len - (size_t)n, ", value wdl");
+        n = k < 0 ? k : n + k;
+    }
+    if (n >= 0 && (size_t)n < len && a->derived_planes) {
+        int k = snprintf(buf + n, len - (size_t)n, ", %d derived planes", a->derived_planes);
         n = k < 0 ? k : n + k;
     }
     if (n < 0 || (size_t)n >= len || (!a->opp_policy_filters && !a->material_filters))
@@ -682,7 +707,14 @@ static void s_forward_reference(const model *m, const float *x, int B, float *lo
     float *flat = xmalloc(M * (size_t)Hf * sizeof *flat);
     float *hid = xmalloc((size_t)B * Vh * sizeof *hid);
     float *wdl = a->value_wdl ? xmalloc((size_t)B * 3 * sizeof *wdl) : NULL;
-    layer_nchw_to_nhwc(in, x, B, C, HW);
+    if (a->derived_planes) {
+        float *xd = xmalloc(M * (size_t)C * sizeof *xd);
+        model_input_derive(a, game_find(a->game), x, B, xd);
+        layer_nchw_to_nhwc(in, xd, B, C, HW);
+        free(xd);
+    } else {
+        layer_nchw_to_nhwc(in, x, B, C, HW);
+    }
     s_ref_convbn(m, &m->stem, h, in, B, H, W, true);
     layer_relu_forward(h, h, M * F);
     for (int i = 0; i < a->blocks; i++) {

@@ -81,17 +81,36 @@ typedef struct model_arch {
     int material_filters;   /* Mf: 1x1 filters of the material head; 0 = no head (0) */
     int value_wdl;      /* 1: the value head ends in 3 logits, win/draw/loss (Lc0's WDL
                          * head); 0: one output and tanh (0) */
+    int derived_planes; /* D: the game's derived input planes (game_def.derive_planes)
+                         * the network appends to the game's planes; in_planes counts
+                         * them. 0: none (0) */
 } model_arch;
+
+/* The planes a caller hands the network for each position: the game's own
+ * (in_planes less the derived ones, which the network computes itself). */
+static inline int model_arch_game_planes(const model_arch *a)
+{
+    return a->in_planes - a->derived_planes;
+}
+
+/* The network's whole input from the game's planes: x (B positions of
+ * model_arch_game_planes(a) x H x W floats) copied to out (B x in_planes x
+ * H x W) with the derived planes after each position's own. g is the
+ * model's game (with derive_planes when a->derived_planes > 0). */
+void model_input_derive(const model_arch *a, const game_def *g, const float *x, int B,
+                        float *out);
 
 /* The specification's shape for game g: 6 blocks x 64 filters, policy head
  * 2 filters, value head 1 filter and 64 hidden units, no auxiliary heads. */
 void model_arch_default(model_arch *a, const game_def *g);
 /* 0, or KZ_EINVAL with a one-line reason in err: a field out of range
  * (C 1..256, H and W 1..32, A 1..65536, blocks 0..128, F 1..1024, Pf and Vf
- * 1..64, Vh 1..4096, Of and Mf 0..64, value_wdl 0..1) or more than MODEL_MAX_PARAMS floats. */
+ * 1..64, Vh 1..4096, Of and Mf 0..64, value_wdl 0..1, D 0..64 and below C) or more than
+ * MODEL_MAX_PARAMS floats. */
 int model_arch_check(const model_arch *a, char *err, size_t errlen);
 /* 0, or KZ_EMISMATCH with a reason when the arch does not fit g (name,
- * planes, board or action count differ). */
+ * planes, board or action count differ; derived planes the game does not
+ * have). */
 int model_arch_check_game(const model_arch *a, const game_def *g, char *err, size_t errlen);
 bool model_arch_equal(const model_arch *a, const model_arch *b);
 /* "khreibaga: 6 blocks x 64 filters, input 7x5x5, 625 actions, heads 2/1/64"

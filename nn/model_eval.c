@@ -91,6 +91,9 @@ struct model_eval {
     int lanes;       /* threads working on a batch (lane 0 is the caller) */
     s_lane *lane;    /* (lanes) */
     const float *x;  /* this run's input */
+    model_arch arch; /* the model's shape (a copy: the model may go first) */
+    const game_def *g;      /* its game, when the network derives input planes */
+    float *xd;       /* (max_batch, C*HW) the input with the derived planes, or NULL */
     pthread_mutex_t mu;   /* guards the fields below */
     pthread_cond_t go;    /* helpers: a new run (gen changed) or quit */
     pthread_cond_t done;  /* caller: pending reached 0 */
@@ -183,7 +186,7 @@ void model_eval_destroy(model_eval **pe)
         pthread_cond_destroy(&e->done);
     }
     float *bufs[] = {e->w0,  e->b0, e->wt,    e->bt,    e->wh,   e->bh, e->wp,
-                     e->bp,  e->wv1, e->bv1,  e->wv2,   e->pfeat, e->vfeat, e->vhid};
+                     e->bp,  e->wv1, e->bv1,  e->wv2,   e->pfeat, e->vfeat, e->vhid, e->xd};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(e->lane);
@@ -313,6 +316,13 @@ model_eval *model_eval_new_config(const model *m, int max_batch, const model_eva
     e->pfeat = model_alloc_floats((size_t)max_batch * Pf * HW, false);
     e->vfeat = model_alloc_floats((size_t)max_batch * Vf * HW, false);
     e->vhid = model_alloc_floats((size_t)max_batch * Vh, false);
+    e->arch = *a;
+    if (a->derived_planes) {
+        e->g = game_find(a->game);
+        e->xd = model_alloc_floats((size_t)max_batch * C * HW, false);
+        if (!e->g || !e->g->derive_planes || !e->xd)
+            goto fail;
+    }
     e->nscat = calloc((size_t)HW, sizeof *e->nscat);
     e->scat = calloc((size_t)HW * 9, sizeof *e->scat);
     e->lane = calloc((size_t)e->lanes, sizeof *e->lane);
@@ -582,6 +592,10 @@ void model_eval_run(model_eval *e, const float *x, int B, float *logits, float *
     if (B == 0)
         return;
     int HW = e->HW, Pf = e->Pf, Vf = e->Vf;
+    if (e->xd) { /* the derived planes after each position's own */
+        model_input_derive(&e->arch, e->g, x, B, e->xd);
+        x = e->xd;
+    }
     /* Step 1. The tower, its chunks shared among the lanes. */
     int chunk = model_eval_chunk(e, B), chunks = (B + chunk - 1) / chunk;
     int used = chunks < e->lanes ? chunks : e->lanes;

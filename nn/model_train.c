@@ -30,6 +30,8 @@ struct model_train {
     int B;               /* samples of the last forward pass */
     float *grad;         /* (n_params) gradient, internal layout */
     float *x;            /* (M, C) input rows */
+    float *xd;           /* (B, C*HW) the input with the derived planes, or NULL */
+    const game_def *g;   /* the model's game, when it derives input planes */
     float *z0, *h0;      /* (M, F) stem pre-BN and output */
     float *z1, *a1;      /* (blocks, M, F) first conv pre-BN and activation */
     float *z2, *hb;      /* (blocks, M, F) second conv pre-BN and block output */
@@ -167,7 +169,7 @@ void model_train_destroy(model_train **pt)
                      t->dZ,   t->dlogits, t->dflat, t->dhead, t->dzh,  t->dv,   t->dvh,
                      t->col,  t->wflip, t->zo,   t->ao,      t->oflat, t->ologits, t->dologits,
                      t->zm,   t->am,    t->mflat, t->mout,   t->dmout, t->wl,   t->wt,
-                     t->dwl};
+                     t->dwl,  t->xd};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(t->bn);
@@ -209,6 +211,14 @@ model_train *model_train_new(model *m, const train_config *c, int max_batch)
     t->bn_mat = Mf ? nbn++ : -1;
     t->grad = model_alloc_floats(m->n_params, true);
     t->x = model_alloc_floats(M * C, false);
+    if (a->derived_planes) {
+        t->g = game_find(a->game);
+        t->xd = model_alloc_floats(M * C, false);
+        if (!t->g || !t->g->derive_planes || !t->xd) {
+            model_train_destroy(&t);
+            return NULL;
+        }
+    }
     t->z0 = model_alloc_floats(MF, false);
     t->h0 = model_alloc_floats(MF, false);
     t->z1 = model_alloc_floats(MF * nb, false);
@@ -372,6 +382,10 @@ static void s_forward(model_train *t, const float *x, const float *pi, const flo
     int Pf = a->policy_filters, Vf = a->value_filters, Vh = a->value_hidden, A = a->actions;
     size_t M = (size_t)B * HW, MF = M * F, MFmax = (size_t)t->max_batch * HW * F;
     /* Step 1. Stem and tower. */
+    if (t->xd) { /* the derived planes after each position's own */
+        model_input_derive(a, t->g, x, B, t->xd);
+        x = t->xd;
+    }
     layer_nchw_to_nhwc(t->x, x, B, a->in_planes, HW);
     s_convbn_fwd(t, &m->stem, &t->bn[0], t->z0, t->h0, t->x, true);
     layer_relu_forward(t->h0, t->h0, MF);

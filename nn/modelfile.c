@@ -104,6 +104,7 @@ int modelfile_encode(const model *m, bool checkpoint, uint8_t **out, size_t *out
     arch.opp_policy_filters = (uint32_t)a->opp_policy_filters; /* 0 (no head): not written */
     arch.material_filters = (uint32_t)a->material_filters;
     arch.value_wdl = (uint32_t)a->value_wdl; /* 0 (tanh): not written */
+    arch.derived_planes = (uint32_t)a->derived_planes; /* 0 (none): not written */
     arch.bn_eps = model_bn_eps(m);
     Kz__OptimizerState os = KZ__OPTIMIZER_STATE__INIT;
     Kz__ModelFile mf = KZ__MODEL_FILE__INIT;
@@ -153,7 +154,7 @@ out:
 
 int modelfile_format_of(const model_arch *a)
 {
-    return a->value_wdl ? 2 : 1;
+    return a->value_wdl || a->derived_planes ? 2 : 1;
 }
 
 int modelfile_to_bytes(const model *m, uint8_t **buf, size_t *len)
@@ -233,6 +234,10 @@ static int s_arch_from_msg(const Kz__ModelArch *ma, model_arch *a, char *err, si
         return err_set(err, errlen, KZ_ECORRUPT, "invalid architecture: value_wdl %u (0 or 1)",
                        ma->value_wdl);
     a->value_wdl = (int)ma->value_wdl;
+    if (ma->derived_planes > 64)
+        return err_set(err, errlen, KZ_ECORRUPT,
+                       "invalid architecture: derived_planes %u (0..64)", ma->derived_planes);
+    a->derived_planes = (int)ma->derived_planes;
     uint32_t f[11] = {ma->in_planes,      ma->height,           ma->width,
                       ma->actions,        ma->blocks,           ma->filters,
                       ma->policy_filters, ma->value_filters,    ma->value_hidden,
@@ -382,9 +387,11 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
     }
     if ((rc = s_arch_from_msg(mf->arch, &a, err, errlen)) != 0)
         goto out;
-    if (a.value_wdl && format < 2) {
+    if ((a.value_wdl || a.derived_planes) && format < 2) {
         rc = err_set(err, errlen, KZ_ECORRUPT,
-                     "corrupt: a win/draw/loss value head in a format version %u file", format);
+                     "corrupt: a %s in a format version %u file",
+                     a.value_wdl ? "win/draw/loss value head" : "network with derived planes",
+                     format);
         goto out;
     }
     if (expect_game) {

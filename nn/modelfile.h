@@ -19,7 +19,8 @@
  * Otherwise KZ_ECORRUPT. A file that fails any check yields no model.
  *
  * Format versions: 1, and 2 since the win/draw/loss value head (model_arch's
- * value_wdl): a model with that head is written as version 2 (a build that
+ * value_wdl) and derived input planes (derived_planes): a model with either
+ * is written as version 2 (a build that
  * reads only 1 refuses it with "unknown model format version 2"), every other
  * model as version 1, byte for byte as before; both are read.
  *

@@ -493,3 +493,100 @@ Test(khreibaga_props, unpack_rejects_or_accepts_random_bytes)
     }
     cr_expect_gt(rejected, 0, "random bytes are mostly not a position");
 }
+
+/* The pieces of `side` the mover's legal first actions take in s (a turn
+ * start), as a point mask, and the pieces its whole turn takes when it
+ * follows the first legal action at every step (R8: under the majority rule
+ * every legal sequence is of the longest length). */
+static uint32_t s_first_takes(const game_state *s, int side, int *longest)
+{
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = G()->legal_actions(s, legal);
+    uint32_t taken = 0;
+    *longest = 0;
+    for (int i = 0; i < n; i++) {
+        game_state t;
+        G()->copy(&t, s);
+        G()->apply(&t, legal[i]);
+        for (int sq = 0; sq < 25; sq++) {
+            char before = khreibaga_piece_at(s, sq), after = khreibaga_piece_at(&t, sq);
+            bool theirs = side == 0 ? (before == 'b' || before == 'B')
+                                    : (before == 'w' || before == 'W');
+            if (theirs && after == '.')
+                taken |= 1u << sq;
+        }
+    }
+    if (n && taken) {
+        game_state t;
+        G()->copy(&t, s);
+        int before = s_count(s, side);
+        do {
+            G()->legal_actions(&t, legal);
+            G()->apply(&t, legal[0]);
+        } while (G()->mid_turn(&t));
+        *longest = before - s_count(&t, side);
+    }
+    return taken;
+}
+
+/* The derived input planes (game_def.derive_planes, for networks built with
+ * them) against the engine's own moves, at the turn starts of random games:
+ * plane 1 the opponent's pieces the mover's legal first hops take, plane 0
+ * the mover's pieces the opponent's would take (the same position with the
+ * other side to move), planes 2 and 3 each side's longest capture / 4, in
+ * the canonical view (turned for White); and the same planes mirrored from
+ * the mirrored planes (they follow the board's symmetry). */
+Test(khreibaga_props, derived_planes_are_the_captures_on_the_board)
+{
+    const game_def *g = G();
+    cr_assert_eq(g->derived_planes, 4);
+    rng_t rng;
+    rng_seed(&rng, 20261128);
+    float planes[7 * 25], d[4 * 25], dm[4 * 25];
+    int checked = 0, with_capture = 0;
+    for (int game = 0; game < 300; game++) {
+        game_state s;
+        g->init(&s);
+        while (!g->result(&s).over) {
+            if (!g->mid_turn(&s)) {
+                int me = g->to_move(&s), takes_mine, takes_theirs;
+                char pos[64], flip[64], err[120];
+                g->format_position(&s, pos, sizeof pos);
+                snprintf(flip, sizeof flip, "%.25s %c", pos, me ? 'b' : 'w');
+                game_state o;
+                cr_assert_eq(g->parse_position(&o, flip, err, sizeof err), 0, "%s: %s", flip,
+                             err);
+                uint32_t theirs = s_first_takes(&s, me ^ 1, &takes_mine);
+                uint32_t mine = s_first_takes(&o, me, &takes_theirs);
+                g->encode_planes(&s, planes);
+                g->derive_planes(planes, d);
+                for (int sq = 0; sq < 25; sq++) {
+                    int c = me == 0 ? sq : 24 - sq;
+                    cr_assert_eq(d[c], (float)(mine >> sq & 1), "%s: own piece on %d", pos, sq);
+                    cr_assert_eq(d[25 + c], (float)(theirs >> sq & 1), "%s: opponent on %d",
+                                 pos, sq);
+                }
+                float fm = takes_mine >= 4 ? 1.0f : takes_mine / 4.0f;
+                float fo = takes_theirs >= 4 ? 1.0f : takes_theirs / 4.0f;
+                cr_assert_float_eq(d[50 + 7], fm, 1e-6, "%s: longest capture %d", pos,
+                                   takes_mine);
+                cr_assert_float_eq(d[75 + 19], fo, 1e-6, "%s: the opponent's longest %d", pos,
+                                   takes_theirs);
+                with_capture += takes_mine > 0;
+                /* The mirror: derived from mirrored planes = the planes mirrored. */
+                game_symmetry_planes(g, 0, planes);
+                g->derive_planes(planes, dm);
+                const int16_t *cells = g->symmetries[0].cells;
+                for (int p = 0; p < 4; p++)
+                    for (int i = 0; i < 25; i++)
+                        cr_assert_eq(dm[p * 25 + cells[i]], d[p * 25 + i], "%s: mirror", pos);
+                checked++;
+            }
+            uint16_t legal[GAME_MAX_LEGAL];
+            int n = g->legal_actions(&s, legal);
+            g->apply(&s, legal[rng_below(&rng, (uint32_t)n)]);
+        }
+    }
+    cr_assert_gt(checked, 3000, "%d turn starts", checked);
+    cr_assert_gt(with_capture, 300, "%d turn starts with a capture", with_capture);
+}

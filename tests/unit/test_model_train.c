@@ -1027,3 +1027,75 @@ Test(model_train, optimizer_change_resets_state)
     s_free_batch(&b);
     model_destroy(&m);
 }
+
+/* --- Derived input planes (game_def.derive_planes) ---------------------------------- */
+
+Test(model_train, derived_planes_training_forward_agrees_with_inference)
+{
+    /* A network that derives Khreibaga's capture planes: callers still hand
+     * it the game's 7 planes; training, the evaluator and the reference
+     * forward all see the 11 and agree (as training_forward_agrees_with_
+     * inference); the derived planes change what it computes. */
+    model_set_threads(1);
+    const game_def *g = game_default();
+    cr_assert_gt(g->derived_planes, 0);
+    model_arch a;
+    model_arch_default(&a, g);
+    a.blocks = 1;
+    a.filters = 16;
+    a.derived_planes = g->derived_planes;
+    a.in_planes = g->planes + g->derived_planes;
+    char err[200];
+    cr_assert_eq(model_arch_check_game(&a, g, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(model_arch_game_planes(&a), g->planes);
+    model *m = model_new(&a, 81);
+    cr_assert_not_null(m);
+    train_config c;
+    train_config_default(&c);
+    c.lr = 0;
+    c.bn_momentum = 1;
+    c.l2 = 0;
+    batch b = s_game_batch(g, 32, 82);
+    model_train *t = model_train_new(m, &c, 32);
+    cr_assert_not_null(t);
+    model_train_step(t, b.x, b.pi, b.z, b.B, NULL);
+    train_losses l;
+    model_train_loss(t, b.x, b.pi, b.z, b.B, &l);
+    model_eval *e = model_eval_new(m, 32);
+    cr_assert_not_null(e);
+    float *logits = malloc((size_t)32 * a.actions * sizeof *logits), v[32], vr[32];
+    model_eval_run(e, b.x, 32, logits, v);
+    model_forward_reference(m, b.x, 32, NULL, vr);
+    double pl = layer_policy_loss(NULL, logits, b.pi, 0, 32, a.actions) / 32;
+    double vl = layer_value_loss(NULL, v, b.z, 0, 32) / 32;
+    cr_assert(fabs(pl - l.policy) < 2e-3 * l.policy, "policy %g vs %g", pl, l.policy);
+    cr_assert(fabs(vl - l.value) < 2e-3 * l.value + 1e-4, "value %g vs %g", vl, l.value);
+    for (int i = 0; i < 32; i++)
+        cr_assert_float_eq(vr[i], v[i], 1e-4, "%d", i);
+    /* The stem's weights on the derived planes zeroed: the values move (the
+     * planes reach the network) for the positions with a capture. */
+    int stem = model_tensor_find(m, "stem.conv.weight");
+    cr_assert_geq(stem, 0);
+    model_tensor_info ti;
+    model_tensor_info_get(m, stem, &ti);
+    cr_assert_eq(ti.shape[1], a.in_planes);
+    float *w = malloc(ti.size * sizeof *w);
+    model_tensor_read(m, stem, w);
+    for (int f = 0; f < ti.shape[0]; f++)
+        for (int ch = g->planes; ch < a.in_planes; ch++)
+            for (int k = 0; k < 9; k++)
+                w[((size_t)f * a.in_planes + ch) * 9 + k] = 0;
+    model_tensor_write(m, stem, w);
+    float v2[32];
+    model_forward_reference(m, b.x, 32, NULL, v2);
+    int moved = 0;
+    for (int i = 0; i < 32; i++)
+        moved += fabsf(v2[i] - vr[i]) > 1e-5f;
+    cr_assert_gt(moved, 0, "the derived planes change no value");
+    free(w);
+    free(logits);
+    model_eval_destroy(&e);
+    model_train_destroy(&t);
+    s_free_batch(&b);
+    model_destroy(&m);
+}

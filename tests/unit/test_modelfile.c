@@ -592,3 +592,45 @@ Test(modelfile, inconsistent_contents_are_rejected)
     s_damage_case(D_OPT_KIND, "unknown optimizer kind 7");
     s_damage_case(D_NOARCH, "no architecture");
 }
+
+Test(modelfile, derived_planes_round_trip_as_format_2)
+{
+    /* A network with Khreibaga's derived planes: format 2, the arch back,
+     * the same values; headed format 1 it is refused; for a game without
+     * derived planes (draughts) the arch does not fit. */
+    const game_def *g = game_default();
+    model_arch a;
+    model_arch_default(&a, g);
+    a.blocks = 1;
+    a.filters = 8;
+    a.value_hidden = 8;
+    a.derived_planes = g->derived_planes;
+    a.in_planes = g->planes + g->derived_planes;
+    model *m = model_new(&a, 9);
+    cr_assert_not_null(m);
+    cr_assert_eq(modelfile_format_of(&a), 2);
+    uint8_t *buf;
+    size_t len;
+    cr_assert_eq(modelfile_to_bytes(m, &buf, &len), 0);
+    cr_assert_eq(buf[8], 2);
+    model *r = NULL;
+    char err[300];
+    cr_assert_eq(modelfile_from_bytes(buf, len, g, &r, err, sizeof err), 0, "%s", err);
+    cr_assert(model_arch_equal(model_get_arch(r), &a));
+    cr_assert_eq(model_checksum(r), model_checksum(m));
+    game_state s;
+    g->init(&s);
+    float x[7 * 25], v0, v1;
+    g->encode_planes(&s, x);
+    model_forward_reference(m, x, 1, NULL, &v0);
+    model_forward_reference(r, x, 1, NULL, &v1);
+    cr_assert_eq(v0, v1);
+    const game_def *dr = game_find("draughts");
+    cr_assert_not_null(dr);
+    cr_assert_neq(modelfile_from_bytes(buf, len, dr, &r, err, sizeof err), 0);
+    buf[8] = 1;
+    s_expect_fail(buf, len, NULL, KZ_ECORRUPT, "network with derived planes in a format version 1");
+    free(buf);
+    model_destroy(&r);
+    model_destroy(&m);
+}

@@ -39,7 +39,8 @@ static int s_model_init(int argc, char **argv)
     static const char usage[] =
         "usage: kz model init [--game G] [--blocks N] [--filters F] [--value_hidden H]\n"
         "                     [--seed S] [--opp_policy_filters N] [--material_filters N]\n"
-        "                     [--value_wdl] [--version V] [--kind net|gbdt] [--force] OUT\n\n"
+        "                     [--value_wdl] [--derived_planes] [--version V]\n"
+        "                     [--kind net|gbdt] [--force] OUT\n\n"
         "Writes a new model with random weights (He initialisation, reproducible from\n"
         "the seed) for the game's input and action shapes to OUT, atomically. Defaults\n"
         "are the specification's: 6 blocks of 64 filters, value head 64 wide, seed 1,\n"
@@ -51,6 +52,10 @@ static int s_model_init(int argc, char **argv)
         "--value_wdl ends the value head in win/draw/loss logits (a softmax, trained by\n"
         "cross-entropy; its value is P(win) - P(loss)) instead of one tanh output; the\n"
         "file is then model format version 2 (docs/learning.md).\n"
+        "--derived_planes gives the network the game's derived input planes (for\n"
+        "Khreibaga: the pieces each side's captures take, each side's longest capture;\n"
+        "game_def.derive_planes), computed from the position at every evaluation; the\n"
+        "file is then format version 2 (docs/learning.md, \"Input features\").\n"
         "--kind gbdt writes gradient-boosted trees (nn/gbdt.h) without trees yet\n"
         "(values 0, uniform policy): the start of a cluster whose trainer trains\n"
         "trees (its initial_model, or the trainer's init_model).\n";
@@ -59,6 +64,7 @@ static int s_model_init(int argc, char **argv)
         long blocks, filters, value_hidden; /* the architecture's */
         long opp_policy_filters, material_filters; /* the auxiliary heads' (0: none) */
         bool value_wdl;                     /* a win/draw/loss value head */
+        bool derived_planes;                /* the game's derived input planes */
         long seed;                          /* of the weights */
         long version;                       /* written into the file */
         bool force;                         /* replace an existing OUT */
@@ -78,6 +84,8 @@ static int s_model_init(int argc, char **argv)
          "1x1 filters of the auxiliary material head (0 = no such head)"},
         {"value_wdl", CONFIG_BOOL, "false", 0, 0, offsetof(init_opts, value_wdl),
          "a win/draw/loss value head (3 logits, softmax) instead of tanh"},
+        {"derived_planes", CONFIG_BOOL, "false", 0, 0, offsetof(init_opts, derived_planes),
+         "the game's derived input planes (game_def.derive_planes) appended to its planes"},
         {"seed", CONFIG_INT, "1", 0, 9007199254740991, offsetof(init_opts, seed),
          "seed of the random weights"},
         {"version", CONFIG_INT, "0", 0, UINT32_MAX, offsetof(init_opts, version),
@@ -110,6 +118,12 @@ static int s_model_init(int argc, char **argv)
     a.opp_policy_filters = (int)o.opp_policy_filters;
     a.material_filters = (int)o.material_filters;
     a.value_wdl = o.value_wdl ? 1 : 0;
+    if (o.derived_planes) {
+        if (!g->derived_planes)
+            return kz_usage_error("model init: game %s has no derived input planes", g->name);
+        a.derived_planes = g->derived_planes;
+        a.in_planes = g->planes + g->derived_planes;
+    }
     long seed = o.seed, version = o.version;
     bool force = o.force;
     if (nw != 1)
@@ -237,6 +251,9 @@ static int s_model_info(int argc, char **argv)
     printf("game:          %s\n", a->game);
     printf("architecture:  %d blocks x %d filters, input %dx%dx%d, %d actions\n", a->blocks,
            a->filters, a->in_planes, a->height, a->width, a->actions);
+    if (a->derived_planes)
+        printf("input:         %d planes of the game, %d derived (docs/learning.md)\n",
+               model_arch_game_planes(a), a->derived_planes);
     printf("heads:         policy %d filters, value %d filters, value hidden %d%s\n",
            a->policy_filters, a->value_filters, a->value_hidden,
            a->value_wdl ? ", value win/draw/loss" : "");
@@ -319,10 +336,11 @@ static int s_model_dump(int argc, char **argv)
             "  \"arch\": {\"in_planes\": %d, \"height\": %d, \"width\": %d, \"actions\": %d, "
             "\"blocks\": %d, \"filters\": %d, \"policy_filters\": %d, \"value_filters\": %d, "
             "\"value_hidden\": %d, \"opp_policy_filters\": %d, \"material_filters\": %d, "
-            "\"value_wdl\": %d, \"bn_eps\": %.9g},\n",
+            "\"value_wdl\": %d, \"derived_planes\": %d, \"bn_eps\": %.9g},\n",
             a->in_planes, a->height, a->width, a->actions, a->blocks, a->filters,
             a->policy_filters, a->value_filters, a->value_hidden, a->opp_policy_filters,
-            a->material_filters, a->value_wdl, (double)model_bn_eps(m));
+            a->material_filters, a->value_wdl, a->derived_planes,
+            (double)model_bn_eps(m));
     fprintf(out,
             "  \"version\": %u,\n  \"parent_version\": %u,\n  \"train_step\": %" PRIu64
             ",\n  \"created_ms\": %" PRId64 ",\n  \"checksum\": \"%016" PRIx64 "\",\n",
