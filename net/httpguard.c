@@ -40,6 +40,21 @@ static void s_addr_key(const struct sockaddr *a, uint8_t key[16])
         memcpy(key, &((const struct sockaddr_in6 *)a)->sin6_addr, 16);
 }
 
+bool http_client_is_local(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ai =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    uint8_t k[16];
+    s_addr_key(ai ? ai->client_addr : NULL, k);
+    if (!ai || !ai->client_addr)
+        return false;
+    if (ai->client_addr->sa_family == AF_INET)
+        return k[0] == 127;
+    static const uint8_t v6_loop[16] = {[15] = 1};
+    static const uint8_t v4_mapped[12] = {[10] = 0xff, [11] = 0xff};
+    return !memcmp(k, v6_loop, 16) || (!memcmp(k, v4_mapped, 12) && k[12] == 127);
+}
+
 http_guard *http_guard_new(unsigned limit, unsigned reserve)
 {
     if (limit < 2)

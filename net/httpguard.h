@@ -32,6 +32,7 @@
 #define KZ_HTTPGUARD_H
 
 #include <microhttpd.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct http_guard http_guard;
@@ -67,5 +68,9 @@ void http_guard_idle(struct MHD_Connection *conn);
  * than header_s seconds; returns how many. */
 unsigned http_guard_sweep(http_guard *g, double header_s);
 void http_guard_get_stats(http_guard *g, http_guard_stats *out);
+/* Whether the request on conn comes from this machine (127.0.0.0/8 or ::1,
+ * or IPv4 loopback mapped into IPv6): what may write without a token (issue
+ * 28, #5: saved games from /play). False when the address is unknown. */
+bool http_client_is_local(struct MHD_Connection *conn);
 
 #endif

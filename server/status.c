@@ -1056,6 +1056,12 @@ static enum MHD_Result s_api(coord *c, struct MHD_Connection *conn, const char *
         return s_respond_line(conn, 400, "a request body (%zu bytes) on %s: the API takes "
                               "none (its arguments go in the query string)", body, shown);
     }
+    /* Without a token anyone who reaches the port could fill the disk with
+     * saved games: then only this machine's pages save (issue 28, #5). */
+    if (!c->status_token[0] && !strcmp(url, "/api/save") && !http_client_is_local(conn))
+        return s_respond_line(conn, 403, "saving games from another machine needs the status "
+                              "token (status_token_file, docs/security.md); without one only "
+                              "pages opened on the coordinator's machine save");
     engine_args a = {0};
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, s_collect_arg, &a);
     engine_reply r;

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -1328,4 +1329,22 @@ struct model_arch harness_arch(const char *game, int C, int H, int W, int A, int
     if (Vh)
         a.value_hidden = Vh;
     return a;
+}
+
+bool harness_outside_ipv4(char *buf, size_t cap)
+{
+    struct ifaddrs *all;
+    if (getifaddrs(&all) != 0)
+        return false;
+    bool found = false;
+    for (struct ifaddrs *i = all; i && !found; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        const struct in_addr *a = &((const struct sockaddr_in *)i->ifa_addr)->sin_addr;
+        if ((ntohl(a->s_addr) >> 24) == 127)
+            continue;
+        found = inet_ntop(AF_INET, a, buf, (socklen_t)cap) != NULL;
+    }
+    freeifaddrs(all);
+    return found;
 }

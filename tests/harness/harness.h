@@ -262,6 +262,11 @@ pid_t harness_coord_spawn(const char *const *args, int http_port, const char *lo
 pid_t harness_coord_spawn_bin(const char *prog, const char *const *args, int http_port,
                               const char *logpath);
 
+/* This machine's first IPv4 address that is not loopback, as text into buf
+ * (a client from "another machine" when a server listens on 0.0.0.0);
+ * false when it has none. */
+bool harness_outside_ipv4(char *buf, size_t cap);
+
 /* Spawns KZ_BIN_DIR/name with argv (NULL-terminated, without argv[0]),
  * stdout and stderr appended to logpath (proc_start). kz-coordinator,
  * kz-worker and kz-trainer get --curve=false appended unless an argument

@@ -56,9 +56,19 @@ static int s_serve(harness *h, proc *p, const char *const *extra)
     return 0;
 }
 
+static int s_fetch_from(const char *host, int port, const char *method, const char *path,
+                        const char *body, size_t body_len, char **out);
+
 /* METHOD path with an optional body: the code, the body (caller frees). */
 static int s_fetch(int port, const char *method, const char *path, const char *body,
                    size_t body_len, char **out)
+{
+    return s_fetch_from("127.0.0.1", port, method, path, body, body_len, out);
+}
+
+/* As s_fetch, to the server's address host. */
+static int s_fetch_from(const char *host, int port, const char *method, const char *path,
+                        const char *body, size_t body_len, char **out)
 {
     size_t cap = strlen(path) + body_len + 256;
     char *req = xmalloc(cap);
@@ -67,7 +77,7 @@ static int s_fetch(int port, const char *method, const char *path, const char *b
     if (body_len)
         memcpy(req + n, body, body_len);
     size_t got = 0;
-    char *a = http_exchange(NULL, "127.0.0.1", port, req, (size_t)n + body_len, 60, &got);
+    char *a = http_exchange(NULL, host, port, req, (size_t)n + body_len, 60, &got);
     free(req);
     if (!a) {
         *out = strdup("");
@@ -846,5 +856,37 @@ Test(play, the_game_comes_from_the_model_file)
     snprintf(args, sizeof args, "analyse --model %s --sims 2 11-15", path);
     cr_assert_eq(harness_kz(args, NULL, &o), 0, "%s%s", o.out, o.err);
     proc_output_free(&o);
+    harness_fini(&h);
+}
+
+/* Issue 28, #5: without a token anyone who reached the port could fill the
+ * disk with saved games. kz serve saves only this machine's games unless
+ * --remote_saves: a save from the machine's outside address is refused
+ * (403, one line), one from loopback is kept, and with --remote_saves the
+ * outside one too. */
+Test(play, saves_from_other_machines_are_refused_unless_allowed)
+{
+    char outside[64];
+    if (!harness_outside_ipv4(outside, sizeof outside))
+        cr_skip_test("this machine has no address but loopback");
+    harness h;
+    harness_init(&h, "play-remote");
+    const char *const bind[] = {"--bind=0.0.0.0", NULL};
+    proc p;
+    int port = s_serve(&h, &p, bind);
+    const char *save = "/api/save?engine=black&id=000000000000000000000000000000aa&moves=7-12";
+    char *body;
+    cr_assert_eq(s_fetch_from(outside, port, "POST", save, NULL, 0, &body), 403, "%s", body);
+    cr_assert(s_one_line(body) && strstr(body, "another machine") &&
+              strstr(body, "--remote_saves"), "%s", body);
+    free(body);
+    cr_assert_geq(s_save_game(port, 5, "000000000000000000000000000000ab"), 0); /* kept */
+    proc_stop(&p, SIGTERM, 10);
+    const char *const allow[] = {"--bind=0.0.0.0", "--remote_saves", NULL};
+    port = s_serve(&h, &p, allow);
+    cr_assert_neq(s_fetch_from(outside, port, "POST", save, NULL, 0, &body), 403, "%s", body);
+    cr_assert_null(strstr(body, "another machine"), "%s", body);
+    free(body);
+    proc_stop(&p, SIGTERM, 10);
     harness_fini(&h);
 }

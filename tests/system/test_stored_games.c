@@ -5,9 +5,11 @@
  * headless Chromium replaying a stored game. */
 #include <criterion/criterion.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/harness/browser.h"
@@ -555,5 +557,49 @@ Test(games, the_coordinator_limits_the_saves_from_play)
                  body);
     cr_assert(strstr(body, "record file is full"), "%s", body);
     free(body);
+    harness_fini(&h);
+}
+
+/* Issue 28, #5: a coordinator without a status token keeps saved games to
+ * pages opened on its own machine: a save from the machine's outside
+ * address (the status port on 0.0.0.0) is refused in one line; with the
+ * token the same save is no longer refused for where it comes from. */
+Test(games, saves_from_other_machines_need_the_token)
+{
+    char outside[64];
+    if (!harness_outside_ipv4(outside, sizeof outside))
+        cr_skip_test("this machine has no address but loopback");
+    harness h;
+    harness_init(&h, "games-remote");
+    const char *const open_bind[] = {"--http_bind=0.0.0.0", NULL};
+    harness_coord_start(&h, open_bind);
+    const char *save = "/api/save?engine=white&id=000102030405060708090a0b0c0d0eaa&moves=6-12";
+    char req[512];
+    int n = snprintf(req, sizeof req, "POST %s HTTP/1.0\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+                     save);
+    size_t got = 0;
+    char *a = http_exchange(NULL, outside, h.http_port, req, (size_t)n, 30, &got);
+    cr_assert_not_null(a, "no answer from %s", outside);
+    cr_assert_eq(http_code(a), 403, "%s", a);
+    cr_assert(strstr(a, "another machine") && strstr(a, "status_token_file"), "%s", a);
+    free(a);
+    char *body;
+    cr_assert_neq(s_fetch(h.http_port, "POST", save, &body, NULL, 0), 403, "%s", body);
+    free(body);
+    harness_coord_kill(&h, SIGTERM);
+    char tok[256], arg[300];
+    snprintf(tok, sizeof tok, "%s/token", h.dir);
+    cr_assert_eq(harness_write(tok, "0123456789abcdef0123456789abcdef\n"), 0);
+    chmod(tok, 0600);
+    snprintf(arg, sizeof arg, "--status_token_file=%s", tok);
+    const char *const with_token[] = {"--http_bind=0.0.0.0", arg, NULL};
+    harness_coord_start(&h, with_token);
+    n = snprintf(req, sizeof req, "POST %s HTTP/1.0\r\nHost: x\r\nContent-Length: 0\r\n"
+                 "Authorization: Bearer 0123456789abcdef0123456789abcdef\r\n\r\n", save);
+    a = http_exchange(NULL, outside, h.http_port, req, (size_t)n, 30, &got);
+    cr_assert_not_null(a);
+    cr_assert_neq(http_code(a), 403, "%s", a);
+    cr_assert_null(strstr(a, "another machine"), "%s", a);
+    free(a);
     harness_fini(&h);
 }

@@ -40,6 +40,7 @@ typedef struct serve_opts {
     long connections;             /* connections at once at most */
     long per_ip;                  /* from one address at most */
     long timeout_s;               /* idle / header time limit */
+    bool remote_saves;            /* other machines' pages may save games */
 } serve_opts;
 
 /* The server's state, shared by the connection threads. */
@@ -48,6 +49,7 @@ typedef struct server {
     engine *e;                    /* the engine */
     const char *records;          /* the record file, NULL none */
     pthread_mutex_t file;         /* saves and reads of the record file take turns */
+    bool remote_saves;            /* serve_opts' */
 } server;
 
 static volatile sig_atomic_t s_stop;
@@ -140,6 +142,11 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
             return s_send_reply(conn, &r);
         }
         bool save = !strcmp(url, "/api/save");
+        if (save && !sv->remote_saves && !http_client_is_local(conn)) {
+            engine_reply_line(&r, 403, "saving games from another machine is off (kz serve "
+                              "--remote_saves turns it on)");
+            return s_send_reply(conn, &r);
+        }
         if (save)
             pthread_mutex_lock(&sv->file);
         engine_request(sv->e, sv->g, method, url + 5, &a, &r);
@@ -211,6 +218,9 @@ int cmd_serve(int argc, char **argv)
          "is closed"},
         {"records", CONFIG_STRING, "play.kzr", 0, 0, offsetof(serve_opts, records),
          "record file the finished games are appended to; \"\" = not saved"},
+        {"remote_saves", CONFIG_BOOL, "false", 0, 0, offsetof(serve_opts, remote_saves),
+         "pages opened from other machines may save their games too (by default only this "
+         "machine's: anyone who reaches the port could fill the disk)"},
         {"saves_per_hour", CONFIG_INT, "120", 1, 1000000, offsetof(serve_opts, saves_per_hour),
          "games saved an hour at most (bursts of up to 20); more are refused (429)"},
         {"records_max_mb", CONFIG_DOUBLE, "64", 0.0001, 1e6, offsetof(serve_opts, records_max_mb),
@@ -252,6 +262,7 @@ int cmd_serve(int argc, char **argv)
     ec.records_max_mb = o.records_max_mb;
     char err[400];
     server sv = {.g = g, .records = o.records[0] ? o.records : NULL};
+    sv.remote_saves = o.remote_saves;
     sv.e = engine_new(g, &ec, err, sizeof err);
     if (!sv.e)
         return kz_usage_error("serve: %s", err);
