@@ -75,6 +75,7 @@ const char *err_str(int rc)
     case KZ_ENOTFOUND: return "not found";
     case KZ_EREJECTED: return "rejected by peer";
     case KZ_ENOTREG: return "not a regular file (a FIFO or socket)";
+    case KZ_ECANCELED: return "cancelled";
     default: break;
     }
     for (int i = 0; i < s_n_ranges; i++)

@@ -39,6 +39,7 @@ enum {
     KZ_ENOTFOUND= -1009, /* no such item */
     KZ_EREJECTED= -1010, /* the peer refused the request */
     KZ_ENOTREG  = -1011, /* a FIFO or socket where a file was wanted */
+    KZ_ECANCELED= -1012, /* given up on request (a stop) */
 };
 
 /* A static string for any error code (ours, errno, a registered range's). */

@@ -107,6 +107,8 @@ struct driver {
     driver_next_fn next;       /* source of games, or NULL */
     void *next_ctx;            /* its context */
     bool stopping;             /* driver_stop was called */
+    player_tick_fn tick;       /* given to every baseline player (driver_set_tick) */
+    void *tick_ctx;
     int busy;                  /* slots in use */
     driver_stats st;           /* counters; search: of the searches already freed */
 };
@@ -348,6 +350,8 @@ static int s_start(driver *d, int i, const driver_game *spec, char *err, size_t 
             const char *b = spec->baseline[p] ? spec->baseline[p] : "";
             char perr[200];
             base[p] = player_from_spec(d->g, b, perr, sizeof perr);
+            if (base[p])
+                player_set_tick(base[p], d->tick, d->tick_ctx);
             if (!base[p]) {
                 snprintf(err, errlen, "baseline player '%s': %s", b, perr);
                 rc = KZ_EINVAL;
@@ -610,6 +614,11 @@ static int s_play(driver *d, int i, driver_done_fn fn, void *ctx)
         if (sl->base[p]) {
             /* Step 1'. A baseline player answers at once. */
             int rc = player_choose(sl->base[p], &sl->state, &action, NULL);
+            if (rc == KZ_ECANCELED) { /* its tick said stop: the game is given up */
+                d->st.abandoned++;
+                s_release(d, i);
+                return 0;
+            }
             if (rc)
                 return rc;
             bool forced = g->legal_actions(&sl->state, acts) == 1;
@@ -736,6 +745,12 @@ int driver_step(driver *d, driver_done_fn fn, void *ctx)
         s_searches_collect(d);
     d->st.seconds += time_now() - t0;
     return rc;
+}
+
+void driver_set_tick(driver *d, player_tick_fn fn, void *ctx)
+{
+    d->tick = fn;
+    d->tick_ctx = ctx;
 }
 
 void driver_stop(driver *d)

@@ -92,6 +92,7 @@
 #include "nn/evaluator.h"
 #include "games/game.h"
 #include "search/mcts.h"
+#include "search/player.h"
 #include "data/record.h"
 #include "common/config.h"
 
@@ -251,6 +252,11 @@ int driver_start(driver *d, const driver_game *spec, char *err, size_t errlen);
 int driver_step(driver *d, driver_done_fn fn, void *ctx);
 /* Stop mode (see above). */
 void driver_stop(driver *d);
+/* The tick every baseline player of the games started from now on gets
+ * (player_set_tick): a worker services its connection (heartbeats) during a
+ * long baseline move, and may stop it; a move given up that way abandons its
+ * game (driver_stats.abandoned), as a stop does. NULL: none (the default). */
+void driver_set_tick(driver *d, player_tick_fn fn, void *ctx);
 int driver_free(const driver *d);    /* slots free for driver_start (0 in stop mode) */
 int driver_in_play(const driver *d); /* slots with a game */
 /* Arena games in play of `candidate` (0: any): their slots into out (up to

@@ -26,6 +26,12 @@ void player_set_oracle(player *p, const game_oracle *o)
     p->oracle = o ? *o : (game_oracle){0};
 }
 
+void player_set_tick(player *p, player_tick_fn fn, void *ctx)
+{
+    p->tick = fn;
+    p->tick_ctx = ctx;
+}
+
 void player_new_game(player *p, uint64_t seed)
 {
     assert(p);

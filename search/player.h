@@ -172,12 +172,24 @@ const char *player_spec_help(void);
  * other players ignore it. o is copied, its ctx borrowed: it must outlive
  * its use. */
 void player_set_oracle(player *p, const game_oracle *o);
+/* Called every PLAYER_TICK_WORK nodes of alphabeta's and greedy's searches
+ * and every PLAYER_TICK_PLAYOUTS playouts of uct's (a backgammon playout can
+ * take 10 ms): the caller's chance to do its own work
+ * during a long move on the same thread (a worker's heartbeats). Returning
+ * true gives the search up: player_choose then returns KZ_ECANCELED and no
+ * action. */
+typedef bool (*player_tick_fn)(void *ctx);
+#define PLAYER_TICK_WORK 1024
+#define PLAYER_TICK_PLAYOUTS 16
+/* Sets p's tick (NULL: none, the default); ctx is borrowed. The network
+ * players ignore it (their searches run in the caller's steps). */
+void player_set_tick(player *p, player_tick_fn fn, void *ctx);
 /* Starts a new game: resets per-game state and seeds the player's random
  * generator (the same seed and the same positions give the same choices). */
 void player_new_game(player *p, uint64_t seed);
 /* Chooses an action in s (a state whose game is not over and that has a legal
  * action). info may be NULL. 0, or an error code (a player that cannot
- * answer, e.g. a network that fails). */
+ * answer, e.g. a network that fails; KZ_ECANCELED when its tick said stop). */
 int player_choose(player *p, const game_state *s, int *action, player_info *info);
 /* Move accuracy: p's choice at each of n states (each a new game, seeded by
  * its index: player_new_game(p, i)) against want[i], e.g. the one

@@ -38,6 +38,9 @@ typedef struct ab_search {
     bool mobility;      /* evaluation with the mobility term */
     long nodes;         /* states visited */
     game_oracle oracle; /* exact values for the nodes below the root (probe NULL: none) */
+    player_tick_fn tick; /* the player's tick (player_set_tick), or NULL */
+    void *tick_ctx;
+    bool cancelled;     /* the tick said stop: every node returns 0 from now on */
 } ab_search;
 
 /* Negamax with alpha-beta over atomic actions. `depth` counts turns still to
@@ -48,6 +51,10 @@ static long s_ab(ab_search *ab, const game_state *s, int depth, int qleft, int h
 {
     const game_def *g = ab->g;
     ab->nodes++;
+    if (ab->tick && (ab->nodes & (PLAYER_TICK_WORK - 1)) == 0 && !ab->cancelled)
+        ab->cancelled = ab->tick(ab->tick_ctx);
+    if (ab->cancelled)
+        return 0;
     game_result r = g->result(s);
     if (r.over) {
         int v = game_result_for(r, g->to_move(s));
@@ -147,8 +154,11 @@ static int s_ab_choose(player *p, const game_state *s, int n, const uint16_t *le
         order[i] = order[j];
         order[j] = t;
     }
-    ab_search ab = {.g = p->g, .mobility = p->mobility, .nodes = 1, .oracle = p->oracle};
+    ab_search ab = {.g = p->g, .mobility = p->mobility, .nodes = 1, .oracle = p->oracle,
+                    .tick = p->tick, .tick_ctx = p->tick_ctx};
     long score = s_ab_root(&ab, s, p->depth, order, n, action);
+    if (ab.cancelled)
+        return KZ_ECANCELED;
     if (info) {
         info->score = score;
         info->value = s_score_value(score);

@@ -33,6 +33,8 @@ struct player {
     int depth;                /* alpha-beta depth in turns */
     bool mobility;            /* alpha-beta evaluation includes mobility */
     game_oracle oracle;       /* exact values for the search (probe NULL: none) */
+    player_tick_fn tick;      /* called during long searches (player_set_tick), or NULL */
+    void *tick_ctx;           /* its argument */
 };
 
 /* A new player of the kind `ops` for g named `name` (its spec), rng seeded 1,

@@ -81,6 +81,9 @@ static int s_uct_choose(player *p, const game_state *root, int n, const uint16_t
     u->nodes[0] = (uct_node){.first = -1};
     int used = 1;
     for (int it = 0; it < u->cfg.playouts; it++) {
+        if (p->tick && (it & (PLAYER_TICK_PLAYOUTS - 1)) == PLAYER_TICK_PLAYOUTS - 1 &&
+            p->tick(p->tick_ctx))
+            return KZ_ECANCELED;
         /* Step 1. Selection: descend through expanded nodes. */
         game_state s = *root;
         int depth = 0;

@@ -533,6 +533,17 @@ static int s_check_connection(wk *w)
     return 0;
 }
 
+/* A baseline player's tick during a long move (an anchor's deep search in a
+ * rating game): the connection serviced, so the heartbeats go on and the
+ * coordinator does not count this worker gone; a stop gives the move up (its
+ * game is abandoned) instead of waiting for it. */
+static bool s_tick(void *ctx)
+{
+    wk *w = ctx;
+    client_poll(w->c, 0);
+    return s_stop != 0;
+}
+
 /* The main loop until a stop has completed. 0 or a fatal error. */
 static int s_loop(wk *w)
 {
@@ -758,6 +769,7 @@ int main(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    driver_set_tick(w.gm, s_tick, &w);
     log_info("worker %s starting: parallel %ld, endpoint %s, seed %llu", client_id(w.c),
              (long)w.cfg.play.parallel, cc->endpoint, (unsigned long long)seed);
     rc = s_loop(&w) ? 1 : 0;

@@ -916,3 +916,60 @@ Test(player, network_player_errors)
     cr_assert_null(player_mcts_new_evaluator(g, ev, &ms, "x", err, sizeof err));
     cr_assert_not_null(strstr(err, "simulations"), "%s", err);
 }
+
+/* A baseline player's tick (player_set_tick): called during a long search,
+ * it changes nothing while it returns false (the same seed gives the same
+ * move), and returning true gives the move up at once with KZ_ECANCELED
+ * (a worker's heartbeats and stops during a deep anchor's move). */
+typedef struct tick_count {
+    long calls;
+    long stop_after; /* return true from this call on (0: never) */
+} tick_count;
+
+static bool s_count_tick(void *ctx)
+{
+    tick_count *t = ctx;
+    t->calls++;
+    return t->stop_after && t->calls >= t->stop_after;
+}
+
+Test(player, a_tick_is_called_in_long_searches_and_can_stop_them)
+{
+    const game_def *g = game_default();
+    game_state s;
+    g->init(&s);
+    rng_t rng;
+    rng_seed(&rng, 11);
+    /* Into the middle game, at a choice: a search of many nodes. */
+    uint16_t legal[GAME_MAX_LEGAL];
+    for (int i = 0; i < 6 || g->legal_actions(&s, legal) < 4; i++) {
+        int n = g->legal_actions(&s, legal);
+        g->apply(&s, legal[rng_below(&rng, (uint32_t)n)]);
+    }
+    cr_assert(!g->result(&s).over);
+    const char *specs[] = {"alphabeta:10", "uct:2000"};
+    for (int k = 0; k < 2; k++) {
+        char err[200];
+        player *a = player_from_spec(g, specs[k], err, sizeof err);
+        player *b = player_from_spec(g, specs[k], err, sizeof err);
+        cr_assert(a && b, "%s", err);
+        tick_count t = {0};
+        player_set_tick(b, s_count_tick, &t);
+        player_new_game(a, 7);
+        player_new_game(b, 7);
+        int x = -1, y = -1;
+        cr_assert_eq(player_choose(a, &s, &x, NULL), 0);
+        cr_assert_eq(player_choose(b, &s, &y, NULL), 0);
+        cr_assert_eq(x, y, "%s: the tick changed the move", specs[k]);
+        cr_assert_gt(t.calls, 0, "%s: never ticked", specs[k]);
+        long full = t.calls;
+        t = (tick_count){.stop_after = 1};
+        y = -1;
+        player_new_game(b, 7);
+        cr_assert_eq(player_choose(b, &s, &y, NULL), KZ_ECANCELED, "%s", specs[k]);
+        cr_assert_eq(t.calls, 1, "%s: searched on after the stop", specs[k]);
+        cr_assert(full > 1, "%s: %ld ticks", specs[k], full);
+        player_destroy(&a);
+        player_destroy(&b);
+    }
+}

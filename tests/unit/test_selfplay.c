@@ -521,3 +521,42 @@ Test(selfplay, a_game_waits_while_every_search_is_held)
     for (int k = 0; k <= DRIVER_MAX_SEARCHES; k++)
         cr_assert_eq(nets[k].refs, 0, "network %d released", k);
 }
+
+static bool s_stop_tick(void *ctx)
+{
+    (*(int *)ctx)++;
+    return true;
+}
+
+/* A baseline side whose tick says stop (a worker told to stop during an
+ * anchor's deep move) abandons its game: driver_step goes on (0), the game
+ * is counted abandoned, not handed over, and the slot is free again. */
+Test(selfplay, a_baseline_move_given_up_by_its_tick_abandons_the_game)
+{
+    const game_def *g = game_default();
+    driver_config cfg = driver_config_default();
+    cfg.play = s_config(1, 2, 5);
+    cfg.play.search.simulations = 8;
+    char err[300];
+    driver *d = driver_new(g, &cfg, err, sizeof err);
+    cr_assert_not_null(d, "%s", err);
+    int ticks = 0, done = 0;
+    driver_set_tick(d, s_stop_tick, &ticks);
+    driver_net net = {.ev = evaluator_uniform(g)};
+    driver_game spec = {.kind = RECORD_EVAL, .model_version = 1, .simulations = 8, .seed = 3};
+    spec.net[0] = &net;
+    spec.baseline[1] = "alphabeta:6";
+    cr_assert_eq(driver_start(d, &spec, err, sizeof err), 0, "%s", err);
+    for (long steps = 0; driver_in_play(d) > 0; steps++) {
+        cr_assert_lt(steps, 100000);
+        cr_assert_eq(driver_step(d, s_count_done, &done), 0);
+    }
+    driver_stats st;
+    driver_get_stats(d, &st);
+    cr_assert_gt(ticks, 0, "the baseline never ticked");
+    cr_assert_eq(st.abandoned, 1);
+    cr_assert_eq(done, 0, "an abandoned game is not handed over");
+    cr_assert_eq(driver_free(d), 2);
+    driver_destroy(&d);
+    cr_assert_eq(net.refs, 0);
+}
