@@ -549,3 +549,35 @@ Test(worker, second_sigterm_exits_at_once)
     cr_expect_eq(harness_count(log, "exit: games"), 0);
     harness_fini(&h);
 }
+
+/* Issue 25: a worker inside an anchor's long move (here uct with 10 million
+ * playouts, a calibration game random against it) went silent past the
+ * heartbeat expiry ("client ... gone") and did not stop on SIGTERM until the
+ * move ended (minutes). The baseline player's tick keeps the heartbeats
+ * going and gives the move up at a stop: the worker stays live and exits at
+ * once, cleanly. */
+Test(worker, a_deep_anchor_move_keeps_it_live_and_gives_way_to_a_stop)
+{
+    harness h;
+    harness_init(&h, "wdeep");
+    const char *cargs[] = {"--anchors=random,uct:10000000", "--eval_share=1",
+                           "--heartbeat_ms=200", "--expiry_ms=3000", NULL};
+    harness_coord_start(&h, cargs);
+    char log[128];
+    snprintf(log, sizeof log, "%s/worker.log", h.dir);
+    const char *extra[] = {"--parallel=2", "--heartbeat_ms=200", NULL};
+    pid_t w = s_worker(&h, log, extra);
+    cr_assert(harness_wait_log(log, "playing random against uct:10000000", 60),
+              "no calibration game against the deep anchor: see %s", log);
+    harness_sleep(7); /* more than twice the expiry, inside the deep move */
+    cr_assert_eq(harness_count(h.coord_log, " gone (silent"), 0,
+                 "the worker went silent during the move: see %s", h.coord_log);
+    double t0 = time_now();
+    harness_signal(w, SIGTERM);
+    int st;
+    cr_assert(harness_wait(w, 20, &st), "SIGTERM did not end the worker during the move");
+    cr_expect_lt(time_now() - t0, 15.0);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+    cr_assert_eq(harness_count(log, "exit: games"), 1, "no clean exit line: see %s", log);
+    harness_fini(&h);
+}
