@@ -695,11 +695,43 @@ Test(model_train, running_averages_follow_the_batch)
     model_destroy(&m);
 }
 
+/* With running statistics equal to one batch's (momentum 1, lr 0), the
+ * evaluator on that batch (32 positions of g from seed) reproduces m's
+ * training losses (up to the unbiased/biased variance ratio M/(M-1)), and
+ * the reference forward its values, which go to v (32). */
+static void s_training_agrees(model *m, const game_def *g, uint64_t seed, float *v)
+{
+    const model_arch *a = model_get_arch(m);
+    train_config c;
+    train_config_default(&c);
+    c.lr = 0;
+    c.bn_momentum = 1;
+    c.l2 = 0;
+    batch b = s_game_batch(g, 32, seed);
+    model_train *t = model_train_new(m, &c, 32);
+    cr_assert_not_null(t);
+    model_train_step(t, b.x, b.pi, b.z, b.B, NULL);
+    train_losses l;
+    model_train_loss(t, b.x, b.pi, b.z, b.B, &l);
+    model_eval *e = model_eval_new(m, 32);
+    cr_assert_not_null(e);
+    float *logits = malloc((size_t)32 * a->actions * sizeof *logits), vr[32];
+    model_eval_run(e, b.x, 32, logits, v);
+    model_forward_reference(m, b.x, 32, NULL, vr);
+    double pl = layer_policy_loss(NULL, logits, b.pi, 0, 32, a->actions) / 32;
+    double vl = layer_value_loss(NULL, v, b.z, 0, 32) / 32;
+    cr_assert(fabs(pl - l.policy) < 2e-3 * l.policy, "policy %g vs %g", pl, l.policy);
+    cr_assert(fabs(vl - l.value) < 2e-3 * l.value + 1e-4, "value %g vs %g", vl, l.value);
+    for (int i = 0; i < 32; i++)
+        cr_assert_float_eq(vr[i], v[i], 1e-4, "%d", i);
+    free(logits);
+    model_eval_destroy(&e);
+    model_train_destroy(&t);
+    s_free_batch(&b);
+}
+
 Test(model_train, training_forward_agrees_with_inference)
 {
-    /* With running statistics equal to one batch's (momentum 1, lr 0), the
-     * evaluator on that batch reproduces the training losses (up to the
-     * unbiased/biased variance ratio M/(M-1)). */
     model_set_threads(1);
     const game_def *g = game_default();
     model_arch a;
@@ -707,27 +739,8 @@ Test(model_train, training_forward_agrees_with_inference)
     a.blocks = 2;
     a.filters = 16;
     model *m = model_new(&a, 91);
-    train_config c;
-    train_config_default(&c);
-    c.lr = 0;
-    c.bn_momentum = 1;
-    c.l2 = 0;
-    batch b = s_game_batch(g, 32, 92);
-    model_train *t = model_train_new(m, &c, 32);
-    model_train_step(t, b.x, b.pi, b.z, b.B, NULL);
-    train_losses l;
-    model_train_loss(t, b.x, b.pi, b.z, b.B, &l);
-    model_eval *e = model_eval_new(m, 32);
-    float *logits = malloc((size_t)32 * a.actions * sizeof *logits), v[32];
-    model_eval_run(e, b.x, 32, logits, v);
-    double pl = layer_policy_loss(NULL, logits, b.pi, 0, 32, a.actions) / 32;
-    double vl = layer_value_loss(NULL, v, b.z, 0, 32) / 32;
-    cr_assert(fabs(pl - l.policy) < 2e-3 * l.policy, "policy %g vs %g", pl, l.policy);
-    cr_assert(fabs(vl - l.value) < 2e-3 * l.value + 1e-4, "value %g vs %g", vl, l.value);
-    free(logits);
-    model_eval_destroy(&e);
-    model_train_destroy(&t);
-    s_free_batch(&b);
+    float v[32];
+    s_training_agrees(m, g, 92, v);
     model_destroy(&m);
 }
 
@@ -1050,28 +1063,9 @@ Test(model_train, derived_planes_training_forward_agrees_with_inference)
     cr_assert_eq(model_arch_game_planes(&a), g->planes);
     model *m = model_new(&a, 81);
     cr_assert_not_null(m);
-    train_config c;
-    train_config_default(&c);
-    c.lr = 0;
-    c.bn_momentum = 1;
-    c.l2 = 0;
+    float vr[32];
+    s_training_agrees(m, g, 82, vr);
     batch b = s_game_batch(g, 32, 82);
-    model_train *t = model_train_new(m, &c, 32);
-    cr_assert_not_null(t);
-    model_train_step(t, b.x, b.pi, b.z, b.B, NULL);
-    train_losses l;
-    model_train_loss(t, b.x, b.pi, b.z, b.B, &l);
-    model_eval *e = model_eval_new(m, 32);
-    cr_assert_not_null(e);
-    float *logits = malloc((size_t)32 * a.actions * sizeof *logits), v[32], vr[32];
-    model_eval_run(e, b.x, 32, logits, v);
-    model_forward_reference(m, b.x, 32, NULL, vr);
-    double pl = layer_policy_loss(NULL, logits, b.pi, 0, 32, a.actions) / 32;
-    double vl = layer_value_loss(NULL, v, b.z, 0, 32) / 32;
-    cr_assert(fabs(pl - l.policy) < 2e-3 * l.policy, "policy %g vs %g", pl, l.policy);
-    cr_assert(fabs(vl - l.value) < 2e-3 * l.value + 1e-4, "value %g vs %g", vl, l.value);
-    for (int i = 0; i < 32; i++)
-        cr_assert_float_eq(vr[i], v[i], 1e-4, "%d", i);
     /* The stem's weights on the derived planes zeroed: the values move (the
      * planes reach the network) for the positions with a capture. */
     int stem = model_tensor_find(m, "stem.conv.weight");
@@ -1093,9 +1087,6 @@ Test(model_train, derived_planes_training_forward_agrees_with_inference)
         moved += fabsf(v2[i] - vr[i]) > 1e-5f;
     cr_assert_gt(moved, 0, "the derived planes change no value");
     free(w);
-    free(logits);
-    model_eval_destroy(&e);
-    model_train_destroy(&t);
     s_free_batch(&b);
     model_destroy(&m);
 }
