@@ -709,7 +709,7 @@ typedef struct bad_files {
     char garbage[96];     /* random bytes */
     char trunc_model[96]; /* a model file cut in half */
     char flip_model[96];  /* a model file with one payload byte changed */
-    char ver_model[96];   /* a model file of format version 2 */
+    char ver_model[96];   /* a model file of format version 3 (unknown) */
     char good_model[96];  /* a valid tiny model */
     char unk_conf[96];    /* config with an unknown key */
     char bin_conf[96];    /* config of binary bytes */
@@ -762,7 +762,7 @@ static void s_bad_files(bad_files *b)
     blob[len / 2] ^= 0x40;
     s_write(b->flip_model, blob, len);
     blob[len / 2] ^= 0x40;
-    blob[8] = 2;
+    blob[8] = 3; /* 1 and 2 are read (2: the WDL head, derived planes) */
     s_write(b->ver_model, blob, len);
     free(blob);
     size_t rlen;
