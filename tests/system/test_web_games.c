@@ -101,6 +101,33 @@ static const char *const WRONG_COLOURS =
     "   bad.push(ch); });"
     " return bad.join(','); })()";
 
+/* The colours the pieces on the board are drawn in (a ring's is its stroke). */
+static const char *const BOTH_COLOURS =
+    "new Set(Array.prototype.map.call(document.querySelectorAll('#board > circle.piece'),"
+    " function (c) { var f = c.getAttribute('fill');"
+    "  return f === 'none' ? c.getAttribute('stroke') : f; })).size";
+
+/* The pieces drawn beside the board in its tallies (docs/web.md: Yinsh's
+ * rings removed), per player: "n0,n1" ("" when the game has no tallies). */
+static const char *const TALLIED =
+    "(function () { var t = V.game && game.view.board.tallies; if (!t) return '';"
+    " return [0, 1].map(function (p) { return document.querySelectorAll("
+    "  '#board .tally .tallied[data-player=\"' + p + '\"]').length; }).join(','); })()";
+
+/* What the tallies must show for position pos: the digits of the field
+ * named `field` (its index among the fields after the board: k), "n0,n1". */
+static void s_tally_want(const char *pos, int k, char *out, size_t len)
+{
+    const char *f = pos;
+    for (int i = 0; i <= k && f; i++) {
+        f = strchr(f, ' ');
+        f = f ? f + 1 : NULL;
+    }
+    cr_assert(f && f[0] >= '0' && f[0] <= '9' && f[1] >= '0' && f[1] <= '9',
+              "field %d of %s is two digits", k, pos);
+    snprintf(out, len, "\"%c,%c\"", f[0], f[1]);
+}
+
 /* One action of the person, chosen with rng among the legal ones: its points
  * clicked in order (those already picked skipped), each intermediate one
  * showing the next as a target. */
@@ -180,7 +207,7 @@ static void s_game_in_chromium(const game_def *g)
     g->format_position(&s, pos, sizeof pos);
     long points = s_num(b, "document.querySelectorAll('#board .pt').length");
     int occupied = s_occupied(pos, (int)points);
-    cr_assert(occupied > 0, "%ld points drawn for the position %s", points, pos);
+    cr_assert(occupied >= 0, "%ld points drawn for the position %s", points, pos);
     cr_assert(s_wait_person(b), "the engine moved first and the person is to move");
     long turned = s_num(b, "P.game.bottom !== 1 ? 1 : 0");
     cr_assert_eq(s_num(b, "document.getElementById('board').getAttribute('data-flip')"), turned,
@@ -188,17 +215,19 @@ static void s_game_in_chromium(const game_def *g)
     v = s_eval(b, WRONG_COLOURS);
     cr_assert_str_eq(v, "\"\"", "pieces drawn in the wrong colour: %s", v);
     free(v);
-    cr_assert(s_num(b, "new Set(Array.prototype.map.call(document.querySelectorAll("
-                       "'#board > circle.piece'), function (c) { return c.getAttribute('fill'); }))"
-                       ".size") >= 2, "both sides' colours drawn");
 
-    /* The whole game by clicks. */
+    /* The whole game by clicks; the screenshot 6 actions in, or, when the
+     * board starts empty (Yinsh's rings placed first), 16. */
     rng_t rng;
     rng_seed(&rng, 27);
-    int hops = 0;
+    int hops = 0, shot_at = occupied ? 6 : 16;
     while (s_wait_person(b)) {
         s_person_action(b, &rng, &hops);
-        if (hops == 6) {
+        if (hops == shot_at) {
+            v = s_eval(b, WRONG_COLOURS);
+            cr_assert_str_eq(v, "\"\"", "pieces drawn in the wrong colour: %s", v);
+            free(v);
+            cr_assert_geq(s_num(b, BOTH_COLOURS), 2, "both sides' colours drawn");
             snprintf(shot, sizeof shot, "%s/play-%s.png", harness_bin_dir(), g->name);
             cr_assert_eq(browser_screenshot(b, shot), 0, "%s", browser_last_error(b));
         }
@@ -233,6 +262,10 @@ static void s_game_in_chromium(const game_def *g)
               "the viewer did not open the saved game: %s", browser_errors(b));
     cr_assert_eq(s_num(b, "V.game.moves.length"), actions);
     g->init(&s);
+    long tally_field =
+        s_num(b, "(function () { var t = game.view.board.tallies;"
+                 " return t ? game.view.position.fields.indexOf(t.field) : -1; })()");
+    int tallied_max = 0;
     for (int k = 0; k <= r->n_moves; k++) {
         if (k) {
             cr_assert_eq(browser_click(b, "#next"), 0, "%s", browser_last_error(b));
@@ -244,11 +277,23 @@ static void s_game_in_chromium(const game_def *g)
         g->format_position(&s, pos, sizeof pos);
         cr_assert_eq(s_num(b, PIECES), s_occupied(pos, (int)points),
                      "step %d: the pieces of %s", k, pos);
+        if (tally_field >= 0) {
+            char tw[16];
+            s_tally_want(pos, (int)tally_field, tw, sizeof tw);
+            v = s_eval(b, TALLIED);
+            cr_assert_str_eq(v, tw, "step %d: the pieces beside the board for %s", k, pos);
+            free(v);
+            tallied_max = tw[1] - '0' > tallied_max ? tw[1] - '0' : tallied_max;
+            tallied_max = tw[3] - '0' > tallied_max ? tw[3] - '0' : tallied_max;
+        }
         if (k == r->n_moves / 2) {
+            free(s_eval(b, "document.getElementById('game').scrollIntoView(), 1"));
             snprintf(shot, sizeof shot, "%s/viewer-%s.png", harness_bin_dir(), g->name);
             cr_assert_eq(browser_screenshot(b, shot), 0, "%s", browser_last_error(b));
         }
     }
+    if (tally_field >= 0)
+        cr_log_info("%s: at most %d pieces beside the board per player", g->name, tallied_max);
     v = s_eval(b, "document.getElementById('result-line').textContent");
     cr_assert(strstr(v, "after"), "%s", v);
     free(v);
