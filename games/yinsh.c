@@ -931,7 +931,7 @@ static void s_xy(int p, double *x, double *y)
     *y = 8.0 - T.row[p] + T.col[p] * 0.5;
 }
 
-/* The 85 points (Y1) labelled as Y22 names them, the 3 * 70 lines between
+/* The 85 points (Y1) labelled as Y22 names them, the 222 lines between
  * neighbours (Y2), rings and markers (Y23's W B w b), the rings removed
  * (the position's third field, one digit per player) as `target` slots per
  * player in the corners, actions as Y22 writes them. */
@@ -965,7 +965,8 @@ static void s_describe(strbuf *out, const game_def *g, int target)
                        "\"position\": {\"board\": \"chars\", \"empty\": \".\", "
                        "\"fields\": [\"side\", \"removed\", \"stage\", \"flags\"]},\n"
                        "\"actions\": {\"separators\": \"-:\", \"prefixes\": \"x\", "
-                       "\"capture\": \":\", \"path\": \"-\", \"taken\": \"any\",\n"
+                       "\"capture\": \":\", \"either\": \":\", \"path\": \"-\", "
+                       "\"taken\": \"any\",\n"
                        " \"says\": {\"\": \"place a ring on an empty point\", "
                        "\"-\": \"click one of your rings, then where it goes "
                        "(it leaves a marker)\", "

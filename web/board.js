@@ -49,12 +49,22 @@ var KZ = (function () {
      prefixes (characters before an action's first point, Yinsh's x of xe5),
      the separators of the actions that draw the path (default: all), and which
      pieces a turn took ("other": the other side's that left a point; "any":
-     any piece that left a point without another taking its place). */
+     any piece that left a point without another taking its place), the
+     separators of actions that may be clicked from either end. */
   function readActionForms(game, a) {
     game.prefixes = a.prefixes || "";
     game.pathSeps = a.path === undefined ? null : a.path;
     game.taken = a.taken || "other";
+    game.either = a.either || "";
   }
+  /* Whether a two-point action may be clicked from either end: its
+     separator is one of "either" (Yinsh's row e5:e9). */
+  Game.prototype.eitherEnd = function (a) {
+    if (!a.points || a.points.length !== 2 || !this.either) return false;
+    for (var i = 0; i < this.either.length; i++)
+      if (a.text.indexOf(this.either[i]) > 0) return true;
+    return false;
+  };
   /* The slots of a description's "tallies" (pieces off the board counted by
      a position field, Yinsh's rings removed): [{x, y, player, piece}], each
      player's in order. */
