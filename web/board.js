@@ -199,6 +199,8 @@ var KZ = (function () {
     svg.setAttribute("width", Math.round(w * scale));
     svg.setAttribute("height", Math.round(h * scale));
     svg.setAttribute("data-game", game.view.name || "");
+    /* Labels at least 9 pixels high on a board shrunk to fit (Yinsh's 85). */
+    this.labelSize = Math.max(11, Math.round(9 / scale));
   }
   /* The pieces a position's tally field counts (docs/web.md: "tallies",
      Yinsh's rings removed: digit i of the field is player i's count), in a
@@ -211,6 +213,9 @@ var KZ = (function () {
     var R = (this.game.view.board.piece || 0.33) * UNIT, keep = this.svg;
     var grp = el("svg:g", {class: "tally", "data-field": t.field});
     keep.appendChild(grp);
+    grp.appendChild(el("svg:title", {}, this.game.players.map(function (name, i) {
+      return name + " " + t.field + ": " + (+(counts[i] || 0));
+    }).join(", ")));
     var seen = [0, 0];
     spots.forEach(function (sp) {
       var xy = self.at(sp.x, sp.y, flip), k = seen[sp.player]++;
@@ -328,8 +333,9 @@ var KZ = (function () {
     for (var q = 0; q < n; q++) {
       var xy = this.xy(q, flip), here = board[q];
       if (v.labels !== "none")
-        svg.appendChild(el("svg:text", {x: xy[0] + 0.3 * u, y: xy[1] + 0.42 * u, "font-size": 11,
-                                        fill: ink, "text-anchor": "middle", class: "label"}, pts[q].label));
+        svg.appendChild(el("svg:text", {x: xy[0] + 0.3 * u, y: xy[1] + 0.42 * u,
+                                        "font-size": this.labelSize, fill: ink,
+                                        "text-anchor": "middle", class: "label"}, pts[q].label));
       if (here) {
         if (g.view.position && g.view.position.board === "counts") this.piece(here[0], here.length, xy, q);
         else for (var c = 0; c < here.length; c++) this.piece(here[c], 1, xy, q);
