@@ -215,15 +215,17 @@ static void s_game_in_chromium(const game_def *g)
     v = s_eval(b, WRONG_COLOURS);
     cr_assert_str_eq(v, "\"\"", "pieces drawn in the wrong colour: %s", v);
     free(v);
+    if (occupied)
+        cr_assert_geq(s_num(b, BOTH_COLOURS), 2, "both sides' colours drawn");
 
-    /* The whole game by clicks; the screenshot 6 actions in, or, when the
-     * board starts empty (Yinsh's rings placed first), 16. */
+    /* The whole game by clicks; the screenshot 6 actions in, and again at
+     * 16 when the board starts empty (Yinsh's rings placed first). */
     rng_t rng;
     rng_seed(&rng, 27);
-    int hops = 0, shot_at = occupied ? 6 : 16;
+    int hops = 0;
     while (s_wait_person(b)) {
         s_person_action(b, &rng, &hops);
-        if (hops == shot_at) {
+        if (hops == 6 || (!occupied && hops == 16)) {
             v = s_eval(b, WRONG_COLOURS);
             cr_assert_str_eq(v, "\"\"", "pieces drawn in the wrong colour: %s", v);
             free(v);
