@@ -136,7 +136,8 @@ var KZ = (function () {
   }
   /* The marks of the turn that moves[lo..k] played: the path of the moving
      piece and the pieces of the other side it took (fewer of them on a
-     point after a hop than before). */
+     point after a hop than before; with "taken": "any", see anyTaken, also
+     the pieces it flipped). */
   function turnMarks(game, moves, positions, lo, k) {
     var path = [], captured = [], flipped = [];
     for (var j = lo; j <= k; j++) {
@@ -185,10 +186,9 @@ var KZ = (function () {
 
   /* A board in an <svg> for game: draw(position, opts) with opts {flip,
      selected, targets: [{to, capture}], movable: [sq], path: [sq],
-     captured: [{sq, piece}], flipped: [sq], hint: [sq], chain: sq}; onclick(sq)
-     is called
-     for clicks on points (sq: the point's index, data-sq; data-label its
-     label). */
+     captured: [{sq, piece}], flipped: [sq], hint: [sq], chain: sq};
+     onclick(sq) is called for clicks on points (sq: the point's index,
+     data-sq; data-label its label). */
   function Board(svg, game, onclick) {
     this.svg = svg;
     this.game = game;
