@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "games/view.h"
 
 #define N YS_POINTS
 #define GRID 11           /* Y20: the plane grid is GRID x GRID */
@@ -919,6 +920,64 @@ static float ys_material(const game_state *g, int player)
 /* A row to remove is the tactical moment the baselines search on. */
 static bool ys_must_capture(const game_state *g) { return CS(g)->stage == ST_ROW; }
 
+/* ---- the description for the web pages (games/view.h, docs/web.md) --------------------- */
+
+/* The board as the rulebook draws it: the columns upright, a on the left and
+ * the numbers growing upwards; neighbours 1 apart on a triangular lattice
+ * (x = letter * sqrt(3)/2, y = 8 - number + letter / 2, y downwards). */
+static void s_xy(int p, double *x, double *y)
+{
+    *x = T.col[p] * 0.8660254;
+    *y = 8.0 - T.row[p] + T.col[p] * 0.5;
+}
+
+/* The 85 points (Y1) labelled as Y22 names them, the 222 lines between
+ * neighbours (Y2), rings and markers (Y23's W B w b), the rings removed
+ * (the position's third field, one digit per player) as `target` slots per
+ * player in the corners, actions as Y22 writes them. */
+static void s_describe(strbuf *out, const game_def *g, int target)
+{
+    strbuf_printf(out, "{");
+    view_players(out, g, "#f7f3e8", "#1e1e1e");
+    strbuf_printf(out, ",\n\"board\": {\"points\": [");
+    for (int p = 0; p < N; p++) {
+        double x, y;
+        char name[4];
+        s_xy(p, &x, &y);
+        yinsh_point_name(p, name);
+        strbuf_printf(out, "%s[%.4f, %.1f, \"%s\"]", p ? ", " : "", x, y, name);
+    }
+    strbuf_printf(out, "],\n \"lines\": [");
+    int n = 0;
+    for (int p = 0; p < N; p++)
+        for (int d = 0; d < 3; d++)
+            if (T.nb[p][d] >= 0)
+                strbuf_printf(out, "%s[%d, %d]", n++ ? ", " : "", p, T.nb[p][d]);
+    /* White's removed rings below the lower left edge, Black's above the upper right. */
+    strbuf_printf(out, "],\n \"tallies\": {\"field\": \"removed\", \"pieces\": [\"W\", \"B\"], "
+                       "\"slots\": %d, \"at\": [[0, 9.6, 0.9, 0], [8.6603, -0.6, -0.9, 0]]},\n"
+                       " \"bottom\": 0, \"labels\": \"corner\", \"background\": \"#d9c59a\", "
+                       "\"ink\": \"#5b4526\", \"piece\": 0.4},\n"
+                       "\"pieces\": {\"W\": {\"player\": 0, \"kind\": \"ring\"}, "
+                       "\"B\": {\"player\": 1, \"kind\": \"ring\"}, "
+                       "\"w\": {\"player\": 0, \"kind\": \"marker\"}, "
+                       "\"b\": {\"player\": 1, \"kind\": \"marker\"}},\n"
+                       "\"position\": {\"board\": \"chars\", \"empty\": \".\", "
+                       "\"fields\": [\"side\", \"removed\", \"stage\", \"flags\"]},\n"
+                       "\"actions\": {\"separators\": \"-:\", \"prefixes\": \"x\", "
+                       "\"capture\": \":\", \"either\": \":\", \"path\": \"-\", "
+                       "\"taken\": \"any\",\n"
+                       " \"says\": {\"\": \"place a ring on an empty point\", "
+                       "\"-\": \"click one of your rings, then where it goes "
+                       "(it leaves a marker)\", "
+                       "\":\": \"remove a row of five of your markers: click its two ends\", "
+                       "\"x\": \"remove one of your rings\"}}}",
+                  target);
+}
+
+static void ys_describe(strbuf *out) { s_describe(out, &yinsh_game, 3); }
+static void ys_blitz_describe(strbuf *out) { s_describe(out, &yinsh_blitz_game, 1); }
+
 /* ---- symmetries (Y20) ------------------------------------------------------------------- */
 
 #define SYM_FN(k)                                                                           \
@@ -961,6 +1020,7 @@ const game_def yinsh_game = {
     .name = "yinsh",
     .init = ys_init,
     .parse_position = ys_parse_position,
+    .describe = ys_describe,
     YS_COMMON,
 };
 
@@ -968,5 +1028,6 @@ const game_def yinsh_blitz_game = {
     .name = "yinsh-blitz",
     .init = ys_blitz_init,
     .parse_position = ys_blitz_parse_position,
+    .describe = ys_blitz_describe,
     YS_COMMON,
 };

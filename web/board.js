@@ -33,6 +33,7 @@ var KZ = (function () {
       var c = s.rect ? [s.rect[0], s.rect[1], s.rect[0] + s.rect[2], s.rect[1] + s.rect[3]] : s.poly || [];
       for (var i = 0; i + 1 < c.length; i += 2) { xs.push(c[i]); ys.push(c[i + 1]); }
     });
+    tallySpots(view).forEach(function (t) { xs.push(t.x); ys.push(t.y); });
     var shaped = (view.board.shapes || []).length > 0, pad = shaped ? 0.15 : 0.5;
     this.x0 = Math.min.apply(null, xs) - pad; this.x1 = Math.max.apply(null, xs) + pad;
     this.y0 = Math.min.apply(null, ys) - pad; this.y1 = Math.max.apply(null, ys) + pad;
@@ -42,6 +43,39 @@ var KZ = (function () {
     this.sepRe = new RegExp("[" + escapeClass(seps) + "]");
     this.capture = (view.actions && view.actions.capture) || "x";
     this.bottom = view.board.bottom || 0;
+    readActionForms(this, view.actions || {});
+  }
+  /* What a description's "actions" says beyond its separators (docs/web.md):
+     prefixes (characters before an action's first point, Yinsh's x of xe5),
+     the separators of the actions that draw the path (default: all), and which
+     pieces a turn took ("other": the other side's that left a point; "any":
+     any piece that left a point without another taking its place), the
+     separators of actions that may be clicked from either end. */
+  function readActionForms(game, a) {
+    game.prefixes = a.prefixes || "";
+    game.pathSeps = a.path === undefined ? null : a.path;
+    game.taken = a.taken || "other";
+    game.either = a.either || "";
+  }
+  /* Whether a two-point action may be clicked from either end: its
+     separator is one of "either" (Yinsh's row e5:e9). */
+  Game.prototype.eitherEnd = function (a) {
+    if (!a.points || a.points.length !== 2 || !this.either) return false;
+    for (var i = 0; i < this.either.length; i++)
+      if (a.text.indexOf(this.either[i]) > 0) return true;
+    return false;
+  };
+  /* The slots of a description's "tallies" (pieces off the board counted by
+     a position field, Yinsh's rings removed): [{x, y, player, piece}], each
+     player's in order. */
+  function tallySpots(view) {
+    var t = view.board.tallies, out = [];
+    if (!t || !t.at) return out;
+    t.at.forEach(function (a, pl) {
+      for (var i = 0; i < (t.slots || 0); i++)
+        out.push({x: a[0] + i * a[2], y: a[1] + i * a[3], player: pl, piece: t.pieces[pl]});
+    });
+    return out;
   }
   Game.prototype.label = function (i) { return this.points[i] ? this.points[i].label : String(i); };
   Game.prototype.playerIndex = function (name) { return this.players.indexOf(name); };
@@ -78,7 +112,8 @@ var KZ = (function () {
   /* An action string: {text, points: [point indices] (null when a token is
      not a point), capture}. */
   Game.prototype.parseAction = function (a) {
-    var self = this, toks = a.split(this.sepRe), pts = [];
+    var self = this, body = this.prefixes && this.prefixes.indexOf(a[0]) >= 0 ? a.slice(1) : a;
+    var toks = body.split(this.sepRe), pts = [];
     for (var i = 0; i < toks.length; i++) {
       var k = self.byLabel[toks[i]];
       if (k === undefined) { pts = null; break; }
@@ -101,30 +136,59 @@ var KZ = (function () {
   }
   /* The marks of the turn that moves[lo..k] played: the path of the moving
      piece and the pieces of the other side it took (fewer of them on a
-     point after a hop than before). */
+     point after a hop than before; with "taken": "any", see anyTaken, also
+     the pieces it flipped). */
   function turnMarks(game, moves, positions, lo, k) {
-    var path = [], captured = [];
+    var path = [], captured = [], flipped = [];
     for (var j = lo; j <= k; j++) {
       var a = game.parseAction(moves[j].action);
-      if (a.points) a.points.forEach(function (q, i) {
+      if (a.points && onPath(game, moves[j].action)) a.points.forEach(function (q, i) {
         if (!(i === 0 && path.length && path[path.length - 1] === q)) path.push(q);
       });
       var mover = game.playerIndex(moves[j].mover);
       var before = game.board(positions[j]), after = game.board(positions[j + 1]);
+      if (game.taken === "any") {
+        anyTaken(game, before, after, captured, flipped);
+        continue;
+      }
       for (var q = 0; q < before.length; q++) {
         var was = before[q].split("").filter(function (c) { return game.owner(c) >= 0 && game.owner(c) !== mover; });
         var now = after[q].split("").filter(function (c) { return game.owner(c) >= 0 && game.owner(c) !== mover; });
         if (was.length > now.length) captured.push({sq: q, piece: was[was.length - 1]});
       }
     }
-    return {path: path, captured: captured};
+    return {path: path, captured: captured, flipped: flipped};
+  }
+  /* Whether an action draws the path: it has a separator of "path" (all do
+     when the description names none). */
+  function onPath(game, text) {
+    if (game.pathSeps === null) return true;
+    for (var i = 0; i < game.pathSeps.length; i++)
+      if (text.indexOf(game.pathSeps[i]) > 0) return true;
+    return false;
+  }
+  /* "taken": "any": a point that holds fewer pieces after an action lost its
+     last (a Yinsh row's markers, a ring removed); one whose piece turned to
+     another player's was flipped (a Yinsh marker jumped). */
+  function anyTaken(game, before, after, captured, flipped) {
+    for (var q = 0; q < before.length; q++) {
+      var b = before[q], f = after[q];
+      if (b.length > f.length) {
+        captured.push({sq: q, piece: b[b.length - 1]});
+      } else if (b.length && b.length === f.length && game.owner(b[b.length - 1]) >= 0 &&
+                 game.owner(f[f.length - 1]) >= 0 &&
+                 game.owner(b[b.length - 1]) !== game.owner(f[f.length - 1]) &&
+                 game.pieces[b[b.length - 1]].kind === game.pieces[f[f.length - 1]].kind) {
+        if (flipped.indexOf(q) < 0) flipped.push(q);
+      }
+    }
   }
 
   /* A board in an <svg> for game: draw(position, opts) with opts {flip,
      selected, targets: [{to, capture}], movable: [sq], path: [sq],
-     captured: [{sq, piece}], hint: [sq], chain: sq}; onclick(sq) is called
-     for clicks on points (sq: the point's index, data-sq; data-label its
-     label). */
+     captured: [{sq, piece}], flipped: [sq], hint: [sq], chain: sq};
+     onclick(sq) is called for clicks on points (sq: the point's index,
+     data-sq; data-label its label). */
   function Board(svg, game, onclick) {
     this.svg = svg;
     this.game = game;
@@ -135,7 +199,39 @@ var KZ = (function () {
     svg.setAttribute("width", Math.round(w * scale));
     svg.setAttribute("height", Math.round(h * scale));
     svg.setAttribute("data-game", game.view.name || "");
+    /* Labels at least 9 pixels high on a board shrunk to fit (Yinsh's 85). */
+    this.labelSize = Math.max(11, Math.round(9 / scale));
   }
+  /* The pieces a position's tally field counts (docs/web.md: "tallies",
+     Yinsh's rings removed: digit i of the field is player i's count), in a
+     group of their own beside the board: each slot an outline, the first
+     `count` of a player's slots holding its piece (class "tallied"). */
+  Board.prototype.drawTallies = function (position, flip) {
+    var t = this.game.view.board.tallies, spots = tallySpots(this.game.view);
+    if (!spots.length) return;
+    var counts = (this.game.fields(position)[t.field] || "").replace(/\D/g, ""), self = this;
+    var R = (this.game.view.board.piece || 0.33) * UNIT, keep = this.svg;
+    var grp = el("svg:g", {class: "tally", "data-field": t.field});
+    keep.appendChild(grp);
+    grp.appendChild(el("svg:title", {}, this.game.players.map(function (name, i) {
+      return name + " " + t.field + ": " + (+(counts[i] || 0));
+    }).join(", ")));
+    var seen = [0, 0];
+    spots.forEach(function (sp) {
+      var xy = self.at(sp.x, sp.y, flip), k = seen[sp.player]++;
+      grp.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: R * 1.1, fill: "rgba(0,0,0,0.08)",
+                                        stroke: self.game.view.board.ink || "#6b4a1e",
+                                        "stroke-width": 1.5, "stroke-dasharray": "5 4",
+                                        class: "slot"}));
+      if (k < +(counts[sp.player] || 0)) {
+        var g1 = el("svg:g", {class: "tallied", "data-player": sp.player});
+        grp.appendChild(g1);
+        self.svg = g1;
+        self.piece(sp.piece, 1, xy, -1);
+        self.svg = keep;
+      }
+    });
+  };
   /* Pixel coordinates of description coordinates, turned 180 degrees when flipped. */
   Board.prototype.at = function (x, y, flip) {
     var g = this.game;
@@ -232,18 +328,25 @@ var KZ = (function () {
                                       1.2 * R + " m0 " + (-1.2 * R) + " l" + (-1.2 * R) + " " + 1.2 * R,
                                       stroke: "#c00", "stroke-width": 5}));
     });
+    this.drawTallies(position, flip);
     /* Points: label, piece, marks, and a click target over each. */
     for (var q = 0; q < n; q++) {
       var xy = this.xy(q, flip), here = board[q];
       if (v.labels !== "none")
-        svg.appendChild(el("svg:text", {x: xy[0] + 0.3 * u, y: xy[1] + 0.42 * u, "font-size": 11,
-                                        fill: ink, "text-anchor": "middle", class: "label"}, pts[q].label));
+        svg.appendChild(el("svg:text", {x: xy[0] + 0.3 * u, y: xy[1] + 0.42 * u,
+                                        "font-size": this.labelSize, fill: ink,
+                                        "text-anchor": "middle", class: "label"}, pts[q].label));
       if (here) {
         if (g.view.position && g.view.position.board === "counts") this.piece(here[0], here.length, xy, q);
         else for (var c = 0; c < here.length; c++) this.piece(here[c], 1, xy, q);
       } else if (!(v.shapes || []).length) {
         svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: 5, fill: ink}));
       }
+      if (here && (o.flipped || []).indexOf(q) >= 0)
+        svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: R * 0.8, fill: "none",
+                                          stroke: "#e07b00", "stroke-width": 3,
+                                          "stroke-dasharray": "4 3", class: "flipped",
+                                          "data-sq": q}));
       if (q === o.chain)
         svg.appendChild(el("svg:circle", {cx: xy[0], cy: xy[1], r: R + 7, fill: "none", stroke: "#c00",
                                           "stroke-width": 3, "stroke-dasharray": "6 4", class: "chain"}));
@@ -295,7 +398,8 @@ var KZ = (function () {
       row.appendChild(el("span", {class: "num"}, (moves[k].ply + 1) + ". " + moves[k].mover + " "));
       for (var j = t.lo; j <= t.hi; j++) {
         var text = moves[j].action, first = text.split(game.sepRe)[0];
-        if (j > t.lo && first.length < text.length) text = text.slice(first.length);
+        if (j > t.lo && first.length < text.length && goesOn(game, moves[j - 1].action, text))
+          text = text.slice(first.length);
         var span = el("span", {class: "hop" + (j === current ? " current" : ""), "data-k": j}, text);
         if (onpick) span.addEventListener("click", (function (kk) { return function () { onpick(kk); }; })(j));
         row.appendChild(span);
@@ -310,6 +414,33 @@ var KZ = (function () {
       if (top < box.scrollTop) box.scrollTop = top;
       else if (bottom > box.scrollTop + box.clientHeight) box.scrollTop = bottom - box.clientHeight;
     }
+  }
+
+  /* Whether action b starts on the point where action a ended (a capture's
+     next hop: written on from there, "7x17x27"), not a new action of the
+     same turn (Yinsh's row e5:e9 after a ring moved). */
+  function goesOn(game, a, b) {
+    var pa = game.parseAction(a).points, pb = game.parseAction(b).points;
+    return !!(pa && pb && pa.length > 1 && pa[pa.length - 1] === pb[0]);
+  }
+
+  /* Whether the actions lo..hi of moves are one piece's hops, each going on
+     where the last ended (a capture sequence). */
+  function chained(game, moves, lo, hi) {
+    for (var j = lo + 1; j <= hi; j++)
+      if (!goesOn(game, moves[j - 1].action, moves[j].action)) return false;
+    return true;
+  }
+  /* What the description's actions.says tells a person about an action of
+     this form (its prefix, else a separator in it, else "" for one point),
+     or null: Yinsh's "remove one of your rings" for xe5. */
+  function actionSays(game, text) {
+    var says = (game.view.actions && game.view.actions.says) || {};
+    if (game.prefixes && game.prefixes.indexOf(text[0]) >= 0 && says[text[0]]) return says[text[0]];
+    for (var i = 1; i < text.length; i++)
+      if (game.sepRe.test(text[i]) && says[text[i]]) return says[text[i]];
+    var a = game.parseAction(text);
+    return a.points && a.points.length === 1 && says[""] ? says[""] : null;
   }
 
   /* A GET or POST of a JSON endpoint: resolves with the parsed answer,
@@ -328,5 +459,5 @@ var KZ = (function () {
   function signed(v, d) { return v === null || v === undefined ? "-" : (v >= 0 ? "+" : "\u2212") + Math.abs(v).toFixed(d); }
 
   return {el: el, Game: Game, turnOf: turnOf, turnMarks: turnMarks, Board: Board, moveList: moveList,
-          call: call, signed: signed};
+          call: call, signed: signed, goesOn: goesOn, chained: chained, actionSays: actionSays};
 })();

@@ -101,6 +101,33 @@ static const char *const WRONG_COLOURS =
     "   bad.push(ch); });"
     " return bad.join(','); })()";
 
+/* The colours the pieces on the board are drawn in (a ring's is its stroke). */
+static const char *const BOTH_COLOURS =
+    "new Set(Array.prototype.map.call(document.querySelectorAll('#board > circle.piece'),"
+    " function (c) { var f = c.getAttribute('fill');"
+    "  return f === 'none' ? c.getAttribute('stroke') : f; })).size";
+
+/* The pieces drawn beside the board in its tallies (docs/web.md: Yinsh's
+ * rings removed), per player: "n0,n1" ("" when the game has no tallies). */
+static const char *const TALLIED =
+    "(function () { var t = V.game && game.view.board.tallies; if (!t) return '';"
+    " return [0, 1].map(function (p) { return document.querySelectorAll("
+    "  '#board .tally .tallied[data-player=\"' + p + '\"]').length; }).join(','); })()";
+
+/* What the tallies must show for position pos: the digits of the field
+ * named `field` (its index among the fields after the board: k), "n0,n1". */
+static void s_tally_want(const char *pos, int k, char *out, size_t len)
+{
+    const char *f = pos;
+    for (int i = 0; i <= k && f; i++) {
+        f = strchr(f, ' ');
+        f = f ? f + 1 : NULL;
+    }
+    cr_assert(f && f[0] >= '0' && f[0] <= '9' && f[1] >= '0' && f[1] <= '9',
+              "field %d of %s is two digits", k, pos);
+    snprintf(out, len, "\"%c,%c\"", f[0], f[1]);
+}
+
 /* One action of the person, chosen with rng among the legal ones: its points
  * clicked in order (those already picked skipped), each intermediate one
  * showing the next as a target. */
@@ -180,7 +207,7 @@ static void s_game_in_chromium(const game_def *g)
     g->format_position(&s, pos, sizeof pos);
     long points = s_num(b, "document.querySelectorAll('#board .pt').length");
     int occupied = s_occupied(pos, (int)points);
-    cr_assert(occupied > 0, "%ld points drawn for the position %s", points, pos);
+    cr_assert(occupied >= 0, "%ld points drawn for the position %s", points, pos);
     cr_assert(s_wait_person(b), "the engine moved first and the person is to move");
     long turned = s_num(b, "P.game.bottom !== 1 ? 1 : 0");
     cr_assert_eq(s_num(b, "document.getElementById('board').getAttribute('data-flip')"), turned,
@@ -188,17 +215,21 @@ static void s_game_in_chromium(const game_def *g)
     v = s_eval(b, WRONG_COLOURS);
     cr_assert_str_eq(v, "\"\"", "pieces drawn in the wrong colour: %s", v);
     free(v);
-    cr_assert(s_num(b, "new Set(Array.prototype.map.call(document.querySelectorAll("
-                       "'#board > circle.piece'), function (c) { return c.getAttribute('fill'); }))"
-                       ".size") >= 2, "both sides' colours drawn");
+    if (occupied)
+        cr_assert_geq(s_num(b, BOTH_COLOURS), 2, "both sides' colours drawn");
 
-    /* The whole game by clicks. */
+    /* The whole game by clicks; the screenshot 6 actions in, and again at
+     * 16 when the board starts empty (Yinsh's rings placed first). */
     rng_t rng;
     rng_seed(&rng, 27);
     int hops = 0;
     while (s_wait_person(b)) {
         s_person_action(b, &rng, &hops);
-        if (hops == 6) {
+        if (hops == 6 || (!occupied && hops == 16)) {
+            v = s_eval(b, WRONG_COLOURS);
+            cr_assert_str_eq(v, "\"\"", "pieces drawn in the wrong colour: %s", v);
+            free(v);
+            cr_assert_geq(s_num(b, BOTH_COLOURS), 2, "both sides' colours drawn");
             snprintf(shot, sizeof shot, "%s/play-%s.png", harness_bin_dir(), g->name);
             cr_assert_eq(browser_screenshot(b, shot), 0, "%s", browser_last_error(b));
         }
@@ -233,6 +264,10 @@ static void s_game_in_chromium(const game_def *g)
               "the viewer did not open the saved game: %s", browser_errors(b));
     cr_assert_eq(s_num(b, "V.game.moves.length"), actions);
     g->init(&s);
+    long tally_field =
+        s_num(b, "(function () { var t = game.view.board.tallies;"
+                 " return t ? game.view.position.fields.indexOf(t.field) : -1; })()");
+    int tallied_max = 0;
     for (int k = 0; k <= r->n_moves; k++) {
         if (k) {
             cr_assert_eq(browser_click(b, "#next"), 0, "%s", browser_last_error(b));
@@ -244,11 +279,23 @@ static void s_game_in_chromium(const game_def *g)
         g->format_position(&s, pos, sizeof pos);
         cr_assert_eq(s_num(b, PIECES), s_occupied(pos, (int)points),
                      "step %d: the pieces of %s", k, pos);
+        if (tally_field >= 0) {
+            char tw[16];
+            s_tally_want(pos, (int)tally_field, tw, sizeof tw);
+            v = s_eval(b, TALLIED);
+            cr_assert_str_eq(v, tw, "step %d: the pieces beside the board for %s", k, pos);
+            free(v);
+            tallied_max = tw[1] - '0' > tallied_max ? tw[1] - '0' : tallied_max;
+            tallied_max = tw[3] - '0' > tallied_max ? tw[3] - '0' : tallied_max;
+        }
         if (k == r->n_moves / 2) {
+            free(s_eval(b, "document.getElementById('game').scrollIntoView(), 1"));
             snprintf(shot, sizeof shot, "%s/viewer-%s.png", harness_bin_dir(), g->name);
             cr_assert_eq(browser_screenshot(b, shot), 0, "%s", browser_last_error(b));
         }
     }
+    if (tally_field >= 0)
+        cr_log_info("%s: at most %d pieces beside the board per player", g->name, tallied_max);
     v = s_eval(b, "document.getElementById('result-line').textContent");
     cr_assert(strstr(v, "after"), "%s", v);
     free(v);
@@ -284,7 +331,9 @@ ParameterizedTest(int *i, web_games, every_game_played_by_clicks_and_replayed_in
  * board.js in Chromium from made-up descriptions: a backgammon-like board
  * (triangles as shapes, stacks in "counts", a "dice" field, a "roll" action
  * that is no point) and a Yinsh-like one (rings and markers on points joined
- * by lines, single-point actions). */
+ * by lines, single-point actions, and the forms Yinsh's description uses:
+ * a prefix, pieces taken as any that leave a point, flipped markers, the
+ * path of moves only, tallies beside the board, what each action says). */
 Test(web_games, descriptions_of_stacks_dice_rings_and_markers_draw)
 {
     if (!browser_path())
@@ -348,6 +397,109 @@ Test(web_games, descriptions_of_stacks_dice_rings_and_markers_draw)
         "})()");
     cr_assert_str_eq(v, "\"3 2 none #fafafa #fafafa 1 0,2\"", "rings, markers, lines, actions: %s",
                      v);
+    free(v);
+    /* Yinsh's forms: a prefix (xa1: one point), a row a1:a3 taken and a
+     * marker flipped ("taken": "any"), the path of "-" actions only, the
+     * rings removed as tallies, what each form of action says. */
+    v = s_eval(b,
+        "(function () {"
+        " var d = {players: [{name: 'white', colour: '#fafafa'}, {name: 'black', colour:"
+         " '#222222'}],"
+        "  board: {points: [[0, 0, 'a1'], [1, 0, 'a2'], [2, 0, 'a3'], [3, 0, 'a4']],"
+        "   lines: [[0, 1], [1, 2], [2, 3]], bottom: 0, tallies: {field: 'removed',"
+        "   pieces: ['R', 'r'], slots: 2, at: [[0, 2, 1, 0], [3, -2, -1, 0]]}},"
+        "  pieces: {R: {player: 0, kind: 'ring'}, M: {player: 0, kind: 'marker'},"
+        "   r: {player: 1, kind: 'ring'}, m: {player: 1, kind: 'marker'}},"
+        "  position: {board: 'chars', empty: '.', fields: ['side', 'removed']},"
+        "  actions: {separators: '-:', prefixes: 'x', capture: ':', path: '-', taken: 'any',"
+        "   says: {'': 'place', '-': 'move', ':': 'row', x: 'ring'}}};"
+        " var g = new KZ.Game(d), svg = document.createElementNS('http://www.w3.org/2000/svg',"
+         " 'svg');"
+        " document.body.appendChild(svg);"
+        " var moves = [{action: 'a1-a3', mover: 'white', ply: 4},"
+        "  {action: 'a1:a2', mover: 'white', ply: 4}, {action: 'xa3', mover: 'white', ply: 4}];"
+        " var pos = ['Rm.. w 00', 'MMR. w 00', '..R. w 00', '.... b 10'];"
+        " var m1 = KZ.turnMarks(g, moves, pos, 0, 0), m3 = KZ.turnMarks(g, moves, pos, 0, 2);"
+        " new KZ.Board(svg, g, null).draw(pos[3], m3);"
+        " return [g.parseAction('xa1').points.join(','), g.parseAction('a2:a4').capture,"
+        "  m1.path.join(','), m1.flipped.join(','), m1.captured.length, m3.path.join(','),"
+        "  m3.captured.map(function (c) { return c.sq + c.piece; }).join(','),"
+        "  svg.querySelectorAll('.tally .slot').length,"
+        "  svg.querySelectorAll('.tally .tallied').length,"
+        "  svg.querySelectorAll(':scope > circle.piece').length,"
+        "  ['a2', 'a1-a2', 'a1:a3', 'xa1', 'pass'].map(function (a) {"
+        "   return KZ.actionSays(g, a); }).join('/'),"
+        "  KZ.chained(g, moves, 0, 2)].join(' ');"
+        "})()");
+    cr_assert_str_eq(v, "\"0 true 0,2 1 0 0,2 0M,1M,2R 4 1 0 place/move/row/ring/ false\"",
+                     "prefixes, pieces taken and flipped, tallies, says: %s", v);
+    free(v);
+    cr_assert_str_eq(browser_errors(b), "", "script errors");
+    browser_stop(&b);
+    proc_stop(&p, SIGTERM, 10);
+    harness_fini(&h);
+}
+
+/* Yinsh's removals by clicks on the real page: a row of five due for the
+ * person (White's f3-f7, made by Black's last move) clicked from its far
+ * end, then one of the person's rings taken with one click: the status says
+ * what is due, the row's both ends are offered, the ring removal targets are
+ * red, the six pieces taken are crossed out, the tally shows the ring, the
+ * move list writes the turn as two actions. */
+Test(web_games, yinsh_row_clicked_from_either_end_and_a_ring_removed)
+{
+    if (!browser_path())
+        cr_skip_test("no Chromium here (apt-get install chromium)");
+    harness h;
+    harness_init(&h, "web-yinsh");
+    proc p;
+    int port = s_serve(&h, &p, game_find("yinsh"));
+    char why[300], url[400], expr[300];
+    browser *b = browser_start(h.dir, 1200, 900, why, sizeof why);
+    cr_assert_not_null(b, "%s", why);
+    snprintf(url, sizeof url,
+             "http://127.0.0.1:%d/play?colour=white&position=W..WB.....B................."
+             "B..........wwwww..W...........................B.....BW..W%%20w%%2000%%20row%%20-",
+             port);
+    cr_assert_eq(browser_open(b, url, 30), 0, "%s", browser_last_error(b));
+    cr_assert(browser_wait(b, "P.state !== null", 20), "%s", browser_errors(b));
+    cr_assert(s_wait_person(b));
+    char *v = s_eval(b, "document.getElementById('status').textContent");
+    cr_assert(strstr(v, "remove a row of five of your markers"), "%s", v);
+    free(v);
+    long f3 = s_num(b, "P.game.byLabel.f3"), f7 = s_num(b, "P.game.byLabel.f7");
+    snprintf(expr, sizeof expr,
+             "document.querySelectorAll('#board .movable[data-sq=\"%ld\"], "
+             "#board .movable[data-sq=\"%ld\"]').length", f3, f7);
+    cr_assert_eq(s_num(b, expr), 2, "both ends of the row offered");
+    snprintf(expr, sizeof expr, "#board .pt[data-sq=\"%ld\"]", f7);
+    cr_assert_eq(browser_click(b, expr), 0, "%s", browser_last_error(b));
+    snprintf(expr, sizeof expr, "document.querySelector('#board .target.capture[data-sq=\"%ld\"]')"
+                                " !== null", f3);
+    cr_assert(browser_wait(b, expr, 10), "f3 is the red target after f7");
+    snprintf(expr, sizeof expr, "#board .pt[data-sq=\"%ld\"]", f3);
+    cr_assert_eq(browser_click(b, expr), 0, "%s", browser_last_error(b));
+    cr_assert(browser_wait(b, "P.moves.length === 1", 10), "%s", browser_errors(b));
+    cr_assert(s_wait_person(b));
+    v = s_eval(b, "P.moves[0] + ' ' + document.getElementById('status').textContent");
+    cr_assert(!strncmp(v, "\"f3:f7 ", 7) && strstr(v, "remove one of your rings"), "%s", v);
+    free(v);
+    cr_assert_eq(s_num(b, "document.querySelectorAll('#board .target.capture').length"), 5,
+                 "each of the 5 white rings a red target");
+    cr_assert_eq(browser_click(b, "#board .pt[data-label=\"a2\"]"), 0, "%s",
+                 browser_last_error(b));
+    cr_assert(browser_wait(b, "P.moves.length === 2", 10), "%s", browser_errors(b));
+    cr_assert(s_wait_person(b));
+    v = s_eval(b, "[P.moves[1], document.querySelectorAll('#board .captured').length,"
+                  " document.querySelectorAll('#board .lastpath').length,"
+                  " document.querySelectorAll('#board .tally .tallied').length,"
+                  " document.querySelectorAll('#board > circle.piece').length,"
+                  " document.querySelector('#moves .turn').textContent].join('|')");
+    cr_assert_str_eq(v, "\"xa2|6|0|1|9|1. white f3:f7xa2\"",
+                     "ring removed; taken crossed, no path, the tally, pieces, list: %s", v);
+    free(v);
+    v = s_eval(b, "document.getElementById('status').textContent");
+    cr_assert(strstr(v, "click one of your rings"), "%s", v);
     free(v);
     cr_assert_str_eq(browser_errors(b), "", "script errors");
     browser_stop(&b);
