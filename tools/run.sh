@@ -29,10 +29,11 @@
 #                       targets (aux_targets) and the trainer trains them
 #   KZ_VALUE_WDL=0|1    the first network's value head: 1 = win/draw/loss logits
 #                       (softmax, cross-entropy), 0 = one tanh output (default 0)
-#   KZ_DERIVED_PLANES=0|1
+#   KZ_DERIVED_PLANES=0|1|auto
 #                       1 = the first network also sees the game's derived input
 #                       planes (Khreibaga: the pieces each side's captures take, the
-#                       longest capture of each side); default 0
+#                       longest capture of each side); auto = when the game has them;
+#                       default 0
 #   KZ_COORDINATOR_OPTS, KZ_WORKER_OPTS, KZ_TRAINER_OPTS
 #                       extra flags for each program ("--key=value ..."), after the
 #                       .conf files, so they win (make learn's A/B runs use them)
@@ -59,7 +60,7 @@ die() { echo "run: $*" >&2; exit 1; }       # a failure at run time
 bad() { echo "run: $*" >&2; exit 2; }       # bad settings
 [[ -z $GAME || $GAME =~ ^[a-z0-9_-]+$ ]] || bad "KZ_GAME must be a game's name (got '$GAME')"
 for v in KZ_PORT KZ_HTTP_PORT KZ_WORKERS KZ_PROGRESS_S KZ_BLOCKS KZ_FILTERS KZ_VALUE_HIDDEN \
-    KZ_OPP_POLICY_FILTERS KZ_MATERIAL_FILTERS KZ_VALUE_WDL KZ_DERIVED_PLANES; do
+    KZ_OPP_POLICY_FILTERS KZ_MATERIAL_FILTERS KZ_VALUE_WDL; do
     [[ -z ${!v:-} || ${!v} =~ ^[0-9]+$ ]] || bad "$v must be a number (got '${!v}')"
 done
 ((PORT >= 1 && PORT < 65535)) || bad "KZ_PORT must be in 1..65534"
@@ -108,8 +109,12 @@ VALUE_WDL=${KZ_VALUE_WDL:-0}
 WDL_OPTS=() # the value head's and the input's options of kz model init
 ((VALUE_WDL == 0)) || WDL_OPTS=(--value-wdl)
 DERIVED=${KZ_DERIVED_PLANES:-0}
-((DERIVED <= 1)) || bad "KZ_DERIVED_PLANES must be 0 or 1 (got '$DERIVED')"
-((DERIVED == 0)) || WDL_OPTS+=(--derived-planes)
+case $DERIVED in
+0) ;;
+1) WDL_OPTS+=(--derived-planes) ;;
+auto) WDL_OPTS+=(--derived-planes-if-any) ;;
+*) bad "KZ_DERIVED_PLANES must be 0, 1 or auto (got '$DERIVED')" ;;
+esac
 
 write_default() { # file: write stdin there unless it exists
     if [[ -e $1 ]]; then cat > /dev/null; else cat > "$1"; fi

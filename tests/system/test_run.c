@@ -336,6 +336,10 @@ Test(run, bad_settings_exit_2, .fini = s_fini)
     cr_expect_eq(proc_run(argv, out, sizeof out, 30), 2, "KZ_PORT=http: %s", out);
     cr_expect_not_null(strstr(out, "KZ_PORT must be a number"), "%s", out);
     unsetenv("KZ_PORT");
+    setenv("KZ_DERIVED_PLANES", "2", 1);
+    cr_expect_eq(proc_run(argv, out, sizeof out, 30), 2, "KZ_DERIVED_PLANES=2: %s", out);
+    cr_expect_not_null(strstr(out, "KZ_DERIVED_PLANES must be 0, 1 or auto"), "%s", out);
+    unsetenv("KZ_DERIVED_PLANES");
     setenv("KZ_GAME", "nogame", 1);
     cr_expect_eq(proc_run(argv, out, sizeof out, 30), 2, "KZ_GAME=nogame: %s", out);
     cr_expect_not_null(strstr(out, "KZ_GAME: unknown game 'nogame'"), "%s", out);

@@ -457,6 +457,35 @@ Test(modelfile, kz_model_init_value_wdl)
     harness_cli_fini(&c);
 }
 
+/* kz model init with derived planes: Khreibaga's network takes 11 planes
+ * (7 + 4 derived), says so in model info and dump; --derived-planes for a
+ * game without them is one line and exit 2; --derived-planes-if-any there
+ * makes the plain network (make run's KZ_DERIVED_PLANES=auto). */
+Test(modelfile, kz_model_init_derived_planes)
+{
+    harness_cli c;
+    harness_cli_init(&c, "derived-cli");
+    cr_assert_eq(harness_cli_kz(&c, "model init --blocks 1 --filters 8 --derived-planes d.kzm"),
+                 0, "%s", c.err);
+    cr_assert(strstr(c.out, "input 11x5x5") && strstr(c.out, "4 derived planes"), "%s", c.out);
+    cr_assert_eq(harness_cli_kz(&c, "model info d.kzm"), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "7 planes of the game, 4 derived"), "%s", c.out);
+    cr_assert_eq(harness_cli_kz(&c, "model dump --no-data d.kzm"), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "\"format\": 2") && strstr(c.out, "\"derived_planes\": 4"), "%s",
+              c.out);
+    cr_assert_eq(harness_cli_kz(&c, "model init --game draughts --derived-planes x.kzm"), 2);
+    cr_assert(strstr(c.err, "has no derived input planes"), "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c, "model init --game draughts --blocks 1 --filters 8 "
+                                    "--derived-planes-if-any y.kzm"), 0, "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c, "model dump --no-data y.kzm"), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "\"format\": 1") && strstr(c.out, "\"derived_planes\": 0"), "%s",
+              c.out);
+    cr_assert_eq(harness_cli_kz(&c, "model init --blocks 1 --filters 8 --derived-planes-if-any "
+                                    "z.kzm"), 0, "%s", c.err);
+    cr_assert(strstr(c.out, "4 derived planes"), "%s", c.out);
+    harness_cli_fini(&c);
+}
+
 Test(modelfile, other_game_or_architecture_is_rejected)
 {
     const game_def *g = game_default();

@@ -80,7 +80,7 @@ typedef struct learn_config {
     long opp_policy_filters;           /* first network's auxiliary opponent-policy head */
     long material_filters;             /* first network's auxiliary material head */
     bool value_wdl;                    /* first network's win/draw/loss value head */
-    bool derived_planes;               /* first network's derived input planes */
+    char derived_planes[CONFIG_STR_MAX]; /* KZ_DERIVED_PLANES, "" = make run's default */
     char coordinator[CONFIG_STR_MAX];  /* extra coordinator flags */
     char worker[CONFIG_STR_MAX];       /* extra worker flags */
     char trainer[CONFIG_STR_MAX];      /* extra trainer flags */
@@ -125,8 +125,9 @@ static const config_option s_options[] = {
      "first network: auxiliary material head's filters (0 = none; KZ_MATERIAL_FILTERS)"},
     {"value_wdl", CONFIG_BOOL, "false", 0, 0, O(value_wdl),
      "first network: a win/draw/loss value head instead of tanh (KZ_VALUE_WDL)"},
-    {"derived_planes", CONFIG_BOOL, "false", 0, 0, O(derived_planes),
-     "first network: the game's derived input planes (KZ_DERIVED_PLANES)"},
+    {"derived_planes", CONFIG_STRING, "", 0, 0, O(derived_planes),
+     "first network: the game's derived input planes, 0, 1 or auto (KZ_DERIVED_PLANES; \"\" = "
+     "make run's default)"},
     {"coordinator", CONFIG_STRING, "", 0, 0, O(coordinator),
      "extra kz-coordinator settings, \"key=value key=value\" (A/B runs)"},
     {"worker", CONFIG_STRING, "", 0, 0, O(worker), "extra kz-worker settings, likewise"},
@@ -848,8 +849,8 @@ static int s_run(const char *bin, snapshot *snaps, int *n_snaps)
         }
         if (s_cfg.value_wdl)
             setenv("KZ_VALUE_WDL", "1", 1);
-        if (s_cfg.derived_planes)
-            setenv("KZ_DERIVED_PLANES", "1", 1);
+        if (s_cfg.derived_planes[0])
+            setenv("KZ_DERIVED_PLANES", s_cfg.derived_planes, 1);
         if (s_cfg.material_filters) {
             snprintf(num, sizeof num, "%ld", s_cfg.material_filters);
             setenv("KZ_MATERIAL_FILTERS", num, 1);

@@ -39,7 +39,8 @@ static int s_model_init(int argc, char **argv)
     static const char usage[] =
         "usage: kz model init [--game G] [--blocks N] [--filters F] [--value_hidden H]\n"
         "                     [--seed S] [--opp_policy_filters N] [--material_filters N]\n"
-        "                     [--value_wdl] [--derived_planes] [--version V]\n"
+        "                     [--value_wdl] [--derived_planes | --derived_planes_if_any]\n"
+        "                     [--version V]\n"
         "                     [--kind net|gbdt] [--force] OUT\n\n"
         "Writes a new model with random weights (He initialisation, reproducible from\n"
         "the seed) for the game's input and action shapes to OUT, atomically. Defaults\n"
@@ -55,7 +56,9 @@ static int s_model_init(int argc, char **argv)
         "--derived_planes gives the network the game's derived input planes (for\n"
         "Khreibaga: the pieces each side's captures take, each side's longest capture;\n"
         "game_def.derive_planes), computed from the position at every evaluation; the\n"
-        "file is then format version 2 (docs/learning.md, \"Input features\").\n"
+        "file is then format version 2 (docs/learning.md, \"Input features\");\n"
+        "--derived_planes_if_any does so for a game that has them, and nothing for\n"
+        "another (make run's KZ_DERIVED_PLANES=auto).\n"
         "--kind gbdt writes gradient-boosted trees (nn/gbdt.h) without trees yet\n"
         "(values 0, uniform policy): the start of a cluster whose trainer trains\n"
         "trees (its initial_model, or the trainer's init_model).\n";
@@ -65,6 +68,7 @@ static int s_model_init(int argc, char **argv)
         long opp_policy_filters, material_filters; /* the auxiliary heads' (0: none) */
         bool value_wdl;                     /* a win/draw/loss value head */
         bool derived_planes;                /* the game's derived input planes */
+        bool derived_if_any;                /* them when the game has any */
         long seed;                          /* of the weights */
         long version;                       /* written into the file */
         bool force;                         /* replace an existing OUT */
@@ -86,6 +90,9 @@ static int s_model_init(int argc, char **argv)
          "a win/draw/loss value head (3 logits, softmax) instead of tanh"},
         {"derived_planes", CONFIG_BOOL, "false", 0, 0, offsetof(init_opts, derived_planes),
          "the game's derived input planes (game_def.derive_planes) appended to its planes"},
+        {"derived_planes_if_any", CONFIG_BOOL, "false", 0, 0,
+         offsetof(init_opts, derived_if_any),
+         "the game's derived input planes when it has any (no error for a game without)"},
         {"seed", CONFIG_INT, "1", 0, 9007199254740991, offsetof(init_opts, seed),
          "seed of the random weights"},
         {"version", CONFIG_INT, "0", 0, UINT32_MAX, offsetof(init_opts, version),
@@ -118,7 +125,7 @@ static int s_model_init(int argc, char **argv)
     a.opp_policy_filters = (int)o.opp_policy_filters;
     a.material_filters = (int)o.material_filters;
     a.value_wdl = o.value_wdl ? 1 : 0;
-    if (o.derived_planes) {
+    if (o.derived_planes || (o.derived_if_any && g->derived_planes)) {
         if (!g->derived_planes)
             return kz_usage_error("model init: game %s has no derived input planes", g->name);
         a.derived_planes = g->derived_planes;
