@@ -601,7 +601,7 @@ Test(web_games, yinsh_row_clicked_from_either_end_and_a_ring_removed)
                   " document.querySelectorAll('#board .tally .tallied').length,"
                   " document.querySelectorAll('#board > circle.piece').length,"
                   " document.querySelector('#moves .turn').textContent].join('|')");
-    cr_assert_str_eq(v, "\"xa2|6|0|1|9|1. white f3:f7xa2\"",
+    cr_assert_str_eq(v, "\"xa2|6|0|1|9|1. white f3:f7 xa2\"",
                      "ring removed; taken crossed, no path, the tally, pieces, list: %s", v);
     free(v);
     v = s_eval(b, "document.getElementById('status').textContent");
