@@ -504,7 +504,8 @@ var KZ = (function () {
       } else if (v.labels !== "none") {
         svg.appendChild(el("svg:text", {x: xy[0] + 0.3 * u, y: xy[1] + 0.42 * u,
                                         "font-size": this.labelSize, fill: ink,
-                                        "text-anchor": "middle", class: "label"}, g.labelFor(q, viewer)));
+                                        "text-anchor": "middle", class: "label"},
+                           g.labelFor(q, viewer)));
       }
       if (here) {
         if (stacks && st) this.pile(here, q, flip);
