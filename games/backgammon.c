@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "games/view.h"
 
 enum { PH_OPENING = 0, PH_ROLL, PH_MOVE, PH_OVER };
 
@@ -958,6 +959,81 @@ static void bg_init(game_state *g)
     s->phase = PH_OPENING;
 }
 
+/* ---- the web pages' description (docs/web.md) -------------------------- */
+
+/* Where white's point p (1-24) stands: its x (the middle of its triangle)
+ * and whether it is in the top half. White's home (1-6) is at the bottom
+ * right, 13-24 along the top; black's point q is white's 25 - q. */
+static double s_view_x(int p, bool *top)
+{
+    *top = p > 12;
+    return p <= 6 ? 12.5 - (p - 1) : p <= 12 ? 5.5 - (p - 7) : p <= 18 ? 0.5 + (p - 13)
+                                                                       : 7.5 + (p - 19);
+}
+
+/* Points 0-23 white's points 1-24, 24 white's bar, 25 black's, 26 white's
+ * borne-off tray, 27 black's: each with the way its stack grows. */
+static void bg_describe(strbuf *out)
+{
+    strbuf_printf(out, "{");
+    view_players(out, &backgammon_game, "#f4f1ea", "#222222");
+    strbuf_printf(out, ",\n\"opening\": \"the opening roll decides who starts\",\n"
+                       "\"board\": {\"points\": [");
+    for (int p = 1; p <= 24; p++) {
+        bool top;
+        double x = s_view_x(p, &top);
+        strbuf_printf(out, "%s[%.1f, %.1f, \"%d\", [0, %.1f]]", p > 1 ? ", " : "", x,
+                      top ? 0.5 : 10.5, p, top ? 0.9 : -0.9);
+    }
+    strbuf_printf(out, ",\n  [6.5, 4.1, \"bar\", [0, -0.9]], [6.5, 6.9, \"bar\", [0, 0.9]],"
+                       " [13.85, 10.5, \"off\", [0, -0.6]], [13.85, 0.5, \"off\", [0, 0.6]]],\n"
+                       " \"lines\": [],\n \"shapes\": [{\"rect\": [0, 0, 6, 11], "
+                       "\"fill\": \"#2f6a46\"}, {\"rect\": [7, 0, 6, 11], \"fill\": \"#2f6a46\"},"
+                       "\n  {\"rect\": [6, 0, 1, 5.5], \"fill\": \"#4a2f14\", \"point\": 24}, "
+                       "{\"rect\": [6, 5.5, 1, 5.5], \"fill\": \"#4a2f14\", \"point\": 25},\n"
+                       "  {\"rect\": [13.3, 5.8, 1.1, 5.2], \"fill\": \"#2f6a46\", "
+                       "\"point\": 26}, {\"rect\": [13.3, 0, 1.1, 5.2], \"fill\": \"#2f6a46\", "
+                       "\"point\": 27}");
+    for (int p = 1; p <= 24; p++) {
+        bool top;
+        double x = s_view_x(p, &top);
+        strbuf_printf(out, ",\n  {\"poly\": [%.1f, %d, %.1f, %d, %.1f, %.1f], \"fill\": \"%s\", "
+                           "\"point\": %d}",
+                      x - 0.5, top ? 0 : 11, x + 0.5, top ? 0 : 11, x, top ? 4.6 : 6.4,
+                      ((int)(x - 0.5) + top) % 2 ? "#e8d9b5" : "#b3432f", p - 1);
+    }
+    strbuf_printf(out, "],\n \"bottom\": 0, \"labels\": \"outside\", \"background\": "
+                       "\"#5c3b1a\", \"ink\": \"#f5ecd9\", \"piece\": 0.44, \"stack\": 5,"
+                       " \"pixels\": 760,\n \"dice\": [[10, 5.5], [3, 5.5]]},\n"
+                       "\"pieces\": {\"w\": {\"player\": 0, \"kind\": \"checker\"}, "
+                       "\"b\": {\"player\": 1, \"kind\": \"checker\"}},\n"
+                       "\"position\": {\"board\": \"gnubg-id\", \"pieces\": [\"w\", \"b\"], "
+                       "\"sides\": [\"w\", \"b\"], \"checkers\": %d, \"off\": [26, 27],\n"
+                       "  \"points\": [[", BG_CHECKERS);
+    for (int i = 0; i < 25; i++)
+        strbuf_printf(out, "%s%d", i ? ", " : "", i < 24 ? i : 24);
+    strbuf_printf(out, "], [");
+    for (int i = 0; i < 25; i++)
+        strbuf_printf(out, "%s%d", i ? ", " : "", i < 24 ? 23 - i : 25);
+    strbuf_printf(out, "]]},\n\"actions\": {\"separators\": \"/\", \"capture\": \"*\", "
+                       "\"strip\": \":[1-6]$\", \"labels\": [");
+    for (int pl = 0; pl < 2; pl++) { /* B14: each side names the points in its numbering */
+        strbuf_printf(out, "%s[", pl ? ",\n  " : "\n  ");
+        for (int q = 0; q < 28; q++) {
+            char l[8] = "";
+            if (q < 24)
+                snprintf(l, sizeof l, "%d", pl ? 24 - q : q + 1);
+            else if (q - 24 == pl)
+                snprintf(l, sizeof l, "bar");
+            else if (q - 26 == pl)
+                snprintf(l, sizeof l, "off");
+            strbuf_printf(out, "%s\"%s\"", q ? ", " : "", l);
+        }
+        strbuf_printf(out, "]");
+    }
+    strbuf_printf(out, "]}}");
+}
+
 const game_def backgammon_game = {
     .name = "backgammon",
     .action_count = BG_ACTIONS,
@@ -1001,6 +1077,7 @@ const game_def backgammon_game = {
     .player_name = bg_player_name,
     .material = bg_material,
     .evaluate = bg_evaluate,
+    .describe = bg_describe,
     .legend = "Move one checker per die: FROM/TO in your own numbering (24 the farthest, 1 "
               "your ace point),\nbar/N to enter, N/off to bear off (N/off:D with a higher "
               "die D). Both dice must be\nplayed when they can be, else the larger; doubles "

@@ -17,6 +17,9 @@
  *
  * An action string is point labels joined by separators (the page clicks
  * them in order); actions that are not (e.g. "roll") become buttons.
+ * Backgammon's adds piles (a point's 4th member, [dx, dy]), shapes clicked
+ * as points, "board": "gnubg-id" positions (the page decodes the Position
+ * ID), the dice's places and "actions.labels", each side's numbering.
  *
  * This module is what the games share to write one: a board of points in a
  * grid with the Alquerque lines, and the description of a game that has no

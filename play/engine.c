@@ -364,7 +364,9 @@ int engine_analyse(engine *e, const game_state *s, int sims, uint64_t seed,
         /* Step 2. Its value, back to the mover's view. */
         game_result r = g->result(&t);
         if (r.over) {
-            out->info.value = game_result_for(r, mover);
+            out->info.value = game_result_value(g, r, mover);
+        } else if (g->is_chance && g->is_chance(&t)) {
+            out->info.value = NAN; /* the dice come next: no search stands there */
         } else {
             player_info *later = xmalloc(sizeof *later);
             int a2;
@@ -440,6 +442,9 @@ typedef struct replay {
     int n;                  /* actions */
     uint16_t *actions;      /* (n) */
     game_state now;         /* after them */
+    bool chance;            /* the game has dice: seed and dice below */
+    uint64_t seed;          /* the game's seed (the request's `seed`, or a new one) */
+    rng_t dice;             /* its dice (game_dice_seed), drawn up to `now` */
 } replay;
 
 /* The legal actions of s as "a b c" (for messages), cut to fit. */
@@ -486,12 +491,59 @@ static int s_check_action(const game_def *g, const game_state *s, const char *te
     return 0;
 }
 
-/* Replays position + moves from args into rp (rp->actions owned: free). 0,
- * or a one-line reason in err. */
+/* A seed nobody chose: the kernel's random bytes (the clock's when none). */
+static uint64_t s_new_seed(void)
+{
+    uint64_t v = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&v, sizeof v, 1, f) != 1)
+        v = mix64((uint64_t)time_wall_ms() ^ (uint64_t)(time_now() * 1e9));
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* Nature's moves at rp->now (a game with dice): while the state is a chance
+ * state, the roll its seed gives is played and appended. 0, or a message. */
+static int s_roll(const game_def *g, replay *rp, char *err, size_t errlen)
+{
+    while (rp->chance && g->is_chance(&rp->now) && !g->result(&rp->now).over) {
+        if (rp->n >= ENGINE_MAX_MOVES)
+            return err_set(err, errlen, KZ_EINVAL, "moves: more than %d actions",
+                           ENGINE_MAX_MOVES);
+        if (!rp->actions)
+            rp->actions = xmalloc(ENGINE_MAX_MOVES * sizeof *rp->actions);
+        int a = game_chance_draw(g, &rp->now, &rp->dice);
+        rp->actions[rp->n++] = (uint16_t)a;
+        g->apply(&rp->now, a);
+    }
+    return 0;
+}
+
+/* Replays position + moves from args into rp (rp->actions owned: free), the
+ * dice of a game with chance rolled from the seed up to a decision (see
+ * engine.h). 0, or a one-line reason in err. */
 static int s_replay(const game_def *g, const engine_args *a, replay *rp, char *err,
                     size_t errlen)
 {
     memset(rp, 0, sizeof *rp);
+    rp->chance = g->is_chance != NULL;
+    if (rp->chance) {
+        const char *sd = engine_arg(a, "seed");
+        if (sd && sd[0]) {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(sd, &end, 16);
+            if (errno || *end || strlen(sd) > 16 || sd[0] == '-' || sd[0] == '+' ||
+                sd[0] == ' ')
+                return err_set(err, errlen, KZ_EINVAL,
+                               "seed must be 1 to 16 hex digits (the game's dice)");
+            rp->seed = (uint64_t)v;
+        } else {
+            rp->seed = s_new_seed();
+        }
+        game_dice_seed(&rp->dice, rp->seed);
+    }
     const char *pos = engine_arg(a, "position");
     if (pos && pos[0]) {
         char e2[200];
@@ -506,7 +558,7 @@ static int s_replay(const game_def *g, const engine_args *a, replay *rp, char *e
     g->copy(&rp->now, &rp->start);
     const char *moves = engine_arg(a, "moves");
     if (!moves || !moves[0])
-        return 0;
+        return s_roll(g, rp, err, errlen);
     rp->actions = xmalloc(ENGINE_MAX_MOVES * sizeof *rp->actions);
     for (const char *p = moves; *p;) {
         const char *end = strchr(p, ',');
@@ -525,13 +577,23 @@ static int s_replay(const game_def *g, const engine_args *a, replay *rp, char *e
         int rc = s_check_action(g, &rp->now, word, rp->n + 1, &action, err, errlen);
         if (rc)
             return rc;
+        if (rp->chance && g->is_chance(&rp->now)) {
+            /* The dice are the seed's, never the page's. */
+            int want = game_chance_draw(g, &rp->now, &rp->dice);
+            if (action != want) {
+                char roll[16];
+                g->format_action(want, roll, sizeof roll);
+                return err_set(err, errlen, KZ_EILLEGAL, "moves: the dice '%s' (move %d) are "
+                               "not the game's: its seed rolls %s", word, rp->n + 1, roll);
+            }
+        }
         rp->actions[rp->n++] = (uint16_t)action;
         g->apply(&rp->now, action);
         p += n + (end ? 1 : 0);
         if (end && !*p)
             return err_set(err, errlen, KZ_EINVAL, "moves: ends with a comma");
     }
-    return 0;
+    return s_roll(g, rp, err, errlen);
 }
 
 static const char *s_winner_name(const game_def *g, int winner)
@@ -568,10 +630,21 @@ static void sb_history(strbuf *b, const game_def *g, const game_state *start,
             break;
         char a[16];
         engine_format_action(g, &s, actions[k], a, sizeof a);
-        strbuf_printf(b, "%s\n  {\"action\": \"%s\", \"capture\": %s, \"mover\": \"%s\", "
+        /* Nature's move (a roll): "chance", its mover the player who moves
+         * after it (the one it was rolled for when nobody can play it). */
+        bool chance = g->is_chance && g->is_chance(&s);
+        int mover = g->to_move(&s);
+        if (chance) {
+            game_state after;
+            g->copy(&after, &s);
+            g->apply(&after, actions[k]);
+            if (!g->is_chance(&after) && !g->result(&after).over)
+                mover = g->to_move(&after);
+        }
+        strbuf_printf(b, "%s\n  {\"action\": \"%s\", \"capture\": %s, %s\"mover\": \"%s\", "
                      "\"ply\": %d",
                   k ? "," : "", a, strchr(a, 'x') ? "true" : "false",
-                  g->player_name(g->to_move(&s)), g->ply(&s));
+                  chance ? "\"chance\": true, " : "", g->player_name(mover), g->ply(&s));
         if (rec) {
             const record_move *m = &rec->moves[k];
             strbuf_printf(b, ", \"value\": ");
@@ -620,6 +693,8 @@ static void sb_state(strbuf *b, const game_def *g, const replay *rp)
     strbuf_printf(b, ", \"to_move\": \"%s\", \"mid_turn\": %s, \"ply\": %d,\n",
               g->player_name(g->to_move(&rp->now)), g->mid_turn(&rp->now) ? "true" : "false",
               g->ply(&rp->now));
+    if (rp->chance) /* the dice's seed: the page sends it back with the game */
+        strbuf_printf(b, "\"seed\": \"%016llx\", ", (unsigned long long)rp->seed);
     sb_history(b, g, &rp->start, rp->actions, rp->n, NULL);
     strbuf_printf(b, ",\n\"legal\": [");
     if (!r.over) {
@@ -671,8 +746,8 @@ static void s_api_info(engine *e, const game_def *g, engine_reply *out)
 
 static void s_api_state(const game_def *g, const engine_args *a, bool apply, engine_reply *out)
 {
-    static const char *const k_legal[] = {"position", "moves", NULL};
-    static const char *const k_apply[] = {"position", "moves", "action", NULL};
+    static const char *const k_legal[] = {"position", "moves", "seed", NULL};
+    static const char *const k_apply[] = {"position", "moves", "seed", "action", NULL};
     char err[400];
     if (s_check_args(a, apply ? k_apply : k_legal, err, sizeof err)) {
         engine_reply_line(out, 400, "%s", err);
@@ -706,6 +781,11 @@ static void s_api_state(const game_def *g, const engine_args *a, bool apply, eng
         }
         rp.actions[rp.n++] = (uint16_t)action;
         g->apply(&rp.now, action);
+        if (s_roll(g, &rp, err, sizeof err)) {
+            engine_reply_line(out, 400, "%s", err);
+            free(rp.actions);
+            return;
+        }
     }
     strbuf b = {0};
     sb_state(&b, g, &rp);
@@ -716,7 +796,7 @@ static void s_api_state(const game_def *g, const engine_args *a, bool apply, eng
 
 static void s_api_analyse(engine *e, const game_def *g, const engine_args *a, engine_reply *out)
 {
-    static const char *const known[] = {"position", "moves", "sims", NULL};
+    static const char *const known[] = {"position", "moves", "seed", "sims", NULL};
     char err[400];
     if (s_check_args(a, known, err, sizeof err)) {
         engine_reply_line(out, 400, "%s", err);
@@ -806,8 +886,8 @@ static int s_parse_id(const char *text, uint8_t id[RECORD_ID_BYTES])
 
 static void s_api_save(engine *e, const game_def *g, const engine_args *a, engine_reply *out)
 {
-    static const char *const known[] = {"position", "moves", "engine", "id", "started_ms",
-                                        "sims", NULL};
+    static const char *const known[] = {"position", "moves", "seed", "engine", "id",
+                                        "started_ms", "sims", NULL};
     char err[400];
     if (s_check_args(a, known, err, sizeof err)) {
         engine_reply_line(out, 400, "%s", err);
@@ -877,6 +957,7 @@ static void s_api_save(engine *e, const game_def *g, const engine_args *a, engin
     if (rec->finished_ms < rec->started_ms)
         rec->started_ms = rec->finished_ms;
     snprintf(rec->worker_id, sizeof rec->worker_id, "play");
+    rec->seed = rp.seed; /* a game with dice: they follow from it (record_validate) */
     game_state s;
     g->copy(&s, &rp.start);
     uint16_t legal[GAME_MAX_LEGAL];

@@ -16,6 +16,18 @@
  * rules and answered; nothing is kept between requests, so any number of
  * pages (and undo) cost nothing on the server.
  *
+ * Dice (a game with chance, game_def.is_chance: backgammon). A request also
+ * carries `seed` (1-16 hex digits; absent: the server draws a new one): the
+ * dice are rolled from it by the game's generator (game_dice_seed,
+ * game_chance_draw), never by the page. The replay checks every roll in
+ * `moves` against it (another roll is a 400), and whenever the state reached
+ * is a chance state the server rolls and appends the roll, so that a state
+ * answered is never one: the page sees the dice in the moves (each roll a
+ * move with "chance": true, its mover the player who plays it) and the
+ * position, and sends them back with the seed. The state carries "seed"; a
+ * saved game records it, so the record's dice follow from its seed as
+ * record_validate asks.
+ *
  *   GET  /api/info      the game (name, board height and width, players,
  *                       initial position), the engine (name, model version,
  *                       default and largest simulations) and where games
@@ -38,7 +50,8 @@
  *
  * A state (legal, apply, analyse) is a JSON object:
  *   {"start": P0, "position": P, "to_move": "black", "mid_turn": false,
- *    "ply": N, "moves": [{"action": "7x17", "capture": true,
+ *    "ply": N, ["seed": "16 hex digits" (a game with dice),]
+ *    "moves": [{"action": "7x17", "capture": true, ["chance": true,]
  *    "mover": "black", "ply": 3}, ...], "positions": [P0, P1, ..., P],
  *    "legal": [{"action": "7-12", "capture": false}, ...],
  *    "result": null | {"winner": "black" | "white" | "draw", "reason": R}}
@@ -122,7 +135,8 @@ typedef struct engine_analysis {
     int order[GAME_MAX_LEGAL]; /* indices into info's arrays, highest share first (ties:
                                   the lower action first) */
     bool forced;               /* one legal action: not searched; info.value is the value
-                                  after the forced actions (NAN when unknown) */
+                                  after the forced actions (NAN when unknown: the dice
+                                  come next) */
     int sims;                  /* simulations asked for (0: the player's own) */
     double seconds;            /* wall time of the search */
     char player[PLAYER_SPEC_MAX + 16]; /* the player that searched */

@@ -17,6 +17,7 @@
 
 #include "common/util.h"
 #include "data/record.h"
+#include "games/backgammon.h"
 #include "games/game.h"
 #include "tests/harness/browser.h"
 #include "tests/harness/harness.h"
@@ -87,6 +88,64 @@ static int s_occupied(const char *pos, int n)
     return k;
 }
 
+/* Backgammon (a position string of a Position ID, B17): what the board must
+ * show, as the page's pieces say it (BG_DRAWN): per place of the description
+ * (0-23 white's points 1-24, 24 and 25 the bars, 26 and 27 the borne-off
+ * trays) the count and the side's character, "" when empty, comma-separated,
+ * then '|' and the dice drawn (the roll, a double's four). Into buf; the
+ * number of places with checkers. */
+static int s_bg_expected(const char *pos, char *buf, size_t len)
+{
+    uint8_t own[25], opp[25];
+    char err[200];
+    cr_assert_eq(backgammon_parse_id(pos, own, opp, err, sizeof err), 0, "%s", err);
+    const char *rest = pos + 14;
+    while (*rest == ' ')
+        rest++;
+    char dice[8] = "";
+    if (rest[0] >= '1' && rest[0] <= '6' && rest[1] >= '1' && rest[1] <= '6') {
+        snprintf(dice, sizeof dice, "%c%c", rest[0], rest[1]);
+        if (rest[0] == rest[1])
+            snprintf(dice, sizeof dice, "%c%c%c%c", rest[0], rest[0], rest[0], rest[0]);
+    }
+    const char *side = strrchr(pos, ' ');
+    int on = side && !strcmp(side, " b"); /* the side on roll: own */
+    int count[28] = {0};
+    char who[28] = {0};
+    for (int k = 0; k < 2; k++) {
+        int p = k ? 1 - on : on, total = 0;
+        const uint8_t *c = k ? opp : own;
+        for (int i = 0; i < 25; i++) {
+            int q = i == 24 ? 24 + p : p ? 23 - i : i;
+            count[q] += c[i];
+            who[q] = c[i] ? (p ? 'b' : 'w') : who[q];
+            total += c[i];
+        }
+        count[26 + p] = BG_CHECKERS - total;
+        who[26 + p] = p ? 'b' : 'w';
+    }
+    size_t n = 0;
+    int places = 0;
+    buf[0] = 0;
+    for (int q = 0; q < 28; q++) {
+        if (count[q]) {
+            n += (size_t)snprintf(buf + n, len - n, "%s%d%c", q ? "," : "", count[q], who[q]);
+            places++;
+        } else {
+            n += (size_t)snprintf(buf + n, len - n, "%s", q ? "," : "");
+        }
+    }
+    snprintf(buf + n, len - n, "|%s", dice);
+    return places;
+}
+static const char *const BG_DRAWN =
+    "(function () { var o = []; for (var i = 0; i < 28; i++) o.push('');"
+    " document.querySelectorAll('#board > circle.piece').forEach(function (c) {"
+    "  o[+c.getAttribute('data-sq')] = c.getAttribute('data-count') +"
+    "   c.getAttribute('class').split(' ')[1]; });"
+    " return o.join(',') + '|' + Array.prototype.map.call(document.querySelectorAll("
+    "  '#board rect.die'), function (d) { return d.getAttribute('data-value'); }).join(''); })()";
+
 /* Pieces drawn on the board (not the faded ones taken). */
 static const char *const PIECES = "document.querySelectorAll('#board > circle.piece').length";
 
@@ -131,14 +190,15 @@ static void s_tally_want(const char *pos, int k, char *out, size_t len)
 /* One action of the person, chosen with rng among the legal ones: its points
  * clicked in order (those already picked skipped), each intermediate one
  * showing the next as a target. */
-static void s_person_action(browser *b, rng_t *rng, int *hops)
+static void s_person_action(browser *b, rng_t *rng, int *hops, int *choices)
 {
     long n = s_num(b, "P.state.legal.length");
     cr_assert(n > 0);
     long k = (long)rng_below(rng, (uint32_t)n);
     char expr[300];
     snprintf(expr, sizeof expr,
-             "(function () { var a = P.game.parseAction(P.state.legal[%ld].action);"
+             "(function () { var a = P.game.parseAction(P.state.legal[%ld].action,"
+             " P.state.to_move);"
              " return a.points ? a.points.join(' ') : ''; })()", k);
     char *pts = s_eval(b, expr);
     int p[64], np = 0, used;
@@ -146,12 +206,15 @@ static void s_person_action(browser *b, rng_t *rng, int *hops)
         np++;
     free(pts);
     long before = s_num(b, "+document.getElementById('board').getAttribute('data-moves')");
+    snprintf(expr, sizeof expr, "P.state.legal[%ld].action", k);
+    char *action = s_eval(b, expr);
     char sel[128];
     if (!np) {
         /* An action that is not points on the board: its button. */
         snprintf(expr, sizeof expr, "P.state.legal[%ld].action", k);
         char *a = s_eval(b, expr);
         snprintf(sel, sizeof sel, "#others button[data-action=%s]", a);
+        cr_assert(!strchr(a, '/'), "an action on the board offered as a button: %s", a);
         free(a);
         cr_assert_eq(browser_click(b, sel), 0, "%s", browser_last_error(b));
     } else {
@@ -169,7 +232,15 @@ static void s_person_action(browser *b, rng_t *rng, int *hops)
                           p[i + 1], p[i]);
             }
         }
+        /* Points that spell several actions (a checker borne off with either
+         * die): the page asks which, with a button for each. */
+        if (s_num(b, "P.choice ? P.choice.length : 0") > 1) {
+            snprintf(sel, sizeof sel, "#others button.action[data-action=%s]", action);
+            cr_assert_eq(browser_click(b, sel), 0, "%s", browser_last_error(b));
+            (*choices)++;
+        }
     }
+    free(action);
     snprintf(expr, sizeof expr,
              "+document.getElementById('board').getAttribute('data-moves') > %ld", before);
     cr_assert(browser_wait(b, expr, 30), "the action was not played: %s", browser_errors(b));
@@ -187,7 +258,9 @@ static void s_game_in_chromium(const game_def *g)
     cr_assert_not_null(b, "%s", why);
 
     /* The second player: the engine moves first. */
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/play?colour=%s", port, g->player_name(1));
+    /* A game with dice: the seed they are rolled from (the same game each run). */
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/play?colour=%s%s", port, g->player_name(1),
+             g->is_chance ? "&seed=2b" : "");
     cr_assert_eq(browser_open(b, url, 30), 0, "%s", browser_last_error(b));
     cr_assert(browser_wait(b, "P.state !== null", 20), "%s", browser_errors(b));
     char *v = s_eval(b, "Array.prototype.map.call(document.querySelectorAll('#colour option'),"
@@ -206,7 +279,9 @@ static void s_game_in_chromium(const game_def *g)
     char pos[GAME_POSITION_CHARS + 1];
     g->format_position(&s, pos, sizeof pos);
     long points = s_num(b, "document.querySelectorAll('#board .pt').length");
-    int occupied = s_occupied(pos, (int)points);
+    bool bg = g == &backgammon_game;
+    char want_bg[400];
+    int occupied = bg ? s_bg_expected(pos, want_bg, sizeof want_bg) : s_occupied(pos, (int)points);
     cr_assert(occupied >= 0, "%ld points drawn for the position %s", points, pos);
     cr_assert(s_wait_person(b), "the engine moved first and the person is to move");
     long turned = s_num(b, "P.game.bottom !== 1 ? 1 : 0");
@@ -222,9 +297,23 @@ static void s_game_in_chromium(const game_def *g)
      * 16 when the board starts empty (Yinsh's rings placed first). */
     rng_t rng;
     rng_seed(&rng, 27);
-    int hops = 0;
+    int hops = 0, choices = 0;
     while (s_wait_person(b)) {
-        s_person_action(b, &rng, &hops);
+        if (g->is_chance) {
+            /* The dice are the server's: never a button; the board shows the
+             * position the server sent, checker by checker, and its dice. */
+            cr_assert_eq(s_num(b, "document.querySelectorAll('#others button').length"), 0,
+                         "a button for the person at a game with dice");
+            char *at = s_eval(b, "P.state.position");
+            at[strlen(at) - 1] = 0;
+            s_bg_expected(at + 1, want_bg, sizeof want_bg);
+            v = s_eval(b, BG_DRAWN);
+            cr_assert(!strncmp(v + 1, want_bg, strlen(want_bg)) && v[strlen(want_bg) + 1] == '"',
+                      "%s drawn as %s, not %s", at + 1, v, want_bg);
+            free(v);
+            free(at);
+        }
+        s_person_action(b, &rng, &hops, &choices);
         if (hops == 6 || (!occupied && hops == 16)) {
             v = s_eval(b, WRONG_COLOURS);
             cr_assert_str_eq(v, "\"\"", "pieces drawn in the wrong colour: %s", v);
@@ -235,6 +324,15 @@ static void s_game_in_chromium(const game_def *g)
         }
     }
     cr_assert(hops >= 3, "a whole game: %d actions of the person", hops);
+    cr_log_info("%s: a whole game, %d actions of the person (%d chosen by a button)", g->name,
+                hops, choices);
+    if (g->is_chance) {
+        v = s_eval(b, "P.state.seed");
+        cr_assert_str_eq(v, "\"000000000000002b\"", "the dice rolled from the page's seed: %s", v);
+        free(v);
+        /* This seed's game bears checkers off where either die would do. */
+        cr_assert(choices > 0, "the page never asked which die");
+    }
     cr_assert(browser_wait(b, "document.getElementById('saved').textContent.indexOf("
                               "'Saved as game 1') === 0", 20),
               "not saved: %s", browser_errors(b));
@@ -277,8 +375,16 @@ static void s_game_in_chromium(const game_def *g)
             g->apply(&s, r->moves[k - 1].action);
         }
         g->format_position(&s, pos, sizeof pos);
-        cr_assert_eq(s_num(b, PIECES), s_occupied(pos, (int)points),
-                     "step %d: the pieces of %s", k, pos);
+        if (bg) {
+            s_bg_expected(pos, want_bg, sizeof want_bg);
+            v = s_eval(b, BG_DRAWN);
+            cr_assert(!strncmp(v + 1, want_bg, strlen(want_bg)) && v[strlen(want_bg) + 1] == '"',
+                      "step %d: %s drawn as %s, not %s", k, pos, v, want_bg);
+            free(v);
+        } else {
+            cr_assert_eq(s_num(b, PIECES), s_occupied(pos, (int)points),
+                         "step %d: the pieces of %s", k, pos);
+        }
         if (tally_field >= 0) {
             char tw[16];
             s_tally_want(pos, (int)tally_field, tw, sizeof tw);
@@ -495,7 +601,7 @@ Test(web_games, yinsh_row_clicked_from_either_end_and_a_ring_removed)
                   " document.querySelectorAll('#board .tally .tallied').length,"
                   " document.querySelectorAll('#board > circle.piece').length,"
                   " document.querySelector('#moves .turn').textContent].join('|')");
-    cr_assert_str_eq(v, "\"xa2|6|0|1|9|1. white f3:f7xa2\"",
+    cr_assert_str_eq(v, "\"xa2|6|0|1|9|1. white f3:f7 xa2\"",
                      "ring removed; taken crossed, no path, the tally, pieces, list: %s", v);
     free(v);
     v = s_eval(b, "document.getElementById('status').textContent");

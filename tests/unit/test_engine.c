@@ -12,6 +12,7 @@
 #include "play/engine.h"
 #include "games/game.h"
 #include "tests/harness/harness.h"
+#include "games/backgammon.h"
 #include "games/khreibaga.h"
 #include "data/record.h"
 #include "common/util.h"
@@ -382,4 +383,115 @@ Test(engine, stored_games_as_json)
     cr_assert_null(engine_json_game(g, r, 1, err, sizeof err));
     cr_assert(err[0]);
     record_destroy(&r);
+}
+
+/* Answers METHOD /api/NAME of game g with "k=v" pairs (NULL-terminated). */
+static void s_req_g(engine *e, const game_def *g, const char *method, const char *name,
+                    engine_reply *r, ...)
+{
+    engine_args a = {0};
+    va_list ap;
+    va_start(ap, r);
+    for (const char *k; (k = va_arg(ap, const char *)) != NULL;)
+        engine_args_add(&a, k, va_arg(ap, const char *));
+    va_end(ap);
+    engine_request(e, g, method, name, &a, r);
+    cr_assert_not_null(r->body);
+}
+
+/* The roll the dice of seed give at the first chance state from s, as text. */
+static void s_first_roll(const game_def *g, const game_state *s, uint64_t seed, char *buf,
+                         size_t len)
+{
+    rng_t dice;
+    game_dice_seed(&dice, seed);
+    g->format_action(game_chance_draw(g, s, &dice), buf, len);
+}
+
+/* Backgammon's dice on the API (engine.h, "Dice"): rolled by the server from
+ * the game's seed, appended to the moves as nature's ("chance"), checked
+ * when sent back, and kept in the saved record so that it validates. */
+Test(engine, backgammon_s_dice_are_the_server_s_rolled_from_the_seed)
+{
+    const game_def *g = &backgammon_game;
+    char *dir = harness_tmpdir("engine-dice");
+    char path[300], err[300], want[160], roll[8];
+    snprintf(path, sizeof path, "%s/play.kzr", dir);
+    engine_config c;
+    engine_config_default(&c);
+    c.model = "uniform";
+    c.sims = 8;
+    c.records = path;
+    engine *e = engine_new(g, &c, err, sizeof err);
+    cr_assert_not_null(e, "%s", err);
+    game_state s;
+    g->init(&s);
+    s_first_roll(g, &s, 0x2b, roll, sizeof roll);
+    /* Step 1. The opening roll is the seed's, never a legal action. */
+    engine_reply r;
+    s_req_g(e, g, "GET", "legal", &r, "seed", "2b", NULL);
+    cr_assert_eq(r.code, 200, "%s", r.body);
+    cr_assert(strstr(r.body, "\"seed\": \"000000000000002b\""), "%s", r.body);
+    snprintf(want, sizeof want, "{\"action\": \"%s\", \"capture\": false, \"chance\": true", roll);
+    cr_assert(strstr(r.body, want), "%s lacks %s", r.body, want);
+    cr_assert(strstr(r.body, "\"legal\": [{\"action\": \""), "%s", r.body);
+    cr_assert_null(strstr(strstr(r.body, "\"legal\""), "chance"), "%s", r.body);
+    engine_reply_free(&r);
+    /* Step 2. Other dice than the seed's, a bad seed: refused; no seed: a new one. */
+    s_req_g(e, g, "GET", "legal", &r, "seed", "2b", "moves", strcmp(roll, "61") ? "61" : "62",
+            NULL);
+    s_assert_line(&r, 400, "are not the game's: its seed rolls", "other dice");
+    s_req_g(e, g, "GET", "legal", &r, "seed", "xyz", NULL);
+    s_assert_line(&r, 400, "seed must be 1 to 16 hex digits", "bad seed");
+    s_req_g(e, g, "GET", "legal", &r, "seed", "12345678901234567", NULL);
+    s_assert_line(&r, 400, "seed must be", "long seed");
+    s_req_g(e, g, "GET", "legal", &r, NULL);
+    cr_assert_eq(r.code, 200, "%s", r.body);
+    cr_assert(strstr(r.body, "\"seed\": \""), "%s", r.body);
+    engine_reply_free(&r);
+    /* Step 3. A last checker each (white on roll): the server rolls, white
+     * bears off and wins; the game saves with its seed and validates. */
+    uint8_t own[25] = {1}, opp[25] = {1};
+    char id[16], pos[40];
+    backgammon_position_id(own, opp, id);
+    snprintf(pos, sizeof pos, "%s w", id);
+    cr_assert_eq(g->parse_position(&s, pos, err, sizeof err), 0, "%s", err);
+    s_first_roll(g, &s, 5, roll, sizeof roll);
+    s_req_g(e, g, "GET", "legal", &r, "position", pos, "seed", "5", NULL);
+    cr_assert_eq(r.code, 200, "%s", r.body);
+    const char *l = strstr(r.body, "\"legal\": [{\"action\": \"");
+    cr_assert_not_null(l, "%s", r.body);
+    char off[16] = "";
+    sscanf(l + strlen("\"legal\": [{\"action\": \""), "%15[^\"]", off);
+    cr_assert(!strncmp(off, "1/off", 5), "%s", off);
+    engine_reply_free(&r);
+    char moves[40];
+    snprintf(moves, sizeof moves, "%s,%s", roll, off);
+    s_req_g(e, g, "GET", "legal", &r, "position", pos, "seed", "5", "moves", moves, NULL);
+    cr_assert_eq(r.code, 200, "%s", r.body);
+    cr_assert(strstr(r.body, "\"winner\": \"white\""), "%s", r.body);
+    engine_reply_free(&r);
+    const char *gid = "00112233445566778899aabbccddeeff";
+    s_req_g(e, g, "POST", "save", &r, "position", pos, "moves", moves, "seed", "6", "engine",
+            "black", "id", gid, NULL);
+    cr_assert_eq(r.code, 400, "another seed's dice are refused: %s", r.body);
+    engine_reply_free(&r);
+    s_req_g(e, g, "POST", "save", &r, "position", pos, "moves", moves, "seed", "5", "engine",
+            "black", "id", gid, NULL);
+    cr_assert_eq(r.code, 200, "%s", r.body);
+    engine_reply_free(&r);
+    engine_destroy(&e);
+    record_file *f;
+    cr_assert_eq(record_file_open(path, &f, err, sizeof err), 0, "%s", err);
+    game_record *rec = record_new();
+    cr_assert_eq(record_file_read(f, rec, err, sizeof err), 0, "%s", err);
+    record_file_close(&f);
+    cr_assert_eq(rec->seed, 5);
+    cr_assert_eq(rec->n_moves, 2);
+    cr_assert_eq(record_validate(g, rec, err, sizeof err), 0, "%s", err);
+    rec->seed = 6;
+    cr_assert_neq(record_validate(g, rec, err, sizeof err), 0, "the dice follow from the seed");
+    record_destroy(&rec);
+    harness_rm_rf(dir);
+    free(dir);
 }
