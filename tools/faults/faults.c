@@ -1587,9 +1587,9 @@ static void s_scenario_status(void)
     s_result("status", ok ? "PASS" : "FAIL",
              "slow-loris: %ld connections held at most (%ld opened, %ld closed by the server; "
              "the server: %.0f open at most, %.0f idle ones closed for room, %.0f for a slow "
-             "header, %.0f refused as their address held one unfinished), /healthz %zu answered, %d failed, median %.1f ms, max %.1f ms (the "
-             "prober's own "
-             "100 ms sleep overran by up to %.0f ms); flood: %ld requests served (%.0f/s), "
+             "header, %.0f refused as their address held one unfinished), /healthz %zu "
+             "answered, %d failed, median %.1f ms, max %.1f ms (the prober's own 100 ms sleep "
+             "overran by up to %.0f ms); flood: %ld requests served (%.0f/s), "
              "/healthz %zu answered, %d failed, median %.1f ms, max %.1f ms (sleep overran by "
              "up to %.0f ms); limit %.0f s %s%s",
              (long)atomic_load(&la.held_max), (long)atomic_load(&la.opened),
