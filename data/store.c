@@ -1316,6 +1316,18 @@ int store_check_counter(const void *value, size_t len, uint64_t *v)
     return 0;
 }
 
+int store_check_game_name(const void *value, size_t len)
+{
+    const uint8_t *p = value;
+    if (len == 0 || len > GAME_NAME_CHARS)
+        return KZ_ECORRUPT;
+    for (size_t i = 0; i < len; i++)
+        if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9') || p[i] == '_' ||
+              p[i] == '-'))
+            return KZ_ECORRUPT;
+    return 0;
+}
+
 static int s_dbi_named(store *s, const char *db, MDB_dbi *out)
 {
     if (!strcmp(db, "models"))

@@ -270,12 +270,14 @@ void store_pin_close(store_pin **p);
 
 /* What the store keeps in a value, checked as its readers would read it:
  * a position (scratch: a batch of capacity >= 1), a model (header and blob
- * length; *blob, optional, points into value), a counter of meta. 0 or
- * KZ_ECORRUPT. */
+ * length; *blob, optional, points into value), a counter of meta, the
+ * store's game of meta ("game": a game's name, 1 to GAME_NAME_CHARS of
+ * [a-z0-9_-]). 0 or KZ_ECORRUPT. */
 int store_check_position(const void *value, size_t len, store_batch *scratch);
 int store_check_model(const void *value, size_t len, store_model_info *info,
                       const uint8_t **blob);
 int store_check_counter(const void *value, size_t len, uint64_t *v);
+int store_check_game_name(const void *value, size_t len);
 
 /* One entry of a database, as read from a damaged store. */
 typedef struct store_raw {
