@@ -236,7 +236,10 @@ store_batch *store_batch_new(size_t cap);
 void store_batch_destroy(store_batch **b);
 
 /* Draws n (<= b->cap) position sequences uniformly, with replacement, from
- * the window and reads them into b. b->n = n, or 0 when the window is empty. */
+ * the window and reads them into b. b->n = n, or 0 when the window is empty.
+ * A withdrawn position, or a damaged one (its value does not decode: counted
+ * in store_stats.damaged_positions), is drawn again, 64 times at most; then
+ * KZ_ENOTFOUND or KZ_ECORRUPT. */
 int store_sample(store *s, rng_t *rng, size_t n, store_batch *b);
 /* Reads one position by sequence into b as its only sample. */
 int store_get_position(store *s, uint64_t sequence, store_batch *b);
@@ -253,6 +256,7 @@ typedef struct store_stats {
     uint64_t used_bytes;     /* pages in use * page size */
     uint64_t map_grows;      /* times the map was grown since open */
     uint64_t txns;           /* write transactions committed since open */
+    uint64_t damaged_positions; /* damaged positions store_sample met (and drew again) */
 } store_stats;
 void store_get_stats(store *s, store_stats *out);
 

@@ -515,6 +515,13 @@ static void s_handle_batch(coord *c, const uint8_t *route, size_t rl, const wire
             s_error(c, route, rl, req->request_id, WIRE_ERR_INTERNAL, "sampling failed");
             return;
         }
+        store_get_stats(c->st, &st);
+        if (st.damaged_positions >= 2 * c->damaged_warned + 1) { /* 1, 3, 7, ... */
+            c->damaged_warned = st.damaged_positions;
+            log_warn("store: %llu damaged positions met in the window so far (each drawn "
+                     "again): the store is damaged; `kz store check %s` names them",
+                     (unsigned long long)st.damaged_positions, c->cfg.data_dir);
+        }
         store_batch *b = c->batch;
         r->n = (uint32_t)b->n;
         r->packed_bytes = b->packed_bytes;
