@@ -46,6 +46,7 @@ struct store {
     uint32_t best;         /* best model version */
     uint64_t grows;        /* map growths since open */
     uint64_t txns;         /* write transactions committed since open */
+    uint64_t damaged;      /* damaged positions sampling met and drew again, since open */
     uint8_t posbuf[POSITION_MAX_BYTES]; /* encode buffer for one position */
 };
 
@@ -1124,8 +1125,9 @@ static bool s_withdrawn(const MDB_val *d)
     return d->mv_size == 1 && ((const uint8_t *)d->mv_data)[0] == 0;
 }
 
-/* Reads b->sequences[0..n); with rng, a withdrawn one is drawn again from
- * [lo, hi) (64 times at most), without it is KZ_ENOTFOUND. */
+/* Reads b->sequences[0..n); with rng, a withdrawn or damaged one is drawn
+ * again from [lo, hi) (64 times at most), without it is KZ_ENOTFOUND or
+ * KZ_ECORRUPT. */
 static int s_read_positions(store *s, store_batch *b, size_t n, rng_t *rng, uint64_t lo,
                             uint64_t hi)
 {
@@ -1152,6 +1154,16 @@ static int s_read_positions(store *s, store_batch *b, size_t n, rng_t *rng, uint
             }
             if (!rc)
                 rc = s_decode_position(&d, b, j);
+            /* A damaged position (its page sound, its value not) is drawn
+             * again too: one bad value must not fail every batch it falls in. */
+            if (rc == KZ_ECORRUPT && rng && tries < 64) {
+                s->damaged++;
+                if (j == 0)
+                    b->packed_bytes = 0; /* it may have set it */
+                b->sequences[j] = lo + s_uniform(rng, hi - lo);
+                rc = 0;
+                continue;
+            }
             break;
         }
     }
@@ -1242,6 +1254,7 @@ void store_get_stats(store *s, store_stats *out)
         .used_bytes = (uint64_t)(info.me_last_pgno + 1) * st.ms_psize,
         .map_grows = s->grows,
         .txns = s->txns,
+        .damaged_positions = s->damaged,
     };
 }
 
@@ -1313,6 +1326,18 @@ int store_check_counter(const void *value, size_t len, uint64_t *v)
     if (len != 8)
         return KZ_ECORRUPT;
     *v = le_get64(value);
+    return 0;
+}
+
+int store_check_game_name(const void *value, size_t len)
+{
+    const uint8_t *p = value;
+    if (len == 0 || len > GAME_NAME_CHARS)
+        return KZ_ECORRUPT;
+    for (size_t i = 0; i < len; i++)
+        if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9') || p[i] == '_' ||
+              p[i] == '-'))
+            return KZ_ECORRUPT;
     return 0;
 }
 

@@ -236,7 +236,10 @@ store_batch *store_batch_new(size_t cap);
 void store_batch_destroy(store_batch **b);
 
 /* Draws n (<= b->cap) position sequences uniformly, with replacement, from
- * the window and reads them into b. b->n = n, or 0 when the window is empty. */
+ * the window and reads them into b. b->n = n, or 0 when the window is empty.
+ * A withdrawn position, or a damaged one (its value does not decode: counted
+ * in store_stats.damaged_positions), is drawn again, 64 times at most; then
+ * KZ_ENOTFOUND or KZ_ECORRUPT. */
 int store_sample(store *s, rng_t *rng, size_t n, store_batch *b);
 /* Reads one position by sequence into b as its only sample. */
 int store_get_position(store *s, uint64_t sequence, store_batch *b);
@@ -253,6 +256,7 @@ typedef struct store_stats {
     uint64_t used_bytes;     /* pages in use * page size */
     uint64_t map_grows;      /* times the map was grown since open */
     uint64_t txns;           /* write transactions committed since open */
+    uint64_t damaged_positions; /* damaged positions store_sample met (and drew again) */
 } store_stats;
 void store_get_stats(store *s, store_stats *out);
 
@@ -270,12 +274,14 @@ void store_pin_close(store_pin **p);
 
 /* What the store keeps in a value, checked as its readers would read it:
  * a position (scratch: a batch of capacity >= 1), a model (header and blob
- * length; *blob, optional, points into value), a counter of meta. 0 or
- * KZ_ECORRUPT. */
+ * length; *blob, optional, points into value), a counter of meta, the
+ * store's game of meta ("game": a game's name, 1 to GAME_NAME_CHARS of
+ * [a-z0-9_-]). 0 or KZ_ECORRUPT. */
 int store_check_position(const void *value, size_t len, store_batch *scratch);
 int store_check_model(const void *value, size_t len, store_model_info *info,
                       const uint8_t **blob);
 int store_check_counter(const void *value, size_t len, uint64_t *v);
+int store_check_game_name(const void *value, size_t len);
 
 /* One entry of a database, as read from a damaged store. */
 typedef struct store_raw {

@@ -704,7 +704,14 @@ static void s_leaf_meta(checker *c, const uint8_t *key, size_t klen, const uint8
             }
             return;
         }
-    if (klen == 4 && !memcmp(key, "game", 4) && vlen < sizeof c->game) {
+    if (klen == 4 && !memcmp(key, "game", 4)) {
+        if (store_check_game_name(val, vlen)) {
+            c->r->bad_entries++;
+            s_problem(c, "meta: the store's game '%.*s' (%zu bytes) is not a game's name (1 to "
+                      "%d of a-z, 0-9, _ and -): damaged", (int)(vlen < 40 ? vlen : 40),
+                      (const char *)val, vlen, GAME_NAME_CHARS);
+            return;
+        }
         memcpy(c->game, val, vlen);
         c->game[vlen] = 0;
     }

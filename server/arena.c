@@ -237,6 +237,12 @@ int arena_load(coord *c)
     c->best = store_best(c->st);
     store_model_info m;
     int rc = store_get_model_info(c->st, c->best, &m);
+    if (rc == KZ_ENOTFOUND || rc == KZ_ECORRUPT) {
+        char what[120];
+        snprintf(what, sizeof what, "its best model %u %s", c->best,
+                 rc == KZ_ENOTFOUND ? "is not in it" : "has a header that does not read");
+        return coord_store_damaged(c, what);
+    }
     if (rc) {
         log_error("arena: best model %u missing: %s", c->best, err_str(rc));
         return rc;

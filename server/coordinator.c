@@ -515,6 +515,13 @@ static void s_handle_batch(coord *c, const uint8_t *route, size_t rl, const wire
             s_error(c, route, rl, req->request_id, WIRE_ERR_INTERNAL, "sampling failed");
             return;
         }
+        store_get_stats(c->st, &st);
+        if (st.damaged_positions >= 2 * c->damaged_warned + 1) { /* 1, 3, 7, ... */
+            c->damaged_warned = st.damaged_positions;
+            log_warn("store: %llu damaged positions met in the window so far (each drawn "
+                     "again): the store is damaged; `kz store check %s` names them",
+                     (unsigned long long)st.damaged_positions, c->cfg.data_dir);
+        }
         store_batch *b = c->batch;
         r->n = (uint32_t)b->n;
         r->packed_bytes = b->packed_bytes;
@@ -985,6 +992,12 @@ static int s_check_store_game(coord *c)
     char held[GAME_NAME_CHARS + 2] = "";
     size_t len = 0;
     int rc = store_get_meta(c->st, "game", held, sizeof held - 1, &len);
+    if (rc == KZ_EFULL || (rc == 0 && store_check_game_name(held, len))) {
+        char what[120];
+        snprintf(what, sizeof what, "its game entry (meta \"game\") is %zu bytes that are not "
+                 "a game's name", len);
+        return coord_store_damaged(c, what);
+    }
     if (rc == 0) {
         held[len < sizeof held ? len : sizeof held - 1] = '\0';
         if (strcmp(held, c->g->name)) {
@@ -1107,6 +1120,9 @@ static int s_init_store(coord *c)
     so.prune_per_txn = (uint64_t)cfg->prune_per_txn;
     so.no_sync = !cfg->sync;
     int rc = store_open(&c->st, cfg->data_dir, &so);
+    if (rc == KZ_ECORRUPT) /* its counters do not read (check_store does not look at values) */
+        return coord_store_damaged(c, "its counters (meta next_game, next_pos, first_pos, "
+                                      "next_model, best) do not read");
     if (rc) {
         log_error("cannot open the store in %s: %s", cfg->data_dir, err_str(rc));
         return rc;

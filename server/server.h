@@ -398,6 +398,7 @@ typedef struct coord {
     uint64_t clients_forgotten; /* silent clients dropped to make room for new ids */
     uint64_t clients_refused;   /* new ids turned away: max_clients all live */
     uint64_t batches_served;    /* BatchReplies with n > 0 */
+    uint64_t damaged_warned;    /* damaged positions met by sampling, as last logged */
     uint64_t samples_served;    /* samples in them */
     double rate_games;          /* stored games per second (smoothed) */
     double rate_pos;            /* positions per second (smoothed) */

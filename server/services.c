@@ -184,6 +184,15 @@ void coord_model_damaged(coord *c, uint32_t v)
     pthread_mutex_unlock(&c->snap_lock);
 }
 
+int coord_store_damaged(const coord *c, const char *what)
+{
+    const char *d = c->cfg.data_dir;
+    log_error("the store in %s is damaged (%s) and was not opened: `kz store check %s` says "
+              "what is wrong; `kz store salvage %s NEWDIR` copies what is readable into a new "
+              "store (then start with data_dir = NEWDIR)", d, what, d, d);
+    return KZ_ECORRUPT;
+}
+
 /* --- announcements and the best -------------------------------------------------- */
 
 void coord_announce(coord *c, uint32_t previous, uint32_t wins, uint32_t draws, uint32_t losses)

@@ -23,6 +23,10 @@ const model_cache_entry *coord_model(coord *c, uint32_t version);
  * /status and /healthz; when v is the best, the best falls back to the newest
  * earlier promoted (or initial) model that is intact, in the store too. */
 void coord_model_damaged(coord *c, uint32_t v);
+/* Logs, as one ERROR line, that the store is damaged (what: how it shows)
+ * and was not opened, with what to do (kz store check, kz store salvage).
+ * Returns KZ_ECORRUPT. */
+int coord_store_damaged(const coord *c, const char *what);
 /* Publishes an announcement of the current best. */
 void coord_announce(coord *c, uint32_t previous, uint32_t wins, uint32_t draws, uint32_t losses);
 /* Opening k of the book (k taken modulo its size). Borrowed. */

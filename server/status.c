@@ -327,12 +327,13 @@ static void s_build_status(coord *c, strbuf *b)
     strbuf_printf(b, "},\n");
     strbuf_printf(b, "  \"replay\": {\"games\": %llu, \"positions\": %llu, \"window\": %ld, "
                  "\"window_lo\": %llu, \"window_hi\": %llu, \"window_positions\": %llu, "
-                 "\"first_position\": %llu, \"map_bytes\": %llu, \"used_bytes\": %llu},\n",
+                 "\"first_position\": %llu, \"map_bytes\": %llu, \"used_bytes\": %llu, "
+                 "\"damaged_positions\": %llu},\n",
               (unsigned long long)st.games, (unsigned long long)st.positions_total,
               c->cfg.window, (unsigned long long)st.window_lo, (unsigned long long)st.window_hi,
               (unsigned long long)(st.window_hi - st.window_lo),
               (unsigned long long)st.first_position, (unsigned long long)st.map_bytes,
-              (unsigned long long)st.used_bytes);
+              (unsigned long long)st.used_bytes, (unsigned long long)st.damaged_positions);
     strbuf_printf(b, "  \"models_store\": {\"models\": %u, \"bytes\": %llu, \"deleted\": %llu, "
                      "\"keep_last\": %ld, \"keep_every\": %ld, \"disk_free_bytes\": %llu, "
                      "\"disk_total_bytes\": %llu, \"disk_low\": %s},\n",

@@ -1,7 +1,8 @@
 /* The fault suite's short version (tools/faults/faults.c, docs/faults.md) against
  * the real programs: a few coordinator SIGKILLs under load, a short
  * partition of the workers, a few trainer SIGKILLs, a full disk, a
- * slow-loris and a flood on the status port. The suite checks its own
+ * slow-loris and a flood on the status port, two torn copies of a live store
+ * salvaged, a bit flipped in the best model. The suite checks its own
  * ledgers against the store; this test holds it to its exit status and to
  * the counts it prints (no game lost, none stored twice, every resume
  * exact), never to its timings. A scenario the machine cannot run (no
@@ -40,8 +41,9 @@ Test(faults, short_suite, .fini = harness_cleanup)
     proc_output out;
     int st = proc_capture(argv, &o, &out);
     cr_assert_eq(st, 0, "faults --short exited with %d:\n%s", st, out.out);
-    const char *names[] = {"kills", "partition", "trainer", "disk", "status"};
-    for (size_t i = 0; i < 5; i++) {
+    const char *names[] = {"kills", "partition", "trainer", "disk", "status", "torn-copy",
+                           "flipped-model"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char line[1200];
         cr_assert_not_null(s_line(out.out, names[i], line, sizeof line),
                            "no summary line for %s:\n%s", names[i], out.out);
@@ -53,7 +55,7 @@ Test(faults, short_suite, .fini = harness_cleanup)
             continue;
         }
         /* The counts behind PASS. */
-        if (i != 2 && i != 4) {
+        if (i < 5 && i != 2 && i != 4) {
             cr_expect(strstr(line, ", lost 0;") != NULL, "%s", line);
             cr_expect(strstr(line, "stored twice 0") != NULL, "%s", line);
         }
@@ -70,6 +72,17 @@ Test(faults, short_suite, .fini = harness_cleanup)
         if (i == 4) { /* both attacks: every /healthz probe answered */
             const char *a = strstr(line, " answered, 0 failed");
             cr_expect(a && strstr(a + 1, " answered, 0 failed"), "%s", line);
+        }
+        if (i == 5) { /* both copies refused and salvaged, nothing unlike the store */
+            cr_expect(strstr(line, "copies 2 (") != NULL, "%s", line);
+            cr_expect(strstr(line, "unlike the store's 0;") != NULL, "%s", line);
+            cr_expect(strstr(line, "kz store check passed on 2 of 2 salvaged") != NULL, "%s",
+                      line);
+        }
+        if (i == 6) { /* the fallback shown, and model 1's games after the restart */
+            cr_expect(strstr(line, "/status best 1, fallback 2 -> 1, damaged [2]") != NULL,
+                      "%s", line);
+            cr_expect(strstr(line, "(model 1: 0,") == NULL, "%s", line);
         }
     }
     proc_output_free(&out);

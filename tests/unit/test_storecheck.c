@@ -16,11 +16,13 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zmq.h>
 
 #include "games/game.h"
 #include "tests/harness/harness.h"
 #include "data/store.h"
 #include "common/util.h"
+#include "data/record.h"
 #include "data/validate.h"
 #include "net/wire.h"
 
@@ -539,8 +541,8 @@ Test(storecheck, damaged_names_are_printed_escaped, .fini = harness_cleanup)
     char args[400];
     snprintf(args, sizeof args, "store check %s", dir);
     cr_assert_eq(s_kz(args, out, sizeof out), 1, "%s", out);
-    cr_assert_not_null(strstr(out, "'\\x1b[2Jevil\\x07' is not built into this program"), "%s",
-                       out);
+    cr_assert_not_null(strstr(out, "game '\\x1b[2Jevil\\x07' (10 bytes) is not a game's name"),
+                       "%s", out);
     cr_assert_null(strchr(out, '\x1b'), "a raw escape byte was printed");
     cr_assert_null(strchr(out, '\x07'), "a raw bell byte was printed");
     harness_fini(&h);
@@ -605,5 +607,254 @@ Test(storecheck, a_store_that_lost_its_tree_is_not_opened_as_empty)
                   checks[i], text);
         free(text);
     }
+    harness_fini(&h);
+}
+
+/* --- damaged values with check_store = false (issue 28, #14) ------------------------- */
+
+static void s_put(store *s, const char *db, const void *key, size_t klen, const void *val,
+                  size_t vlen)
+{
+    store_raw e = {key, klen, val, vlen};
+    cr_assert_eq(store_put_raw(s, db, &e, 1), 0, "%s", db);
+}
+
+static void s_put_meta(store *s, const char *name, const void *val, size_t vlen)
+{
+    s_put(s, "meta", name, strlen(name), val, vlen);
+}
+
+/* Writes damage number `kind` over the store in dir: values of every kind
+ * that a reader of the coordinator meets, each of the right key and a wrong
+ * value (the pages stay sound: the page check passes such a store). */
+static void s_damage_values(const char *dir, int kind)
+{
+    store_options so;
+    store_options_default(&so);
+    so.no_sync = true;
+    store *s;
+    cr_assert_eq(store_open(&s, dir, &so), 0, "%s", dir);
+    uint8_t k8[8], v[512];
+    memset(v, 0xa5, sizeof v);
+    switch (kind) {
+    case 0: { /* model 1's header cut short; a model 7 the counters do not know */
+        uint8_t k4[4] = {0, 0, 0, 1};
+        s_put(s, "models", k4, 4, "KZMD\x01\x00", 6);
+        k4[3] = 7;
+        s_put(s, "models", k4, 4, v, 300);
+        break;
+    }
+    case 1: { /* games: junk, empty, cut in half, a byte changed */
+        for (uint64_t seq = 3; seq <= 6; seq++) {
+            uint8_t *rec;
+            size_t len;
+            cr_assert_eq(store_get_game(s, seq, &rec, &len), 0);
+            size_t n = seq == 3 ? 7 : seq == 4 ? 0 : seq == 5 ? len / 2 : len;
+            if (seq == 3)
+                memcpy(rec, v, 7);
+            if (seq == 6)
+                rec[len / 3] ^= 0x40;
+            for (int b = 0; b < 8; b++)
+                k8[b] = (uint8_t)(seq >> (56 - 8 * b));
+            s_put(s, "games", k8, 8, rec, n);
+            free(rec);
+        }
+        break;
+    }
+    case 2: { /* positions of the window: one in 5, each of a wrong shape */
+        store_stats st;
+        store_get_stats(s, &st);
+        const int P = game_default()->packed_bytes;
+        for (uint64_t seq = st.window_lo, i = 0; seq < st.window_hi; seq += 5, i++) {
+            uint8_t p[300] = {0};
+            size_t n;
+            p[0] = (uint8_t)P;
+            size_t at = 1 + (size_t)P;
+            switch (i % 6) {
+            case 0: p[0] = 5; n = 1; break;                 /* too short */
+            case 1: p[0] = 0xff; n = 4; break;              /* packed size impossible */
+            case 2: p[at + 1] = p[at + 2] = 0xff; n = at + 3; break; /* 65535 actions */
+            case 3: p[at + 1] = 2; n = at + 3 + 12 + 2; break;      /* 2 actions + 2 bytes */
+            case 4: p[at] = 100; memset(p + at + 3, 0x7f, 4); n = at + 7; break; /* q 3.4e38 */
+            default: p[at + 3] = 0x80; memset(p + at + 3, 0, 4); p[at + 7] = 0x80;
+                n = at + 8; break;                          /* unknown aux flags */
+            }
+            for (int b = 0; b < 8; b++)
+                k8[b] = (uint8_t)(seq >> (56 - 8 * b));
+            s_put(s, "positions", k8, 8, p, n);
+        }
+        break;
+    }
+    case 3: { /* dedup: a value of 3 bytes; one naming a game far beyond the last */
+        game_record *r = record_new();
+        char err[200];
+        for (uint64_t seq = 7; seq <= 8; seq++) {
+            uint8_t *rec;
+            size_t len;
+            cr_assert_eq(store_get_game(s, seq, &rec, &len), 0);
+            cr_assert_eq(record_unpack(rec, len, r, err, sizeof err), 0, "%s", err);
+            uint8_t far[8] = {0, 0, 1, 0, 0, 0, 0, 0};
+            s_put(s, "dedup", r->id, sizeof r->id, seq == 7 ? v : far, seq == 7 ? 3 : 8);
+            free(rec);
+        }
+        record_destroy(&r);
+        break;
+    }
+    case 4: { /* the coordinator's saved state: each blob of a wrong shape */
+        uint8_t b[12 + 2 * 132] = "KZA1";
+        b[4 + 3] = 1, b[8 + 3] = 1, b[12 + 3] = 4, b[16] = 0xff; /* arena 1 vs 1, 4 games */
+        memset(b + 20, 1, 4);
+        s_put_meta(s, "arena", b, 24);
+        memcpy(b, "KZL1", 4); /* timeline: 2 points of junk */
+        memset(b + 4, 0, 4);
+        b[4] = 2;
+        b[8] = 132, b[9] = b[10] = b[11] = 0;
+        memset(b + 12, 0xff, 2 * 132);
+        s_put_meta(s, "timeline", b, 12 + 2 * 132);
+        memcpy(b, "KZT1\xff\xff\xff\xff", 8); /* tallies: 2^32 - 1 of them in 8 bytes */
+        s_put_meta(s, "tallies", b, 8);
+        memcpy(b, "KZH1\x02\x00\x00\x00", 8); /* rating history: 2 points of junk */
+        memset(b + 8, 0xff, 80);
+        s_put_meta(s, "rating_history", b, 88);
+        static char barred[6000];
+        int n = snprintf(barred, sizeof barred, "no tabs\n\t\t\t\t\nx\ty\t-5\t%s\t",
+                         "99999999999999999999999999");
+        memset(barred + n, 'e', sizeof barred - (size_t)n - 1);
+        s_put_meta(s, "barred", barred, sizeof barred - 1);
+        break;
+    }
+    case 5: /* counters: next_game of 3 bytes */
+        s_put_meta(s, "next_game", v, 3);
+        break;
+    case 6: /* the best: a version the store does not hold */
+        memset(v, 0, 8);
+        v[1] = 0x27;
+        s_put_meta(s, "best", v, 8);
+        break;
+    default: /* the store's game: 200 bytes of junk */
+        s_put_meta(s, "game", v, 200);
+        break;
+    }
+    store_close(&s);
+}
+
+/* Every reader of a running coordinator on its store: the pages, games,
+ * the model, samples for a trainer, resent games (their ids in dedup). With
+ * positions (one in 5 of the window damaged), every batch still comes whole:
+ * a damaged position is drawn again, and counted in /status. */
+static void s_read_everything(const harness *h, const char *what, bool positions)
+{
+    static const char *const urls[] = {"/status", "/metrics", "/healthz", "/games",
+                                       "/games/3", "/games/4", "/games/5", "/games/6",
+                                       "/games/7", "/timeline", "/models", "/saved",
+                                       "/api/info", "/"};
+    static char buf[1 << 16];
+    for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
+        int code = harness_http(h->http_port, urls[i], buf, sizeof buf);
+        cr_assert(code > 0, "%s: no answer to %s", what, urls[i]);
+    }
+    void *zctx = zmq_ctx_new();
+    client *c = harness_client(zctx, h->endpoint, NULL, "reader", "trainer", 2000);
+    for (int i = 0; i < 8; i++) {
+        const wire_batch_reply *b = NULL;
+        int rc = client_get_batch(c, 256, 1, &b); /* samples, or an error: it lives */
+        if (positions)
+            cr_assert(rc == 0 && b->n == 256, "batch %d: %s, %u samples", i,
+                      client_last_error(c), rc ? 0 : b->n);
+    }
+    if (positions)
+        cr_assert_gt(harness_wait_status(h, "\"replay\"", "damaged_positions", 1, 10), 0);
+    for (uint32_t v = 0; v <= 7; v++) {
+        uint8_t *blob = NULL;
+        size_t len;
+        client_get_model(c, v, 0, &blob, &len, NULL);
+        free(blob);
+    }
+    client_destroy(&c);
+    zmq_ctx_term(zctx);
+}
+
+/* With check_store = false the coordinator reads a store with damaged
+ * values (not pages: the page check would pass them too) through every
+ * path it has: its start, /status, the game pages, a trainer's samples, the
+ * models, resent games. It refuses in one line or runs, answering each,
+ * and never crashes (issue 28, #14). */
+Test(storecheck, damaged_values_never_crash_the_coordinator_with_the_check_off)
+{
+    harness h;
+    s_make_store(&h, "check-values", 60);
+    char src[300];
+    snprintf(src, sizeof src, "%s/store/data.mdb", h.dir);
+    static const char *const kinds[] = {"models", "games", "positions", "dedup", "saved state",
+                                        "counters", "best", "game"};
+    int started = 0, refused = 0;
+    for (int k = 0; k < 8; k++) {
+        char dir[400], log[500], a_dir[500], a_port[48], a_bind[96], a_pub[96];
+        snprintf(dir, sizeof dir, "%s/values%d", h.dir, k);
+        s_copy_file(src, dir);
+        s_damage_values(dir, k);
+        snprintf(a_dir, sizeof a_dir, "--data_dir=%s", dir);
+        snprintf(a_port, sizeof a_port, "--http_port=%d", h.http_port);
+        snprintf(a_bind, sizeof a_bind, "--bind=%s", h.endpoint);
+        snprintf(a_pub, sizeof a_pub, "--pub_bind=%s", h.pub);
+        snprintf(log, sizeof log, "%s/coordinator.log", dir);
+        const char *const args[] = {a_dir, a_port, a_bind, a_pub, "--sync=false",
+                                    "--check_store=false", "--status_ms=100",
+                                    "--book_openings=20", NULL};
+        pid_t pid = harness_spawn("kz-coordinator", args, log);
+        int st = 0;
+        bool ended = false, up = false;
+        for (double end = harness_now() + 60; harness_now() < end && !up;
+             harness_sleep_ms(20)) {
+            if ((ended = harness_wait(pid, 0, &st)))
+                break;
+            up = harness_http(h.http_port, "/healthz", NULL, 0) > 0;
+        }
+        if (up) {
+            s_read_everything(&h, kinds[k], k == 2);
+            if (k == 2)
+                cr_expect_geq(harness_count(log, "damaged positions met in the window"), 1,
+                              "no warning in %s", log);
+            /* Resent games: each one's id is looked up in dedup. */
+            harness_submit_random_games(&h, 12, 1000);
+            ended = harness_wait(pid, 0, &st);
+            cr_assert(!ended, "%s: the coordinator ended (status %d) while read; see %s",
+                      kinds[k], st, log);
+            int code = harness_stop(pid, SIGTERM, 30);
+            cr_assert_eq(code, 0, "%s: the coordinator's stop: exit %d (128 + a signal: it "
+                         "died; see %s)", kinds[k], code, log);
+            started++;
+            continue;
+        }
+        cr_assert(ended, "%s: the coordinator neither started nor ended (see %s)", kinds[k],
+                  log);
+        cr_assert(WIFEXITED(st), "%s: the coordinator died by signal %d (see %s)", kinds[k],
+                  WTERMSIG(st), log);
+        char *text = harness_read_file(log);
+        cr_assert_not_null(text);
+        const char *why = strstr(text, " ERROR ");
+        cr_assert(WEXITSTATUS(st) != 0 && why, "%s: exit %d, no reason:\n%s", kinds[k],
+                  WEXITSTATUS(st), text);
+        /* One line that says the store is damaged and what to do. */
+        size_t n = strcspn(why, "\n");
+        char *line = strndup(why, n);
+        cr_assert(strstr(line, "is damaged") && strstr(line, "kz store salvage"),
+                  "damaged %s: the reason does not say what to do: %s", kinds[k], line);
+        free(line);
+        /* ... and kz store check, which it points to, finds it. */
+        static char out[1 << 16];
+        char check[600];
+        snprintf(check, sizeof check, "store check %s", dir);
+        cr_assert_eq(s_kz(check, out, sizeof out), 1, "damaged %s: kz store check finds nothing:"
+                     "\n%s", kinds[k], out);
+        fprintf(stderr, "storecheck: damaged %s refused:%.*s\n", kinds[k],
+                (int)strcspn(why, "\n"), why);
+        free(text);
+        refused++;
+    }
+    fprintf(stderr, "storecheck: 8 kinds of damaged values with check_store = false: %d "
+                    "started and answered every reader, %d refused in one line, none crashed\n",
+            started, refused);
+    cr_expect_geq(started, 4, "only %d of 8 started", started);
     harness_fini(&h);
 }

@@ -23,7 +23,17 @@
  *   status     a slow-loris (hundreds of connections sending their headers
  *              byte by byte) and then a flood of requests on the status
  *              port, from other addresses than a prober that asks /healthz
- *              ten times a second: its latency (median, max) and failures.
+ *              ten times a second: its latency (median, max) and failures;
+ *   torn-copy  copies of the store's data file taken as a naive backup would
+ *              (read while the cluster writes) at random moments: kz store
+ *              check finds them damaged, the coordinator refuses each in one
+ *              line naming kz store salvage, the salvage keeps the games
+ *              acknowledged before the copy (each byte for byte the store's),
+ *              says what it lost and exits 1 then, and checks clean;
+ *   flipped-model  one bit flipped in the best model's bytes while the
+ *              coordinator is stopped: it starts, falls back to the last good
+ *              best with an ERROR, shows it in /status and /healthz, and the
+ *              workers (one kept running, one started again) play on.
  *
  * The ledger: each kz loadgen writes a line per acknowledged game
  * (--ledger=FILE: the id, new or dup, its sequence); each worker's exit line
@@ -68,9 +78,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zmq.h>
 
 #include "tests/harness/harness.h"
 #include "common/config.h"
+#include "net/client.h"
 #include "net/curve.h"
 #include "games/game.h"
 #include "nn/model.h"
@@ -121,6 +133,7 @@ typedef struct faults_config {
     long trainer_kills;               /* trainer SIGKILLs (0: 20, short 3) */
     double full_s;                    /* the disk held full (0: 10, short 2) */
     double status_s;                  /* each status attack (0: 15, short 2) */
+    long torn_copies;                 /* torn copies of the live store (0: 8, short 2) */
     long seed;                        /* kill moments (0: from the clock) */
     bool keep;                        /* keep the scratch directory */
     char dir[CONFIG_STR_MAX];         /* parent of the scratch directory ("": TMPDIR) */
@@ -129,9 +142,11 @@ typedef struct faults_config {
 #define O(f) offsetof(faults_config, f)
 static const config_option s_options[] = {
     {"short", CONFIG_BOOL, "false", 0, 0, O(quick),
-     "small counts (make check): 4 kills, one 3 s partition, 3 trainer kills, 2 s attacks"},
+     "small counts (make check): 4 kills, one 3 s partition, 3 trainer kills, 2 s attacks, "
+     "2 torn copies, 10 games after a flipped model"},
     {"scenarios", CONFIG_STRING, "all", 0, 0, O(scenarios),
-     "all, or a comma list of kills, partition, trainer, disk, status"},
+     "all, or a comma list of kills, partition, trainer, disk, status, torn-copy, "
+     "flipped-model"},
     {"kills", CONFIG_INT, "0", 0, 100000, O(kills), "coordinator SIGKILLs (0: 100; short 4)"},
     {"partitions", CONFIG_INT, "0", 0, 1000, O(partitions),
      "partitions of the workers (0: 2; short 1)"},
@@ -143,6 +158,8 @@ static const config_option s_options[] = {
      "seconds the store's disk is held full (0: 10; short 2)"},
     {"status_s", CONFIG_DOUBLE, "0", 0, 3600, O(status_s),
      "seconds of each attack on the status port (0: 15; short 2)"},
+    {"torn_copies", CONFIG_INT, "0", 0, 1000, O(torn_copies),
+     "copies of the live store taken under writes (0: 8; short 2)"},
     {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
      "seed of the random kill moments (0: from the clock; printed)"},
     {"keep", CONFIG_BOOL, "false", 0, 0, O(keep), "keep the scratch directory and its logs"},
@@ -612,32 +629,41 @@ static int s_audit_game(void *ctx, uint64_t seq, const uint8_t *rec, size_t len)
     return 0;
 }
 
+/* Adds the ids of a ledger's first max_lines lines (SIZE_MAX: all) to ids;
+ * the lines read, and of them the "dup" ones in *dups (may be NULL). */
+static size_t s_ledger_read(const char *path, size_t max_lines, id_set *ids, size_t *dups)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0; /* a run that acknowledged nothing wrote nothing */
+    char line[256], hex[40], kind[8];
+    size_t n = 0;
+    for (size_t k = 0; k < max_lines && fgets(line, sizeof line, f); k++) {
+        unsigned long long seq;
+        if (sscanf(line, "%39s %7s %llu", hex, kind, &seq) != 3 || strlen(hex) != 32)
+            continue;
+        uint8_t id[16];
+        for (int i = 0; i < 16; i++) {
+            unsigned v;
+            sscanf(hex + 2 * i, "%2x", &v);
+            id[i] = (uint8_t)v;
+        }
+        s_ids_add(ids, id);
+        n++;
+        if (dups)
+            *dups += !strcmp(kind, "dup");
+    }
+    fclose(f);
+    return n;
+}
+
 /* Reads the ledgers (n of them) and the store (the coordinator stopped). */
 static void s_audit(const char *store_dir, const char *const *ledgers, size_t n, audit *a)
 {
     memset(a, 0, sizeof *a);
     id_set acked = {0};
-    for (size_t k = 0; k < n; k++) {
-        FILE *f = fopen(ledgers[k], "r");
-        if (!f)
-            continue; /* a run that acknowledged nothing wrote nothing */
-        char line[256], hex[40], kind[8];
-        while (fgets(line, sizeof line, f)) {
-            unsigned long long seq;
-            if (sscanf(line, "%39s %7s %llu", hex, kind, &seq) != 3 || strlen(hex) != 32)
-                continue;
-            uint8_t id[16];
-            for (int i = 0; i < 16; i++) {
-                unsigned v;
-                sscanf(hex + 2 * i, "%2x", &v);
-                id[i] = (uint8_t)v;
-            }
-            s_ids_add(&acked, id);
-            a->lines++;
-            a->acked_dup += !strcmp(kind, "dup");
-        }
-        fclose(f);
-    }
+    for (size_t k = 0; k < n; k++)
+        a->lines += s_ledger_read(ledgers[k], SIZE_MAX, &acked, &a->acked_dup);
     size_t repeats = s_ids_sort(&acked);
     a->acked = acked.n - repeats;
     store_options so;
@@ -1561,9 +1587,9 @@ static void s_scenario_status(void)
     s_result("status", ok ? "PASS" : "FAIL",
              "slow-loris: %ld connections held at most (%ld opened, %ld closed by the server; "
              "the server: %.0f open at most, %.0f idle ones closed for room, %.0f for a slow "
-             "header, %.0f refused as their address held one unfinished), /healthz %zu answered, %d failed, median %.1f ms, max %.1f ms (the "
-             "prober's own "
-             "100 ms sleep overran by up to %.0f ms); flood: %ld requests served (%.0f/s), "
+             "header, %.0f refused as their address held one unfinished), /healthz %zu "
+             "answered, %d failed, median %.1f ms, max %.1f ms (the prober's own 100 ms sleep "
+             "overran by up to %.0f ms); flood: %ld requests served (%.0f/s), "
              "/healthz %zu answered, %d failed, median %.1f ms, max %.1f ms (sleep overran by "
              "up to %.0f ms); limit %.0f s %s%s",
              (long)atomic_load(&la.held_max), (long)atomic_load(&la.opened),
@@ -1574,6 +1600,633 @@ static void s_scenario_status(void)
              in_time ? "met" : s_cfg.quick ? "exceeded (not enforced with --short)"
                                            : "EXCEEDED",
              cst ? " -- the coordinator did not stop cleanly" : "");
+}
+
+/* --- scenario: torn copies of a live store ----------------------------------------------- */
+
+/* Copies from/data.mdb into dir/data.mdb as a naive backup would while the
+ * coordinator writes: a slice at a time, 20 ms apart, as far as the file
+ * reached when the copy began (a copy chasing the end of a file that grows
+ * thousands of games a second may never end: tests/unit/test_storecheck.c),
+ * in at least 40 slices of at most 256 KiB, so that it spans many commits.
+ * The bytes copied, or -1 (said). */
+static long long s_torn_copy(const char *from_dir, const char *dir)
+{
+    char from[PATH_MAX + 16], to[PATH_MAX + 16];
+    snprintf(from, sizeof from, "%s/data.mdb", from_dir);
+    snprintf(to, sizeof to, "%s/data.mdb", dir);
+    if (mkdir(dir, 0755) && errno != EEXIST) {
+        s_say("%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    struct stat st;
+    if (in < 0 || out < 0 || fstat(in, &st)) {
+        s_say("copy %s to %s: %s", from, to, strerror(errno));
+        if (in >= 0)
+            close(in);
+        if (out >= 0)
+            close(out);
+        return -1;
+    }
+    static uint8_t buf[256 << 10];
+    size_t slice = ((size_t)st.st_size / 40 + 4095) / 4096 * 4096;
+    slice = slice < 4096 ? 4096 : slice > sizeof buf ? sizeof buf : slice;
+    long long left = st.st_size, done = 0;
+    ssize_t n;
+    while (left > 0 && (n = read(in, buf, left < (long long)slice ? (size_t)left : slice)) > 0) {
+        if (write(out, buf, (size_t)n) != n) {
+            s_say("copy to %s: %s", to, strerror(errno));
+            done = -1;
+            break;
+        }
+        left -= n;
+        done += n;
+        harness_sleep_ms(20);
+    }
+    close(in);
+    close(out);
+    return done;
+}
+
+/* Runs `kz ARGS...` (NULL-terminated) to its end, its output (stderr too) in
+ * *o (free with proc_output_free); its exit status, 128 + signal when killed. */
+static int s_kz_run(proc_output *o, const char *a1, const char *a2, const char *a3,
+                    const char *a4)
+{
+    char kz[PATH_MAX];
+    harness_bin(kz, sizeof kz, "kz");
+    char *argv[] = {kz, (char *)a1, (char *)a2, (char *)a3, (char *)a4, NULL};
+    proc_opts po = {.merge = true, .timeout_s = 600};
+    return proc_capture(argv, &po, o);
+}
+
+/* True when the log has an ERROR line saying the store was not opened and
+ * naming `kz store salvage` (the coordinator's refusal of a damaged store). */
+static bool s_refused_to_salvage(const char *log)
+{
+    char *text = harness_read(log);
+    bool said = false;
+    for (const char *s = strstr(text, "was not opened"); s && !said;
+         s = strstr(s + 1, "was not opened")) {
+        const char *bol = s, *eol = strchr(s, '\n');
+        while (bol > text && bol[-1] != '\n')
+            bol--;
+        size_t len = eol ? (size_t)(eol - bol) : strlen(bol);
+        char *line = strndup(bol, len);
+        said = line && strstr(line, "ERROR") && strstr(line, "kz store salvage");
+        free(line);
+    }
+    free(text);
+    return said;
+}
+
+/* One torn copy: what became of it. */
+typedef struct torn {
+    char dir[PATH_MAX];      /* the copy */
+    long long bytes;         /* copied */
+    size_t acked;            /* load generator's games acknowledged before it began */
+    size_t recovered;        /* of them, in the salvaged store */
+    uint64_t stored;         /* games stored before it began (all clients: /status) */
+    uint64_t kept;           /* of them, in the salvaged store */
+    bool damaged;            /* kz store check found problems (exit 1) */
+    int check_rc;            /* kz store check's exit on the copy */
+    int coord;               /* the coordinator on it: 1 refused, 2 opened, 0 neither */
+    int coord_exit;          /* its exit status */
+    int salvage_rc;          /* kz store salvage's exit */
+    unsigned long long lost_models, lost_games, lost_positions; /* salvage's "lost:" */
+    uint64_t salvaged;       /* games in the salvaged store */
+    uint64_t unlike;         /* salvaged games unlike the store's own under their sequence */
+    int salvaged_check_rc;   /* kz store check on the salvaged store */
+} torn;
+
+typedef struct compare_scan {
+    store *truth;   /* the live store after the cluster stopped */
+    uint64_t unlike;
+} compare_scan;
+
+static int s_compare_game(void *ctx, uint64_t seq, const uint8_t *rec, size_t len)
+{
+    compare_scan *cs = ctx;
+    uint8_t *own;
+    size_t olen;
+    if (store_get_game(cs->truth, seq, &own, &olen)) {
+        cs->unlike++;
+        return 0;
+    }
+    cs->unlike += olen != len || memcmp(own, rec, len);
+    free(own);
+    return 0;
+}
+
+/* The copy checked, salvaged, the salvage read against the ledger and the
+ * store, and the coordinator started on the copy last (when it opens a copy
+ * it writes to it). False when something failed; why says what. */
+static bool s_torn_examine(const cluster *c, torn *t, const char *ledger, store *truth,
+                           char *why, size_t len)
+{
+    proc_output o;
+    char salv[PATH_MAX + 16];
+    snprintf(salv, sizeof salv, "%s.salvaged", t->dir);
+    t->check_rc = s_kz_run(&o, "store", "check", t->dir, NULL);
+    proc_output_free(&o);
+    t->damaged = t->check_rc == 1;
+    t->salvage_rc = s_kz_run(&o, "store", "salvage", t->dir, salv);
+    const char *lost = o.out ? strstr(o.out, "\nlost: ") : NULL;
+    bool parsed = lost && sscanf(lost, "\nlost: %llu models, %llu games, %llu positions",
+                                 &t->lost_models, &t->lost_games, &t->lost_positions) == 3;
+    if (t->salvage_rc >= 2 || !parsed) {
+        snprintf(why, len, "kz store salvage %s: exit %d, %s", t->dir, t->salvage_rc,
+                 parsed ? "" : "no 'lost:' line");
+        s_say("%s\n%s", why, o.out ? o.out : "");
+        proc_output_free(&o);
+        return false;
+    }
+    proc_output_free(&o);
+    bool lost_any = t->lost_models + t->lost_games + t->lost_positions > 0;
+    if (t->salvage_rc != (lost_any ? 1 : 0)) {
+        snprintf(why, len, "kz store salvage %s exited %d though it lost %llu models, %llu "
+                 "games, %llu positions", t->dir, t->salvage_rc, t->lost_models, t->lost_games,
+                 t->lost_positions);
+        return false;
+    }
+    t->salvaged_check_rc = s_kz_run(&o, "store", "check", salv, NULL);
+    proc_output_free(&o);
+    if (t->salvaged_check_rc) {
+        snprintf(why, len, "kz store check %s (the salvage) exited %d", salv,
+                 t->salvaged_check_rc);
+        return false;
+    }
+    /* The salvage against the ledger (what was acknowledged before the
+     * copy began) and against the store itself (byte for byte). */
+    store_options so;
+    store_options_default(&so);
+    so.read_only = true;
+    store *s = NULL;
+    int rc = store_open(&s, salv, &so);
+    if (rc) {
+        snprintf(why, len, "the salvage %s does not open: %s", salv, err_str(rc));
+        return false;
+    }
+    id_set ids = {0};
+    s_ledger_read(ledger, t->acked, &ids, NULL);
+    for (size_t i = 0; i < ids.n; i++) {
+        uint64_t seq;
+        t->recovered += store_find_game(s, ids.ids[i], &seq) == 0;
+    }
+    free(ids.ids);
+    store_stats ss;
+    store_get_stats(s, &ss);
+    compare_scan cs = {.truth = truth};
+    rc = store_foreach_game(s, s_compare_game, &cs);
+    for (uint64_t seq = 0; !rc && seq < ss.games; seq++) {
+        uint8_t *rec;
+        size_t rlen;
+        if (store_get_game(s, seq, &rec, &rlen) == 0) {
+            t->salvaged++;
+            t->kept += seq < t->stored;
+            free(rec);
+        }
+    }
+    t->unlike = cs.unlike;
+    store_close(&s);
+    if (rc) {
+        snprintf(why, len, "cannot read the salvage %s: %s", salv, err_str(rc));
+        return false;
+    }
+    if (t->unlike) {
+        snprintf(why, len, "%llu games of the salvage %s differ from the store's",
+                 (unsigned long long)t->unlike, salv);
+        return false;
+    }
+    if (t->acked - t->recovered > t->lost_games) {
+        snprintf(why, len, "%zu games acknowledged before the copy are not in its salvage, "
+                 "which said it lost %llu", t->acked - t->recovered, t->lost_games);
+        return false;
+    }
+    if (t->acked && !t->recovered) {
+        snprintf(why, len, "none of the %zu games acknowledged before the copy was salvaged",
+                 t->acked);
+        return false;
+    }
+    /* The coordinator on the copy: refused in one line pointing to salvage,
+     * or (a copy that happens to be whole) opened. */
+    cluster k = *c;
+    memset(&k.coord, 0, sizeof k.coord);
+    snprintf(k.dir, sizeof k.dir, "%s", t->dir);
+    snprintf(k.store, sizeof k.store, "%s", t->dir);
+    if (s_coord_launch(&k, false)) {
+        snprintf(why, len, "cannot start the coordinator on %s", t->dir);
+        return false;
+    }
+    char log[PATH_MAX + 20];
+    snprintf(log, sizeof log, "%s/coordinator.log", t->dir);
+    double end = harness_now() + UP_S;
+    for (;;) {
+        if (!proc_alive(&k.coord)) {
+            t->coord_exit = harness_exit_code(k.coord.status);
+            t->coord = t->coord_exit == 1 && s_refused_to_salvage(log) ? 1 : 0;
+            break;
+        }
+        char *body = NULL;
+        if (http_get(NULL, "127.0.0.1", k.http_port, "/healthz", &body) == 0) {
+            free(body);
+            t->coord_exit = s_stop(&k.coord, 30);
+            t->coord = 2;
+            break;
+        }
+        if (harness_now() > end) {
+            proc_stop(&k.coord, SIGKILL, 5);
+            snprintf(why, len, "the coordinator on %s neither refused it nor answered within "
+                     "%.0f s", t->dir, UP_S);
+            return false;
+        }
+        harness_sleep_ms(50);
+    }
+    if (t->coord == 0) {
+        snprintf(why, len, "the coordinator on %s exited %d without the refusal naming kz "
+                 "store salvage: %s", t->dir, t->coord_exit, proc_log_tail(&k.coord, 600));
+        return false;
+    }
+    if (t->coord == 2 && t->damaged) {
+        snprintf(why, len, "the coordinator opened %s, which kz store check finds damaged",
+                 t->dir);
+        return false;
+    }
+    return true;
+}
+
+static void s_scenario_torn_copy(void)
+{
+    long copies = s_cfg.torn_copies ? s_cfg.torn_copies : s_cfg.quick ? 2 : 8;
+    s_say("torn-copy: %ld copies of the store's data file taken at random moments while "
+          "kz loadgen and 2 workers write, each checked, salvaged and given to the "
+          "coordinator", copies);
+    cluster c;
+    if (s_cluster_init(&c, "torn-copy", 1, 8) || s_coord_start(&c)) {
+        s_result("torn-copy", "FAIL", "setup failed");
+        return;
+    }
+    bool ok = true;
+    char why[600] = "";
+    for (int i = 0; i < N_WORKERS; i++)
+        s_worker_start(&c, i, NULL, "127.0.0.1");
+    loadgen lg;
+    s_loadgen_init(&lg, &c, "torn", NULL, "127.0.0.1", s_cfg.quick ? 200 : 400,
+                   s_cfg.quick ? 150 : 200);
+    double end = harness_now() + UP_S;
+    while (s_lines_in(lg.ledger) < 100 && harness_now() < end) {
+        s_loadgen_pump(&lg);
+        harness_sleep_ms(50);
+    }
+    torn *t = xcalloc((size_t)copies, sizeof *t);
+    long made = 0;
+    if (s_lines_in(lg.ledger) < 100) {
+        ok = false;
+        snprintf(why, sizeof why, "fewer than 100 games acknowledged within %.0f s", UP_S);
+    }
+    for (; ok && made < copies; made++) {
+        /* A random moment, the load going on. */
+        double until = harness_now() + 0.2 + 1.8 * rng_uniform(&s_rng);
+        while (harness_now() < until) {
+            s_loadgen_pump(&lg);
+            harness_sleep_ms(20);
+        }
+        snprintf(t[made].dir, sizeof t[made].dir, "%s/copy-%ld", c.dir, made + 1);
+        t[made].acked = s_lines_in(lg.ledger);
+        double stored = s_status_num(&c, "replay.games"); /* at most 100 ms old */
+        t[made].stored = isnan(stored) ? 0 : (uint64_t)stored;
+        t[made].bytes = s_torn_copy(c.store, t[made].dir);
+        if (t[made].bytes < 0) {
+            ok = false;
+            snprintf(why, sizeof why, "copy %ld failed", made + 1);
+        }
+        s_loadgen_pump(&lg);
+    }
+    s_loadgen_finish(&lg, 120);
+    for (int i = 0; i < N_WORKERS; i++)
+        s_stop(&c.worker[i], 60);
+    int cst = s_stop(&c.coord, 30);
+    if (ok && cst) {
+        ok = false;
+        snprintf(why, sizeof why, "the live coordinator exited %d at its stop", cst);
+    }
+    store_options so;
+    store_options_default(&so);
+    so.read_only = true;
+    store *truth = NULL;
+    int rc = store_open(&truth, c.store, &so);
+    if (ok && rc) {
+        ok = false;
+        snprintf(why, sizeof why, "the live store does not open: %s", err_str(rc));
+    }
+    store_stats ts = {0};
+    if (truth)
+        store_get_stats(truth, &ts);
+    long examined = 0;
+    for (; ok && examined < made; examined++) {
+        torn *x = &t[examined];
+        if (!s_torn_examine(&c, x, lg.ledger, truth, why, sizeof why))
+            ok = false;
+        s_say("torn-copy %ld: %.1f MB, kz store check %s; coordinator %s; salvage: %llu "
+              "games, exit %d, lost %llu models %llu games %llu positions; of the games "
+              "stored before the copy %llu kept of %llu, of the load generator's %zu of %zu",
+              examined + 1, (double)x->bytes / 1e6,
+              x->damaged ? "damaged" : x->check_rc ? "failed" : "clean",
+              x->coord == 1 ? "refused (kz store salvage named)" : x->coord == 2 ? "opened"
+                                                                                  : "?",
+              (unsigned long long)x->salvaged, x->salvage_rc, x->lost_models, x->lost_games,
+              x->lost_positions, (unsigned long long)x->kept, (unsigned long long)x->stored,
+              x->recovered, x->acked);
+    }
+    if (truth)
+        store_close(&truth);
+    long damaged = 0, refused = 0, opened = 0, exit1 = 0, checked = 0;
+    size_t acked = 0, recovered = 0;
+    unsigned long long lost_games = 0, salvaged = 0, unlike = 0, stored = 0, kept = 0;
+    double mb_max = 0;
+    for (long i = 0; i < examined; i++) {
+        damaged += t[i].damaged;
+        refused += t[i].coord == 1;
+        opened += t[i].coord == 2;
+        exit1 += t[i].salvage_rc == 1;
+        checked += t[i].salvaged_check_rc == 0 && t[i].coord;
+        acked += t[i].acked;
+        recovered += t[i].recovered;
+        stored += t[i].stored;
+        kept += t[i].kept;
+        lost_games += t[i].lost_games;
+        salvaged += t[i].salvaged;
+        unlike += t[i].unlike;
+        mb_max = fmax(mb_max, (double)t[i].bytes / 1e6);
+    }
+    free(t);
+    s_result("torn-copy", ok ? "PASS" : "FAIL",
+             "copies %ld (up to %.1f MB, of a store that reached %llu games), damaged %ld "
+             "(kz store check); the coordinator refused %ld naming kz store salvage, opened "
+             "%ld whole; salvage: games %llu, of the games stored before the copies began "
+             "%llu kept, %llu lost (of the load generator's acknowledged %zu, lost %zu); "
+             "salvage said lost %llu games, exit 1 on %ld copies; unlike the store's %llu; "
+             "kz store check passed on %ld of %ld salvaged%s%s",
+             made, mb_max, (unsigned long long)ts.games, damaged, refused, opened, salvaged,
+             kept, stored - kept, acked, acked - recovered, lost_games, exit1, unlike, checked,
+             examined, ok ? "" : " -- ", why);
+}
+
+/* --- scenario: a flipped bit in the best model --------------------------------------------- */
+
+/* Registers a candidate as kz-trainer would (the initial model with a later
+ * creation time: another blob), with the trainer's key. Its version, 0 on
+ * failure (said). */
+static uint32_t s_submit_candidate(const cluster *c)
+{
+    char err[256];
+    model *m = NULL;
+    if (modelfile_load(c->model, game_default(), &m, err, sizeof err)) {
+        s_say("%s: %s", c->model, err);
+        return 0;
+    }
+    model_set_created_ms(m, model_created_ms(m) + 1000);
+    uint8_t *blob = NULL;
+    size_t len = 0;
+    int rc = modelfile_to_bytes(m, &blob, &len);
+    model_destroy(&m);
+    if (rc) {
+        s_say("the candidate: %s", err_str(rc));
+        return 0;
+    }
+    void *zctx = zmq_ctx_new();
+    client_config cfg;
+    client_config_default(&cfg);
+    snprintf(cfg.endpoint, sizeof cfg.endpoint, "tcp://127.0.0.1:%d", c->port);
+    snprintf(cfg.curve_server_key, sizeof cfg.curve_server_key, "%s/coordinator.pub", c->keys);
+    snprintf(cfg.curve_secret_key, sizeof cfg.curve_secret_key, "%s/trainer.key", c->keys);
+    snprintf(cfg.client_id, sizeof cfg.client_id, "trainer");
+    cfg.role = "trainer";
+    cfg.timeout_ms = 2000;
+    client *cl = client_new(zctx, &cfg);
+    wire_candidate_ack ack = {0};
+    rc = cl ? client_submit_candidate(cl, blob, len, 1, 10, &ack) : KZ_ENOMEM;
+    if (rc)
+        s_say("submitting the candidate: %s", cl ? client_last_error(cl) : err_str(rc));
+    free(blob);
+    client_destroy(&cl);
+    zmq_ctx_term(zctx);
+    return rc ? 0 : ack.version;
+}
+
+/* Flips one bit in the middle of each copy of blob in dir/data.mdb (LMDB
+ * keeps a value's bytes together, and may keep an older copy in a page it
+ * freed: every copy is hit, so the live one is): a disk's bit rot. The
+ * copies flipped, -1 when the file cannot be read or written. */
+static int s_flip_blob(const char *dir, const uint8_t *blob, size_t len)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    uint8_t *all;
+    size_t n;
+    if (file_read_all(path, &all, &n))
+        return -1;
+    int fd = open(path, O_WRONLY | O_CLOEXEC), copies = 0;
+    for (uint8_t *at = fd >= 0 ? memmem(all, n, blob, len) : NULL; at;
+         at = memmem(at + 1, (size_t)(all + n - at - 1), blob, len)) {
+        off_t off = (off_t)(at - all) + (off_t)(len / 2);
+        uint8_t byte = all[off] ^ 0x10;
+        copies += pwrite(fd, &byte, 1, off) == 1;
+    }
+    if (fd < 0 || close(fd))
+        copies = -1;
+    free(all);
+    return copies;
+}
+
+typedef struct after_scan {
+    uint64_t from;          /* the first sequence stored after the restart */
+    game_record *r;         /* scratch */
+    uint64_t games, by_v1, by_v2, other; /* stored after the restart, by model */
+} after_scan;
+
+static int s_after_game(void *ctx, uint64_t seq, const uint8_t *rec, size_t len)
+{
+    after_scan *a = ctx;
+    char err[200];
+    if (seq < a->from)
+        return 0;
+    a->games++;
+    if (record_unpack(rec, len, a->r, err, sizeof err))
+        a->other++;
+    else if (a->r->model_version == 1)
+        a->by_v1++;
+    else if (a->r->model_version == 2)
+        a->by_v2++;
+    else
+        a->other++;
+    return 0;
+}
+
+static void s_scenario_flipped_model(void)
+{
+    double want = s_cfg.quick ? 10 : 100; /* games stored after the restart */
+    s_say("flipped-model: one bit flipped in the best model (2) in the stopped coordinator's "
+          "store; worker-1 plays on through the restart, worker-2 is stopped and started "
+          "again; until %.0f games are stored after it", want);
+    cluster c;
+    if (s_cluster_init(&c, "flipped-model", 1, 8) || s_coord_start(&c)) {
+        s_result("flipped-model", "FAIL", "setup failed");
+        return;
+    }
+    bool ok = true;
+    char why[600] = "";
+    for (int i = 0; i < N_WORKERS; i++)
+        s_worker_start(&c, i, NULL, "127.0.0.1");
+    /* Step 1. Both workers play model 1, then model 2 becomes the best (gate none). */
+    double end = harness_now() + UP_S;
+    while (!(s_worker_games(&c, "worker-1") > 0 && s_worker_games(&c, "worker-2") > 0)) {
+        if (harness_now() > end) {
+            ok = false;
+            snprintf(why, sizeof why, "no games from both workers within %.0f s", UP_S);
+            break;
+        }
+        harness_sleep_ms(100);
+    }
+    uint32_t v = ok ? s_submit_candidate(&c) : 0;
+    if (ok && v != 2) {
+        ok = false;
+        snprintf(why, sizeof why, "the candidate was registered as version %u, not 2", v);
+    }
+    for (int i = 0; ok && i < N_WORKERS; i++)
+        if (!harness_wait_log(c.worker[i].log, "self-play now with model 2 (was 1)", UP_S)) {
+            ok = false;
+            snprintf(why, sizeof why, "worker-%d did not take model 2 within %.0f s", i + 1,
+                     UP_S);
+        }
+    /* Step 2. worker-2 and the coordinator stop; one bit of model 2 flips on disk. */
+    int w2 = ok ? s_stop(&c.worker[1], 60) : 0;
+    int cst = s_stop(&c.coord, 30);
+    if (ok && (w2 || cst)) {
+        ok = false;
+        snprintf(why, sizeof why, "exits at the stop: worker-2 %d, coordinator %d", w2, cst);
+    }
+    store_options so;
+    store_options_default(&so);
+    so.read_only = true;
+    store *s = NULL;
+    uint8_t *blob = NULL;
+    size_t len = 0;
+    store_model_info info;
+    store_stats ss = {0};
+    int copies = 0, after_flip = 0;
+    if (ok && (store_open(&s, c.store, &so) || store_get_model(s, 2, &blob, &len, &info))) {
+        ok = false;
+        snprintf(why, sizeof why, "model 2 cannot be read from the stopped store");
+    }
+    if (s) {
+        store_get_stats(s, &ss);
+        store_close(&s);
+    }
+    size_t blob_len = len;
+    if (ok && (copies = s_flip_blob(c.store, blob, len)) <= 0) {
+        ok = false;
+        snprintf(why, sizeof why, "model 2's bytes %s in %s/data.mdb",
+                 copies < 0 ? "cannot be rewritten" : "are not found", c.store);
+    }
+    free(blob);
+    blob = NULL;
+    if (ok && store_open(&s, c.store, &so) == 0) {
+        after_flip = store_get_model(s, 2, &blob, &len, &info);
+        free(blob);
+        store_close(&s);
+    }
+    if (ok && after_flip != KZ_ECORRUPT) {
+        ok = false;
+        snprintf(why, sizeof why, "model 2 still reads (%s) after the flip",
+                 err_str(after_flip));
+    }
+    /* Step 3. The cluster starts again. */
+    double t_start = harness_now(), first_s = NAN;
+    if (ok && (s_coord_start(&c) || s_worker_start(&c, 1, NULL, "127.0.0.1"))) {
+        ok = false;
+        snprintf(why, sizeof why, "the cluster did not start again");
+    }
+    double best = NAN, from = NAN, to = NAN, damaged0 = NAN, damaged_n = NAN;
+    int hz_code = 0;
+    char hz[512] = "";
+    bool loud = false;
+    if (ok) {
+        char *body = NULL;
+        if (s_status(&c, &body) == 0) {
+            json_number(body, "models.best", &best);
+            json_number(body, "models.fallback.from", &from);
+            json_number(body, "models.fallback.to", &to);
+            json_number(body, "models.damaged.0", &damaged0);
+            json_number(body, "models.damaged_count", &damaged_n);
+        }
+        free(body);
+        hz_code = harness_http(c.http_port, "/healthz", hz, sizeof hz);
+        hz[strcspn(hz, "\n")] = 0;
+        loud = harness_count(c.coord.log, "THE BEST MODEL 2 IS DAMAGED: the best falls back "
+                                          "to model 1") == 1;
+        if (!(best == 1 && from == 2 && to == 1 && damaged0 == 2 && damaged_n == 1) ||
+            hz_code != 200 || !strstr(hz, "degraded") || !loud) {
+            ok = false;
+            snprintf(why, sizeof why, "after the restart: /status best %g, fallback %g -> %g, "
+                     "damaged [%g] (%g); /healthz %d '%s'; the loud ERROR line %s", best, from,
+                     to, damaged0, damaged_n, hz_code, hz, loud ? "logged" : "missing");
+        }
+    }
+    /* Step 4. Both workers play on: games stored, worker-1 went back to model 1. */
+    double g = NAN;
+    end = harness_now() + UP_S;
+    while (ok) {
+        g = s_status_num(&c, "replay.games");
+        if (isnan(first_s) && g > (double)ss.games)
+            first_s = harness_now() - t_start;
+        if (g >= (double)ss.games + want && s_worker_games(&c, "worker-1") > 0 &&
+            s_worker_games(&c, "worker-2") > 0)
+            break;
+        if (harness_now() > end || !proc_alive(&c.coord)) {
+            ok = false;
+            snprintf(why, sizeof why, "%.0f games stored within %.0f s of the restart (want "
+                     "%.0f from both workers)", g - (double)ss.games, UP_S, want);
+            break;
+        }
+        harness_sleep_ms(100);
+    }
+    bool back = harness_count(c.worker[0].log, "went back from model 2 to 1") >= 1;
+    int bad_blobs = harness_count(c.worker[0].log, "fails its checksum") +
+                    harness_count(c.worker[1].log, "fails its checksum");
+    int wst[N_WORKERS];
+    for (int i = 0; i < N_WORKERS; i++)
+        wst[i] = s_stop(&c.worker[i], 60);
+    cst = s_stop(&c.coord, 30);
+    after_scan as = {.from = ss.games, .r = record_new()};
+    int rc = store_open(&s, c.store, &so);
+    if (!rc) {
+        rc = store_foreach_game(s, s_after_game, &as);
+        store_close(&s);
+    }
+    record_destroy(&as.r);
+    if (ok && (rc || !back || bad_blobs || wst[0] || wst[1] || cst || !as.by_v1)) {
+        ok = false;
+        snprintf(why, sizeof why, "store read %s, worker-1 %s back to model 1, blobs failing "
+                 "their checksum at the workers %d, exits w1 %d w2 %d coordinator %d, games of "
+                 "model 1 after the restart %llu", rc ? err_str(rc) : "ok",
+                 back ? "went" : "did not go", bad_blobs, wst[0], wst[1], cst,
+                 (unsigned long long)as.by_v1);
+    }
+    s_result("flipped-model", ok ? "PASS" : "FAIL",
+             "one bit flipped in %d cop%s of model 2 (the best, %zu bytes) with %llu games "
+             "stored; restarted: the loud ERROR %s, /status best %.0f, fallback %.0f -> %.0f, "
+             "damaged [%.0f]; /healthz %d '%s'; worker-1 (through the restart) %s back to "
+             "model 1; games stored after the restart %llu (model 1: %llu, model 2: %llu, "
+             "worker-1's before it heard of the fallback, other %llu), the first %.2f s after "
+             "it%s%s",
+             copies, copies == 1 ? "y" : "ies", blob_len, (unsigned long long)ss.games,
+             loud ? "logged" : "missing", best, from, to, damaged0, hz_code, hz,
+             back ? "went" : "did not go", (unsigned long long)as.games,
+             (unsigned long long)as.by_v1, (unsigned long long)as.by_v2,
+             (unsigned long long)as.other, first_s, ok ? "" : " -- ", why);
 }
 
 /* --- main ------------------------------------------------------------------------------- */
@@ -1618,7 +2271,8 @@ int main(int argc, char **argv)
         printf("usage: faults [--short] [--scenarios=LIST] [--key=value ...]\n\n"
                "The fault suite (docs/faults.md): the real programs of KZ_BIN_DIR (else this\n"
                "program's directory) through coordinator kills, network partitions, trainer\n"
-               "kills, a full disk and attacks on the status port; each scenario prints its\n"
+               "kills, a full disk, attacks on the status port, torn copies of a live store\n"
+               "(salvaged) and a bit flipped in the best model; each scenario prints its\n"
                "counts and PASS, FAIL or SKIPPED (with the reason). Exit status 1 when one\n"
                "failed. Network namespaces and the tmpfs need root.\n\n");
         config_help(s_options, N_OPTIONS, stdout);
@@ -1628,17 +2282,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "faults: %s\n", err);
         return 2;
     }
-    const char *known[] = {"kills", "partition", "trainer", "disk", "status"};
+    const char *known[] = {"kills", "partition", "trainer", "disk", "status", "torn-copy",
+                           "flipped-model"};
     if (strcmp(s_cfg.scenarios, "all")) {
         char list[CONFIG_STR_MAX];
         snprintf(list, sizeof list, "%s", s_cfg.scenarios);
         for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
             bool found = false;
-            for (size_t i = 0; i < 5; i++)
+            for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
                 found |= !strcmp(t, known[i]);
             if (!found) {
                 fprintf(stderr, "faults: unknown scenario '%s' (kills, partition, trainer, "
-                                "disk, status)\n", t);
+                                "disk, status, torn-copy, flipped-model)\n", t);
                 return 2;
             }
         }
@@ -1692,6 +2347,12 @@ int main(int argc, char **argv)
     s_cleanup();
     if (s_wanted("status"))
         s_scenario_status();
+    s_cleanup();
+    if (s_wanted("torn-copy"))
+        s_scenario_torn_copy();
+    s_cleanup();
+    if (s_wanted("flipped-model"))
+        s_scenario_flipped_model();
     s_cleanup();
     printf("\nfaults: summary (%s run, seed %llu, %.0f s)\n", s_cfg.quick ? "short" : "full",
            (unsigned long long)seed, harness_now() - t0);
