@@ -1,0 +1,157 @@
+/* The dashboard as its users expect it (issue 27), against a live cluster of
+ * the real programs (a kz-coordinator with gate none, as make run's, and a
+ * kz-worker that rates the first best against fixed anchors) and headless
+ * Chromium: the rating plots draw the anchors as labelled reference lines,
+ * every rating point names its version, Elo, interval and time on hover, the
+ * axes have titles and the anchors are listed with their ratings; the
+ * network list is complete and paged (GET /models?offset=&limit=), each row
+ * with its architecture, training steps, games, rating and a download link,
+ * with a link to the strongest rated; with gate none the arena table gives
+ * way to the rating history. Nothing here waits for a time to pass: every
+ * wait is for a state, with a generous deadline. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "common/util.h"
+#include "games/game.h"
+#include "net/client.h"
+#include "nn/model.h"
+#include "nn/modelfile.h"
+#include "tests/harness/browser.h"
+#include "tests/harness/harness.h"
+
+TestSuite(dashboard, .fini = harness_cleanup, .timeout = 600);
+
+/* The value of a JavaScript expression as JSON text (caller frees). */
+static char *s_eval(browser *b, const char *expr)
+{
+    char *v = browser_eval(b, expr);
+    cr_assert_not_null(v, "%s: %s (errors: %s)", expr, browser_last_error(b), browser_errors(b));
+    return v;
+}
+
+/* Whether the expression's value (JSON text) contains `want`. */
+static void s_has(browser *b, const char *expr, const char *want)
+{
+    char *v = s_eval(b, expr);
+    cr_assert(strstr(v, want), "%s: want '%s' in %s", expr, want, v);
+    free(v);
+}
+
+/* The text of every element matching a CSS selector, joined by " | ". */
+static char *s_texts(browser *b, const char *sel)
+{
+    char expr[400];
+    snprintf(expr, sizeof expr, "Array.from(document.querySelectorAll('%s'))"
+                                ".map(function (e) { return e.textContent; }).join(' | ')", sel);
+    return s_eval(b, expr);
+}
+
+/* A live cluster whose first best is rated: a coordinator with gate none and
+ * three anchors on the game's fixed scale, a real kz-worker until v1's
+ * gauntlet ends (then stopped, so that nothing changes under the page). */
+static void s_rated_cluster(harness *h, const char *name)
+{
+    harness_init(h, name);
+    const char *const extra[] = {"--anchors=random,greedy,alphabeta:2", "--eval_share=1",
+                                 "--eval_pairs=1", "--calibration_pairs=1",
+                                 "--eval_simulations=4", "--book_openings=10", "--gate=none",
+                                 "--simulations=4", NULL};
+    harness_coord_start(h, extra);
+    char ep[96], sub[96], wlog[160];
+    snprintf(ep, sizeof ep, "--endpoint=%s", h->endpoint);
+    snprintf(sub, sizeof sub, "--sub_endpoint=%s", h->pub);
+    snprintf(wlog, sizeof wlog, "%s/worker.log", h->dir);
+    const char *const wargs[] = {ep, sub, "--model_cache_dir=", "--worker_id=dash-w1",
+                                 "--parallel=4", "--heartbeat_ms=100", "--seed=3", NULL};
+    pid_t wp = harness_spawn("kz-worker", wargs, wlog);
+    cr_assert_eq(harness_wait_status(h, "\"history\"", "version", 1, 240), 1,
+                 "v1's gauntlet did not end (see %s)", wlog);
+    harness_signal(wp, SIGTERM);
+    int wst;
+    cr_assert(harness_wait(wp, 60, &wst), "the worker did not stop");
+}
+
+/* Headless Chromium on the dashboard (skips the test without Chromium). */
+static browser *s_open(const harness *h)
+{
+    char why[300], url[96];
+    browser *b = browser_start(h->dir, 1200, 900, why, sizeof why);
+    cr_assert_not_null(b, "%s", why);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/", h->http_port);
+    cr_assert_eq(browser_open(b, url, 60), 0, "%s", browser_last_error(b));
+    return b;
+}
+
+/* No script error, then the browser and the cluster stopped. */
+static void s_close(browser *b, harness *h)
+{
+    const char *errs = browser_errors(b);
+    cr_assert_str_eq(errs, "", "script errors: %s", errs);
+    browser_stop(&b);
+    harness_fini(h);
+}
+
+#define NEED_CHROMIUM()                                                                           \
+    do {                                                                                          \
+        if (!browser_path())                                                                      \
+            cr_skip_test("no Chromium here (apt-get install chromium): the dashboard is not "     \
+                         "tested in a browser");                                                  \
+    } while (0)
+
+/* 1. The rating plots explain themselves: the anchors as labelled dashed
+ * lines at their fixed ratings, every rating point's values on hover, axis
+ * titles; the anchors and their ratings in a table. */
+Test(dashboard, the_rating_plots_name_the_anchors_and_every_point)
+{
+    NEED_CHROMIUM();
+    harness h;
+    s_rated_cluster(&h, "dash-plots");
+    browser *b = s_open(&h);
+    cr_assert(browser_wait(b, "document.querySelectorAll('#rating g.point title').length >= 1 && "
+                              "document.querySelectorAll('#versions g.point title').length >= 1",
+                           60),
+              "no rating point with a hover text: %s", browser_errors(b));
+    char *tip = s_texts(b, "#rating g.point title");
+    cr_assert(strstr(tip, "v1: ") && strstr(tip, " Elo, 95% [") && strstr(tip, " rating games") &&
+                  strstr(tip, " UTC"),
+              "version, Elo, interval, games and time: %s", tip);
+    free(tip);
+    tip = s_texts(b, "#versions g.point title");
+    cr_assert(strstr(tip, "v1: ") && strstr(tip, " Elo, 95% ["), "%s", tip);
+    free(tip);
+    for (int plot = 0; plot < 2; plot++) {
+        const char *id = plot ? "versions" : "rating";
+        char sel[64];
+        snprintf(sel, sizeof sel, "#%s g.anchor title", id);
+        char *lines = s_texts(b, sel);
+        cr_assert(strstr(lines, "random: 0 Elo") && strstr(lines, "greedy: 642 Elo") &&
+                      strstr(lines, "alphabeta:2: 860 Elo"),
+                  "%s: the anchors as reference lines at their fixed ratings: %s", id, lines);
+        free(lines);
+        snprintf(sel, sizeof sel, "#%s .anchor-label", id);
+        char *labels = s_texts(b, sel);
+        cr_assert(strstr(labels, "greedy") && strstr(labels, "alphabeta:2"), "%s: %s", id,
+                  labels);
+        free(labels);
+        snprintf(sel, sizeof sel, "#%s .ytitle", id);
+        char *yt = s_texts(b, sel);
+        cr_assert(strstr(yt, "Elo (random = 0)"), "%s: %s", id, yt);
+        free(yt);
+        snprintf(sel, sizeof sel, "#%s .xtitle", id);
+        char *xt = s_texts(b, sel);
+        cr_assert(strstr(xt, plot ? "model version" : "(UTC)"), "%s: %s", id, xt);
+        free(xt);
+    }
+    char *anchors = s_texts(b, "#anchors tr");
+    cr_assert(strstr(anchors, "greedy642[531, 752]fixed (the game's scale)") &&
+                  strstr(anchors, "alphabeta:2860"),
+              "the anchors listed with their ratings: %s", anchors);
+    free(anchors);
+    s_has(b, "document.getElementById('anchors').textContent", "random0[0, 0]fixed");
+    s_close(b, &h);
+}
