@@ -26,6 +26,34 @@
 
 TestSuite(dashboard, .fini = harness_cleanup, .timeout = 600);
 
+#define CANDIDATES 30 /* registered after v1: 31 models, two pages of 25 */
+
+/* Registers `n` tiny networks (parent 1, trainer step 100 + i) through a
+ * trainer client; gate none makes each the best. */
+static void s_add_candidates(const harness *h, int n)
+{
+    void *zctx = zmq_ctx_new();
+    client *t = harness_client(zctx, h->endpoint, NULL, "trainer-dash", "trainer", 3000);
+    model_arch a;
+    model_arch_default(&a, game_default());
+    a.blocks = 0;
+    a.filters = 4;
+    for (int i = 0; i < n; i++) {
+        model *m = model_new(&a, 1000 + (uint64_t)i);
+        uint8_t *blob;
+        size_t len;
+        cr_assert_eq(modelfile_to_bytes(m, &blob, &len), 0);
+        model_destroy(&m);
+        wire_candidate_ack ack;
+        cr_assert_eq(client_submit_candidate(t, blob, len, 1, 100 + (uint64_t)i, &ack), 0, "%s",
+                     client_last_error(t));
+        cr_assert_eq(ack.version, 2 + (uint32_t)i);
+        free(blob);
+    }
+    client_destroy(&t);
+    zmq_ctx_term(zctx);
+}
+
 /* The value of a JavaScript expression as JSON text (caller frees). */
 static char *s_eval(browser *b, const char *expr)
 {
@@ -153,5 +181,91 @@ Test(dashboard, the_rating_plots_name_the_anchors_and_every_point)
               "the anchors listed with their ratings: %s", anchors);
     free(anchors);
     s_has(b, "document.getElementById('anchors').textContent", "random0[0, 0]fixed");
+    s_close(b, &h);
+}
+
+/* 2. The network list, complete and paged: GET /models?offset=&limit= gives
+ * a page, newest first, with the total and the strongest rated; the
+ * dashboard's table shows 25 networks a page, each with its architecture,
+ * training steps, games, rating and download link, and links the strongest
+ * rated model's file. */
+Test(dashboard, the_network_list_is_complete_and_paged)
+{
+    NEED_CHROMIUM();
+    harness h;
+    s_rated_cluster(&h, "dash-models");
+    s_add_candidates(&h, CANDIDATES);
+    /* The list by pages over HTTP: newest first, complete, the strongest named. */
+    static char doc[1 << 20];
+    double total = 0, first = 0, last = 0, top = 0, n = 0;
+    for (double end = harness_now() + 30; harness_now() < end && total < 1 + CANDIDATES;
+         harness_sleep(0.05)) {
+        cr_assert_eq(harness_http(h.http_port, "/models?offset=0&limit=10", doc, sizeof doc),
+                     200, "%s", doc);
+        json_number(doc, "total", &total);
+    }
+    cr_assert_eq(total, 1 + CANDIDATES, "%s", doc);
+    cr_assert(json_number(doc, "models.0.version", &first) && first == 1 + CANDIDATES, "%s", doc);
+    cr_assert(json_number(doc, "models.9.version", &last) && last == CANDIDATES - 8, "%s", doc);
+    cr_assert(!json_number(doc, "models.10.version", &n), "a page of 10: %s", doc);
+    cr_assert(strstr(doc, "\"architecture\": \"khreibaga: 0 blocks x 4 filters") ||
+                  strstr(doc, "\"architecture\": null"), "%s", doc);
+    cr_assert(json_number(doc, "strongest.version", &top) && top >= 1, "%s", doc);
+    cr_assert_eq(harness_http(h.http_port, "/models?offset=30&limit=10", doc, sizeof doc), 200);
+    cr_assert(json_number(doc, "models.0.version", &first) && first == 1, "%s", doc);
+    cr_assert(!json_number(doc, "models.1.version", &n), "the last page: %s", doc);
+    cr_assert(json_number(doc, "models.0.rating_games", &n) && n >= 2, "v1 was rated: %s", doc);
+    static const char *const bad[] = {"/models?limit=0", "/models?limit=1001", "/models?offset=x",
+                                      "/models?offset=-1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(harness_http(h.http_port, bad[i], doc, sizeof doc), 400, "%s", bad[i]);
+        cr_assert(strchr(doc, '\n') == doc + strlen(doc) - 1, "one line: %s", doc);
+    }
+    /* The whole list (no arguments) keeps its form: an array, oldest first. */
+    cr_assert_eq(harness_http(h.http_port, "/models", doc, sizeof doc), 200);
+    cr_assert(doc[0] == '[' && json_number(doc, "0.version", &first) && first == 1, "%.300s",
+              doc);
+
+    browser *b = s_open(&h);
+    cr_assert(browser_wait(b, "document.getElementById('models-page').textContent"
+                              ".indexOf('page 1 of 2 (31 networks stored)') === 0",
+                           30),
+              "%s", browser_errors(b));
+    cr_assert(browser_wait(b, "document.querySelectorAll('#models tr').length === 26", 10),
+              "25 rows and the head");
+    s_has(b, "document.querySelector('#models tr:nth-child(2)').textContent", "v31 (best)");
+    cr_assert(browser_wait(b, "document.querySelector('#models tr:nth-child(2) td:nth-child(2)')"
+                              ".textContent.indexOf('0 blocks x 4 filters, input ') === 0",
+                           30),
+              "the architecture is read from the model");
+    s_has(b, "document.querySelector('#models tr:nth-child(2) td:nth-child(3)').textContent",
+          "129");
+    s_has(b, "document.querySelector('#models tr:nth-child(2) a').getAttribute('href')",
+          "/models/31.kzm");
+    char expr[300];
+    snprintf(expr, sizeof expr,
+             "document.getElementById('strongest').getAttribute('href') === '/models/%d.kzm' && "
+             "document.getElementById('strongest').textContent.indexOf("
+             "'download the strongest rated: v%d (') === 0", (int)top, (int)top);
+    cr_assert(browser_wait(b, expr, 30), "%s", browser_errors(b));
+    cr_assert_eq(browser_click(b, "#models-older"), 0, "%s", browser_last_error(b));
+    cr_assert(browser_wait(b, "document.getElementById('models-page').textContent"
+                              ".indexOf('page 2 of 2') === 0 && "
+                              "document.querySelectorAll('#models tr').length === 7",
+                           30),
+              "the older page: v6 .. v1: %s", browser_errors(b));
+    char *row = s_texts(b, "#models tr:last-child td");
+    cr_assert(strstr(row, "v1 | ") && strstr(row, "| v1.kzm"), "v1's row: %s", row);
+    free(row);
+    /* v1's games: at least its rating games. */
+    long games = 0;
+    char *g = s_eval(b, "document.querySelector('#models tr:last-child td:nth-child(4)')"
+                        ".textContent");
+    games = atol(g + 1);
+    free(g);
+    cr_assert_geq(games, 2, "v1's games");
+    s_has(b, "document.querySelector('#models tr:last-child td:nth-child(4) span')"
+             ".getAttribute('title')", " rating, ");
+
     s_close(b, &h);
 }
