@@ -269,3 +269,35 @@ Test(dashboard, the_network_list_is_complete_and_paged)
 
     s_close(b, &h);
 }
+
+/* 3. With gate none no arena is played: the arena table gives way to the
+ * rating history of the bests (no rows of "no gate (promoted)"). */
+Test(dashboard, gate_none_shows_the_rating_history_in_the_arena_s_place)
+{
+    NEED_CHROMIUM();
+    harness h;
+    s_rated_cluster(&h, "dash-history");
+    s_add_candidates(&h, 2);
+    browser *b = s_open(&h);
+    cr_assert(browser_wait(b, "document.querySelectorAll('#history td').length > 0", 30), "%s",
+              browser_errors(b));
+    s_has(b, "document.getElementById('arena-section').hidden", "true");
+    s_has(b, "document.getElementById('history-section').hidden", "false");
+    char *hist = s_texts(b, "#history td");
+    cr_assert(strstr(hist, "v1 | "), "the history names v1: %s", hist);
+    free(hist);
+    s_has(b, "document.getElementById('matches').textContent.indexOf('no gate') < 0", "true");
+    s_close(b, &h);
+
+    /* With an arena gate (spec) the arena table is there and the history is not. */
+    harness_init(&h, "dash-arena");
+    const char *const extra[] = {"--gate=spec", NULL};
+    harness_coord_start(&h, extra);
+    b = s_open(&h);
+    cr_assert(browser_wait(b, "document.getElementById('history-section').hidden === true && "
+                              "document.getElementById('arena-section').hidden === false && "
+                              "document.getElementById('summary').textContent.length > 0",
+                           30),
+              "gate spec: the arena table: %s", browser_errors(b));
+    s_close(b, &h);
+}

@@ -427,10 +427,14 @@ Test(models, the_dashboard_draws_in_chromium)
              v, v);
     cr_assert(strstr(models, link), "%s in %s", link, models);
     free(models);
+    /* Gate none plays no arena: the rating history stands in the arena table's place. */
     char *matches = s_element(o.out, "table", "matches");
-    cr_assert(strstr(matches, ">no gate (promoted)<") && !strstr(matches, ">pass<"),
-              "gate none promotes without a match, and the table says so: %s", matches);
+    cr_assert(!strstr(matches, ">no gate (promoted)<") && !strstr(matches, ">pass<"),
+              "gate none: no arena rows: %s", matches);
     free(matches);
+    cr_assert(strstr(o.out, "<div id=\"arena-section\" hidden=\"\">") &&
+                  strstr(o.out, "<div id=\"history-section\">"),
+              "the arena table gives way to the rating history");
     char *games = s_element(o.out, "table", "games");
     cr_assert(strstr(games, "<td class=\"l\">selfplay</td>"), "the games table is filled");
     free(games);
