@@ -235,9 +235,11 @@ Test(dashboard, the_network_list_is_complete_and_paged)
               "25 rows and the head");
     s_has(b, "document.querySelector('#models tr:nth-child(2)').textContent", "v31 (best)");
     cr_assert(browser_wait(b, "document.querySelector('#models tr:nth-child(2) td:nth-child(2)')"
-                              ".textContent.indexOf('0 blocks x 4 filters, input ') === 0",
+                              ".textContent.indexOf('0 blocks x 4 filters, heads ') === 0",
                            30),
               "the architecture is read from the model");
+    s_has(b, "document.querySelector('#models tr:nth-child(2) td:nth-child(2) span')"
+             ".getAttribute('title')", "0 blocks x 4 filters, input 7x5x5, 625 actions, heads");
     s_has(b, "document.querySelector('#models tr:nth-child(2) td:nth-child(3)').textContent",
           "129");
     s_has(b, "document.querySelector('#models tr:nth-child(2) a').getAttribute('href')",
