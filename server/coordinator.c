@@ -161,6 +161,29 @@ static void s_error(coord *c, const uint8_t *route, size_t route_len, uint64_t r
 /* --- ingest ---------------------------------------------------------------------- */
 
 /* Stores every pending game in one transaction, then acknowledges them. */
+/* Counts a stored self-play game of model version v (the network list's
+ * "games"); the table grows by doubling, so rarely; without memory the game
+ * goes uncounted. */
+static void s_count_selfplay(coord *c, uint32_t v)
+{
+    if (v == 0)
+        return;
+    if (v >= c->sp_cap) {
+        uint32_t cap = c->sp_cap ? c->sp_cap : 1024;
+        while (cap <= v && cap < UINT32_MAX / 2)
+            cap *= 2;
+        if (cap <= v)
+            return;
+        uint32_t *t = realloc(c->sp_games, (size_t)cap * sizeof *t);
+        if (!t)
+            return;
+        memset(t + c->sp_cap, 0, (size_t)(cap - c->sp_cap) * sizeof *t);
+        c->sp_games = t;
+        c->sp_cap = cap;
+    }
+    c->sp_games[v]++;
+}
+
 static void s_flush(coord *c)
 {
     if (!c->n_items)
@@ -235,6 +258,8 @@ static void s_flush(coord *c)
                     c->results[it->kind][it->winner < 0 ? 2 : it->winner]++;
                     c->plies[it->kind] += it->plies;
                 }
+                if (it->kind == 0)
+                    s_count_selfplay(c, it->version);
             }
             wire_msg m = {0};
             m.request_id = it->request_id;
@@ -376,6 +401,7 @@ static void s_ingest(coord *c, worker *w, bool checked)
     it->winner = v.winner;
     it->plies = v.plies;
     it->duration_ms = v.duration_ms;
+    it->version = v.model_version;
     store_game *g = &it->game;
     *g = (store_game){it->game_id, gs->record, gs->record_len, n, v.packed_bytes, NULL, NULL,
                       NULL, NULL, NULL, NULL, false, 0, NULL, NULL, NULL, NULL};
@@ -1337,6 +1363,8 @@ void coord_fini(coord *c)
     free(c->ar.owner);
     free(c->ar.assigned_at);
     ratings_fini(c);
+    free(c->sp_games);
+    c->sp_games = NULL;
     timeline_fini(c);
     free(c->items);
     free(c->games);

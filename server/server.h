@@ -297,6 +297,7 @@ typedef struct ingest_item {
     int winner;           /* 0, 1, -1 draw */
     uint32_t plies;       /* turns */
     int64_t duration_ms;  /* its play time */
+    uint32_t version;     /* the model version that played it (side A's), 0 none */
 } ingest_item;
 
 #define STATUS_TOKEN_MAX 256 /* longest HTTP token, the NUL included */
@@ -360,6 +361,9 @@ typedef struct coord {
     uint64_t by_kind[3];        /* games stored, by kind */
     uint64_t results[3][3];     /* by kind: first player won, second won, drawn */
     uint64_t plies[3];          /* by kind: turns */
+    uint32_t *sp_games;         /* (sp_cap) self-play games stored per model version since
+                                 * the start (the network list's "games"), grown by doubling */
+    uint32_t sp_cap;
     model_cache_entry cache[MODEL_CACHE]; /* model blobs */
     timeline tl;                /* the run's history */
 

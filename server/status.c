@@ -26,6 +26,7 @@
  * connection that has not sent its request header within http_timeout_s. */
 #include <microhttpd.h>
 #include <dirent.h>
+#include <limits.h>
 #include <math.h>
 #include <sys/resource.h>
 #include <fcntl.h>
@@ -53,6 +54,11 @@
 #define FILES_KEPT 4            /* stamped model files kept for the HTTP thread */
 #define FILES_WAIT_S 10         /* longest an HTTP thread waits for the main thread */
 #define MODELS_REBUILD_S 5.0    /* /models is rebuilt at least this often */
+#define ARCH_KINDS 32           /* distinct architectures named in /models (more: "other") */
+#define ARCH_BAD 255            /* arch_of: the blob could not be read */
+#define ARCH_READS 16           /* blobs read per /models rebuild for their architecture */
+#define MODELS_PAGE 25          /* /models?offset=: models per page unless limit says */
+#define MODELS_PAGE_MAX 1000    /* the largest limit */
 
 /* Model files and the /models document, shared with the HTTP threads under
  * c->snap_lock. */
@@ -78,6 +84,18 @@ typedef struct status_files {
     double models_at;              /* time_now() of the last rebuild */
     uint64_t models_sig;           /* what it was built from (versions, best, fits, arenas) */
     uint64_t timeline_changes;     /* c->tl.changes /timeline was built from, 0 never */
+    /* The pages of /models (?offset=&limit=): where each model's object lies in
+     * `models` (object i from at[2i] to at[2i+1]), and the strongest rated. */
+    size_t *at;                    /* (2 n_at) owned, swapped with models */
+    size_t n_at;
+    char strongest[200];           /* a JSON object, or "null" */
+    /* Main thread only: each version's architecture (modelkind_info's
+     * describe), read once from its blob; arch_of[v] indexes arch (0 not
+     * read yet, ARCH_BAD unreadable). */
+    uint8_t *arch_of;              /* (arch_cap) */
+    uint32_t arch_cap;
+    char arch[ARCH_KINDS][200];    /* arch[1..n_arch] */
+    int n_arch;
 } status_files;
 
 /* A Prometheus label value: printable ASCII, quotes and backslashes escaped. */
@@ -757,45 +775,130 @@ static void s_build_metrics(coord *c, strbuf *b)
     }
 }
 
+/* The architecture of version v as an index into f->arch (0 when it is not
+ * read yet: at most *reads more blobs are read per rebuild, so that a
+ * restart over a long store does not stall the main loop). */
+static uint8_t s_arch(coord *c, status_files *f, uint32_t v, int *reads)
+{
+    if (v >= f->arch_cap) {
+        uint32_t cap = f->arch_cap ? f->arch_cap : 1024;
+        while (cap <= v && cap < UINT32_MAX / 2)
+            cap *= 2;
+        uint8_t *t = cap > v ? realloc(f->arch_of, cap) : NULL;
+        if (!t)
+            return 0;
+        memset(t + f->arch_cap, 0, cap - f->arch_cap);
+        f->arch_of = t;
+        f->arch_cap = cap;
+    }
+    if (f->arch_of[v] || *reads <= 0)
+        return f->arch_of[v];
+    (*reads)--;
+    uint8_t *blob = NULL;
+    size_t len = 0;
+    modelkind_info info;
+    char why[200];
+    uint8_t ix = ARCH_BAD;
+    if (store_get_model(c->st, v, &blob, &len, NULL) == 0 &&
+        modelkind_check(blob, len, c->g, &info, why, sizeof why) == 0) {
+        for (int i = 1; i <= f->n_arch && ix == ARCH_BAD; i++)
+            if (!strcmp(f->arch[i], info.describe))
+                ix = (uint8_t)i;
+        if (ix == ARCH_BAD && f->n_arch + 1 < ARCH_KINDS) {
+            ix = (uint8_t)++f->n_arch;
+            snprintf(f->arch[ix], sizeof f->arch[ix], "%s", info.describe);
+        } else if (ix == ARCH_BAD) {
+            ix = ARCH_KINDS - 1; /* "other" */
+            snprintf(f->arch[ix], sizeof f->arch[ix], "other");
+        }
+    }
+    free(blob);
+    f->arch_of[v] = ix;
+    return ix;
+}
+
 /* GET /models: one object per stored model (the retention's deletions left
  * out), oldest first. bytes and
  * checksum are the registry blob's (what workers get); the served file
- * differs from it by the stamped version and parent only. */
-static void s_build_models(coord *c, strbuf *b, uint32_t latest)
+ * differs from it by the stamped version and parent only. Each object's
+ * place goes to *at (2 per model: start, end; caller frees), their number to
+ * *n_at, and the strongest rated model (highest Elo) to strongest as a JSON
+ * object ("null" when none is rated). */
+static void s_build_models(coord *c, strbuf *b, uint32_t latest, size_t **at, size_t *n_at,
+                           char *strongest, size_t cap)
 {
+    status_files *f = c->files;
+    size_t n = 0, room = 64;
+    size_t *pos = xmalloc(2 * room * sizeof *pos);
+    int reads = ARCH_READS;
+    uint32_t top = 0;
+    double top_elo = 0, top_lo = 0, top_hi = 0;
     strbuf_printf(b, "[");
-    bool first = true;
     for (uint32_t v = 1; v <= latest; v++) {
         store_model_info m;
         int rc = store_get_model_info(c->st, v, &m);
         if (rc == KZ_ENOTFOUND)
             continue; /* deleted by the retention (models.c) */
-        strbuf_printf(b, "%s\n  {\"version\": %u, ", first ? "" : ",", v);
-        first = false;
+        if (n == room) {
+            room *= 2;
+            size_t *t = realloc(pos, 2 * room * sizeof *t);
+            KZ_CHECK(t != NULL);
+            pos = t;
+        }
+        strbuf_printf(b, "%s\n  ", n ? "," : "");
+        pos[2 * n] = b->len;
+        strbuf_printf(b, "{\"version\": %u, ", v);
         if (rc) {
             strbuf_printf(b, "\"status\": \"unreadable\"}");
+            pos[2 * n + 1] = b->len;
+            n++;
             continue;
         }
         const rated_player *r = ratings_get(c, v);
         strbuf_printf(b, "\"parent\": %u, \"created_ms\": %lld, \"status\": \"%s\", "
                      "\"best\": %s, \"trainer_step\": %llu, \"arena\": {\"wins\": %u, "
                      "\"draws\": %u, \"losses\": %u, \"decided_ms\": %lld}, "
-                     "\"rating_games\": %llu, ",
+                     "\"rating_games\": %llu, \"selfplay_games\": %u, \"architecture\": ",
                   m.parent, (long long)m.created_ms, store_model_status_name(m.status),
                   v == c->best ? "true" : "false", (unsigned long long)m.trainer_step, m.wins,
                   m.draws, m.losses, (long long)m.decided_ms,
-                  (unsigned long long)(r ? r->games : 0));
+                  (unsigned long long)(r ? r->games : 0),
+                  v < c->sp_cap ? c->sp_games[v] : 0);
+        uint8_t ax = s_arch(c, f, v, &reads);
+        if (ax == 0)
+            strbuf_printf(b, "null");
+        else
+            strbuf_json_str(b, ax == ARCH_BAD ? "unreadable" : f->arch[ax], SIZE_MAX);
+        strbuf_printf(b, ", ");
         s_json_rating(b, r);
         strbuf_printf(b,
                       ", \"bytes\": %llu, \"checksum\": \"%016llx\", \"url\": \"/models/%u.kzm\"}",
                   (unsigned long long)m.blob_len, (unsigned long long)m.checksum, v);
+        pos[2 * n + 1] = b->len;
+        n++;
+        if (r && r->rated && (!top || r->elo > top_elo)) {
+            top = v;
+            top_elo = r->elo;
+            top_lo = r->lo;
+            top_hi = r->hi;
+        }
     }
     strbuf_printf(b, "\n]\n");
+    *at = pos;
+    *n_at = n;
+    if (top)
+        snprintf(strongest, cap, "{\"version\": %u, \"elo\": %.1f, \"elo_lo\": %.1f, "
+                                 "\"elo_hi\": %.1f, \"url\": \"/models/%u.kzm\"}",
+                 top, s_num(top_elo), s_num(top_lo), s_num(top_hi), top);
+    else
+        snprintf(strongest, cap, "null");
 }
 
 void status_refresh(coord *c)
 {
     strbuf js = {0}, mt = {0}, md = {0}, tl = {0};
+    size_t *at = NULL, n_at = 0;
+    char strongest[sizeof c->files->strongest] = "null";
     if (c->http_guard) /* a request header that takes longer than this is a slow-loris */
         http_guard_sweep(c->http_guard, (double)c->cfg.http_timeout_s);
     s_build_status(c, &js);
@@ -807,7 +910,7 @@ void status_refresh(coord *c)
                        mix64((uint64_t)c->last.decided_ms) ^ mix64(c->ar.candidate + 7u);
         double now = time_now();
         if (!f->models || sig != f->models_sig || now - f->models_at >= MODELS_REBUILD_S) {
-            s_build_models(c, &md, latest);
+            s_build_models(c, &md, latest, &at, &n_at, strongest, sizeof strongest);
             f->models_sig = sig;
             f->models_at = now;
         }
@@ -827,6 +930,10 @@ void status_refresh(coord *c)
         if (md.s) {
             free(f->models);
             f->models = md.s;
+            free(f->at);
+            f->at = at;
+            f->n_at = n_at;
+            snprintf(f->strongest, sizeof f->strongest, "%s", strongest);
         }
         if (tl.s) {
             free(f->timeline);
@@ -990,6 +1097,36 @@ static enum MHD_Result s_model_file(coord *c, struct MHD_Connection *conn, const
             return s_respond_line(conn, 503, "the coordinator's main loop did not answer "
                                              "within %d s; try again", FILES_WAIT_S);
     }
+}
+
+/* GET /models?offset=O&limit=L: a page of the list, newest first (offset 0
+ * is the latest version), as {"total", "offset", "limit", "strongest" (the
+ * highest rated model, or null), "models": [...]}; the objects are those of
+ * the whole list. Called with snap_lock held. */
+static enum MHD_Result s_models_page(coord *c, struct MHD_Connection *conn, const char *off,
+                                     const char *lim)
+{
+    status_files *f = c->files;
+    long o = 0, l = MODELS_PAGE;
+    if (off && parse_long(off, 0, LONG_MAX, &o))
+        return s_respond_line(conn, 400, "offset must be a whole number from 0, not '%.40s'",
+                              off);
+    if (lim && parse_long(lim, 1, MODELS_PAGE_MAX, &l))
+        return s_respond_line(conn, 400, "limit must be a whole number from 1 to %d, not '%.40s'",
+                              MODELS_PAGE_MAX, lim);
+    strbuf b = {0};
+    strbuf_printf(&b, "{\"total\": %zu, \"offset\": %ld, \"limit\": %ld, \"strongest\": %s, "
+                      "\"models\": [",
+                  f->n_at, o, l, f->strongest[0] ? f->strongest : "null");
+    for (long k = 0; k < l && (size_t)o < f->n_at && (size_t)(o + k) < f->n_at; k++) {
+        size_t i = f->n_at - 1 - (size_t)(o + k);
+        strbuf_printf(&b, "%s\n  %.*s", k ? "," : "", (int)(f->at[2 * i + 1] - f->at[2 * i]),
+                      f->models + f->at[2 * i]);
+    }
+    strbuf_printf(&b, "\n]}\n");
+    enum MHD_Result ret = s_respond(conn, 200, "application/json", b.s, b.len);
+    free(b.s);
+    return ret;
 }
 
 /* Collects the query arguments of a request (MHD's, valid during it). */
@@ -1188,8 +1325,12 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
     if (c->files && (!strcmp(url, "/models") || !strncmp(url, "/models/", 8))) {
         pthread_mutex_lock(&c->snap_lock);
         enum MHD_Result ret;
+        const char *off = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "offset");
+        const char *lim = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "limit");
         if (url[7] == '/')
             ret = s_model_file(c, conn, url + 8);
+        else if (off || lim)
+            ret = s_models_page(c, conn, off, lim);
         else
             ret = s_respond(conn, 200, "application/json",
                             c->files->models ? c->files->models : "[]\n",
@@ -1333,6 +1474,8 @@ void status_stop(coord *c)
         for (int i = 0; i < FILES_KEPT; i++)
             free(f->bytes[i]);
         free(f->models);
+        free(f->at);
+        free(f->arch_of);
         free(f->timeline);
         pthread_cond_destroy(&f->answered);
         free(f);

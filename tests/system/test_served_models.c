@@ -427,19 +427,30 @@ Test(models, the_dashboard_draws_in_chromium)
              v, v);
     cr_assert(strstr(models, link), "%s in %s", link, models);
     free(models);
+    /* Gate none plays no arena: the rating history stands in the arena table's place. */
     char *matches = s_element(o.out, "table", "matches");
-    cr_assert(strstr(matches, ">no gate (promoted)<") && !strstr(matches, ">pass<"),
-              "gate none promotes without a match, and the table says so: %s", matches);
+    cr_assert(!strstr(matches, ">no gate (promoted)<") && !strstr(matches, ">pass<"),
+              "gate none: no arena rows: %s", matches);
     free(matches);
+    cr_assert(strstr(o.out, "<div id=\"arena-section\" hidden=\"\">") &&
+                  strstr(o.out, "<div id=\"history-section\">"),
+              "the arena table gives way to the rating history");
     char *games = s_element(o.out, "table", "games");
     cr_assert(strstr(games, "<td class=\"l\">selfplay</td>"), "the games table is filled");
     free(games);
-    static const char *const plots[] = {"loss", "lr", "rates", "positions", "length", "colours"};
+    static const char *const plots[] = {"loss", "rates", "positions", "length", "colours"};
     for (size_t i = 0; i < sizeof plots / sizeof plots[0]; i++) {
         char *svg = s_element(o.out, "svg", plots[i]);
         cr_assert(strstr(svg, "<polyline"), "plot '%s' has no line: %.1500s", plots[i], svg);
         free(svg);
     }
+    /* The learning rate: a plot, or when it never changed, a number in the loss's title. */
+    char *lr = s_element(o.out, "svg", "lr");
+    cr_assert(strstr(lr, "<polyline") ||
+                  (strstr(o.out, "<div id=\"lr-panel\" hidden=\"\">") &&
+                   strstr(o.out, " throughout)</h2>")),
+              "the learning rate is shown: %.1500s", lr);
+    free(lr);
     char *rating = s_element(o.out, "svg", "rating");
     cr_assert(strstr(rating, "<polyline") || strstr(rating, "<circle") ||
                   strstr(rating, ">no rating yet"),

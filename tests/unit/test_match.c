@@ -809,6 +809,38 @@ Test(kz_match, pairs_lines)
     cr_assert_not_null(strstr(out, "  pairs: 2 "), "%s", out);
 }
 
+/* Players without randomness replay the same games from one start: kz match
+ * --openings 0 says so (a one-line warning) and gives the score and Elo over
+ * the distinct games, each counted once; random players' games all differ,
+ * and with openings there is no warning. */
+Test(kz_match, repeated_games_are_counted_once)
+{
+    static char out[65536];
+    int rc = harness_kz_out("match policy:uniform mcts:uniform:8 --games 6 --openings 0 --quiet",
+                            NULL, true, out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    const char *w = strstr(out, "kz: match: warning: only 2 of the 6 games differ");
+    cr_assert_not_null(w, "%s", out);
+    cr_assert_not_null(strstr(out, "  W/D/L: 3/0/3"), "%s", out);
+    cr_assert_not_null(strstr(out, "  distinct games: 2 of 6 (W/D/L 1/0/1)"), "%s", out);
+    double score, pm;
+    const char *d = strstr(out, "  distinct score: ");
+    cr_assert(d && sscanf(d, "  distinct score: %lf +/- %lf", &score, &pm) == 2, "%s", out);
+    match_stats st;
+    match_stats_compute(1, 0, 1, &st);
+    cr_assert_float_eq(score, 0.5, 1e-9);
+    cr_assert_float_eq(pm, MATCH_Z95 * st.sd, 0.0005, "two games' interval: %s", d);
+    cr_assert_not_null(strstr(out, "  distinct elo: "), "%s", out);
+    rc = harness_kz_out("match random random --games 6 --openings 0 --quiet", NULL, true, out,
+                        sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_null(strstr(out, "distinct"), "random games differ: %s", out);
+    rc = harness_kz_out("match policy:uniform mcts:uniform:8 --games 6 --quiet", NULL, true, out,
+                        sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_null(strstr(out, "warning"), "3 openings, both colours: 6 games: %s", out);
+}
+
 Test(kz_match, bad_input)
 {
     static char out[8192];

@@ -45,11 +45,34 @@ typedef struct match_cli {
     int decisions[2];       /* and those decisions */
     long points;            /* a game scored in points (max_points > 1): A's net points */
     double points_sq;       /* and the sum of their squares (the per-game variance) */
+    uint64_t hash;          /* the game in progress: its start, colours and actions hashed */
+    uint64_t *seen;         /* (n_seen) each finished game's hash << 2 | A's result + 1 */
+    size_t n_seen, cap_seen;
 } match_cli;
+
+/* Hashes every action of a game into m->hash (games that hash alike are the
+ * same game played again: players without randomness from one start). */
+static void s_on_action(void *ctx, int game, const game_state *s, int action)
+{
+    (void)game;
+    (void)s;
+    match_cli *m = ctx;
+    m->hash = mix64(m->hash ^ (uint64_t)(uint32_t)action) + 0x9e3779b97f4a7c15ull;
+}
 
 static void s_on_game(void *ctx, const match_game *gm, int w, int d, int l)
 {
     match_cli *m = ctx;
+    if (m->n_seen == m->cap_seen) {
+        m->cap_seen = m->cap_seen ? 2 * m->cap_seen : 256;
+        uint64_t *t = realloc(m->seen, m->cap_seen * sizeof *t);
+        KZ_CHECK(t != NULL);
+        m->seen = t;
+    }
+    uint64_t start = (uint64_t)(gm->opening + 2) << 1 | (uint64_t)gm->a_player;
+    uint64_t key = mix64(m->hash ^ mix64(start));
+    m->seen[m->n_seen++] = key << 2 | (uint64_t)(gm->a_result + 1);
+    m->hash = 0;
     int pts = gm->result.winner < 0 ? 0 : gm->result.points > 0 ? gm->result.points : 1;
     m->points += gm->a_result * pts;
     m->points_sq += (double)pts * pts * (gm->a_result != 0);
@@ -111,6 +134,47 @@ static void s_print_pairs(const match_cli *m, int games)
     }
 }
 
+static int s_cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Games played more than once (the same start, colours and every action)
+ * are one game, not independent ones: when some were, a warning and the
+ * figures over the distinct games, each counted once. */
+static void s_print_distinct(match_cli *m, int games)
+{
+    qsort(m->seen, m->n_seen, sizeof *m->seen, s_cmp_u64);
+    int n = 0, w = 0, d = 0, l = 0;
+    for (size_t i = 0; i < m->n_seen; i++) {
+        if (i && m->seen[i] >> 2 == m->seen[i - 1] >> 2)
+            continue;
+        int r = (int)(m->seen[i] & 3) - 1;
+        n++;
+        w += r > 0;
+        d += r == 0;
+        l += r < 0;
+    }
+    if (n >= games)
+        return;
+    fprintf(stderr, "kz: match: warning: only %d of the %d games differ: the same players "
+                    "from the same start replay the same games, which are not independent; "
+                    "the distinct games' figures follow (give --openings K for K distinct "
+                    "starts)\n", n, games);
+    match_stats st;
+    match_stats_compute(w, d, l, &st);
+    char e[32], elo_lo[32], elo_hi[32];
+    s_fmt_elo(st.elo, e, sizeof e);
+    s_fmt_elo(st.elo_lo, elo_lo, sizeof elo_lo);
+    s_fmt_elo(st.elo_hi, elo_hi, sizeof elo_hi);
+    printf("  distinct games: %d of %d (W/D/L %d/%d/%d): the intervals above count repeats "
+           "as independent games; over the distinct games:\n", n, games, w, d, l);
+    printf("  distinct score: %.3f +/- %.3f (95%%: %.3f .. %.3f)\n", st.score, MATCH_Z95 * st.sd,
+           st.score_lo, st.score_hi);
+    printf("  distinct elo: %s (95%%: %s .. %s)\n", e, elo_lo, elo_hi);
+}
+
 /* Parses "elo0,elo1[,alpha,beta]". */
 static int s_parse_sprt(const char *arg, match_config *cfg)
 {
@@ -150,6 +214,8 @@ int cmd_match(int argc, char **argv)
         "(--openings, default N/2; 0: every game from the start, where players without\n"
         "randomness replay the same two games) reached by T random turns (default: the\n"
         "fewest turns that give K distinct positions), each played once with each colour.\n"
+        "Games played again move for move are not independent: when there are some, a\n"
+        "warning and the score and Elo over the distinct games (each counted once) follow.\n"
         "Prints a line per game, then from A's view: wins, draws, losses, the score with its\n"
         "95% interval (trinomial variance), the logistic Elo difference with its interval, and\n"
         "with --sprt the log-likelihood ratio (GSPRT as fishtest; H0: Elo = ELO0, H1: Elo =\n"
@@ -269,6 +335,7 @@ int cmd_match(int argc, char **argv)
     }
     match_cli m = {.g = g, .cfg = &cfg, .a = player_name(a), .b = player_name(b), .quiet = quiet};
     cfg.on_game = s_on_game;
+    cfg.on_action = s_on_action;
     cfg.ctx = &m;
     int w, d, l, decision;
     double t0 = time_now();
@@ -326,7 +393,9 @@ int cmd_match(int argc, char **argv)
     }
     if (cfg.openings > 0)
         s_print_pairs(&m, w + d + l);
+    s_print_distinct(&m, w + d + l);
 out:
+    free(m.seen);
     player_destroy(&a);
     player_destroy(&b);
     gnubg_close(judge);
