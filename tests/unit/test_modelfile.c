@@ -656,6 +656,7 @@ Test(modelfile, derived_planes_round_trip_as_format_2)
     cr_assert_eq(v0, v1);
     const game_def *dr = game_find("draughts");
     cr_assert_not_null(dr);
+    model_destroy(&r);
     cr_assert_neq(modelfile_from_bytes(buf, len, dr, &r, err, sizeof err), 0);
     buf[8] = 1;
     s_expect_fail(buf, len, NULL, KZ_ECORRUPT, "network with derived planes in a format version 1");
