@@ -497,6 +497,20 @@ static inline void s_king_hops(hop_list *h, int sq, uint32_t occ, uint32_t opp)
 /* Step 2, the majority rule (R8): keeps only the legal hops in h (in their
  * order) and returns their count. `own` and `opp` are the pieces on board
  * (each hopping piece on its source point). */
+/* The pieces hop i of h takes in all, itself and the longest chain after it
+ * (own, opp, kings: the state the hops were found in). */
+static inline int s_hop_chain(const hop_list *h, int i, uint32_t own, uint32_t opp,
+                              uint32_t kings)
+{
+    if (!h->more[i])
+        return 1;
+    int land = s_lsb(h->lb[i]), left = s_popcount(opp) - 1;
+    uint32_t sb = h->sb[i], cb = h->cb[i];
+    if (kings & sb)
+        return 1 + s_chain_king(land, (own | opp) & ~(sb | cb), opp & ~cb, left);
+    return 1 + s_chain_man(land, opp & ~cb, (ALL_POINTS & ~(own | opp)) | sb | cb, left);
+}
+
 static int s_majority(hop_list *h, uint32_t own, uint32_t opp, uint32_t kings)
 {
     int n = 0;
@@ -514,18 +528,9 @@ static int s_majority(hop_list *h, uint32_t own, uint32_t opp, uint32_t kings)
     }
     /* Several go on: the longest chain after each decides. */
     int8_t val[MAX_HOPS];
-    int best = 0, left = s_popcount(opp) - 1;
-    uint32_t empty = ALL_POINTS & ~(own | opp);
+    int best = 0;
     for (int i = 0; i < h->n; i++) {
-        int v = 0;
-        if (h->more[i]) {
-            int land = s_lsb(h->lb[i]);
-            uint32_t sb = h->sb[i], cb = h->cb[i];
-            if (kings & sb)
-                v = 1 + s_chain_king(land, (own | opp) & ~(sb | cb), opp & ~cb, left);
-            else
-                v = 1 + s_chain_man(land, opp & ~cb, empty | sb | cb, left);
-        }
+        int v = h->more[i] ? s_hop_chain(h, i, own, opp, kings) : 0;
         val[i] = (int8_t)v;
         best = v > best ? v : best;
     }
@@ -1015,13 +1020,7 @@ static int s_longest_capture(const kh_state *s, uint32_t *taken)
         return 0;
     for (int i = 0; i < g.h.n; i++)
         *taken |= g.h.cb[i];
-    if (!g.h.more[0])
-        return 1;
-    uint32_t sb = g.h.sb[0], cb = g.h.cb[0], own = s->own, opp = s->opp;
-    int land = s_lsb(g.h.lb[0]), left = s_popcount(opp) - 1;
-    if (s->kings & sb)
-        return 1 + s_chain_king(land, (own | opp) & ~(sb | cb), opp & ~cb, left);
-    return 1 + s_chain_man(land, opp & ~cb, (ALL_POINTS & ~(own | opp)) | sb | cb, left);
+    return s_hop_chain(&g.h, 0, s->own, s->opp, s->kings);
 }
 
 /* The derived input planes (game_def.derive_planes), from the canonical
