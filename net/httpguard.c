@@ -44,10 +44,10 @@ bool http_client_is_local(struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *ai =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    uint8_t k[16];
-    s_addr_key(ai ? ai->client_addr : NULL, k);
     if (!ai || !ai->client_addr)
         return false;
+    uint8_t k[16];
+    s_addr_key(ai->client_addr, k);
     if (ai->client_addr->sa_family == AF_INET)
         return k[0] == 127;
     static const uint8_t v6_loop[16] = {[15] = 1};
