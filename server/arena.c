@@ -238,10 +238,17 @@ int arena_load(coord *c)
     store_model_info m;
     int rc = store_get_model_info(c->st, c->best, &m);
     if (rc == KZ_ENOTFOUND || rc == KZ_ECORRUPT) {
-        char what[120];
-        snprintf(what, sizeof what, "its best model %u %s", c->best,
-                 rc == KZ_ENOTFOUND ? "is not in it" : "has a header that does not read");
-        return coord_store_damaged(c, what);
+        /* A best the store lacks (or whose header does not read) falls back
+         * as a damaged one does; the store is refused only with no good best. */
+        uint32_t v = c->best;
+        if (coord_best_fall_back(c, v, rc == KZ_ENOTFOUND ? "IS MISSING from the store"
+                                                          : "HAS A HEADER THAT DOES NOT READ")) {
+            char what[120];
+            snprintf(what, sizeof what, "its best model %u %s, and no earlier best is intact",
+                     v, rc == KZ_ENOTFOUND ? "is not in it" : "has a header that does not read");
+            return coord_store_damaged(c, what);
+        }
+        rc = store_get_model_info(c->st, c->best, &m);
     }
     if (rc) {
         log_error("arena: best model %u missing: %s", c->best, err_str(rc));

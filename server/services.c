@@ -127,49 +127,10 @@ const model_cache_entry *coord_model(coord *c, uint32_t version)
     return lru;
 }
 
-void coord_model_damaged(coord *c, uint32_t v)
+/* Writes the one-line alarm on damaged models for /healthz (snap_lock). */
+static void s_model_alarm(coord *c)
 {
-    for (uint32_t i = 0; i < c->n_damaged && i < COORD_DAMAGED; i++)
-        if (c->damaged[i] == v)
-            return;
-    if (c->n_damaged < COORD_DAMAGED)
-        c->damaged[c->n_damaged] = v;
-    c->n_damaged++;
-    log_error("model %u fails its checksum: the store in %s is damaged (`kz store check %s` "
-              "says where; `kz store salvage` copies what is intact)",
-              v, c->cfg.data_dir, c->cfg.data_dir);
     char alarm[sizeof c->model_alarm];
-    uint32_t best = store_best(c->st);
-    if (v == best) {
-        /* The newest earlier best (promoted, or the initial model) that is intact. */
-        uint32_t to = 0;
-        store_model_info m;
-        for (uint32_t u = v - 1; u >= 1 && !to; u--) {
-            uint8_t *blob = NULL;
-            size_t len;
-            if (store_get_model_info(c->st, u, &m) == 0 &&
-                (m.status == STORE_MODEL_PROMOTED || m.status == STORE_MODEL_INITIAL) &&
-                store_get_model(c->st, u, &blob, &len, &m) == 0)
-                to = u;
-            free(blob);
-        }
-        int rc = to ? store_set_best(c->st, to) : KZ_ENOTFOUND;
-        c->fallback_from = v;
-        c->fallback_to = rc ? 0 : to;
-        if (rc) {
-            log_error("THE BEST MODEL %u IS DAMAGED and no earlier best is intact (%s): "
-                      "workers cannot play; salvage the store or start from a model file",
-                      v, err_str(rc));
-        } else {
-            log_error("THE BEST MODEL %u IS DAMAGED: the best falls back to model %u, the "
-                      "last good best (self-play goes on with it)", v, to);
-            c->best = to;
-            c->best_sum = m.checksum;
-            coord_best_changed(c);
-            if (c->pub)
-                coord_announce(c, v, 0, 0, 0);
-        }
-    }
     if (c->fallback_from && c->fallback_to)
         snprintf(alarm, sizeof alarm, "%u damaged model%s (the best %u fell back to %u)",
                  c->n_damaged, c->n_damaged == 1 ? "" : "s", c->fallback_from, c->fallback_to);
@@ -182,6 +143,68 @@ void coord_model_damaged(coord *c, uint32_t v)
     pthread_mutex_lock(&c->snap_lock);
     memcpy(c->model_alarm, alarm, sizeof alarm);
     pthread_mutex_unlock(&c->snap_lock);
+}
+
+/* Notes model v in the damaged list (once). */
+static void s_note_damaged(coord *c, uint32_t v)
+{
+    for (uint32_t i = 0; i < c->n_damaged && i < COORD_DAMAGED; i++)
+        if (c->damaged[i] == v)
+            return;
+    if (c->n_damaged < COORD_DAMAGED)
+        c->damaged[c->n_damaged] = v;
+    c->n_damaged++;
+}
+
+int coord_best_fall_back(coord *c, uint32_t v, const char *why)
+{
+    s_note_damaged(c, v);
+    /* The newest earlier best (promoted, or the initial model) that is intact:
+     * from below v, or from the newest model when v lies past them all. */
+    uint32_t latest = store_latest_model(c->st), to = 0;
+    store_model_info m;
+    for (uint32_t u = v - 1 < latest ? v - 1 : latest; u >= 1 && !to; u--) {
+        uint8_t *blob = NULL;
+        size_t len;
+        if (store_get_model_info(c->st, u, &m) == 0 &&
+            (m.status == STORE_MODEL_PROMOTED || m.status == STORE_MODEL_INITIAL) &&
+            store_get_model(c->st, u, &blob, &len, &m) == 0)
+            to = u;
+        free(blob);
+    }
+    int rc = to ? store_set_best(c->st, to) : KZ_ENOTFOUND;
+    c->fallback_from = v;
+    c->fallback_to = rc ? 0 : to;
+    if (rc) {
+        log_error("THE BEST MODEL %u %s and no earlier best is intact (%s): workers cannot "
+                  "play; salvage the store or start from a model file", v, why, err_str(rc));
+    } else {
+        log_error("THE BEST MODEL %u %s: the best falls back to model %u, the last good best "
+                  "(self-play goes on with it)", v, why, to);
+        c->best = to;
+        c->best_sum = m.checksum;
+        coord_best_changed(c);
+        if (c->pub)
+            coord_announce(c, v, 0, 0, 0);
+    }
+    s_model_alarm(c);
+    return rc;
+}
+
+void coord_model_damaged(coord *c, uint32_t v)
+{
+    for (uint32_t i = 0; i < c->n_damaged && i < COORD_DAMAGED; i++)
+        if (c->damaged[i] == v)
+            return;
+    log_error("model %u fails its checksum: the store in %s is damaged (`kz store check %s` "
+              "says where; `kz store salvage` copies what is intact)",
+              v, c->cfg.data_dir, c->cfg.data_dir);
+    if (v == store_best(c->st)) {
+        coord_best_fall_back(c, v, "IS DAMAGED");
+        return;
+    }
+    s_note_damaged(c, v);
+    s_model_alarm(c);
 }
 
 int coord_store_damaged(const coord *c, const char *what)

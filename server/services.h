@@ -23,6 +23,12 @@ const model_cache_entry *coord_model(coord *c, uint32_t version);
  * /status and /healthz; when v is the best, the best falls back to the newest
  * earlier promoted (or initial) model that is intact, in the store too. */
 void coord_model_damaged(coord *c, uint32_t v);
+/* The best v cannot be played (why: "IS DAMAGED", "IS MISSING", ... as the
+ * loud line says it): noted as damaged, and the newest earlier promoted (or
+ * initial) model that is intact becomes the best, in the store too, with one
+ * ERROR line, /status's fallback and /healthz's alarm. 0, or KZ_ENOTFOUND when
+ * no earlier best is intact (logged; the best is left as it was). */
+int coord_best_fall_back(coord *c, uint32_t v, const char *why);
 /* Logs, as one ERROR line, that the store is damaged (what: how it shows)
  * and was not opened, with what to do (kz store check, kz store salvage).
  * Returns KZ_ECORRUPT. */

@@ -505,6 +505,58 @@ Test(worker, a_bit_flipped_best_falls_back_and_the_cluster_plays_on)
     harness_fini(&h);
 }
 
+/* A best the store does not hold (its model entry lost: a damaged copy, an
+ * operator's slip): the coordinator starts anyway, falls back to the last
+ * good best with a loud line, shows it in /status and /healthz, and the
+ * worker plays on (issue 28, #2: such a store was refused before). */
+Test(worker, a_best_the_store_lacks_falls_back_and_the_cluster_plays_on)
+{
+    harness h;
+    harness_init(&h, "wlost");
+    harness_coord_start(&h, NULL);
+    char log[128];
+    snprintf(log, sizeof log, "%s/worker.log", h.dir);
+    const char *extra[] = {"--parallel=2", NULL};
+    pid_t w = s_worker(&h, log, extra);
+    cr_assert_geq(harness_wait_status(&h, "\"replay\"", "games", 2, 30), 2);
+    /* The coordinator stops; the store's best now names model 5, which it lacks. */
+    harness_coord_kill(&h, SIGTERM);
+    char dir[160];
+    snprintf(dir, sizeof dir, "%s/store", h.dir);
+    store_options so;
+    store_options_default(&so);
+    store *st = NULL;
+    cr_assert_eq(store_open(&st, dir, &so), 0);
+    uint8_t five[8] = {5, 0, 0, 0, 0, 0, 0, 0};
+    store_raw e = {"best", 4, five, sizeof five};
+    cr_assert_eq(store_put_raw(st, "meta", &e, 1), 0);
+    store_close(&st);
+    /* It starts again: the loss is found, the best is model 1. */
+    harness_coord_start(&h, NULL);
+    cr_expect_eq(harness_count(h.coord_log, "THE BEST MODEL 5 IS MISSING from the store: the "
+                                            "best falls back to model 1"), 1, "see %s",
+                 h.coord_log);
+    cr_expect_eq(harness_status_num(&h, "\"models\"", "best"), 1);
+    cr_expect_eq(harness_status_num(&h, "\"fallback\"", "from"), 5);
+    cr_expect_eq(harness_status_num(&h, "\"fallback\"", "to"), 1);
+    char hz[400];
+    cr_expect_eq(harness_http(h.http_port, "/healthz", hz, sizeof hz), 200);
+    cr_expect(strstr(hz, "(the best 5 fell back to 1)"), "%s", hz);
+    /* The store says model 1 too: a second start needs no fallback. */
+    double g0 = harness_status_num(&h, "\"replay\"", "games");
+    cr_expect_geq(harness_wait_status(&h, "\"replay\"", "games", g0 + 2, 30), g0 + 2,
+                  "the cluster does not play: see %s", log);
+    harness_coord_kill(&h, SIGTERM);
+    harness_coord_start(&h, NULL);
+    cr_expect_eq(harness_count(h.coord_log, "IS MISSING from the store"), 1, "see %s",
+                 h.coord_log);
+    cr_expect_eq(harness_status_num(&h, "\"models\"", "best"), 1);
+    harness_signal(w, SIGTERM);
+    int st2;
+    cr_assert(harness_wait(w, 30, &st2), "the worker did not stop");
+    harness_fini(&h);
+}
+
 /* The games held by the last progress line after `mark` in the log (-1 if none). */
 static double s_pending_since(const char *log, const char *mark)
 {
