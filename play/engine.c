@@ -258,6 +258,14 @@ engine *engine_new_bytes(const game_def *g, const uint8_t *blob, size_t len, uin
     return e;
 }
 
+void engine_take_saves(engine *e, const engine *from)
+{
+    if (!from)
+        return;
+    e->save_tokens = from->save_tokens < e->save_burst ? from->save_tokens : e->save_burst;
+    e->save_at = from->save_at;
+}
+
 void engine_destroy(engine **pe)
 {
     if (!pe || !*pe)

@@ -125,6 +125,10 @@ engine *engine_new_bytes(const game_def *g, const uint8_t *blob, size_t len, uin
                          const engine_config *cfg, char *err, size_t errlen);
 /* Frees *e and sets it to NULL; NULL-safe. No request may run on it. */
 void engine_destroy(engine **e);
+/* e takes over from's save limit (the saves it has left and when it last
+ * counted), so that a new engine for a new best does not refill the bucket;
+ * from may be NULL (nothing changes). No request may run on either. */
+void engine_take_saves(engine *e, const engine *from);
 /* The model version the engine plays (0: none, or unknown). */
 uint32_t engine_model_version(const engine *e);
 

@@ -331,6 +331,7 @@ static int s_play_engine(coord *c, engine_reply *out)
     }
     pthread_rwlock_wrlock(&b->play_lock);
     engine *old = b->play;
+    engine_take_saves(e, old); /* a new best does not refill the save limit */
     b->play = e;
     b->play_version = version;
     pthread_rwlock_unlock(&b->play_lock);

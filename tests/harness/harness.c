@@ -1348,3 +1348,30 @@ bool harness_outside_ipv4(char *buf, size_t cap)
     freeifaddrs(all);
     return found;
 }
+
+uint32_t harness_submit_candidate(const harness *h)
+{
+    char err[256];
+    model *m;
+    cr_assert_eq(modelfile_load(h->model, game_default(), &m, err, sizeof err), 0, "%s", err);
+    model_set_created_ms(m, model_created_ms(m) + 1000);
+    uint8_t *blob;
+    size_t len;
+    cr_assert_eq(modelfile_to_bytes(m, &blob, &len), 0);
+    model_destroy(&m);
+    void *zctx = zmq_ctx_new();
+    client_config cfg;
+    client_config_default(&cfg);
+    cfg.curve = false; /* the harness's coordinators run without CurveZMQ */
+    snprintf(cfg.endpoint, sizeof cfg.endpoint, "%s", h->endpoint);
+    cfg.role = "trainer";
+    cfg.timeout_ms = 1000;
+    client *c = client_new(zctx, &cfg);
+    wire_candidate_ack ack;
+    cr_assert_eq(client_submit_candidate(c, blob, len, 1, 50, &ack), 0, "%s",
+                 client_last_error(c));
+    free(blob);
+    client_destroy(&c);
+    zmq_ctx_term(zctx);
+    return ack.version;
+}

@@ -313,6 +313,10 @@ client *harness_client_keyed(void *zctx, const char *endpoint, const char *sub_e
 /* Submits n valid random-play self-play records (model 1) through the
  * client library and waits for their acks. Seeds seed .. seed+n-1. */
 void harness_submit_random_games(const harness *h, int n, uint64_t seed);
+/* Submits, as a trainer would, a candidate with h's tiny model's weights and
+ * a later creation time (a new version as strong as the best); asserts it
+ * is taken and returns its version. */
+uint32_t harness_submit_candidate(const harness *h);
 
 /* --- fixtures of in-process tests ------------------------------------------------ */
 

@@ -212,35 +212,6 @@ static pid_t s_worker(const harness *h, const char *id, const char *log, const c
     return harness_spawn("kz-worker", args, log);
 }
 
-/* A candidate with the tiny model's weights: a new version as strong as the
- * best (test_worker.c's). */
-static uint32_t s_submit_candidate(const harness *h)
-{
-    char err[256];
-    model *m;
-    cr_assert_eq(modelfile_load(h->model, game_default(), &m, err, sizeof err), 0, "%s", err);
-    model_set_created_ms(m, model_created_ms(m) + 1000);
-    uint8_t *blob;
-    size_t len;
-    cr_assert_eq(modelfile_to_bytes(m, &blob, &len), 0);
-    model_destroy(&m);
-    void *zctx = zmq_ctx_new();
-    client_config cfg;
-    client_config_default(&cfg);
-    cfg.curve = false;
-    snprintf(cfg.endpoint, sizeof cfg.endpoint, "%s", h->endpoint);
-    cfg.role = "trainer";
-    cfg.timeout_ms = 1000;
-    client *c = client_new(zctx, &cfg);
-    wire_candidate_ack ack;
-    cr_assert_eq(client_submit_candidate(c, blob, len, 1, 50, &ack), 0, "%s",
-                 client_last_error(c));
-    free(blob);
-    client_destroy(&c);
-    zmq_ctx_term(zctx);
-    return ack.version;
-}
-
 /* The number after "key": in the /status entry of client id. */
 static double s_client_num(const harness *h, const char *id, const char *key)
 {
@@ -277,7 +248,7 @@ Test(forge, honest_worker_games_all_pass)
     const char *extra[] = {"--pcr_full_fraction=0.5", "--pcr_fast_simulations=3", NULL};
     pid_t w = s_worker(&h, "honest", log, extra);
     cr_assert_geq(harness_wait_status(&h, "\"forge\"", "checked", 4, 60), 4, "see %s", log);
-    cr_assert_eq(s_submit_candidate(&h), 2);
+    cr_assert_eq(harness_submit_candidate(&h), 2);
     /* The arena's games are checked too (each with both networks); the first
      * win promotes, the games after it are stored without counting. */
     cr_assert_geq(harness_wait_status(&h, "\"ingest\"", "arena_counted", 1, 60), 1,
@@ -336,7 +307,7 @@ static void s_forger(const char *how)
      * arena slot, nothing of it is taken. */
     cr_expect(harness_wait_log(h.coord_log, "forger is a proven forger", 10), "see %s",
               h.coord_log);
-    cr_assert_eq(s_submit_candidate(&h), 2);
+    cr_assert_eq(harness_submit_candidate(&h), 2);
     cr_expect_geq(harness_wait_status(&h, "\"forge\"", "barred_refused", 1, 30), 1);
     cr_expect_eq(s_client_num(&h, "forger", "arena_slots"), 0);
     cr_expect_eq(harness_status_num(&h, "\"ingest\"", "arena_counted"), 0);

@@ -550,6 +550,12 @@ Test(games, the_coordinator_limits_the_saves_from_play)
     cr_assert(strstr(body, "too many saves") && strchr(body, '\n') == body + strlen(body) - 1,
               "%s", body);
     free(body);
+    /* A new best (gate none) gives /play a new engine: the limit carries over. */
+    cr_assert_eq(harness_submit_candidate(&h), 2);
+    cr_assert_eq(harness_wait_status(&h, "\"models\"", "best", 2, 30), 2);
+    cr_assert_eq(s_save(h.http_port, 44, "000102030405060708090a0b0c0d0e44", &body), 429,
+                 "a new best refilled the save limit: %s", body);
+    free(body);
     harness_coord_kill(&h, SIGTERM);
     const char *cap[] = {"--play_records_max_mb=0.0001", NULL}; /* about 100 bytes */
     harness_coord_start(&h, cap);

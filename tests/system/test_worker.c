@@ -309,35 +309,6 @@ Test(worker, plays_out_games_in_the_endgame_tables)
     harness_fini(&h);
 }
 
-/* A candidate with the tiny model's weights and another creation time: a
- * new version as strong as the best. */
-static uint32_t s_submit_candidate(const harness *h)
-{
-    char err[256];
-    model *m;
-    cr_assert_eq(modelfile_load(h->model, game_default(), &m, err, sizeof err), 0, "%s", err);
-    model_set_created_ms(m, model_created_ms(m) + 1000);
-    uint8_t *blob;
-    size_t len;
-    cr_assert_eq(modelfile_to_bytes(m, &blob, &len), 0);
-    model_destroy(&m);
-    void *zctx = zmq_ctx_new();
-    client_config cfg;
-    client_config_default(&cfg);
-    cfg.curve = false; /* the harness's coordinators run without CurveZMQ */
-    snprintf(cfg.endpoint, sizeof cfg.endpoint, "%s", h->endpoint);
-    cfg.role = "trainer";
-    cfg.timeout_ms = 1000;
-    client *c = client_new(zctx, &cfg);
-    wire_candidate_ack ack;
-    cr_assert_eq(client_submit_candidate(c, blob, len, 1, 50, &ack), 0, "%s",
-                 client_last_error(c));
-    free(blob);
-    client_destroy(&c);
-    zmq_ctx_term(zctx);
-    return ack.version;
-}
-
 Test(worker, plays_the_arena_and_switches_to_the_promoted_model)
 {
     harness h;
@@ -354,7 +325,7 @@ Test(worker, plays_the_arena_and_switches_to_the_promoted_model)
     pid_t w = s_worker(&h, log, extra);
     /* Self-play with model 1 first; then a candidate arrives. */
     cr_assert_geq(harness_wait_status(&h, "\"replay\"", "games", 4, 30), 4);
-    cr_assert_eq(s_submit_candidate(&h), 2);
+    cr_assert_eq(harness_submit_candidate(&h), 2);
     /* The arena is played with both models and decided; self-play switches
      * from model 1 to the promoted model 2. */
     cr_assert(harness_wait_log(log, "self-play now with model 2 (was 1)", 30), "see %s", log);
@@ -475,7 +446,7 @@ Test(worker, a_bit_flipped_best_falls_back_and_the_cluster_plays_on)
     size_t len;
     cr_assert_eq(modelfile_to_bytes(m, &blob, &len), 0);
     model_destroy(&m);
-    cr_assert_eq(s_submit_candidate(&h), 2);
+    cr_assert_eq(harness_submit_candidate(&h), 2);
     cr_assert(harness_wait_log(log, "self-play now with model 2 (was 1)", 30), "see %s", log);
     /* Step 2. The coordinator stops; one bit of model 2 flips on the disk. */
     harness_coord_kill(&h, SIGTERM);
