@@ -73,6 +73,21 @@ uint32_t arena_open_slots(const coord *c);
  * the data disk's free space (a warning in the log, /status and /metrics
  * when it is below disk_warn_mb). */
 void models_tick(coord *c);
+/* Self-play games per model version (the network list's "games"), kept across
+ * restarts: meta "selfplay/V" holds version V's count (u64, big-endian). A
+ * count that changed is dirty until written: with the next batch of games
+ * (models_selfplay_meta, in the batch's transaction), or alone after a second
+ * without one (models_selfplay_save), and at the stop; a crash loses at most
+ * the counts of the last batch before it. A version the retention deletes
+ * loses its entry. models_selfplay_count is called after a batch's commit. */
+int models_selfplay_load(coord *c);
+void models_selfplay_count(coord *c, uint32_t v);
+/* The dirty counts as meta entries into meta (at most COORD_SP_DIRTY; names and
+ * values in c's own buffers, valid until the next call); models_selfplay_written
+ * once they are committed. */
+size_t models_selfplay_meta(coord *c, store_meta *meta);
+void models_selfplay_written(coord *c);
+int models_selfplay_save(coord *c);
 
 /* ratings.c */
 /* Loads the tallies and the history, fits. 0 (unreadable state is logged and dropped). */
