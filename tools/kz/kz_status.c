@@ -312,9 +312,10 @@ static void s_print_learning(const jnode *j, FILE *o, double stall_minutes)
         fprintf(o, "endgame     ");
         if (j_num(eg, "version") > 0)
             fprintf(o, "v%.0f: policy %.1f%%, search %.1f%% (%.0f simulations) of value-keeping "
-                       "moves on %.0f table positions (chance %.1f%%)",
+                       "moves on %.0f table positions (chance %.1f%%), value error %.3f",
                     j_num(eg, "version"), 100 * j_num(eg, "policy"), 100 * j_num(eg, "search"),
-                    j_num(eg, "simulations"), j_num(eg, "positions"), 100 * j_num(eg, "chance"));
+                    j_num(eg, "simulations"), j_num(eg, "positions"), 100 * j_num(eg, "chance"),
+                    j_num(eg, "value_mse"));
         else
             fprintf(o, "not measured yet");
         if (j_num(eg, "computing") > 0)
