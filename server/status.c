@@ -562,9 +562,17 @@ static void s_build_metrics(coord *c, strbuf *b)
              (double)c->duplicates);
     strbuf_printf(b, "# HELP kz_games_rejected_total Refused game records by reason.\n"
                  "# TYPE kz_games_rejected_total counter\n");
-    for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
-        strbuf_printf(b, "kz_games_rejected_total{reason=\"%s\"} %llu\n", validate_reason_name(r),
-                  (unsigned long long)c->rejected_by[r]);
+    /* Label values in one spelling, snake_case as every other label here
+     * (the protocol's reason names have hyphens: wrong-game -> wrong_game). */
+    for (int r = 1; r < VALIDATE_REASON_COUNT; r++) {
+        char reason[64];
+        snprintf(reason, sizeof reason, "%s", validate_reason_name(r));
+        for (char *q = reason; *q; q++)
+            if (*q == '-')
+                *q = '_';
+        strbuf_printf(b, "kz_games_rejected_total{reason=\"%s\"} %llu\n", reason,
+                      (unsigned long long)c->rejected_by[r]);
+    }
     forge_figures mf = {0};
     forge_get(c, &mf);
     strbuf_printf(b, "# HELP kz_forge_games_total Sampled games by the outcome of their "
