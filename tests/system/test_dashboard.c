@@ -307,7 +307,8 @@ Test(dashboard, gate_none_shows_the_rating_history_in_the_arena_s_place)
 /* 4. A small screen (400 px wide, a phone's): the page has a viewport, the
  * plots shrink to the width, wide tables scroll in their own box, and the
  * page itself never scrolls sideways. Every rate is per minute, as kz status
- * and make run's line give them. Leaves build/dashboard-narrow.png. */
+ * and make run's line give them; the page names its own icon (no request
+ * for /favicon.ico). Leaves build/dashboard-narrow.png. */
 Test(dashboard, a_small_screen_shows_the_page_without_sideways_scrolling)
 {
     NEED_CHROMIUM();
@@ -332,6 +333,7 @@ Test(dashboard, a_small_screen_shows_the_page_without_sideways_scrolling)
     s_has(b, "document.querySelector('meta[name=viewport]').getAttribute('content')",
           "width=device-width");
     s_has(b, "window.innerWidth", "400");
+    s_has(b, "document.querySelector('link[rel=icon]').getAttribute('href')", "data:");
     char *w = s_eval(b, "document.documentElement.scrollWidth + ' ' + window.innerWidth");
     int sw = 0, iw = 0;
     cr_assert_eq(sscanf(w + 1, "%d %d", &sw, &iw), 2, "%s", w);
