@@ -125,7 +125,8 @@ out:
 }
 
 /* Appends a measurement to the history (under e->lock), in place of the
- * last one when it is the same version's; when full, every other older point goes (the plot keeps its span, with fewer points). */
+ * last one when it is the same version's; when full, every other older
+ * point goes (the plot keeps its span, with fewer points). */
 static void s_hist_add(endgame *e, const endgame_figures *f)
 {
     if (e->n_hist > 0 && e->hist[e->n_hist - 1].version == f->version)
