@@ -586,6 +586,26 @@ int store_get_meta(store *s, const char *name, void *buf, size_t cap, size_t *le
     return rc;
 }
 
+static int s_delete_meta_txn(store *s, MDB_txn *txn, void *ctx)
+{
+    const char *name = ctx;
+    MDB_val k = {strlen(name), (void *)name};
+    int rc = mdb_del(txn, s->meta, &k, NULL);
+    return rc == MDB_NOTFOUND ? KZ_ENOTFOUND : rc;
+}
+
+int store_delete_meta(store *s, const char *name)
+{
+    static const char *const counters[5] = {"next_game", "next_pos", "first_pos", "next_model",
+                                            "best"};
+    if (!name || strlen(name) == 0 || strlen(name) > 63)
+        return KZ_EINVAL;
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(name, counters[i]))
+            return KZ_EINVAL;
+    return s_write(s, s_delete_meta_txn, (void *)name);
+}
+
 static int s_put_best_txn(store *s, MDB_txn *txn, void *ctx)
 {
     return s_meta_put_u64(txn, s->meta, "best", *(const uint64_t *)ctx);

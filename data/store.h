@@ -140,6 +140,9 @@ int store_set_best(store *s, uint32_t version);
  * KZ_EFULL when cap is too small. */
 int store_put_meta(store *s, const char *name, const void *data, size_t len);
 int store_get_meta(store *s, const char *name, void *buf, size_t cap, size_t *len);
+/* Deletes meta entry name (its own transaction). 0, or KZ_ENOTFOUND when there
+ * is none; never one of the counters (KZ_EINVAL). */
+int store_delete_meta(store *s, const char *name);
 
 /* One game to store, with its training positions (flat arrays, as a batch).
  * Inputs are borrowed for the call; `duplicate` and `sequence` are outputs. */

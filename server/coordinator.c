@@ -161,29 +161,6 @@ static void s_error(coord *c, const uint8_t *route, size_t route_len, uint64_t r
 /* --- ingest ---------------------------------------------------------------------- */
 
 /* Stores every pending game in one transaction, then acknowledges them. */
-/* Counts a stored self-play game of model version v (the network list's
- * "games"); the table grows by doubling, so rarely; without memory the game
- * goes uncounted. */
-static void s_count_selfplay(coord *c, uint32_t v)
-{
-    if (v == 0)
-        return;
-    if (v >= c->sp_cap) {
-        uint32_t cap = c->sp_cap ? c->sp_cap : 1024;
-        while (cap <= v && cap < UINT32_MAX / 2)
-            cap *= 2;
-        if (cap <= v)
-            return;
-        uint32_t *t = realloc(c->sp_games, (size_t)cap * sizeof *t);
-        if (!t)
-            return;
-        memset(t + c->sp_cap, 0, (size_t)(cap - c->sp_cap) * sizeof *t);
-        c->sp_games = t;
-        c->sp_cap = cap;
-    }
-    c->sp_games[v]++;
-}
-
 static void s_flush(coord *c)
 {
     if (!c->n_items)
@@ -195,7 +172,7 @@ static void s_flush(coord *c)
     }
     /* Meta that changes with these games goes in their transaction (the
      * timeline's new points ride along). */
-    store_meta meta[3];
+    store_meta meta[3 + COORD_SP_DIRTY];
     size_t n_meta = 0;
     uint8_t *ablob = NULL, *tblob = NULL, *lblob = NULL;
     if (arena_items) {
@@ -211,9 +188,13 @@ static void s_flush(coord *c)
         size_t len = timeline_serialize(c, &lblob);
         meta[n_meta++] = (store_meta){"timeline", lblob, len};
     }
+    size_t n_sp = models_selfplay_meta(c, meta + n_meta); /* the counts of earlier batches */
+    n_meta += n_sp;
     store_stats before;
     store_get_stats(c->st, &before);
     int rc = store_put_games_meta(c->st, c->games, c->n_items, meta, n_meta);
+    if (!rc && n_sp)
+        models_selfplay_written(c);
     /* Where each new game's positions went (appended in order), and whose. */
     uint64_t at = before.positions_total;
     for (size_t i = 0; !rc && i < c->n_items; i++) {
@@ -259,7 +240,7 @@ static void s_flush(coord *c)
                     c->plies[it->kind] += it->plies;
                 }
                 if (it->kind == 0)
-                    s_count_selfplay(c, it->version);
+                    models_selfplay_count(c, it->version);
             }
             wire_msg m = {0};
             m.request_id = it->request_id;
@@ -1155,7 +1136,8 @@ static int s_init_store(coord *c)
     }
     if ((rc = s_check_store_game(c)) || (rc = s_bootstrap(c)) || (rc = s_check_models(c)) ||
         (rc = forge_load_barred(c)) || (rc = arena_load(c)) ||
-        (rc = ratings_load(c)) || (rc = timeline_load(c)))
+        (rc = ratings_load(c)) || (rc = timeline_load(c)) ||
+        (rc = models_selfplay_load(c)))
         return rc;
     return 0;
 }
@@ -1330,11 +1312,14 @@ int coord_run(coord *c)
         /* New points go with the next batch of games, or alone if none comes. */
         if (c->tl.dirty && now - c->tl.dirty_at >= 1.0)
             timeline_save(c);
+        if (c->n_sp_dirty && now - c->sp_dirty_at >= 1.0)
+            models_selfplay_save(c);
     }
     s_flush(c);
     timeline_tick(c, true);
     if (c->tl.dirty)
         timeline_save(c);
+    models_selfplay_save(c);
     log_info("stopping");
     s_log_progress(c);
     return 0;

@@ -1,7 +1,10 @@
 /* endgame: the endgame accuracy of the current best (setting tb_dir,
  * docs/tablebase.md): the share of value-keeping moves of its raw policy
  * and of its 200-simulation search on a fixed test set of table positions
- * (tb_test_positions, as `kz tb accuracy` measures it), once per new best.
+ * (tb_test_positions, as `kz tb accuracy` measures it), and its raw value
+ * head's mean squared error against the positions' exact values, once per
+ * new best; a history of the measured versions for the dashboard's plot,
+ * kept in the store.
  *
  * Off the request path: the main loop only notices a new best and hands a
  * copy of its blob to this module's thread (endgame_tick: a newer best
@@ -17,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "data/store.h"
 #include "server/features.h"
 #include "server/services.h"
 #include "nn/evaluator.h"
@@ -33,6 +37,7 @@ struct endgame {
     tb_set *tb;              /* the tables (owned) */
     game_state *st;          /* (n) the test set */
     uint16_t *keep;          /* (n) each position's value-keeping action */
+    int8_t *z;               /* (n) each position's exact value, mover's view */
     int n;                   /* test positions */
     double chance;           /* mean of 1 / legal actions over them */
     pthread_t thread;        /* the measuring thread */
@@ -45,7 +50,15 @@ struct endgame {
     uint32_t job_version;    /* its version */
     uint32_t posted;         /* the last version handed over (main thread's) */
     endgame_figures fig;     /* what /status shows */
+    endgame_point hist[ENDGAME_HISTORY]; /* the measured versions, oldest first */
+    int n_hist;              /* used */
+    uint64_t results;        /* measurements published (the thread's count) */
+    uint64_t saved;          /* of them written to the store (main thread's) */
+    bool loaded;             /* the history was read from the store (main thread's) */
 };
+
+#define HIST_MAGIC "EGH1"
+#define HIST_BYTES 32 /* a point: version, positions, policy, search u32, mse f64, ms i64 */
 
 /* One model's figures, or an error in fig->error. Runs on the thread. */
 static void s_measure(endgame *e, const uint8_t *blob, size_t len, uint32_t version,
@@ -72,6 +85,7 @@ static void s_measure(endgame *e, const uint8_t *blob, size_t len, uint32_t vers
     }
     double t0 = time_now();
     int right[2] = {0, 0};
+    double sq = 0;
     player *p[2] = {pol, srch};
     for (int i = 0; i < e->n; i++) {
         pthread_mutex_lock(&e->lock);
@@ -84,16 +98,20 @@ static void s_measure(endgame *e, const uint8_t *blob, size_t len, uint32_t vers
         /* As player_accuracy plays them: a new game per position, seeded by its index. */
         for (int k = 0; k < 2; k++) {
             int action = -1;
+            player_info info = {0};
             player_new_game(p[k], (uint64_t)i);
-            int rc = player_choose(p[k], &e->st[i], &action, NULL);
+            int rc = player_choose(p[k], &e->st[i], &action, k == 0 ? &info : NULL);
             if (rc) {
                 snprintf(fig->error, sizeof fig->error, "v%u: the player failed: %s", version,
                          err_str(rc));
                 goto out;
             }
             right[k] += action == e->keep[i];
+            if (k == 0) /* the raw network's value (a policy player's info.value) */
+                sq += ((double)info.value - e->z[i]) * ((double)info.value - e->z[i]);
         }
     }
+    fig->value_mse = sq / e->n;
     fig->version = version;
     fig->policy = right[0];
     fig->search = right[1];
@@ -104,6 +122,95 @@ out:
     player_destroy(&pol);
     player_destroy(&srch);
     evaluator_net_destroy(&net);
+}
+
+/* Appends a measurement to the history (under e->lock), in place of the
+ * last one when it is the same version's; when full, every other older
+ * point goes (the plot keeps its span, with fewer points). */
+static void s_hist_add(endgame *e, const endgame_figures *f)
+{
+    if (e->n_hist > 0 && e->hist[e->n_hist - 1].version == f->version)
+        e->n_hist--; /* measured again (a restart): the newer figures */
+    if (e->n_hist == ENDGAME_HISTORY) {
+        int k = 0;
+        for (int i = 0; i < e->n_hist; i += 2)
+            e->hist[k++] = e->hist[i];
+        e->n_hist = k;
+    }
+    e->hist[e->n_hist++] = (endgame_point){f->version, (uint32_t)f->positions,
+                                           (uint32_t)f->policy, (uint32_t)f->search,
+                                           f->value_mse, f->done_ms};
+    e->results++;
+}
+
+/* The history from the store (main thread, once the store is open); a
+ * history in another form is dropped with a line. */
+static void s_hist_load(coord *c, endgame *e)
+{
+    size_t cap = 8 + (size_t)ENDGAME_HISTORY * HIST_BYTES, len = 0;
+    uint8_t *b = xmalloc(cap);
+    int rc = store_get_meta(c->st, "endgame_history", b, cap, &len);
+    uint32_t n = rc == 0 && len >= 8 ? be_get32(b + 4) : 0;
+    if (rc && rc != KZ_ENOTFOUND) {
+        log_warn("endgame accuracy: the stored history does not read (%s); starting without it",
+                 err_str(rc));
+    } else if (rc == 0 && (len < 8 || memcmp(b, HIST_MAGIC, 4) || n > ENDGAME_HISTORY ||
+                           len != 8 + (size_t)n * HIST_BYTES)) {
+        log_warn("endgame accuracy: the stored history is in an unknown form; starting without "
+                 "it");
+    } else if (rc == 0) {
+        pthread_mutex_lock(&e->lock);
+        endgame_point old[ENDGAME_HISTORY];
+        int n_new = e->n_hist; /* measured since the start, before the store was open */
+        memcpy(old, e->hist, (size_t)n_new * sizeof *old);
+        e->n_hist = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            const uint8_t *p = b + 8 + (size_t)i * HIST_BYTES;
+            uint64_t bits = be_get64(p + 16);
+            endgame_point q = {be_get32(p), be_get32(p + 4), be_get32(p + 8), be_get32(p + 12),
+                               0, (int64_t)be_get64(p + 24)};
+            memcpy(&q.value_mse, &bits, sizeof bits);
+            e->hist[e->n_hist++] = q;
+        }
+        for (int i = 0; i < n_new; i++) {
+            endgame_figures f = {.version = old[i].version, .positions = (int)old[i].positions,
+                                 .policy = (int)old[i].policy, .search = (int)old[i].search,
+                                 .value_mse = old[i].value_mse, .done_ms = old[i].done_ms};
+            s_hist_add(e, &f);
+        }
+        pthread_mutex_unlock(&e->lock);
+    }
+    free(b);
+}
+
+/* Writes the history when a measurement was added (main thread). */
+static void s_hist_save(coord *c, endgame *e)
+{
+    uint8_t *b = xmalloc(8 + (size_t)ENDGAME_HISTORY * HIST_BYTES);
+    pthread_mutex_lock(&e->lock);
+    uint64_t results = e->results;
+    int n = e->n_hist;
+    memcpy(b, HIST_MAGIC, 4);
+    be_put32(b + 4, (uint32_t)n);
+    for (int i = 0; i < n; i++) {
+        uint8_t *p = b + 8 + (size_t)i * HIST_BYTES;
+        const endgame_point *q = &e->hist[i];
+        uint64_t bits;
+        memcpy(&bits, &q->value_mse, sizeof bits);
+        be_put32(p, q->version);
+        be_put32(p + 4, q->positions);
+        be_put32(p + 8, q->policy);
+        be_put32(p + 12, q->search);
+        be_put64(p + 16, bits);
+        be_put64(p + 24, (uint64_t)q->done_ms);
+    }
+    pthread_mutex_unlock(&e->lock);
+    int rc = store_put_meta(c->st, "endgame_history", b, 8 + (size_t)n * HIST_BYTES);
+    free(b);
+    if (rc)
+        log_warn("endgame accuracy: cannot save the history: %s", err_str(rc));
+    else
+        e->saved = results;
 }
 
 static void *s_thread(void *arg)
@@ -133,12 +240,15 @@ static void *s_thread(void *arg)
         e->fig = fig;
         if (fig.error[0])
             log_warn("endgame accuracy: %s", fig.error);
-        else
+        else {
+            s_hist_add(e, &fig);
             log_info("endgame accuracy of v%u on %d table positions (up to %d pieces): policy "
-                     "%.1f%%, search (%d simulations) %.1f%% (chance %.1f%%) in %.1f s",
+                     "%.1f%%, search (%d simulations) %.1f%% (chance %.1f%%), value error %.3f "
+                     "in %.1f s",
                      fig.version, fig.positions, fig.pieces, 100.0 * fig.policy / fig.positions,
                      TB_TEST_SIMULATIONS, 100.0 * fig.search / fig.positions,
-                     100 * fig.chance, fig.seconds);
+                     100 * fig.chance, fig.value_mse, fig.seconds);
+        }
     }
     pthread_mutex_unlock(&e->lock);
     return NULL;
@@ -174,9 +284,12 @@ int endgame_start(coord *c)
         tb_close(&tb);
         return KZ_EINVAL;
     }
+    e->z = xmalloc((size_t)e->n * sizeof *e->z);
     for (int i = 0; i < e->n; i++) {
         uint16_t legal[GAME_MAX_LEGAL];
         e->chance += 1.0 / c->g->legal_actions(&e->st[i], legal);
+        int wdl = 0;
+        e->z[i] = tb_probe_wdl(tb, &e->st[i], &wdl) == 0 ? (int8_t)wdl : 0;
     }
     e->chance = e->n ? e->chance / e->n : 0;
     e->fig.pieces = tb_pieces(tb);
@@ -200,7 +313,18 @@ int endgame_start(coord *c)
 void endgame_tick(coord *c)
 {
     endgame *e = c->endgame;
-    if (!e || !c->best || c->best == e->posted)
+    if (!e)
+        return;
+    if (!e->loaded && c->st) {
+        e->loaded = true;
+        s_hist_load(c, e);
+    }
+    pthread_mutex_lock(&e->lock);
+    bool unsaved = e->results != e->saved;
+    pthread_mutex_unlock(&e->lock);
+    if (unsaved && e->loaded)
+        s_hist_save(c, e);
+    if (!c->best || c->best == e->posted)
         return;
     e->posted = c->best;
     const model_cache_entry *me = coord_model(c, c->best);
@@ -216,6 +340,18 @@ void endgame_tick(coord *c)
         pthread_cond_signal(&e->changed);
     }
     pthread_mutex_unlock(&e->lock);
+}
+
+int endgame_history(coord *c, endgame_point *out)
+{
+    endgame *e = c->endgame;
+    if (!e)
+        return 0;
+    pthread_mutex_lock(&e->lock);
+    int n = e->n_hist;
+    memcpy(out, e->hist, (size_t)n * sizeof *out);
+    pthread_mutex_unlock(&e->lock);
+    return n;
 }
 
 bool endgame_get(coord *c, endgame_figures *out)
@@ -246,6 +382,7 @@ void endgame_stop(coord *c)
     free(e->job);
     free(e->st);
     free(e->keep);
+    free(e->z);
     tb_close(&e->tb);
     free(e);
     c->endgame = NULL;

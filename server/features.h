@@ -73,6 +73,21 @@ uint32_t arena_open_slots(const coord *c);
  * the data disk's free space (a warning in the log, /status and /metrics
  * when it is below disk_warn_mb). */
 void models_tick(coord *c);
+/* Self-play games per model version (the network list's "games"), kept across
+ * restarts: meta "selfplay/V" holds version V's count (u64, big-endian). A
+ * count that changed is dirty until written: with the next batch of games
+ * (models_selfplay_meta, in the batch's transaction), or alone after a second
+ * without one (models_selfplay_save), and at the stop; a crash loses at most
+ * the counts of the last batch before it. A version the retention deletes
+ * loses its entry. models_selfplay_count is called after a batch's commit. */
+int models_selfplay_load(coord *c);
+void models_selfplay_count(coord *c, uint32_t v);
+/* The dirty counts as meta entries into meta (at most COORD_SP_DIRTY; names and
+ * values in c's own buffers, valid until the next call); models_selfplay_written
+ * once they are committed. */
+size_t models_selfplay_meta(coord *c, store_meta *meta);
+void models_selfplay_written(coord *c);
+int models_selfplay_save(coord *c);
 
 /* ratings.c */
 /* Loads the tallies and the history, fits. 0 (unreadable state is logged and dropped). */
@@ -213,7 +228,16 @@ typedef struct endgame_figures {
     int64_t done_ms;      /* wall clock when it ended */
     uint32_t computing;   /* the version being measured now, 0 none */
     char error[160];      /* why the last measurement failed, "" none */
+    double value_mse;     /* its raw value head against the exact values: mean (v - z)^2 */
 } endgame_figures;
+/* One measured version in the history (the dashboard's plot along versions). */
+typedef struct endgame_point {
+    uint32_t version;
+    uint32_t positions, policy, search; /* the test set, its value-keeping choices */
+    double value_mse;                   /* the raw value head's mean squared error */
+    int64_t done_ms;                    /* when it was measured (wall clock) */
+} endgame_point;
+#define ENDGAME_HISTORY 256 /* points kept; every other older one dropped when full */
 typedef struct endgame endgame;
 /* With cfg.tb_dir: opens the tables, draws the test set and starts the
  * measuring thread (else nothing). 0, or an error (logged): tables that
@@ -223,6 +247,11 @@ int endgame_start(coord *c);
 void endgame_tick(coord *c);
 /* The figures (false without tb_dir). Any thread. */
 bool endgame_get(coord *c, endgame_figures *out);
+/* The measured versions, oldest first, into out (ENDGAME_HISTORY): how many
+ * (0 without tb_dir). Kept in the store (meta "endgame_history", written by
+ * endgame_tick after each measurement), so the plot survives restarts. Any
+ * thread. */
+int endgame_history(coord *c, endgame_point *out);
 /* Stops the thread (a measurement is cut short) and frees it all. */
 void endgame_stop(coord *c);
 

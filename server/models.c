@@ -1,5 +1,6 @@
 /* models: the model store bounded, its size, the disk's free space (see
  * features.h, models_tick). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -40,6 +41,130 @@ static bool s_keep(coord *c, uint32_t v, uint32_t latest)
     return false;
 }
 
+/* --- self-play games per version ------------------------------------------------- */
+
+static void s_selfplay_name(char *buf, size_t len, uint32_t v)
+{
+    snprintf(buf, len, "selfplay/%u", v);
+}
+
+/* Room for version v in the table (grown by doubling, so rarely); false
+ * without memory (the game goes uncounted). */
+static bool s_selfplay_room(coord *c, uint32_t v)
+{
+    if (v < c->sp_cap)
+        return true;
+    uint32_t cap = c->sp_cap ? c->sp_cap : 1024;
+    while (cap <= v && cap < UINT32_MAX / 2)
+        cap *= 2;
+    if (cap <= v)
+        return false;
+    uint32_t *t = realloc(c->sp_games, (size_t)cap * sizeof *t);
+    if (!t)
+        return false;
+    memset(t + c->sp_cap, 0, (size_t)(cap - c->sp_cap) * sizeof *t);
+    c->sp_games = t;
+    c->sp_cap = cap;
+    return true;
+}
+
+/* A deleted version's count goes, in memory and in the store. */
+static void s_selfplay_forget(coord *c, uint32_t v)
+{
+    for (size_t i = 0; i < c->n_sp_dirty; i++)
+        if (c->sp_dirty[i] == v) {
+            c->sp_dirty[i] = c->sp_dirty[--c->n_sp_dirty];
+            break;
+        }
+    if (v < c->sp_cap)
+        c->sp_games[v] = 0;
+    char name[24];
+    s_selfplay_name(name, sizeof name, v);
+    int rc = store_delete_meta(c->st, name);
+    if (rc && rc != KZ_ENOTFOUND)
+        log_warn("models: cannot delete v%u's self-play count: %s", v, err_str(rc));
+}
+
+int models_selfplay_load(coord *c)
+{
+    uint32_t n = 0, got = 0, loaded = 0;
+    uint64_t bytes;
+    if (store_model_census(c->st, &n, &bytes, NULL, 0) || n == 0)
+        return 0;
+    uint32_t *vs = xmalloc((size_t)n * sizeof *vs);
+    if (store_model_census(c->st, &got, &bytes, vs, n) == 0)
+        for (uint32_t i = 0; i < got && i < n; i++) {
+            char name[24];
+            uint8_t b[8];
+            size_t len = 0;
+            s_selfplay_name(name, sizeof name, vs[i]);
+            int rc = store_get_meta(c->st, name, b, sizeof b, &len);
+            if (rc == KZ_ENOTFOUND)
+                continue;
+            if (rc || len != 8) {
+                log_warn("models: v%u's self-play count does not read (%s); counting it from 0",
+                         vs[i], rc ? err_str(rc) : "not 8 bytes");
+                continue;
+            }
+            uint64_t games = be_get64(b);
+            if (s_selfplay_room(c, vs[i])) {
+                c->sp_games[vs[i]] = games > UINT32_MAX ? UINT32_MAX : (uint32_t)games;
+                loaded++;
+            }
+        }
+    free(vs);
+    if (loaded)
+        log_info("models: self-play game counts of %u versions read back", loaded);
+    return 0;
+}
+
+void models_selfplay_count(coord *c, uint32_t v)
+{
+    if (v == 0 || !s_selfplay_room(c, v))
+        return;
+    if (c->sp_games[v] < UINT32_MAX)
+        c->sp_games[v]++;
+    for (size_t i = 0; i < c->n_sp_dirty; i++)
+        if (c->sp_dirty[i] == v)
+            return;
+    if (c->n_sp_dirty == COORD_SP_DIRTY)
+        models_selfplay_save(c); /* many versions at once: rare */
+    if (c->n_sp_dirty == 0)
+        c->sp_dirty_at = time_now();
+    if (c->n_sp_dirty < COORD_SP_DIRTY)
+        c->sp_dirty[c->n_sp_dirty++] = v;
+}
+
+size_t models_selfplay_meta(coord *c, store_meta *meta)
+{
+    for (size_t i = 0; i < c->n_sp_dirty; i++) {
+        uint32_t v = c->sp_dirty[i];
+        s_selfplay_name(c->sp_name[i], sizeof c->sp_name[i], v);
+        be_put64(c->sp_value[i], v < c->sp_cap ? c->sp_games[v] : 0);
+        meta[i] = (store_meta){c->sp_name[i], c->sp_value[i], 8};
+    }
+    return c->n_sp_dirty;
+}
+
+void models_selfplay_written(coord *c)
+{
+    c->n_sp_dirty = 0;
+}
+
+int models_selfplay_save(coord *c)
+{
+    if (!c->n_sp_dirty)
+        return 0;
+    store_meta meta[COORD_SP_DIRTY];
+    size_t n = models_selfplay_meta(c, meta);
+    int rc = store_put_games_meta(c->st, NULL, 0, meta, n);
+    if (rc)
+        log_error("models: cannot save the self-play game counts: %s", err_str(rc));
+    else
+        models_selfplay_written(c);
+    return rc;
+}
+
 void models_tick(coord *c)
 {
     /* Step 1. The retention. */
@@ -58,6 +183,8 @@ void models_tick(coord *c)
                         log_warn("models: cannot delete v%u: %s", vs[i], err_str(rc));
                     else
                         c->models_deleted++;
+                    if (!rc)
+                        s_selfplay_forget(c, vs[i]);
                 }
         }
         free(vs);

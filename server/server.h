@@ -279,6 +279,7 @@ typedef struct model_cache_entry {
 } model_cache_entry;
 
 #define MODEL_CACHE 4
+#define COORD_SP_DIRTY 16 /* self-play counts written together (models.c) */
 
 /* A game waiting for its group commit. */
 typedef struct ingest_item {
@@ -364,6 +365,11 @@ typedef struct coord {
     uint32_t *sp_games;         /* (sp_cap) self-play games stored per model version since
                                  * the start (the network list's "games"), grown by doubling */
     uint32_t sp_cap;
+    uint32_t sp_dirty[COORD_SP_DIRTY]; /* versions whose count is not written yet */
+    size_t n_sp_dirty;
+    double sp_dirty_at;         /* when the first of them became dirty */
+    char sp_name[COORD_SP_DIRTY][24]; /* models_selfplay_meta's names and values */
+    uint8_t sp_value[COORD_SP_DIRTY][8];
     model_cache_entry cache[MODEL_CACHE]; /* model blobs */
     timeline tl;                /* the run's history */
 

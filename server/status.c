@@ -323,16 +323,27 @@ static void s_build_status(coord *c, strbuf *b)
             match_wilson(eg.search, eg.positions, &lo[1], &hi[1]);
             strbuf_printf(b, "\"policy\": %.4f, \"policy_lo\": %.4f, \"policy_hi\": %.4f, "
                          "\"search\": %.4f, \"search_lo\": %.4f, \"search_hi\": %.4f, "
-                         "\"seconds\": %.1f, \"done_ms\": %lld, ",
+                         "\"seconds\": %.1f, \"done_ms\": %lld, \"value_mse\": %.4f, ",
                       (double)eg.policy / eg.positions, lo[0], hi[0],
                       (double)eg.search / eg.positions, lo[1], hi[1], eg.seconds,
-                      (long long)eg.done_ms);
+                      (long long)eg.done_ms, eg.value_mse);
         } else {
-            strbuf_printf(b, "\"policy\": null, \"search\": null, ");
+            strbuf_printf(b, "\"policy\": null, \"search\": null, \"value_mse\": null, ");
         }
         strbuf_printf(b, "\"computing\": %u, \"error\": ", eg.computing);
         strbuf_json_str(b, eg.error, sizeof eg.error);
-        strbuf_printf(b, "},\n");
+        /* The measured versions, oldest first: [version, policy, search, value
+         * error, measured at (ms)], the shares of value-keeping choices. */
+        endgame_point hist[ENDGAME_HISTORY];
+        int nh = endgame_history(c, hist);
+        strbuf_printf(b, ", \"history\": [");
+        for (int i = 0; i < nh; i++) {
+            double np = hist[i].positions ? hist[i].positions : 1;
+            strbuf_printf(b, "%s[%u, %.4f, %.4f, %.4f, %lld]", i ? ", " : "", hist[i].version,
+                          hist[i].policy / np, hist[i].search / np, hist[i].value_mse,
+                          (long long)hist[i].done_ms);
+        }
+        strbuf_printf(b, "]},\n");
     } else {
         strbuf_printf(b, "  \"endgame\": null,\n");
     }
@@ -551,9 +562,17 @@ static void s_build_metrics(coord *c, strbuf *b)
              (double)c->duplicates);
     strbuf_printf(b, "# HELP kz_games_rejected_total Refused game records by reason.\n"
                  "# TYPE kz_games_rejected_total counter\n");
-    for (int r = 1; r < VALIDATE_REASON_COUNT; r++)
-        strbuf_printf(b, "kz_games_rejected_total{reason=\"%s\"} %llu\n", validate_reason_name(r),
-                  (unsigned long long)c->rejected_by[r]);
+    /* Label values in one spelling, snake_case as every other label here
+     * (the protocol's reason names have hyphens: wrong-game -> wrong_game). */
+    for (int r = 1; r < VALIDATE_REASON_COUNT; r++) {
+        char reason[64];
+        snprintf(reason, sizeof reason, "%s", validate_reason_name(r));
+        for (char *q = reason; *q; q++)
+            if (*q == '-')
+                *q = '_';
+        strbuf_printf(b, "kz_games_rejected_total{reason=\"%s\"} %llu\n", reason,
+                      (unsigned long long)c->rejected_by[r]);
+    }
     forge_figures mf = {0};
     forge_get(c, &mf);
     strbuf_printf(b, "# HELP kz_forge_games_total Sampled games by the outcome of their "
@@ -659,6 +678,9 @@ static void s_build_metrics(coord *c, strbuf *b)
         s_metric(b, "kz_endgame_search_accuracy", "gauge",
                  "Its search's share of value-keeping moves on the tables' test set.",
                  (double)eg.search / eg.positions);
+        s_metric(b, "kz_endgame_value_squared_error", "gauge",
+                 "Its raw value head's mean squared error against the test set's exact values.",
+                 eg.value_mse);
     }
     /* Anchors by name (a fixed set); models by role, their versions in
      * gauges of their own, so that no label changes with every model. */

@@ -485,11 +485,11 @@ static void s_progress(wk *w, bool force)
     uint64_t dg = st.finished - w->log_st.finished;
     double evals = (double)(st.search.evaluated - w->log_st.search.evaluated);
     double calls = (double)(st.search.evaluator_calls - w->log_st.search.evaluator_calls);
-    log_info("progress: games %llu (+%llu, %.0f/h) arena %llu, positions %llu, in play %d, "
+    log_info("progress: games %llu (+%llu, %.1f/min) arena %llu, positions %llu, in play %d, "
              "pending %zu, acked %llu, rejected %llu, model %u, sims/s %.0f, evals/s %.0f, "
              "batch %.1f",
              (unsigned long long)st.finished, (unsigned long long)dg,
-             dt > 0 ? dg * 3600.0 / dt : 0.0, (unsigned long long)st.finished_arena,
+             dt > 0 ? dg * 60.0 / dt : 0.0, (unsigned long long)st.finished_arena,
              (unsigned long long)st.positions, driver_in_play(w->gm), client_pending(w->c),
              (unsigned long long)cs.acked, (unsigned long long)cs.rejected,
              w->sp_net ? (unsigned)w->sp_net->version : 0u,

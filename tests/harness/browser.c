@@ -423,6 +423,19 @@ bool browser_wait(browser *b, const char *expr, double timeout_s)
     return ok;
 }
 
+int browser_set_mobile(browser *b, int width, int height)
+{
+    char params[160];
+    snprintf(params, sizeof params,
+             "{\"width\":%d,\"height\":%d,\"deviceScaleFactor\":1,\"mobile\":true}", width,
+             height);
+    char *msg = s_call(b, "Emulation.setDeviceMetricsOverride", params, true);
+    if (!msg)
+        return -1;
+    free(msg);
+    return 0;
+}
+
 int browser_open(browser *b, const char *url, double timeout_s)
 {
     char *q = s_json_quote(url);

@@ -30,6 +30,10 @@ browser *browser_start(const char *dir, int width, int height, char *why, size_t
 /* Closes the browser (Browser.close, then a kill after 5 s); NULL-safe. */
 void browser_stop(browser **b);
 
+/* Emulates a phone's screen of width x height CSS pixels (narrower than a
+ * desktop window can be; the page's viewport meta is honoured): for the
+ * pages loaded after it. 0 or -1. */
+int browser_set_mobile(browser *b, int width, int height);
 /* Loads url and waits (timeout_s) until the document is complete. 0 or -1
  * (the reason in browser_last_error). */
 int browser_open(browser *b, const char *url, double timeout_s);

@@ -398,12 +398,35 @@ Test(ratings, the_best_is_rated_in_every_scrape_while_gate_none_replaces_it)
     const char *r = strstr(body, "\"rated\": {\"version\": ");
     cr_assert(atoi(r + strlen("\"rated\": {\"version\": ")) >= 1, "%s", r);
     cr_assert_not_null(strstr(r, "\"age_s\": "), "%s", r);
-    client_destroy(&tr);
-    zmq_ctx_term(zctx);
-    model_destroy(&m);
+    /* kz status with the worker gone and one more candidate (so an unrated
+     * best whose gauntlet cannot end): the newest rated version beside it. */
     harness_signal(wp, SIGTERM);
     int wst;
     cr_assert(harness_wait(wp, 30, &wst), "the worker did not stop");
+    model_set_created_ms(m, model_created_ms(m) + 1000);
+    uint8_t *blob;
+    size_t len;
+    cr_assert_eq(modelfile_to_bytes(m, &blob, &len), 0);
+    wire_candidate_ack ack;
+    cr_assert_eq(client_submit_candidate(tr, blob, len, 1, 10 * (submitted + 1), &ack), 0, "%s",
+                 client_last_error(tr));
+    free(blob);
+    char args[128], out[8192] = "";
+    snprintf(args, sizeof args, "status http://127.0.0.1:%d", h.http_port);
+    for (double end = time_now() + 30; time_now() < end; harness_sleep_ms(200)) {
+        cr_assert_eq(harness_kz_out(args, NULL, false, out, sizeof out), 0, "%s", out);
+        if (strstr(out, " unrated (newest rated v"))
+            break;
+    }
+    const char *line = strstr(out, "rating      best v");
+    cr_assert_not_null(line, "%s", out);
+    cr_assert_not_null(strstr(line, " unrated (newest rated v"),
+                       "kz status names the newest rated version beside the unrated best:\n%s",
+                       out);
+    cr_assert_not_null(strstr(line, " ago)"), "and its age:\n%s", out);
+    client_destroy(&tr);
+    zmq_ctx_term(zctx);
+    model_destroy(&m);
     harness_fini(&h);
 }
 

@@ -232,7 +232,7 @@ Test(coordinator, bad_records_are_refused_with_their_reason)
     cr_assert_eq(json_number_after(buf, "\"replay\"", "games"), 1, "refused games are not stored");
     cr_assert_eq(json_number_after(buf, "\"worker-bad\"", "rejected"), 2, "counted per worker");
     cr_assert_eq(harness_http(c.http_port, "/metrics", buf, sizeof buf), 200);
-    cr_assert(strstr(buf, "kz_games_rejected_total{reason=\"unknown-model\"} 1\n"), "%s", buf);
+    cr_assert(strstr(buf, "kz_games_rejected_total{reason=\"unknown_model\"} 1\n"), "%s", buf);
     cr_assert(strstr(buf, "kz_worker_rejected_total{worker=\"worker-bad\"} 2\n"), "%s", buf);
     free(rec);
     free(unknown);

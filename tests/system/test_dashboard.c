@@ -303,3 +303,55 @@ Test(dashboard, gate_none_shows_the_rating_history_in_the_arena_s_place)
               "gate spec: the arena table: %s", browser_errors(b));
     s_close(b, &h);
 }
+
+/* 4. A small screen (400 px wide, a phone's): the page has a viewport, the
+ * plots shrink to the width, wide tables scroll in their own box, and the
+ * page itself never scrolls sideways. Every rate is per minute, as kz status
+ * and make run's line give them; the page names its own icon (no request
+ * for /favicon.ico). Leaves build/dashboard-narrow.png. */
+Test(dashboard, a_small_screen_shows_the_page_without_sideways_scrolling)
+{
+    NEED_CHROMIUM();
+    harness h;
+    harness_init(&h, "dash-narrow");
+    const char *const extra[] = {"--gate=none", "--timeline_s=0.2", NULL};
+    harness_coord_start(&h, extra);
+    harness_submit_random_games(&h, 6, 700);
+    s_add_candidates(&h, 3);
+    char why[300], url[96];
+    browser *b = browser_start(h.dir, 800, 900, why, sizeof why);
+    cr_assert_not_null(b, "%s", why);
+    cr_assert_eq(browser_set_mobile(b, 400, 900), 0, "%s", browser_last_error(b));
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/", h.http_port);
+    cr_assert_eq(browser_open(b, url, 60), 0, "%s", browser_last_error(b));
+    /* Drawn: the network list and the games plot's lines. */
+    cr_assert(browser_wait(b, "document.querySelectorAll('#models tr').length === 5 && "
+                              "document.querySelectorAll('#rates polyline').length > 0 && "
+                              "document.getElementById('summary').textContent.length > 0",
+                           60),
+              "the page was not drawn: %s", browser_errors(b));
+    s_has(b, "document.querySelector('meta[name=viewport]').getAttribute('content')",
+          "width=device-width");
+    s_has(b, "window.innerWidth", "400");
+    s_has(b, "document.querySelector('link[rel=icon]').getAttribute('href')", "data:");
+    char *w = s_eval(b, "document.documentElement.scrollWidth + ' ' + window.innerWidth");
+    int sw = 0, iw = 0;
+    cr_assert_eq(sscanf(w + 1, "%d %d", &sw, &iw), 2, "%s", w);
+    free(w);
+    cr_assert_leq(sw, iw, "the page is %d px wide in a %d px window: it scrolls sideways", sw,
+                  iw);
+    /* Each plot within the window, at its full height ratio. */
+    s_has(b, "Array.from(document.querySelectorAll('svg')).filter(function (s) { "
+             "var r = s.getBoundingClientRect(); return r.width > 0 && "
+             "(r.right > window.innerWidth + 0.5 || r.left < 0 || "
+             "Math.abs(r.height / r.width - 260 / 560) > 0.05); }).length", "0");
+    s_has(b, "document.querySelector('#models').parentNode.className", "scroll");
+    /* One unit for the rates. */
+    s_has(b, "document.getElementById('summary').textContent", "games/min: ");
+    s_has(b, "document.querySelector('#rates .ytitle').textContent", "games per minute");
+    s_has(b, "document.querySelector('#positions .ytitle').textContent", "positions per minute");
+    char shot[600];
+    snprintf(shot, sizeof shot, "%s/dashboard-narrow.png", harness_bin_dir());
+    cr_assert_eq(browser_screenshot(b, shot), 0, "%s", browser_last_error(b));
+    s_close(b, &h);
+}

@@ -117,6 +117,19 @@ Test(operator, every_program_has_the_same_version_and_status_and_metrics_name_it
     cr_assert_geq(s_metric_num(doc, "process_cpu_seconds_total"), 0, "%s", doc);
     cr_assert_null(strstr(doc, "_since_seconds"), "%s", doc);
     cr_assert_null(strstr(doc, "{player=\"v"), "no label names a model version: %s", doc);
+    /* One spelling for the label values the coordinator names (snake_case):
+     * every reason, kind, result and outcome (players and workers are names). */
+    static const char *const keys[] = {"{reason=\"", "{kind=\"", "result=\"", "{outcome=\""};
+    int labels = 0;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        for (const char *p = strstr(doc, keys[k]); p; p = strstr(p + 1, keys[k])) {
+            const char *v = p + strlen(keys[k]);
+            size_t n = strcspn(v, "\"");
+            cr_assert(strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") == n,
+                      "label value '%.*s' is not snake_case", (int)n, v);
+            labels++;
+        }
+    cr_assert_gt(labels, 20, "%d label values checked", labels);
     free(doc);
     client_destroy(&t);
     zmq_ctx_term(zctx);

@@ -5,6 +5,7 @@
  * Chromium; the best's endgame accuracy (tb_dir) in /status, kz status and
  * the dashboard. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -530,6 +531,15 @@ Test(models, the_best_s_endgame_accuracy, .timeout = 600)
                                                                         &hi));
     cr_assert(lo <= search && search <= hi, "%g in [%g, %g]", search, lo, hi);
     cr_assert(json_number(st, "endgame.computing", &computing) && computing == 0);
+    /* The raw value head against the exact values, and the measured versions
+     * in order (the dashboard's plots along versions). */
+    double mse, hv;
+    cr_assert(json_number(st, "endgame.value_mse", &mse) && mse >= 0 && mse <= 4, "%s", st);
+    cr_assert(json_number(st, "endgame.history.0.0", &hv) && hv == 1, "%s", st);
+    cr_assert(json_number(st, "endgame.history.1.0", &hv) && hv == 2, "%s", st);
+    cr_assert(json_number(st, "endgame.history.1.1", &hv) && hv == policy, "%s", st);
+    cr_assert(json_number(st, "endgame.history.1.3", &hv) && fabs(hv - mse) < 1e-4, "%s", st);
+    cr_assert(!json_number(st, "endgame.history.2.0", &hv), "two versions measured: %s", st);
     /* The same figures as kz tb accuracy of the same file. */
     snprintf(args, sizeof args, "tb accuracy %s --dir %s --positions 40", path2, tbdir);
     cr_assert_eq(harness_kz_out(args, NULL, false, out, sizeof out), 0, "%s", out);
@@ -568,10 +578,28 @@ Test(models, the_best_s_endgame_accuracy, .timeout = 600)
                  100 * policy, 100 * search);
         cr_assert(strstr(span, want), "%s not in %s", want, span);
         free(span);
+        /* The plots along versions: v1 and v2, each with its figures on hover. */
+        char *svg = strstr(o.out, "id=\"perfect\"");
+        cr_assert_not_null(svg, "no plot of value-losing turns");
+        cr_assert(strstr(svg, "<title>v1: the raw policy loses value in ") &&
+                      strstr(svg, "<title>v2: the search loses value in "),
+                  "%.3000s", svg);
+        cr_assert(strstr(o.out, "<title>v2: mean squared error "), "the value error plot");
         proc_output_free(&o);
     } else {
         cr_log_warn("no Chromium here: the dashboard's endgame line is not checked");
     }
+    /* A restart keeps the history; the best measured again replaces its point. */
+    harness_coord_kill(&h, SIGTERM);
+    harness_coord_start(&h, extra);
+    cr_assert_eq(harness_wait_status(&h, "\"endgame\"", "version", 2, 60), 2,
+                 "v2 not measured again (see %s)", h.coord_log);
+    cr_assert_eq(s_get(&h, "/status", &doc, &dlen, NULL, NULL, 0), 200);
+    st = (const char *)doc;
+    cr_assert(json_number(st, "endgame.history.0.0", &hv) && hv == 1, "v1 kept: %s", st);
+    cr_assert(json_number(st, "endgame.history.1.0", &hv) && hv == 2, "%s", st);
+    cr_assert(!json_number(st, "endgame.history.2.0", &hv), "v2 once: %s", st);
+    free(doc);
     harness_fini(&h);
 
     /* Tables that cannot be used stop the coordinator at its start. */

@@ -156,3 +156,45 @@ Test(timeline, counts_every_game_once_stays_bounded_and_survives_a_restart)
     cr_assert_eq(after.max_step, 7, "the trainer's last report survives in the points");
     harness_fini(&h);
 }
+
+/* v1's self-play games in /models (the network list's "games"), once it reads
+ * `want` (the snapshot is rebuilt every status_ms). */
+static double s_v1_selfplay(const harness *h, double want)
+{
+    double got = -1;
+    for (double end = harness_now() + 20;; harness_sleep(0.05)) {
+        char *doc = NULL;
+        int rc = http_get(NULL, "127.0.0.1", h->http_port, "/models?offset=0&limit=1", &doc);
+        cr_assert_eq(rc, 0, "GET /models: %d; %s", rc, harness_read(h->coord_log));
+        double v = 0;
+        cr_assert(json_number(doc, "models.0.version", &v) && v == 1, "%.500s", doc);
+        cr_assert(json_number(doc, "models.0.selfplay_games", &got), "%.500s", doc);
+        free(doc);
+        if (got == want || harness_now() > end)
+            return got;
+    }
+}
+
+Test(timeline, the_self_play_games_per_network_survive_a_restart)
+{
+    harness h;
+    harness_init(&h, "selfplay-count");
+    harness_coord_start(&h, NULL);
+    harness_submit_random_games(&h, 5, 500);
+    cr_assert_eq(s_v1_selfplay(&h, 5), 5, "v1 played the 5 games");
+
+    /* A stop writes the counts; the next start reads them back. */
+    harness_coord_kill(&h, SIGTERM);
+    harness_coord_start(&h, NULL);
+    cr_assert_eq(s_v1_selfplay(&h, 5), 5, "the count was kept across the restart (was: 0)");
+    harness_submit_random_games(&h, 3, 600);
+    cr_assert_eq(s_v1_selfplay(&h, 8), 8, "new games add to it");
+
+    /* Without a stop: a count goes with the next batch, or alone after a
+     * second; a SIGKILL once it is written loses nothing. */
+    harness_sleep(1.5);
+    harness_coord_kill(&h, SIGKILL);
+    harness_coord_start(&h, NULL);
+    cr_assert_eq(s_v1_selfplay(&h, 8), 8, "the count was written before the SIGKILL");
+    harness_fini(&h);
+}

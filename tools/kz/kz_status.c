@@ -289,9 +289,19 @@ static void s_print_learning(const jnode *j, FILE *o, double stall_minutes)
             j_str(j, "gate.mode"), since, j_num(j, "gate.best_since_step"),
             j_num(j, "gate.rejected_in_row"), j_num(j, "gate.reverts"));
     s_elo(j, "ratings.best", elo, sizeof elo);
-    fprintf(o, "rating      best v%.0f %s; rating games %.1f%% of game time (at most %.0f%%)",
-            j_num(j, "ratings.best.version"), elo, 100 * j_num(j, "ratings.eval_share"),
-            100 * j_num(j, "ratings.eval_share_max"));
+    fprintf(o, "rating      best v%.0f %s", j_num(j, "ratings.best.version"), elo);
+    /* An unrated best (under gate none a new one comes faster than a gauntlet
+     * ends): the newest rated version's rating, which and how old. */
+    if (!s_rated(j, "ratings.best.elo") && s_rated(j, "ratings.rated.elo") &&
+        j_num(j, "ratings.rated.version") > 0) {
+        char age[32];
+        s_elo(j, "ratings.rated", elo, sizeof elo);
+        s_duration(j_num(j, "ratings.rated.age_s"), age, sizeof age);
+        fprintf(o, " (newest rated v%.0f %s, %s ago)", j_num(j, "ratings.rated.version"), elo,
+                age);
+    }
+    fprintf(o, "; rating games %.1f%% of game time (at most %.0f%%)",
+            100 * j_num(j, "ratings.eval_share"), 100 * j_num(j, "ratings.eval_share_max"));
     if (j_get(j, "ratings.match.a"))
         fprintf(o, "; playing %s vs %s %.0f/%.0f", j_str(j, "ratings.match.a"),
                 j_str(j, "ratings.match.b"), j_num(j, "ratings.match.played"),
@@ -302,9 +312,10 @@ static void s_print_learning(const jnode *j, FILE *o, double stall_minutes)
         fprintf(o, "endgame     ");
         if (j_num(eg, "version") > 0)
             fprintf(o, "v%.0f: policy %.1f%%, search %.1f%% (%.0f simulations) of value-keeping "
-                       "moves on %.0f table positions (chance %.1f%%)",
+                       "moves on %.0f table positions (chance %.1f%%), value error %.3f",
                     j_num(eg, "version"), 100 * j_num(eg, "policy"), 100 * j_num(eg, "search"),
-                    j_num(eg, "simulations"), j_num(eg, "positions"), 100 * j_num(eg, "chance"));
+                    j_num(eg, "simulations"), j_num(eg, "positions"), 100 * j_num(eg, "chance"),
+                    j_num(eg, "value_mse"));
         else
             fprintf(o, "not measured yet");
         if (j_num(eg, "computing") > 0)
@@ -369,10 +380,11 @@ static void s_print(const jnode *j, FILE *o, double stall_minutes)
             j_num(j, "replay.games"), j_num(j, "replay.positions"), j_num(j, "replay.window_lo"),
             j_num(j, "replay.window_hi"), j_num(j, "replay.window_positions"),
             j_num(j, "replay.window"));
-    fprintf(o, "ingest      %.0f stored (%.1f games/s, %.0f positions/s), %.0f duplicates, "
+    /* Per minute, as the workers' column, the progress line and the dashboard. */
+    fprintf(o, "ingest      %.0f stored (%.1f games/min, %.0f positions/min), %.0f duplicates, "
                "%.0f rejected",
-            j_num(j, "ingest.accepted"), j_num(j, "ingest.games_per_s"),
-            j_num(j, "ingest.positions_per_s"), j_num(j, "ingest.duplicates"),
+            j_num(j, "ingest.accepted"), 60 * j_num(j, "ingest.games_per_s"),
+            60 * j_num(j, "ingest.positions_per_s"), j_num(j, "ingest.duplicates"),
             j_num(j, "ingest.rejected"));
     const jnode *rb = j_get(j, "ingest.rejected_by_reason");
     bool first = true;
