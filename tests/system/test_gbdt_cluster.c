@@ -182,7 +182,7 @@ Test(gbdt_cluster, bad_tree_files_get_one_line)
  * 1,452); trees trained on random positions with it are saved, shown by kz
  * model info and played by kz match; trees of another game and a truncated
  * file get one line and exit status 2 from kz match and the trainer. */
-Test(gbdt_cluster, yinsh_trees_are_played_and_bad_files_get_one_line, .timeout = 300)
+Test(gbdt_cluster, yinsh_trees_are_played_and_bad_files_get_one_line, .timeout = 600)
 {
     const game_def *g = game_find("yinsh");
     cr_assert_not_null(g);
