@@ -522,6 +522,20 @@ static void ys_encode_planes(const game_state *g, float *out)
              out);
 }
 
+/* The trees' features (nn/gbdt.h, Y20): the four piece planes on the 85
+ * points only, then planes 5..11 once (they fill the board): 347 floats
+ * instead of the 1,452 of the whole grid, with nothing lost. */
+#define FEATURES (4 * N + PLANES - 5)
+
+static void ys_features(const float *planes, float *out)
+{
+    for (int k = 0; k < 4; k++)
+        for (int p = 0; p < N; p++)
+            *out++ = planes[k * CELLS + T.cell[p]];
+    for (int k = 5; k < PLANES; k++)
+        *out++ = planes[k * CELLS + T.cell[0]];
+}
+
 /* Y20: the colours are symmetric and the board is not turned. */
 static int ys_canonical_action(const game_state *g, int action)
 {
@@ -1006,7 +1020,8 @@ static const game_symmetry s_symmetries[SYMS] = {
     .parse_action = ys_parse_action, .format_action = ys_format_action,                      \
     .render = ys_render, .render_turn = ys_render_turn, .player_name = ys_player_name,       \
     .material = ys_material, .evaluate = ys_evaluate, .must_capture = ys_must_capture,       \
-    .mid_turn_verb = "goes on", .legend = s_legend
+    .mid_turn_verb = "goes on", .legend = s_legend, .n_features = FEATURES,                 \
+    .features = ys_features
 
 static const char s_legend[] =
     "Place your 5 rings; then each turn put a marker of your colour in one of your rings\n"

@@ -34,6 +34,12 @@
 #                       planes (Khreibaga: the pieces each side's captures take, the
 #                       longest capture of each side); auto = when the game has them;
 #                       default 0
+#   KZ_MODEL_KIND=net|gbdt
+#                       the kind of the first model of a new var/, and so of the
+#                       models the trainer trains: net (a network) or gbdt
+#                       (gradient-boosted trees, nn/gbdt.h); default the game's
+#                       measured better one (docs/learning.md): gbdt for yinsh and
+#                       yinsh-blitz, net for the others
 #   KZ_COORDINATOR_OPTS, KZ_WORKER_OPTS, KZ_TRAINER_OPTS
 #                       extra flags for each program ("--key=value ..."), after the
 #                       .conf files, so they win (make learn's A/B runs use them)
@@ -108,6 +114,13 @@ VALUE_WDL=${KZ_VALUE_WDL:-0}
 ((VALUE_WDL <= 1)) || bad "KZ_VALUE_WDL must be 0 or 1 (got '$VALUE_WDL')"
 WDL_OPTS=() # the value head's and the input's options of kz model init
 ((VALUE_WDL == 0)) || WDL_OPTS=(--value-wdl)
+# The kind of the first model: trees where they measured better at equal CPU
+# (Yinsh: docs/learning.md, "Yinsh: the first learning curves").
+case ${KZ_MODEL_KIND:-} in
+net | gbdt) MODEL_KIND=$KZ_MODEL_KIND ;;
+"") case $GAME in yinsh | yinsh-blitz) MODEL_KIND=gbdt ;; *) MODEL_KIND=net ;; esac ;;
+*) bad "KZ_MODEL_KIND must be net or gbdt (got '$KZ_MODEL_KIND')" ;;
+esac
 DERIVED=${KZ_DERIVED_PLANES:-0}
 case $DERIVED in
 0) ;;
@@ -192,7 +205,10 @@ ENDPOINT=tcp://127.0.0.1:$PORT
 SUB_ENDPOINT=tcp://127.0.0.1:$((PORT + 1))
 STATUS_URL=http://127.0.0.1:$HTTP_PORT/status
 INITIAL_MODEL=$VAR/initial.model
-if [[ ! -e $INITIAL_MODEL ]]; then
+if [[ ! -e $INITIAL_MODEL && $MODEL_KIND == gbdt ]]; then
+    "$KZ" model init ${GAME_OPTS[@]+"${GAME_OPTS[@]}"} --kind gbdt "$INITIAL_MODEL" > /dev/null ||
+        die "cannot create $INITIAL_MODEL"
+elif [[ ! -e $INITIAL_MODEL ]]; then
     "$KZ" model init ${GAME_OPTS[@]+"${GAME_OPTS[@]}"} --blocks "$BLOCKS" --filters "$FILTERS" --value-hidden "$VALUE_HIDDEN" \
         --opp-policy-filters "$OPP_POLICY_FILTERS" --material-filters "$MATERIAL_FILTERS" \
         ${WDL_OPTS[@]+"${WDL_OPTS[@]}"} \
@@ -353,10 +369,15 @@ start trainer "$BUILD/kz-trainer" --config="$VAR/etc/trainer.conf" \
     ${GAME_OPTS[@]+"${GAME_OPTS[@]}"} \
     ${TRAINER_OPTS[@]+"${TRAINER_OPTS[@]}"}
 
+# The first model, as the banner shows it: the network's architecture, or the trees.
+first_model() {
+    "$KZ" model info "$INITIAL_MODEL" 2> /dev/null 9>&- |
+        sed -n 's/^architecture: *//p; s/^describe: *gbdt/trees: gbdt/p'
+}
 cat << EOF
 Khreibaga Zero: a coordinator, $N_WORKERS worker$( ((N_WORKERS == 1)) || echo s) and a trainer on this machine${GAME:+, playing $GAME}.
   start    $(status_line || echo "(no status)")
-  network  $("$KZ" model info "$INITIAL_MODEL" 2> /dev/null | sed -n 's/^architecture: *//p')
+  model    $(first_model)
   settings $VAR/etc/{coordinator,worker,trainer}.conf
   dashboard http://127.0.0.1:$HTTP_PORT/   play http://127.0.0.1:$HTTP_PORT/play   games http://127.0.0.1:$HTTP_PORT/viewer
   status   $STATUS_URL   (or: $KZ status http://127.0.0.1:$HTTP_PORT)

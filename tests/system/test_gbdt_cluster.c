@@ -10,6 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/util.h"
+#include "games/game.h"
+#include "nn/gbdt.h"
+#include "nn/gbdt_train.h"
 #include "tests/harness/harness.h"
 
 /* Waits up to timeout_s for a line of path containing needle. */
@@ -168,6 +172,107 @@ Test(gbdt_cluster, bad_tree_files_get_one_line)
         const char *cargs[] = {"--game=toy", a_dir, a_initial, "--http_port=0", NULL};
         cr_assert_eq(harness_run_bin("toy/kz-coordinator", cargs, NULL, &o), 2, "%s", o.err);
         cr_assert(strstr(o.err, why[k]), "%s", o.err);
+        proc_output_free(&o);
+    }
+    harness_fini(&h);
+}
+
+/* Yinsh's trees (issue 26): its features hook gives the 85 points of the
+ * four piece planes and the seven filled planes once (347, not the grid's
+ * 1,452); trees trained on random positions with it are saved, shown by kz
+ * model info and played by kz match; trees of another game and a truncated
+ * file get one line and exit status 2 from kz match and the trainer. */
+Test(gbdt_cluster, yinsh_trees_are_played_and_bad_files_get_one_line, .timeout = 600)
+{
+    const game_def *g = game_find("yinsh");
+    cr_assert_not_null(g);
+    cr_assert_eq(gbdt_feature_count(g), 347);
+    enum { N = 300 };
+    size_t P = (size_t)g->planes * g->height * g->width, A = (size_t)g->action_count;
+    float *x = calloc(N * P, sizeof *x), *pi = calloc(N * A, sizeof *pi),
+          *z = calloc(N, sizeof *z), f[347];
+    rng_t r;
+    rng_seed(&r, 11);
+    game_state s;
+    g->init(&s);
+    uint16_t legal[GAME_MAX_LEGAL];
+    for (int i = 0; i < N; i++) {
+        int n;
+        if (g->result(&s).over || (n = g->legal_actions(&s, legal)) == 0) {
+            g->init(&s);
+            n = g->legal_actions(&s, legal);
+        }
+        float *xi = x + (size_t)i * P;
+        g->encode_planes(&s, xi);
+        /* The features: the pieces on the board, and the filled planes' values. */
+        gbdt_features(g, xi, f);
+        float pieces = 0, grid = 0;
+        for (int k = 0; k < 4 * 85; k++)
+            pieces += f[k];
+        for (size_t c = 0; c < 4 * P / 12; c++)
+            grid += xi[c];
+        cr_assert_float_eq(pieces, grid, 1e-6, "state %d: the points hold every piece", i);
+        for (int k = 5; k < 12; k++)
+            cr_assert_float_eq(f[4 * 85 + k - 5], xi[(size_t)k * P / 12 + 60], 1e-6,
+                               "state %d plane %d (cell 60 is f6)", i, k);
+        z[i] = (float)(int)rng_below(&r, 3) - 1.0f;
+        pi[(size_t)i * A + (size_t)g->canonical_action(&s, legal[0])] = 1.0f;
+        g->apply(&s, legal[rng_below(&r, (uint32_t)n)]);
+    }
+    gbdt *m = gbdt_new(g);
+    gbdt_train_config tc;
+    gbdt_train_config_default(&tc);
+    tc.rounds = 6;
+    tc.max_depth = 3;
+    gbdt_train_stats st;
+    char err[256] = "";
+    cr_assert_eq(gbdt_train(m, g, x, pi, z, N, &tc, &st, err, sizeof err), 0, "%s", err);
+    free(x);
+    free(pi);
+    free(z);
+    harness h;
+    harness_init(&h, "gbdt-yinsh");
+    char trees[256], cut[256], kh[256], spec[300];
+    snprintf(trees, sizeof trees, "%s/yinsh.kzg", h.dir);
+    snprintf(cut, sizeof cut, "%s/cut.kzg", h.dir);
+    snprintf(kh, sizeof kh, "%s/kh.kzg", h.dir);
+    cr_assert_eq(gbdt_save(m, trees), 0);
+    gbdt_destroy(&m);
+    proc_output o;
+    const char *info[] = {"model", "info", trees, NULL};
+    cr_assert_eq(harness_run_bin("kz", info, NULL, &o), 0, "%s", o.err);
+    cr_assert(strstr(o.out, "game:          yinsh") && strstr(o.out, "value trees:   6") &&
+                  strstr(o.out, "347 features"),
+              "%s", o.out);
+    proc_output_free(&o);
+    snprintf(spec, sizeof spec, "mcts:%s:16", trees);
+    const char *match[] = {"match", "--game=yinsh", spec, "random", "--games=2", NULL};
+    cr_assert_eq(harness_run_bin("kz", match, NULL, &o), 0, "%s", o.err);
+    cr_assert(strstr(o.out, "W/D/L: "), "%s", o.out);
+    proc_output_free(&o);
+    const char *init_kh[] = {"model", "init", "--kind=gbdt", kh, NULL};
+    cr_assert_eq(harness_run_bin("kz", init_kh, NULL, &o), 0, "%s", o.err);
+    proc_output_free(&o);
+    char cmd[600], out[64];
+    snprintf(cmd, sizeof cmd, "head -c 100 %s > %s", trees, cut);
+    cr_assert_eq(harness_sh(cmd, out, sizeof out), 0);
+    const char *bad[2] = {cut, kh};
+    const char *why[2] = {"truncated", "the model is for game 'khreibaga', not 'yinsh'"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(spec, sizeof spec, "mcts:%s:16", bad[k]);
+        const char *bmatch[] = {"match", "--game=yinsh", spec, "random", "--games=2", NULL};
+        cr_assert_eq(harness_run_bin("kz", bmatch, NULL, &o), 2, "%s", o.err);
+        cr_assert(strstr(o.err, why[k]) && strchr(o.err, '\n') == o.err + strlen(o.err) - 1,
+                  "%s", o.err);
+        proc_output_free(&o);
+        char a_init[300], a_ck[300];
+        snprintf(a_init, sizeof a_init, "--init_model=%s", bad[k]);
+        snprintf(a_ck, sizeof a_ck, "--checkpoint_dir=%s/trainer%d", h.dir, k);
+        const char *targs[] = {"--game=yinsh", "--endpoint=tcp://127.0.0.1:1", a_ck, a_init,
+                               NULL};
+        cr_assert_eq(harness_run_bin("kz-trainer", targs, NULL, &o), 2, "%s", o.err);
+        cr_assert(strstr(o.err, why[k]) && strchr(o.err, '\n') == o.err + strlen(o.err) - 1,
+                  "%s", o.err);
         proc_output_free(&o);
     }
     harness_fini(&h);

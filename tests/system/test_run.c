@@ -263,10 +263,46 @@ Test(run, another_game, .fini = s_fini)
     snprintf(log, sizeof log, "%s/run.out", s_tmp);
     char *text = harness_read_file(log);
     cr_expect_not_null(strstr(text, "on this machine, playing alquerque."), "%s", text);
+    cr_expect_not_null(strstr(text, "  model    1 blocks x 8 filters"), "a network: %s", text);
     free(text);
     cr_expect(s_log_has("coordinator", "config game = \"alquerque\""));
     cr_expect(s_log_has("worker-1", "config game = \"alquerque\""));
     cr_expect(s_log_has("trainer", "config game = \"alquerque\""));
+    cr_assert_eq(proc_signal(&s_run, SIGINT), 0);
+    cr_assert(proc_wait_exit(&s_run, DEADLINE_S), "run.sh did not stop after SIGINT");
+    s_wait_pids_gone("after Ctrl-C");
+}
+
+/* make run GAME=yinsh starts from trees, the kind that measured better on
+ * Yinsh (docs/learning.md): the banner says so and the workers play them;
+ * Khreibaga's first model stays a network (the other tests' banners). */
+Test(run, yinsh_starts_with_trees, .fini = s_fini)
+{
+    s_tmp = harness_tmpdir("run-yinsh");
+    cr_assert_not_null(s_tmp);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/var/etc", s_tmp);
+    char *mk[] = {"mkdir", "-p", path, NULL};
+    char out[1024];
+    cr_assert_eq(proc_run(mk, out, sizeof out, 10), 0);
+    snprintf(path, sizeof path, "%s/var/etc/coordinator.conf", s_tmp);
+    cr_assert_eq(harness_write(path, "simulations = 8\nselfplay_games = 4\nstatus_ms = 100\n"),
+                 0);
+    snprintf(path, sizeof path, "%s/var/etc/worker.conf", s_tmp);
+    cr_assert_eq(harness_write(path, "parallel = 4\n"), 0);
+    int port = tcp_free_port_pair(), http = tcp_free_port();
+    cr_assert(port && http && http != port && http != port + 1);
+    setenv("KZ_GAME", "yinsh", 1);
+    s_start(port, http);
+    unsetenv("KZ_GAME");
+    s_wait_games(0, 0);
+    s_read_pids();
+    char log[1024];
+    snprintf(log, sizeof log, "%s/run.out", s_tmp);
+    char *text = harness_read_file(log);
+    cr_expect_not_null(strstr(text, "  model    trees: gbdt value 0 trees"), "%s", text);
+    free(text);
+    cr_expect(s_log_has("worker-1", "model 1 loaded (gbdt"));
     cr_assert_eq(proc_signal(&s_run, SIGINT), 0);
     cr_assert(proc_wait_exit(&s_run, DEADLINE_S), "run.sh did not stop after SIGINT");
     s_wait_pids_gone("after Ctrl-C");
@@ -340,6 +376,10 @@ Test(run, bad_settings_exit_2, .fini = s_fini)
     cr_expect_eq(proc_run(argv, out, sizeof out, 30), 2, "KZ_DERIVED_PLANES=2: %s", out);
     cr_expect_not_null(strstr(out, "KZ_DERIVED_PLANES must be 0, 1 or auto"), "%s", out);
     unsetenv("KZ_DERIVED_PLANES");
+    setenv("KZ_MODEL_KIND", "trees", 1);
+    cr_expect_eq(proc_run(argv, out, sizeof out, 30), 2, "KZ_MODEL_KIND=trees: %s", out);
+    cr_expect_not_null(strstr(out, "KZ_MODEL_KIND must be net or gbdt"), "%s", out);
+    unsetenv("KZ_MODEL_KIND");
     setenv("KZ_GAME", "nogame", 1);
     cr_expect_eq(proc_run(argv, out, sizeof out, 30), 2, "KZ_GAME=nogame: %s", out);
     cr_expect_not_null(strstr(out, "KZ_GAME: unknown game 'nogame'"), "%s", out);
