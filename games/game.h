@@ -176,6 +176,12 @@ struct game_def {
      * for bytes no pack() could have written. */
     void (*pack)(const game_state *s, uint8_t *out);
     int (*unpack_planes)(const uint8_t *in, float *out);
+    /* Optional (NULL: none): packed bytes back to a state that can be
+     * searched (the trainer's reanalyse, docs/trainer.md): the position,
+     * the mover and the turn's progress as pack() saw them; what the bytes
+     * lack (a game's repetition history) starts afresh. 0, or KZ_ECORRUPT
+     * for bytes no pack() could have written. */
+    int (*unpack_state)(const uint8_t *in, game_state *out);
     /* Parses a position string; 0, or KZ_EINVAL with a one-line reason in err. */
     int (*parse_position)(game_state *s, const char *str, char *err, size_t errlen);
     /* Writes the position string (always NUL-terminated). */
