@@ -265,7 +265,8 @@ void game_names(char *buf, size_t len);
 /* Checks g against the limits above and its own declarations: name (1 to
  * GAME_NAME_CHARS of [a-z0-9_-]), sizes, the required functions, the
  * symmetries (permutations), the search defaults, and the initial position
- * (its string fits position_chars and parses back). 0, or KZ_EINVAL with a
+ * (its string fits position_chars and parses back; with unpack_state, its
+ * packed bytes unpack to a state that packs to them again). 0, or KZ_EINVAL with a
  * one-line reason in err (may be NULL). */
 int game_check(const game_def *g, char *err, size_t errlen);
 /* Adds g (borrowed: it must outlive every use; a static game_def) to the
