@@ -135,7 +135,8 @@ $(BUILD)/kz-trainer: $(TRAINER_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
 $(BUILD)/bench_%: $(BUILD)/obj/tools/bench/bench_%.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # The tests also link the trainer's batch assembly (tests/unit/test_targets.c).
-$(TEST_BIN): $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/trainer/batch.o $(LIB)
+$(TEST_BIN): $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/trainer/batch.o \
+            $(BUILD)/obj/trainer/reanalyse.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
 
 # The programs again with the tests' toy game linked in (tests/harness/toy_game.c

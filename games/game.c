@@ -174,6 +174,18 @@ int game_check(const game_def *g, char *err, size_t errlen)
     if (g->parse_position(&t, pos, why, sizeof why) != 0)
         return err_set(err, errlen, KZ_EINVAL,
                        "game %s: the initial position's string does not parse back: %s", n, why);
+    /* unpack_state gives back a state that packs to the same bytes. */
+    uint8_t a[GAME_PACKED_BYTES], b[GAME_PACKED_BYTES];
+    g->pack(&s, a);
+    if (g->unpack_state) {
+        if (g->unpack_state(a, &t) != 0)
+            return err_set(err, errlen, KZ_EINVAL,
+                           "game %s: unpack_state refuses the initial position's bytes", n);
+        g->pack(&t, b);
+        if (memcmp(a, b, (size_t)g->packed_bytes))
+            return err_set(err, errlen, KZ_EINVAL,
+                           "game %s: unpack_state's state packs to other bytes", n);
+    }
     return 0;
 }
 

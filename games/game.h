@@ -176,6 +176,12 @@ struct game_def {
      * for bytes no pack() could have written. */
     void (*pack)(const game_state *s, uint8_t *out);
     int (*unpack_planes)(const uint8_t *in, float *out);
+    /* Optional (NULL: none): packed bytes back to a state that can be
+     * searched (the trainer's reanalyse, docs/trainer.md): the position,
+     * the mover and the turn's progress as pack() saw them; what the bytes
+     * lack (a game's repetition history) starts afresh. 0, or KZ_ECORRUPT
+     * for bytes no pack() could have written. */
+    int (*unpack_state)(const uint8_t *in, game_state *out);
     /* Parses a position string; 0, or KZ_EINVAL with a one-line reason in err. */
     int (*parse_position)(game_state *s, const char *str, char *err, size_t errlen);
     /* Writes the position string (always NUL-terminated). */
@@ -259,7 +265,8 @@ void game_names(char *buf, size_t len);
 /* Checks g against the limits above and its own declarations: name (1 to
  * GAME_NAME_CHARS of [a-z0-9_-]), sizes, the required functions, the
  * symmetries (permutations), the search defaults, and the initial position
- * (its string fits position_chars and parses back). 0, or KZ_EINVAL with a
+ * (its string fits position_chars and parses back; with unpack_state, its
+ * packed bytes unpack to a state that packs to them again). 0, or KZ_EINVAL with a
  * one-line reason in err (may be NULL). */
 int game_check(const game_def *g, char *err, size_t errlen);
 /* Adds g (borrowed: it must outlive every use; a static game_def) to the

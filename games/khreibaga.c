@@ -1527,6 +1527,7 @@ const game_def khreibaga_game = {
     .hash = kh_hash,
     .pack = kh_pack,
     .unpack_planes = kh_unpack_planes,
+    .unpack_state = khreibaga_unpack_state,
     .parse_position = kh_parse_position,
     .format_position = kh_format_position,
     .parse_action = kh_parse_action,

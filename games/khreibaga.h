@@ -46,7 +46,8 @@ int khreibaga_set(game_state *s, uint32_t black, uint32_t white, uint32_t kings,
  * no-progress count (R13; 0 in bytes packed before the count was kept),
  * with a fresh repetition history otherwise (the repeated flag is not
  * restored). For the endgame tables' value targets (tablebase.h), where a
- * training sample is all that is left of a state. 0, or KZ_ECORRUPT for
+ * training sample is all that is left of a state, and the trainer's
+ * reanalyse (game_def.unpack_state). 0, or KZ_ECORRUPT for
  * bytes no pack() wrote or a position parse_position would refuse. */
 int khreibaga_unpack_state(const uint8_t *packed, game_state *s);
 

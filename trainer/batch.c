@@ -41,6 +41,13 @@ int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool augment, f
                    const tb_set *tb, rng_t *rng, float *x, float *pi, float *z,
                    const batch_aux *aux, int max, batch_counts *counts)
 {
+    return batch_fill_re(g, b, augment, q_weight, tb, NULL, rng, x, pi, z, aux, max, counts);
+}
+
+int batch_fill_re(const game_def *g, const wire_batch_reply *b, bool augment, float q_weight,
+                  const tb_set *tb, const batch_reanalysed *re, rng_t *rng, float *x, float *pi,
+                  float *z, const batch_aux *aux, int max, batch_counts *counts)
+{
     size_t P = (size_t)g->planes * g->height * g->width;
     size_t A = (size_t)g->action_count;
     if (b->n && b->packed_bytes != (uint32_t)g->packed_bytes) {
@@ -79,6 +86,13 @@ int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool augment, f
             counts->skipped++;
             continue;
         }
+        /* Reanalysed: the fresh search's target in place of the stored one. */
+        int ra = re && i < (uint32_t)re->n ? re->row[i] : -1;
+        if (ra >= 0) {
+            memcpy(pii, re->pi + (size_t)ra * A, A * sizeof *pii);
+            target = true;
+            counts->reanalysed++;
+        }
         if (!target)
             counts->no_policy++;
         /* One of the game's symmetries or the identity, uniformly (none: no
@@ -108,7 +122,10 @@ int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool augment, f
             counts->tb_changed += (float)wdl != zi;
             z[n++] = (float)wdl;
         } else {
-            z[n++] = q_weight > 0 ? (1.0f - q_weight) * zi + q_weight * qi : zi;
+            float zt = q_weight > 0 ? (1.0f - q_weight) * zi + q_weight * qi : zi;
+            if (ra >= 0 && re->value_weight > 0)
+                zt = (1.0f - re->value_weight) * zt + re->value_weight * re->v[ra];
+            z[n++] = zt;
         }
     }
     counts->used += (uint64_t)n;

@@ -72,6 +72,16 @@ static const config_option s_own_options[] = {
     {"value_q_weight", CONFIG_DOUBLE, "0", 0, 1, O(value_q_weight),
      "value target (1 - w) * z + w * q: the game result z mixed with the search's root value q "
      "(0 = z alone)"},
+    {"reanalyse", CONFIG_DOUBLE, "0", 0, 1, O(reanalyse),
+     "reanalyse: this share of each batch's positions is searched again by MCTS with the "
+     "newest network (the last candidate's weights) and its visit shares replace their stored "
+     "policy targets (MuZero Reanalyse; 0 = off)"},
+    {"reanalyse_simulations", CONFIG_INT, "0", 0, 100000, O(reanalyse_simulations),
+     "reanalyse: simulations per position searched (0 = the game's, as self-play: Khreibaga "
+     "200)"},
+    {"reanalyse_value_weight", CONFIG_DOUBLE, "0", 0, 1, O(reanalyse_value_weight),
+     "reanalyse: a searched position's value target becomes (1 - w) * target + w * the "
+     "search's root value (0 = the value target as without reanalyse)"},
     {"ema_decay", CONFIG_DOUBLE, "0", 0, 0.99999, O(ema_decay),
      "candidates are an exponential moving average of the weights with this decay per step "
      "(0 = the weights themselves)"},
@@ -148,6 +158,9 @@ typedef struct tr {
     bool aux;                  /* the network has auxiliary heads: ask for their targets */
     bool aux_warned;           /* "no auxiliary targets arrive" said */
     batch_aux ab;              /* (B, A), (B), (B) their dense targets (aux) */
+    reanalyser *ra;            /* reanalyse > 0: the searches, else NULL */
+    batch_reanalysed rb;       /* the last batch's fresh targets */
+    double ra_time;            /* seconds spent in reanalyse's searches */
     tb_set *tb;                /* endgame tables for the value targets (tb_value_targets), or
                                   NULL */
     rng_t rng;                 /* augmentation */
@@ -309,6 +322,18 @@ static int s_submit_candidate(tr *t)
     return 0;
 }
 
+/* Reanalyse's network: the weights the workers get (the candidate's). 0 or
+ * KZ_ENOMEM (logged). */
+static int s_reanalyse_model(tr *t)
+{
+    if (!t->ra)
+        return 0;
+    int rc = reanalyser_set_model(t->ra, t->ema ? t->ema : t->m);
+    if (rc)
+        log_error("reanalyse: no memory for the network's evaluator");
+    return rc;
+}
+
 /* A candidate of the current weights (or of their moving average):
  * checkpoint first, then submit. */
 static int s_candidate(tr *t)
@@ -330,6 +355,8 @@ static int s_candidate(tr *t)
         return rc;
     }
     t->cand_step = model_step(t->m);
+    if ((rc = s_reanalyse_model(t)) != 0)
+        return rc;
     return s_submit_candidate(t);
 }
 
@@ -377,9 +404,12 @@ static void s_progress(tr *t, bool force)
     if (t->aux)
         snprintf(aux, sizeof aux, ", opp policy %.4f, material %.4f", t->log_acc[4] / n,
                  t->log_acc[5] / n);
-    char tbv[64] = "";
+    char tbv[128] = "";
     if (t->tb)
         snprintf(tbv, sizeof tbv, ", table values %llu", (unsigned long long)t->counts.tb_values);
+    if (t->ra)
+        snprintf(tbv + strlen(tbv), sizeof tbv - strlen(tbv), ", reanalysed %llu (%.0f s)",
+                 (unsigned long long)t->counts.reanalysed, t->ra_time);
     log_info("progress: step %llu, loss %.4f (value %.4f, policy %.4f, l2 %.4f%s), lr %.3g, "
              "samples/s %.0f, positions %llu, games %llu, best %u, candidate %u, skipped %llu%s",
              (unsigned long long)model_step(t->m), t->log_acc[0] / n, t->log_acc[1] / n,
@@ -485,8 +515,20 @@ static int s_iterate(tr *t)
     }
     t->last_wait_log = 0;
     uint64_t skipped = t->counts.skipped;
-    int n = batch_fill_aux(t->g, b, t->cfg.augment, (float)t->cfg.value_q_weight, t->tb, &t->rng,
-                           t->x, t->pi, t->z, t->aux ? &t->ab : NULL, (int)B, &t->counts);
+    if (t->ra) {
+        /* Reanalyse: the batch's first share searched with the newest network. */
+        int k = (int)(t->cfg.reanalyse * (double)b->n + 0.5);
+        double r0 = time_now();
+        rc = reanalyser_run(t->ra, b, k, &t->rb);
+        t->ra_time += time_now() - r0;
+        if (rc) {
+            log_error("reanalyse: the search failed: %s", err_str(rc));
+            return rc;
+        }
+    }
+    int n = batch_fill_re(t->g, b, t->cfg.augment, (float)t->cfg.value_q_weight, t->tb,
+                          t->ra ? &t->rb : NULL, &t->rng, t->x, t->pi, t->z,
+                          t->aux ? &t->ab : NULL, (int)B, &t->counts);
     if (t->counts.skipped > skipped)
         log_warn("batch: %llu of %u samples unusable, skipped",
                  (unsigned long long)(t->counts.skipped - skipped), (unsigned)b->n);
@@ -723,6 +765,11 @@ static int s_settings(tr *t, int argc, char **argv)
                 tb_game()->name, t->g->name);
         return 2;
     }
+    if (t->cfg.reanalyse > 0 && !t->g->unpack_state) {
+        fprintf(stderr, "kz-trainer: reanalyse: %s's stored positions cannot be searched again "
+                "(its game module has no unpack_state)\n", t->g->name);
+        return 2;
+    }
     if (t->cfg.tb_value_targets && !t->cfg.tb_dir[0]) {
         fprintf(stderr, "kz-trainer: tb_value_targets needs tb_dir (endgame tables)\n");
         return 2;
@@ -863,7 +910,23 @@ static int s_alloc(tr *t)
                  "as the value targets of the positions they cover",
                  tb_pieces(t->tb), t->cfg.tb_dir);
     }
-    return t->cfg.ema_decay > 0 ? s_ema_start(t) : 0;
+    if (t->cfg.ema_decay > 0 && s_ema_start(t))
+        return 1;
+    if (t->cfg.reanalyse > 0) {
+        int sims = t->cfg.reanalyse_simulations ? (int)t->cfg.reanalyse_simulations
+                                                : t->g->simulations;
+        int k = (int)(t->cfg.reanalyse * (double)B + 0.5);
+        t->ra = reanalyser_new(t->g, (int)B, k > 0 ? k : 1, sims);
+        if (!t->ra || s_reanalyse_model(t)) {
+            log_error("cannot start: out of memory for reanalyse's %d searches", k);
+            return 1;
+        }
+        t->rb.value_weight = (float)t->cfg.reanalyse_value_weight;
+        log_info("reanalyse: %d of each batch's %zu positions searched again with %d "
+                 "simulations by the newest network (value weight %g)",
+                 k, B, sims, t->cfg.reanalyse_value_weight);
+    }
+    return 0;
 }
 
 /* Step 6: resumed at a candidate step, the same bytes are submitted again (a
@@ -940,6 +1003,14 @@ static int s_finish(tr *t, int rc)
         log_info("exit: auxiliary targets: opponent policy on %llu samples, material on %llu",
                  (unsigned long long)t->counts.aux_opp,
                  (unsigned long long)t->counts.aux_material);
+    if (t->ra) {
+        uint64_t searched, changed;
+        reanalyser_counts(t->ra, &searched, &changed);
+        log_info("exit: reanalyse: %llu positions searched again in %.0f s, %llu samples' "
+                 "policy targets from them; %llu with another most likely action",
+                 (unsigned long long)searched, t->ra_time,
+                 (unsigned long long)t->counts.reanalysed, (unsigned long long)changed);
+    }
     if (t->tb)
         log_info("exit: value targets from the endgame tables on %llu samples (%llu of them not "
                  "the game's result)",
@@ -961,6 +1032,7 @@ static void s_free(tr *t)
     model_destroy(&t->m);
     model_destroy(&t->ema);
     tb_close(&t->tb);
+    reanalyser_destroy(&t->ra);
     client_destroy(&t->c);
     if (t->zctx)
         zmq_ctx_term(t->zctx);
@@ -987,9 +1059,12 @@ int main(int argc, char **argv)
     bool tree_file = t.kind == MODEL_KIND_GBDT && (t.cfg.init_model[0] || stat(kzg, &sb) == 0);
     if (rc == 0 && !tree_file && s_start_model(&t))
         rc = s_stop ? 0 : 1;
-    else if (rc == 0 && t.kind == MODEL_KIND_GBDT)
+    else if (rc == 0 && t.kind == MODEL_KIND_GBDT) {
+        if (t.cfg.reanalyse > 0)
+            log_warn("reanalyse: not for trees (model_kind gbdt); ignored");
         rc = trainer_gbdt_run(&t.cfg, t.g, t.c, &s_stop, t.start_blob, t.start_len,
                               t.start_version);
+    }
     else if (rc == 0 && (rc = s_alloc(&t)) == 0 && (rc = s_resubmit(&t)) == 0)
         rc = s_finish(&t, s_train(&t));
     s_free(&t);

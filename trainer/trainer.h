@@ -7,6 +7,9 @@
  *   gbdt.c   the loop for tree models (model_kind gbdt): a ring of samples,
  *            a training by XGBoost every gbdt_samples_per_candidate fresh
  *            ones, checkpoint.kzg, candidates
+ *   reanalyse.c  reanalyse: the first share of a batch's positions searched
+ *            again (search/mcts.h) with the newest network, their visit
+ *            shares and root values handed to batch.c as fresh targets
  *   batch.c  a BatchReply (packed positions, sparse canonical policies, z,
  *            q, auxiliary targets) into the dense arrays model_train_step
  *            takes: the value target's q + z mix (or the endgame tables'
@@ -54,6 +57,9 @@ typedef struct trainer_config {
     double clip_norm;                    /* gradient norm clip, 0 off */
     bool augment;                        /* augmentation by the game's symmetries */
     double value_q_weight;               /* value target (1 - w) z + w q: w */
+    double reanalyse;                    /* share of each batch searched again, 0 off */
+    long reanalyse_simulations;          /* its simulations, 0 = the game's */
+    double reanalyse_value_weight;       /* value target blended with the new root value */
     double ema_decay;                    /* candidates: moving average of the weights, 0 off */
     double aux_opp_policy_weight;        /* loss weight of the opponent-policy head */
     double aux_material_weight;          /* loss weight of the material head */
@@ -85,7 +91,18 @@ typedef struct batch_counts {
     uint64_t aux_material; /* batch_fill_aux: samples with a material target */
     uint64_t tb_values; /* batch_fill_aux with tables: value targets from them */
     uint64_t tb_changed; /* of which differ from the game's result z */
+    uint64_t reanalysed; /* samples whose policy target came from reanalyse */
 } batch_counts;
+
+/* Fresh targets of some of a batch reply's samples (reanalyser_run). */
+typedef struct batch_reanalysed {
+    const int32_t *row;  /* per sample i < n of the reply: its row in pi and v, -1 none */
+    const float *pi;     /* (rows, A) dense canonical policy targets, each summing to 1 */
+    const float *v;      /* (rows) the searches' root values, mover's view, in [-1, 1] */
+    int n;               /* entries of row */
+    int n_searched;      /* rows */
+    float value_weight;  /* w: the value target becomes (1 - w) * target + w * v */
+} batch_reanalysed;
 
 /* Dense auxiliary targets (model.h's train_aux), written by batch_fill_aux. */
 typedef struct batch_aux {
@@ -126,6 +143,46 @@ int batch_fill(const game_def *g, const wire_batch_reply *b, bool augment, float
 int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool augment, float q_weight,
                    const tb_set *tb, rng_t *rng, float *x, float *pi, float *z,
                    const batch_aux *aux, int max, batch_counts *counts);
+
+/* batch_fill_aux with fresh targets re (NULL: exactly batch_fill_aux): a
+ * sample i with re->row[i] >= 0 gets that row of re->pi as its policy target
+ * instead of the stored one (augmented with the sample; the stored one is
+ * still checked), and with re->value_weight w > 0 its value target (the q +
+ * z mix; not the tables' exact value, which stays) becomes (1 - w) * target
+ * + w * re->v[row]; counted in reanalysed. Allocates nothing. */
+int batch_fill_re(const game_def *g, const wire_batch_reply *b, bool augment, float q_weight,
+                  const tb_set *tb, const batch_reanalysed *re, rng_t *rng, float *x, float *pi,
+                  float *z, const batch_aux *aux, int max, batch_counts *counts);
+
+/* Reanalyse (MuZero Reanalyse, EfficientZero; docs/trainer.md): stored
+ * positions searched again by MCTS with the trainer's newest network, whose
+ * visit shares replace the stored policy targets. One batch of trees and
+ * its buffers, allocated once. */
+struct model;
+typedef struct reanalyser reanalyser;
+/* For game g (g->unpack_state needed: NULL without it), replies of up to
+ * batch_size samples, of which at most max_positions (1 .. batch_size) are
+ * searched per call, each with `simulations` (>= 1) simulations: the
+ * search's defaults (mcts.h) without root noise and without tree reuse.
+ * NULL on bad arguments or out of memory. No network until
+ * reanalyser_set_model. Caller owns the result. */
+reanalyser *reanalyser_new(const game_def *g, int batch_size, int max_positions, int simulations);
+void reanalyser_destroy(reanalyser **r);
+/* The network the searches call from now on: m's weights copied into a new
+ * evaluator (this allocates: call it when the weights are sent out, at each
+ * candidate, not every step). 0 or KZ_ENOMEM (the old one stays). */
+int reanalyser_set_model(reanalyser *r, const struct model *m);
+/* Searches the first k samples of b (at most max_positions and b->n; none
+ * before a network is set) and describes the results in *out (its
+ * value_weight kept; the arrays borrowed from r until the next call): a
+ * sample whose position does not unpack (g->unpack_state), is over, or
+ * whose search has no visits keeps its stored target (row -1). A forced
+ * position (one legal action) gets that action with share 1. 0, or the
+ * evaluator's error (then no sample is reanalysed). Allocates nothing. */
+int reanalyser_run(reanalyser *r, const wire_batch_reply *b, int k, batch_reanalysed *out);
+/* Positions searched since creation, and of which the most likely action of
+ * the fresh policy target is not the stored target's. */
+void reanalyser_counts(const reanalyser *r, uint64_t *searched, uint64_t *changed);
 
 /* The loop for tree models (gbdt.c): starts from checkpoint.kzg in
  * checkpoint_dir, init_model, start_blob (the coordinator's best when it is

@@ -139,6 +139,7 @@ Test(trainer, bad_settings_exit_2_with_one_line)
         {"--batch_size=0", "batch_size"},     {"--lr=fast", "lr"},
         {"--no_such_key=1", "unknown option"}, {"--mirror=maybe", "mirror"},
         {"--tb_value_targets=true", "tb_value_targets needs tb_dir"},
+        {"--reanalyse=1.5", "reanalyse"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(log, sizeof log, "%s/bad%zu.log", h.dir, i);
