@@ -18,7 +18,14 @@
  *         with each colour: this game's second player wins most games between
  *         equal players, so only pairs are scored (pentanomial, match.h).
  *         Prints a line per rating point and the final scores with 95%
- *         intervals.
+ *         intervals. Backgammon: the anchors are gnubg's levels (unless
+ *         given), every game starts from the start position and a pair's two
+ *         games have the same dice (duplicate dice); each match is also
+ *         scored in points per game (+-1/2/3) with a 95% interval over the
+ *         pairs, and gnubg at --judge (default expert) rates every whole move
+ *         with a choice: the model's (and the anchor's) equity lost per
+ *         decision in millipoints, with its interval over the pairs
+ *         (match_ratio), PR (half of it) and the races' share of the loss.
  * Step 4. Khreibaga, unless --perfect 0: the final best's perfect-play
  *         accuracy (kz solve accuracy, play/referee.h) on the coordinator's
  *         book's first --perfect openings: the share of its policy's and its
