@@ -169,7 +169,7 @@ $(BUILD)/faults: $(BUILD)/obj/tools/faults/faults.o $(BUILD)/obj/tests/harness/h
 # Tests find the real binaries through KZ_BIN_DIR (the toy game's in toy/).
 CRITERION_ARGS ?=
 .PHONY: check
-check: $(BINS) $(TOY_BINS) $(TEST_BIN) $(BUILD)/faults
+check: $(BINS) $(TOY_BINS) $(TEST_BIN) $(BUILD)/faults $(BUILD)/bench_learning
 	./tools/check_layers.sh
 	./tools/check_timeouts.sh
 	KZ_BIN_DIR=$(abspath $(BUILD)) ./tools/run_tests.sh $(TEST_BIN) $(BUILD)/check.log $(CRITERION_ARGS)

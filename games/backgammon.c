@@ -544,6 +544,22 @@ void backgammon_pips(const game_state *g, int *own, int *opp)
     *opp = b;
 }
 
+bool backgammon_contact(const game_state *g)
+{
+    const bg_state *s = CS(g);
+    const uint8_t *a = s->pts[0], *b = s->pts[1];
+    /* In a's indices (0 = its 1-point, 24 = its bar): a's rearmost checker,
+     * and b's rearmost (b's index j is a's 23 - j; b's bar is a's -1). */
+    int a_back = -2, b_back = 99;
+    for (int i = 0; i < 25; i++)
+        if (a[i])
+            a_back = i;
+    for (int j = 0; j < 25; j++)
+        if (b[j] && (j == BG_BAR ? -1 : 23 - j) < b_back)
+            b_back = j == BG_BAR ? -1 : 23 - j;
+    return a_back > b_back && a_back >= 0 && b_back < 99;
+}
+
 /* ---- strings ---------------------------------------------------------- */
 
 static const char *bg_player_name(int player) { return player == 0 ? "white" : "black"; }

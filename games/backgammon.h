@@ -60,5 +60,9 @@ int backgammon_parse_id(const char *id, uint8_t own[25], uint8_t opp[25], char *
 void backgammon_board(const game_state *s, uint8_t own[25], uint8_t opp[25]);
 /* The pip counts (B1) of the player to move (*own) and of the other (*opp). */
 void backgammon_pips(const game_state *s, int *own, int *opp);
+/* Whether the sides can still meet (contact): some checker of one side
+ * (the bar included) still has to pass one of the other's. False in a race
+ * (and when a side has borne every checker off). */
+bool backgammon_contact(const game_state *s);
 
 #endif

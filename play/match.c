@@ -417,6 +417,10 @@ static int s_judge(gnubg *judge, const game_def *g, const game_state *t, const g
     if (n > 1) {
         gm->loss[p] += loss;
         gm->decisions[p]++;
+        if (!backgammon_contact(t)) {
+            gm->race_loss[p] += loss;
+            gm->race_decisions[p]++;
+        }
     }
     return 0;
 }
@@ -483,6 +487,37 @@ int match_play_game(const game_def *g, player *players[2], const game_state *sta
 {
     match_game gm = {.index = 0};
     return s_play_game(g, players, start, seed, NULL, NULL, result, plies, actions, &gm);
+}
+
+int match_play_judged(const game_def *g, player *players[2], const game_state *start,
+                      uint64_t seed, gnubg *judge, match_game *out)
+{
+    *out = (match_game){.index = 0};
+    return s_play_game(g, players, start, seed, g == &backgammon_game ? judge : NULL, NULL,
+                       &out->result, &out->plies, &out->actions, out);
+}
+
+void match_ratio_add(match_ratio *r, double x, double y)
+{
+    r->n++;
+    r->x += x;
+    r->y += y;
+    r->xx += x * x;
+    r->yy += y * y;
+    r->xy += x * y;
+}
+
+void match_ratio_stats(const match_ratio *r, double *ratio, double *half)
+{
+    double R = r->y != 0 ? r->x / r->y : 0;
+    *ratio = R;
+    *half = 0;
+    if (r->n < 2 || r->y == 0)
+        return;
+    double ybar = r->y / r->n;
+    double ss = r->xx - 2 * R * r->xy + R * R * r->yy; /* sum (x - R y)^2 */
+    double var = (ss > 0 ? ss : 0) / ((double)r->n * (r->n - 1) * ybar * ybar);
+    *half = MATCH_Z95 * sqrt(var);
 }
 
 int match_run(const game_def *g, player *a, player *b, const match_config *cfg, int *wins,

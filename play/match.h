@@ -195,6 +195,9 @@ typedef struct match_game {
      * player id's whole moves at rolls with a choice, summed, and their count. */
     double loss[2];
     int decisions[2];
+    /* Of those, the ones in a race (no contact left at the roll: backgammon_contact). */
+    double race_loss[2];
+    int race_decisions[2];
 } match_game;
 
 /* Settings of match_run. */
@@ -238,6 +241,30 @@ int match_openings(const game_def *g, int k, int turns, uint64_t seed, game_stat
  * that failed, or KZ_EILLEGAL if a player chose an illegal action. */
 int match_play_game(const game_def *g, player *players[2], const game_state *start,
                     uint64_t seed, game_result *result, int *plies, int *actions);
+
+/* As match_play_game, with gnubg `judge` (backgammon; NULL: none) rating
+ * every whole move played at a roll with a choice, as match_run's judge
+ * does: out receives the result, plies, actions and each player id's loss
+ * and decisions (out->index, opening, a_player and a_result are left 0).
+ * 0, a player's error, KZ_EILLEGAL, or the judge's error (KZ_EIO: gnubg
+ * died or timed out; logged). */
+int match_play_judged(const game_def *g, player *players[2], const game_state *start,
+                      uint64_t seed, struct gnubg *judge, match_game *out);
+
+/* A ratio of sums over independent units (games, or pairs of games) with
+ * its 95% interval: e.g. equity lost over the decisions of each game (the
+ * error rate per decision: the games, not the decisions, are independent),
+ * or points over games. Add each unit's numerator x and denominator y;
+ * the ratio R = sum x / sum y, its variance by the delta method
+ *   var R = sum (x - R y)^2 / (n (n - 1) ybar^2)
+ * (with every y = 1: the sample variance of the mean), the half-width
+ * MATCH_Z95 sqrt(var R); 0 with fewer than 2 units (and R 0 when sum y is 0). */
+typedef struct match_ratio {
+    int n;                          /* units */
+    double x, y, xx, yy, xy;        /* sums of x, y, x^2, y^2, x y */
+} match_ratio;
+void match_ratio_add(match_ratio *r, double x, double y);
+void match_ratio_stats(const match_ratio *r, double *ratio, double *half);
 
 /* Plays the match A vs B. Writes the tally from A's view, and the SPRT
  * decision (GATE_*; GATE_CONTINUE when SPRT is off or undecided) if decision

@@ -19,6 +19,8 @@
 #include "data/record.h"
 #include "data/validate.h"
 #include "nn/evaluator.h"
+#include "play/match.h"
+#include "search/player.h"
 #include "tests/harness/harness.h"
 
 static const game_def *G(void) { return &backgammon_game; }
@@ -473,6 +475,73 @@ Test(backgammon, records_with_dice_not_from_the_seed_are_refused)
     validator_destroy(&v);
     record_destroy(&r);
     free(buf);
+}
+
+/* backgammon_contact: whether some checker still has to pass one of the
+ * other side's (the judge's race/contact split). */
+Test(backgammon, contact_and_race)
+{
+    game_state s;
+    G()->init(&s);
+    cr_assert(backgammon_contact(&s), "the start is all contact");
+    /* The mover's rearmost on its 1-point, the other's on its 6-point (the
+     * mover's 19): a race. */
+    s = s_make("1:3", "6:1", "21 w");
+    cr_assert(!backgammon_contact(&s));
+    /* The mover's on its 18-point, the other's on the mover's 19: still a race;
+     * on the mover's 20-point it has to pass the other's checker: contact. */
+    s = s_make("18:1 1:2", "6:1", "21 w");
+    cr_assert(!backgammon_contact(&s));
+    s = s_make("20:1 1:2", "6:1", "21 w");
+    cr_assert(backgammon_contact(&s));
+    /* Either side on the bar, against a checker in the home it enters: contact. */
+    s = s_make("1:1", "bar:1 1:1", "21 w");
+    cr_assert(backgammon_contact(&s));
+    s = s_make("bar:1", "1:2", "21 w");
+    cr_assert(backgammon_contact(&s));
+    /* The other side is all borne off (a finished game's last position): no contact. */
+    s = s_make("3:2", "", "w");
+    cr_assert(!backgammon_contact(&s));
+}
+
+/* match_play_judged: gnubg rates every whole move of a game with a choice;
+ * from a race every decision is a race decision, from the start some are not. */
+Test(backgammon, a_judged_game_splits_races_from_contact, .timeout = 600)
+{
+    if (!gnubg_path())
+        cr_skip_test("gnubg is not installed (apt-get install gnubg): no judge");
+    char err[300];
+    gnubg *judge = NULL;
+    cr_assert_eq(gnubg_open(&judge, "expert", 60, err, sizeof err), 0, "%s", err);
+    player *pl[2] = {player_from_spec(G(), "random", err, sizeof err),
+                     player_from_spec(G(), "uct:20", err, sizeof err)};
+    cr_assert(pl[0] && pl[1], "%s", err);
+    game_state race = s_make("1:2 2:2 3:2 4:2 5:2 6:2", "1:2 2:2 3:2 4:2 6:3", "w");
+    cr_assert(!backgammon_contact(&race));
+    match_game gm;
+    cr_assert_eq(match_play_judged(G(), pl, &race, 7, judge, &gm), 0);
+    cr_assert(gm.result.over);
+    int dec = gm.decisions[0] + gm.decisions[1];
+    cr_assert_gt(dec, 0, "a race of 12 and 11 checkers has choices");
+    for (int p = 0; p < 2; p++) {
+        cr_assert_eq(gm.race_decisions[p], gm.decisions[p]);
+        cr_assert_float_eq(gm.race_loss[p], gm.loss[p], 1e-9);
+        cr_assert_geq(gm.loss[p], 0);
+    }
+    game_state start;
+    G()->init(&start);
+    cr_assert_eq(match_play_judged(G(), pl, &start, 7, judge, &gm), 0);
+    cr_assert_gt(gm.decisions[0], 0);
+    cr_assert_lt(gm.race_decisions[0] + gm.race_decisions[1],
+                 gm.decisions[0] + gm.decisions[1], "the start has contact");
+    /* Random play loses equity that gnubg sees. */
+    cr_assert_gt(gm.loss[0], 0);
+    /* Without a judge nothing is counted. */
+    cr_assert_eq(match_play_judged(G(), pl, &start, 7, NULL, &gm), 0);
+    cr_assert_eq(gm.decisions[0] + gm.decisions[1], 0);
+    player_destroy(&pl[0]);
+    player_destroy(&pl[1]);
+    gnubg_close(judge);
 }
 
 /* gnubg as a player and as the judge of a match (error rates), and a gnubg that dies in

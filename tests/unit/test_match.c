@@ -557,6 +557,40 @@ Test(gate, none_mode_accepts_at_once)
     cr_assert_eq(gate_decide_pairs(&c, lost), GATE_ACCEPT);
 }
 
+/* The ratio of sums over units with its delta-method interval (match.h),
+ * worked by hand. */
+Test(match, ratio_interval_worked_example)
+{
+    /* (x, y) = (2, 2), (0, 2), (6, 4): R = 8 / 8 = 1;
+     * sum (x - R y)^2 = 0 + 4 + 4 = 8; ybar = 8/3;
+     * var = 8 / (3 * 2 * 64/9) = 0.1875; half = 1.959964 * 0.4330127 = 0.8486896. */
+    match_ratio r = {0};
+    match_ratio_add(&r, 2, 2);
+    match_ratio_add(&r, 0, 2);
+    match_ratio_add(&r, 6, 4);
+    double R, h;
+    match_ratio_stats(&r, &R, &h);
+    cr_assert_float_eq(R, 1.0, 1e-12);
+    cr_assert_float_eq(h, 0.8486896, 1e-6);
+    /* y = 1 each: the mean with its usual interval. x = 1, 3: mean 2, sample
+     * variance 2, var of the mean 1, half 1.959964. */
+    match_ratio m = {0};
+    match_ratio_add(&m, 1, 1);
+    match_ratio_add(&m, 3, 1);
+    match_ratio_stats(&m, &R, &h);
+    cr_assert_float_eq(R, 2.0, 1e-12);
+    cr_assert_float_eq(h, 1.959964, 1e-6);
+    /* One unit: no interval; nothing: 0. */
+    match_ratio one = {0};
+    match_ratio_add(&one, 5, 2);
+    match_ratio_stats(&one, &R, &h);
+    cr_assert_float_eq(R, 2.5, 1e-12);
+    cr_assert_eq(h, 0);
+    match_ratio none = {0};
+    match_ratio_stats(&none, &R, &h);
+    cr_assert(R == 0 && h == 0);
+}
+
 /* ---- match play ---- */
 
 Test(match, openings_distinct_and_level)

@@ -18,7 +18,14 @@
  *         with each colour: this game's second player wins most games between
  *         equal players, so only pairs are scored (pentanomial, match.h).
  *         Prints a line per rating point and the final scores with 95%
- *         intervals.
+ *         intervals. Backgammon: the anchors are gnubg's levels (unless
+ *         given), every game starts from the start position and a pair's two
+ *         games have the same dice (duplicate dice); each match is also
+ *         scored in points per game (+-1/2/3) with a 95% interval over the
+ *         pairs, and gnubg at --judge (default expert) rates every whole move
+ *         with a choice: the model's (and the anchor's) equity lost per
+ *         decision in millipoints, with its interval over the pairs
+ *         (match_ratio), PR (half of it) and the races' share of the loss.
  * Step 4. Khreibaga, unless --perfect 0: the final best's perfect-play
  *         accuracy (kz solve accuracy, play/referee.h) on the coordinator's
  *         book's first --perfect openings: the share of its policy's and its
@@ -56,6 +63,7 @@
 #include "net/client.h"
 #include "common/config.h"
 #include "games/game.h"
+#include "games/backgammon.h"
 #include "play/match.h"
 #include "play/referee.h"
 #include "nn/model.h"
@@ -64,6 +72,7 @@
 #include "play/yardstick.h"
 #include "play/scale.h"
 #include "games/tablebase.h"
+#include "search/gnubg.h"
 #include "common/util.h"
 
 #define MAX_SNAPSHOTS 256
@@ -100,7 +109,15 @@ typedef struct learn_config {
     char book[CONFIG_STR_MAX];         /* openings from this book file ("" = generated) */
     char positions[CONFIG_STR_MAX];    /* labelled positions: the value head, "" = skip */
     long compare;                      /* of them, where 200 and 1600 simulations are compared */
+    char judge[CONFIG_STR_MAX];        /* backgammon: gnubg's level rating the model's moves */
 } learn_config;
+
+/* The anchors' defaults (Khreibaga's ladder), and backgammon's instead of them. */
+#define LEARN_ANCHORS \
+    "alphabeta:4,uct:1000,alphabeta:6,uct:8000,alphabeta:8,alphabeta:10,alphabeta:12"
+#define LEARN_CURVE_ANCHORS "alphabeta:4,uct:1000"
+#define LEARN_BG_ANCHORS "gnubg:beginner,gnubg:intermediate"
+#define LEARN_BG_CURVE_ANCHORS "gnubg:beginner,gnubg:intermediate"
 
 #define O(f) offsetof(learn_config, f)
 static const config_option s_options[] = {
@@ -132,12 +149,12 @@ static const config_option s_options[] = {
      "extra kz-coordinator settings, \"key=value key=value\" (A/B runs)"},
     {"worker", CONFIG_STRING, "", 0, 0, O(worker), "extra kz-worker settings, likewise"},
     {"trainer", CONFIG_STRING, "", 0, 0, O(trainer), "extra kz-trainer settings, likewise"},
-    {"anchors", CONFIG_STRING,
-     "alphabeta:4,uct:1000,alphabeta:6,uct:8000,alphabeta:8,alphabeta:10,alphabeta:12", 0, 0,
-     O(anchors),
-     "opponents of the final best (player specs, comma-separated)"},
-    {"curve_anchors", CONFIG_STRING, "alphabeta:4,uct:1000", 0, 0, O(curve_anchors),
-     "opponents of every snapshot (\"\" = no curve)"},
+    {"anchors", CONFIG_STRING, LEARN_ANCHORS, 0, 0, O(anchors),
+     "opponents of the final best (player specs, comma-separated; backgammon: "
+     LEARN_BG_ANCHORS " unless given)"},
+    {"curve_anchors", CONFIG_STRING, LEARN_CURVE_ANCHORS, 0, 0, O(curve_anchors),
+     "opponents of every snapshot (\"\" = no curve; backgammon: " LEARN_BG_CURVE_ANCHORS
+     " unless given)"},
     {"pairs", CONFIG_INT, "50", 1, 10000, O(pairs),
      "openings per final match, each played with both colours"},
     {"curve_pairs", CONFIG_INT, "20", 1, 10000, O(curve_pairs),
@@ -168,6 +185,10 @@ static const config_option s_options[] = {
      "how often 200 and 1600 simulations choose differently (\"\" = skip)"},
     {"compare", CONFIG_INT, "300", 0, 100000, O(compare),
      "positions: how many of them compare 200 with 1600 simulations"},
+    {"judge", CONFIG_STRING, "expert", 0, 0, O(judge),
+     "backgammon: the gnubg level (search/gnubg.h) that rates every whole move of every match "
+     "(equity lost per decision in millipoints, and PR, with 95% intervals over the pairs of "
+     "games); \"\" = none"},
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
@@ -181,6 +202,16 @@ typedef struct snapshot {
     char path[PATH_MAX]; /* model file */
 } snapshot;
 
+/* One game of a job in a game scored in points or judged (backgammon), side 0
+ * the model, 1 the anchor. */
+typedef struct game_rec {
+    int points;          /* the model's points: +-1/2/3, 0 a draw */
+    double loss[2];      /* the judge: equity lost at each side's decisions */
+    int dec[2];          /* and those decisions (rolls with a choice) */
+    double race_loss[2]; /* of them, in races (no contact at the roll) */
+    int race_dec[2];
+} game_rec;
+
 /* One match of a model against an anchor, played pair by pair. */
 typedef struct job {
     const char *model;   /* model file */
@@ -189,6 +220,7 @@ typedef struct job {
     int next;            /* next game to hand out (2 per opening) */
     int done;            /* games finished */
     int *result;         /* (2 * pairs) +1/0/-1 from the model's view, 2 = unplayed */
+    game_rec *rec;       /* (2 * pairs) points and the judge's figures */
     int plies;           /* total turns over finished games */
     int failed;          /* a game failed: its error */
 } job;
@@ -384,15 +416,30 @@ static bool s_next_game(int *j, int *i)
     return ok;
 }
 
+/* Whether the matches are judged by gnubg (backgammon with --judge). */
+static bool s_judged(void)
+{
+    return s_g == &backgammon_game && s_cfg.judge[0];
+}
+
 static void *s_match_thread(void *arg)
 {
     (void)arg;
     int cur = -1;
     player *pl[2] = {NULL, NULL}; /* model, anchor */
+    gnubg *judge = NULL;          /* this thread's judge (one gnubg per thread) */
     int j, i;
     while (s_next_game(&j, &i)) {
         job *jb = &s_jobs[j];
         char err[256] = "";
+        if (s_judged() && !judge && gnubg_open(&judge, s_cfg.judge, 120, err, sizeof err)) {
+            pthread_mutex_lock(&s_lock);
+            fprintf(stderr, "bench_learning: the gnubg judge: %s\n", err);
+            jb->failed = KZ_EIO;
+            jb->done++;
+            pthread_mutex_unlock(&s_lock);
+            continue;
+        }
         if (j != cur) {
             player_destroy(&pl[0]);
             player_destroy(&pl[1]);
@@ -404,16 +451,33 @@ static void *s_match_thread(void *arg)
             cur = j;
         }
         int r = 2, plies = 0, rc = KZ_EINVAL;
+        game_rec rec = {0};
         if (pl[0] && pl[1]) {
-            /* Game 2k: the model moves first from opening k; 2k+1: the anchor. */
+            /* Game 2k: the model moves first from opening k; 2k+1: the anchor.
+             * In a game with chance both games of a pair start from the start
+             * position with the same dice (duplicate dice: each side gets the
+             * other's rolls once, which takes much of the luck out of a pair). */
             int colour = i % 2;
             player *order[2] = {pl[colour], pl[1 - colour]};
-            game_result res;
-            int actions;
-            rc = match_play_game(s_g, order, &s_book[i / 2], mix64((uint64_t)s_cfg.seed + (uint64_t)i),
-                                 &res, &plies, &actions);
-            if (rc == 0)
-                r = game_result_for(res, colour);
+            uint64_t seed = mix64((uint64_t)s_cfg.seed + (uint64_t)(s_g->is_chance ? i / 2 : i));
+            match_game gm;
+            rc = match_play_judged(s_g, order, &s_book[i / 2], seed, judge, &gm);
+            plies = gm.plies;
+            if (rc == 0) {
+                r = game_result_for(gm.result, colour);
+                int pts = gm.result.winner < 0 ? 0 : gm.result.points > 0 ? gm.result.points : 1;
+                rec.points = r * pts;
+                for (int side = 0; side < 2; side++) { /* the model is player id `colour` */
+                    int p = side == 0 ? colour : 1 - colour;
+                    rec.loss[side] = gm.loss[p];
+                    rec.dec[side] = gm.decisions[p];
+                    rec.race_loss[side] = gm.race_loss[p];
+                    rec.race_dec[side] = gm.race_decisions[p];
+                }
+            } else if (judge) {
+                gnubg_close(judge); /* the judge may have died: a new one for the next game */
+                judge = NULL;
+            }
         }
         pthread_mutex_lock(&s_lock);
         if (rc) {
@@ -423,12 +487,14 @@ static void *s_match_thread(void *arg)
             jb->failed = rc;
         }
         jb->result[i] = r;
+        jb->rec[i] = rec;
         jb->plies += plies;
         jb->done++;
         pthread_mutex_unlock(&s_lock);
     }
     player_destroy(&pl[0]);
     player_destroy(&pl[1]);
+    gnubg_close(judge);
     return NULL;
 }
 
@@ -463,6 +529,72 @@ static void s_job_stats(const job *jb, int *w, int *d, int *l, match_stats *st)
     match_penta_stats(penta, st);
 }
 
+/* Whether pair k of a job has both games played. */
+static bool s_pair_done(const job *jb, int k)
+{
+    return jb->result[2 * k] != 2 && jb->result[2 * k + 1] != 2;
+}
+
+/* A job's points per game from the model's view (a game scored in points),
+ * with its 95% interval over the finished pairs (the unit: the pair's two
+ * games share the dice). */
+static void s_job_points(const job *jb, double *ppg, double *half, int *pairs)
+{
+    match_ratio r = {0};
+    for (int k = 0; k < jb->pairs; k++)
+        if (s_pair_done(jb, k))
+            match_ratio_add(&r, jb->rec[2 * k].points + jb->rec[2 * k + 1].points, 2);
+    match_ratio_stats(&r, ppg, half);
+    *pairs = r.n;
+}
+
+/* The judge's figures for one side (0 the model, 1 the anchor) over some
+ * jobs' finished pairs: equity lost per decision with its 95% interval
+ * (match_ratio over the pairs), and the races' share. */
+typedef struct judged {
+    double mean, half;    /* equity lost per decision (points per game) */
+    int decisions;
+    double race_share;    /* of the loss, the races' */
+    double race_mean;     /* loss per decision in races */
+    int race_decisions;
+} judged;
+
+static void s_judged_stats(const job *jobs, int n, int side, judged *out)
+{
+    match_ratio r = {0};
+    double loss = 0, race = 0;
+    int rdec = 0;
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < jobs[j].pairs; k++) {
+            if (!s_pair_done(&jobs[j], k))
+                continue;
+            const game_rec *a = &jobs[j].rec[2 * k], *b = &jobs[j].rec[2 * k + 1];
+            double l = a->loss[side] + b->loss[side];
+            match_ratio_add(&r, l, a->dec[side] + b->dec[side]);
+            loss += l;
+            race += a->race_loss[side] + b->race_loss[side];
+            rdec += a->race_dec[side] + b->race_dec[side];
+        }
+    match_ratio_stats(&r, &out->mean, &out->half);
+    out->decisions = (int)r.y;
+    out->race_share = loss > 0 ? race / loss : 0;
+    out->race_mean = rdec ? race / rdec : 0;
+    out->race_decisions = rdec;
+}
+
+/* The model's error rate over jobs[0..n) as gnubg judged it (one line). */
+static void s_print_judged(const job *jobs, int n, const char *indent, const char *what)
+{
+    if (!s_judged())
+        return;
+    judged m;
+    s_judged_stats(jobs, n, 0, &m);
+    s_out("%sgnubg %s judge, the model %s: %.1f +/- %.1f millipoints per decision (PR %.1f "
+          "+/- %.1f) over %d decisions; races %d decisions, %.1f mp each, %.0f%% of the loss\n",
+          indent, s_cfg.judge, what, 1000 * m.mean, 1000 * m.half, 500 * m.mean, 500 * m.half,
+          m.decisions, m.race_decisions, 1000 * m.race_mean, 100 * m.race_share);
+}
+
 static void s_print_job(const job *jb, const char *indent)
 {
     int w, d, l;
@@ -477,6 +609,21 @@ static void s_print_job(const job *jb, const char *indent)
           indent, jb->anchor, st.score, st.score_hi - st.score, w, d, l, elo, st.elo_lo,
           st.elo_hi,
           jb->done ? (double)jb->plies / jb->done : 0.0, jb->failed ? "  (games failed)" : "");
+    if (s_g->max_points > 1) {
+        double ppg, half;
+        int pairs;
+        s_job_points(jb, &ppg, &half, &pairs);
+        s_out("%s  points %+.3f +/- %.3f per game over %d pairs (each pair's games with the same "
+              "dice)\n", indent, ppg, half, pairs);
+    }
+    if (s_judged()) {
+        judged m, a;
+        s_judged_stats(jb, 1, 0, &m);
+        s_judged_stats(jb, 1, 1, &a);
+        s_out("%s  gnubg %s judge: the model %.1f +/- %.1f mp/decision (PR %.1f), %s %.1f +/- "
+              "%.1f (PR %.1f)\n", indent, s_cfg.judge, 1000 * m.mean, 1000 * m.half,
+              500 * m.mean, jb->anchor, 1000 * a.mean, 1000 * a.half, 500 * a.mean);
+    }
 }
 
 /* Reads the rated anchors from `kz status --json` output (or anchors.txt's
@@ -611,7 +758,7 @@ static void s_write_tables(const snapshot *snaps, int n_snaps, const int *first_
             fclose(j);
         return;
     }
-    fprintf(c, "minutes,cpu_minutes,games,steps,version,elo,elo_lo,elo_hi\n");
+    fprintf(c, "minutes,cpu_minutes,games,steps,version,elo,elo_lo,elo_hi,mp,mp_lo,mp_hi,pr\n");
     fprintf(j, "{\"dir\": \"%s\", \"curve\": [", s_cfg.dir);
     for (int s = 0; s < n_snaps; s++) {
         double e = NAN, lo = NAN, hi = NAN;
@@ -629,12 +776,45 @@ static void s_write_tables(const snapshot *snaps, int n_snaps, const int *first_
                 (unsigned long long)snaps[s].games, (unsigned long long)snaps[s].steps,
                 (unsigned)snaps[s].version);
         if (rated) {
-            fprintf(c, ",%.1f,%.1f,%.1f\n", e, lo, hi);
-            fprintf(j, "\"elo\": %.1f, \"elo_lo\": %.1f, \"elo_hi\": %.1f}", e, lo, hi);
+            fprintf(c, ",%.1f,%.1f,%.1f", e, lo, hi);
+            fprintf(j, "\"elo\": %.1f, \"elo_lo\": %.1f, \"elo_hi\": %.1f", e, lo, hi);
         } else {
-            fprintf(c, ",,,\n");
-            fprintf(j, "\"elo\": null, \"elo_lo\": null, \"elo_hi\": null}");
+            fprintf(c, ",,,");
+            fprintf(j, "\"elo\": null, \"elo_lo\": null, \"elo_hi\": null");
         }
+        /* The judge's error rate of the snapshot over its games (backgammon). */
+        const job *js = NULL;
+        int nj = 0;
+        if (s + 1 == n_snaps)
+            js = &s_jobs[first_final], nj = s_n_jobs - first_final;
+        else if (n_curve && first_job[s] >= 0)
+            js = &s_jobs[first_job[s]], nj = n_curve;
+        judged m;
+        if (js && s_judged())
+            s_judged_stats(js, nj, 0, &m);
+        if (js && s_judged() && m.decisions) {
+            double mp = 1000 * m.mean, h = 1000 * m.half;
+            fprintf(c, ",%.1f,%.1f,%.1f,%.1f\n", mp, mp - h, mp + h, mp / 2);
+            fprintf(j, ", \"mp\": %.1f, \"mp_lo\": %.1f, \"mp_hi\": %.1f, \"pr\": %.1f, "
+                       "\"decisions\": %d, \"race_share\": %.3f",
+                    mp, mp - h, mp + h, mp / 2, m.decisions, m.race_share);
+        } else {
+            fprintf(c, ",,,,\n");
+            fprintf(j, ", \"mp\": null, \"mp_lo\": null, \"mp_hi\": null, \"pr\": null");
+        }
+        if (js && s_g->max_points > 1) { /* points per game against each of its anchors */
+            fprintf(j, ", \"points\": [");
+            for (int k = 0; k < nj; k++) {
+                double ppg, half;
+                int pairs;
+                s_job_points(&js[k], &ppg, &half, &pairs);
+                fprintf(j, "%s{\"anchor\": \"%s\", \"points_per_game\": %.4f, \"ppg_lo\": "
+                           "%.4f, \"ppg_hi\": %.4f, \"pairs\": %d}", k ? ", " : "",
+                        js[k].anchor, ppg, ppg - half, ppg + half, pairs);
+            }
+            fprintf(j, "]");
+        }
+        fprintf(j, "}");
     }
     const snapshot *last = &snaps[n_snaps - 1];
     fprintf(j, "],\n \"final\": {\"version\": %u, \"minutes\": %.2f, \"games\": %llu, "
@@ -646,9 +826,26 @@ static void s_write_tables(const snapshot *snaps, int n_snaps, const int *first_
         match_stats st;
         s_job_stats(&s_jobs[k], &w, &d, &l, &st);
         fprintf(j, "%s\n  {\"anchor\": \"%s\", \"wins\": %d, \"draws\": %d, \"losses\": %d, "
-                   "\"score\": %.4f, \"score_lo\": %.4f, \"score_hi\": %.4f}",
+                   "\"score\": %.4f, \"score_lo\": %.4f, \"score_hi\": %.4f",
                 k > first_final ? "," : "", s_jobs[k].anchor, w, d, l, st.score, st.score_lo,
                 st.score_hi);
+        if (s_g->max_points > 1) {
+            double ppg, half;
+            int pairs;
+            s_job_points(&s_jobs[k], &ppg, &half, &pairs);
+            fprintf(j, ", \"points_per_game\": %.4f, \"ppg_lo\": %.4f, \"ppg_hi\": %.4f, "
+                       "\"pairs\": %d", ppg, ppg - half, ppg + half, pairs);
+        }
+        if (s_judged()) {
+            judged m, a;
+            s_judged_stats(&s_jobs[k], 1, 0, &m);
+            s_judged_stats(&s_jobs[k], 1, 1, &a);
+            fprintf(j, ", \"mp\": %.1f, \"mp_lo\": %.1f, \"mp_hi\": %.1f, \"pr\": %.1f, "
+                       "\"decisions\": %d, \"race_share\": %.3f, \"anchor_mp\": %.1f",
+                    1000 * m.mean, 1000 * (m.mean - m.half), 1000 * (m.mean + m.half),
+                    500 * m.mean, m.decisions, m.race_share, 1000 * a.mean);
+        }
+        fprintf(j, "}");
     }
     double e, lo, hi;
     if (s_scale_rating(&s_jobs[first_final], s_n_jobs - first_final, &e, &lo, &hi))
@@ -688,6 +885,10 @@ static int s_rate(const snapshot *snaps, int n_snaps)
                     rc ? err : "fewer openings than --pairs and --curve_pairs ask");
             return 2;
         }
+    } else if (s_g->is_chance) { /* the dice vary the games: all from the start */
+        s_book = xcalloc((size_t)book, sizeof *s_book);
+        for (int k = 0; k < book; k++)
+            s_g->init(&s_book[k]);
     } else {
         s_book = xcalloc((size_t)book, sizeof *s_book);
         rc = match_openings(s_g, book, 0, (uint64_t)s_cfg.seed, s_book);
@@ -704,24 +905,25 @@ static int s_rate(const snapshot *snaps, int n_snaps)
     for (int s = 0; s + 1 < n_snaps; s++) {
         first_job[s] = s > 0 && snaps[s].version == snaps[s - 1].version ? -1 : s_n_jobs;
         for (int a = 0; a < n_curve && first_job[s] >= 0; a++)
-            s_jobs[s_n_jobs++] = (job){snaps[s].path, curve[a], (int)s_cfg.curve_pairs, 0, 0,
-                                       NULL, 0, 0};
+            s_jobs[s_n_jobs++] = (job){.model = snaps[s].path, .anchor = curve[a],
+                                       .pairs = (int)s_cfg.curve_pairs};
     }
     int first_final = s_n_jobs;
     for (int a = 0; a < n_final; a++)
-        s_jobs[s_n_jobs++] = (job){snaps[n_snaps - 1].path, final[a], (int)s_cfg.pairs, 0, 0,
-                                   NULL, 0, 0};
+        s_jobs[s_n_jobs++] = (job){.model = snaps[n_snaps - 1].path, .anchor = final[a],
+                                   .pairs = (int)s_cfg.pairs};
     for (int a = 0; a < n_curve; a++) { /* curve anchors missing from the final list */
         bool there = false;
         for (int b = 0; b < n_final; b++)
             there |= !strcmp(curve[a], final[b]);
         if (!there)
-            s_jobs[s_n_jobs++] = (job){snaps[n_snaps - 1].path, curve[a], (int)s_cfg.pairs, 0,
-                                       0, NULL, 0, 0};
+            s_jobs[s_n_jobs++] = (job){.model = snaps[n_snaps - 1].path, .anchor = curve[a],
+                                       .pairs = (int)s_cfg.pairs};
     }
     int games = 0;
     for (int k = 0; k < s_n_jobs; k++) {
         s_jobs[k].result = xmalloc((size_t)(2 * s_jobs[k].pairs) * sizeof(int));
+        s_jobs[k].rec = xcalloc((size_t)(2 * s_jobs[k].pairs), sizeof(game_rec));
         for (int i = 0; i < 2 * s_jobs[k].pairs; i++)
             s_jobs[k].result[i] = 2;
         games += 2 * s_jobs[k].pairs;
@@ -733,6 +935,9 @@ static int s_rate(const snapshot *snaps, int n_snaps)
     char from[CONFIG_STR_MAX + 32];
     if (s_cfg.book[0])
         snprintf(from, sizeof from, "%s", s_cfg.book);
+    else if (s_g->is_chance)
+        snprintf(from, sizeof from, "the start, a pair's games with the same dice, seed %ld",
+                 s_cfg.seed);
     else
         snprintf(from, sizeof from, "seed %ld", s_cfg.seed);
     s_out("\nrating: %d games (%d matches) on %d threads; the model at %ld simulations, "
@@ -757,12 +962,15 @@ static int s_rate(const snapshot *snaps, int n_snaps)
                 for (int a = 0; a < n_curve; a++)
                     s_print_job(&s_jobs[first_job[s] + a], "      ");
                 s_print_scale(&s_jobs[first_job[s]], n_curve, "      ");
+                s_print_judged(&s_jobs[first_job[s]], n_curve, "      ", "over these games");
             } else {
                 for (int k = first_final; k < s_n_jobs; k++)
                     for (int a = 0; a < n_curve; a++)
                         if (!strcmp(s_jobs[k].anchor, curve[a]))
                             s_print_job(&s_jobs[k], "      ");
                 s_print_scale(&s_jobs[first_final], s_n_jobs - first_final, "      ");
+                s_print_judged(&s_jobs[first_final], s_n_jobs - first_final, "      ",
+                               "over the final's games");
             }
         }
         s_out("\n");
@@ -775,6 +983,7 @@ static int s_rate(const snapshot *snaps, int n_snaps)
     for (int k = first_final; k < s_n_jobs; k++)
         s_print_job(&s_jobs[k], "  ");
     s_print_scale(&s_jobs[first_final], s_n_jobs - first_final, "  ");
+    s_print_judged(&s_jobs[first_final], s_n_jobs - first_final, "  ", "over all these games");
     if (s_n_scale) {
         s_out("  (the scale: ");
         for (int a = 0; a < s_n_scale; a++)
@@ -782,8 +991,10 @@ static int s_rate(const snapshot *snaps, int n_snaps)
         s_out(", as the cluster's rating games calibrated them)\n");
     }
     s_write_tables(snaps, n_snaps, first_job, n_curve, first_final);
-    for (int k = 0; k < s_n_jobs; k++)
+    for (int k = 0; k < s_n_jobs; k++) {
         free(s_jobs[k].result);
+        free(s_jobs[k].rec);
+    }
     free(s_jobs);
     free(first_job);
     free(s_book);
@@ -1142,6 +1353,26 @@ int main(int argc, char **argv)
     }
     if (!s_cfg.simulations)
         s_cfg.simulations = s_g->simulations;
+    if (s_g == &backgammon_game) { /* gnubg's levels, unless given */
+        if (!strcmp(s_cfg.anchors, LEARN_ANCHORS))
+            snprintf(s_cfg.anchors, sizeof s_cfg.anchors, "%s", LEARN_BG_ANCHORS);
+        if (!strcmp(s_cfg.curve_anchors, LEARN_CURVE_ANCHORS))
+            snprintf(s_cfg.curve_anchors, sizeof s_cfg.curve_anchors, "%s",
+                     LEARN_BG_CURVE_ANCHORS);
+        if (s_cfg.book[0]) {
+            fprintf(stderr, "bench_learning: book: backgammon plays from the start (the dice "
+                            "vary the games)\n");
+            return 2;
+        }
+    }
+    if (s_judged()) { /* the judge is tried now, not after the run */
+        gnubg *j = NULL;
+        if (gnubg_open(&j, s_cfg.judge, 120, err, sizeof err)) {
+            fprintf(stderr, "bench_learning: judge: %s\n", err);
+            return 2;
+        }
+        gnubg_close(j);
+    }
     /* The tables are opened before the run: a wrong directory is said now,
      * not after it. */
     tb_set *tb = NULL;

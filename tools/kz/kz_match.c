@@ -43,6 +43,9 @@ typedef struct match_cli {
     int penta[MATCH_PENTA]; /* completed pairs (games 2j, 2j+1: one opening, both colours) */
     double loss[2];         /* the judge: equity lost by A (0) and B (1) at their decisions */
     int decisions[2];       /* and those decisions */
+    match_ratio err[2];     /* per game: A's (0) and B's (1) loss over decisions */
+    double race_loss[2];    /* of the loss, in races (no contact) */
+    int race_decisions[2];
     long points;            /* a game scored in points (max_points > 1): A's net points */
     double points_sq;       /* and the sum of their squares (the per-game variance) */
     uint64_t hash;          /* the game in progress: its start, colours and actions hashed */
@@ -80,6 +83,10 @@ static void s_on_game(void *ctx, const match_game *gm, int w, int d, int l)
         int side = p == gm->a_player ? 0 : 1;
         m->loss[side] += gm->loss[p];
         m->decisions[side] += gm->decisions[p];
+        m->race_loss[side] += gm->race_loss[p];
+        m->race_decisions[side] += gm->race_decisions[p];
+        if (gm->decisions[p])
+            match_ratio_add(&m->err[side], gm->loss[p], gm->decisions[p]);
     }
     if (gm->index % 2 == 0)
         m->prev = gm->a_result;
@@ -366,10 +373,17 @@ int cmd_match(int argc, char **argv)
     for (int side = 0; judge && side < 2; side++) {
         /* gnubg's error rate: equity lost per decision (a roll with a choice), in
          * millipoints; PR (eXtreme Gammon's convention) 500 x that loss. */
-        double mean = m.decisions[side] ? m.loss[side] / m.decisions[side] : 0;
-        printf("  gnubg %s judge: %s lost %.1f millipoints per decision over %d decisions "
-               "(PR %.1f)\n", o.judge, side ? m.b : m.a, 1000 * mean, m.decisions[side],
-               500 * mean);
+        double mean, half;
+        match_ratio_stats(&m.err[side], &mean, &half);
+        printf("  gnubg %s judge: %s lost %.1f +/- %.1f millipoints per decision over %d "
+               "decisions (PR %.1f +/- %.1f)\n", o.judge, side ? m.b : m.a, 1000 * mean,
+               1000 * half, m.decisions[side], 500 * mean, 500 * half);
+        if (m.decisions[side])
+            printf("    of them in races (no contact): %d decisions, %.1f millipoints each, "
+                   "%.0f%% of the loss\n", m.race_decisions[side],
+                   m.race_decisions[side] ? 1000 * m.race_loss[side] / m.race_decisions[side]
+                                          : 0.0,
+                   m.loss[side] > 0 ? 100 * m.race_loss[side] / m.loss[side] : 0.0);
     }
     if (g->max_points > 1 && st.games > 0) {
         /* Points per game (backgammon's 1/2/3), A's view, with its 95% interval. */
