@@ -262,20 +262,6 @@ const char *coord_opening(const coord *c, uint32_t k)
     return c->book[k % (uint32_t)c->book_n];
 }
 
-/* --- meta values ----------------------------------------------------------------- */
-
-void coord_put32(uint8_t *p, uint32_t v)
-{
-    memcpy(p, &v, 4); /* host order: the value never leaves this machine's LMDB */
-}
-
-uint32_t coord_get32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 void coord_services_fini(coord *c)
 {
     for (int i = 0; i < MODEL_CACHE; i++)
