@@ -193,18 +193,7 @@ static void s_open_monitor(client *c)
     snprintf(ep, sizeof ep, "inproc://kz-client-%p-%u", (void *)c, c->mon_n++);
     int events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
                  ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
-    if (zmq_socket_monitor(c->dealer, ep, events))
-        return; /* only diagnostics are lost */
-    c->mon = zmq_socket(c->zctx, ZMQ_PAIR);
-    int zero = 0;
-    if (c->mon)
-        zmq_setsockopt(c->mon, ZMQ_LINGER, &zero, sizeof zero);
-    if (c->mon && zmq_connect(c->mon, ep)) {
-        zmq_close(c->mon);
-        c->mon = NULL;
-    }
-    if (!c->mon)
-        zmq_socket_monitor(c->dealer, NULL, 0);
+    c->mon = curve_monitor_open(c->zctx, c->dealer, ep, events); /* NULL: no diagnostics */
 }
 
 static void s_close_dealer(client *c)
