@@ -125,10 +125,8 @@ static void s_tally_pair(coord *c, const char *a, const char *b, int r1, int r2)
 
 size_t ratings_serialize(const coord *c, uint8_t **out)
 {
-    size_t len = 8 + c->n_tallies * TALLY_BYTES;
-    uint8_t *b = xmalloc(len);
-    memcpy(b, TALLY_MAGIC, 4);
-    host_put32(b + 4, (uint32_t)c->n_tallies);
+    size_t len;
+    uint8_t *b = coord_meta_new(TALLY_MAGIC, c->n_tallies, 8, TALLY_BYTES, &len);
     for (size_t i = 0; i < c->n_tallies; i++) {
         const tally *t = &c->tallies[i];
         uint8_t *p = b + 8 + i * TALLY_BYTES;
@@ -292,10 +290,8 @@ const rated_player *ratings_get(const coord *c, uint32_t version)
 
 static void s_save_history(coord *c)
 {
-    size_t len = 8 + c->n_history * HISTORY_BYTES;
-    uint8_t *b = xmalloc(len);
-    memcpy(b, HISTORY_MAGIC, 4);
-    host_put32(b + 4, (uint32_t)c->n_history);
+    size_t len;
+    uint8_t *b = coord_meta_new(HISTORY_MAGIC, c->n_history, 8, HISTORY_BYTES, &len);
     for (size_t i = 0; i < c->n_history; i++) {
         const rating_point *h = &c->history[i];
         uint8_t *p = b + 8 + i * HISTORY_BYTES;

@@ -262,6 +262,15 @@ const char *coord_opening(const coord *c, uint32_t k)
     return c->book[k % (uint32_t)c->book_n];
 }
 
+uint8_t *coord_meta_new(const char magic[4], size_t n, size_t head, size_t item, size_t *len)
+{
+    *len = head + n * item;
+    uint8_t *b = xmalloc(*len);
+    memcpy(b, magic, 4);
+    host_put32(b + 4, (uint32_t)n);
+    return b;
+}
+
 void coord_services_fini(coord *c)
 {
     for (int i = 0; i < MODEL_CACHE; i++)

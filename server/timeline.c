@@ -167,10 +167,8 @@ static const uint8_t *s_get(const uint8_t *p, void *v, size_t n)
 size_t timeline_serialize(coord *c, uint8_t **out)
 {
     const timeline *tl = &c->tl;
-    size_t len = 12 + tl->n * POINT_BYTES;
-    uint8_t *b = xmalloc(len);
-    memcpy(b, TIMELINE_MAGIC, 4);
-    host_put32(b + 4, (uint32_t)tl->n);
+    size_t len;
+    uint8_t *b = coord_meta_new(TIMELINE_MAGIC, tl->n, 12, POINT_BYTES, &len);
     host_put32(b + 8, POINT_BYTES);
     for (size_t i = 0; i < tl->n; i++) {
         const timeline_point *t = &tl->pt[i];

@@ -461,27 +461,41 @@ static void s_online(tr *t)
     t->offline_logged = false;
 }
 
+/* What a batch request's answer (rc, b) asks for: KZ_EVERSION or the wrong
+ * game is fatal (returned); a failed request leaves the trainer offline
+ * (waits, *waited); otherwise it is online and the reply's figures noted.
+ * 0 or fatal. */
+static int s_batch_answer(tr *t, int rc, const wire_batch_reply *b, bool *waited)
+{
+    *waited = false;
+    if (rc == KZ_EVERSION)
+        return rc;
+    if (rc) {
+        s_offline(t);
+        s_wait(t);
+        *waited = true;
+        return 0;
+    }
+    s_online(t);
+    if ((rc = s_check_game(t, "the coordinator's positions", b->game)) ||
+        (rc = s_check_game(t, "the coordinator", client_welcome(t->c)->game)))
+        return rc;
+    s_note_reply(t, b);
+    return 0;
+}
+
 /* One pass: pacing, a batch, a step, candidate/checkpoint. 0 or fatal. */
 static int s_iterate(tr *t)
 {
     uint64_t step = model_step(t->m);
     uint64_t B = (uint64_t)t->cfg.batch_size;
-    const wire_batch_reply *b;
+    const wire_batch_reply *b = NULL;
     /* Step 1. Pacing: wait for fresh positions rather than reuse old ones. */
     if (t->cfg.max_reuse > 0 && (double)(step + 1) * B > t->cfg.max_reuse * t->window_hi) {
+        bool waited;
         int rc = client_get_batch(t->c, 0, 0, &b); /* counts only */
-        if (rc == KZ_EVERSION)
+        if ((rc = s_batch_answer(t, rc, b, &waited)) || waited)
             return rc;
-        if (rc) {
-            s_offline(t);
-            s_wait(t);
-            return 0;
-        }
-        s_online(t);
-        if ((rc = s_check_game(t, "the coordinator's positions", b->game)) ||
-            (rc = s_check_game(t, "the coordinator", client_welcome(t->c)->game)))
-            return rc;
-        s_note_reply(t, b);
         if ((double)(step + 1) * B > t->cfg.max_reuse * t->window_hi) {
             if (s_wait_log_due(t))
                 log_info("waiting: reuse limit (%llu samples trained on %llu positions, "
@@ -493,19 +507,10 @@ static int s_iterate(tr *t)
         }
     }
     /* Step 2. A batch. */
+    bool waited;
     int rc = client_get_batch_aux(t->c, (uint32_t)B, (uint64_t)t->cfg.min_positions, t->aux, &b);
-    if (rc == KZ_EVERSION)
+    if ((rc = s_batch_answer(t, rc, b, &waited)) || waited)
         return rc;
-    if (rc) {
-        s_offline(t);
-        s_wait(t);
-        return 0;
-    }
-    s_online(t);
-    if ((rc = s_check_game(t, "the coordinator's positions", b->game)) ||
-        (rc = s_check_game(t, "the coordinator", client_welcome(t->c)->game)))
-        return rc;
-    s_note_reply(t, b);
     if (b->n == 0) {
         if (s_wait_log_due(t))
             log_info("waiting: window holds %llu positions, need %ld",
