@@ -267,8 +267,9 @@ $(FUZZ_BUILD)/obj/play/scale.o: play/scales.txt
 $(FUZZ_LIB): $(FUZZ_LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
-$(FUZZ_BUILD)/fuzz_%: tools/fuzz/fuzz_%.c tools/fuzz/fuzz.h $(FUZZ_LIB)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(PKG_LIBS) -lpthread
+$(FUZZ_BUILD)/fuzz_%: tools/fuzz/fuzz_%.c tools/fuzz/driver.c tools/fuzz/fuzz.h $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< tools/fuzz/driver.c $(FUZZ_LIB) \
+	    $(PKG_LIBS) -lpthread
 $(FUZZ_BUILD)/fuzz_seeds: tools/fuzz/seeds.c $(FUZZ_LIB)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) $(PKG_LIBS) -lpthread
 

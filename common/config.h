@@ -55,6 +55,25 @@ typedef struct config_option {
     const char *help;  /* one line */
 } config_option;
 
+/* Rows keyed by their field's name. Before a table, define CONFIG_STRUCT as
+ * the struct its offsets are in (#undef it after); then
+ *     CONFIG_ROW_INT(seed, "0", 0, 100, "help")
+ * is {"seed", CONFIG_INT, "0", 0, 100, offsetof(CONFIG_STRUCT, seed), "help"}.
+ * The bool, string and choice rows have no range (0, 0). A row whose key is
+ * not its field's name (an alias, a field of an embedded struct) is written
+ * out as a config_option. */
+#define CONFIG_ROW(type, f, def, min, max, help)                                       \
+    {#f, type, def, min, max, offsetof(CONFIG_STRUCT, f), help}
+#define CONFIG_ROW_INT(f, def, min, max, help) CONFIG_ROW(CONFIG_INT, f, def, min, max, help)
+#define CONFIG_ROW_DOUBLE(f, def, min, max, help)                                      \
+    CONFIG_ROW(CONFIG_DOUBLE, f, def, min, max, help)
+#define CONFIG_ROW_INT32(f, def, min, max, help) CONFIG_ROW(CONFIG_INT32, f, def, min, max, help)
+#define CONFIG_ROW_FLOAT(f, def, min, max, help) CONFIG_ROW(CONFIG_FLOAT, f, def, min, max, help)
+#define CONFIG_ROW_SIZE(f, def, min, max, help) CONFIG_ROW(CONFIG_SIZE, f, def, min, max, help)
+#define CONFIG_ROW_BOOL(f, def, help) CONFIG_ROW(CONFIG_BOOL, f, def, 0, 0, help)
+#define CONFIG_ROW_STRING(f, def, help) CONFIG_ROW(CONFIG_STRING, f, def, 0, 0, help)
+#define CONFIG_ROW_CHOICE(f, names, help) CONFIG_ROW(CONFIG_CHOICE, f, names, 0, 0, help)
+
 /* One module's rows in a program's table. */
 typedef struct config_group {
     const config_option *rows; /* the module's rows (offsets within its struct) */

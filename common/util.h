@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Project error codes. */
 enum {
@@ -164,6 +165,12 @@ uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
 
 /* Fixed-width integers in file formats and keys: little-endian (model files,
  * tables, record files) and big-endian (LMDB keys that must sort as numbers). */
+static inline void le_put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline uint16_t le_get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static inline void le_put32(uint8_t *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
@@ -188,6 +195,20 @@ static inline uint64_t le_get64(const uint8_t *p)
         v |= (uint64_t)p[i] << (8 * i);
     return v;
 }
+/* A float as its IEEE-754 bits, little-endian. */
+static inline void le_put_f32(uint8_t *p, float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    le_put32(p, u);
+}
+static inline float le_get_f32(const uint8_t *p)
+{
+    uint32_t u = le_get32(p);
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
 static inline void be_put32(uint8_t *p, uint32_t v)
 {
     for (int i = 3; i >= 0; i--, v >>= 8)
@@ -207,6 +228,27 @@ static inline uint64_t be_get64(const uint8_t *p)
     uint64_t v = 0;
     for (int i = 0; i < 8; i++)
         v = v << 8 | p[i];
+    return v;
+}
+/* And in this machine's own order, unaligned: values that never leave its
+ * disk (LMDB's page headers, the coordinator's meta values). */
+static inline void host_put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline uint16_t host_get16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+static inline uint32_t host_get32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static inline uint64_t host_get64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
     return v;
 }
 

@@ -826,8 +826,8 @@ int record_file_write(record_file *f, const game_record *r, char *err, size_t er
     int rc = record_pack(r, &data, &len);
     if (rc != 0)
         return err_set(err, errlen, rc, "cannot pack record: %s", err_str(rc));
-    uint8_t pre[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
-                      (uint8_t)(len >> 24)};
+    uint8_t pre[4];
+    le_put32(pre, (uint32_t)len);
     if (fwrite(pre, 1, 4, f->fp) != 4 || fwrite(data, 1, len, f->fp) != len ||
         fflush(f->fp) != 0) {
         rc = errno ? errno : KZ_EIO;

@@ -191,16 +191,20 @@ static int s_grow(store *s)
     return 0;
 }
 
-/* Begins a write transaction, adopting a map grown by another process. */
-static int s_begin_write(store *s, MDB_txn **txn)
+/* Begins a transaction (flags 0: a write one, or MDB_RDONLY), adopting a map
+ * grown by another process. */
+static int s_begin(store *s, unsigned flags, MDB_txn **txn)
 {
-    int rc = mdb_txn_begin(s->env, NULL, 0, txn);
+    int rc = mdb_txn_begin(s->env, NULL, flags, txn);
     if (rc == MDB_MAP_RESIZED) {
         mdb_env_set_mapsize(s->env, 0);
-        rc = mdb_txn_begin(s->env, NULL, 0, txn);
+        rc = mdb_txn_begin(s->env, NULL, flags, txn);
     }
     return rc;
 }
+
+static int s_begin_write(store *s, MDB_txn **txn) { return s_begin(s, 0, txn); }
+static int s_begin_read(store *s, MDB_txn **txn) { return s_begin(s, MDB_RDONLY, txn); }
 
 /* One write transaction: begins it, runs body (which returns 0 or the error
  * that aborts it), commits, and on MDB_MAP_FULL grows the map and runs the
@@ -223,16 +227,6 @@ static int s_write(store *s, int (*body)(store *s, MDB_txn *txn, void *ctx), voi
         if ((rc = s_grow(s)))
             return rc;
     }
-}
-
-static int s_begin_read(store *s, MDB_txn **txn)
-{
-    int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, txn);
-    if (rc == MDB_MAP_RESIZED) {
-        mdb_env_set_mapsize(s->env, 0);
-        rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, txn);
-    }
-    return rc;
 }
 
 /* --- models -------------------------------------------------------------------- */
@@ -642,49 +636,31 @@ static size_t s_encode_position(store *s, const store_game *g, uint32_t i)
     p += P;
     float z = g->z[i];
     *p++ = (uint8_t)(int8_t)(z > 0.5f ? 1 : z < -0.5f ? -1 : 0);
-    *p++ = (uint8_t)(n & 0xff);
-    *p++ = (uint8_t)(n >> 8);
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t a = g->actions[lo + k];
-        *p++ = (uint8_t)(a & 0xff);
-        *p++ = (uint8_t)(a >> 8);
-    }
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t bits;
-        memcpy(&bits, &g->probs[lo + k], 4);
-        le_put32(p, bits);
-        p += 4;
-    }
+    le_put16(p, (uint16_t)n);
+    p += 2;
+    for (uint32_t k = 0; k < n; k++, p += 2)
+        le_put16(p, (uint16_t)g->actions[lo + k]);
+    for (uint32_t k = 0; k < n; k++, p += 4)
+        le_put_f32(p, g->probs[lo + k]);
     bool aux = g->material || g->opp_offsets;
     if (g->q || aux) {
-        uint32_t bits;
-        memcpy(&bits, g->q ? &g->q[i] : &z, 4);
-        le_put32(p, bits);
+        le_put_f32(p, g->q ? g->q[i] : z);
         p += 4;
     }
     if (aux) {
         *p++ = (uint8_t)((g->material ? AUX_MATERIAL : 0) | (g->opp_offsets ? AUX_OPP : 0));
         if (g->material) {
-            uint32_t bits;
-            memcpy(&bits, &g->material[i], 4);
-            le_put32(p, bits);
+            le_put_f32(p, g->material[i]);
             p += 4;
         }
         if (g->opp_offsets) {
             uint32_t olo = g->opp_offsets[i], m = g->opp_offsets[i + 1] - olo;
-            *p++ = (uint8_t)(m & 0xff);
-            *p++ = (uint8_t)(m >> 8);
-            for (uint32_t k = 0; k < m; k++) {
-                uint32_t a = g->opp_actions[olo + k];
-                *p++ = (uint8_t)(a & 0xff);
-                *p++ = (uint8_t)(a >> 8);
-            }
-            for (uint32_t k = 0; k < m; k++) {
-                uint32_t bits;
-                memcpy(&bits, &g->opp_probs[olo + k], 4);
-                le_put32(p, bits);
-                p += 4;
-            }
+            le_put16(p, (uint16_t)m);
+            p += 2;
+            for (uint32_t k = 0; k < m; k++, p += 2)
+                le_put16(p, (uint16_t)g->opp_actions[olo + k]);
+            for (uint32_t k = 0; k < m; k++, p += 4)
+                le_put_f32(p, g->opp_probs[olo + k]);
         }
     }
     return (size_t)(p - s->posbuf);
@@ -699,9 +675,8 @@ static int s_decode_aux(const uint8_t *p, const uint8_t *end, store_batch *b, si
     if (flags & AUX_MATERIAL) {
         if (end - p < 4)
             return KZ_ECORRUPT;
-        uint32_t bits = le_get32(p);
+        b->material[j] = le_get_f32(p);
         p += 4;
-        memcpy(&b->material[j], &bits, 4);
         if (!(b->material[j] >= -1.0f && b->material[j] <= 1.0f))
             return KZ_ECORRUPT;
         b->material_w[j] = 1.0f;
@@ -709,16 +684,14 @@ static int s_decode_aux(const uint8_t *p, const uint8_t *end, store_batch *b, si
     if (flags & AUX_OPP) {
         if (end - p < 2)
             return KZ_ECORRUPT;
-        uint32_t m = p[0] | (uint32_t)p[1] << 8;
+        uint32_t m = le_get16(p);
         p += 2;
         if (m > GAME_MAX_LEGAL || (size_t)(end - p) != (size_t)m * 6)
             return KZ_ECORRUPT;
         for (uint32_t k = 0; k < m; k++, p += 2)
-            b->opp_actions[off + k] = p[0] | (uint32_t)p[1] << 8;
-        for (uint32_t k = 0; k < m; k++, p += 4) {
-            uint32_t bits = le_get32(p);
-            memcpy(&b->opp_probs[off + k], &bits, 4);
-        }
+            b->opp_actions[off + k] = le_get16(p);
+        for (uint32_t k = 0; k < m; k++, p += 4)
+            b->opp_probs[off + k] = le_get_f32(p);
         b->opp_offsets[j + 1] = off + m;
     }
     return p == end ? 0 : KZ_ECORRUPT;
@@ -739,27 +712,24 @@ static int s_decode_position(const MDB_val *d, store_batch *b, size_t j)
     memcpy(b->packed + j * P, p, P);
     p += P;
     b->z[j] = (float)(int8_t)*p++;
-    uint32_t n = p[0] | (uint32_t)p[1] << 8;
+    uint32_t n = le_get16(p);
     p += 2;
     size_t rest = (size_t)(end - p);
     if (n > GAME_MAX_LEGAL || (rest != (size_t)n * 6 && rest < (size_t)n * 6 + 4))
         return KZ_ECORRUPT;
     uint32_t off = b->offsets[j];
     for (uint32_t k = 0; k < n; k++, p += 2)
-        b->actions[off + k] = p[0] | (uint32_t)p[1] << 8;
-    for (uint32_t k = 0; k < n; k++, p += 4) {
-        uint32_t bits = le_get32(p);
-        memcpy(&b->probs[off + k], &bits, 4);
-    }
+        b->actions[off + k] = le_get16(p);
+    for (uint32_t k = 0; k < n; k++, p += 4)
+        b->probs[off + k] = le_get_f32(p);
     b->q[j] = b->z[j];
     b->offsets[j + 1] = off + n;
     b->material[j] = 0.0f;
     b->material_w[j] = 0.0f;
     b->opp_offsets[j + 1] = b->opp_offsets[j];
     if (p < end) {
-        uint32_t bits = le_get32(p);
+        b->q[j] = le_get_f32(p);
         p += 4;
-        memcpy(&b->q[j], &bits, 4);
         if (!(b->q[j] >= -1.0f && b->q[j] <= 1.0f))
             return KZ_ECORRUPT;
         if (p < end)
@@ -807,14 +777,24 @@ static int s_put_counters(store *s, MDB_txn *txn, uint64_t next_game, uint64_t n
 }
 
 /* One attempt at storing the games; the caller retries after MAP_FULL. */
-static int s_put_games_once(store *s, store_game *games, size_t n, const store_meta *meta,
-                            size_t n_meta)
+/* One batch of games (store_put_games_meta), and the counters its
+ * transaction leaves, applied once it has committed. */
+typedef struct put_games {
+    store_game *games;
+    size_t n;
+    const store_meta *meta;
+    size_t n_meta;
+    uint64_t next_game, next_pos, first_pos;
+} put_games;
+
+static int s_put_games_txn(store *s, MDB_txn *txn, void *ctx)
 {
-    MDB_txn *txn;
-    int rc = s_begin_write(s, &txn);
-    if (rc)
-        return rc;
+    put_games *p = ctx;
+    store_game *games = p->games;
+    size_t n = p->n, n_meta = p->n_meta;
+    const store_meta *meta = p->meta;
     uint64_t next_game = s->next_game, next_pos = s->next_pos, first_pos = s->first_pos;
+    int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         store_game *g = &games[i];
         MDB_val idk = {STORE_GAME_ID_BYTES, (void *)g->game_id}, d;
@@ -858,18 +838,10 @@ static int s_put_games_once(store *s, store_game *games, size_t n, const store_m
                 d = {meta[m].len, (void *)meta[m].data};
         rc = mdb_put(txn, s->meta, &k, &d, 0);
     }
-    if (rc) {
-        mdb_txn_abort(txn);
-        return rc;
-    }
-    rc = mdb_txn_commit(txn);
-    if (rc)
-        return rc;
-    s->txns++;
-    s->next_game = next_game;
-    s->next_pos = next_pos;
-    s->first_pos = first_pos;
-    return 0;
+    p->next_game = next_game;
+    p->next_pos = next_pos;
+    p->first_pos = first_pos;
+    return rc;
 }
 
 int store_put_games(store *s, store_game *games, size_t n)
@@ -901,13 +873,14 @@ int store_put_games_meta(store *s, store_game *games, size_t n, const store_meta
                                     g->opp_offsets[j + 1] - g->opp_offsets[j] > GAME_MAX_LEGAL)))
                 return KZ_EINVAL;
     }
-    for (;;) {
-        int rc = s_put_games_once(s, games, n, meta, n_meta);
-        if (rc != MDB_MAP_FULL)
-            return rc;
-        if ((rc = s_grow(s)))
-            return rc;
-    }
+    put_games p = {.games = games, .n = n, .meta = meta, .n_meta = n_meta};
+    int rc = s_write(s, s_put_games_txn, &p);
+    if (rc)
+        return rc;
+    s->next_game = p.next_game;
+    s->next_pos = p.next_pos;
+    s->first_pos = p.first_pos;
+    return 0;
 }
 
 typedef struct prune_step {
@@ -1212,48 +1185,47 @@ int store_get_position(store *s, uint64_t sequence, store_batch *b)
     return s_read_positions(s, b, 1, NULL, 0, 0);
 }
 
+/* The positions store_withdraw_positions is asked for, and how many its
+ * transaction withdrew. */
+typedef struct withdraw {
+    const uint64_t *first;
+    const uint32_t *n;
+    size_t k;
+    uint64_t count;
+} withdraw;
+
+static int s_withdraw_txn(store *s, MDB_txn *txn, void *ctx)
+{
+    withdraw *w = ctx;
+    uint64_t lo = s_window_lo(s, s->first_pos, s->next_pos);
+    int rc = 0;
+    w->count = 0;
+    for (size_t i = 0; i < w->k && !rc; i++)
+        for (uint64_t q = w->first[i] > lo ? w->first[i] : lo;
+             q < w->first[i] + w->n[i] && q < s->next_pos && !rc; q++) {
+            uint8_t kb[8];
+            be_put64(kb, q);
+            MDB_val key = {8, kb}, d, zero = {1, "\0"};
+            rc = mdb_get(txn, s->positions, &key, &d);
+            if (rc == MDB_NOTFOUND) {
+                rc = 0;
+                continue;
+            }
+            if (!rc && !s_withdrawn(&d)) {
+                rc = mdb_put(txn, s->positions, &key, &zero, 0);
+                w->count++;
+            }
+        }
+    return rc;
+}
+
 int store_withdraw_positions(store *s, const uint64_t *first, const uint32_t *n, size_t k,
                              uint64_t *withdrawn)
 {
-    *withdrawn = 0;
-    for (;;) {
-        MDB_txn *txn;
-        int rc = s_begin_write(s, &txn);
-        if (rc)
-            return rc;
-        uint64_t lo = s_window_lo(s, s->first_pos, s->next_pos), count = 0;
-        for (size_t i = 0; i < k && !rc; i++)
-            for (uint64_t q = first[i] > lo ? first[i] : lo;
-                 q < first[i] + n[i] && q < s->next_pos && !rc; q++) {
-                uint8_t kb[8];
-                be_put64(kb, q);
-                MDB_val key = {8, kb}, d, zero = {1, "\0"};
-                rc = mdb_get(txn, s->positions, &key, &d);
-                if (rc == MDB_NOTFOUND) {
-                    rc = 0;
-                    continue;
-                }
-                if (!rc && !s_withdrawn(&d)) {
-                    rc = mdb_put(txn, s->positions, &key, &zero, 0);
-                    count++;
-                }
-            }
-        if (rc) {
-            mdb_txn_abort(txn);
-        } else {
-            rc = mdb_txn_commit(txn);
-            if (!rc) {
-                s->txns++;
-                *withdrawn = count;
-            }
-        }
-        if (rc == MDB_MAP_FULL) {
-            if ((rc = s_grow(s)))
-                return rc;
-            continue;
-        }
-        return rc;
-    }
+    withdraw w = {.first = first, .n = n, .k = k};
+    int rc = s_write(s, s_withdraw_txn, &w);
+    *withdrawn = rc ? 0 : w.count;
+    return rc;
 }
 
 void store_get_stats(store *s, store_stats *out)

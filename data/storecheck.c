@@ -242,27 +242,6 @@ static const char *s_hex(const uint8_t *k, size_t n, char *buf, size_t cap)
 
 /* --- reading ---------------------------------------------------------------------- */
 
-static uint16_t s_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
-static uint32_t s_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static uint64_t s_u64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
 /* Reads n bytes at off. true when all were read. */
 static bool s_pread(int fd, void *buf, size_t n, uint64_t off)
 {
@@ -290,14 +269,14 @@ static void s_set_bit(uint8_t *bits, uint64_t i)
 
 static void s_tree_parse(const uint8_t *p, tree *t)
 {
-    t->pad = s_u32(p);
-    t->flags = s_u16(p + 4);
-    t->depth = s_u16(p + 6);
-    t->branch = s_u64(p + 8);
-    t->leaf = s_u64(p + 16);
-    t->overflow = s_u64(p + 24);
-    t->entries = s_u64(p + 32);
-    t->root = s_u64(p + 40);
+    t->pad = host_get32(p);
+    t->flags = host_get16(p + 4);
+    t->depth = host_get16(p + 6);
+    t->branch = host_get64(p + 8);
+    t->leaf = host_get64(p + 16);
+    t->overflow = host_get64(p + 24);
+    t->entries = host_get64(p + 32);
+    t->root = host_get64(p + 40);
 }
 
 /* --- the meta pages ------------------------------------------------------------- */
@@ -308,16 +287,16 @@ static const char *s_meta_read(int fd, uint32_t psize, int i, uint64_t file_byte
     uint8_t buf[PAGE_HEADER + 160];
     if (!s_pread(fd, buf, sizeof buf, (uint64_t)i * psize))
         return "cannot be read (the file is too short)";
-    if (s_u64(buf) != (uint64_t)i || !(s_u16(buf + 10) & P_META))
+    if (host_get64(buf) != (uint64_t)i || !(host_get16(buf + 10) & P_META))
         return "is not marked as a meta page";
     const uint8_t *p = buf + META_OFFSET;
-    m->magic = s_u32(p);
-    m->version = s_u32(p + 4);
-    m->mapsize = s_u64(p + 16);
+    m->magic = host_get32(p);
+    m->version = host_get32(p + 4);
+    m->mapsize = host_get64(p + 16);
     s_tree_parse(p + 24, &m->free);
     s_tree_parse(p + 24 + TREE_BYTES, &m->main);
-    m->last = s_u64(p + 24 + 2 * TREE_BYTES);
-    m->txnid = s_u64(p + 32 + 2 * TREE_BYTES);
+    m->last = host_get64(p + 24 + 2 * TREE_BYTES);
+    m->txnid = host_get64(p + 32 + 2 * TREE_BYTES);
     if (m->magic != MDB_MAGIC)
         return "has not LMDB's magic number";
     if (m->version != MDB_VERSION)
@@ -344,7 +323,7 @@ static const char *s_meta_read(int fd, uint32_t psize, int i, uint64_t file_byte
 static int s_cmp(const checker *c, const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
 {
     if (c->intkey && al == 8 && bl == 8) {
-        uint64_t x = s_u64(a), y = s_u64(b);
+        uint64_t x = host_get64(a), y = host_get64(b);
         return x < y ? -1 : x > y;
     }
     size_t n = al < bl ? al : bl;
@@ -388,8 +367,8 @@ static const uint8_t *s_overflow(checker *c, uint64_t pgno, uint64_t vlen, uint6
                   (unsigned long long)pgno);
         return NULL;
     }
-    if (s_u64(c->big) != pgno || s_u16(c->big + 10) != P_OVERFLOW ||
-        s_u32(c->big + 12) != need) {
+    if (host_get64(c->big) != pgno || host_get16(c->big + 10) != P_OVERFLOW ||
+        host_get32(c->big + 12) != need) {
         s_problem(c, "%s: page %llu is not the overflow run of %llu pages its parent %llu names",
                   c->name, (unsigned long long)pgno, (unsigned long long)need,
                   (unsigned long long)from);
@@ -428,10 +407,10 @@ static void s_walk(checker *c, uint64_t pgno, int level, const uint8_t *lo, size
         c->damaged = true;
         return;
     }
-    uint16_t flags = s_u16(p + 10), lower = s_u16(p + 12), upper = s_u16(p + 14);
+    uint16_t flags = host_get16(p + 10), lower = host_get16(p + 12), upper = host_get16(p + 14);
     bool is_leaf = flags == P_LEAF, is_branch = flags == P_BRANCH;
     const char *why = NULL;
-    if (s_u64(p) != pgno)
+    if (host_get64(p) != pgno)
         why = "says it is another page";
     else if (!is_leaf && !is_branch)
         why = "is neither a branch nor a leaf page (its flags are damaged)";
@@ -464,7 +443,7 @@ static void s_walk(checker *c, uint64_t pgno, int level, const uint8_t *lo, size
     }
     for (unsigned i = 0; i < n; i++) {
         ok[i] = 0;
-        unsigned off = s_u16(p + PAGE_HEADER + 2 * i);
+        unsigned off = host_get16(p + PAGE_HEADER + 2 * i);
         if (off < upper || off + NODE_HEADER > c->psize) {
             s_problem(c, "%s: page %llu: node %u lies outside the page (offset %u)", c->name,
                       pg, i, off);
@@ -472,7 +451,7 @@ static void s_walk(checker *c, uint64_t pgno, int level, const uint8_t *lo, size
             continue;
         }
         const uint8_t *nd = p + off;
-        ksz[i] = s_u16(nd + 6);
+        ksz[i] = host_get16(nd + 6);
         key[i] = nd + NODE_HEADER;
         if (ksz[i] > MAX_KEY || off + NODE_HEADER + ksz[i] > c->psize) {
             s_problem(c, "%s: page %llu: node %u has a key of %u bytes that does not fit",
@@ -505,8 +484,8 @@ static void s_walk(checker *c, uint64_t pgno, int level, const uint8_t *lo, size
                 continue;
             }
             const uint8_t *nd = key[i] - NODE_HEADER;
-            uint64_t child = s_u16(nd) | (uint64_t)s_u16(nd + 2) << 16 |
-                             (uint64_t)s_u16(nd + 4) << 32;
+            uint64_t child = host_get16(nd) | (uint64_t)host_get16(nd + 2) << 16 |
+                             (uint64_t)host_get16(nd + 4) << 32;
             unsigned j = i + 1;
             while (j < n && !ok[j])
                 j++;
@@ -523,8 +502,8 @@ static void s_walk(checker *c, uint64_t pgno, int level, const uint8_t *lo, size
         if (!ok[i])
             continue;
         const uint8_t *nd = key[i] - NODE_HEADER;
-        uint16_t nflags = s_u16(nd + 4);
-        uint64_t vlen = s_u16(nd) | (uint64_t)s_u16(nd + 2) << 16;
+        uint16_t nflags = host_get16(nd + 4);
+        uint64_t vlen = host_get16(nd) | (uint64_t)host_get16(nd + 2) << 16;
         const uint8_t *val = key[i] + ksz[i];
         char hex[40];
         if (nflags & ~(F_BIGDATA | F_SUBDATA) || ((nflags & F_SUBDATA) && c->db != DB_MAIN)) {
@@ -546,7 +525,7 @@ static void s_walk(checker *c, uint64_t pgno, int level, const uint8_t *lo, size
                 c->damaged = true;
                 continue;
             }
-            val = s_overflow(c, s_u64(val), vlen, pgno);
+            val = s_overflow(c, host_get64(val), vlen, pgno);
             if (!val) {
                 c->damaged = true;
                 continue;
@@ -666,14 +645,14 @@ static void s_leaf_free(checker *c, const uint8_t *key, size_t klen, const uint8
 {
     (void)flags;
     char hex[40];
-    if (klen != 8 || vlen < 8 || vlen % 8 || s_u64(val) != vlen / 8 - 1) {
+    if (klen != 8 || vlen < 8 || vlen % 8 || host_get64(val) != vlen / 8 - 1) {
         s_problem(c, "freelist: entry %s is not a list of pages", s_hex(key, klen, hex,
                                                                           sizeof hex));
         return;
     }
-    uint64_t n = s_u64(val), prev = NO_PAGE;
+    uint64_t n = host_get64(val), prev = NO_PAGE;
     for (uint64_t i = 1; i <= n; i++) {
-        uint64_t pg = s_u64(val + 8 * i);
+        uint64_t pg = host_get64(val + 8 * i);
         const char *why = pg < 2 || pg >= c->npages ? "out of the file"
                           : pg >= prev              ? "out of order"
                           : s_bit(c->freed, pg)     ? "listed twice"
@@ -681,7 +660,7 @@ static void s_leaf_free(checker *c, const uint8_t *key, size_t klen, const uint8
                                                     : NULL;
         if (why) {
             s_problem(c, "freelist: transaction %llu frees page %llu, %s",
-                      (unsigned long long)s_u64(key), (unsigned long long)pg, why);
+                      (unsigned long long)host_get64(key), (unsigned long long)pg, why);
             return;
         }
         s_set_bit(c->freed, pg);
@@ -926,8 +905,8 @@ static const uint8_t *s_scan_overflow(checker *c, uint64_t pgno, uint64_t vlen)
         c->big = nb;
         c->big_cap = bytes;
     }
-    if (!s_pread(c->fd, c->big, bytes, pgno * c->psize) || s_u64(c->big) != pgno ||
-        s_u16(c->big + 10) != P_OVERFLOW || s_u32(c->big + 12) != need)
+    if (!s_pread(c->fd, c->big, bytes, pgno * c->psize) || host_get64(c->big) != pgno ||
+        host_get16(c->big + 10) != P_OVERFLOW || host_get32(c->big + 12) != need)
         return NULL;
     return c->big + PAGE_HEADER;
 }
@@ -1007,19 +986,19 @@ static void s_scan(checker *c)
     for (uint64_t pg = 2; pg < c->file_pages && !c->cp->rc; pg++) {
         if (!s_pread(c->fd, p, c->psize, pg * c->psize))
             break;
-        uint16_t flags = s_u16(p + 10), lower = s_u16(p + 12), upper = s_u16(p + 14);
-        if (s_u64(p) != pg || flags != P_LEAF || lower <= PAGE_HEADER || lower > upper ||
+        uint16_t flags = host_get16(p + 10), lower = host_get16(p + 12), upper = host_get16(p + 14);
+        if (host_get64(p) != pg || flags != P_LEAF || lower <= PAGE_HEADER || lower > upper ||
             upper > c->psize || (lower & 1))
             continue;
         c->cp->scanned_pages++;
         unsigned n = (unsigned)(lower - PAGE_HEADER) / 2;
         for (unsigned i = 0; i < n; i++) {
-            unsigned off = s_u16(p + PAGE_HEADER + 2 * i);
+            unsigned off = host_get16(p + PAGE_HEADER + 2 * i);
             if (off < upper || off + NODE_HEADER > c->psize)
                 continue;
             const uint8_t *nd = p + off, *key = nd + NODE_HEADER;
-            uint16_t nflags = s_u16(nd + 4), ksz = s_u16(nd + 6);
-            uint64_t vlen = s_u16(nd) | (uint64_t)s_u16(nd + 2) << 16;
+            uint16_t nflags = host_get16(nd + 4), ksz = host_get16(nd + 6);
+            uint64_t vlen = host_get16(nd) | (uint64_t)host_get16(nd + 2) << 16;
             if (ksz == 0 || ksz > MAX_KEY || off + NODE_HEADER + ksz > c->psize ||
                 (nflags & ~F_BIGDATA))
                 continue;
@@ -1028,7 +1007,7 @@ static void s_scan(checker *c)
                 if (off + NODE_HEADER + ksz + 8u > c->psize)
                     continue;
                 /* The run replaces c->big, not the page: the key stays valid. */
-                val = s_scan_overflow(c, s_u64(val), vlen);
+                val = s_scan_overflow(c, host_get64(val), vlen);
                 if (!val)
                     continue;
             } else if (off + NODE_HEADER + ksz + vlen > c->psize) {
@@ -1120,7 +1099,7 @@ static int s_open(checker *c, const char *dir, store_pin **pin)
         return 0;
     }
     /* The page size from the first meta page (its freelist record's pad). */
-    uint32_t psize = s_u32(head + META_OFFSET + 24);
+    uint32_t psize = host_get32(head + META_OFFSET + 24);
     if (psize < 512 || psize > 65536 || (psize & (psize - 1))) {
         /* Damaged: LMDB writes the system's page size; meta 1 may say more. */
         s_problem(c, "meta page 0 names a page size of %u bytes (damaged)", psize);

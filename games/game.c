@@ -269,7 +269,10 @@ int game_result_for(game_result r, int player)
     return r.winner == player ? 1 : -1;
 }
 
-uint64_t game_perft_generic(const game_def *g, const game_state *s, int depth)
+/* The leaves at depth below s, a depth an action (hops) or, with turns, a
+ * whole turn: the hops of one turn keep its depth, so that depth 0 is
+ * reached only at a turn's start. */
+static uint64_t s_perft(const game_def *g, const game_state *s, int depth, bool turns)
 {
     if (depth == 0)
         return 1;
@@ -282,9 +285,14 @@ uint64_t game_perft_generic(const game_def *g, const game_state *s, int depth)
         game_state c;
         g->copy(&c, s);
         g->apply(&c, legal[i]);
-        total += game_perft_generic(g, &c, depth - 1);
+        total += s_perft(g, &c, turns && g->mid_turn(&c) ? depth : depth - 1, turns);
     }
     return total;
+}
+
+uint64_t game_perft_generic(const game_def *g, const game_state *s, int depth)
+{
+    return s_perft(g, s, depth, false);
 }
 
 uint64_t game_perft(const game_def *g, const game_state *s, int depth)
@@ -294,21 +302,7 @@ uint64_t game_perft(const game_def *g, const game_state *s, int depth)
 
 uint64_t game_perft_turns(const game_def *g, const game_state *s, int depth)
 {
-    if (depth == 0)
-        return 1; /* only at a turn start: the hops of a turn keep its depth */
-    if (g->result(s).over)
-        return 0;
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = g->legal_actions(s, legal);
-    uint64_t total = 0;
-    for (int i = 0; i < n; i++) {
-        game_state c;
-        g->copy(&c, s);
-        g->apply(&c, legal[i]);
-        /* The hops of one turn take the same depth: the turn ends at the next start. */
-        total += game_perft_turns(g, &c, g->mid_turn(&c) ? depth : depth - 1);
-    }
-    return total;
+    return s_perft(g, s, depth, true);
 }
 
 void game_turn_marks(const game_def *g, const game_state *from, const uint16_t *actions, int n,

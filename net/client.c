@@ -92,38 +92,37 @@ static void s_set_error(client *c, const char *fmt, ...)
     va_end(ap);
 }
 
-#define O(f) offsetof(client_config, f)
+#define CONFIG_STRUCT client_config
 const config_option client_options[] = {
-    {"endpoint", CONFIG_STRING, "tcp://127.0.0.1:5555", 0, 0, O(endpoint),
-     "coordinator request endpoint (its ROUTER)"},
-    {"client_id", CONFIG_STRING, "", 0, 0, O(client_id),
-     "stable client id (\"\" = <host>-<pid>-<random>)"},
-    {"timeout_ms", CONFIG_INT32, "3000", 10, 600000, O(timeout_ms),
-     "wait for an answer before resending (Lazy Pirate)"},
-    {"retries", CONFIG_INT32, "2", 1, 100, O(retries),
-     "attempts of a request before giving up for now (the program tries again later)"},
-    {"heartbeat_ms", CONFIG_INT32, "1000", 10, 600000, O(heartbeat_ms),
-     "heartbeat period (until the coordinator says otherwise)"},
-    {"max_msg_bytes", CONFIG_SIZE, "67108864", 65536, 2147483647, O(max_msg_bytes),
-     "largest inbound message (must hold a model blob)"},
-    {"curve", CONFIG_BOOL, "true", 0, 0, O(curve),
-     "CurveZMQ: encrypted, and authenticated by this client's key (false: plain and "
-     "unauthenticated, for a coordinator with curve = false)"},
-    {"curve_server_key", CONFIG_STRING, "", 0, 0, O(curve_server_key),
-     "with curve: the coordinator's public key file (its NAME.pub from kz keygen)"},
-    {"curve_secret_key", CONFIG_STRING, "", 0, 0, O(curve_secret_key),
-     "with curve: this client's secret key file (NAME.key from kz keygen, mode 0600; its "
-     "public key must be in the coordinator's allow_keys)"},
+    CONFIG_ROW_STRING(endpoint, "tcp://127.0.0.1:5555",
+                      "coordinator request endpoint (its ROUTER)"),
+    CONFIG_ROW_STRING(client_id, "", "stable client id (\"\" = <host>-<pid>-<random>)"),
+    CONFIG_ROW_INT32(timeout_ms, "3000", 10, 600000,
+                     "wait for an answer before resending (Lazy Pirate)"),
+    CONFIG_ROW_INT32(retries, "2", 1, 100,
+                     "attempts of a request before giving up for now (the program tries again "
+                     "later)"),
+    CONFIG_ROW_INT32(heartbeat_ms, "1000", 10, 600000,
+                     "heartbeat period (until the coordinator says otherwise)"),
+    CONFIG_ROW_SIZE(max_msg_bytes, "67108864", 65536, 2147483647,
+                    "largest inbound message (must hold a model blob)"),
+    CONFIG_ROW_BOOL(curve, "true",
+                    "CurveZMQ: encrypted, and authenticated by this client's key (false: plain "
+                    "and unauthenticated, for a coordinator with curve = false)"),
+    CONFIG_ROW_STRING(curve_server_key, "",
+                      "with curve: the coordinator's public key file (its NAME.pub from kz "
+                      "keygen)"),
+    CONFIG_ROW_STRING(curve_secret_key, "",
+                      "with curve: this client's secret key file (NAME.key from kz keygen, mode "
+                      "0600; its public key must be in the coordinator's allow_keys)"),
 };
 const size_t client_options_n = sizeof client_options / sizeof client_options[0];
 
 const config_option client_worker_options[] = {
-    {"sub_endpoint", CONFIG_STRING, "", 0, 0, O(sub_endpoint),
-     "coordinator announcement endpoint (its PUB); \"\" = none"},
-    {"max_pending", CONFIG_SIZE, "1024", 1, 1000000, O(max_pending),
-     "games held until acknowledged"},
+    CONFIG_ROW_STRING(sub_endpoint, "", "coordinator announcement endpoint (its PUB); \"\" = none"),
+    CONFIG_ROW_SIZE(max_pending, "1024", 1, 1000000, "games held until acknowledged"),
 };
-#undef O
+#undef CONFIG_STRUCT
 const size_t client_worker_options_n =
     sizeof client_worker_options / sizeof client_worker_options[0];
 
@@ -194,18 +193,7 @@ static void s_open_monitor(client *c)
     snprintf(ep, sizeof ep, "inproc://kz-client-%p-%u", (void *)c, c->mon_n++);
     int events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
                  ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
-    if (zmq_socket_monitor(c->dealer, ep, events))
-        return; /* only diagnostics are lost */
-    c->mon = zmq_socket(c->zctx, ZMQ_PAIR);
-    int zero = 0;
-    if (c->mon)
-        zmq_setsockopt(c->mon, ZMQ_LINGER, &zero, sizeof zero);
-    if (c->mon && zmq_connect(c->mon, ep)) {
-        zmq_close(c->mon);
-        c->mon = NULL;
-    }
-    if (!c->mon)
-        zmq_socket_monitor(c->dealer, NULL, 0);
+    c->mon = curve_monitor_open(c->zctx, c->dealer, ep, events); /* NULL: no diagnostics */
 }
 
 static void s_close_dealer(client *c)

@@ -357,6 +357,23 @@ int curve_setup_client(void *s, const char *server_public, const curve_keypair *
     return 0;
 }
 
+void *curve_monitor_open(void *zctx, void *s, const char *ep, int events)
+{
+    if (zmq_socket_monitor(s, ep, events))
+        return NULL;
+    void *m = zmq_socket(zctx, ZMQ_PAIR);
+    int zero = 0;
+    if (m)
+        zmq_setsockopt(m, ZMQ_LINGER, &zero, sizeof zero);
+    if (m && zmq_connect(m, ep)) {
+        zmq_close(m);
+        m = NULL;
+    }
+    if (!m)
+        zmq_socket_monitor(s, NULL, 0);
+    return m;
+}
+
 bool curve_monitor_event(void *mon, uint16_t *event, uint32_t *value)
 {
     zmq_msg_t ev;

@@ -97,6 +97,12 @@ const curve_entry *curve_allow_find(const curve_allow *a, const uint8_t raw[CURV
 
 /* Makes socket s a CurveZMQ server with kp (before its bind). 0 or zmq errno. */
 int curve_setup_server(void *s, const curve_keypair *kp);
+/* Starts a monitor of socket s for the events (ZMQ_EVENT_* bits) on the
+ * inproc endpoint ep (unique in zctx) and returns the PAIR socket of zctx
+ * connected to it, which curve_monitor_event reads (the caller closes it
+ * after zmq_socket_monitor(s, NULL, 0)). NULL when it cannot be made: then s
+ * has no monitor (only what it would have told is lost). */
+void *curve_monitor_open(void *zctx, void *s, const char *ep, int events);
 /* Reads one event from a ZeroMQ socket monitor (zmq_socket_monitor's PAIR
  * socket `mon`) without waiting: its event and value frames, the endpoint
  * frame that follows dropped. true with *event and *value (0 and 0 for a

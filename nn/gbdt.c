@@ -350,20 +350,6 @@ static uint64_t s_trees_checksum(const gbdt *m)
 
 uint64_t gbdt_checksum(const gbdt *m) { return s_trees_checksum(m); }
 
-static void s_put_f32(uint8_t *p, float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    le_put32(p, u);
-}
-
-static float s_get_f32(const uint8_t *p)
-{
-    uint32_t u = le_get32(p);
-    float x;
-    memcpy(&x, &u, 4);
-    return x;
-}
 
 int gbdt_to_bytes(const gbdt *m, uint8_t **out, size_t *outlen)
 {
@@ -390,7 +376,7 @@ int gbdt_to_bytes(const gbdt *m, uint8_t **out, size_t *outlen)
     p += 32;
     for (int k = 0; k < 2; k++) {
         const forest *f = &m->f[k];
-        s_put_f32(p, f->base);
+        le_put_f32(p, f->base);
         le_put32(p + 4, (uint32_t)f->n_trees);
         le_put32(p + 8, (uint32_t)f->n_nodes);
         p += 12;
@@ -398,7 +384,7 @@ int gbdt_to_bytes(const gbdt *m, uint8_t **out, size_t *outlen)
             le_put32(p, f->roots[t]);
         for (int i = 0; i < f->n_nodes; i++, p += NODE_BYTES) {
             le_put32(p, (uint32_t)f->nodes[i].feature);
-            s_put_f32(p + 4, f->nodes[i].value);
+            le_put_f32(p + 4, f->nodes[i].value);
             le_put32(p + 8, f->nodes[i].yes);
             le_put32(p + 12, f->nodes[i].no);
         }
@@ -421,7 +407,7 @@ static int s_read_forest(const uint8_t **pp, const uint8_t *end, int nf, forest 
     const uint8_t *p = *pp;
     if (end - p < 12)
         return err_set(err, errlen, KZ_ECORRUPT, "corrupt: the %s forest is cut short", what);
-    f->base = s_get_f32(p);
+    f->base = le_get_f32(p);
     uint32_t nt = le_get32(p + 4), nn = le_get32(p + 8);
     p += 12;
     if (!isfinite(f->base) || nt > MAX_TREES || nn > (uint32_t)INT32_MAX ||
@@ -441,7 +427,7 @@ static int s_read_forest(const uint8_t **pp, const uint8_t *end, int nf, forest 
     for (uint32_t i = 0; i < nn; i++, p += NODE_BYTES) {
         node *n = &f->nodes[i];
         n->feature = (int32_t)le_get32(p);
-        n->value = s_get_f32(p + 4);
+        n->value = le_get_f32(p + 4);
         n->yes = le_get32(p + 8);
         n->no = le_get32(p + 12);
         if (n->feature < -1 || n->feature >= nf || !isfinite(n->value))

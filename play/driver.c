@@ -25,23 +25,24 @@ selfplay_config selfplay_config_default(void)
                              .pcr_fast_simulations = 40};
 }
 
-#define O(f) offsetof(selfplay_config, f)
+#define CONFIG_STRUCT selfplay_config
 const config_option selfplay_options[] = {
-    {"parallel", CONFIG_INT32, "32", 1, 4096, O(parallel),
-     "games played at once (trees in one batched search)"},
-    {"pcr_full_fraction", CONFIG_DOUBLE, "1", 0, 1, O(pcr_full_fraction),
-     "playout cap randomization: the share of moves searched in full (policy targets); the "
-     "others get a fast search (no root noise, the most visited played, value targets only); "
-     "1 = off (KataGo: 0.25)"},
-    {"pcr_fast_simulations", CONFIG_INT32, "40", 1, 1000000, O(pcr_fast_simulations),
-     "playout cap randomization: simulations of a fast search (at most the full search's)"},
-    {"tb_search", CONFIG_BOOL, "false", 0, 0, O(tb_search),
-     "endgame tables (tb_dir): the search values the leaves they cover by their exact result"},
-    {"tb_adjudicate", CONFIG_BOOL, "false", 0, 0, O(tb_adjudicate),
-     "endgame tables (tb_dir): a game that reaches them is played to its end by their perfect "
-     "play (no search; those moves value targets only)"},
+    CONFIG_ROW_INT32(parallel, "32", 1, 4096, "games played at once (trees in one batched search)"),
+    CONFIG_ROW_DOUBLE(pcr_full_fraction, "1", 0, 1,
+                      "playout cap randomization: the share of moves searched in full (policy "
+                      "targets); the others get a fast search (no root noise, the most visited "
+                      "played, value targets only); 1 = off (KataGo: 0.25)"),
+    CONFIG_ROW_INT32(pcr_fast_simulations, "40", 1, 1000000,
+                     "playout cap randomization: simulations of a fast search (at most the full "
+                     "search's)"),
+    CONFIG_ROW_BOOL(tb_search, "false",
+                    "endgame tables (tb_dir): the search values the leaves they cover by their "
+                    "exact result"),
+    CONFIG_ROW_BOOL(tb_adjudicate, "false",
+                    "endgame tables (tb_dir): a game that reaches them is played to its end by "
+                    "their perfect play (no search; those moves value targets only)"),
 };
-#undef O
+#undef CONFIG_STRUCT
 const size_t selfplay_options_n = sizeof selfplay_options / sizeof selfplay_options[0];
 
 record_settings selfplay_record_settings(const mcts_settings *s)

@@ -170,38 +170,35 @@ mcts_settings mcts_settings_default(void)
     };
 }
 
-#define O(f) offsetof(mcts_settings, f)
+#define CONFIG_STRUCT mcts_settings
 const config_option mcts_options[] = {
-    {"simulations", CONFIG_INT32, "200", 1, 1000000, O(simulations),
-     "MCTS simulations per move (root child visits; reused visits count)"},
-    {"c_puct", CONFIG_FLOAT, "1.5", 0.000001, 100, O(c_puct), "PUCT exploration constant"},
-    {"dirichlet_alpha", CONFIG_FLOAT, "1.0", 0.000001, 100, O(dirichlet_alpha),
-     "root noise concentration"},
-    {"dirichlet_epsilon", CONFIG_FLOAT, "0.25", 0, 1, O(dirichlet_epsilon),
-     "root noise weight, 0 = no noise"},
-    {"temperature_plies", CONFIG_INT32, "10", 0, 100000, O(temperature_plies),
-     "sample moves by visits while the turn count is below this, then the most visited"},
-    {"fpu", CONFIG_FLOAT, "0.25", 0, 2, O(fpu), "first-play urgency reduction"},
-    {"leaves_per_tree", CONFIG_INT32, "4", 1, 256, O(leaves_per_tree),
-     "leaves each tree adds to a network batch (virtual loss)"},
-    {"reuse_tree", CONFIG_BOOL, "true", 0, 0, O(reuse_tree),
-     "keep the played action's subtree for the next move"},
-    {"cache_entries", CONFIG_INT32, "65536", 0, 16777216, O(cache_entries),
-     "evaluation cache entries per search batch (0 = off)"},
-    {"forced_playouts_k", CONFIG_FLOAT, "0", 0, 100, O(forced_playouts_k),
-     "KataGo forced playouts sqrt(k P N) at the root, 0 = off (KataGo: 2)"},
-    {"policy_pruning", CONFIG_BOOL, "false", 0, 0, O(policy_pruning),
-     "prune the forced playouts from the recorded policy (needs k > 0)"},
-    {"root_mode", CONFIG_CHOICE, "puct|gumbel", 0, 0, O(root_mode),
-     "root search: puct (AlphaZero) or gumbel (Gumbel-Top-k + Sequential Halving)"},
-    {"gumbel_m", CONFIG_INT32, "16", 1, 256, O(gumbel_m),
-     "gumbel: actions considered at the root"},
-    {"gumbel_c_visit", CONFIG_FLOAT, "50", 0, 100000, O(gumbel_c_visit),
-     "gumbel: sigma(q) = (c_visit + max visits) * c_scale * q"},
-    {"gumbel_c_scale", CONFIG_FLOAT, "1.0", 0.000001, 1000, O(gumbel_c_scale),
-     "gumbel: sigma's scale"},
+    CONFIG_ROW_INT32(simulations, "200", 1, 1000000,
+                     "MCTS simulations per move (root child visits; reused visits count)"),
+    CONFIG_ROW_FLOAT(c_puct, "1.5", 0.000001, 100, "PUCT exploration constant"),
+    CONFIG_ROW_FLOAT(dirichlet_alpha, "1.0", 0.000001, 100, "root noise concentration"),
+    CONFIG_ROW_FLOAT(dirichlet_epsilon, "0.25", 0, 1, "root noise weight, 0 = no noise"),
+    CONFIG_ROW_INT32(temperature_plies, "10", 0, 100000,
+                     "sample moves by visits while the turn count is below this, then the most "
+                     "visited"),
+    CONFIG_ROW_FLOAT(fpu, "0.25", 0, 2, "first-play urgency reduction"),
+    CONFIG_ROW_INT32(leaves_per_tree, "4", 1, 256,
+                     "leaves each tree adds to a network batch (virtual loss)"),
+    CONFIG_ROW_BOOL(reuse_tree, "true", "keep the played action's subtree for the next move"),
+    CONFIG_ROW_INT32(cache_entries, "65536", 0, 16777216,
+                     "evaluation cache entries per search batch (0 = off)"),
+    CONFIG_ROW_FLOAT(forced_playouts_k, "0", 0, 100,
+                     "KataGo forced playouts sqrt(k P N) at the root, 0 = off (KataGo: 2)"),
+    CONFIG_ROW_BOOL(policy_pruning, "false",
+                    "prune the forced playouts from the recorded policy (needs k > 0)"),
+    CONFIG_ROW_CHOICE(root_mode, "puct|gumbel",
+                      "root search: puct (AlphaZero) or gumbel (Gumbel-Top-k + Sequential "
+                      "Halving)"),
+    CONFIG_ROW_INT32(gumbel_m, "16", 1, 256, "gumbel: actions considered at the root"),
+    CONFIG_ROW_FLOAT(gumbel_c_visit, "50", 0, 100000,
+                     "gumbel: sigma(q) = (c_visit + max visits) * c_scale * q"),
+    CONFIG_ROW_FLOAT(gumbel_c_scale, "1.0", 0.000001, 1000, "gumbel: sigma's scale"),
 };
-#undef O
+#undef CONFIG_STRUCT
 const size_t mcts_options_n = sizeof mcts_options / sizeof mcts_options[0];
 
 int mcts_settings_check(const mcts_settings *s, char *err, size_t errlen)

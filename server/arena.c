@@ -84,10 +84,10 @@ size_t arena_serialize(const coord *c, const ingest_item *items, size_t n, uint8
     size_t len = ARENA_HEADER + c->ar.games;
     uint8_t *b = xmalloc(len);
     memcpy(b, ARENA_MAGIC, 4);
-    coord_put32(b + 4, c->ar.candidate);
-    coord_put32(b + 8, c->ar.best);
-    coord_put32(b + 12, c->ar.games);
-    coord_put32(b + 16, c->queued);
+    host_put32(b + 4, c->ar.candidate);
+    host_put32(b + 8, c->ar.best);
+    host_put32(b + 12, c->ar.games);
+    host_put32(b + 16, c->queued);
     if (c->ar.games)
         memcpy(b + ARENA_HEADER, c->ar.result, c->ar.games);
     for (size_t i = 0; i < n; i++)
@@ -272,14 +272,14 @@ int arena_load(coord *c)
         return 0;
     }
     if (rc || len < ARENA_HEADER || memcmp(buf, ARENA_MAGIC, 4) ||
-        len != ARENA_HEADER + coord_get32(buf + 12)) {
+        len != ARENA_HEADER + host_get32(buf + 12)) {
         log_error("arena: saved arena state unreadable (%s); starting without one",
                   rc ? err_str(rc) : "bad format");
         free(buf);
         return 0;
     }
-    uint32_t cand = coord_get32(buf + 4), best = coord_get32(buf + 8), games = coord_get32(buf + 12);
-    c->queued = coord_get32(buf + 16);
+    uint32_t cand = host_get32(buf + 4), best = host_get32(buf + 8), games = host_get32(buf + 12);
+    c->queued = host_get32(buf + 16);
     if (c->queued > store_latest_model(c->st))
         c->queued = 0;
     if (cand && store_get_model_info(c->st, cand, &m) == 0 && best == c->best && games > 0 &&

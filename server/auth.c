@@ -136,19 +136,7 @@ void auth_watch(coord *c, void *s, int which)
     char ep[64];
     snprintf(ep, sizeof ep, "inproc://kz-coordinator-monitor-%d", which);
     int events = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL;
-    if (zmq_socket_monitor(s, ep, events))
-        return; /* only the count is lost */
-    void *m = zmq_socket(c->zctx, ZMQ_PAIR);
-    int zero = 0;
-    if (m)
-        zmq_setsockopt(m, ZMQ_LINGER, &zero, sizeof zero);
-    if (m && zmq_connect(m, ep)) {
-        zmq_close(m);
-        m = NULL;
-    }
-    if (!m)
-        zmq_socket_monitor(s, NULL, 0);
-    c->auth.mon[which] = m;
+    c->auth.mon[which] = curve_monitor_open(c->zctx, s, ep, events); /* NULL: no count */
 }
 
 void auth_poll_items(coord *c, void *out[3])

@@ -282,6 +282,25 @@ static void s_reject(coord *c, ingest_item *it, worker *w, const validate_result
     s_send(c, it->route, it->route_len, &m);
 }
 
+/* The arena's and the rating match's slot a game takes, and its result. */
+typedef struct slot_take {
+    int count_slot, eval_slot; /* -1: none */
+    uint8_t result, eval_result;
+} slot_take;
+
+/* An arena record's check by the arena (its slot and result into
+ * count_slot, result), an eval record's by the rating match (eval_slot,
+ * eval_result); VALIDATE_OK for the other kinds. */
+static int s_slot_check(coord *c, const validate_result *v, uint32_t slot, slot_take *t,
+                        char *detail, size_t len)
+{
+    if (v->kind == RECORD_ARENA)
+        return arena_check(c, v, slot, &t->count_slot, &t->result, detail, len);
+    if (v->kind == RECORD_EVAL)
+        return ratings_check(c, v, slot, &t->eval_slot, &t->eval_result, detail, len);
+    return VALIDATE_OK;
+}
+
 /* Validates the game in c->items[c->n_items] and queues it for the commit;
  * a game whose sampled states were checked already (forge.c) is not sampled
  * again. */
@@ -317,13 +336,9 @@ static void s_ingest(coord *c, worker *w, bool checked)
                                  &v);
     char detail[192];
     snprintf(detail, sizeof detail, "%s", v.detail);
-    int count_slot = -1, eval_slot = -1;
-    uint8_t result = SLOT_OPEN, eval_result = SLOT_OPEN;
-    if (reason == VALIDATE_OK && v.kind == RECORD_ARENA)
-        reason = arena_check(c, &v, gs->arena_slot, &count_slot, &result, detail, sizeof detail);
-    if (reason == VALIDATE_OK && v.kind == RECORD_EVAL)
-        reason = ratings_check(c, &v, gs->arena_slot, &eval_slot, &eval_result, detail,
-                               sizeof detail);
+    slot_take take = {-1, -1, SLOT_OPEN, SLOT_OPEN};
+    if (reason == VALIDATE_OK)
+        reason = s_slot_check(c, &v, gs->arena_slot, &take, detail, sizeof detail);
     if (reason != VALIDATE_OK) {
         s_reject(c, it, w, &v, reason, detail);
         wire_msg_clear(&it->msg);
@@ -361,12 +376,7 @@ static void s_ingest(coord *c, worker *w, bool checked)
         it = &c->items[0];
         gs = &it->msg.u.game_submit;
         /* A commit can change the arena or the rating match: check again. */
-        if (v.kind == RECORD_ARENA)
-            reason = arena_check(c, &v, gs->arena_slot, &count_slot, &result, detail,
-                                 sizeof detail);
-        else if (v.kind == RECORD_EVAL)
-            reason = ratings_check(c, &v, gs->arena_slot, &eval_slot, &eval_result, detail,
-                                   sizeof detail);
+        reason = s_slot_check(c, &v, gs->arena_slot, &take, detail, sizeof detail);
         if (reason != VALIDATE_OK) {
             s_reject(c, it, w, &v, reason, detail);
             wire_msg_clear(&it->msg);
@@ -374,10 +384,10 @@ static void s_ingest(coord *c, worker *w, bool checked)
         }
     }
     memcpy(it->game_id, v.game_id, 16);
-    it->arena_slot = count_slot;
-    it->arena_result = result;
-    it->eval_slot = eval_slot;
-    it->eval_result = eval_result;
+    it->arena_slot = take.count_slot;
+    it->arena_result = take.result;
+    it->eval_slot = take.eval_slot;
+    it->eval_result = take.eval_result;
     it->kind = v.kind;
     it->winner = v.winner;
     it->plies = v.plies;

@@ -21,183 +21,191 @@
 #include "net/wire.h"
 
 #define O(f) offsetof(coord_config, f)
+#define CONFIG_STRUCT coord_config
 static const config_option s_options[] = {
-    {"data_dir", CONFIG_STRING, "./var/coordinator", 0, 0, O(data_dir),
-     "directory of the LMDB store (created if absent)"},
-    {"bind", CONFIG_STRING, "tcp://127.0.0.1:5555", 0, 0, O(bind),
-     "ROUTER endpoint for requests (tcp://0.0.0.0:5555 to accept other machines)"},
-    {"pub_bind", CONFIG_STRING, "tcp://127.0.0.1:5556", 0, 0, O(pub_bind),
-     "PUB endpoint for new-best announcements"},
-    {"http_bind", CONFIG_STRING, "127.0.0.1", 0, 0, O(http_bind),
-     "IPv4 address of the status endpoint"},
-    {"http_port", CONFIG_INT, "8080", 0, 65535, O(http_port), "status port (0 = no HTTP)"},
-    {"game", CONFIG_STRING, GAME_DEFAULT_NAME, 0, 0, O(game),
-     "the game the cluster plays (its store holds that game's alone; workers and trainer of "
-     "another game are refused)"},
-    {"initial_model", CONFIG_STRING, "", 0, 0, O(initial_model),
-     "model file registered as version 1 of an empty store (\"\" = random init)"},
-    {"heartbeat_ms", CONFIG_INT, "1000", 10, 600000, O(heartbeat_ms),
-     "heartbeat period asked of clients"},
-    {"expiry_ms", CONFIG_INT, "10000", 50, 3600000, O(expiry_ms),
-     "silence after which a client is gone and its arena games are reassigned"},
-    {"max_msg_bytes", CONFIG_INT, "67108864", 65536, 2147483647, O(max_msg_bytes),
-     "largest inbound message (ZMQ_MAXMSGSIZE); must hold a model blob"},
-    {"max_record_bytes", CONFIG_INT, "1048576", 1024, 67108864, O(max_record_bytes),
-     "largest GameRecord accepted"},
-    {"max_record_moves", CONFIG_INT, "4096", 1, 1048576, O(max_record_moves),
-     "most moves in a GameRecord"},
-    {"window", CONFIG_INT, "500000", 1, 1000000000000, O(window),
-     "training positions sampled from: the latest N"},
-    {"prune_per_txn", CONFIG_INT, "20000", 1, 100000000, O(prune_per_txn),
-     "most old positions deleted per transaction"},
-    {"map_mb", CONFIG_INT, "256", 1, 1048576, O(map_mb),
-     "initial LMDB map size in MiB (doubled whenever full)"},
-    {"sync", CONFIG_BOOL, "true", 0, 0, O(sync),
-     "fsync every commit (false: faster, an OS crash may lose acknowledged games)"},
-    {"ingest_batch", CONFIG_INT, "1024", 1, 65536, O(ingest_batch),
-     "most games stored per transaction (group commit)"},
-    {"max_batch", CONFIG_INT, "4096", 1, 1048576, O(max_batch),
-     "most samples in one training batch"},
-    {"aux_targets", CONFIG_BOOL, "false", 0, 0, O(aux_targets),
-     "store each training position's auxiliary targets (the opponent's next policy, the "
-     "final material) for a network with auxiliary heads (kz model init "
-     "--opp_policy_filters/--material_filters); positions stored without them train those "
-     "heads with weight 0"},
-    {"selfplay_games", CONFIG_INT, "64", 1, 100000, O(selfplay_games),
-     "most games per self-play job before the worker asks again"},
-    {"selfplay_openings", CONFIG_DOUBLE, "0", 0, 1, O(selfplay_openings),
-     "share of self-play games started from a random opening of the book (book_openings; "
-     "against the colour bias), the others from the initial position; 0 = none"},
-    {"simulations", CONFIG_INT, "0", 0, 1000000, O(simulations),
-     "MCTS simulations per move sent in jobs (0 = each worker's own setting)"},
-    {"sims_start", CONFIG_INT, "0", 0, 1000000, O(sims_start),
-     "simulation schedule (docs/learning.md): self-play jobs start at this many simulations "
-     "and move linearly to `simulations` over sims_ramp_games stored games, then stay (0 = "
-     "off: always `simulations`; needs simulations > 0)"},
-    {"sims_ramp_games", CONFIG_INT, "100000", 1, 1000000000, O(sims_ramp_games),
-     "simulation schedule: stored games over which sims_start becomes `simulations`"},
-    {"gate", CONFIG_STRING, "none", 0, 0, O(gate),
-     "promotion rule: spec (arena_games games, score > arena_threshold: the specification's),"
-     " sprt (pentanomial SPRT on pairs of book openings, arena_elo0/1, alpha, beta, at most"
-     " arena_games games), none (every candidate becomes the best; the rating guard reverts"
-     " a best rated below the previous best's interval)"},
-    {"arena_games", CONFIG_INT, "50", 1, 100000, O(arena_games),
-     "gate: games per arena (spec), the most games of one (sprt)"},
-    {"arena_threshold", CONFIG_DOUBLE, "0.55", 0, 1, O(arena_threshold),
-     "gate: promote when the candidate scores more than this (draws half)"},
-    {"arena_sprt", CONFIG_BOOL, "false", 0, 0, O(arena_sprt),
-     "gate: sequential probability ratio test instead of a fixed number of games"},
-    {"arena_elo0", CONFIG_DOUBLE, "0", -1000, 1000, O(arena_elo0), "gate: SPRT H0 Elo"},
-    {"arena_elo1", CONFIG_DOUBLE, "35", -1000, 1000, O(arena_elo1), "gate: SPRT H1 Elo"},
-    {"arena_alpha", CONFIG_DOUBLE, "0.05", 0.0001, 0.5, O(arena_alpha), "gate: SPRT alpha"},
-    {"arena_beta", CONFIG_DOUBLE, "0.05", 0.0001, 0.5, O(arena_beta), "gate: SPRT beta"},
-    {"arena_per_worker", CONFIG_INT, "8", 1, 1024, O(arena_per_worker),
-     "most arena games handed to one worker at a time"},
+    CONFIG_ROW_STRING(data_dir, "./var/coordinator",
+                      "directory of the LMDB store (created if absent)"),
+    CONFIG_ROW_STRING(bind, "tcp://127.0.0.1:5555",
+                      "ROUTER endpoint for requests (tcp://0.0.0.0:5555 to accept other machines)"),
+    CONFIG_ROW_STRING(pub_bind, "tcp://127.0.0.1:5556", "PUB endpoint for new-best announcements"),
+    CONFIG_ROW_STRING(http_bind, "127.0.0.1", "IPv4 address of the status endpoint"),
+    CONFIG_ROW_INT(http_port, "8080", 0, 65535, "status port (0 = no HTTP)"),
+    CONFIG_ROW_STRING(game, GAME_DEFAULT_NAME,
+                      "the game the cluster plays (its store holds that game's alone; workers and "
+                      "trainer of another game are refused)"),
+    CONFIG_ROW_STRING(initial_model, "",
+                      "model file registered as version 1 of an empty store (\"\" = random init)"),
+    CONFIG_ROW_INT(heartbeat_ms, "1000", 10, 600000, "heartbeat period asked of clients"),
+    CONFIG_ROW_INT(expiry_ms, "10000", 50, 3600000,
+                   "silence after which a client is gone and its arena games are reassigned"),
+    CONFIG_ROW_INT(max_msg_bytes, "67108864", 65536, 2147483647,
+                   "largest inbound message (ZMQ_MAXMSGSIZE); must hold a model blob"),
+    CONFIG_ROW_INT(max_record_bytes, "1048576", 1024, 67108864, "largest GameRecord accepted"),
+    CONFIG_ROW_INT(max_record_moves, "4096", 1, 1048576, "most moves in a GameRecord"),
+    CONFIG_ROW_INT(window, "500000", 1, 1000000000000,
+                   "training positions sampled from: the latest N"),
+    CONFIG_ROW_INT(prune_per_txn, "20000", 1, 100000000,
+                   "most old positions deleted per transaction"),
+    CONFIG_ROW_INT(map_mb, "256", 1, 1048576,
+                   "initial LMDB map size in MiB (doubled whenever full)"),
+    CONFIG_ROW_BOOL(sync, "true",
+                    "fsync every commit (false: faster, an OS crash may lose acknowledged games)"),
+    CONFIG_ROW_INT(ingest_batch, "1024", 1, 65536,
+                   "most games stored per transaction (group commit)"),
+    CONFIG_ROW_INT(max_batch, "4096", 1, 1048576, "most samples in one training batch"),
+    CONFIG_ROW_BOOL(aux_targets, "false",
+                    "store each training position's auxiliary targets (the opponent's next "
+                    "policy, the final material) for a network with auxiliary heads (kz model "
+                    "init --opp_policy_filters/--material_filters); positions stored without them "
+                    "train those heads with weight 0"),
+    CONFIG_ROW_INT(selfplay_games, "64", 1, 100000,
+                   "most games per self-play job before the worker asks again"),
+    CONFIG_ROW_DOUBLE(selfplay_openings, "0", 0, 1,
+                      "share of self-play games started from a random opening of the book "
+                      "(book_openings; against the colour bias), the others from the initial "
+                      "position; 0 = none"),
+    CONFIG_ROW_INT(simulations, "0", 0, 1000000,
+                   "MCTS simulations per move sent in jobs (0 = each worker's own setting)"),
+    CONFIG_ROW_INT(sims_start, "0", 0, 1000000,
+                   "simulation schedule (docs/learning.md): self-play jobs start at this many "
+                   "simulations and move linearly to `simulations` over sims_ramp_games stored "
+                   "games, then stay (0 = off: always `simulations`; needs simulations > 0)"),
+    CONFIG_ROW_INT(sims_ramp_games, "100000", 1, 1000000000,
+                   "simulation schedule: stored games over which sims_start becomes `simulations`"),
+    CONFIG_ROW_STRING(gate, "none",
+                      "promotion rule: spec (arena_games games, score > arena_threshold: the "
+                      "specification's), sprt (pentanomial SPRT on pairs of book openings, "
+                      "arena_elo0/1, alpha, beta, at most arena_games games), none (every "
+                      "candidate becomes the best; the rating guard reverts a best rated below "
+                      "the previous best's interval)"),
+    CONFIG_ROW_INT(arena_games, "50", 1, 100000,
+                   "gate: games per arena (spec), the most games of one (sprt)"),
+    CONFIG_ROW_DOUBLE(arena_threshold, "0.55", 0, 1,
+                      "gate: promote when the candidate scores more than this (draws half)"),
+    CONFIG_ROW_BOOL(arena_sprt, "false",
+                    "gate: sequential probability ratio test instead of a fixed number of games"),
+    CONFIG_ROW_DOUBLE(arena_elo0, "0", -1000, 1000, "gate: SPRT H0 Elo"),
+    CONFIG_ROW_DOUBLE(arena_elo1, "35", -1000, 1000, "gate: SPRT H1 Elo"),
+    CONFIG_ROW_DOUBLE(arena_alpha, "0.05", 0.0001, 0.5, "gate: SPRT alpha"),
+    CONFIG_ROW_DOUBLE(arena_beta, "0.05", 0.0001, 0.5, "gate: SPRT beta"),
+    CONFIG_ROW_INT(arena_per_worker, "8", 1, 1024,
+                   "most arena games handed to one worker at a time"),
     {"anchors", CONFIG_STRING,
      "auto", 0, 0, O(anchors),
      "ratings: the fixed baseline players, weakest first (player specs; random = 0 Elo); "
      "auto = the players of the game's fixed scale (play/scales.txt: Khreibaga's random,greedy,"
      "alphabeta:2,alphabeta:4,uct:1000,alphabeta:6,uct:8000), or random,greedy,uct:100 for a "
      "game without one (anchors off the scale are calibrated by the workers' games)"},
-    {"eval_share", CONFIG_DOUBLE, "0.1", 0, 1, O(eval_share),
-     "ratings: most share of the workers' game time spent on rating games (0 = no ratings)"},
-    {"eval_pairs", CONFIG_INT, "10", 0, 10000, O(eval_pairs),
-     "ratings: pairs (one book opening with both colours) a best plays against each of the two"
-     " anchors nearest its strength and against the previous rated best"},
-    {"calibration_pairs", CONFIG_INT, "10", 0, 10000, O(calibration_pairs),
-     "ratings: pairs between neighbouring anchors"},
-    {"eval_simulations", CONFIG_INT, "0", 0, 1000000, O(eval_simulations),
-     "ratings: MCTS simulations per move of the networks in rating games (0 = the game's: "
-     "Khreibaga 200)"},
-    {"eval_timeout_s", CONFIG_DOUBLE, "600", 1, 86400, O(eval_timeout_s),
-     "ratings: a rating game not returned within this is handed to another worker"},
-    {"rate_candidates", CONFIG_BOOL, "false", 0, 0, O(rate_candidates),
-     "ratings: every new model plays a gauntlet (the newest when several wait), not only "
-     "each new best"},
-    {"keep_models_last", CONFIG_INT, "50", 0, 100000000, O(keep_models_last),
-     "model retention: the newest N models are kept (0 = keep every model); older ones only "
-     "if they are the initial one, a best an arena promoted, rated, or every "
-     "keep_models_every-th"},
-    {"keep_models_every", CONFIG_INT, "100", 0, 100000000, O(keep_models_every),
-     "model retention: every Nth version is kept (0 = none)"},
-    {"disk_warn_mb", CONFIG_INT, "2048", 0, 100000000, O(disk_warn_mb),
-     "warn (log, /status, /metrics) when the data directory's disk has less free space (MB)"},
-    {"book_openings", CONFIG_INT, "500", 1, 100000, O(book_openings),
-     "openings in the book of arena and rating games (each played with both colours)"},
-    {"book_seed", CONFIG_INT, "1", 1, 9007199254740991, O(book_seed),
-     "seed of the opening book (make learn rates from its own book, seed 20261124, held out)"},
-    {"initial_blocks", CONFIG_INT, "6", 0, 128, O(initial_blocks),
-     "residual blocks of the random-init model 1 of an empty store"},
-    {"initial_filters", CONFIG_INT, "64", 1, 1024, O(initial_filters),
-     "filters of the random-init model 1 of an empty store"},
-    {"wait_ms", CONFIG_INT, "1000", 10, 600000, O(wait_ms), "retry_ms of a wait job"},
-    {"status_ms", CONFIG_INT, "250", 10, 60000, O(status_ms),
-     "refresh period of /status and /metrics"},
-    {"log_s", CONFIG_INT, "30", 1, 86400, O(log_s), "progress log period in seconds"},
-    {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
-     "sampling seed (0 = from the clock)"},
-    {"max_clients", CONFIG_INT, "4096", 16, 1000000, O(max_clients),
-     "client ids tracked at most (then the longest-gone are forgotten)"},
-    {"timeline_s", CONFIG_DOUBLE, "60", 0.1, 86400, O(timeline_s),
-     "the run's history (GET /timeline, the dashboard's plots): seconds per point"},
-    {"timeline_points", CONFIG_INT, "2000", 16, 7000, O(timeline_points),
-     "the run's history: points kept at most (then neighbours are merged, the newest hour "
-     "never, so they stay spread over the whole run)"},
-    {"curve", CONFIG_BOOL, "true", 0, 0, O(curve),
-     "CurveZMQ on both endpoints: only the keys of allow_keys may connect, each with its role "
-     "(false: anyone who reaches the ports may submit games and publish candidates; a warning "
-     "at start)"},
-    {"curve_secret_key", CONFIG_STRING, "", 0, 0, O(curve_secret_key),
-     "with curve: the coordinator's secret key file (kz keygen coordinator; clients name its "
-     ".pub as curve_server_key)"},
-    {"allow_keys", CONFIG_STRING, "", 0, 0, O(allow_keys),
-     "with curve: the client keys admitted, a line each: NAME ROLE PUBLICKEY (ROLE worker, "
-     "trainer or observer; the client's id is NAME); read again on SIGHUP"},
-    {"status_token_file", CONFIG_STRING, "", 0, 0, O(status_token_file),
-     "HTTP: a file holding a token that every request but /healthz must present "
-     "(Authorization: Bearer TOKEN, or basic auth with TOKEN as the password); \"\" = none"},
-    {"http_connections", CONFIG_INT, "512", 8, 65536, O(http_connections),
-     "HTTP: connections at once at most (a thread each); an eighth is kept free for new ones "
-     "(a probe, the operator) by closing the idle connection that has waited longest"},
-    {"http_per_ip", CONFIG_INT, "32", 1, 65536, O(http_per_ip),
-     "HTTP: connections at once from one address at most (so that idle connections from one "
-     "place cannot take every slot: /healthz stays reachable from others)"},
-    {"http_timeout_s", CONFIG_INT, "10", 1, 3600, O(http_timeout_s),
-     "HTTP: a connection silent this long, or still sending its request header after this "
-     "long, is closed"},
-    {"tb_dir", CONFIG_STRING, "", 0, 0, O(tb_dir),
-     "endgame tables (kz tb build): the best's endgame accuracy on their test set, measured "
-     "in the background once per new best (/status, the dashboard); \"\" = none"},
-    {"tb_positions", CONFIG_INT, "300", 1, 100000, O(tb_positions),
-     "tb_dir: test positions of the endgame accuracy (kz tb accuracy --positions)"},
-    {"play_saves_per_hour", CONFIG_INT, "120", 1, 1000000, O(play_saves_per_hour),
-     "games saved from /play (POST /api/save) an hour at most, in bursts of up to 20; more "
-     "are refused (429)"},
-    {"play_records_max_mb", CONFIG_DOUBLE, "64", 0.0001, 1e6, O(play_records_max_mb),
-     "no game is saved from /play once DATA_DIR/play.kzr has this size (507)"},
-    {"check_store", CONFIG_BOOL, "true", 0, 0, O(check_store),
-     "check every page of the store before opening it: a damaged store is refused with what "
-     "is wrong (kz store check, kz store salvage) instead of crashing LMDB (about 1 s per "
-     "GB). false risks it: a damaged page can crash the coordinator (in LMDB, at the start or "
-     "later), a damaged entry is refused only where it is read; a store whose tree was lost "
-     "is refused at the start all the same (it reads as empty with many pages in use)"},
-    {"forge_check_states", CONFIG_INT, "200", 0, 1000000000, O(forge_check_states),
-     "re-search 1 in this many searched states of self-play and arena games with the named "
-     "models, seed and settings, off the ingest path; a game that differs is refused as "
-     "forged (docs/security.md); 0 = off"},
-    {"forge_queue", CONFIG_INT, "16", 1, 256, O(forge_queue),
-     "games held back for their check at most (more sampled games are stored unchecked, "
-     "counted as skipped)"},
-    {"forge_arena_threshold", CONFIG_INT, "1", 0, 1000000000, O(forge_arena_threshold),
-     "forged games after which a client gets no more arena or rating slots (0 = never)"},
-    {"forge_refuse_unchecked", CONFIG_BOOL, "false", 0, 0, O(forge_refuse_unchecked),
-     "refuse (as forged) a sampled self-play or arena game that cannot be checked: no "
-     "evaluator in its settings, the OpenBLAS arithmetic, endgame tables (docs/security.md); "
-     "for clusters whose workers all run the coordinator's build on AVX-512"},
-    {"forge_readmit", CONFIG_STRING, "", 0, 0, O(forge_readmit),
-     "clients (ids, or key names with curve; comma-separated) to take off the list of proven "
-     "forgers kept in the store: a client's first forged game bars it and its key for good "
-     "(docs/security.md)"},
+    CONFIG_ROW_DOUBLE(eval_share, "0.1", 0, 1,
+                      "ratings: most share of the workers' game time spent on rating games (0 = "
+                      "no ratings)"),
+    CONFIG_ROW_INT(eval_pairs, "10", 0, 10000,
+                   "ratings: pairs (one book opening with both colours) a best plays against each "
+                   "of the two anchors nearest its strength and against the previous rated best"),
+    CONFIG_ROW_INT(calibration_pairs, "10", 0, 10000,
+                   "ratings: pairs between neighbouring anchors"),
+    CONFIG_ROW_INT(eval_simulations, "0", 0, 1000000,
+                   "ratings: MCTS simulations per move of the networks in rating games (0 = the "
+                   "game's: Khreibaga 200)"),
+    CONFIG_ROW_DOUBLE(eval_timeout_s, "600", 1, 86400,
+                      "ratings: a rating game not returned within this is handed to another "
+                      "worker"),
+    CONFIG_ROW_BOOL(rate_candidates, "false",
+                    "ratings: every new model plays a gauntlet (the newest when several wait), "
+                    "not only each new best"),
+    CONFIG_ROW_INT(keep_models_last, "50", 0, 100000000,
+                   "model retention: the newest N models are kept (0 = keep every model); older "
+                   "ones only if they are the initial one, a best an arena promoted, rated, or "
+                   "every keep_models_every-th"),
+    CONFIG_ROW_INT(keep_models_every, "100", 0, 100000000,
+                   "model retention: every Nth version is kept (0 = none)"),
+    CONFIG_ROW_INT(disk_warn_mb, "2048", 0, 100000000,
+                   "warn (log, /status, /metrics) when the data directory's disk has less free "
+                   "space (MB)"),
+    CONFIG_ROW_INT(book_openings, "500", 1, 100000,
+                   "openings in the book of arena and rating games (each played with both "
+                   "colours)"),
+    CONFIG_ROW_INT(book_seed, "1", 1, 9007199254740991,
+                   "seed of the opening book (make learn rates from its own book, seed 20261124, "
+                   "held out)"),
+    CONFIG_ROW_INT(initial_blocks, "6", 0, 128,
+                   "residual blocks of the random-init model 1 of an empty store"),
+    CONFIG_ROW_INT(initial_filters, "64", 1, 1024,
+                   "filters of the random-init model 1 of an empty store"),
+    CONFIG_ROW_INT(wait_ms, "1000", 10, 600000, "retry_ms of a wait job"),
+    CONFIG_ROW_INT(status_ms, "250", 10, 60000, "refresh period of /status and /metrics"),
+    CONFIG_ROW_INT(log_s, "30", 1, 86400, "progress log period in seconds"),
+    CONFIG_ROW_INT(seed, "0", 0, 9007199254740991, "sampling seed (0 = from the clock)"),
+    CONFIG_ROW_INT(max_clients, "4096", 16, 1000000,
+                   "client ids tracked at most (then the longest-gone are forgotten)"),
+    CONFIG_ROW_DOUBLE(timeline_s, "60", 0.1, 86400,
+                      "the run's history (GET /timeline, the dashboard's plots): seconds per "
+                      "point"),
+    CONFIG_ROW_INT(timeline_points, "2000", 16, 7000,
+                   "the run's history: points kept at most (then neighbours are merged, the "
+                   "newest hour never, so they stay spread over the whole run)"),
+    CONFIG_ROW_BOOL(curve, "true",
+                    "CurveZMQ on both endpoints: only the keys of allow_keys may connect, each "
+                    "with its role (false: anyone who reaches the ports may submit games and "
+                    "publish candidates; a warning at start)"),
+    CONFIG_ROW_STRING(curve_secret_key, "",
+                      "with curve: the coordinator's secret key file (kz keygen coordinator; "
+                      "clients name its .pub as curve_server_key)"),
+    CONFIG_ROW_STRING(allow_keys, "",
+                      "with curve: the client keys admitted, a line each: NAME ROLE PUBLICKEY "
+                      "(ROLE worker, trainer or observer; the client's id is NAME); read again on "
+                      "SIGHUP"),
+    CONFIG_ROW_STRING(status_token_file, "",
+                      "HTTP: a file holding a token that every request but /healthz must present "
+                      "(Authorization: Bearer TOKEN, or basic auth with TOKEN as the password); "
+                      "\"\" = none"),
+    CONFIG_ROW_INT(http_connections, "512", 8, 65536,
+                   "HTTP: connections at once at most (a thread each); an eighth is kept free for "
+                   "new ones (a probe, the operator) by closing the idle connection that has "
+                   "waited longest"),
+    CONFIG_ROW_INT(http_per_ip, "32", 1, 65536,
+                   "HTTP: connections at once from one address at most (so that idle connections "
+                   "from one place cannot take every slot: /healthz stays reachable from others)"),
+    CONFIG_ROW_INT(http_timeout_s, "10", 1, 3600,
+                   "HTTP: a connection silent this long, or still sending its request header "
+                   "after this long, is closed"),
+    CONFIG_ROW_STRING(tb_dir, "",
+                      "endgame tables (kz tb build): the best's endgame accuracy on their test "
+                      "set, measured in the background once per new best (/status, the "
+                      "dashboard); \"\" = none"),
+    CONFIG_ROW_INT(tb_positions, "300", 1, 100000,
+                   "tb_dir: test positions of the endgame accuracy (kz tb accuracy --positions)"),
+    CONFIG_ROW_INT(play_saves_per_hour, "120", 1, 1000000,
+                   "games saved from /play (POST /api/save) an hour at most, in bursts of up to "
+                   "20; more are refused (429)"),
+    CONFIG_ROW_DOUBLE(play_records_max_mb, "64", 0.0001, 1e6,
+                      "no game is saved from /play once DATA_DIR/play.kzr has this size (507)"),
+    CONFIG_ROW_BOOL(check_store, "true",
+                    "check every page of the store before opening it: a damaged store is refused "
+                    "with what is wrong (kz store check, kz store salvage) instead of crashing "
+                    "LMDB (about 1 s per GB). false risks it: a damaged page can crash the "
+                    "coordinator (in LMDB, at the start or later), a damaged entry is refused "
+                    "only where it is read; a store whose tree was lost is refused at the start "
+                    "all the same (it reads as empty with many pages in use)"),
+    CONFIG_ROW_INT(forge_check_states, "200", 0, 1000000000,
+                   "re-search 1 in this many searched states of self-play and arena games with "
+                   "the named models, seed and settings, off the ingest path; a game that differs "
+                   "is refused as forged (docs/security.md); 0 = off"),
+    CONFIG_ROW_INT(forge_queue, "16", 1, 256,
+                   "games held back for their check at most (more sampled games are stored "
+                   "unchecked, counted as skipped)"),
+    CONFIG_ROW_INT(forge_arena_threshold, "1", 0, 1000000000,
+                   "forged games after which a client gets no more arena or rating slots (0 = "
+                   "never)"),
+    CONFIG_ROW_BOOL(forge_refuse_unchecked, "false",
+                    "refuse (as forged) a sampled self-play or arena game that cannot be checked: "
+                    "no evaluator in its settings, the OpenBLAS arithmetic, endgame tables "
+                    "(docs/security.md); for clusters whose workers all run the coordinator's "
+                    "build on AVX-512"),
+    CONFIG_ROW_STRING(forge_readmit, "",
+                      "clients (ids, or key names with curve; comma-separated) to take off the "
+                      "list of proven forgers kept in the store: a client's first forged game "
+                      "bars it and its key for good (docs/security.md)"),
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
@@ -368,3 +376,5 @@ int main(int argc, char **argv)
         log_error("exiting: %s", err_str(rc));
     return rc ? 1 : 0;
 }
+
+#undef CONFIG_STRUCT

@@ -125,21 +125,19 @@ static void s_tally_pair(coord *c, const char *a, const char *b, int r1, int r2)
 
 size_t ratings_serialize(const coord *c, uint8_t **out)
 {
-    size_t len = 8 + c->n_tallies * TALLY_BYTES;
-    uint8_t *b = xmalloc(len);
-    memcpy(b, TALLY_MAGIC, 4);
-    coord_put32(b + 4, (uint32_t)c->n_tallies);
+    size_t len;
+    uint8_t *b = coord_meta_new(TALLY_MAGIC, c->n_tallies, 8, TALLY_BYTES, &len);
     for (size_t i = 0; i < c->n_tallies; i++) {
         const tally *t = &c->tallies[i];
         uint8_t *p = b + 8 + i * TALLY_BYTES;
         memcpy(p, t->a, COORD_NAME);
         memcpy(p + COORD_NAME, t->b, COORD_NAME);
         p += 2 * COORD_NAME;
-        coord_put32(p, t->w);
-        coord_put32(p + 4, t->d);
-        coord_put32(p + 8, t->l);
+        host_put32(p, t->w);
+        host_put32(p + 4, t->d);
+        host_put32(p + 8, t->l);
         for (int k = 0; k < MATCH_PENTA; k++)
-            coord_put32(p + 12 + 4 * k, t->penta[k]);
+            host_put32(p + 12 + 4 * k, t->penta[k]);
     }
     *out = b;
     return len;
@@ -157,7 +155,7 @@ static int s_load_tallies(coord *c)
         free(buf);
         return 0;
     }
-    uint32_t n = len >= 8 ? coord_get32(buf + 4) : 0;
+    uint32_t n = len >= 8 ? host_get32(buf + 4) : 0;
     if (rc || len < 8 || memcmp(buf, TALLY_MAGIC, 4) || len != 8 + (size_t)n * TALLY_BYTES) {
         log_error("ratings: saved tallies unreadable (%s); starting without them",
                   rc ? err_str(rc) : "bad format");
@@ -174,11 +172,11 @@ static int s_load_tallies(coord *c)
         if (!t)
             break;
         p += 2 * COORD_NAME;
-        t->w = coord_get32(p);
-        t->d = coord_get32(p + 4);
-        t->l = coord_get32(p + 8);
+        t->w = host_get32(p);
+        t->d = host_get32(p + 4);
+        t->l = host_get32(p + 8);
         for (int k = 0; k < MATCH_PENTA; k++)
-            t->penta[k] = coord_get32(p + 12 + 4 * k);
+            t->penta[k] = host_get32(p + 12 + 4 * k);
     }
     free(buf);
     return 0;
@@ -292,19 +290,17 @@ const rated_player *ratings_get(const coord *c, uint32_t version)
 
 static void s_save_history(coord *c)
 {
-    size_t len = 8 + c->n_history * HISTORY_BYTES;
-    uint8_t *b = xmalloc(len);
-    memcpy(b, HISTORY_MAGIC, 4);
-    coord_put32(b + 4, (uint32_t)c->n_history);
+    size_t len;
+    uint8_t *b = coord_meta_new(HISTORY_MAGIC, c->n_history, 8, HISTORY_BYTES, &len);
     for (size_t i = 0; i < c->n_history; i++) {
         const rating_point *h = &c->history[i];
         uint8_t *p = b + 8 + i * HISTORY_BYTES;
         memcpy(p, &h->time_ms, 8);
-        coord_put32(p + 8, h->version);
+        host_put32(p + 8, h->version);
         memcpy(p + 12, &h->elo, 8);
         memcpy(p + 20, &h->lo, 8);
         memcpy(p + 28, &h->hi, 8);
-        coord_put32(p + 36, h->games);
+        host_put32(p + 36, h->games);
     }
     int rc = store_put_meta(c->st, "rating_history", b, len);
     if (rc)
@@ -317,7 +313,7 @@ static void s_load_history(coord *c)
     size_t cap = 8 + (size_t)HISTORY_MAX * HISTORY_BYTES, len = 0;
     uint8_t *b = xmalloc(cap);
     int rc = store_get_meta(c->st, "rating_history", b, cap, &len);
-    uint32_t n = rc == 0 && len >= 8 ? coord_get32(b + 4) : 0;
+    uint32_t n = rc == 0 && len >= 8 ? host_get32(b + 4) : 0;
     if (rc == 0 && (len < 8 || memcmp(b, HISTORY_MAGIC, 4) || n > HISTORY_MAX ||
                     len != 8 + (size_t)n * HISTORY_BYTES)) {
         log_error("ratings: saved history unreadable; starting without it");
@@ -329,11 +325,11 @@ static void s_load_history(coord *c)
         rating_point *h = &c->history[i];
         const uint8_t *p = b + 8 + (size_t)i * HISTORY_BYTES;
         memcpy(&h->time_ms, p, 8);
-        h->version = coord_get32(p + 8);
+        h->version = host_get32(p + 8);
         memcpy(&h->elo, p + 12, 8);
         memcpy(&h->lo, p + 20, 8);
         memcpy(&h->hi, p + 28, 8);
-        h->games = coord_get32(p + 36);
+        h->games = host_get32(p + 36);
     }
     free(b);
 }

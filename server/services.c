@@ -262,18 +262,13 @@ const char *coord_opening(const coord *c, uint32_t k)
     return c->book[k % (uint32_t)c->book_n];
 }
 
-/* --- meta values ----------------------------------------------------------------- */
-
-void coord_put32(uint8_t *p, uint32_t v)
+uint8_t *coord_meta_new(const char magic[4], size_t n, size_t head, size_t item, size_t *len)
 {
-    memcpy(p, &v, 4); /* host order: the value never leaves this machine's LMDB */
-}
-
-uint32_t coord_get32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
+    *len = head + n * item;
+    uint8_t *b = xmalloc(*len);
+    memcpy(b, magic, 4);
+    host_put32(b + 4, (uint32_t)n);
+    return b;
 }
 
 void coord_services_fini(coord *c)

@@ -44,10 +44,10 @@ size_t coord_live_workers(const coord *c);
 /* Makes the opening book: book_openings positions from book_seed (match_openings:
  * level material, no capture pending), as R20 strings. 0 or an error (logged). */
 int coord_book_make(coord *c);
-/* A u32 into / out of the coordinator's own meta values (host byte order:
- * they never leave this machine's LMDB). */
-void coord_put32(uint8_t *p, uint32_t v);
-uint32_t coord_get32(const uint8_t *p);
+/* A meta value of n records of item bytes after a header of head bytes
+ * (at least 8): the 4-byte magic, n as a host_put32, the rest for the
+ * caller. Returns it (xmalloc), its length in *len. */
+uint8_t *coord_meta_new(const char magic[4], size_t n, size_t head, size_t item, size_t *len);
 /* Frees the worker table, the model cache and the book. */
 void coord_services_fini(coord *c);
 

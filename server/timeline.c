@@ -167,11 +167,9 @@ static const uint8_t *s_get(const uint8_t *p, void *v, size_t n)
 size_t timeline_serialize(coord *c, uint8_t **out)
 {
     const timeline *tl = &c->tl;
-    size_t len = 12 + tl->n * POINT_BYTES;
-    uint8_t *b = xmalloc(len);
-    memcpy(b, TIMELINE_MAGIC, 4);
-    coord_put32(b + 4, (uint32_t)tl->n);
-    coord_put32(b + 8, POINT_BYTES);
+    size_t len;
+    uint8_t *b = coord_meta_new(TIMELINE_MAGIC, tl->n, 12, POINT_BYTES, &len);
+    host_put32(b + 8, POINT_BYTES);
     for (size_t i = 0; i < tl->n; i++) {
         const timeline_point *t = &tl->pt[i];
         uint8_t *p = b + 12 + i * POINT_BYTES;
@@ -221,11 +219,11 @@ int timeline_load(coord *c)
     size_t cap = 12 + ((size_t)1 << 20), len = 0;
     uint8_t *b = xmalloc(cap);
     int rc = store_get_meta(c->st, "timeline", b, cap, &len);
-    uint32_t n = rc == 0 && len >= 12 ? coord_get32(b + 4) : 0;
+    uint32_t n = rc == 0 && len >= 12 ? host_get32(b + 4) : 0;
     if (rc && rc != KZ_ENOTFOUND)
         log_error("timeline: saved points unreadable (%s); starting without them", err_str(rc));
     else if (rc == 0 && (len < 12 || memcmp(b, TIMELINE_MAGIC, 4) ||
-                         coord_get32(b + 8) != POINT_BYTES ||
+                         host_get32(b + 8) != POINT_BYTES ||
                          len != 12 + (size_t)n * POINT_BYTES)) {
         log_error("timeline: saved points in an unknown format; starting without them");
         n = 0;

@@ -30,94 +30,94 @@
 /* The trainer's own rows; the connection's are client_options, joined in
  * s_table. */
 #define O(f) offsetof(trainer_config, f)
+#define CONFIG_STRUCT trainer_config
 static const config_option s_own_options[] = {
     /* client_options' row with the trainer's meaning of "": one id per host. */
     {"client_id", CONFIG_STRING, "", 0, 0, O(client.client_id),
      "client id (\"\" = <host>-trainer: the same across restarts, one trainer per host)"},
-    {"game", CONFIG_STRING, GAME_DEFAULT_NAME, 0, 0, O(game),
-     "the game (the coordinator's must be the same)"},
-    {"checkpoint_dir", CONFIG_STRING, "./var/trainer", 0, 0, O(checkpoint_dir),
-     "directory of checkpoint.kzm (created if absent)"},
-    {"init_model", CONFIG_STRING, "", 0, 0, O(init_model),
-     "model file to start from without a checkpoint (\"\" = the coordinator's best)"},
-    {"batch_size", CONFIG_INT, "256", 1, 65536, O(batch_size), "samples per training step"},
-    {"min_positions", CONFIG_INT, "4096", 1, 1099511627776.0, O(min_positions),
-     "train only once the replay window holds this many positions"},
-    {"max_reuse", CONFIG_DOUBLE, "4", 0, 1000000, O(max_reuse),
-     "at most this many samples trained per position stored (0 = no limit)"},
-    {"steps_per_candidate", CONFIG_INT, "50", 1, 1000000000, O(steps_per_candidate),
-     "K: submit a candidate every K steps"},
-    {"checkpoint_every", CONFIG_INT, "50", 1, 1000000000, O(checkpoint_every),
-     "steps between checkpoints (candidate steps and stops are always checkpointed)"},
-    {"optimizer", CONFIG_STRING, "adam", 0, 0, O(optimizer), "adam or sgd"},
-    {"lr", CONFIG_DOUBLE, "0.001", 0, 10, O(lr), "base learning rate"},
-    {"schedule", CONFIG_STRING, "constant", 0, 0, O(schedule),
-     "learning-rate schedule: constant, step or cosine"},
-    {"step_every", CONFIG_INT, "100000", 1, 1e12, O(step_every), "step schedule: period"},
-    {"step_gamma", CONFIG_DOUBLE, "0.1", 0, 1, O(step_gamma), "step schedule: decay factor"},
-    {"cosine_steps", CONFIG_INT, "100000", 1, 1e12, O(cosine_steps),
-     "cosine schedule: steps to reach lr_min"},
-    {"lr_min", CONFIG_DOUBLE, "0", 0, 10, O(lr_min), "cosine schedule: final rate"},
-    {"warmup_steps", CONFIG_INT, "0", 0, 1e12, O(warmup_steps), "linear warm-up steps"},
-    {"momentum", CONFIG_DOUBLE, "0.9", 0, 0.999999, O(momentum), "SGD momentum"},
-    {"adam_beta1", CONFIG_DOUBLE, "0.9", 0, 0.999999, O(adam_beta1), "Adam beta1"},
-    {"adam_beta2", CONFIG_DOUBLE, "0.999", 0, 0.999999, O(adam_beta2), "Adam beta2"},
-    {"l2", CONFIG_DOUBLE, "0.0001", 0, 1, O(l2), "c, the L2 coefficient"},
-    {"clip_norm", CONFIG_DOUBLE, "0", 0, 1000000, O(clip_norm),
-     "clip the gradient's global norm to this (0 = off)"},
-    {"augment", CONFIG_BOOL, "true", 0, 0, O(augment),
-     "put each sample through one of the game's symmetries or the identity, drawn uniformly "
-     "(Khreibaga: the mirror with probability 1/2, R19; a game without symmetries: none)"},
+    CONFIG_ROW_STRING(game, GAME_DEFAULT_NAME, "the game (the coordinator's must be the same)"),
+    CONFIG_ROW_STRING(checkpoint_dir, "./var/trainer",
+                      "directory of checkpoint.kzm (created if absent)"),
+    CONFIG_ROW_STRING(init_model, "",
+                      "model file to start from without a checkpoint (\"\" = the coordinator's "
+                      "best)"),
+    CONFIG_ROW_INT(batch_size, "256", 1, 65536, "samples per training step"),
+    CONFIG_ROW_INT(min_positions, "4096", 1, 1099511627776.0,
+                   "train only once the replay window holds this many positions"),
+    CONFIG_ROW_DOUBLE(max_reuse, "4", 0, 1000000,
+                      "at most this many samples trained per position stored (0 = no limit)"),
+    CONFIG_ROW_INT(steps_per_candidate, "50", 1, 1000000000, "K: submit a candidate every K steps"),
+    CONFIG_ROW_INT(checkpoint_every, "50", 1, 1000000000,
+                   "steps between checkpoints (candidate steps and stops are always checkpointed)"),
+    CONFIG_ROW_STRING(optimizer, "adam", "adam or sgd"),
+    CONFIG_ROW_DOUBLE(lr, "0.001", 0, 10, "base learning rate"),
+    CONFIG_ROW_STRING(schedule, "constant", "learning-rate schedule: constant, step or cosine"),
+    CONFIG_ROW_INT(step_every, "100000", 1, 1e12, "step schedule: period"),
+    CONFIG_ROW_DOUBLE(step_gamma, "0.1", 0, 1, "step schedule: decay factor"),
+    CONFIG_ROW_INT(cosine_steps, "100000", 1, 1e12, "cosine schedule: steps to reach lr_min"),
+    CONFIG_ROW_DOUBLE(lr_min, "0", 0, 10, "cosine schedule: final rate"),
+    CONFIG_ROW_INT(warmup_steps, "0", 0, 1e12, "linear warm-up steps"),
+    CONFIG_ROW_DOUBLE(momentum, "0.9", 0, 0.999999, "SGD momentum"),
+    CONFIG_ROW_DOUBLE(adam_beta1, "0.9", 0, 0.999999, "Adam beta1"),
+    CONFIG_ROW_DOUBLE(adam_beta2, "0.999", 0, 0.999999, "Adam beta2"),
+    CONFIG_ROW_DOUBLE(l2, "0.0001", 0, 1, "c, the L2 coefficient"),
+    CONFIG_ROW_DOUBLE(clip_norm, "0", 0, 1000000,
+                      "clip the gradient's global norm to this (0 = off)"),
+    CONFIG_ROW_BOOL(augment, "true",
+                    "put each sample through one of the game's symmetries or the identity, drawn "
+                    "uniformly (Khreibaga: the mirror with probability 1/2, R19; a game without "
+                    "symmetries: none)"),
     {"mirror", CONFIG_ALIAS, "augment", 0, 0, 0, "the earlier name of augment"},
-    {"value_q_weight", CONFIG_DOUBLE, "0", 0, 1, O(value_q_weight),
-     "value target (1 - w) * z + w * q: the game result z mixed with the search's root value q "
-     "(0 = z alone)"},
-    {"reanalyse", CONFIG_DOUBLE, "0", 0, 1, O(reanalyse),
-     "reanalyse: this share of each batch's positions is searched again by MCTS with the "
-     "newest network (the last candidate's weights) and its visit shares replace their stored "
-     "policy targets (MuZero Reanalyse; 0 = off)"},
-    {"reanalyse_simulations", CONFIG_INT, "0", 0, 100000, O(reanalyse_simulations),
-     "reanalyse: simulations per position searched (0 = the game's, as self-play: Khreibaga "
-     "200)"},
-    {"reanalyse_value_weight", CONFIG_DOUBLE, "0", 0, 1, O(reanalyse_value_weight),
-     "reanalyse: a searched position's value target becomes (1 - w) * target + w * the "
-     "search's root value (0 = the value target as without reanalyse)"},
-    {"ema_decay", CONFIG_DOUBLE, "0", 0, 0.99999, O(ema_decay),
-     "candidates are an exponential moving average of the weights with this decay per step "
-     "(0 = the weights themselves)"},
-    {"aux_opp_policy_weight", CONFIG_DOUBLE, "0.15", 0, 100, O(aux_opp_policy_weight),
-     "loss weight of the auxiliary opponent-policy head (a network that has it: kz model init "
-     "--opp_policy_filters; KataGo's 0.15)"},
-    {"aux_material_weight", CONFIG_DOUBLE, "1", 0, 100, O(aux_material_weight),
-     "loss weight of the auxiliary material head (a network that has it: kz model init "
-     "--material_filters)"},
-    {"tb_dir", CONFIG_STRING, "", 0, 0, O(tb_dir),
-     "endgame tables (kz tb build, docs/tablebase.md) for tb_value_targets; \"\" = none"},
-    {"tb_value_targets", CONFIG_BOOL, "false", 0, 0, O(tb_value_targets),
-     "a sample whose position the tables cover gets their exact value (under R13 at its "
-     "no-progress count, mover's view) as its value target instead of the game's result"},
-    {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads"},
-    {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
-     "augmentation seed (0 = from the clock)"},
-    {"wait_ms", CONFIG_INT, "1000", 10, 600000, O(wait_ms),
-     "poll period while waiting for positions or the coordinator"},
-    {"stats_s", CONFIG_DOUBLE, "5", 0.1, 86400, O(stats_s), "period of the TrainerStats report"},
-    {"log_s", CONFIG_DOUBLE, "30", 0.1, 86400, O(log_s), "period of the progress line"},
-    {"max_steps", CONFIG_INT, "0", 0, 1e12, O(max_steps),
-     "stop cleanly once the step count reaches this (0 = never; trees: trainings)"},
-    {"model_kind", CONFIG_STRING, "", 0, 0, O(model_kind),
-     "net or gbdt: the kind of model trained (\"\" = the start model's: checkpoint, "
-     "init_model or the coordinator's best)"},
-    {"gbdt_window", CONFIG_INT, "16384", 16, 10000000, O(gbdt_window),
-     "trees: the latest samples kept and trained on"},
-    {"gbdt_samples_per_candidate", CONFIG_INT, "4096", 1, 100000000,
-     O(gbdt_samples_per_candidate), "trees: fresh samples between trainings (each a candidate)"},
-    {"gbdt_rounds", CONFIG_INT, "40", 1, 100000, O(gbdt_rounds),
-     "trees: boosting rounds (trees) per forest"},
-    {"gbdt_depth", CONFIG_INT, "6", 1, 32, O(gbdt_depth), "trees: deepest tree"},
-    {"gbdt_eta", CONFIG_DOUBLE, "0.3", 0.001, 1, O(gbdt_eta), "trees: learning rate"},
+    CONFIG_ROW_DOUBLE(value_q_weight, "0", 0, 1,
+                      "value target (1 - w) * z + w * q: the game result z mixed with the "
+                      "search's root value q (0 = z alone)"),
+    CONFIG_ROW_DOUBLE(reanalyse, "0", 0, 1,
+                      "reanalyse: this share of each batch's positions is searched again by MCTS "
+                      "with the newest network (the last candidate's weights) and its visit "
+                      "shares replace their stored policy targets (MuZero Reanalyse; 0 = off)"),
+    CONFIG_ROW_INT(reanalyse_simulations, "0", 0, 100000,
+                   "reanalyse: simulations per position searched (0 = the game's, as self-play: "
+                   "Khreibaga 200)"),
+    CONFIG_ROW_DOUBLE(reanalyse_value_weight, "0", 0, 1,
+                      "reanalyse: a searched position's value target becomes (1 - w) * target + w "
+                      "* the search's root value (0 = the value target as without reanalyse)"),
+    CONFIG_ROW_DOUBLE(ema_decay, "0", 0, 0.99999,
+                      "candidates are an exponential moving average of the weights with this "
+                      "decay per step (0 = the weights themselves)"),
+    CONFIG_ROW_DOUBLE(aux_opp_policy_weight, "0.15", 0, 100,
+                      "loss weight of the auxiliary opponent-policy head (a network that has it: "
+                      "kz model init --opp_policy_filters; KataGo's 0.15)"),
+    CONFIG_ROW_DOUBLE(aux_material_weight, "1", 0, 100,
+                      "loss weight of the auxiliary material head (a network that has it: kz "
+                      "model init --material_filters)"),
+    CONFIG_ROW_STRING(tb_dir, "",
+                      "endgame tables (kz tb build, docs/tablebase.md) for tb_value_targets; \"\" "
+                      "= none"),
+    CONFIG_ROW_BOOL(tb_value_targets, "false",
+                    "a sample whose position the tables cover gets their exact value (under R13 "
+                    "at its no-progress count, mover's view) as its value target instead of the "
+                    "game's result"),
+    CONFIG_ROW_INT(threads, "1", 1, 256, "OpenBLAS threads"),
+    CONFIG_ROW_INT(seed, "0", 0, 9007199254740991, "augmentation seed (0 = from the clock)"),
+    CONFIG_ROW_INT(wait_ms, "1000", 10, 600000,
+                   "poll period while waiting for positions or the coordinator"),
+    CONFIG_ROW_DOUBLE(stats_s, "5", 0.1, 86400, "period of the TrainerStats report"),
+    CONFIG_ROW_DOUBLE(log_s, "30", 0.1, 86400, "period of the progress line"),
+    CONFIG_ROW_INT(max_steps, "0", 0, 1e12,
+                   "stop cleanly once the step count reaches this (0 = never; trees: trainings)"),
+    CONFIG_ROW_STRING(model_kind, "",
+                      "net or gbdt: the kind of model trained (\"\" = the start model's: "
+                      "checkpoint, init_model or the coordinator's best)"),
+    CONFIG_ROW_INT(gbdt_window, "16384", 16, 10000000,
+                   "trees: the latest samples kept and trained on"),
+    CONFIG_ROW_INT(gbdt_samples_per_candidate, "4096", 1, 100000000,
+                   "trees: fresh samples between trainings (each a candidate)"),
+    CONFIG_ROW_INT(gbdt_rounds, "40", 1, 100000, "trees: boosting rounds (trees) per forest"),
+    CONFIG_ROW_INT(gbdt_depth, "6", 1, 32, "trees: deepest tree"),
+    CONFIG_ROW_DOUBLE(gbdt_eta, "0.3", 0.001, 1, "trees: learning rate"),
 };
 #undef O
+#undef CONFIG_STRUCT
 #define N_OWN (sizeof s_own_options / sizeof s_own_options[0])
 #define N_OPTIONS_MAX 96 /* rows of the joined table at most */
 
@@ -461,27 +461,41 @@ static void s_online(tr *t)
     t->offline_logged = false;
 }
 
+/* What a batch request's answer (rc, b) asks for: KZ_EVERSION or the wrong
+ * game is fatal (returned); a failed request leaves the trainer offline
+ * (waits, *waited); otherwise it is online and the reply's figures noted.
+ * 0 or fatal. */
+static int s_batch_answer(tr *t, int rc, const wire_batch_reply *b, bool *waited)
+{
+    *waited = false;
+    if (rc == KZ_EVERSION)
+        return rc;
+    if (rc) {
+        s_offline(t);
+        s_wait(t);
+        *waited = true;
+        return 0;
+    }
+    s_online(t);
+    if ((rc = s_check_game(t, "the coordinator's positions", b->game)) ||
+        (rc = s_check_game(t, "the coordinator", client_welcome(t->c)->game)))
+        return rc;
+    s_note_reply(t, b);
+    return 0;
+}
+
 /* One pass: pacing, a batch, a step, candidate/checkpoint. 0 or fatal. */
 static int s_iterate(tr *t)
 {
     uint64_t step = model_step(t->m);
     uint64_t B = (uint64_t)t->cfg.batch_size;
-    const wire_batch_reply *b;
+    const wire_batch_reply *b = NULL;
     /* Step 1. Pacing: wait for fresh positions rather than reuse old ones. */
     if (t->cfg.max_reuse > 0 && (double)(step + 1) * B > t->cfg.max_reuse * t->window_hi) {
+        bool waited;
         int rc = client_get_batch(t->c, 0, 0, &b); /* counts only */
-        if (rc == KZ_EVERSION)
+        if ((rc = s_batch_answer(t, rc, b, &waited)) || waited)
             return rc;
-        if (rc) {
-            s_offline(t);
-            s_wait(t);
-            return 0;
-        }
-        s_online(t);
-        if ((rc = s_check_game(t, "the coordinator's positions", b->game)) ||
-            (rc = s_check_game(t, "the coordinator", client_welcome(t->c)->game)))
-            return rc;
-        s_note_reply(t, b);
         if ((double)(step + 1) * B > t->cfg.max_reuse * t->window_hi) {
             if (s_wait_log_due(t))
                 log_info("waiting: reuse limit (%llu samples trained on %llu positions, "
@@ -493,19 +507,10 @@ static int s_iterate(tr *t)
         }
     }
     /* Step 2. A batch. */
+    bool waited;
     int rc = client_get_batch_aux(t->c, (uint32_t)B, (uint64_t)t->cfg.min_positions, t->aux, &b);
-    if (rc == KZ_EVERSION)
+    if ((rc = s_batch_answer(t, rc, b, &waited)) || waited)
         return rc;
-    if (rc) {
-        s_offline(t);
-        s_wait(t);
-        return 0;
-    }
-    s_online(t);
-    if ((rc = s_check_game(t, "the coordinator's positions", b->game)) ||
-        (rc = s_check_game(t, "the coordinator", client_welcome(t->c)->game)))
-        return rc;
-    s_note_reply(t, b);
     if (b->n == 0) {
         if (s_wait_log_due(t))
             log_info("waiting: window holds %llu positions, need %ld",

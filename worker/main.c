@@ -21,42 +21,44 @@
 /* The worker's own rows; self-play's, the search's and the connection's are
  * their modules' (selfplay_options, mcts_options, client_options), joined in
  * s_table. */
-#define O(f) offsetof(worker_config, f)
+#define CONFIG_STRUCT worker_config
 static const config_option s_own_options[] = {
-    {"game", CONFIG_STRING, GAME_DEFAULT_NAME, 0, 0, O(game),
-     "the game (the coordinator's must be the same); its search defaults apply "
-     "(dirichlet_alpha, and simulations when the job says 0)"},
-    {"simulations", CONFIG_INT, "0", 0, 1000000, O(simulations),
-     "MCTS simulations per move: 0 = the job's (the game's if it says 0: Khreibaga 200), "
-     "N = always N"},
-    {"arena_temperature_plies", CONFIG_INT, "4", 0, 100000, O(arena_temperature_plies),
-     "arena: sample moves by visits while the turn count is below this (temperature_plies: "
-     "self-play)"},
-    {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads (one worker per core: 1)"},
-    {"precision", CONFIG_STRING, "bf16", 0, 0, O(precision),
-     "the network's arithmetic: bf16 (AVX512_BF16 products, fp32 sums; fp32 where the CPU lacks "
-     "it; plays as fp32 does, docs/architecture.md), or fp32"},
-    {"model_cache_dir", CONFIG_STRING, "./var/models", 0, 0, O(model_cache_dir),
-     "directory of cached model blobs (shared by workers is fine); \"\" = memory only"},
-    {"model_cache_keep", CONFIG_INT, "8", 1, 10000, O(model_cache_keep),
-     "model files kept in model_cache_dir (newest versions)"},
-    {"drain_s", CONFIG_DOUBLE, "10", 0, 3600, O(drain_s),
-     "at a stop, wait at most this long for acknowledgements"},
-    {"max_games", CONFIG_INT, "0", 0, 1000000000, O(max_games),
-     "stop after this many finished games (0 = never)"},
-    {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
-     "seed of the games' random choices (0 = from the clock)"},
-    {"log_s", CONFIG_DOUBLE, "30", 0.1, 86400, O(log_s), "period of the progress line"},
-    {"tb_dir", CONFIG_STRING, "", 0, 0, O(tb_dir),
-     "endgame tables (kz tb build, docs/tablebase.md) for tb_search and tb_adjudicate; "
-     "\"\" = none"},
-    {"forge", CONFIG_STRING, "none", 0, 0, O(forge),
-     "for testing the coordinator's check of forged games (docs/security.md) only: none; "
-     "model (play with a random network of the same shape under the job's model version); "
-     "visits (swap two visit shares of every searched state)"},
+    CONFIG_ROW_STRING(game, GAME_DEFAULT_NAME,
+                      "the game (the coordinator's must be the same); its search defaults apply "
+                      "(dirichlet_alpha, and simulations when the job says 0)"),
+    CONFIG_ROW_INT(simulations, "0", 0, 1000000,
+                   "MCTS simulations per move: 0 = the job's (the game's if it says 0: Khreibaga "
+                   "200), N = always N"),
+    CONFIG_ROW_INT(arena_temperature_plies, "4", 0, 100000,
+                   "arena: sample moves by visits while the turn count is below this "
+                   "(temperature_plies: self-play)"),
+    CONFIG_ROW_INT(threads, "1", 1, 256, "OpenBLAS threads (one worker per core: 1)"),
+    CONFIG_ROW_STRING(precision, "bf16",
+                      "the network's arithmetic: bf16 (AVX512_BF16 products, fp32 sums; fp32 "
+                      "where the CPU lacks it; plays as fp32 does, docs/architecture.md), or fp32"),
+    CONFIG_ROW_STRING(model_cache_dir, "./var/models",
+                      "directory of cached model blobs (shared by workers is fine); \"\" = memory "
+                      "only"),
+    CONFIG_ROW_INT(model_cache_keep, "8", 1, 10000,
+                   "model files kept in model_cache_dir (newest versions)"),
+    CONFIG_ROW_DOUBLE(drain_s, "10", 0, 3600,
+                      "at a stop, wait at most this long for acknowledgements"),
+    CONFIG_ROW_INT(max_games, "0", 0, 1000000000,
+                   "stop after this many finished games (0 = never)"),
+    CONFIG_ROW_INT(seed, "0", 0, 9007199254740991,
+                   "seed of the games' random choices (0 = from the clock)"),
+    CONFIG_ROW_DOUBLE(log_s, "30", 0.1, 86400, "period of the progress line"),
+    CONFIG_ROW_STRING(tb_dir, "",
+                      "endgame tables (kz tb build, docs/tablebase.md) for tb_search and "
+                      "tb_adjudicate; \"\" = none"),
+    CONFIG_ROW_STRING(forge, "none",
+                      "for testing the coordinator's check of forged games (docs/security.md) "
+                      "only: none; model (play with a random network of the same shape under the "
+                      "job's model version); visits (swap two visit shares of every searched "
+                      "state)"),
     {"worker_id", CONFIG_ALIAS, "client_id", 0, 0, 0, "the worker's name of client_id"},
 };
-#undef O
+#undef CONFIG_STRUCT
 #define N_OWN (sizeof s_own_options / sizeof s_own_options[0])
 #define N_OPTIONS_MAX 64 /* rows of the joined table at most */
 

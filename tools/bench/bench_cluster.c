@@ -54,22 +54,20 @@ typedef struct bench_config {
     bool keep;         /* keep the scratch directory */
 } bench_config;
 
-#define O(f) offsetof(bench_config, f)
+#define CONFIG_STRUCT bench_config
 static const config_option s_options[] = {
-    {"seconds", CONFIG_INT, "60", 5, 86400, O(seconds), "measurement window after the first game"},
-    {"warmup_s", CONFIG_INT, "300", 10, 86400, O(warmup_s),
-     "give up when no game is stored within this"},
-    {"workers", CONFIG_INT, "0", 0, 1024, O(workers), "worker processes (0 = one per core)"},
-    {"parallel", CONFIG_INT, "32", 1, 4096, O(parallel), "games at once in each worker"},
-    {"simulations", CONFIG_INT, "200", 1, 100000, O(simulations),
-     "MCTS simulations per move (the specification's 200)"},
-    {"blocks", CONFIG_INT, "6", 1, 64, O(blocks), "residual blocks (the specification's 6)"},
-    {"filters", CONFIG_INT, "64", 1, 1024, O(filters), "filters (the specification's 64)"},
-    {"value_hidden", CONFIG_INT, "64", 1, 4096, O(value_hidden),
-     "value head width (the specification's 64)"},
-    {"trainer", CONFIG_BOOL, "false", 0, 0, O(trainer),
-     "also run kz-trainer (as make run does); it takes CPU from the workers"},
-    {"keep", CONFIG_BOOL, "false", 0, 0, O(keep), "keep the scratch directory and logs"},
+    CONFIG_ROW_INT(seconds, "60", 5, 86400, "measurement window after the first game"),
+    CONFIG_ROW_INT(warmup_s, "300", 10, 86400, "give up when no game is stored within this"),
+    CONFIG_ROW_INT(workers, "0", 0, 1024, "worker processes (0 = one per core)"),
+    CONFIG_ROW_INT(parallel, "32", 1, 4096, "games at once in each worker"),
+    CONFIG_ROW_INT(simulations, "200", 1, 100000,
+                   "MCTS simulations per move (the specification's 200)"),
+    CONFIG_ROW_INT(blocks, "6", 1, 64, "residual blocks (the specification's 6)"),
+    CONFIG_ROW_INT(filters, "64", 1, 1024, "filters (the specification's 64)"),
+    CONFIG_ROW_INT(value_hidden, "64", 1, 4096, "value head width (the specification's 64)"),
+    CONFIG_ROW_BOOL(trainer, "false",
+                    "also run kz-trainer (as make run does); it takes CPU from the workers"),
+    CONFIG_ROW_BOOL(keep, "false", "keep the scratch directory and logs"),
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
@@ -432,3 +430,5 @@ out:
     }
     return status;
 }
+
+#undef CONFIG_STRUCT

@@ -120,76 +120,81 @@ typedef struct learn_config {
 #define LEARN_BG_CURVE_ANCHORS "gnubg:beginner,gnubg:intermediate"
 
 #define O(f) offsetof(learn_config, f)
+#define CONFIG_STRUCT learn_config
 static const config_option s_options[] = {
-    {"game", CONFIG_STRING, GAME_DEFAULT_NAME, 0, 0, O(game),
-     "the game the cluster learns (make run's KZ_GAME)"},
-    {"minutes", CONFIG_DOUBLE, "30", 0.1, 10000, O(minutes), "wall-clock minutes of training"},
-    {"cpu_minutes", CONFIG_DOUBLE, "0", 0, 1000000, O(cpu_minutes),
-     "stop when the cluster has used this many CPU-minutes instead (0 = use minutes)"},
-    {"snapshot_minutes", CONFIG_DOUBLE, "5", 0.1, 10000, O(snapshot_minutes),
-     "keep the best model this often, for the curve"},
-    {"dir", CONFIG_STRING, "", 0, 0, O(dir),
-     "directory for the run's data, snapshots and results (\"\" = build/learn-<time>)"},
-    {"workers", CONFIG_INT, "2", 1, 64, O(workers), "worker processes (make run's KZ_WORKERS)"},
-    {"blocks", CONFIG_INT, "0", 0, 64, O(blocks), "first network: blocks (0 = make run's)"},
-    {"filters", CONFIG_INT, "0", 0, 1024, O(filters), "first network: filters (0 = make run's)"},
-    {"value_hidden", CONFIG_INT, "0", 0, 4096, O(value_hidden),
-     "first network: value head width (0 = make run's)"},
-    {"opp_policy_filters", CONFIG_INT, "0", 0, 64, O(opp_policy_filters),
-     "first network: auxiliary opponent-policy head's filters (0 = none; make run's "
-     "KZ_OPP_POLICY_FILTERS)"},
-    {"material_filters", CONFIG_INT, "0", 0, 64, O(material_filters),
-     "first network: auxiliary material head's filters (0 = none; KZ_MATERIAL_FILTERS)"},
-    {"value_wdl", CONFIG_BOOL, "false", 0, 0, O(value_wdl),
-     "first network: a win/draw/loss value head instead of tanh (KZ_VALUE_WDL)"},
-    {"derived_planes", CONFIG_STRING, "", 0, 0, O(derived_planes),
-     "first network: the game's derived input planes, 0, 1 or auto (KZ_DERIVED_PLANES; \"\" = "
-     "make run's default)"},
-    {"coordinator", CONFIG_STRING, "", 0, 0, O(coordinator),
-     "extra kz-coordinator settings, \"key=value key=value\" (A/B runs)"},
-    {"worker", CONFIG_STRING, "", 0, 0, O(worker), "extra kz-worker settings, likewise"},
-    {"trainer", CONFIG_STRING, "", 0, 0, O(trainer), "extra kz-trainer settings, likewise"},
+    CONFIG_ROW_STRING(game, GAME_DEFAULT_NAME, "the game the cluster learns (make run's KZ_GAME)"),
+    CONFIG_ROW_DOUBLE(minutes, "30", 0.1, 10000, "wall-clock minutes of training"),
+    CONFIG_ROW_DOUBLE(cpu_minutes, "0", 0, 1000000,
+                      "stop when the cluster has used this many CPU-minutes instead (0 = use "
+                      "minutes)"),
+    CONFIG_ROW_DOUBLE(snapshot_minutes, "5", 0.1, 10000,
+                      "keep the best model this often, for the curve"),
+    CONFIG_ROW_STRING(dir, "",
+                      "directory for the run's data, snapshots and results (\"\" = "
+                      "build/learn-<time>)"),
+    CONFIG_ROW_INT(workers, "2", 1, 64, "worker processes (make run's KZ_WORKERS)"),
+    CONFIG_ROW_INT(blocks, "0", 0, 64, "first network: blocks (0 = make run's)"),
+    CONFIG_ROW_INT(filters, "0", 0, 1024, "first network: filters (0 = make run's)"),
+    CONFIG_ROW_INT(value_hidden, "0", 0, 4096, "first network: value head width (0 = make run's)"),
+    CONFIG_ROW_INT(opp_policy_filters, "0", 0, 64,
+                   "first network: auxiliary opponent-policy head's filters (0 = none; make run's "
+                   "KZ_OPP_POLICY_FILTERS)"),
+    CONFIG_ROW_INT(material_filters, "0", 0, 64,
+                   "first network: auxiliary material head's filters (0 = none; "
+                   "KZ_MATERIAL_FILTERS)"),
+    CONFIG_ROW_BOOL(value_wdl, "false",
+                    "first network: a win/draw/loss value head instead of tanh (KZ_VALUE_WDL)"),
+    CONFIG_ROW_STRING(derived_planes, "",
+                      "first network: the game's derived input planes, 0, 1 or auto "
+                      "(KZ_DERIVED_PLANES; \"\" = make run's default)"),
+    CONFIG_ROW_STRING(coordinator, "",
+                      "extra kz-coordinator settings, \"key=value key=value\" (A/B runs)"),
+    CONFIG_ROW_STRING(worker, "", "extra kz-worker settings, likewise"),
+    CONFIG_ROW_STRING(trainer, "", "extra kz-trainer settings, likewise"),
     {"anchors", CONFIG_STRING, LEARN_ANCHORS, 0, 0, O(anchors),
      "opponents of the final best (player specs, comma-separated; backgammon: "
      LEARN_BG_ANCHORS " unless given)"},
     {"curve_anchors", CONFIG_STRING, LEARN_CURVE_ANCHORS, 0, 0, O(curve_anchors),
      "opponents of every snapshot (\"\" = no curve; backgammon: " LEARN_BG_CURVE_ANCHORS
      " unless given)"},
-    {"pairs", CONFIG_INT, "50", 1, 10000, O(pairs),
-     "openings per final match, each played with both colours"},
-    {"curve_pairs", CONFIG_INT, "20", 1, 10000, O(curve_pairs),
-     "openings per snapshot match, each played with both colours"},
-    {"simulations", CONFIG_INT, "0", 0, 100000, O(simulations),
-     "the model's MCTS simulations per move in the matches (0 = the game's: Khreibaga 200)"},
-    {"threads", CONFIG_INT, "0", 0, 64, O(threads), "match threads (0 = one per core)"},
-    {"seed", CONFIG_INT, "20261124", 1, 9007199254740991, O(seed), "seed of the opening book"},
-    {"run_script", CONFIG_STRING, "", 0, 0, O(run_script),
-     "make run's script (\"\" = tools/run.sh beside the build directory)"},
-    {"progress_s", CONFIG_INT, "60", 1, 86400, O(progress_s), "seconds between progress lines"},
-    {"rate_only", CONFIG_STRING, "", 0, 0, O(rate_only),
-     "no run: rate the snapshots kept in this earlier run's directory"},
-    {"tb_dir", CONFIG_STRING, "", 0, 0, O(tb_dir),
-     "endgame tables (kz tb build): also the final best's accuracy on their test set, as kz tb "
-     "accuracy measures it (\"\" = skip)"},
-    {"tb_positions", CONFIG_INT, "1000", 1, 1000000, O(tb_positions),
-     "tb_dir: test positions (kz tb accuracy --positions)"},
-    {"perfect", CONFIG_INT, "100", 0, 500, O(perfect),
-     "Khreibaga: the final best's perfect-play accuracy (kz solve accuracy) on this many of "
-     "the coordinator's book's openings, with the tables of tb_dir if given (0.1-0.3 s of "
-     "CPU a position; 0 = skip)"},
-    {"book", CONFIG_STRING, "", 0, 0, O(book),
-     "the openings, a book file (kz yardstick book: the balanced ones); \"\" = --pairs "
-     "openings generated from --seed"},
-    {"positions", CONFIG_STRING, "", 0, 0, O(positions),
-     "labelled positions (kz yardstick positions): the final best's value head by phase and "
-     "how often 200 and 1600 simulations choose differently (\"\" = skip)"},
-    {"compare", CONFIG_INT, "300", 0, 100000, O(compare),
-     "positions: how many of them compare 200 with 1600 simulations"},
-    {"judge", CONFIG_STRING, "expert", 0, 0, O(judge),
-     "backgammon: the gnubg level (search/gnubg.h) that rates every whole move of every match "
-     "(equity lost per decision in millipoints, and PR, with 95% intervals over the pairs of "
-     "games); \"\" = none"},
+    CONFIG_ROW_INT(pairs, "50", 1, 10000,
+                   "openings per final match, each played with both colours"),
+    CONFIG_ROW_INT(curve_pairs, "20", 1, 10000,
+                   "openings per snapshot match, each played with both colours"),
+    CONFIG_ROW_INT(simulations, "0", 0, 100000,
+                   "the model's MCTS simulations per move in the matches (0 = the game's: "
+                   "Khreibaga 200)"),
+    CONFIG_ROW_INT(threads, "0", 0, 64, "match threads (0 = one per core)"),
+    CONFIG_ROW_INT(seed, "20261124", 1, 9007199254740991, "seed of the opening book"),
+    CONFIG_ROW_STRING(run_script, "",
+                      "make run's script (\"\" = tools/run.sh beside the build directory)"),
+    CONFIG_ROW_INT(progress_s, "60", 1, 86400, "seconds between progress lines"),
+    CONFIG_ROW_STRING(rate_only, "",
+                      "no run: rate the snapshots kept in this earlier run's directory"),
+    CONFIG_ROW_STRING(tb_dir, "",
+                      "endgame tables (kz tb build): also the final best's accuracy on their test "
+                      "set, as kz tb accuracy measures it (\"\" = skip)"),
+    CONFIG_ROW_INT(tb_positions, "1000", 1, 1000000,
+                   "tb_dir: test positions (kz tb accuracy --positions)"),
+    CONFIG_ROW_INT(perfect, "100", 0, 500,
+                   "Khreibaga: the final best's perfect-play accuracy (kz solve accuracy) on this "
+                   "many of the coordinator's book's openings, with the tables of tb_dir if given "
+                   "(0.1-0.3 s of CPU a position; 0 = skip)"),
+    CONFIG_ROW_STRING(book, "",
+                      "the openings, a book file (kz yardstick book: the balanced ones); \"\" = "
+                      "--pairs openings generated from --seed"),
+    CONFIG_ROW_STRING(positions, "",
+                      "labelled positions (kz yardstick positions): the final best's value head "
+                      "by phase and how often 200 and 1600 simulations choose differently (\"\" = "
+                      "skip)"),
+    CONFIG_ROW_INT(compare, "300", 0, 100000,
+                   "positions: how many of them compare 200 with 1600 simulations"),
+    CONFIG_ROW_STRING(judge, "expert",
+                      "backgammon: the gnubg level (search/gnubg.h) that rates every whole move "
+                      "of every match (equity lost per decision in millipoints, and PR, with 95% "
+                      "intervals over the pairs of games); \"\" = none"),
 };
+#undef CONFIG_STRUCT
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
 /* One kept best model. */

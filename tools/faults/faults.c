@@ -140,30 +140,28 @@ typedef struct faults_config {
 } faults_config;
 
 #define O(f) offsetof(faults_config, f)
+#define CONFIG_STRUCT faults_config
 static const config_option s_options[] = {
     {"short", CONFIG_BOOL, "false", 0, 0, O(quick),
      "small counts (make check): 4 kills, one 3 s partition, 3 trainer kills, 2 s attacks, "
      "2 torn copies, 10 games after a flipped model"},
-    {"scenarios", CONFIG_STRING, "all", 0, 0, O(scenarios),
-     "all, or a comma list of kills, partition, trainer, disk, status, torn-copy, "
-     "flipped-model"},
-    {"kills", CONFIG_INT, "0", 0, 100000, O(kills), "coordinator SIGKILLs (0: 100; short 4)"},
-    {"partitions", CONFIG_INT, "0", 0, 1000, O(partitions),
-     "partitions of the workers (0: 2; short 1)"},
-    {"partition_s", CONFIG_DOUBLE, "0", 0, 3600, O(partition_s),
-     "seconds each partition lasts (0: 60; short 3)"},
-    {"trainer_kills", CONFIG_INT, "0", 0, 100000, O(trainer_kills),
-     "trainer SIGKILLs (0: 20; short 3)"},
-    {"full_s", CONFIG_DOUBLE, "0", 0, 3600, O(full_s),
-     "seconds the store's disk is held full (0: 10; short 2)"},
-    {"status_s", CONFIG_DOUBLE, "0", 0, 3600, O(status_s),
-     "seconds of each attack on the status port (0: 15; short 2)"},
-    {"torn_copies", CONFIG_INT, "0", 0, 1000, O(torn_copies),
-     "copies of the live store taken under writes (0: 8; short 2)"},
-    {"seed", CONFIG_INT, "0", 0, 9007199254740991, O(seed),
-     "seed of the random kill moments (0: from the clock; printed)"},
-    {"keep", CONFIG_BOOL, "false", 0, 0, O(keep), "keep the scratch directory and its logs"},
-    {"dir", CONFIG_STRING, "", 0, 0, O(dir), "where the scratch directory goes (\"\": TMPDIR)"},
+    CONFIG_ROW_STRING(scenarios, "all",
+                      "all, or a comma list of kills, partition, trainer, disk, status, "
+                      "torn-copy, flipped-model"),
+    CONFIG_ROW_INT(kills, "0", 0, 100000, "coordinator SIGKILLs (0: 100; short 4)"),
+    CONFIG_ROW_INT(partitions, "0", 0, 1000, "partitions of the workers (0: 2; short 1)"),
+    CONFIG_ROW_DOUBLE(partition_s, "0", 0, 3600, "seconds each partition lasts (0: 60; short 3)"),
+    CONFIG_ROW_INT(trainer_kills, "0", 0, 100000, "trainer SIGKILLs (0: 20; short 3)"),
+    CONFIG_ROW_DOUBLE(full_s, "0", 0, 3600,
+                      "seconds the store's disk is held full (0: 10; short 2)"),
+    CONFIG_ROW_DOUBLE(status_s, "0", 0, 3600,
+                      "seconds of each attack on the status port (0: 15; short 2)"),
+    CONFIG_ROW_INT(torn_copies, "0", 0, 1000,
+                   "copies of the live store taken under writes (0: 8; short 2)"),
+    CONFIG_ROW_INT(seed, "0", 0, 9007199254740991,
+                   "seed of the random kill moments (0: from the clock; printed)"),
+    CONFIG_ROW_BOOL(keep, "false", "keep the scratch directory and its logs"),
+    CONFIG_ROW_STRING(dir, "", "where the scratch directory goes (\"\": TMPDIR)"),
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
@@ -2365,3 +2363,5 @@ int main(int argc, char **argv)
     printf("faults: %s\n", s_failed ? "FAILED" : "passed");
     return s_failed ? 1 : 0;
 }
+
+#undef CONFIG_STRUCT

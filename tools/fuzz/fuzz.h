@@ -1,6 +1,8 @@
 /* fuzz: helpers shared by the libFuzzer harnesses in tools/fuzz/ (built by
  * `make fuzz` with clang -fsanitize=fuzzer,address,undefined; see
- * docs/fuzzing.md). Header-only: every harness is its own program.
+ * docs/fuzzing.md). Every harness is its own program: fuzz_<target>.c linked
+ * with driver.c, which holds libFuzzer's entry points. A harness defines
+ * fuzz_input (one input's checks) and, when it has any setup, fuzz_setup.
  *
  * fuzz_memfile gives harnesses of path-taking readers (record files, config
  * files) a file without touching the disk: one memfd per process, rewritten
@@ -17,6 +19,13 @@
 #include <unistd.h>
 
 #include "common/util.h"
+
+/* A harness's setup, once before the first input, after the logs are quieted
+ * (fuzz_quiet). Optional: driver.c's does nothing. */
+void fuzz_setup(void);
+/* A harness's checks of one input (libFuzzer's LLVMFuzzerTestOneInput).
+ * Returns 0. */
+int fuzz_input(const uint8_t *data, size_t size);
 
 /* Aborts with the failed property when cond is false. */
 #define FUZZ_ASSERT(cond)                                                            \
@@ -47,6 +56,17 @@ static inline const char *fuzz_memfile(const uint8_t *data, size_t len)
         done += (size_t)w;
     }
     return path;
+}
+
+/* An exact-size heap copy of data[0, size) with a NUL after it, so that ASan
+ * sees any read past the terminator; the caller frees it. */
+static inline char *fuzz_text(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    FUZZ_ASSERT(text);
+    memcpy(text, data, size);
+    text[size] = 0;
+    return text;
 }
 
 /* True when the NUL-terminated message is one line (no line break). */

@@ -9,25 +9,10 @@
 #include "fuzz.h"
 #include "games/game.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_quiet();
-    return 0;
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int fuzz_input(const uint8_t *data, size_t size)
 {
     const game_def *g = game_default();
-    /* An exact-size copy so that ASan sees any read past the terminator. */
-    char *text = malloc(size + 1);
-    FUZZ_ASSERT(text);
-    memcpy(text, data, size);
-    text[size] = 0;
+    char *text = fuzz_text(data, size);
     int action = -12345;
     if (g->parse_action(text, &action) == 0) {
         FUZZ_ASSERT(action >= 0 && action < g->action_count);

@@ -17,9 +17,6 @@
 #include "common/config.h"
 #include "fuzz.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 typedef struct fuzz_cfg {
     long count;           /* an int option */
     long big;             /* an int with a wide range */
@@ -30,25 +27,18 @@ typedef struct fuzz_cfg {
 } fuzz_cfg;
 
 #define O(f) offsetof(fuzz_cfg, f)
+#define CONFIG_STRUCT fuzz_cfg
 static const config_option s_table[] = {
-    {"count", CONFIG_INT, "4", 1, 64, O(count), "an int"},
+    CONFIG_ROW_INT(count, "4", 1, 64, "an int"),
     {"big_number", CONFIG_INT, "0", -9007199254740991.0, 9007199254740991.0, O(big), "wide"},
-    {"rate", CONFIG_DOUBLE, "0.5", 0, 1, O(rate), "a real"},
-    {"flag", CONFIG_BOOL, "false", 0, 0, O(flag), "a bool"},
-    {"name", CONFIG_STRING, "x", 0, 0, O(name), "a string"},
-    {"path", CONFIG_STRING, "", 0, 0, O(path), "a string"},
+    CONFIG_ROW_DOUBLE(rate, "0.5", 0, 1, "a real"),
+    CONFIG_ROW_BOOL(flag, "false", "a bool"),
+    CONFIG_ROW_STRING(name, "x", "a string"),
+    CONFIG_ROW_STRING(path, "", "a string"),
 };
 #define N (sizeof s_table / sizeof s_table[0])
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_quiet();
-    return 0;
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int fuzz_input(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
@@ -56,10 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool with_file = mode & 1;
     data++;
     size--;
-    char *text = malloc(size + 1);
-    FUZZ_ASSERT(text);
-    memcpy(text, data, size);
-    text[size] = 0;
+    char *text = fuzz_text(data, size);
     /* Step 1. Segments: the file, then the arguments. */
     size_t file_len = strnlen(text, size);
     char *argv[66];
@@ -104,3 +91,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(text);
     return 0;
 }
+
+#undef CONFIG_STRUCT

@@ -20,25 +20,12 @@
 #include "nn/model.h"
 #include "nn/modelfile.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+void fuzz_setup(void)
 {
-    (void)argc;
-    (void)argv;
-    fuzz_quiet();
     model_set_threads(1);
-    return 0;
 }
 
-static void s_put(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int fuzz_input(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
@@ -53,10 +40,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         framed = malloc(len);
         FUZZ_ASSERT(framed);
         memcpy(framed, "KZMODEL", 8);
-        s_put(framed + 8, MODELFILE_FORMAT, 4);
-        s_put(framed + 12, mode & 2 ? MODELFILE_FLAG_CHECKPOINT : 0, 4);
-        s_put(framed + 16, size, 8);
-        s_put(framed + 24, hash_bytes(data, size, 0), 8);
+        le_put32(framed + 8, MODELFILE_FORMAT);
+        le_put32(framed + 12, mode & 2 ? MODELFILE_FLAG_CHECKPOINT : 0);
+        le_put64(framed + 16, size);
+        le_put64(framed + 24, hash_bytes(data, size, 0));
         if (size)
             memcpy(framed + MODELFILE_HEADER_BYTES, data, size);
         buf = framed;

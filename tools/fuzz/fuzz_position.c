@@ -21,18 +21,11 @@
 #include "fuzz.h"
 #include "games/game.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 static const game_def *s_g;
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+void fuzz_setup(void)
 {
-    (void)argc;
-    (void)argv;
-    fuzz_quiet();
     s_g = game_default();
-    return 0;
 }
 
 /* Every property of one state (is_legal on every action and the perft
@@ -92,13 +85,10 @@ static int s_check_state(const game_state *s, uint16_t *legal, int step)
     return n;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int fuzz_input(const uint8_t *data, size_t size)
 {
     const game_def *g = s_g;
-    char *text = malloc(size + 1);
-    FUZZ_ASSERT(text);
-    memcpy(text, data, size);
-    text[size] = 0;
+    char *text = fuzz_text(data, size);
     char *save = NULL, *line = strtok_r(text, "\n", &save);
     game_state s;
     char err[256] = "";

@@ -16,18 +16,12 @@
 #include "data/record.h"
 #include "data/validate.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 static validator *s_val;
 static game_record *s_rec, *s_again;
 static const game_def *s_g;
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+void fuzz_setup(void)
 {
-    (void)argc;
-    (void)argv;
-    fuzz_quiet();
     s_g = game_default();
     validate_limits lim;
     validate_limits_default(&lim);
@@ -35,7 +29,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     s_rec = record_new();
     s_again = record_new();
     FUZZ_ASSERT(s_val && s_rec && s_again);
-    return 0;
 }
 
 /* Counts the states record_replay visits. */
@@ -49,7 +42,7 @@ static int s_count_state(void *ctx, const game_state *s, int k, const record_mov
     return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int fuzz_input(const uint8_t *data, size_t size)
 {
     /* Step 1. The coordinator's validator. */
     validate_result v;

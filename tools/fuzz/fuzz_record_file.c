@@ -15,22 +15,15 @@
 #include "fuzz.h"
 #include "data/record.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 static game_record *s_rec;
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+void fuzz_setup(void)
 {
-    (void)argc;
-    (void)argv;
-    fuzz_quiet();
     s_rec = record_new();
     FUZZ_ASSERT(s_rec);
-    return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int fuzz_input(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;

@@ -11,18 +11,7 @@
 #include "fuzz.h"
 #include "games/game.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_quiet();
-    return 0;
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int fuzz_input(const uint8_t *data, size_t size)
 {
     const game_def *g = game_default();
     if (size < (size_t)g->packed_bytes)

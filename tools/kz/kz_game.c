@@ -58,17 +58,18 @@ typedef struct position_opts {
 } position_opts;
 
 /* moves and show read the first three, perft all five. */
+#define CONFIG_STRUCT position_opts
 static const config_option s_position_rows[] = {
-    {"position", CONFIG_STRING, "", 0, 0, offsetof(position_opts, position),
-     "start from this position (R20), not the initial one"},
+    CONFIG_ROW_STRING(position, "", "start from this position (R20), not the initial one"),
     KZ_GAME_OPTION(position_opts, game),
-    {"dice", CONFIG_STRING, "", 0, 0, offsetof(position_opts, dice),
-     "a game with dice: the roll to play in the position, e.g. 31 (backgammon B17)"},
-    {"turns", CONFIG_BOOL, "false", 0, 0, offsetof(position_opts, turns),
-     "count whole turns (a capture sequence one node) instead of hops (R22)"},
-    {"moves", CONFIG_STRING, "", 0, 0, offsetof(position_opts, moves),
-     "play these actions (space-separated) from the position first"},
+    CONFIG_ROW_STRING(dice, "",
+                      "a game with dice: the roll to play in the position, e.g. 31 (backgammon "
+                      "B17)"),
+    CONFIG_ROW_BOOL(turns, "false",
+                    "count whole turns (a capture sequence one node) instead of hops (R22)"),
+    CONFIG_ROW_STRING(moves, "", "play these actions (space-separated) from the position first"),
 };
+#undef CONFIG_STRUCT
 
 /* Parses --position, --game (and for perft --turns) and the other words
  * (actions, or perft's DEPTH) into words (argc of them at most). Returns -1
@@ -248,13 +249,14 @@ int cmd_random_game(int argc, char **argv)
         bool show;                 /* draw the board after every turn */
         char game[CONFIG_STR_MAX]; /* the game */
     } random_opts;
+#define CONFIG_STRUCT random_opts
     static const config_option rows[] = {
-        {"seed", CONFIG_INT, "1", 0, 9007199254740991, offsetof(random_opts, seed),
-         "the game's seed: the same seed, the same game"},
-        {"show", CONFIG_BOOL, "false", 0, 0, offsetof(random_opts, show),
-         "draw the board after every turn"},
+        CONFIG_ROW_INT(seed, "1", 0, 9007199254740991,
+                       "the game's seed: the same seed, the same game"),
+        CONFIG_ROW_BOOL(show, "false", "draw the board after every turn"),
         KZ_GAME_OPTION(random_opts, game),
     };
+#undef CONFIG_STRUCT
     random_opts o;
     int rc = kz_parse_args("random-game", usage, rows, 3, &o, argc, argv, NULL, 0, NULL);
     if (rc >= 0)

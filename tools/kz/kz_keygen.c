@@ -13,9 +13,9 @@ typedef struct keygen_config {
     char dir[CONFIG_STR_MAX]; /* where the two files go */
 } keygen_config;
 
-#define O(f) offsetof(keygen_config, f)
+#define CONFIG_STRUCT keygen_config
 static const config_option s_options[] = {
-    {"dir", CONFIG_STRING, ".", 0, 0, O(dir), "directory to write NAME.key and NAME.pub in"},
+    CONFIG_ROW_STRING(dir, ".", "directory to write NAME.key and NAME.pub in"),
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
@@ -54,3 +54,5 @@ int cmd_keygen(int argc, char **argv)
            cfg.dir, pos[0], cfg.dir, pos[0], pub, pos[0], pub);
     return 0;
 }
+
+#undef CONFIG_STRUCT

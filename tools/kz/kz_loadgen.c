@@ -50,39 +50,39 @@ typedef struct loadgen_config {
     long search_simulations;           /* their simulations per move */
 } loadgen_config;
 
-#define O(f) offsetof(loadgen_config, f)
+#define CONFIG_STRUCT loadgen_config
 static const config_option s_options[] = {
-    {"endpoint", CONFIG_STRING, "tcp://127.0.0.1:5555", 0, 0, O(endpoint),
-     "coordinator request endpoint"},
-    {"workers", CONFIG_INT, "32", 1, 4096, O(workers), "simulated workers (one client each)"},
-    {"games", CONFIG_INT, "20000", 1, 1000000000, O(games), "games to submit in all"},
-    {"pool", CONFIG_INT, "256", 1, 1000000, O(pool), "distinct random games to draw from"},
-    {"inflight", CONFIG_INT, "32", 1, 100000, O(inflight),
-     "unacknowledged games per worker at most"},
-    {"model", CONFIG_INT, "1", 1, 4294967295, O(model), "model_version written in the records"},
-    {"repeat", CONFIG_DOUBLE, "0", 0, 1, O(repeat),
-     "fraction of submissions that resend an earlier game (expect duplicates)"},
-    {"seed", CONFIG_INT, "1", 0, 9007199254740991, O(seed), "seed of the game pool"},
-    {"timeout_s", CONFIG_INT, "120", 1, 86400, O(timeout_s), "give up after this many seconds"},
-    {"timeout_ms", CONFIG_INT, "3000", 10, 600000, O(timeout_ms),
-     "each simulated worker's resend timeout (a silent coordinator: reconnect after it)"},
-    {"rate", CONFIG_DOUBLE, "0", 0, 1000000, O(rate),
-     "new submissions per second at most (0 = as fast as acknowledged): a steady load"},
-    {"ledger", CONFIG_STRING, "", 0, 0, O(ledger),
-     "append a line 'ID new|dup SEQ' per acknowledged game to this file (\"\" none)"},
-    {"game", CONFIG_STRING, GAME_DEFAULT_NAME, 0, 0, O(game), "the game of the records sent"},
-    {"curve", CONFIG_BOOL, "true", 0, 0, O(curve),
-     "CurveZMQ (false: for a coordinator with curve = false)"},
-    {"curve_server_key", CONFIG_STRING, "", 0, 0, O(curve_server_key),
-     "with curve: the coordinator's public key file"},
-    {"curve_secret_key", CONFIG_STRING, "", 0, 0, O(curve_secret_key),
-     "with curve: a worker key's secret file (every simulated worker uses it)"},
-    {"search_model", CONFIG_STRING, "", 0, 0, O(search_model),
-     "play the pool's games as a worker does, with this model file (it must be the "
-     "coordinator's version `model`), so that the coordinator's check of forged games "
-     "(docs/security.md) can search them again; \"\" = random games, which it cannot check"},
-    {"search_simulations", CONFIG_INT, "16", 1, 100000, O(search_simulations),
-     "with search_model: simulations per move of the pool's games"},
+    CONFIG_ROW_STRING(endpoint, "tcp://127.0.0.1:5555", "coordinator request endpoint"),
+    CONFIG_ROW_INT(workers, "32", 1, 4096, "simulated workers (one client each)"),
+    CONFIG_ROW_INT(games, "20000", 1, 1000000000, "games to submit in all"),
+    CONFIG_ROW_INT(pool, "256", 1, 1000000, "distinct random games to draw from"),
+    CONFIG_ROW_INT(inflight, "32", 1, 100000, "unacknowledged games per worker at most"),
+    CONFIG_ROW_INT(model, "1", 1, 4294967295, "model_version written in the records"),
+    CONFIG_ROW_DOUBLE(repeat, "0", 0, 1,
+                      "fraction of submissions that resend an earlier game (expect duplicates)"),
+    CONFIG_ROW_INT(seed, "1", 0, 9007199254740991, "seed of the game pool"),
+    CONFIG_ROW_INT(timeout_s, "120", 1, 86400, "give up after this many seconds"),
+    CONFIG_ROW_INT(timeout_ms, "3000", 10, 600000,
+                   "each simulated worker's resend timeout (a silent coordinator: reconnect after "
+                   "it)"),
+    CONFIG_ROW_DOUBLE(rate, "0", 0, 1000000,
+                      "new submissions per second at most (0 = as fast as acknowledged): a steady "
+                      "load"),
+    CONFIG_ROW_STRING(ledger, "",
+                      "append a line 'ID new|dup SEQ' per acknowledged game to this file (\"\" "
+                      "none)"),
+    CONFIG_ROW_STRING(game, GAME_DEFAULT_NAME, "the game of the records sent"),
+    CONFIG_ROW_BOOL(curve, "true", "CurveZMQ (false: for a coordinator with curve = false)"),
+    CONFIG_ROW_STRING(curve_server_key, "", "with curve: the coordinator's public key file"),
+    CONFIG_ROW_STRING(curve_secret_key, "",
+                      "with curve: a worker key's secret file (every simulated worker uses it)"),
+    CONFIG_ROW_STRING(search_model, "",
+                      "play the pool's games as a worker does, with this model file (it must be "
+                      "the coordinator's version `model`), so that the coordinator's check of "
+                      "forged games (docs/security.md) can search them again; \"\" = random "
+                      "games, which it cannot check"),
+    CONFIG_ROW_INT(search_simulations, "16", 1, 100000,
+                   "with search_model: simulations per move of the pool's games"),
 };
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
@@ -309,3 +309,5 @@ int cmd_loadgen(int argc, char **argv)
     zmq_ctx_term(zctx);
     return status;
 }
+
+#undef CONFIG_STRUCT

@@ -248,29 +248,29 @@ int cmd_match(int argc, char **argv)
         char judge[CONFIG_STR_MAX];                /* backgammon: gnubg's level, "" = none */
         char game[CONFIG_STR_MAX];                 /* the game */
     } match_opts;
+#define CONFIG_STRUCT match_opts
     static const config_option rows[] = {
         KZ_GAME_OPTION(match_opts, game),
-        {"games", CONFIG_INT, NULL, 1, 10000000, offsetof(match_opts, games), "games to play"},
-        {"openings", CONFIG_INT, NULL, 0, MATCH_MAX_OPENINGS, offsetof(match_opts, openings),
-         "distinct openings, each played with both colours (a pair); 0 = none, every game "
-         "from the start; default: games / 2"},
-        {"opening_turns", CONFIG_INT, NULL, 1, MATCH_MAX_OPENING_TURNS,
-         offsetof(match_opts, opening_turns),
-         "random turns of an opening; 0 = the fewest that give enough openings"},
-        {"seed", CONFIG_INT, NULL, 0, 9007199254740991, offsetof(match_opts, seed),
-         "the match's seed: the same seed replays the same match"},
-        {"sprt", CONFIG_STRING, "", 0, 0, offsetof(match_opts, sprt),
-         "ELO0,ELO1[,ALPHA,BETA]: stop when the GSPRT accepts a hypothesis"},
-        {"quiet", CONFIG_BOOL, "false", 0, 0, offsetof(match_opts, quiet),
-         "no line per game, only the summary"},
-        {"tb_dir", CONFIG_STRING, "", 0, 0, offsetof(match_opts, tb_dir),
-         "endgame tables for the players' searches (kz tb build); \"\" = none"},
-        {"tb_players", CONFIG_STRING, "both", 0, 0, offsetof(match_opts, tb_players),
-         "who searches with the tables: a, b or both"},
-        {"judge", CONFIG_STRING, "", 0, 0, offsetof(match_opts, judge),
-         "backgammon: gnubg at this level (e.g. expert) rates every move: each side's error "
-         "rate (equity lost per decision, millipoints) and PR; \"\" = none"},
+        CONFIG_ROW_INT(games, NULL, 1, 10000000, "games to play"),
+        CONFIG_ROW_INT(openings, NULL, 0, MATCH_MAX_OPENINGS,
+                       "distinct openings, each played with both colours (a pair); 0 = none, "
+                       "every game from the start; default: games / 2"),
+        CONFIG_ROW_INT(opening_turns, NULL, 1, MATCH_MAX_OPENING_TURNS,
+                       "random turns of an opening; 0 = the fewest that give enough openings"),
+        CONFIG_ROW_INT(seed, NULL, 0, 9007199254740991,
+                       "the match's seed: the same seed replays the same match"),
+        CONFIG_ROW_STRING(sprt, "",
+                          "ELO0,ELO1[,ALPHA,BETA]: stop when the GSPRT accepts a hypothesis"),
+        CONFIG_ROW_BOOL(quiet, "false", "no line per game, only the summary"),
+        CONFIG_ROW_STRING(tb_dir, "",
+                          "endgame tables for the players' searches (kz tb build); \"\" = none"),
+        CONFIG_ROW_STRING(tb_players, "both", "who searches with the tables: a, b or both"),
+        CONFIG_ROW_STRING(judge, "",
+                          "backgammon: gnubg at this level (e.g. expert) rates every move: each "
+                          "side's error rate (equity lost per decision, millipoints) and PR; \"\" "
+                          "= none"),
     };
+#undef CONFIG_STRUCT
     match_opts o = {.games = cfg.games, .openings = -1,
                     .opening_turns = cfg.opening_turns, .seed = (long)cfg.seed};
     const char *words[argc];
@@ -432,24 +432,23 @@ typedef struct engine_opts {
 } engine_opts;
 
 /* The rows of analyse and play (analyse alone has --json, play alone --color). */
+#define CONFIG_STRUCT engine_opts
 static const config_option s_engine_rows[] = {
     KZ_GAME_OPTION(engine_opts, game),
-    {"model", CONFIG_STRING, "", 0, 0, offsetof(engine_opts, model),
-     "the engine is mcts:MODEL:SIMS (a model file or `uniform`)"},
-    {"sims", CONFIG_INT, NULL, 1, PLAYER_MAX_PLAYOUTS, offsetof(engine_opts, sims),
-     "simulations (mcts) or playouts (uct); 0 = the game's (mcts) or 1000 (uct)"},
+    CONFIG_ROW_STRING(model, "", "the engine is mcts:MODEL:SIMS (a model file or `uniform`)"),
+    CONFIG_ROW_INT(sims, NULL, 1, PLAYER_MAX_PLAYOUTS,
+                   "simulations (mcts) or playouts (uct); 0 = the game's (mcts) or 1000 (uct)"),
     {"player", CONFIG_STRING, "", 0, 0, offsetof(engine_opts, spec),
      "the engine as a player spec (below)"},
-    {"position", CONFIG_STRING, "", 0, 0, offsetof(engine_opts, position),
-     "start from this position (R20), not the initial one"},
-    {"seed", CONFIG_INT, "1", 0, 9007199254740991, offsetof(engine_opts, seed),
-     "the engine's seed"},
-    {"json", CONFIG_BOOL, "false", 0, 0, offsetof(engine_opts, json),
-     "print the answer of the play page's GET /api/analyse instead (docs/web.md)"},
-    {"color", CONFIG_STRING, "", 0, 0, offsetof(engine_opts, color),
-     "your side: a player's name or its first letter (Khreibaga: b, black, moves "
-     "first; w, white); \"\" = the first player"},
+    CONFIG_ROW_STRING(position, "", "start from this position (R20), not the initial one"),
+    CONFIG_ROW_INT(seed, "1", 0, 9007199254740991, "the engine's seed"),
+    CONFIG_ROW_BOOL(json, "false",
+                    "print the answer of the play page's GET /api/analyse instead (docs/web.md)"),
+    CONFIG_ROW_STRING(color, "",
+                      "your side: a player's name or its first letter (Khreibaga: b, black, moves "
+                      "first; w, white); \"\" = the first player"),
 };
+#undef CONFIG_STRUCT
 #define N_ENGINE_ROWS (sizeof s_engine_rows / sizeof s_engine_rows[0])
 
 /* Parses the options of analyse (all rows but --color) or play (all but

@@ -75,33 +75,32 @@ static int s_model_init(int argc, char **argv)
         char game[CONFIG_STR_MAX];          /* the game */
         char kind[CONFIG_STR_MAX];          /* "net" or "gbdt" */
     } init_opts;
+#define CONFIG_STRUCT init_opts
     static const config_option rows[] = {
         KZ_GAME_OPTION(init_opts, game),
-        {"blocks", CONFIG_INT, NULL, 0, 128, offsetof(init_opts, blocks), "residual blocks"},
-        {"filters", CONFIG_INT, NULL, 1, 1024, offsetof(init_opts, filters),
-         "filters of the stem and the tower"},
-        {"value_hidden", CONFIG_INT, NULL, 1, 4096, offsetof(init_opts, value_hidden),
-         "width of the value head's hidden layer"},
-        {"opp_policy_filters", CONFIG_INT, NULL, 0, 64, offsetof(init_opts, opp_policy_filters),
-         "1x1 filters of the auxiliary opponent-policy head (0 = no such head)"},
-        {"material_filters", CONFIG_INT, NULL, 0, 64, offsetof(init_opts, material_filters),
-         "1x1 filters of the auxiliary material head (0 = no such head)"},
-        {"value_wdl", CONFIG_BOOL, "false", 0, 0, offsetof(init_opts, value_wdl),
-         "a win/draw/loss value head (3 logits, softmax) instead of tanh"},
-        {"derived_planes", CONFIG_BOOL, "false", 0, 0, offsetof(init_opts, derived_planes),
-         "the game's derived input planes (game_def.derive_planes) appended to its planes"},
+        CONFIG_ROW_INT(blocks, NULL, 0, 128, "residual blocks"),
+        CONFIG_ROW_INT(filters, NULL, 1, 1024, "filters of the stem and the tower"),
+        CONFIG_ROW_INT(value_hidden, NULL, 1, 4096, "width of the value head's hidden layer"),
+        CONFIG_ROW_INT(opp_policy_filters, NULL, 0, 64,
+                       "1x1 filters of the auxiliary opponent-policy head (0 = no such head)"),
+        CONFIG_ROW_INT(material_filters, NULL, 0, 64,
+                       "1x1 filters of the auxiliary material head (0 = no such head)"),
+        CONFIG_ROW_BOOL(value_wdl, "false",
+                        "a win/draw/loss value head (3 logits, softmax) instead of tanh"),
+        CONFIG_ROW_BOOL(derived_planes, "false",
+                        "the game's derived input planes (game_def.derive_planes) appended to its "
+                        "planes"),
         {"derived_planes_if_any", CONFIG_BOOL, "false", 0, 0,
          offsetof(init_opts, derived_if_any),
          "the game's derived input planes when it has any (no error for a game without)"},
-        {"seed", CONFIG_INT, "1", 0, 9007199254740991, offsetof(init_opts, seed),
-         "seed of the random weights"},
-        {"version", CONFIG_INT, "0", 0, UINT32_MAX, offsetof(init_opts, version),
-         "model version written into the file (0 = unversioned)"},
-        {"force", CONFIG_BOOL, "false", 0, 0, offsetof(init_opts, force),
-         "replace an existing OUT"},
-        {"kind", CONFIG_STRING, "net", 0, 0, offsetof(init_opts, kind),
-         "net (a network) or gbdt (gradient-boosted trees, none yet)"},
+        CONFIG_ROW_INT(seed, "1", 0, 9007199254740991, "seed of the random weights"),
+        CONFIG_ROW_INT(version, "0", 0, UINT32_MAX,
+                       "model version written into the file (0 = unversioned)"),
+        CONFIG_ROW_BOOL(force, "false", "replace an existing OUT"),
+        CONFIG_ROW_STRING(kind, "net",
+                          "net (a network) or gbdt (gradient-boosted trees, none yet)"),
     };
+#undef CONFIG_STRUCT
     model_arch a;
     model_arch_default(&a, game_default());
     init_opts o = {.blocks = a.blocks,
@@ -315,10 +314,11 @@ static int s_model_dump(int argc, char **argv)
     typedef struct dump_opts {
         bool no_data; /* leave out the values */
     } dump_opts;
+#define CONFIG_STRUCT dump_opts
     static const config_option rows[] = {
-        {"no_data", CONFIG_BOOL, "false", 0, 0, offsetof(dump_opts, no_data),
-         "leave out the tensors' values"},
+        CONFIG_ROW_BOOL(no_data, "false", "leave out the tensors' values"),
     };
+#undef CONFIG_STRUCT
     dump_opts o;
     const char *words[argc];
     size_t nw;
@@ -416,12 +416,14 @@ static int s_model_fetch(int argc, char **argv)
         long version;              /* 0: the best */
         char game[CONFIG_STR_MAX]; /* the game it must be for, "" = any */
     } fetch_opts;
+#define CONFIG_STRUCT fetch_opts
     static const config_option rows[] = {
-        {"version", CONFIG_INT, "0", 0, UINT32_MAX, offsetof(fetch_opts, version),
-         "model version to fetch (0 = the current best)"},
-        {"game", CONFIG_STRING, "", 0, 0, offsetof(fetch_opts, game),
-         "the game the model must be for (\"\" = any: the coordinator's)"},
+        CONFIG_ROW_INT(version, "0", 0, UINT32_MAX,
+                       "model version to fetch (0 = the current best)"),
+        CONFIG_ROW_STRING(game, "",
+                          "the game the model must be for (\"\" = any: the coordinator's)"),
     };
+#undef CONFIG_STRUCT
     fetch_opts o;
     const char *words[argc];
     size_t nw;
@@ -557,15 +559,17 @@ int cmd_eval(int argc, char **argv)
         char precision[CONFIG_STR_MAX]; /* fp32 | bf16 */
         char game[CONFIG_STR_MAX];      /* the game */
     } eval_opts;
+#define CONFIG_STRUCT eval_opts
     static const config_option rows[] = {
         KZ_GAME_OPTION(eval_opts, game),
-        {"position", CONFIG_STRING, "", 0, 0, offsetof(eval_opts, position),
-         "start from this position (R20), not the initial one"},
-        {"json", CONFIG_BOOL, "false", 0, 0, offsetof(eval_opts, json), "print one JSON object"},
-        {"threads", CONFIG_INT, "1", 1, 64, offsetof(eval_opts, threads), "OpenBLAS threads"},
-        {"precision", CONFIG_STRING, "fp32", 0, 0, offsetof(eval_opts, precision),
-         "the network's arithmetic: fp32, or bf16 (AVX512_BF16; fp32 where the CPU lacks it)"},
+        CONFIG_ROW_STRING(position, "", "start from this position (R20), not the initial one"),
+        CONFIG_ROW_BOOL(json, "false", "print one JSON object"),
+        CONFIG_ROW_INT(threads, "1", 1, 64, "OpenBLAS threads"),
+        CONFIG_ROW_STRING(precision, "fp32",
+                          "the network's arithmetic: fp32, or bf16 (AVX512_BF16; fp32 where the "
+                          "CPU lacks it)"),
     };
+#undef CONFIG_STRUCT
     eval_opts o;
     const char *words[argc];
     size_t nw;

@@ -32,15 +32,15 @@ int cmd_scale(int argc, char **argv)
         char players[CONFIG_STR_MAX];
         long pairs, seed;
     } scale_opts;
+#define CONFIG_STRUCT scale_opts
     static const config_option rows[] = {
         KZ_GAME_OPTION(scale_opts, game),
-        {"players", CONFIG_STRING, "random,greedy,alphabeta:2,alphabeta:4,uct:1000", 0, 0,
-         offsetof(scale_opts, players), "the players, weakest first, random first"},
-        {"pairs", CONFIG_INT, "50", 1, 100000, offsetof(scale_opts, pairs),
-         "pairs of games between neighbours"},
-        {"seed", CONFIG_INT, "1", 0, 9007199254740991, offsetof(scale_opts, seed),
-         "the matches' seed (openings and players)"},
+        CONFIG_ROW_STRING(players, "random,greedy,alphabeta:2,alphabeta:4,uct:1000",
+                          "the players, weakest first, random first"),
+        CONFIG_ROW_INT(pairs, "50", 1, 100000, "pairs of games between neighbours"),
+        CONFIG_ROW_INT(seed, "1", 0, 9007199254740991, "the matches' seed (openings and players)"),
     };
+#undef CONFIG_STRUCT
     scale_opts o = {0};
     const char *words[argc];
     size_t nw;

@@ -97,28 +97,28 @@ typedef struct selfplay_opts {
     selfplay_config play;               /* parallel, PCR, the tables' use and the search */
 } selfplay_opts;
 
-#define O(f) offsetof(selfplay_opts, f)
+#define CONFIG_STRUCT selfplay_opts
 static const config_option s_selfplay_rows[] = {
-    {"game", CONFIG_STRING, GAME_DEFAULT_NAME, 0, 0, O(game),
-     "the game (its search defaults apply: simulations, dirichlet_alpha)"},
-    {"model", CONFIG_STRING, "uniform", 0, 0, O(model),
-     "model file (kz model init), or uniform: every prior equal, every value 0, so that "
-     "self-play needs no model"},
-    {"games", CONFIG_INT, NULL, 1, 100000000, O(games), "games to play (required)"},
-    {"out", CONFIG_STRING, "", 0, 0, O(out), "record file to create (required; overwritten)"},
-    {"seed", CONFIG_STRING, "", 0, 0, O(seed),
-     "game k plays with seed N+k (\"\" = random, printed)"},
-    {"position", CONFIG_STRING, "", 0, 0, O(position),
-     "start every game from this R20 position (\"\" = the initial one)"},
-    {"model_version", CONFIG_STRING, "", 0, 0, O(model_version),
-     "version number to record (\"\" = the model's, 0 for uniform)"},
-    {"worker_id", CONFIG_STRING, "kz-selfplay", 0, 0, O(worker_id), "recorded in every game"},
-    {"threads", CONFIG_INT, "1", 1, 256, O(threads), "OpenBLAS threads for the network"},
-    {"precision", CONFIG_STRING, "bf16", 0, 0, O(precision),
-     "the network's arithmetic: bf16 (AVX512_BF16; fp32 where the CPU lacks it) or fp32"},
-    {"quiet", CONFIG_BOOL, "false", 0, 0, O(quiet), "no progress lines"},
-    {"tb_dir", CONFIG_STRING, "", 0, 0, O(tb_dir),
-     "endgame tables (kz tb build) for tb_search and tb_adjudicate; \"\" = none"},
+    CONFIG_ROW_STRING(game, GAME_DEFAULT_NAME,
+                      "the game (its search defaults apply: simulations, dirichlet_alpha)"),
+    CONFIG_ROW_STRING(model, "uniform",
+                      "model file (kz model init), or uniform: every prior equal, every value 0, "
+                      "so that self-play needs no model"),
+    CONFIG_ROW_INT(games, NULL, 1, 100000000, "games to play (required)"),
+    CONFIG_ROW_STRING(out, "", "record file to create (required; overwritten)"),
+    CONFIG_ROW_STRING(seed, "", "game k plays with seed N+k (\"\" = random, printed)"),
+    CONFIG_ROW_STRING(position, "",
+                      "start every game from this R20 position (\"\" = the initial one)"),
+    CONFIG_ROW_STRING(model_version, "",
+                      "version number to record (\"\" = the model's, 0 for uniform)"),
+    CONFIG_ROW_STRING(worker_id, "kz-selfplay", "recorded in every game"),
+    CONFIG_ROW_INT(threads, "1", 1, 256, "OpenBLAS threads for the network"),
+    CONFIG_ROW_STRING(precision, "bf16",
+                      "the network's arithmetic: bf16 (AVX512_BF16; fp32 where the CPU lacks it) "
+                      "or fp32"),
+    CONFIG_ROW_BOOL(quiet, "false", "no progress lines"),
+    CONFIG_ROW_STRING(tb_dir, "",
+                      "endgame tables (kz tb build) for tb_search and tb_adjudicate; \"\" = none"),
     /* The spellings kz selfplay had before it shared the search's rows. */
     {"sims", CONFIG_ALIAS, "simulations", 0, 0, 0, ""},
     {"leaves", CONFIG_ALIAS, "leaves_per_tree", 0, 0, 0, ""},
@@ -130,7 +130,7 @@ static const config_option s_selfplay_rows[] = {
     {"pcr_full", CONFIG_ALIAS, "pcr_full_fraction", 0, 0, 0, ""},
     {"pcr_fast", CONFIG_ALIAS, "pcr_fast_simulations", 0, 0, 0, ""},
 };
-#undef O
+#undef CONFIG_STRUCT
 #define N_SELFPLAY_ROWS (sizeof s_selfplay_rows / sizeof s_selfplay_rows[0])
 
 int cmd_selfplay(int argc, char **argv)
@@ -424,10 +424,12 @@ int cmd_records(int argc, char **argv)
     typedef struct records_opts {
         long game; /* the game to list, 0 = a summary */
     } records_opts;
+#define CONFIG_STRUCT records_opts
     static const config_option rows[] = {
-        {"game", CONFIG_INT, NULL, 1, 1L << 40, offsetof(records_opts, game),
-         "list game K (1 = the first) move by move instead of the summary"},
+        CONFIG_ROW_INT(game, NULL, 1, 1L << 40,
+                       "list game K (1 = the first) move by move instead of the summary"),
     };
+#undef CONFIG_STRUCT
     records_opts o = {0};
     const char *files[argc];
     size_t n_files;

@@ -195,19 +195,19 @@ int cmd_serve(int argc, char **argv)
         "SPEC serves another player instead (its own strength: --sims does not apply).\n"
         "Ctrl-C stops it.\n\n";
     serve_opts o;
+#define CONFIG_STRUCT serve_opts
     static const config_option rows[] = {
         KZ_GAME_OPTION(serve_opts, game),
-        {"model", CONFIG_STRING, "", 0, 0, offsetof(serve_opts, model),
-         "the engine's network: a model file, or uniform"},
+        CONFIG_ROW_STRING(model, "", "the engine's network: a model file, or uniform"),
         {"player", CONFIG_STRING, "", 0, 0, offsetof(serve_opts, spec),
          "the engine as a player spec instead of --model"},
-        {"port", CONFIG_INT, "8090", 1, 65535, offsetof(serve_opts, port), "HTTP port"},
-        {"bind", CONFIG_STRING, "127.0.0.1", 0, 0, offsetof(serve_opts, bind),
-         "IPv4 address to listen on (0.0.0.0: every interface)"},
-        {"sims", CONFIG_INT, "0", 0, PLAYER_MAX_SIMS, offsetof(serve_opts, sims),
-         "simulations per move unless the page asks for others (0 = the game's: Khreibaga 200)"},
-        {"max_sims", CONFIG_INT, "5000", 1, PLAYER_MAX_SIMS, offsetof(serve_opts, max_sims),
-         "most simulations a page may ask for"},
+        CONFIG_ROW_INT(port, "8090", 1, 65535, "HTTP port"),
+        CONFIG_ROW_STRING(bind, "127.0.0.1",
+                          "IPv4 address to listen on (0.0.0.0: every interface)"),
+        CONFIG_ROW_INT(sims, "0", 0, PLAYER_MAX_SIMS,
+                       "simulations per move unless the page asks for others (0 = the game's: "
+                       "Khreibaga 200)"),
+        CONFIG_ROW_INT(max_sims, "5000", 1, PLAYER_MAX_SIMS, "most simulations a page may ask for"),
         {"http_connections", CONFIG_INT, "512", 8, 65536, offsetof(serve_opts, connections),
          "connections at once at most (a thread each); an eighth is kept free for new ones "
          "(the coordinator's http_connections)"},
@@ -216,16 +216,17 @@ int cmd_serve(int argc, char **argv)
         {"http_timeout_s", CONFIG_INT, "10", 1, 3600, offsetof(serve_opts, timeout_s),
          "a connection silent this long, or still sending its request header after this long, "
          "is closed"},
-        {"records", CONFIG_STRING, "play.kzr", 0, 0, offsetof(serve_opts, records),
-         "record file the finished games are appended to; \"\" = not saved"},
-        {"remote_saves", CONFIG_BOOL, "false", 0, 0, offsetof(serve_opts, remote_saves),
-         "pages opened from other machines may save their games too (by default only this "
-         "machine's: anyone who reaches the port could fill the disk)"},
-        {"saves_per_hour", CONFIG_INT, "120", 1, 1000000, offsetof(serve_opts, saves_per_hour),
-         "games saved an hour at most (bursts of up to 20); more are refused (429)"},
-        {"records_max_mb", CONFIG_DOUBLE, "64", 0.0001, 1e6, offsetof(serve_opts, records_max_mb),
-         "no game is saved once the record file has this size (507)"},
+        CONFIG_ROW_STRING(records, "play.kzr",
+                          "record file the finished games are appended to; \"\" = not saved"),
+        CONFIG_ROW_BOOL(remote_saves, "false",
+                        "pages opened from other machines may save their games too (by default "
+                        "only this machine's: anyone who reaches the port could fill the disk)"),
+        CONFIG_ROW_INT(saves_per_hour, "120", 1, 1000000,
+                       "games saved an hour at most (bursts of up to 20); more are refused (429)"),
+        CONFIG_ROW_DOUBLE(records_max_mb, "64", 0.0001, 1e6,
+                          "no game is saved once the record file has this size (507)"),
     };
+#undef CONFIG_STRUCT
     const char *words[argc];
     size_t nw;
     int rc = kz_parse_args("serve", usage, rows, sizeof rows / sizeof rows[0], &o, argc, argv,

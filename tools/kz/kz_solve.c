@@ -51,58 +51,63 @@ typedef struct solve_opts {
     bool quiet;                    /* referee: no line per game */
 } solve_opts;
 
-#define O(f) offsetof(solve_opts, f)
+#define CONFIG_STRUCT solve_opts
 static const config_option s_rows[] = {
-    {"position", CONFIG_STRING, KH_START, 0, 0, O(position),
-     "the root position (R20, a turn start)"},
-    {"side", CONFIG_CHOICE, "black|white", 0, 0, O(side), "X of the claim \"X does not lose\""},
-    {"tables", CONFIG_STRING, "./var/tb", 0, 0, O(tables),
-     "the endgame tables' directory (kz tb build; \"\": none)"},
-    {"pieces", CONFIG_INT, "0", 0, TB_MAX_PIECES, O(pieces),
-     "load tables up to this many pieces (0: all)"},
-    {"tt", CONFIG_STRING, "", 0, 0, O(tt),
-     "the transposition table file (created if missing, resumed if there; \"\": in memory)"},
-    {"tt_mb", CONFIG_INT, "256", 1, 1 << 20, O(tt_mb),
-     "the transposition table's size when created"},
-    {"cert", CONFIG_STRING, "", 0, 0, O(cert), "write the certificate of a proof here"},
-    {"nodes", CONFIG_INT, "0", 0, 1e18, O(nodes),
-     "stop after this many expansions (0: no limit); referee, accuracy: a position's budget "
-     "(0: 200000)"},
-    {"seconds", CONFIG_DOUBLE, "0", 0, 1e9, O(seconds),
-     "stop after this long (0: no limit); book: each claim; referee, accuracy: each position"},
-    {"progress", CONFIG_DOUBLE, "10", 0.1, 1e6, O(progress), "seconds between progress lines"},
-    {"verify_tables", CONFIG_BOOL, "false", 0, 0, O(verify_tables),
-     "verify: check every loaded table class against the rules first (slow)"},
-    {"book", CONFIG_CHOICE, "coordinator|learning", 0, 0, O(book),
-     "book: the coordinator's (500 openings, seed 1) or bench_learning's (50, seed 20261124)"},
-    {"openings", CONFIG_INT, "0", 0, 100000, O(openings),
-     "book: the first N openings (0: all); --match: distinct openings (0: games / 2)"},
-    {"cert_dir", CONFIG_STRING, "", 0, 0, O(cert_dir),
-     "book: write the certificate of each answer into this directory (NNN-black.txt, "
-     "NNN-white.txt: the claim \"X does not lose\", or the opponent's win)"},
-    {"positions", CONFIG_INT, "20", 1, 1000000, O(positions),
-     "accuracy: positions (the book's first N openings, at most 500, or N turn starts of "
-     "the games given)"},
-    {"sims", CONFIG_INT, "100", 1, 100000, O(sims), "accuracy: the mcts player's simulations"},
-    {"players", CONFIG_STRING, "", 0, 0, O(players),
-     "accuracy: more players to measure, specs joined by commas (alphabeta:4,perfect)"},
-    {"records", CONFIG_STRING, "", 0, 0, O(records),
-     "referee, accuracy: the games of this record file (kz selfplay --out)"},
-    {"store", CONFIG_STRING, "", 0, 0, O(store),
-     "referee, accuracy: the newest --games games of this coordinator store (read only)"},
-    {"kind", CONFIG_CHOICE, "selfplay|rating|arena|any", 0, 0, O(kind),
-     "--store: the kind of game"},
-    {"model", CONFIG_INT, "0", 0, 4294967295.0, O(model),
-     "--store: only games of this model version (0: any)"},
-    {"games", CONFIG_INT, "0", 0, 10000000, O(games),
-     "referee, accuracy: games at most (0: all of a file, 100 of a store, 20 of a match)"},
-    {"match", CONFIG_STRING, "", 0, 0, O(match),
-     "referee, accuracy: A,B: play kz match A B (--games, --openings, --seed) and judge it"},
-    {"seed", CONFIG_INT, "1", 0, 9007199254740991, O(seed),
-     "--match: the match's seed; accuracy: the draw of positions from games"},
-    {"quiet", CONFIG_BOOL, "false", 0, 0, O(quiet), "referee: only the summary"},
+    CONFIG_ROW_STRING(position, KH_START, "the root position (R20, a turn start)"),
+    CONFIG_ROW_CHOICE(side, "black|white", "X of the claim \"X does not lose\""),
+    CONFIG_ROW_STRING(tables, "./var/tb",
+                      "the endgame tables' directory (kz tb build; \"\": none)"),
+    CONFIG_ROW_INT(pieces, "0", 0, TB_MAX_PIECES, "load tables up to this many pieces (0: all)"),
+    CONFIG_ROW_STRING(tt, "",
+                      "the transposition table file (created if missing, resumed if there; \"\": "
+                      "in memory)"),
+    CONFIG_ROW_INT(tt_mb, "256", 1, 1 << 20, "the transposition table's size when created"),
+    CONFIG_ROW_STRING(cert, "", "write the certificate of a proof here"),
+    CONFIG_ROW_INT(nodes, "0", 0, 1e18,
+                   "stop after this many expansions (0: no limit); referee, accuracy: a "
+                   "position's budget (0: 200000)"),
+    CONFIG_ROW_DOUBLE(seconds, "0", 0, 1e9,
+                      "stop after this long (0: no limit); book: each claim; referee, accuracy: "
+                      "each position"),
+    CONFIG_ROW_DOUBLE(progress, "10", 0.1, 1e6, "seconds between progress lines"),
+    CONFIG_ROW_BOOL(verify_tables, "false",
+                    "verify: check every loaded table class against the rules first (slow)"),
+    CONFIG_ROW_CHOICE(book, "coordinator|learning",
+                      "book: the coordinator's (500 openings, seed 1) or bench_learning's (50, "
+                      "seed 20261124)"),
+    CONFIG_ROW_INT(openings, "0", 0, 100000,
+                   "book: the first N openings (0: all); --match: distinct openings (0: games / "
+                   "2)"),
+    CONFIG_ROW_STRING(cert_dir, "",
+                      "book: write the certificate of each answer into this directory "
+                      "(NNN-black.txt, NNN-white.txt: the claim \"X does not lose\", or the "
+                      "opponent's win)"),
+    CONFIG_ROW_INT(positions, "20", 1, 1000000,
+                   "accuracy: positions (the book's first N openings, at most 500, or N turn "
+                   "starts of the games given)"),
+    CONFIG_ROW_INT(sims, "100", 1, 100000, "accuracy: the mcts player's simulations"),
+    CONFIG_ROW_STRING(players, "",
+                      "accuracy: more players to measure, specs joined by commas "
+                      "(alphabeta:4,perfect)"),
+    CONFIG_ROW_STRING(records, "",
+                      "referee, accuracy: the games of this record file (kz selfplay --out)"),
+    CONFIG_ROW_STRING(store, "",
+                      "referee, accuracy: the newest --games games of this coordinator store "
+                      "(read only)"),
+    CONFIG_ROW_CHOICE(kind, "selfplay|rating|arena|any", "--store: the kind of game"),
+    CONFIG_ROW_INT(model, "0", 0, 4294967295.0,
+                   "--store: only games of this model version (0: any)"),
+    CONFIG_ROW_INT(games, "0", 0, 10000000,
+                   "referee, accuracy: games at most (0: all of a file, 100 of a store, 20 of a "
+                   "match)"),
+    CONFIG_ROW_STRING(match, "",
+                      "referee, accuracy: A,B: play kz match A B (--games, --openings, --seed) "
+                      "and judge it"),
+    CONFIG_ROW_INT(seed, "1", 0, 9007199254740991,
+                   "--match: the match's seed; accuracy: the draw of positions from games"),
+    CONFIG_ROW_BOOL(quiet, "false", "referee: only the summary"),
 };
-#undef O
+#undef CONFIG_STRUCT
 #define N_ROWS (sizeof s_rows / sizeof s_rows[0])
 
 static const char s_usage[] =

@@ -518,15 +518,17 @@ typedef struct status_config {
     double stall_minutes; /* warn when the best is older than this while the trainer goes on */
 } status_config;
 
+#define CONFIG_STRUCT status_config
 static const config_option s_status_options[] = {
-    {"json", CONFIG_BOOL, "false", 0, 0, offsetof(status_config, json),
-     "print the JSON document as received"},
-    {"line", CONFIG_BOOL, "false", 0, 0, offsetof(status_config, line),
-     "print one line: time, games (per minute), positions, trainer step and loss, best "
-     "version (and its rating), running and last arena, live workers"},
-    {"stall_minutes", CONFIG_DOUBLE, "15", 0.1, 1e6, offsetof(status_config, stall_minutes),
-     "warn when the best has not changed for this long while the trainer took steps"},
+    CONFIG_ROW_BOOL(json, "false", "print the JSON document as received"),
+    CONFIG_ROW_BOOL(line, "false",
+                    "print one line: time, games (per minute), positions, trainer step and loss, "
+                    "best version (and its rating), running and last arena, live workers"),
+    CONFIG_ROW_DOUBLE(stall_minutes, "15", 0.1, 1e6,
+                      "warn when the best has not changed for this long while the trainer took "
+                      "steps"),
 };
+#undef CONFIG_STRUCT
 #define N_STATUS_OPTIONS (sizeof s_status_options / sizeof s_status_options[0])
 
 int cmd_status(int argc, char **argv)
@@ -588,10 +590,12 @@ typedef struct ratings_config {
     bool pairs; /* also list every pair that met */
 } ratings_config;
 
+#define CONFIG_STRUCT ratings_config
 static const config_option s_ratings_options[] = {
-    {"pairs", CONFIG_BOOL, "false", 0, 0, offsetof(ratings_config, pairs),
-     "also list every pair of players that met: games, pairs by outcome, score"},
+    CONFIG_ROW_BOOL(pairs, "false",
+                    "also list every pair of players that met: games, pairs by outcome, score"),
 };
+#undef CONFIG_STRUCT
 #define N_RATINGS_OPTIONS (sizeof s_ratings_options / sizeof s_ratings_options[0])
 
 /* A player's games and points over all its tallies. */

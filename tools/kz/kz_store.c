@@ -35,18 +35,20 @@ typedef struct store_cmd_config {
 } store_cmd_config;
 
 #define O(f) offsetof(store_cmd_config, f)
+#define CONFIG_STRUCT store_cmd_config
 static const config_option s_options[] = {
-    {"data_dir", CONFIG_STRING, "./var/coordinator", 0, 0, O(data_dir),
-     "the coordinator's store directory"},
-    {"games", CONFIG_BOOL, "false", 0, 0, O(games),
-     "one line per game: sequence, id (hex), kind, model, winner, reason, plies, worker"},
-    {"models", CONFIG_BOOL, "false", 0, 0, O(models),
-     "one line per model: version, parent, status, arena tally, bytes"},
+    CONFIG_ROW_STRING(data_dir, "./var/coordinator", "the coordinator's store directory"),
+    CONFIG_ROW_BOOL(games, "false",
+                    "one line per game: sequence, id (hex), kind, model, winner, reason, plies, "
+                    "worker"),
+    CONFIG_ROW_BOOL(models, "false",
+                    "one line per model: version, parent, status, arena tally, bytes"),
     {"export", CONFIG_STRING, "", 0, 0, O(export_model),
      "VERSION or best: write that model to FILE (its version and parent stamped in)"},
-    {"game", CONFIG_INT, "-1", -1, 9007199254740991, O(game),
-     "SEQ: print that stored game move by move (as kz records --game); -1 = none"},
+    CONFIG_ROW_INT(game, "-1", -1, 9007199254740991,
+                   "SEQ: print that stored game move by move (as kz records --game); -1 = none"),
 };
+#undef CONFIG_STRUCT
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
 
 typedef struct list_ctx {
@@ -171,10 +173,12 @@ typedef struct check_cmd_config {
     bool pages_only; /* the structure only */
 } check_cmd_config;
 
+#define CONFIG_STRUCT check_cmd_config
 static const config_option s_check_options[] = {
-    {"pages_only", CONFIG_BOOL, "false", 0, 0, offsetof(check_cmd_config, pages_only),
-     "check the pages only (what the coordinator does at start), not the entries"},
+    CONFIG_ROW_BOOL(pages_only, "false",
+                    "check the pages only (what the coordinator does at start), not the entries"),
 };
+#undef CONFIG_STRUCT
 
 static void s_print_summary(const char *dir, const storecheck_result *r)
 {

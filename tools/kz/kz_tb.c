@@ -33,25 +33,25 @@ typedef struct tb_opts {
     long simulations;              /* accuracy: the search's simulations */
 } tb_opts;
 
-#define O(f) offsetof(tb_opts, f)
+#define CONFIG_STRUCT tb_opts
 static const config_option s_rows[] = {
-    {"dir", CONFIG_STRING, TB_DEFAULT_DIR, 0, 0, O(dir), "the tables' directory"},
-    {"pieces", CONFIG_INT, "0", 0, TB_MAX_PIECES, O(pieces),
-     "build: every class with at most this many pieces (0: 5); others: load at most "
-     "this many (0: all)"},
-    {"threads", CONFIG_INT, "0", 0, 64, O(threads), "build, verify: threads (0: one per CPU)"},
-    {"verify", CONFIG_BOOL, "true", 0, 0, O(verify),
-     "build: check each new table against the rules before going on"},
-    {"position", CONFIG_STRING, "", 0, 0, O(position), "probe: the position (R20)"},
-    {"line", CONFIG_BOOL, "true", 0, 0, O(line), "stats: play out the longest win"},
-    {"seconds", CONFIG_DOUBLE, "3", 0.1, 600, O(seconds), "bench: how long to probe"},
-    {"seed", CONFIG_INT, "1", 0, 1e15, O(seed),
-     "bench, accuracy: the random positions' seed (accuracy: keep it to compare models)"},
-    {"positions", CONFIG_INT, "1000", 1, 1000000, O(positions), "accuracy: test positions"},
-    {"simulations", CONFIG_INT, "200", 1, PLAYER_MAX_SIMS, O(simulations),
-     "accuracy: the search's simulations"},
+    CONFIG_ROW_STRING(dir, TB_DEFAULT_DIR, "the tables' directory"),
+    CONFIG_ROW_INT(pieces, "0", 0, TB_MAX_PIECES,
+                   "build: every class with at most this many pieces (0: 5); others: load at most "
+                   "this many (0: all)"),
+    CONFIG_ROW_INT(threads, "0", 0, 64, "build, verify: threads (0: one per CPU)"),
+    CONFIG_ROW_BOOL(verify, "true",
+                    "build: check each new table against the rules before going on"),
+    CONFIG_ROW_STRING(position, "", "probe: the position (R20)"),
+    CONFIG_ROW_BOOL(line, "true", "stats: play out the longest win"),
+    CONFIG_ROW_DOUBLE(seconds, "3", 0.1, 600, "bench: how long to probe"),
+    CONFIG_ROW_INT(seed, "1", 0, 1e15,
+                   "bench, accuracy: the random positions' seed (accuracy: keep it to compare "
+                   "models)"),
+    CONFIG_ROW_INT(positions, "1000", 1, 1000000, "accuracy: test positions"),
+    CONFIG_ROW_INT(simulations, "200", 1, PLAYER_MAX_SIMS, "accuracy: the search's simulations"),
 };
-#undef O
+#undef CONFIG_STRUCT
 #define N_ROWS (sizeof s_rows / sizeof s_rows[0])
 
 static const char s_usage[] =

@@ -40,39 +40,40 @@ typedef struct yard_opts {
     char recheck[CONFIG_STR_MAX];   /* diagnose: budgets that re-search the errors */
 } yard_opts;
 
-#define O(f) offsetof(yard_opts, f)
+#define CONFIG_STRUCT yard_opts
 static const config_option s_rows[] = {
     KZ_GAME_OPTION(yard_opts, game),
-    {"out", CONFIG_STRING, "", 0, 0, O(out), "book, positions: the file to write"},
-    {"book", CONFIG_STRING, "", 0, 0, O(book),
-     "positions, ab: the openings, a book file (\"\" = --openings generated from --seed)"},
-    {"positions", CONFIG_STRING, "", 0, 0, O(positions), "value: the labelled positions file"},
-    {"anchor", CONFIG_STRING, "alphabeta:8", 0, 0, O(anchor), "ab: the common opponent"},
-    {"players", CONFIG_STRING, "alphabeta:2", 0, 0, O(players),
-     "positions: the player (both sides) of the games sampled"},
-    {"openings", CONFIG_INT, "500", 1, YARD_MAX_BOOK, O(openings),
-     "book: candidate openings; positions, ab: openings generated when no --book"},
-    {"seed", CONFIG_INT, "20261124", 0, 9007199254740991, O(seed),
-     "the generated openings' seed (make learn's book: 20261124)"},
-    {"depth", CONFIG_INT, "10", 1, PLAYER_MAX_DEPTH, O(depth),
-     "book, positions: depth of the deep alpha-beta that judges"},
-    {"count", CONFIG_INT, "1000", 1, YARD_MAX_BOOK, O(count), "positions: how many"},
-    {"every", CONFIG_INT, "3", 1, 100, O(every), "positions: one turn start in this many"},
-    {"compare", CONFIG_INT, "300", 0, YARD_MAX_BOOK, O(compare),
-     "value: positions where --low and --high simulations are compared (0 = none)"},
-    {"low", CONFIG_INT, "200", 1, PLAYER_MAX_SIMS, O(low), "value: the smaller budget"},
-    {"high", CONFIG_INT, "1600", 1, PLAYER_MAX_SIMS, O(high), "value: the larger budget"},
-    {"simulations", CONFIG_INT, "0", 0, PLAYER_MAX_SIMS, O(simulations),
-     "ab: the models' simulations (0 = the game's: Khreibaga 200)"},
-    {"threads", CONFIG_INT, "0", 0, 64, O(threads), "ab, book: threads (0 = one per core)"},
-    {"pairs", CONFIG_INT, "0", 0, YARD_MAX_BOOK, O(pairs),
-     "ab, diagnose: openings used (0 = all)"},
-    {"judge", CONFIG_INT, "12", 1, PLAYER_MAX_DEPTH, O(judge),
-     "diagnose: depth of the alpha-beta that judges every move of the model"},
-    {"recheck", CONFIG_STRING, "800,3200", 0, 0, O(recheck),
-     "diagnose: simulation budgets that re-search the model's errors (\"\" = none)"},
+    CONFIG_ROW_STRING(out, "", "book, positions: the file to write"),
+    CONFIG_ROW_STRING(book, "",
+                      "positions, ab: the openings, a book file (\"\" = --openings generated from "
+                      "--seed)"),
+    CONFIG_ROW_STRING(positions, "", "value: the labelled positions file"),
+    CONFIG_ROW_STRING(anchor, "alphabeta:8", "ab: the common opponent"),
+    CONFIG_ROW_STRING(players, "alphabeta:2",
+                      "positions: the player (both sides) of the games sampled"),
+    CONFIG_ROW_INT(openings, "500", 1, YARD_MAX_BOOK,
+                   "book: candidate openings; positions, ab: openings generated when no --book"),
+    CONFIG_ROW_INT(seed, "20261124", 0, 9007199254740991,
+                   "the generated openings' seed (make learn's book: 20261124)"),
+    CONFIG_ROW_INT(depth, "10", 1, PLAYER_MAX_DEPTH,
+                   "book, positions: depth of the deep alpha-beta that judges"),
+    CONFIG_ROW_INT(count, "1000", 1, YARD_MAX_BOOK, "positions: how many"),
+    CONFIG_ROW_INT(every, "3", 1, 100, "positions: one turn start in this many"),
+    CONFIG_ROW_INT(compare, "300", 0, YARD_MAX_BOOK,
+                   "value: positions where --low and --high simulations are compared (0 = none)"),
+    CONFIG_ROW_INT(low, "200", 1, PLAYER_MAX_SIMS, "value: the smaller budget"),
+    CONFIG_ROW_INT(high, "1600", 1, PLAYER_MAX_SIMS, "value: the larger budget"),
+    CONFIG_ROW_INT(simulations, "0", 0, PLAYER_MAX_SIMS,
+                   "ab: the models' simulations (0 = the game's: Khreibaga 200)"),
+    CONFIG_ROW_INT(threads, "0", 0, 64, "ab, book: threads (0 = one per core)"),
+    CONFIG_ROW_INT(pairs, "0", 0, YARD_MAX_BOOK, "ab, diagnose: openings used (0 = all)"),
+    CONFIG_ROW_INT(judge, "12", 1, PLAYER_MAX_DEPTH,
+                   "diagnose: depth of the alpha-beta that judges every move of the model"),
+    CONFIG_ROW_STRING(recheck, "800,3200",
+                      "diagnose: simulation budgets that re-search the model's errors (\"\" = "
+                      "none)"),
 };
-#undef O
+#undef CONFIG_STRUCT
 #define N_ROWS (sizeof s_rows / sizeof s_rows[0])
 
 static const char s_usage[] =
