@@ -236,11 +236,11 @@ Test(run, ctrl_c_stops_cleanly_and_run_again_continues, .fini = s_fini)
     s_wait_pids_gone("after kill -9 of run.sh");
 }
 
-/* make run GAME=alquerque: the same cluster on another game, said so in
- * its banner; every program plays it. */
-Test(run, another_game, .fini = s_fini)
+/* make run GAME=game with a few quick settings in tag's temp dir, until it
+ * stores games; returns run.out's text so far (the caller frees it). */
+static char *s_run_game(const char *tag, const char *game)
 {
-    s_tmp = harness_tmpdir("run-game");
+    s_tmp = harness_tmpdir(tag);
     cr_assert_not_null(s_tmp);
     char path[1024];
     snprintf(path, sizeof path, "%s/var/etc", s_tmp);
@@ -254,23 +254,35 @@ Test(run, another_game, .fini = s_fini)
     cr_assert_eq(harness_write(path, "parallel = 4\n"), 0);
     int port = tcp_free_port_pair(), http = tcp_free_port();
     cr_assert(port && http && http != port && http != port + 1);
-    setenv("KZ_GAME", "alquerque", 1);
+    setenv("KZ_GAME", game, 1);
     s_start(port, http);
     unsetenv("KZ_GAME");
     s_wait_games(0, 0);
     s_read_pids();
-    char log[1024];
-    snprintf(log, sizeof log, "%s/run.out", s_tmp);
-    char *text = harness_read_file(log);
+    snprintf(path, sizeof path, "%s/run.out", s_tmp);
+    return harness_read_file(path);
+}
+
+/* Ctrl-C of run.sh, and every program it started gone. */
+static void s_ctrl_c(void)
+{
+    cr_assert_eq(proc_signal(&s_run, SIGINT), 0);
+    cr_assert(proc_wait_exit(&s_run, DEADLINE_S), "run.sh did not stop after SIGINT");
+    s_wait_pids_gone("after Ctrl-C");
+}
+
+/* make run GAME=alquerque: the same cluster on another game, said so in
+ * its banner; every program plays it. */
+Test(run, another_game, .fini = s_fini)
+{
+    char *text = s_run_game("run-game", "alquerque");
     cr_expect_not_null(strstr(text, "on this machine, playing alquerque."), "%s", text);
     cr_expect_not_null(strstr(text, "  model    1 blocks x 8 filters"), "a network: %s", text);
     free(text);
     cr_expect(s_log_has("coordinator", "config game = \"alquerque\""));
     cr_expect(s_log_has("worker-1", "config game = \"alquerque\""));
     cr_expect(s_log_has("trainer", "config game = \"alquerque\""));
-    cr_assert_eq(proc_signal(&s_run, SIGINT), 0);
-    cr_assert(proc_wait_exit(&s_run, DEADLINE_S), "run.sh did not stop after SIGINT");
-    s_wait_pids_gone("after Ctrl-C");
+    s_ctrl_c();
 }
 
 /* make run GAME=yinsh starts from trees, the kind that measured better on
@@ -278,34 +290,11 @@ Test(run, another_game, .fini = s_fini)
  * Khreibaga's first model stays a network (the other tests' banners). */
 Test(run, yinsh_starts_with_trees, .fini = s_fini)
 {
-    s_tmp = harness_tmpdir("run-yinsh");
-    cr_assert_not_null(s_tmp);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/var/etc", s_tmp);
-    char *mk[] = {"mkdir", "-p", path, NULL};
-    char out[1024];
-    cr_assert_eq(proc_run(mk, out, sizeof out, 10), 0);
-    snprintf(path, sizeof path, "%s/var/etc/coordinator.conf", s_tmp);
-    cr_assert_eq(harness_write(path, "simulations = 8\nselfplay_games = 4\nstatus_ms = 100\n"),
-                 0);
-    snprintf(path, sizeof path, "%s/var/etc/worker.conf", s_tmp);
-    cr_assert_eq(harness_write(path, "parallel = 4\n"), 0);
-    int port = tcp_free_port_pair(), http = tcp_free_port();
-    cr_assert(port && http && http != port && http != port + 1);
-    setenv("KZ_GAME", "yinsh", 1);
-    s_start(port, http);
-    unsetenv("KZ_GAME");
-    s_wait_games(0, 0);
-    s_read_pids();
-    char log[1024];
-    snprintf(log, sizeof log, "%s/run.out", s_tmp);
-    char *text = harness_read_file(log);
+    char *text = s_run_game("run-yinsh", "yinsh");
     cr_expect_not_null(strstr(text, "  model    trees: gbdt value 0 trees"), "%s", text);
     free(text);
     cr_expect(s_log_has("worker-1", "model 1 loaded (gbdt"));
-    cr_assert_eq(proc_signal(&s_run, SIGINT), 0);
-    cr_assert(proc_wait_exit(&s_run, DEADLINE_S), "run.sh did not stop after SIGINT");
-    s_wait_pids_gone("after Ctrl-C");
+    s_ctrl_c();
 }
 
 /* kill -9 of run.sh frees var/run.lock at once, so that make run can start

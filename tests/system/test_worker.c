@@ -424,19 +424,27 @@ static void s_flip_blob_bit(const harness *h, const uint8_t *blob, size_t len)
     cr_assert_gt(copies, 0, "the blob is not in %s", path);
 }
 
+/* A coordinator on h (tag's temp dir) and one worker (2 games at once,
+ * its log at log) that has stored 2 games; the worker's pid. */
+static pid_t s_cluster_playing(harness *h, const char *tag, char *log, size_t cap)
+{
+    harness_init(h, tag);
+    harness_coord_start(h, NULL);
+    snprintf(log, cap, "%s/worker.log", h->dir);
+    const char *extra[] = {"--parallel=2", NULL};
+    pid_t w = s_worker(h, log, extra);
+    cr_assert_geq(harness_wait_status(h, "\"replay\"", "games", 2, 30), 2);
+    return w;
+}
+
 /* A flipped bit in the best model's blob (issue 28): the coordinator's start
  * finds it, says so loudly, and falls back to the last good best; /status
  * and /healthz show it, the worker says its best went back and plays on. */
 Test(worker, a_bit_flipped_best_falls_back_and_the_cluster_plays_on)
 {
     harness h;
-    harness_init(&h, "wflip");
-    harness_coord_start(&h, NULL);
     char log[128];
-    snprintf(log, sizeof log, "%s/worker.log", h.dir);
-    const char *extra[] = {"--parallel=2", NULL};
-    pid_t w = s_worker(&h, log, extra);
-    cr_assert_geq(harness_wait_status(&h, "\"replay\"", "games", 2, 30), 2);
+    pid_t w = s_cluster_playing(&h, "wflip", log, sizeof log);
     /* Step 1. Model 2 becomes the best (gate none) and the worker plays it. */
     char err[256];
     model *m;
@@ -483,13 +491,8 @@ Test(worker, a_bit_flipped_best_falls_back_and_the_cluster_plays_on)
 Test(worker, a_best_the_store_lacks_falls_back_and_the_cluster_plays_on)
 {
     harness h;
-    harness_init(&h, "wlost");
-    harness_coord_start(&h, NULL);
     char log[128];
-    snprintf(log, sizeof log, "%s/worker.log", h.dir);
-    const char *extra[] = {"--parallel=2", NULL};
-    pid_t w = s_worker(&h, log, extra);
-    cr_assert_geq(harness_wait_status(&h, "\"replay\"", "games", 2, 30), 2);
+    pid_t w = s_cluster_playing(&h, "wlost", log, sizeof log);
     /* The coordinator stops; the store's best now names model 5, which it lacks. */
     harness_coord_kill(&h, SIGTERM);
     char dir[160];
