@@ -145,12 +145,20 @@ static void s_model_alarm(coord *c)
     pthread_mutex_unlock(&c->snap_lock);
 }
 
-/* Notes model v in the damaged list (once). */
-static void s_note_damaged(coord *c, uint32_t v)
+/* Whether model v is in the damaged list already. */
+static bool s_is_damaged(const coord *c, uint32_t v)
 {
     for (uint32_t i = 0; i < c->n_damaged && i < COORD_DAMAGED; i++)
         if (c->damaged[i] == v)
-            return;
+            return true;
+    return false;
+}
+
+/* Notes model v in the damaged list (once). */
+static void s_note_damaged(coord *c, uint32_t v)
+{
+    if (s_is_damaged(c, v))
+        return;
     if (c->n_damaged < COORD_DAMAGED)
         c->damaged[c->n_damaged] = v;
     c->n_damaged++;
@@ -193,9 +201,8 @@ int coord_best_fall_back(coord *c, uint32_t v, const char *why)
 
 void coord_model_damaged(coord *c, uint32_t v)
 {
-    for (uint32_t i = 0; i < c->n_damaged && i < COORD_DAMAGED; i++)
-        if (c->damaged[i] == v)
-            return;
+    if (s_is_damaged(c, v))
+        return;
     log_error("model %u fails its checksum: the store in %s is damaged (`kz store check %s` "
               "says where; `kz store salvage` copies what is intact)",
               v, c->cfg.data_dir, c->cfg.data_dir);
