@@ -535,7 +535,9 @@ int match_run(const game_def *g, player *a, player *b, const match_config *cfg, 
     int k = cfg->openings;
     game_state *openings = xmalloc((size_t)(k > 0 ? k : 1) * sizeof *openings);
     int rc = 0;
-    if (k > 0) {
+    if (k > 0 && cfg->book) {
+        memcpy(openings, cfg->book, (size_t)k * sizeof *openings);
+    } else if (k > 0) {
         rc = match_openings(g, k, cfg->opening_turns, mix64(cfg->seed ^ 0x6f70656eull), openings);
         if (rc != 0)
             goto out;

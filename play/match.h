@@ -204,6 +204,10 @@ typedef struct match_game {
 typedef struct match_config {
     int games;           /* games to play (under SPRT, the most to play), >= 1 */
     int openings;        /* K >= 1: K random openings, each with both colours; 0: the start */
+    /* Non-NULL: the K openings are book[0..K-1] (a book file read by the
+     * caller, e.g. kz yardstick book's balanced openings), not random ones;
+     * opening_turns is then unused. */
+    const game_state *book;
     int opening_turns;   /* random turns per opening, >= 1; 0: the fewest that give K */
     uint64_t seed;       /* seeds the openings and the players */
     bool sprt;           /* stop when the SPRT decides */

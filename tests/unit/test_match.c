@@ -875,6 +875,40 @@ Test(kz_match, repeated_games_are_counted_once)
     cr_assert_null(strstr(out, "warning"), "3 openings, both colours: 6 games: %s", out);
 }
 
+/* --book: the openings are the book file's (here one position, Black to take
+ * White's last man: every game ends in one ply, won by Black), each played
+ * with both colours; a book that cannot be read or holds fewer openings than
+ * asked for is one line and exit status 2. */
+Test(kz_match, openings_from_a_book_file)
+{
+    static char out[65536];
+    char dir[] = "/tmp/kz-book-XXXXXX", path[64], args[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/book.txt", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("# one opening\nb...........bw........... b\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "match greedy random --games 4 --book %s", path);
+    int rc = s_kz(args, out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "game 1/4: opening 1, A wins as black: black (no-pieces, "
+                              "1 plies)"), "%s", out);
+    cr_assert_not_null(strstr(out, "game 2/4: opening 1, A loses as white"), "%s", out);
+    cr_assert_not_null(strstr(out, "game 4/4: opening 1, A loses as white"), "%s", out);
+    cr_assert_not_null(strstr(out, "  W/D/L: 2/0/2"), "%s", out);
+    snprintf(args, sizeof args, "match greedy random --games 4 --openings 2 --book %s", path);
+    rc = s_kz(args, out, sizeof out);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert_not_null(strstr(out, "the book"), "%s", out);
+    snprintf(args, sizeof args, "match greedy random --book %s/none.txt", dir);
+    rc = s_kz(args, out, sizeof out);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert_null(strchr(strchr(out, '\n') + 1, '\n'), "one line: %s", out);
+    unlink(path);
+    rmdir(dir);
+}
+
 Test(kz_match, bad_input)
 {
     static char out[8192];

@@ -2,12 +2,14 @@
 #include "tools/kz/kz.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/util.h"
 #include "nn/model.h"
 #include "nn/modelfile.h"
+#include "play/yardstick.h"
 
 typedef struct kz_command {
     const char *name;                  /* as typed */
@@ -94,6 +96,19 @@ const game_def *kz_game(const char *cmd, const char *name)
         kz_usage_error("%s: unknown game '%.60s' (the games: %s)", cmd, name, names);
     }
     return g;
+}
+
+int kz_read_book(const char *cmd, const game_def *g, const char *path, game_state **out,
+                 int *n)
+{
+    char err[512];
+    *out = xmalloc(YARD_MAX_BOOK * sizeof **out);
+    if (yard_read(g, path, *out, NULL, YARD_MAX_BOOK, n, err, sizeof err)) {
+        free(*out);
+        *out = NULL;
+        return kz_usage_error("%s: book: %s", cmd, err);
+    }
+    return 0;
 }
 
 const game_def *kz_game_of_model(const char *cmd, char *game, size_t len, const char *model_path)

@@ -41,6 +41,12 @@ const game_def *kz_game(const char *cmd, const char *name);
  * "uniform", or unreadable: its reader says why later), kz_game's. */
 const game_def *kz_game_of_model(const char *cmd, char *game, size_t len, const char *model_path);
 
+/* The openings of a book file (kz yardstick book; play/yardstick.h's
+ * format) in a new array *out (the caller frees it) of *n positions. 0, or 2
+ * after a one-line error naming cmd and the file's fault. */
+int kz_read_book(const char *cmd, const game_def *g, const char *path, game_state **out,
+                 int *n);
+
 /* Sets s to `position` (R20; NULL: the start) and plays argv[first..argc)
  * (R21). 0, or 2 after a one-line error naming `cmd` (an unparsable or
  * impossible position, an unparsable action, play after the end, an illegal

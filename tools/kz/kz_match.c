@@ -214,13 +214,14 @@ int cmd_match(int argc, char **argv)
 {
     static const char usage_head[] =
         "usage: kz match A B [--game G] [--games N] [--openings K] [--opening_turns T]\n"
-        "                    [--seed S] [--sprt ELO0,ELO1[,ALPHA,BETA]] [--quiet]\n"
+        "                    [--book F] [--seed S] [--sprt ELO0,ELO1[,ALPHA,BETA]] [--quiet]\n"
         "                    [--tb_dir D [--tb_players P]]\n\n"
         "Plays N games (default 100) of player A against player B with alternating\n"
         "colours (A is black in games 1, 3, ...). The games start from K distinct positions\n"
         "(--openings, default N/2; 0: every game from the start, where players without\n"
         "randomness replay the same two games) reached by T random turns (default: the\n"
-        "fewest turns that give K distinct positions), each played once with each colour.\n"
+        "fewest turns that give K distinct positions), or the first K of a --book file\n"
+        "(kz yardstick book's balanced openings), each played once with each colour.\n"
         "Games played again move for move are not independent: when there are some, a\n"
         "warning and the score and Elo over the distinct games (each counted once) follow.\n"
         "Prints a line per game, then from A's view: wins, draws, losses, the score with its\n"
@@ -247,6 +248,7 @@ int cmd_match(int argc, char **argv)
         char tb_players[CONFIG_STR_MAX];           /* a, b or both */
         char judge[CONFIG_STR_MAX];                /* backgammon: gnubg's level, "" = none */
         char game[CONFIG_STR_MAX];                 /* the game */
+        char book[CONFIG_STR_MAX];                 /* openings from this book file, "" = random */
     } match_opts;
 #define CONFIG_STRUCT match_opts
     static const config_option rows[] = {
@@ -257,6 +259,9 @@ int cmd_match(int argc, char **argv)
                        "every game from the start; default: games / 2"),
         CONFIG_ROW_INT(opening_turns, NULL, 1, MATCH_MAX_OPENING_TURNS,
                        "random turns of an opening; 0 = the fewest that give enough openings"),
+        CONFIG_ROW_STRING(book, "",
+                          "the openings from this book file (kz yardstick book: one position a "
+                          "line), its first K; \"\" = K random openings"),
         CONFIG_ROW_INT(seed, NULL, 0, 9007199254740991,
                        "the match's seed: the same seed replays the same match"),
         CONFIG_ROW_STRING(sprt, "",
@@ -298,13 +303,34 @@ int cmd_match(int argc, char **argv)
     const game_def *g = kz_game("match", o.game);
     if (!g)
         return 2;
+    game_state *book = NULL; /* --book's openings */
+    if (o.book[0]) {
+        int nb;
+        if (kz_read_book("match", g, o.book, &book, &nb))
+            return 2;
+        if (o.openings > nb) {
+            free(book);
+            return kz_usage_error("match: --openings %ld: the book %s holds %d", o.openings,
+                                  o.book, nb);
+        }
+        if (o.openings < 0) /* the default: games / 2, at most the book's */
+            cfg.openings = cfg.openings < nb ? cfg.openings : nb;
+        if (cfg.openings == 0) {
+            free(book);
+            return kz_usage_error("match: --book with --openings 0 plays no opening");
+        }
+        cfg.book = book;
+    }
     char err[300];
     player *a = player_from_spec(g, words[0], err, sizeof err);
-    if (!a)
+    if (!a) {
+        free(book);
         return kz_usage_error("match: %s", err);
+    }
     player *b = player_from_spec(g, words[1], err, sizeof err);
     if (!b) {
         player_destroy(&a);
+        free(book);
         return kz_usage_error("match: %s", err);
     }
     tb_set *tb = NULL;
@@ -323,6 +349,7 @@ int cmd_match(int argc, char **argv)
         if (bad) {
             player_destroy(&a);
             player_destroy(&b);
+            free(book);
             return bad;
         }
         game_oracle o_tb = tb_oracle(tb);
@@ -336,6 +363,7 @@ int cmd_match(int argc, char **argv)
             player_destroy(&a);
             player_destroy(&b);
             tb_close(&tb);
+            free(book);
             return kz_usage_error("match: --judge: %s", err);
         }
         cfg.judge = judge;
@@ -410,6 +438,7 @@ int cmd_match(int argc, char **argv)
     s_print_distinct(&m, w + d + l);
 out:
     free(m.seen);
+    free(book);
     player_destroy(&a);
     player_destroy(&b);
     gnubg_close(judge);

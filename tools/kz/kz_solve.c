@@ -47,6 +47,7 @@ typedef struct solve_opts {
     long model;                    /* --store: games of this model version (0: any) */
     long games;                    /* referee, accuracy: games at most (0: the source's default) */
     char match[CONFIG_STR_MAX];    /* referee, accuracy: play A,B as kz match does */
+    char match_book[CONFIG_STR_MAX]; /* --match: the openings from this book file ("": random) */
     long seed;                     /* the match's seed; accuracy: the draw of positions */
     bool quiet;                    /* referee: no line per game */
 } solve_opts;
@@ -103,6 +104,9 @@ static const config_option s_rows[] = {
     CONFIG_ROW_STRING(match, "",
                       "referee, accuracy: A,B: play kz match A B (--games, --openings, --seed) "
                       "and judge it"),
+    CONFIG_ROW_STRING(match_book, "",
+                      "--match: the openings from this book file (kz yardstick book), its first "
+                      "--openings; \"\" = random ones from --seed"),
     CONFIG_ROW_INT(seed, "1", 0, 9007199254740991,
                    "--match: the match's seed; accuracy: the draw of positions from games"),
     CONFIG_ROW_BOOL(quiet, "false", "referee: only the summary"),
@@ -119,7 +123,8 @@ static const char s_usage[] =
     "       kz solve accuracy [MODEL] [--players A,B] [--positions N] [--sims S] [--nodes B]\n"
     "                         [--seconds S] [--records F | --store D | --match A,B]\n"
     "       kz solve referee [FILE...] [--records F] [--store D [--kind K] [--model V]]\n"
-    "                        [--match A,B] [--games N] [--nodes B] [--seconds S] [--quiet]\n\n"
+    "                        [--match A,B [--match_book F]] [--games N] [--nodes B]\n"
+    "                        [--seconds S] [--quiet]\n\n"
     "Proves \"X does not lose from P\" by a df-pn proof search over whole turns down to\n"
     "the endgame tables (docs/solve.md). The transposition table can live in a file\n"
     "(--tt): a run stopped (budget, Ctrl-C, SIGTERM) resumes from it. A proof is\n"
@@ -715,6 +720,24 @@ static int s_from_match(ref_run *c, const char *specs)
     match_config_default(&cfg);
     cfg.games = c->o->games ? (int)c->o->games : 20;
     cfg.openings = c->o->openings ? (int)c->o->openings : (cfg.games + 1) / 2;
+    game_state *book = NULL;
+    if (c->o->match_book[0]) {
+        int nb;
+        if (kz_read_book("solve", &khreibaga_game, c->o->match_book, &book, &nb)) {
+            player_destroy(&pa);
+            player_destroy(&pb);
+            return 2;
+        }
+        if (c->o->openings > nb) {
+            free(book);
+            player_destroy(&pa);
+            player_destroy(&pb);
+            return kz_usage_error("solve: --openings %ld: the book %s holds %d", c->o->openings,
+                                  c->o->match_book, nb);
+        }
+        cfg.openings = cfg.openings < nb ? cfg.openings : nb;
+        cfg.book = book;
+    }
     cfg.seed = (uint64_t)c->o->seed;
     cfg.on_action = s_match_action;
     cfg.on_game = s_match_game;
@@ -729,6 +752,7 @@ static int s_from_match(ref_run *c, const char *specs)
     else
         printf("match %s against %s: +%d =%d -%d\n", c->match_names[0], c->match_names[1],
                wins, draws, losses);
+    free(book);
     player_destroy(&pa);
     player_destroy(&pb);
     return rc ? 1 : 0;

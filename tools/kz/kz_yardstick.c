@@ -118,16 +118,8 @@ static int s_threads(long t)
 /* The openings: from --book, or make learn's generated book. */
 static int s_openings(const game_def *g, const yard_opts *o, game_state **out, int *n)
 {
-    char err[512];
-    if (o->book[0]) {
-        *out = xmalloc(YARD_MAX_BOOK * sizeof **out);
-        if (yard_read(g, o->book, *out, NULL, YARD_MAX_BOOK, n, err, sizeof err)) {
-            fprintf(stderr, "kz yardstick: book: %s\n", err);
-            free(*out);
-            return 2;
-        }
-        return 0;
-    }
+    if (o->book[0])
+        return kz_read_book("yardstick", g, o->book, out, n);
     *n = (int)o->openings;
     *out = xmalloc((size_t)*n * sizeof **out);
     if (match_openings(g, *n, 0, (uint64_t)o->seed, *out)) {
