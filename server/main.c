@@ -188,9 +188,9 @@ static const config_option s_options[] = {
     CONFIG_ROW_INT(perfect_nodes, "200000", 1000, 1000000000,
                    "perfect_positions: the proof search's budget a position (kz solve accuracy "
                    "--nodes): what it leaves unsettled is not counted"),
-    CONFIG_ROW_INT(perfect_tt_mb, "64", 1, 65536,
-                   "perfect_positions: the proof search's transposition table (MB; its values "
-                   "are kept between bests)"),
+    CONFIG_ROW_INT(perfect_tt_mb, "256", 1, 65536,
+                   "perfect_positions: the proof search's transposition table (MB, as kz solve "
+                   "--tt_mb; held only while a best is measured)"),
     CONFIG_ROW_STRING(value_positions, "",
                       "labelled positions (kz yardstick positions; tools/bench/books/"
                       "khreibaga-positions.txt): the best's value head's squared error by phase "

@@ -246,6 +246,9 @@ static void s_build_yardstick(coord *c, strbuf *b)
                       "\"simulations\": %d, \"settled\": %d, \"with_choice\": %d, ",
                       f.perfect, f.perfect_pieces, f.perfect_nodes, YARDSTICK_SIMS, f.settled,
                       f.with_choice);
+        strbuf_printf(b, "\"file\": ");
+        strbuf_json_str(b, c->cfg.perfect_file, sizeof c->cfg.perfect_file);
+        strbuf_printf(b, ", ");
         s_json_keep(b, "policy", f.judged[0], f.keep[0], f.judged_choice[0], f.keep_choice[0]);
         strbuf_printf(b, ", ");
         s_json_keep(b, "search", f.judged[1], f.keep[1], f.judged_choice[1], f.keep_choice[1]);

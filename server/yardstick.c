@@ -16,9 +16,10 @@
  * best's blob to this module's thread, at most once in yardstick_minutes
  * (a newer best replaces one still waiting); the thread, at a lower
  * priority, builds the network, measures, and publishes the figures under a
- * lock. The referee and its cache of proven values live as long as the
- * module: the positions are the same for every best, so after the first
- * best mostly the players' turns are left to value. A stop cuts a
+ * lock. A referee (and its transposition table, perfect_tt_mb) is made for
+ * each measurement and freed after it, so that every best is judged from
+ * the same start (the figures of `kz solve accuracy` with the same table
+ * size) and the memory is held only while measuring. A stop cuts a
  * measurement short between two positions (and the proof search at once). */
 #include <pthread.h>
 #include <stdio.h>
@@ -47,7 +48,7 @@
 struct yardstick {
     const game_def *g;       /* the game */
     tb_set *tb;              /* perfect: the tables of tb_dir (owned), NULL none */
-    referee *ref;            /* perfect: the referee (owned; the thread's) */
+    referee_opts ro;         /* perfect: the referee's settings (one made per measurement) */
     game_state *pos;         /* (n_pos) perfect-play positions */
     int n_pos;
     game_state *val;         /* (n_val) labelled positions */
@@ -117,6 +118,7 @@ static void s_measure(yardstick *y, const uint8_t *blob, size_t len, uint32_t ve
                                                                  : hi_set.leaves_per_tree;
     evaluator_net *net = NULL;
     player *pol = NULL, *lo = NULL, *hi = NULL;
+    referee *ref = NULL;
     referee_accuracy part;
     if (evaluator_net_from_bytes(blob, len, y->g, batch, EVALUATOR_PRECISION_DEFAULT, &net, err,
                                  sizeof err)) {
@@ -147,11 +149,15 @@ static void s_measure(yardstick *y, const uint8_t *blob, size_t len, uint32_t ve
     /* Perfect play: referee_accuracy_run a few positions at a time (each
      * player reseeded with the seed + the position's index, as in one run). */
     player *pl[2] = {pol, lo};
+    if (y->n_pos && !(ref = referee_new(&y->ro, err, sizeof err))) {
+        snprintf(fig->error, sizeof fig->error, "v%u: perfect-play accuracy: %s", version, err);
+        goto out;
+    }
     for (int i = 0; i < y->n_pos; i += PERFECT_CHUNK) {
         if (s_stopped(y))
             goto stopped;
         int n = y->n_pos - i < PERFECT_CHUNK ? y->n_pos - i : PERFECT_CHUNK;
-        int rc = referee_accuracy_run(y->ref, pl, 2, &y->pos[i], n, PERFECT_SEED + (uint64_t)i,
+        int rc = referee_accuracy_run(ref, pl, 2, &y->pos[i], n, PERFECT_SEED + (uint64_t)i,
                                       NULL, NULL, &part);
         if (rc) {
             snprintf(fig->error, sizeof fig->error, "v%u: perfect-play accuracy: %s", version,
@@ -193,6 +199,7 @@ static void s_measure(yardstick *y, const uint8_t *blob, size_t len, uint32_t ve
 stopped:
     snprintf(fig->error, sizeof fig->error, "v%u: stopped", version);
 out:
+    referee_destroy(&ref);
     player_destroy(&pol);
     player_destroy(&lo);
     player_destroy(&hi);
@@ -397,7 +404,6 @@ static void *s_thread(void *arg)
 /* Frees what yardstick_start made (the thread not started). */
 static void s_free(yardstick *y)
 {
-    referee_destroy(&y->ref);
     tb_close(&y->tb);
     free(y->pos);
     free(y->val);
@@ -474,14 +480,15 @@ int yardstick_start(coord *c)
                 return KZ_EINVAL;
             }
         }
-        referee_opts ro = {.tables = y->tb, .nodes = (uint64_t)cfg->perfect_nodes,
-                           .tt_bytes = (uint64_t)cfg->perfect_tt_mb << 20, .stop = &y->halt};
-        y->ref = referee_new(&ro, err, sizeof err);
-        if (!y->ref) {
+        y->ro = (referee_opts){.tables = y->tb, .nodes = (uint64_t)cfg->perfect_nodes,
+                               .tt_bytes = (uint64_t)cfg->perfect_tt_mb << 20, .stop = &y->halt};
+        referee *r = referee_new(&y->ro, err, sizeof err); /* can it be made? */
+        if (!r) {
             log_error("perfect_tt_mb: %s", err);
             s_free(y);
             return KZ_EINVAL;
         }
+        referee_destroy(&r);
     }
     if (cfg->value_positions[0]) {
         y->val = xmalloc(YARD_MAX_BOOK * sizeof *y->val);
