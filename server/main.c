@@ -195,7 +195,7 @@ static const config_option s_options[] = {
                       "labelled positions (kz yardstick positions; tools/bench/books/"
                       "khreibaga-positions.txt): the best's value head's squared error by phase "
                       "(kz yardstick value), measured in the background; \"\" = off"),
-    CONFIG_ROW_INT(value_compare, "50", 0, YARD_MAX_BOOK,
+    CONFIG_ROW_INT(value_compare, "200", 0, YARD_MAX_BOOK,
                    "value_positions: on how many of them 200 and 1600 simulations are compared "
                    "(the share choosing a different move; 0 = none)"),
     CONFIG_ROW_DOUBLE(yardstick_minutes, "10", 0, 1e6,

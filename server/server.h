@@ -7,7 +7,7 @@
  *   services.h    below all the others: the worker table, the model cache,
  *                 announcements of the best, the opening book, meta u32s
  *   features.h    the parts: arena, ratings, timeline, models, auth,
- *                 status, games, dashboard, endgame, forge
+ *                 status, games, dashboard, endgame, yardstick, forge
  *   coordinator.h the actor that runs them (main.c only)
  *
  * Threads: everything here runs on the main thread except the HTTP handler,
