@@ -3,7 +3,7 @@
  * the book's first openings and its value head's error by phase on labelled
  * positions, measured in the background per new best, in /status (the same
  * figures as `kz solve accuracy` and `kz yardstick value` of the same model
- * file), /metrics and the dashboard, its history kept across a restart; a
+ * file), /metrics, `kz status` and the dashboard, its history kept across a restart; a
  * new best waits for yardstick_minutes; bad settings stop the start with a
  * line. */
 #include <criterion/criterion.h>
@@ -214,6 +214,12 @@ Test(coord_yardstick, the_best_s_perfect_play_accuracy_and_value_calibration, .t
     cr_assert(metrics_value(met, "kz_yardstick_version", &mv) && mv == 2, "%s", met);
     cr_assert(metrics_value(met, "kz_value_squared_error", &mv) && fabs(mv - mse) < 1e-3);
     free(met);
+
+    /* kz status says it in a line. */
+    snprintf(args, sizeof args, "status http://127.0.0.1:%d", h.http_port);
+    cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "yardstick   v2: ") && strstr(out, "200 and 1600 simulations differ"),
+              "%s", out);
 
     /* The dashboard: the line and the three plots along versions. */
     char *dom = s_dashboard_dom(&h);
