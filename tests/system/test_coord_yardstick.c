@@ -114,7 +114,7 @@ static char *s_dashboard_dom(const harness *h)
     return dom;
 }
 
-/* Perfect play on the book's first 6 openings (a small budget, no tables)
+/* Perfect play on the book's first 12 openings (a small budget, no tables)
  * and the value head on 40 labelled positions (5 compared at 200 and 1600
  * simulations), for v1 at the start and v2 once it is the best. */
 Test(coord_yardstick, the_best_s_perfect_play_accuracy_and_value_calibration, .timeout = 900)
@@ -125,7 +125,7 @@ Test(coord_yardstick, the_best_s_perfect_play_accuracy_and_value_calibration, .t
     snprintf(pos, sizeof pos, "%s/positions.txt", h.dir);
     s_positions(pos, 40);
     snprintf(a_pos, sizeof a_pos, "--value_positions=%s", pos);
-    const char *const extra[] = {"--perfect_positions=6", "--perfect_nodes=20000",
+    const char *const extra[] = {"--perfect_positions=12", "--perfect_nodes=100000",
                                  "--perfect_tt_mb=16", a_pos, "--value_compare=5",
                                  "--yardstick_minutes=0", NULL};
     harness_coord_start(&h, extra);
@@ -147,15 +147,15 @@ Test(coord_yardstick, the_best_s_perfect_play_accuracy_and_value_calibration, .t
     cr_assert(json_number(st, "yardstick.computing", &computing) && computing == 0);
     cr_assert(json_number(st, "yardstick.interval_minutes", &x) && x == 0);
     cr_assert(json_number(st, "yardstick.cpu_seconds", &x) && x >= 0, "%s", st);
-    cr_assert(json_number(st, "yardstick.perfect.positions", &x) && x == 6);
+    cr_assert(json_number(st, "yardstick.perfect.positions", &x) && x == 12);
     cr_assert(json_number(st, "yardstick.perfect.pieces", &x) && x == 0);
-    cr_assert(json_number(st, "yardstick.perfect.nodes", &x) && x == 20000);
+    cr_assert(json_number(st, "yardstick.perfect.nodes", &x) && x == 100000);
     double pj, pk, sj, sk, settled;
-    cr_assert(json_number(st, "yardstick.perfect.settled", &settled) && settled <= 6);
+    cr_assert(json_number(st, "yardstick.perfect.settled", &settled) && settled <= 12);
     cr_assert(json_number(st, "yardstick.perfect.policy.judged", &pj) &&
-              json_number(st, "yardstick.perfect.policy.keep", &pk) && pk <= pj && pj <= 6);
+              json_number(st, "yardstick.perfect.policy.keep", &pk) && pk <= pj && pj <= 12 && pj >= 3);
     cr_assert(json_number(st, "yardstick.perfect.search.judged", &sj) &&
-              json_number(st, "yardstick.perfect.search.keep", &sk) && sk <= sj && sj <= 6);
+              json_number(st, "yardstick.perfect.search.keep", &sk) && sk <= sj && sj <= 12 && sj >= 3);
     cr_assert(json_number(st, "yardstick.value.positions", &x) && x == 40);
     cr_assert(json_number(st, "yardstick.value.compare", &x) && x == 5);
     double n_mid, n_end, n_open, mse, compared, differ;
@@ -177,11 +177,14 @@ Test(coord_yardstick, the_best_s_perfect_play_accuracy_and_value_calibration, .t
         cr_assert(json_number(st, "yardstick.history.1.2", &hv) && fabs(hv - sk / sj) < 1e-3);
     cr_assert(json_number(st, "yardstick.history.1.12", &hv) && fabs(hv - mse) < 1e-3, "%s", st);
     cr_assert(json_number(st, "yardstick.history.1.14", &hv) && hv == compared, "%s", st);
+    double sjc, skc;
+    cr_assert(json_number(st, "yardstick.perfect.search.judged_choice", &sjc) &&
+              json_number(st, "yardstick.perfect.search.keep_choice", &skc) && skc <= sjc);
     free(st);
 
     /* The same figures as kz of the same model file. */
     snprintf(args, sizeof args,
-             "solve accuracy %s --positions 6 --sims 200 --seed 1 --tables '' --nodes 20000 "
+             "solve accuracy %s --positions 12 --sims 200 --seed 1 --tables '' --nodes 100000 "
              "--tt_mb 16", path2);
     cr_assert_eq(harness_kz_out(args, NULL, false, out, sizeof out), 0, "%s", out);
     int k, n;
@@ -194,6 +197,10 @@ Test(coord_yardstick, the_best_s_perfect_play_accuracy_and_value_calibration, .t
     s_of(out, label, &k, &n);
     cr_assert(k == sk && n == sj, "search %d of %d, the coordinator %g of %g: %s", k, n, sk, sj,
               out);
+    const char *where = strstr(strstr(out, label), "where a turn loses value ");
+    cr_assert(where && sscanf(where, "where a turn loses value %d of %d", &k, &n) == 2, "%s", out);
+    cr_assert(k == skc && n == sjc, "where a turn loses value: %d of %d, the coordinator %g of "
+              "%g", k, n, skc, sjc);
     snprintf(args, sizeof args, "yardstick value %s --positions %s --compare 5", path2, pos);
     cr_assert_eq(harness_kz_out(args, NULL, false, out, sizeof out), 0, "%s", out);
     const char *all = strstr(out, "  all ");
@@ -224,7 +231,7 @@ Test(coord_yardstick, the_best_s_perfect_play_accuracy_and_value_calibration, .t
     /* The dashboard: the line and the three plots along versions. */
     char *dom = s_dashboard_dom(&h);
     if (dom) {
-        cr_assert(strstr(dom, "<span id=\"yardstick\">yardstick: v2 perfect play on 6 positions"),
+        cr_assert(strstr(dom, "<span id=\"yardstick\">yardstick: v2 perfect play on 12 positions"),
                   "%.2000s", strstr(dom, "id=\"summary\"") ? strstr(dom, "id=\"summary\"") : dom);
         char *svg = strstr(dom, "id=\"yperfect\"");
         cr_assert_not_null(svg);
