@@ -153,9 +153,11 @@ Test(coord_yardstick, the_best_s_perfect_play_accuracy_and_value_calibration, .t
     double pj, pk, sj, sk, settled;
     cr_assert(json_number(st, "yardstick.perfect.settled", &settled) && settled <= 12);
     cr_assert(json_number(st, "yardstick.perfect.policy.judged", &pj) &&
-              json_number(st, "yardstick.perfect.policy.keep", &pk) && pk <= pj && pj <= 12 && pj >= 3);
+              json_number(st, "yardstick.perfect.policy.keep", &pk));
+    cr_assert(pk <= pj && pj <= 12 && pj >= 3, "policy %g of %g", pk, pj);
     cr_assert(json_number(st, "yardstick.perfect.search.judged", &sj) &&
-              json_number(st, "yardstick.perfect.search.keep", &sk) && sk <= sj && sj <= 12 && sj >= 3);
+              json_number(st, "yardstick.perfect.search.keep", &sk));
+    cr_assert(sk <= sj && sj <= 12 && sj >= 3, "search %g of %g", sk, sj);
     cr_assert(json_number(st, "yardstick.value.positions", &x) && x == 40);
     cr_assert(json_number(st, "yardstick.value.compare", &x) && x == 5);
     double n_mid, n_end, n_open, mse, compared, differ;
