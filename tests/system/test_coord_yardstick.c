@@ -117,7 +117,7 @@ static char *s_dashboard_dom(const harness *h)
 /* Perfect play on the book's first 12 openings (a small budget, no tables)
  * and the value head on 40 labelled positions (5 compared at 200 and 1600
  * simulations), for v1 at the start and v2 once it is the best. */
-Test(coord_yardstick, the_best_s_perfect_play_accuracy_and_value_calibration, .timeout = 900)
+Test(coord_yardstick, the_best_s_perfect_play_accuracy_and_value_calibration, .timeout = 600)
 {
     harness h;
     harness_init(&h, "yardstick");
@@ -268,7 +268,7 @@ Test(coord_yardstick, the_best_s_perfect_play_accuracy_and_value_calibration, .t
 
 /* With yardstick_minutes, a new best waits: v2 is not measured within the
  * minutes after v1. And without the yardstick, "yardstick" is null. */
-Test(coord_yardstick, a_new_best_waits_for_the_interval, .timeout = 300)
+Test(coord_yardstick, a_new_best_waits_for_the_interval, .timeout = 600)
 {
     harness h;
     harness_init(&h, "yardstick-wait");
@@ -301,7 +301,7 @@ Test(coord_yardstick, a_new_best_waits_for_the_interval, .timeout = 300)
 
 /* Bad settings stop the coordinator at its start with one line naming the
  * setting. */
-Test(coord_yardstick, bad_settings_stop_the_start_with_a_line, .timeout = 300)
+Test(coord_yardstick, bad_settings_stop_the_start_with_a_line, .timeout = 600)
 {
     harness h;
     harness_init(&h, "yardstick-bad");
