@@ -165,43 +165,43 @@ void yard_paired_compute(const int *half_a, const int *half_b, int n, yard_paire
 
 /* ---- the value head and the search's budget ---------------------------------------------- */
 
-int yard_value_measure(const game_def *g, player *net, player *lo, player *hi,
-                       const game_state *s, const int8_t *z, int n, int n_cmp,
-                       double *err_out, yard_value *out)
+int yard_value_add(const game_def *g, player *net, player *lo, player *hi, const game_state *s,
+                   int8_t z, uint64_t i, bool compare, double *err_out, yard_value *out)
 {
-    memset(out, 0, sizeof *out);
     static _Thread_local player_info info;
-    for (int i = 0; i < n; i++) {
-        int a, rc;
-        player_new_game(net, (uint64_t)i);
-        if ((rc = player_choose(net, &s[i], &a, &info)))
+    int a, rc;
+    player_new_game(net, i);
+    if ((rc = player_choose(net, s, &a, &info)))
+        return rc;
+    int ph = yard_phase(g, s);
+    double v = info.value, e = (v - z) * (v - z);
+    out->n[ph]++;
+    out->v[ph] += v;
+    out->z[ph] += z;
+    out->mse[ph] += e;
+    int b = v < -0.6 ? 0 : v < -0.2 ? 1 : v < 0.2 ? 2 : v < 0.6 ? 3 : 4;
+    out->bin_n[b]++;
+    out->bin_v[b] += v;
+    out->bin_z[b] += z;
+    if (err_out)
+        *err_out = e;
+    uint16_t legal[GAME_MAX_LEGAL];
+    if (lo && hi && compare && g->legal_actions(s, legal) > 1) {
+        int al, ah;
+        player_new_game(lo, i);
+        player_new_game(hi, i);
+        if ((rc = player_choose(lo, s, &al, NULL)) || (rc = player_choose(hi, s, &ah, NULL)))
             return rc;
-        int ph = yard_phase(g, &s[i]);
-        double v = info.value, e = (v - z[i]) * (v - z[i]);
-        out->n[ph]++;
-        out->v[ph] += v;
-        out->z[ph] += z[i];
-        out->mse[ph] += e;
-        int b = v < -0.6 ? 0 : v < -0.2 ? 1 : v < 0.2 ? 2 : v < 0.6 ? 3 : 4;
-        out->bin_n[b]++;
-        out->bin_v[b] += v;
-        out->bin_z[b] += z[i];
-        if (err_out)
-            err_out[i] = e;
-        uint16_t legal[GAME_MAX_LEGAL];
-        if (lo && hi && i < n_cmp && g->legal_actions(&s[i], legal) > 1) {
-            int al, ah;
-            player_new_game(lo, (uint64_t)i);
-            player_new_game(hi, (uint64_t)i);
-            if ((rc = player_choose(lo, &s[i], &al, NULL)) ||
-                (rc = player_choose(hi, &s[i], &ah, NULL)))
-                return rc;
-            out->compared++;
-            out->cmp_n[ph]++;
-            out->differ[ph] += al != ah;
-            out->differ[YARD_PHASES] += al != ah;
-        }
+        out->compared++;
+        out->cmp_n[ph]++;
+        out->differ[ph] += al != ah;
+        out->differ[YARD_PHASES] += al != ah;
     }
+    return 0;
+}
+
+void yard_value_finish(yard_value *out)
+{
     for (int p = 0; p < YARD_PHASES; p++)
         if (out->n[p]) {
             out->v[p] /= out->n[p];
@@ -213,6 +213,20 @@ int yard_value_measure(const game_def *g, player *net, player *lo, player *hi,
             out->bin_v[b] /= out->bin_n[b];
             out->bin_z[b] /= out->bin_n[b];
         }
+}
+
+int yard_value_measure(const game_def *g, player *net, player *lo, player *hi,
+                       const game_state *s, const int8_t *z, int n, int n_cmp,
+                       double *err_out, yard_value *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < n; i++) {
+        int rc = yard_value_add(g, net, lo, hi, &s[i], z[i], (uint64_t)i, i < n_cmp,
+                                err_out ? &err_out[i] : NULL, out);
+        if (rc)
+            return rc;
+    }
+    yard_value_finish(out);
     return 0;
 }
 

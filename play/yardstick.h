@@ -114,6 +114,17 @@ typedef struct yard_value {
 int yard_value_measure(const game_def *g, player *net, player *lo, player *hi,
                        const game_state *s, const int8_t *z, int n, int n_cmp,
                        double *err_out, yard_value *out);
+/* The same a position at a time, for a caller that stops between positions
+ * (the coordinator's thread, server/yardstick.c): yard_value_add measures
+ * position s with label z into the sums of out (the caller zeroes *out
+ * first), its games seeded by i (yard_value_measure's index), comparing lo
+ * and hi there when `compare` (and s has more than one legal action); *err_out
+ * (may be NULL) gets (v - z)^2. yard_value_finish turns the sums into the
+ * means. yard_value_measure is these two over i = 0 .. n - 1. 0, or a
+ * player's error. */
+int yard_value_add(const game_def *g, player *net, player *lo, player *hi, const game_state *s,
+                   int8_t z, uint64_t i, bool compare, double *err_out, yard_value *out);
+void yard_value_finish(yard_value *out);
 /* The report of yard_value_measure (low and high: the budgets compared),
  * lines indented by two spaces, into buf (always NUL-terminated). */
 void yard_value_format(const yard_value *v, int low, int high, char *buf, size_t cap);

@@ -19,6 +19,9 @@
  *                 the play page's engine over the best model
  *   endgame.c     the best's endgame accuracy on the tables' test set
  *                 (tb_dir), measured on a thread of its own
+ *   yardstick.c   the best's perfect-play accuracy (perfect_positions) and its
+ *                 value head's calibration by phase (value_positions), measured
+ *                 on a thread of its own at most every yardstick_minutes
  *   forge.c       the sampled re-search of submitted games (recheck.h) on a
  *                 thread of its own: forged games refused, counted per client */
 #ifndef KZ_SERVER_FEATURES_H
@@ -28,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "play/yardstick.h"
 #include "server/server.h"
 
 /* arena.c */
@@ -254,6 +258,79 @@ bool endgame_get(coord *c, endgame_figures *out);
 int endgame_history(coord *c, endgame_point *out);
 /* Stops the thread (a measurement is cut short) and frees it all. */
 void endgame_stop(coord *c);
+
+/* yardstick.c */
+/* The yardstick's figures of a model, as /status shows them (issue 24;
+ * docs/learning.md "The sharper yardstick"). Perfect-play accuracy
+ * (perfect_positions > 0, Khreibaga): on the positions, the turns of the raw
+ * policy ([0]) and of its YARDSTICK_SIMS-simulation search ([1]) judged
+ * against the proven values (play/referee.h, referee_accuracy_run, as `kz
+ * solve accuracy MODEL --sims 200 --seed 1` measures them). Value calibration
+ * (value_positions): the raw value head's mean squared error against the
+ * labels by phase (yard_phase), and on the first value_compare positions how
+ * often YARDSTICK_SIMS and YARDSTICK_SIMS_HIGH simulations choose different
+ * actions (yard_value_measure, as `kz yardstick value MODEL --compare N`). */
+#define YARDSTICK_SIMS 200
+#define YARDSTICK_SIMS_HIGH 1600
+typedef struct yardstick_figures {
+    int perfect;              /* perfect-play positions, 0: that measure is off */
+    int perfect_pieces;       /* the tables used go up to this many pieces, 0: none */
+    long perfect_nodes;       /* the referee's budget a position */
+    int value;                /* labelled positions, 0: that measure is off */
+    int value_compare;        /* of them, compared at two budgets (at most) */
+    double interval_min;      /* yardstick_minutes */
+    uint32_t version;         /* the model measured last, 0 none yet */
+    uint32_t computing;       /* the version being measured now, 0 none */
+    char error[160];          /* why the last measurement failed, "" none */
+    double seconds;           /* the last measurement's wall time */
+    double cpu_seconds;       /* and its thread's CPU time */
+    int64_t done_ms;          /* wall clock when it ended */
+    /* perfect play (version's) */
+    int settled;              /* positions whose value the budget settled */
+    int with_choice;          /* of them (every turn judged), where some turn loses value */
+    int judged[2], keep[2];   /* turns judged (keep or lose), and kept: policy, search */
+    int judged_choice[2], keep_choice[2]; /* the same where some turn loses value */
+    /* value calibration (version's) */
+    int n[YARD_PHASES];       /* labelled positions by phase */
+    double mse[YARD_PHASES];  /* the value head's mean (v - z)^2 by phase */
+    double v[YARD_PHASES], z[YARD_PHASES]; /* mean prediction and mean label by phase */
+    int compared, differ;     /* positions compared at two budgets; choosing differently */
+} yardstick_figures;
+/* One measured version in the history (the dashboard's plots along versions). */
+typedef struct yardstick_point {
+    uint32_t version;
+    uint32_t flags;                       /* YARDSTICK_PERFECT, YARDSTICK_VALUE: measured */
+    uint32_t judged[2], keep[2], judged_choice[2], keep_choice[2]; /* perfect play */
+    uint32_t n[YARD_PHASES];              /* value: positions by phase */
+    double mse[YARD_PHASES];              /* value: squared error by phase */
+    uint32_t compared, differ;            /* two budgets compared; differing */
+    int64_t done_ms;                      /* when it was measured (wall clock) */
+} yardstick_point;
+#define YARDSTICK_PERFECT 1u
+#define YARDSTICK_VALUE 2u
+#define YARDSTICK_HISTORY 256 /* points kept; every other older one dropped when full */
+typedef struct yardstick yardstick;
+/* With perfect_positions > 0 or value_positions set: reads the positions
+ * (perfect_file, else the book's first openings; the labelled file), opens
+ * the tables of tb_dir for the referee, and starts the measuring thread at a
+ * lower priority (else nothing). 0, or KZ_EINVAL with one line logged (a file
+ * that does not read, perfect play asked of another game than Khreibaga,
+ * tables that cannot be used). */
+int yardstick_start(coord *c);
+/* Main loop: hands the best to the thread (a copy of its blob) when it is
+ * new and the last hand-over is yardstick_minutes old; loads and saves the
+ * history. */
+void yardstick_tick(coord *c);
+/* The figures (false when both measures are off). Any thread. */
+bool yardstick_get(coord *c, yardstick_figures *out);
+/* The measured versions, oldest first, into out (YARDSTICK_HISTORY): how
+ * many. Kept in the store (meta "yardstick_history": magic "YSH1", the
+ * count and a point's bytes, then the points; a longer point of a later
+ * form is read by its known prefix), so the plots survive restarts. Any
+ * thread. */
+int yardstick_history(coord *c, yardstick_point *out);
+/* Stops the thread (a measurement is cut short between positions) and frees it all. */
+void yardstick_stop(coord *c);
 
 /* forge.c */
 /* A game held back for its check: the message and where its answer goes. */

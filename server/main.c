@@ -14,6 +14,7 @@
 #include "server/coordinator.h"
 #include "server/features.h"
 #include "play/match.h"
+#include "play/yardstick.h"
 #include "nn/model.h"
 #include "nn/modelfile.h"
 #include "nn/modelkind.h"
@@ -175,6 +176,31 @@ static const config_option s_options[] = {
                       "dashboard); \"\" = none"),
     CONFIG_ROW_INT(tb_positions, "300", 1, 100000,
                    "tb_dir: test positions of the endgame accuracy (kz tb accuracy --positions)"),
+    CONFIG_ROW_INT(perfect_positions, "0", 0, YARD_MAX_BOOK,
+                   "Khreibaga: the best's perfect-play accuracy (kz solve accuracy: the share of "
+                   "its raw policy's and its 200-simulation search's turns that keep the proven "
+                   "value) on this many positions (the book's first openings, or perfect_file's), "
+                   "with the tables of tb_dir when set; measured in the background (/status, the "
+                   "dashboard); 0 = off"),
+    CONFIG_ROW_STRING(perfect_file, "",
+                      "perfect_positions: a file of positions (a book: one R20 position a line, "
+                      "kz yardstick book) instead of the book's openings; \"\" = the book"),
+    CONFIG_ROW_INT(perfect_nodes, "200000", 1000, 1000000000,
+                   "perfect_positions: the proof search's budget a position (kz solve accuracy "
+                   "--nodes): what it leaves unsettled is not counted"),
+    CONFIG_ROW_INT(perfect_tt_mb, "256", 1, 65536,
+                   "perfect_positions: the proof search's transposition table (MB, as kz solve "
+                   "--tt_mb; held only while a best is measured)"),
+    CONFIG_ROW_STRING(value_positions, "",
+                      "labelled positions (kz yardstick positions; tools/bench/books/"
+                      "khreibaga-positions.txt): the best's value head's squared error by phase "
+                      "(kz yardstick value), measured in the background; \"\" = off"),
+    CONFIG_ROW_INT(value_compare, "200", 0, YARD_MAX_BOOK,
+                   "value_positions: on how many of them 200 and 1600 simulations are compared "
+                   "(the share choosing a different move; 0 = none)"),
+    CONFIG_ROW_DOUBLE(yardstick_minutes, "10", 0, 1e6,
+                      "perfect_positions, value_positions: a new best is measured at most once "
+                      "in this many minutes (the newest best then; 0 = every new best)"),
     CONFIG_ROW_INT(play_saves_per_hour, "120", 1, 1000000,
                    "games saved from /play (POST /api/save) an hour at most, in bursts of up to "
                    "20; more are refused (429)"),

@@ -7,7 +7,7 @@
  *   services.h    below all the others: the worker table, the model cache,
  *                 announcements of the best, the opening book, meta u32s
  *   features.h    the parts: arena, ratings, timeline, models, auth,
- *                 status, games, dashboard, endgame, forge
+ *                 status, games, dashboard, endgame, yardstick, forge
  *   coordinator.h the actor that runs them (main.c only)
  *
  * Threads: everything here runs on the main thread except the HTTP handler,
@@ -95,6 +95,13 @@ typedef struct coord_config {
     long http_timeout_s;                /* HTTP: an idle connection is closed after this */
     char tb_dir[CONFIG_STR_MAX];        /* endgame tables for the best's accuracy, "" = none */
     long tb_positions;                  /* their test positions */
+    long perfect_positions;             /* yardstick: perfect-play accuracy positions, 0 = off */
+    char perfect_file[CONFIG_STR_MAX];  /* yardstick: their file, "" = the book's openings */
+    long perfect_nodes;                 /* yardstick: the referee's budget a position */
+    long perfect_tt_mb;                 /* yardstick: the referee's transposition table */
+    char value_positions[CONFIG_STR_MAX]; /* yardstick: labelled positions, "" = off */
+    long value_compare;                 /* yardstick: of them, 200 against 1600 simulations */
+    double yardstick_minutes;           /* yardstick: a new best measured at most this often */
     long play_saves_per_hour;           /* /api/save: games saved an hour at most */
     double play_records_max_mb;         /* /api/save: play.kzr's largest size */
     bool check_store;                   /* check the store's pages before opening it */
@@ -433,6 +440,8 @@ typedef struct coord {
     uint64_t http_unauthorized; /* HTTP requests without the token (atomic: HTTP threads) */
     struct http_guard *http_guard; /* keeps a share of the HTTP slots free (httpguard.h) */
     struct endgame *endgame;    /* the best's endgame accuracy (endgame.c), NULL: no tb_dir */
+    struct yardstick *yardstick; /* the best's perfect-play accuracy and value calibration
+                                  * (yardstick.c), NULL: both off */
     struct forge *forge;        /* the check of forged games (forge.c), NULL: off */
     struct barred_client *barred; /* (COORD_BARRED) proven forgers, in the store (forge.c) */
     size_t n_barred;            /* used */

@@ -190,6 +190,137 @@ static bool s_newest_rating(const coord *c, rating_point *out)
     return true;
 }
 
+/* A share k / n as JSON (null when n is 0). */
+static void s_share(strbuf *b, const char *key, int k, int n)
+{
+    if (n > 0)
+        strbuf_printf(b, "\"%s\": %.4f", key, (double)k / n);
+    else
+        strbuf_printf(b, "\"%s\": null", key);
+}
+
+/* ", " and num / den as JSON (null when den is 0). */
+static void s_ratio(strbuf *b, double num, double den)
+{
+    if (den > 0)
+        strbuf_printf(b, ", %.4f", num / den);
+    else
+        strbuf_printf(b, ", null");
+}
+
+/* A player's value-keeping turns against perfect play (yardstick.c). */
+static void s_json_keep(strbuf *b, const char *name, int judged, int keep, int jc, int kc)
+{
+    double lo = 0, hi = 0, clo = 0, chi = 0;
+    match_wilson(keep, judged, &lo, &hi);
+    match_wilson(kc, jc, &clo, &chi);
+    strbuf_printf(b, "\"%s\": {\"judged\": %d, \"keep\": %d, ", name, judged, keep);
+    s_share(b, "share", keep, judged);
+    strbuf_printf(b, ", \"lo\": %.4f, \"hi\": %.4f, \"judged_choice\": %d, \"keep_choice\": %d, ",
+                  lo, hi, jc, kc);
+    s_share(b, "choice_share", kc, jc);
+    strbuf_printf(b, ", \"choice_lo\": %.4f, \"choice_hi\": %.4f}", clo, chi);
+}
+
+/* "yardstick": the best's perfect-play accuracy and value calibration
+ * (yardstick.c; null when both are off). The history's points are arrays:
+ * [version, policy keep share, search keep share, policy keep share where a
+ * turn loses value, search's, policy judged, search judged, policy judged
+ * where a turn loses value, search's, squared error opening, middle,
+ * ending, all, share of 200 against 1600 simulations differing, positions
+ * compared, measured at (ms)]; a measure that was off is null there. */
+static void s_build_yardstick(coord *c, strbuf *b)
+{
+    yardstick_figures f;
+    if (!yardstick_get(c, &f)) {
+        strbuf_printf(b, "  \"yardstick\": null,\n");
+        return;
+    }
+    strbuf_printf(b, "  \"yardstick\": {\"interval_minutes\": %g, \"version\": %u, "
+                  "\"computing\": %u, \"error\": ", f.interval_min, f.version, f.computing);
+    strbuf_json_str(b, f.error, sizeof f.error);
+    strbuf_printf(b, ", \"seconds\": %.1f, \"cpu_seconds\": %.1f, \"done_ms\": %lld, ",
+                  f.seconds, f.cpu_seconds, (long long)f.done_ms);
+    if (f.perfect) {
+        strbuf_printf(b, "\"perfect\": {\"positions\": %d, \"pieces\": %d, \"nodes\": %ld, "
+                      "\"simulations\": %d, \"settled\": %d, \"with_choice\": %d, ",
+                      f.perfect, f.perfect_pieces, f.perfect_nodes, YARDSTICK_SIMS, f.settled,
+                      f.with_choice);
+        strbuf_printf(b, "\"file\": ");
+        strbuf_json_str(b, c->cfg.perfect_file, sizeof c->cfg.perfect_file);
+        strbuf_printf(b, ", ");
+        s_json_keep(b, "policy", f.judged[0], f.keep[0], f.judged_choice[0], f.keep_choice[0]);
+        strbuf_printf(b, ", ");
+        s_json_keep(b, "search", f.judged[1], f.keep[1], f.judged_choice[1], f.keep_choice[1]);
+        strbuf_printf(b, "}, ");
+    } else {
+        strbuf_printf(b, "\"perfect\": null, ");
+    }
+    if (f.value) {
+        strbuf_printf(b, "\"value\": {\"positions\": %d, \"compare\": %d, \"simulations\": [%d, "
+                      "%d], \"phases\": {", f.value, f.value_compare, YARDSTICK_SIMS,
+                      YARDSTICK_SIMS_HIGH);
+        double all = 0;
+        int n = 0;
+        for (int p = 0; p < YARD_PHASES; p++) {
+            static const char *const key[YARD_PHASES] = {"opening", "middle", "ending"};
+            strbuf_printf(b, "%s\"%s\": {\"n\": %d, ", p ? ", " : "", key[p], f.n[p]);
+            if (f.n[p])
+                strbuf_printf(b, "\"mse\": %.4f, \"v\": %.4f, \"z\": %.4f}", f.mse[p], f.v[p],
+                              f.z[p]);
+            else
+                strbuf_printf(b, "\"mse\": null, \"v\": null, \"z\": null}");
+            all += f.mse[p] * f.n[p];
+            n += f.n[p];
+        }
+        strbuf_printf(b, "}, ");
+        if (n)
+            strbuf_printf(b, "\"mse\": %.4f, ", all / n);
+        else
+            strbuf_printf(b, "\"mse\": null, ");
+        double lo = 0, hi = 0;
+        match_wilson(f.differ, f.compared, &lo, &hi);
+        strbuf_printf(b, "\"compared\": %d, \"differ\": %d, ", f.compared, f.differ);
+        s_share(b, "differ_share", f.differ, f.compared);
+        strbuf_printf(b, ", \"differ_lo\": %.4f, \"differ_hi\": %.4f}, ", lo, hi);
+    } else {
+        strbuf_printf(b, "\"value\": null, ");
+    }
+    static _Thread_local yardstick_point hist[YARDSTICK_HISTORY];
+    int nh = yardstick_history(c, hist);
+    strbuf_printf(b, "\"history\": [");
+    for (int i = 0; i < nh; i++) {
+        const yardstick_point *q = &hist[i];
+        strbuf_printf(b, "%s[%u", i ? ", " : "", q->version);
+        if (q->flags & YARDSTICK_PERFECT) {
+            for (int k = 0; k < 2; k++)
+                s_ratio(b, q->keep[k], q->judged[k]);
+            for (int k = 0; k < 2; k++)
+                s_ratio(b, q->keep_choice[k], q->judged_choice[k]);
+            strbuf_printf(b, ", %u, %u, %u, %u", q->judged[0], q->judged[1], q->judged_choice[0],
+                          q->judged_choice[1]);
+        } else {
+            strbuf_printf(b, ", null, null, null, null, null, null, null, null");
+        }
+        if (q->flags & YARDSTICK_VALUE) {
+            double all = 0;
+            uint32_t n = 0;
+            for (int p = 0; p < YARD_PHASES; p++) {
+                s_ratio(b, q->mse[p] * q->n[p], q->n[p]);
+                all += q->mse[p] * q->n[p];
+                n += q->n[p];
+            }
+            s_ratio(b, all, n);
+            s_ratio(b, q->differ, q->compared);
+            strbuf_printf(b, ", %u", q->compared);
+        } else {
+            strbuf_printf(b, ", null, null, null, null, null, 0");
+        }
+        strbuf_printf(b, ", %lld]", (long long)q->done_ms);
+    }
+    strbuf_printf(b, "]},\n");
+}
+
 /* The sections that show whether the run learns: the gate and the stall
  * figures, games by kind with results by colour, the ratings. */
 static void s_build_learning(coord *c, strbuf *b, double now)
@@ -347,6 +478,7 @@ static void s_build_status(coord *c, strbuf *b)
     } else {
         strbuf_printf(b, "  \"endgame\": null,\n");
     }
+    s_build_yardstick(c, b);
     timeline_point cur;
     timeline_current(c, &cur);
     strbuf_printf(b, "  \"timeline\": {\"points\": %zu, \"changes\": %llu, \"period_s\": %g, "
@@ -681,6 +813,32 @@ static void s_build_metrics(coord *c, strbuf *b)
         s_metric(b, "kz_endgame_value_squared_error", "gauge",
                  "Its raw value head's mean squared error against the test set's exact values.",
                  eg.value_mse);
+    }
+    yardstick_figures yf;
+    if (yardstick_get(c, &yf) && yf.version) {
+        s_metric(b, "kz_yardstick_version", "gauge",
+                 "Model whose yardstick (perfect play, value calibration) was measured last.",
+                 (double)yf.version);
+        if (yf.perfect && yf.judged[1])
+            s_metric(b, "kz_perfect_search_accuracy", "gauge",
+                     "Its 200-simulation search's share of turns keeping the proven value "
+                     "(perfect_positions).", (double)yf.keep[1] / yf.judged[1]);
+        if (yf.perfect && yf.judged[0])
+            s_metric(b, "kz_perfect_policy_accuracy", "gauge",
+                     "Its raw policy's share of turns keeping the proven value.",
+                     (double)yf.keep[0] / yf.judged[0]);
+        double all = 0;
+        int n = 0;
+        for (int p = 0; p < YARD_PHASES; p++)
+            all += yf.mse[p] * yf.n[p], n += yf.n[p];
+        if (yf.value && n)
+            s_metric(b, "kz_value_squared_error", "gauge",
+                     "Its raw value head's mean squared error on the labelled positions "
+                     "(value_positions).", all / n);
+        if (yf.value && yf.compared)
+            s_metric(b, "kz_search_budget_disagreement", "gauge",
+                     "Share of compared positions where 200 and 1600 simulations choose "
+                     "differently.", (double)yf.differ / yf.compared);
     }
     /* Anchors by name (a fixed set); models by role, their versions in
      * gauges of their own, so that no label changes with every model. */

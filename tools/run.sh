@@ -132,6 +132,21 @@ esac
 write_default() { # file: write stdin there unless it exists
     if [[ -e $1 ]]; then cat > /dev/null; else cat > "$1"; fi
 }
+# Khreibaga: the sharper yardstick on the best every 10 minutes, in the
+# background (docs/learning.md, "The yardstick on the dashboard").
+YARDSTICK_CONF=""
+POSITIONS=$(cd "$(dirname "$0")" && pwd)/bench/books/khreibaga-positions.txt
+if [[ (-z $GAME || $GAME == khreibaga) && -r $POSITIONS ]]; then
+    YARDSTICK_CONF="# The best's perfect-play accuracy on the book's first 100 openings and its
+# value head's error by phase on labelled positions (200 of them searched at
+# 200 and 1600 simulations), in the background at most every 10 minutes:
+# about 10 CPU-seconds a best, 5 with tb_dir's tables (0 and \"\" turn them off).
+perfect_positions = 100
+value_positions = $POSITIONS
+value_compare = 200
+yardstick_minutes = 10"
+fi
+
 write_default "$VAR/etc/coordinator.conf" <<EOF
 # kz-coordinator settings for make run (kz-coordinator --help lists them all).
 # Endpoints and data_dir come from tools/run.sh (KZ_PORT, KZ_HTTP_PORT, KZ_VAR).
@@ -155,6 +170,7 @@ map_mb = 256
 heartbeat_ms = 1000
 expiry_ms = 10000
 log_s = 60
+$YARDSTICK_CONF
 EOF
 write_default "$VAR/etc/worker.conf" <<EOF
 # kz-worker settings for make run (kz-worker --help lists them all).

@@ -324,6 +324,34 @@ static void s_print_learning(const jnode *j, FILE *o, double stall_minutes)
             fprintf(o, "; last failure: %s", j_str(eg, "error"));
         fprintf(o, "\n");
     }
+    const jnode *ys = j_get(j, "yardstick");
+    if (ys && ys->type == J_OBJ) {
+        fprintf(o, "yardstick   ");
+        const jnode *yp = j_get(ys, "perfect"), *yv = j_get(ys, "value");
+        if (j_num(ys, "version") > 0) {
+            fprintf(o, "v%.0f:", j_num(ys, "version"));
+            if (yp && yp->type == J_OBJ && j_num(yp, "search.judged") > 0)
+                fprintf(o, " search %.1f%%, policy %.1f%% of turns keep the proven value on %.0f "
+                           "positions (%.0f and %.0f of %.0f where a turn loses it);",
+                        100 * j_num(yp, "search.share"), 100 * j_num(yp, "policy.share"),
+                        j_num(yp, "positions"), j_num(yp, "search.keep_choice"),
+                        j_num(yp, "policy.keep_choice"), j_num(yp, "search.judged_choice"));
+            if (yv && yv->type == J_OBJ) {
+                fprintf(o, " value error %.3f (middle %.3f, ending %.3f)", j_num(yv, "mse"),
+                        j_num(yv, "phases.middle.mse"), j_num(yv, "phases.ending.mse"));
+                if (j_num(yv, "compared") > 0)
+                    fprintf(o, ", 200 and 1600 simulations differ in %.1f%% of %.0f",
+                            100 * j_num(yv, "differ_share"), j_num(yv, "compared"));
+            }
+        } else {
+            fprintf(o, "not measured yet");
+        }
+        if (j_num(ys, "computing") > 0)
+            fprintf(o, "; measuring v%.0f", j_num(ys, "computing"));
+        if (j_str(ys, "error")[0])
+            fprintf(o, "; last failure: %s", j_str(ys, "error"));
+        fprintf(o, "\n");
+    }
     static const char *const kinds[3] = {"selfplay", "arena", "eval"};
     static const char *const shown[3] = {"self-play", "arena", "rating"};
     bool first = true;
