@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -139,6 +140,16 @@ static size_t s_table(config_option *rows)
 }
 
 /* The trainer: everything the loop works with. */
+/* The phases of the trainer's time, as the progress line shows them. */
+enum tr_phase {
+    TR_STEP,  /* model_train_step: the network's forward, backward, update */
+    TR_BATCH, /* asking the coordinator for a batch (or for the counts) */
+    TR_FILL,  /* unpacking and augmenting the batch (and reanalyse's searches) */
+    TR_SAVE,  /* checkpoints and candidates */
+    TR_WAIT,  /* waiting: reuse limit, too few positions, coordinator away */
+    TR_PHASES
+};
+
 typedef struct tr {
     trainer_config cfg;        /* settings */
     const game_def *g;         /* the game */
@@ -188,6 +199,12 @@ typedef struct tr {
     int log_n;                 /* steps in log_acc */
     uint64_t log_samples;      /* samples since the last progress line */
     double log_time;           /* training seconds since the last progress line */
+    /* Where the time went since the last progress line (issue 24): wall
+     * seconds in each phase of s_iterate, the process's CPU seconds, and the
+     * CPU seconds of the training steps themselves. */
+    double ph[TR_PHASES];      /* wall seconds per phase (tr_phase) */
+    double log_cpu0;           /* s_cpu() at the last progress line */
+    double log_step_cpu;       /* CPU seconds in model_train_step since then */
     bool offline_logged;       /* "not answering" said once */
     int kind;                  /* MODEL_KIND_NET or _GBDT, -1 while unknown (the best's) */
     uint8_t *start_blob;       /* trees: the coordinator's best when it is trees, else NULL */
@@ -260,7 +277,17 @@ static int s_train_config(const trainer_config *cfg, train_config *tc, char *err
 /* Waits while nothing can be done, servicing the client (heartbeats). */
 static void s_wait(tr *t)
 {
+    double t0 = time_now();
     client_poll(t->c, (int)t->cfg.wait_ms);
+    t->ph[TR_WAIT] += time_now() - t0;
+}
+
+/* The process's CPU seconds (all its threads). */
+static double s_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* A line at most every log_s while waiting. */
@@ -410,18 +437,30 @@ static void s_progress(tr *t, bool force)
     if (t->ra)
         snprintf(tbv + strlen(tbv), sizeof tbv - strlen(tbv), ", reanalysed %llu (%.0f s)",
                  (unsigned long long)t->counts.reanalysed, t->ra_time);
+    /* Where the time went: the process's CPU over the wall time, the
+     * step's wall and CPU milliseconds, and each phase's share of the wall. */
+    double wall = now - t->last_log, cpu = s_cpu();
+    double *ph = t->ph, w = wall > 0 ? 100.0 / wall : 0.0;
     log_info("progress: step %llu, loss %.4f (value %.4f, policy %.4f, l2 %.4f%s), lr %.3g, "
-             "samples/s %.0f, positions %llu, games %llu, best %u, candidate %u, skipped %llu%s",
+             "samples/s %.0f, positions %llu, games %llu, best %u, candidate %u, skipped %llu%s; "
+             "cpu %.2f of a core, step %.1f ms (cpu %.1f ms), time: step %.0f%%, batch %.0f%%, "
+             "fill %.0f%%, save %.0f%%, wait %.0f%%",
              (unsigned long long)model_step(t->m), t->log_acc[0] / n, t->log_acc[1] / n,
              t->log_acc[2] / n, t->log_acc[3] / n, aux, t->lr,
              t->log_time > 0 ? t->log_samples / t->log_time : 0.0,
              (unsigned long long)t->window_hi, (unsigned long long)t->games_total,
              (unsigned)t->best, (unsigned)t->last_candidate,
-             (unsigned long long)t->counts.skipped, tbv);
+             (unsigned long long)t->counts.skipped, tbv,
+             wall > 0 ? (cpu - t->log_cpu0) / wall : 0.0, 1e3 * t->log_time / n,
+             1e3 * t->log_step_cpu / n, ph[TR_STEP] * w, ph[TR_BATCH] * w, ph[TR_FILL] * w,
+             ph[TR_SAVE] * w, ph[TR_WAIT] * w);
     memset(t->log_acc, 0, sizeof t->log_acc);
+    memset(t->ph, 0, sizeof t->ph);
     t->log_n = 0;
     t->log_samples = 0;
     t->log_time = 0;
+    t->log_step_cpu = 0;
+    t->log_cpu0 = cpu;
     t->last_log = now;
 }
 
@@ -493,7 +532,9 @@ static int s_iterate(tr *t)
     /* Step 1. Pacing: wait for fresh positions rather than reuse old ones. */
     if (t->cfg.max_reuse > 0 && (double)(step + 1) * B > t->cfg.max_reuse * t->window_hi) {
         bool waited;
+        double f0 = time_now();
         int rc = client_get_batch(t->c, 0, 0, &b); /* counts only */
+        t->ph[TR_BATCH] += time_now() - f0;
         if ((rc = s_batch_answer(t, rc, b, &waited)) || waited)
             return rc;
         if ((double)(step + 1) * B > t->cfg.max_reuse * t->window_hi) {
@@ -508,7 +549,9 @@ static int s_iterate(tr *t)
     }
     /* Step 2. A batch. */
     bool waited;
+    double f0 = time_now();
     int rc = client_get_batch_aux(t->c, (uint32_t)B, (uint64_t)t->cfg.min_positions, t->aux, &b);
+    t->ph[TR_BATCH] += time_now() - f0;
     if ((rc = s_batch_answer(t, rc, b, &waited)) || waited)
         return rc;
     if (b->n == 0) {
@@ -520,6 +563,7 @@ static int s_iterate(tr *t)
     }
     t->last_wait_log = 0;
     uint64_t skipped = t->counts.skipped;
+    double fill0 = time_now();
     if (t->ra) {
         /* Reanalyse: the batch's first share searched with the newest network. */
         int k = (int)(t->cfg.reanalyse * (double)b->n + 0.5);
@@ -534,6 +578,7 @@ static int s_iterate(tr *t)
     int n = batch_fill_re(t->g, b, t->cfg.augment, (float)t->cfg.value_q_weight, t->tb,
                           t->ra ? &t->rb : NULL, &t->rng, t->x, t->pi, t->z,
                           t->aux ? &t->ab : NULL, (int)B, &t->counts);
+    t->ph[TR_FILL] += time_now() - fill0;
     if (t->counts.skipped > skipped)
         log_warn("batch: %llu of %u samples unusable, skipped",
                  (unsigned long long)(t->counts.skipped - skipped), (unsigned)b->n);
@@ -548,10 +593,12 @@ static int s_iterate(tr *t)
         return 0;
     /* Step 3. The step. */
     train_losses l;
-    double t0 = time_now();
+    double t0 = time_now(), c0 = s_cpu();
     train_aux ta = {t->ab.opp_pi, t->ab.material, t->ab.material_w};
     model_train_step_aux(t->t, t->x, t->pi, t->z, t->aux ? &ta : NULL, n, &l);
     double dt = time_now() - t0;
+    t->log_step_cpu += s_cpu() - c0;
+    t->ph[TR_STEP] += dt;
     if (!isfinite(l.total)) {
         log_error("step %llu: the loss is not finite (%g); stopping without a checkpoint",
                   (unsigned long long)step, l.total);
@@ -577,11 +624,14 @@ static int s_iterate(tr *t)
         model_blend(t->ema, t->m, (float)(1.0 - d));
     }
     /* Step 4. Candidate or checkpoint. */
+    double s0 = time_now();
+    rc = 0;
     if (step % (uint64_t)t->cfg.steps_per_candidate == 0)
-        return s_candidate(t);
-    if (step % (uint64_t)t->cfg.checkpoint_every == 0)
-        return s_checkpoint(t);
-    return 0;
+        rc = s_candidate(t);
+    else if (step % (uint64_t)t->cfg.checkpoint_every == 0)
+        rc = s_checkpoint(t);
+    t->ph[TR_SAVE] += time_now() - s0;
+    return rc;
 }
 
 /* The model file s_start_model will read (the checkpoint when there is one,
@@ -957,6 +1007,7 @@ static int s_train(tr *t)
 {
     int rc = 0;
     t->last_log = t->last_stats = time_now();
+    t->log_cpu0 = s_cpu();
     while (!s_stop && !(t->cfg.max_steps && model_step(t->m) >= (uint64_t)t->cfg.max_steps)) {
         if (t->cand && time_now() >= t->cand_retry) {
             rc = s_submit_candidate(t);
