@@ -253,6 +253,17 @@ else
     DEATHSIG=() # old util-linux: the watchdog below does the job
 fi
 
+# setsid gives each program its own session, and where the kernel shares CPU
+# time by session (autogroups: /proc/PID/autogroup), a group's nice, not its
+# processes', decides its share: `nice -n 10 make run` would still compete at
+# full weight. Each program's group takes this script's nice.
+AUTOGROUP=""
+NICE=$(nice)
+if ((NICE != 0)) && [[ -e /proc/self/autogroup ]]; then
+    AUTOGROUP=$(printf '%q ' sh -c 'echo "$0" > /proc/self/autogroup 2> /dev/null; exec "$@"' \
+        "$NICE")
+fi
+
 spawn() { # name: (re)start CMD[name], output appended to var/log/name.log
     local name=$1 log=$VAR/log/$1.log
     # Keep a log from growing without end: past 64 MiB it becomes name.log.1.
@@ -261,7 +272,7 @@ spawn() { # name: (re)start CMD[name], output appended to var/log/name.log
     # parent (what the parent-death signal watches).
     (
         exec 9>&-
-        eval "exec setsid ${DEATHSIG[*]} ${CMD[$name]}"
+        eval "exec setsid ${DEATHSIG[*]} $AUTOGROUP${CMD[$name]}"
     ) >> "$log" 2>&1 < /dev/null &
     PID[$name]=$!
     LAST_START[$name]=$SECONDS
