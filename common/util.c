@@ -283,6 +283,12 @@ void *xcalloc(size_t n, size_t size)
     return p;
 }
 
+void free_each(void *const *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(p[i]);
+}
+
 int parse_long(const char *s, long lo, long hi, long *out)
 {
     if (!s || !*s)

@@ -118,6 +118,13 @@ uint64_t mix64(uint64_t x);
  * (never on hot paths). Caller owns the result. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
+/* Frees each pointer named, in the order named (NULL ones are passed over,
+ * as free() does): a destructor's buffers in one statement,
+ * `free_all(b->x, b->y, b);`. Every argument is read before the first is
+ * freed. free_each is the function under it: n pointers of p. */
+#define free_all(...)                                                                       \
+    free_each((void *[]){__VA_ARGS__}, sizeof((void *[]){__VA_ARGS__}) / sizeof(void *))
+void free_each(void *const *p, size_t n);
 
 /* Parses a whole decimal integer in [lo, hi]; 0 or KZ_EINVAL. */
 int parse_long(const char *s, long lo, long hi, long *out);

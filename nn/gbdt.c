@@ -656,10 +656,7 @@ void gbdt_eval_destroy(gbdt_eval **pe)
     if (!pe || !*pe)
         return;
     gbdt_destroy(&(*pe)->m);
-    free((*pe)->x);
-    free((*pe)->diff);
-    free((*pe)->stack);
-    free(*pe);
+    free_all((*pe)->x, (*pe)->diff, (*pe)->stack, *pe);
     *pe = NULL;
 }
 

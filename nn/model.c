@@ -433,13 +433,7 @@ void model_destroy(model **pm)
     model *m = *pm;
     if (!m)
         return;
-    free(m->t);
-    free(m->convs);
-    free(m->params);
-    free(m->stats);
-    free(m->opt[0]);
-    free(m->opt[1]);
-    free(m);
+    free_all(m->t, m->convs, m->params, m->stats, m->opt[0], m->opt[1], m);
     *pm = NULL;
 }
 
@@ -767,12 +761,5 @@ static void s_forward_reference(const model *m, const float *x, int B, float *lo
         layer_linear_forward_naive(material, flat, model_tdata(m, m->mfc.w),
                                    model_tdata(m, m->mfc.b), B, a->material_filters * HW, 1);
     }
-    free(in);
-    free(h);
-    free(t);
-    free(u);
-    free(hd);
-    free(flat);
-    free(hid);
-    free(wdl);
+    free_all(in, h, t, u, hd, flat, hid, wdl);
 }

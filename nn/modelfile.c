@@ -143,12 +143,7 @@ int modelfile_encode(const model *m, bool checkpoint, uint8_t **out, size_t *out
     buf = NULL;
     rc = 0;
 out:
-    free(buf);
-    free(data);
-    free(msgs);
-    free(ptrs);
-    free(shapes);
-    free(names);
+    free_all(buf, data, msgs, ptrs, shapes, names);
     return rc;
 }
 

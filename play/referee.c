@@ -79,13 +79,7 @@ void referee_destroy(referee **rp)
     if (!r)
         return;
     pns_tt_close(&r->tt);
-    free(r->cache);
-    free(r->pos);
-    free(r->val);
-    free(r->first_action);
-    free(r->ply);
-    free(r->turns);
-    free(r);
+    free_all(r->cache, r->pos, r->val, r->first_action, r->ply, r->turns, r);
     *rp = NULL;
 }
 

@@ -480,16 +480,8 @@ void mcts_batch_destroy(mcts_batch **pb)
     if (!pb || !*pb)
         return;
     mcts_batch *b = *pb;
-    free(b->trees);
-    free(b->groots);
-    free(b->arena);
-    free(b->pend);
-    free(b->planes);
-    free(b->logits);
-    free(b->values);
-    free(b->canon);
-    free(b->cache);
-    free(b);
+    free_all(b->trees, b->groots, b->arena, b->pend, b->planes, b->logits, b->values, b->canon,
+             b->cache, b);
     *pb = NULL;
 }
 

@@ -278,9 +278,7 @@ int endgame_start(coord *c)
     e->n = tb_test_positions(tb, (int)c->cfg.tb_positions, TB_TEST_SEED, e->st, e->keep);
     if (e->n == 0) {
         log_error("tb_dir: no test positions in the tables of %s", c->cfg.tb_dir);
-        free(e->st);
-        free(e->keep);
-        free(e);
+        free_all(e->st, e->keep, e);
         tb_close(&tb);
         return KZ_EINVAL;
     }
@@ -379,10 +377,7 @@ void endgame_stop(coord *c)
     }
     pthread_mutex_destroy(&e->lock);
     pthread_cond_destroy(&e->changed);
-    free(e->job);
-    free(e->st);
-    free(e->keep);
-    free(e->z);
+    free_all(e->job, e->st, e->keep, e->z);
     tb_close(&e->tb);
     free(e);
     c->endgame = NULL;

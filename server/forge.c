@@ -199,9 +199,7 @@ static void s_job_free(forge_job **pj)
     if (!j)
         return;
     wire_msg_clear(&j->held.msg);
-    free(j->blob[0]);
-    free(j->blob[1]);
-    free(j);
+    free_all(j->blob[0], j->blob[1], j);
     *pj = NULL;
 }
 

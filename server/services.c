@@ -282,7 +282,5 @@ void coord_services_fini(coord *c)
 {
     for (int i = 0; i < MODEL_CACHE; i++)
         free(c->cache[i].blob);
-    free(c->book);
-    free(c->workers);
-    free(c->windex);
+    free_all(c->book, c->workers, c->windex);
 }

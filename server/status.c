@@ -1653,10 +1653,7 @@ void status_stop(coord *c)
     if (f) {
         for (int i = 0; i < FILES_KEPT; i++)
             free(f->bytes[i]);
-        free(f->models);
-        free(f->at);
-        free(f->arch_of);
-        free(f->timeline);
+        free_all(f->models, f->at, f->arch_of, f->timeline);
         pthread_cond_destroy(&f->answered);
         free(f);
         c->files = NULL;

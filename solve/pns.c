@@ -791,10 +791,7 @@ static void s_cset_grow(cset *s)
 
 static void s_cset_free(cset *s)
 {
-    free(s->key);
-    free(s->val);
-    free(s->pos);
-    free(s->parent);
+    free_all(s->key, s->val, s->pos, s->parent);
     memset(s, 0, sizeof *s);
 }
 
@@ -1021,9 +1018,7 @@ static solver *s_solver_new(pns_tt *t, const pns_opts *o)
 
 static void s_solver_free(solver **sv)
 {
-    free((*sv)->kids);
-    free((*sv)->turns);
-    free(*sv);
+    free_all((*sv)->kids, (*sv)->turns, *sv);
     *sv = NULL;
 }
 
