@@ -320,6 +320,16 @@ int file_read_all(const char *path, uint8_t **data, size_t *len)
     return file_read_max(path, SIZE_MAX, data, len);
 }
 
+int name_parse(const char *name, const char *const *names, int n, int *out)
+{
+    for (int i = 0; name && i < n; i++)
+        if (names[i] && !strcmp(name, names[i])) {
+            *out = i;
+            return 0;
+        }
+    return KZ_EINVAL;
+}
+
 int file_open_read(const char *path, int *fd)
 {
     *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);

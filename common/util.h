@@ -130,6 +130,10 @@ void free_each(void *const *p, size_t n);
 int parse_long(const char *s, long lo, long hi, long *out);
 /* Parses a whole floating-point number in [lo, hi]; 0 or KZ_EINVAL. */
 int parse_double(const char *s, double lo, double hi, double *out);
+/* Parses the name of one of a small set of values: the index of name among
+ * names[0..n) (exact, case-sensitive) into *out. 0, or KZ_EINVAL (name NULL
+ * or not among them). */
+int name_parse(const char *name, const char *const *names, int n, int *out);
 
 /* Opens path for reading without blocking on it: a FIFO or a socket (whose
  * open() would wait for a writer forever) is refused with KZ_ENOTREG; a

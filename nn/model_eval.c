@@ -200,13 +200,8 @@ int model_set_precision(int p)
 
 int model_precision_parse(const char *s, int *p)
 {
-    if (!strcmp(s, "fp32"))
-        *p = MODEL_FP32;
-    else if (!strcmp(s, "bf16"))
-        *p = MODEL_BF16;
-    else
-        return KZ_EINVAL;
-    return 0;
+    static const char *const names[] = {[MODEL_FP32] = "fp32", [MODEL_BF16] = "bf16"};
+    return name_parse(s, names, 2, p);
 }
 
 const char *model_precision_name(int p) { return p == MODEL_BF16 ? "bf16" : "fp32"; }

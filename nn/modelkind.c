@@ -23,12 +23,11 @@ const char *modelkind_name(model_kind k)
 
 int modelkind_parse(const char *s, model_kind *k)
 {
-    if (!strcmp(s, "net"))
-        *k = MODEL_KIND_NET;
-    else if (!strcmp(s, "gbdt"))
-        *k = MODEL_KIND_GBDT;
-    else
+    static const char *const names[] = {[MODEL_KIND_NET] = "net", [MODEL_KIND_GBDT] = "gbdt"};
+    int i;
+    if (name_parse(s, names, 2, &i))
         return KZ_EINVAL;
+    *k = (model_kind)i;
     return 0;
 }
 

@@ -243,13 +243,8 @@ int mcts_settings_check(const mcts_settings *s, char *err, size_t errlen)
 
 int mcts_root_mode_parse(const char *name, int *mode)
 {
-    if (!strcmp(name, "puct"))
-        *mode = MCTS_ROOT_PUCT;
-    else if (!strcmp(name, "gumbel"))
-        *mode = MCTS_ROOT_GUMBEL;
-    else
-        return KZ_EINVAL;
-    return 0;
+    static const char *const names[] = {[MCTS_ROOT_PUCT] = "puct", [MCTS_ROOT_GUMBEL] = "gumbel"};
+    return name_parse(name, names, 2, mode);
 }
 
 const char *mcts_root_mode_name(int mode)
