@@ -188,27 +188,6 @@ static int alq_legal_actions(const game_state *g, uint16_t *out)
     return s_legal(s, out);
 }
 
-static void alq_legal_mask(const game_state *g, uint8_t *mask)
-{
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = alq_legal_actions(g, legal);
-    memset(mask, 0, ALQ_ACTIONS);
-    for (int i = 0; i < n; i++)
-        mask[legal[i]] = 1;
-}
-
-static bool alq_is_legal(const game_state *g, int action)
-{
-    if (action < 0 || action >= ALQ_ACTIONS)
-        return false;
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = alq_legal_actions(g, legal);
-    for (int i = 0; i < n; i++)
-        if (legal[i] == action)
-            return true;
-    return false;
-}
-
 static void alq_copy(game_state *dst, const game_state *src)
 {
     memcpy(dst->bytes, src->bytes, sizeof(alq_state));
@@ -691,8 +670,6 @@ const game_def alquerque_game = {
     .symmetries = s_symmetries,
     .init = alq_init,
     .legal_actions = alq_legal_actions,
-    .legal_mask = alq_legal_mask,
-    .is_legal = alq_is_legal,
     .copy = alq_copy,
     .apply = alq_apply,
     .to_move = alq_to_move,

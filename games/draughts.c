@@ -175,27 +175,6 @@ static int dr_legal_actions(const game_state *g, uint16_t *out)
     return s_drawn(s) ? 0 : s_legal(s, out);
 }
 
-static void dr_legal_mask(const game_state *g, uint8_t *mask)
-{
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = dr_legal_actions(g, legal);
-    memset(mask, 0, DR_ACTIONS);
-    for (int i = 0; i < n; i++)
-        mask[legal[i]] = 1;
-}
-
-static bool dr_is_legal(const game_state *g, int action)
-{
-    if (action < 0 || action >= DR_ACTIONS)
-        return false;
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = dr_legal_actions(g, legal);
-    for (int i = 0; i < n; i++)
-        if (legal[i] == action)
-            return true;
-    return false;
-}
-
 /* The bytes of the state in use: the fixed part and the quiet turns' moves. */
 static inline size_t s_used(const dr_state *s)
 {
@@ -683,8 +662,6 @@ const game_def draughts_game = {
     .symmetries = NULL,
     .init = dr_init,
     .legal_actions = dr_legal_actions,
-    .legal_mask = dr_legal_mask,
-    .is_legal = dr_is_legal,
     .copy = dr_copy,
     .apply = dr_apply,
     .to_move = dr_to_move,

@@ -79,11 +79,11 @@ int game_check(const game_def *g, char *err, size_t errlen)
                        "a game's name must be 1 to %d characters of a-z, 0-9, _ and -",
                        GAME_NAME_CHARS);
     const char *n = g->name;
-    if (!g->init || !g->legal_actions || !g->legal_mask || !g->is_legal || !g->copy ||
-        !g->apply || !g->to_move || !g->mid_turn || !g->ply || !g->result ||
-        !g->encode_planes || !g->canonical_action || !g->hash || !g->pack ||
-        !g->unpack_planes || !g->parse_position || !g->format_position || !g->parse_action ||
-        !g->format_action || !g->render || !g->player_name)
+    if (!g->init || !g->legal_actions || !g->copy || !g->apply || !g->to_move ||
+        !g->mid_turn || !g->ply || !g->result || !g->encode_planes || !g->canonical_action ||
+        !g->hash || !g->pack || !g->unpack_planes || !g->parse_position ||
+        !g->format_position || !g->parse_action || !g->format_action || !g->render ||
+        !g->player_name)
         return err_set(err, errlen, KZ_EINVAL, "game %s: a required function is missing", n);
     if (g->action_count < 1 || g->action_count > GAME_MAX_ACTIONS)
         return err_set(err, errlen, KZ_EINVAL, "game %s: action_count %d is not in 1..%d", n,
@@ -235,6 +235,33 @@ float game_result_value(const game_def *g, game_result r, int player)
     int pts = r.points > 0 ? r.points : 1;
     float v = (float)pts / (float)max;
     return r.winner == player ? v : -v;
+}
+
+void game_legal_mask(const game_def *g, const game_state *s, uint8_t *mask)
+{
+    if (g->legal_mask) {
+        g->legal_mask(s, mask);
+        return;
+    }
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    memset(mask, 0, (size_t)g->action_count);
+    for (int i = 0; i < n; i++)
+        mask[legal[i]] = 1;
+}
+
+bool game_is_legal(const game_def *g, const game_state *s, int action)
+{
+    if (g->is_legal)
+        return g->is_legal(s, action);
+    if (action < 0 || action >= g->action_count)
+        return false;
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    for (int i = 0; i < n; i++)
+        if (legal[i] == action)
+            return true;
+    return false;
 }
 
 void game_symmetry_planes(const game_def *g, int k, float *planes)

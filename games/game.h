@@ -13,7 +13,8 @@
  *
  * Actions are integers in [0, action_count). A state's legal actions come
  * sorted ascending. `apply` requires a legal action on a state whose game is
- * not over (checked by assert); use `is_legal` and `result` on untrusted input.
+ * not over (checked by assert); use game_is_legal and `result` on untrusted
+ * input.
  *
  * Players are 0 (who moves first) and 1. Values and results in search and
  * training are always from the view of the player to move (see R18).
@@ -139,9 +140,11 @@ struct game_def {
     /* Legal actions, ascending; returns their count (0 when none or when the
      * game is over for lack of moves). `out` holds max_legal entries. */
     int (*legal_actions)(const game_state *s, uint16_t *out);
-    /* mask[a] = 1 for legal a, else 0; mask holds action_count bytes. */
+    /* Optional (NULL: from legal_actions): mask[a] = 1 for legal a, else 0;
+     * mask holds action_count bytes. Called through game_legal_mask. */
     void (*legal_mask)(const game_state *s, uint8_t *mask);
-    /* Whether `action` (any int) is legal in s. */
+    /* Optional (NULL: looked up among legal_actions): whether `action` (any
+     * int) is legal in s. Called through game_is_legal. */
     bool (*is_legal)(const game_state *s, int action);
     /* Copies a state, like `*dst = *src` but skipping bytes the state does
      * not use (unused history slots): the cheap way in hot loops. */
@@ -283,6 +286,12 @@ const char *game_reason_name(const game_def *g, int reason);
 int game_reason_count(const game_def *g);
 /* The code of g's reason called name; -1 when g has none of that name. */
 int game_reason_parse(const game_def *g, const char *name);
+/* mask[a] = 1 for each legal action a of s, else 0 (mask holds
+ * g->action_count bytes): g->legal_mask, or from g->legal_actions. */
+void game_legal_mask(const game_def *g, const game_state *s, uint8_t *mask);
+/* Whether `action` (any int) is legal in s: g->is_legal, or whether
+ * g->legal_actions lists it. */
+bool game_is_legal(const game_def *g, const game_state *s, int action);
 /* Applies symmetry k (0 <= k < g->n_symmetries) to one sample's canonical
  * planes (C, H, W) in place. */
 void game_symmetry_planes(const game_def *g, int k, float *planes);

@@ -490,7 +490,7 @@ static int s_check_action(const game_def *g, const game_state *s, const char *te
     if (r.over)
         return err_set(err, errlen, KZ_EILLEGAL, "action '%s'%s: the game is already over (%s)",
                        shown, where, game_reason_name(g, r.reason));
-    if (!g->is_legal(s, *action)) {
+    if (!game_is_legal(g, s, *action)) {
         char list[240];
         s_legal_text(g, s, list, sizeof list);
         return err_set(err, errlen, KZ_EILLEGAL, "illegal action '%s'%s; legal here: %s", shown,

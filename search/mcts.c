@@ -668,7 +668,7 @@ void mcts_batch_advance(mcts_batch *b, int i, int action)
     tree *t = &b->trees[i];
     const game_def *g = b->g;
     assert(t->status != MCTS_IDLE && t->status != MCTS_OVER);
-    assert(g->is_legal(&t->root_state, action));
+    assert(game_is_legal(g, &t->root_state, action));
     uint32_t child = NONE;
     node *root = &t->nodes[0];
     if (root->n_children && !(root->flags & F_PENDING))

@@ -574,7 +574,7 @@ static int s_turn(const game_def *g, player *p, const game_state *s, game_state 
         int a;
         if ((rc = player_choose(p, t, &a, NULL)))
             return rc;
-        if (!g->is_legal(t, a))
+        if (!game_is_legal(g, t, a))
             return KZ_EILLEGAL;
         player_observe(p, t, a);
         g->apply(t, a);
