@@ -514,6 +514,21 @@ int file_write_atomic(const char *path, const void *data, size_t len)
     return 0;
 }
 
+size_t text_line_vformat(char *buf, size_t size, bool printable, const char *fmt, va_list ap)
+{
+    int n = vsnprintf(buf, size - 1, fmt, ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n > size - 2)
+        n = (int)size - 2;
+    for (int i = 0; printable && i < n; i++)
+        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+            buf[i] = '?';
+    buf[n++] = '\n';
+    buf[n] = 0;
+    return (size_t)n;
+}
+
 char *text_printable(char *buf, size_t len, const char *s, size_t n)
 {
     if (!len)

@@ -170,6 +170,12 @@ int file_remove_stale_tmp(const char *path);
  * into buf, control characters shown as '?', "..." when cut to fit len.
  * Always NUL-terminated; returns buf. */
 char *text_printable(char *buf, size_t len, const char *s, size_t n);
+/* One line of text from fmt and ap into buf (size >= 3 bytes): cut to fit,
+ * then '\n' and the NUL; with printable, control characters shown as '?'
+ * (for text that may hold a request's bytes). Returns its length, the '\n'
+ * counted: the body of a one-line answer. */
+size_t text_line_vformat(char *buf, size_t size, bool printable, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 
 /* A 64-bit checksum of bytes (FNV-1a, then mixed); stable across platforms. */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
