@@ -220,10 +220,7 @@ static int s_book(const game_def *g, const yard_opts *o, int argc, char **argv)
     rc = yard_write(g, o->out, header, keep, NULL, kept);
     printf("%s\n", header);
     printf("(%.0f s wall, %.0f CPU-s) -> %s\n", time_now() - t0, cpu, o->out);
-    free(keep);
-    free(w.verdict);
-    free(w.r);
-    free(cand);
+    free_all(keep, w.verdict, w.r, cand);
     if (rc) {
         fprintf(stderr, "kz yardstick book: cannot write %s\n", o->out);
         return 1;
