@@ -332,9 +332,11 @@ uint64_t game_perft_turns(const game_def *g, const game_state *s, int depth)
     return s_perft(g, s, depth, true);
 }
 
-void game_turn_marks(const game_def *g, const game_state *from, const uint16_t *actions, int n,
-                     int squares, int (*over)(int from, int to), char *marks, game_state *s,
-                     char *last, size_t lastlen)
+/* game_render_hop_turn's first half: the marks and the text of the turn,
+ * the state reached in *s. */
+static void s_turn_marks(const game_def *g, const game_state *from, const uint16_t *actions,
+                         int n, int squares, int (*over)(int from, int to), char *marks,
+                         game_state *s, char *last, size_t lastlen)
 {
     g->copy(s, from);
     last[0] = 0;
@@ -359,10 +361,50 @@ void game_turn_marks(const game_def *g, const game_state *from, const uint16_t *
     }
 }
 
-void game_turn_footer(const char *last, FILE *out)
+void game_render_hop_turn(const game_def *g, const game_state *from, const uint16_t *actions,
+                          int n, bool turned, FILE *out, int squares,
+                          int (*over)(int from, int to),
+                          void (*draw)(const game_state *s, const char *marks, bool turned,
+                                       FILE *out))
 {
+    assert(squares <= GAME_HOP_SQUARES);
+    char marks[GAME_HOP_SQUARES] = {0}, last[200];
+    game_state s;
+    s_turn_marks(g, from, actions, n, squares, over, marks, &s, last, sizeof last);
+    draw(&s, marks, turned, out);
     if (last[0])
         fprintf(out, "  %s   (<p> where it went, * where it came from, x what it took)\n", last);
+}
+
+void game_draw_hop_square(FILE *out, char piece, char mark, bool chain)
+{
+    if (piece == '.' && mark == 'o')
+        piece = '*';
+    else if (piece == '.' && mark == 'x')
+        piece = 'x';
+    if (chain)
+        fprintf(out, "[%c]", piece);
+    else if (mark == 'l')
+        fprintf(out, "<%c>", piece);
+    else
+        fprintf(out, " %c ", piece);
+}
+
+int game_parse_hop_action(const char *str, int (*point)(const char **p), int squares,
+                          int *action)
+{
+    if (!str)
+        return KZ_EINVAL;
+    const char *p = str;
+    int src = point(&p);
+    if (src < 0 || (*p != '-' && *p != 'x' && *p != 'X'))
+        return KZ_EINVAL;
+    p++;
+    int dst = point(&p);
+    if (dst < 0 || *p)
+        return KZ_EINVAL;
+    *action = src * squares + dst;
+    return 0;
 }
 
 void game_dice_seed(rng_t *dice, uint64_t seed) { rng_seed(dice, mix64(seed ^ GAME_DICE_KEY)); }

@@ -309,18 +309,31 @@ uint64_t game_perft_generic(const game_def *g, const game_state *s, int depth);
  * turn; distinct hop paths count as distinct turns, as R22's hops do),
  * terminal turn starts above the depth counting nothing. */
 uint64_t game_perft_turns(const game_def *g, const game_state *s, int depth);
-/* What kz play's board marks for the last turn of a game whose actions are
- * from-to pairs (action = from * squares + to) with at most one piece jumped
- * per hop (over(from, to): its square, or -1): replays the n actions from
- * `from` into *s (the state reached), sets marks[square] to 'o' where a
- * piece came from, 'l' where it went, 'x' what it took, and writes the turn
- * as text, "last: <mover> a, b" (a capture's '-' shown as 'x'), into last.
- * The shared half of the hop-by-hop games' render_turn (Alquerque, draughts). */
-void game_turn_marks(const game_def *g, const game_state *from, const uint16_t *actions, int n,
-                     int squares, int (*over)(int from, int to), char *marks, game_state *s,
-                     char *last, size_t lastlen);
-/* The legend line under such a board (nothing when last is empty). */
-void game_turn_footer(const char *last, FILE *out);
+/* The hop-by-hop games (Alquerque, draughts): actions are from-to pairs
+ * (action = from * squares + to, squares <= GAME_HOP_SQUARES) with at most
+ * one piece jumped per hop (over(from, to): its square, or -1). */
+#define GAME_HOP_SQUARES 64
+/* Such a game's render_turn (kz play's board after the last turn): replays
+ * the n actions from `from`, marks the squares ('o' where a piece came
+ * from, 'l' where it went, 'x' what it took), has draw() draw the state
+ * reached with those marks (turned: from the second player's side), then
+ * writes the turn under it, "last: <mover> a, b" (a capture's '-' shown as
+ * 'x') with the legend of the marks (nothing when n is 0). */
+void game_render_hop_turn(const game_def *g, const game_state *from, const uint16_t *actions,
+                          int n, bool turned, FILE *out, int squares,
+                          int (*over)(int from, int to),
+                          void (*draw)(const game_state *s, const char *marks, bool turned,
+                                       FILE *out));
+/* One square of such a board, three characters: the piece p ('.' empty),
+ * in brackets [p] when it must jump on (chain), <p> where the last turn
+ * landed (mark 'l'); an empty square shows '*' where the last turn left it
+ * (mark 'o'), 'x' where it took a piece (mark 'x'). */
+void game_draw_hop_square(FILE *out, char piece, char mark, bool chain);
+/* Such a game's parse_action: "src-dst" or "srcxdst" (x or X), each point
+ * read by point() (its index, or -1; it moves *p past what it read) into
+ * src * squares + dst. 0 or KZ_EINVAL. */
+int game_parse_hop_action(const char *str, int (*point)(const char **p), int squares,
+                          int *action);
 /* Result from the view of `player`: +1 win, -1 loss, 0 draw (r must be over). */
 int game_result_for(game_result r, int player);
 /* The result as a value from `player`'s view in [-1, 1]: +-points/max_points
