@@ -283,6 +283,12 @@ void *xcalloc(size_t n, size_t size)
     return p;
 }
 
+void free_each(void *const *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(p[i]);
+}
+
 int parse_long(const char *s, long lo, long hi, long *out)
 {
     if (!s || !*s)
@@ -312,6 +318,16 @@ int parse_double(const char *s, double lo, double hi, double *out)
 int file_read_all(const char *path, uint8_t **data, size_t *len)
 {
     return file_read_max(path, SIZE_MAX, data, len);
+}
+
+int name_parse(const char *name, const char *const *names, int n, int *out)
+{
+    for (int i = 0; name && i < n; i++)
+        if (names[i] && !strcmp(name, names[i])) {
+            *out = i;
+            return 0;
+        }
+    return KZ_EINVAL;
 }
 
 int file_open_read(const char *path, int *fd)
@@ -496,6 +512,21 @@ int file_write_atomic(const char *path, const void *data, size_t len)
         close(dfd);
     }
     return 0;
+}
+
+size_t text_line_vformat(char *buf, size_t size, bool printable, const char *fmt, va_list ap)
+{
+    int n = vsnprintf(buf, size - 1, fmt, ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n > size - 2)
+        n = (int)size - 2;
+    for (int i = 0; printable && i < n; i++)
+        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+            buf[i] = '?';
+    buf[n++] = '\n';
+    buf[n] = 0;
+    return (size_t)n;
 }
 
 char *text_printable(char *buf, size_t len, const char *s, size_t n)

@@ -118,11 +118,22 @@ uint64_t mix64(uint64_t x);
  * (never on hot paths). Caller owns the result. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
+/* Frees each pointer named, in the order named (NULL ones are passed over,
+ * as free() does): a destructor's buffers in one statement,
+ * `free_all(b->x, b->y, b);`. Every argument is read before the first is
+ * freed. free_each is the function under it: n pointers of p. */
+#define free_all(...)                                                                       \
+    free_each((void *[]){__VA_ARGS__}, sizeof((void *[]){__VA_ARGS__}) / sizeof(void *))
+void free_each(void *const *p, size_t n);
 
 /* Parses a whole decimal integer in [lo, hi]; 0 or KZ_EINVAL. */
 int parse_long(const char *s, long lo, long hi, long *out);
 /* Parses a whole floating-point number in [lo, hi]; 0 or KZ_EINVAL. */
 int parse_double(const char *s, double lo, double hi, double *out);
+/* Parses the name of one of a small set of values: the index of name among
+ * names[0..n) (exact, case-sensitive) into *out. 0, or KZ_EINVAL (name NULL
+ * or not among them). */
+int name_parse(const char *name, const char *const *names, int n, int *out);
 
 /* Opens path for reading without blocking on it: a FIFO or a socket (whose
  * open() would wait for a writer forever) is refused with KZ_ENOTREG; a
@@ -159,6 +170,12 @@ int file_remove_stale_tmp(const char *path);
  * into buf, control characters shown as '?', "..." when cut to fit len.
  * Always NUL-terminated; returns buf. */
 char *text_printable(char *buf, size_t len, const char *s, size_t n);
+/* One line of text from fmt and ap into buf (size >= 3 bytes): cut to fit,
+ * then '\n' and the NUL; with printable, control characters shown as '?'
+ * (for text that may hold a request's bytes). Returns its length, the '\n'
+ * counted: the body of a one-line answer. */
+size_t text_line_vformat(char *buf, size_t size, bool printable, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 
 /* A 64-bit checksum of bytes (FNV-1a, then mixed); stable across platforms. */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);

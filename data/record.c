@@ -32,10 +32,7 @@ void record_destroy(game_record **pr)
     if (!pr || !*pr)
         return;
     game_record *r = *pr;
-    free(r->moves);
-    free(r->policy_actions);
-    free(r->policy);
-    free(r);
+    free_all(r->moves, r->policy_actions, r->policy, r);
     *pr = NULL;
 }
 
@@ -254,9 +251,7 @@ int record_pack(const game_record *r, uint8_t **out, size_t *len)
     *len = size;
     rc = 0;
 out:
-    free(mv);
-    free(mvp);
-    free(pa);
+    free_all(mv, mvp, pa);
     return rc;
 }
 

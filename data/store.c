@@ -1085,19 +1085,8 @@ void store_batch_destroy(store_batch **bp)
     if (!bp || !*bp)
         return;
     store_batch *b = *bp;
-    free(b->packed);
-    free(b->z);
-    free(b->q);
-    free(b->offsets);
-    free(b->actions);
-    free(b->probs);
-    free(b->sequences);
-    free(b->material);
-    free(b->material_w);
-    free(b->opp_offsets);
-    free(b->opp_actions);
-    free(b->opp_probs);
-    free(b);
+    free_all(b->packed, b->z, b->q, b->offsets, b->actions, b->probs, b->sequences, b->material,
+             b->material_w, b->opp_offsets, b->opp_actions, b->opp_probs, b);
     *bp = NULL;
 }
 

@@ -1155,16 +1155,8 @@ static void s_fini(checker *c, store_pin **pin)
     store_pin_close(pin);
     if (c->fd >= 0)
         close(c->fd);
-    free(c->seen);
-    free(c->freed);
-    free(c->pages);
-    free(c->node_key);
-    free(c->node_ksz);
-    free(c->node_ok);
-    free(c->big);
-    free(c->game_seq);
-    free(c->game_id);
-    free(c->game_indexed);
+    free_all(c->seen, c->freed, c->pages, c->node_key, c->node_ksz, c->node_ok, c->big, c->game_seq,
+             c->game_id, c->game_indexed);
     s_set_free(&c->got_games);
     s_set_free(&c->got_positions);
     s_set_free(&c->got_models);

@@ -100,19 +100,8 @@ void validator_destroy(validator **vp)
     if (!vp || !*vp)
         return;
     validator *v = *vp;
-    free(v->packed);
-    free(v->z);
-    free(v->q);
-    free(v->mover);
-    free(v->searched);
-    free(v->offsets);
-    free(v->actions);
-    free(v->probs);
-    free(v->opp_offsets);
-    free(v->opp_actions);
-    free(v->opp_probs);
-    free(v->material);
-    free(v->run);
+    free_all(v->packed, v->z, v->q, v->mover, v->searched, v->offsets, v->actions, v->probs,
+             v->opp_offsets, v->opp_actions, v->opp_probs, v->material, v->run);
     record_decoder_destroy(&v->dec);
     record_destroy(&v->rec);
     free(v);

@@ -188,27 +188,6 @@ static int alq_legal_actions(const game_state *g, uint16_t *out)
     return s_legal(s, out);
 }
 
-static void alq_legal_mask(const game_state *g, uint8_t *mask)
-{
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = alq_legal_actions(g, legal);
-    memset(mask, 0, ALQ_ACTIONS);
-    for (int i = 0; i < n; i++)
-        mask[legal[i]] = 1;
-}
-
-static bool alq_is_legal(const game_state *g, int action)
-{
-    if (action < 0 || action >= ALQ_ACTIONS)
-        return false;
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = alq_legal_actions(g, legal);
-    for (int i = 0; i < n; i++)
-        if (legal[i] == action)
-            return true;
-    return false;
-}
-
 static void alq_copy(game_state *dst, const game_state *src)
 {
     memcpy(dst->bytes, src->bytes, sizeof(alq_state));
@@ -537,18 +516,7 @@ static int s_any_point(const char **p)
 /* A19: "src-dst" or "srcxdst", decimal or algebraic. */
 static int alq_parse_action(const char *str, int *action)
 {
-    if (!str)
-        return KZ_EINVAL;
-    const char *p = str;
-    int src = s_any_point(&p);
-    if (src < 0 || (*p != '-' && *p != 'x' && *p != 'X'))
-        return KZ_EINVAL;
-    p++;
-    int dst = s_any_point(&p);
-    if (dst < 0 || *p)
-        return KZ_EINVAL;
-    *action = src * 25 + dst;
-    return 0;
+    return game_parse_hop_action(str, s_any_point, 25, action);
 }
 
 static void alq_format_action(int action, char *buf, size_t len)
@@ -575,17 +543,8 @@ static void s_draw(const game_state *g, const char *marks, bool turned, FILE *ou
         fprintf(out, "  %2d  ", turned ? r * 5 + 4 : r * 5);
         for (int j = 0; j < 5; j++) {
             int c = turned ? 4 - j : j, sq = r * 5 + c;
-            char p = alquerque_piece_at(g, sq), m = marks ? marks[sq] : 0;
-            if (p == '.' && m == 'o')
-                p = '*';
-            else if (p == '.' && m == 'x')
-                p = 'x';
-            if (sq == s->chain)
-                fprintf(out, "[%c]", p);
-            else if (m == 'l')
-                fprintf(out, "<%c>", p);
-            else
-                fprintf(out, " %c ", p);
+            game_draw_hop_square(out, alquerque_piece_at(g, sq), marks ? marks[sq] : 0,
+                                 sq == s->chain);
             if (j < 4)
                 fputs("-", out);
         }
@@ -614,19 +573,15 @@ static void s_draw(const game_state *g, const char *marks, bool turned, FILE *ou
 
 static void alq_render(const game_state *g, FILE *out) { s_draw(g, NULL, false, out); }
 
-/* The point a hop from src to dst jumps, or -1 (game_turn_marks). */
+/* The point a hop from src to dst jumps, or -1 (game_render_hop_turn). */
 static int s_over(int src, int dst) { return T.over[src][dst]; }
 
 /* kz play's board (game.h's render_turn): the last turn marked. */
 static void alq_render_turn(const game_state *from, const uint16_t *actions, int n, bool turned,
                             FILE *out)
 {
-    char marks[ALQ_POINTS] = {0}, last[160];
-    game_state s;
-    game_turn_marks(&alquerque_game, from, actions, n, ALQ_POINTS, s_over, marks, &s, last,
-                    sizeof last);
-    s_draw(&s, marks, turned, out);
-    game_turn_footer(last, out);
+    game_render_hop_turn(&alquerque_game, from, actions, n, turned, out, ALQ_POINTS, s_over,
+                         s_draw);
 }
 
 /* The baseline players' evaluation (game.h): 100 a piece, own minus other. */
@@ -691,8 +646,6 @@ const game_def alquerque_game = {
     .symmetries = s_symmetries,
     .init = alq_init,
     .legal_actions = alq_legal_actions,
-    .legal_mask = alq_legal_mask,
-    .is_legal = alq_is_legal,
     .copy = alq_copy,
     .apply = alq_apply,
     .to_move = alq_to_move,

@@ -251,27 +251,6 @@ static void bg_chance_probs(const game_state *g, float *probs)
             probs[n++] = a == b ? 1.0f / 36.0f : 2.0f / 36.0f;
 }
 
-static void bg_legal_mask(const game_state *g, uint8_t *mask)
-{
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = bg_legal_actions(g, legal);
-    memset(mask, 0, BG_ACTIONS);
-    for (int i = 0; i < n; i++)
-        mask[legal[i]] = 1;
-}
-
-static bool bg_is_legal(const game_state *g, int action)
-{
-    if (action < 0 || action >= BG_ACTIONS)
-        return false;
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = bg_legal_actions(g, legal);
-    for (int i = 0; i < n; i++)
-        if (legal[i] == action)
-            return true;
-    return false;
-}
-
 static void bg_copy(game_state *dst, const game_state *src)
 {
     memcpy(dst->bytes, src->bytes, sizeof(bg_state));
@@ -1069,8 +1048,6 @@ const game_def backgammon_game = {
     .symmetries = NULL,
     .init = bg_init,
     .legal_actions = bg_legal_actions,
-    .legal_mask = bg_legal_mask,
-    .is_legal = bg_is_legal,
     .copy = bg_copy,
     .apply = bg_apply,
     .to_move = bg_to_move,

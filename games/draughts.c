@@ -175,27 +175,6 @@ static int dr_legal_actions(const game_state *g, uint16_t *out)
     return s_drawn(s) ? 0 : s_legal(s, out);
 }
 
-static void dr_legal_mask(const game_state *g, uint8_t *mask)
-{
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = dr_legal_actions(g, legal);
-    memset(mask, 0, DR_ACTIONS);
-    for (int i = 0; i < n; i++)
-        mask[legal[i]] = 1;
-}
-
-static bool dr_is_legal(const game_state *g, int action)
-{
-    if (action < 0 || action >= DR_ACTIONS)
-        return false;
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = dr_legal_actions(g, legal);
-    for (int i = 0; i < n; i++)
-        if (legal[i] == action)
-            return true;
-    return false;
-}
-
 /* The bytes of the state in use: the fixed part and the quiet turns' moves. */
 static inline size_t s_used(const dr_state *s)
 {
@@ -517,18 +496,7 @@ static int s_any_square(const char **p)
 /* D20: "src-dst" or "srcxdst", numbers or algebraic. */
 static int dr_parse_action(const char *str, int *action)
 {
-    if (!str)
-        return KZ_EINVAL;
-    const char *p = str;
-    int src = s_any_square(&p);
-    if (src < 0 || (*p != '-' && *p != 'x' && *p != 'X'))
-        return KZ_EINVAL;
-    p++;
-    int dst = s_any_square(&p);
-    if (dst < 0 || *p)
-        return KZ_EINVAL;
-    *action = src * 32 + dst;
-    return 0;
+    return game_parse_hop_action(str, s_any_square, 32, action);
 }
 
 static void dr_format_action(int action, char *buf, size_t len)
@@ -561,17 +529,8 @@ static void s_draw(const game_state *g, const char *marks, bool turned, FILE *ou
                 fputs("   ", out);
                 continue;
             }
-            char p = draughts_piece_at(g, sq), m = marks ? marks[sq] : 0;
-            if (p == '.' && m == 'o')
-                p = '*';
-            else if (p == '.' && m == 'x')
-                p = 'x';
-            if (sq == s->chain)
-                fprintf(out, "[%c]", p);
-            else if (m == 'l')
-                fprintf(out, "<%c>", p);
-            else
-                fprintf(out, " %c ", p);
+            game_draw_hop_square(out, draughts_piece_at(g, sq), marks ? marks[sq] : 0,
+                                 sq == s->chain);
         }
         /* The row's squares in the standard numbering, left to right as drawn. */
         int a = r * 4 + 1, b = r * 4 + 4;
@@ -590,19 +549,15 @@ static void s_draw(const game_state *g, const char *marks, bool turned, FILE *ou
 
 static void dr_render(const game_state *g, FILE *out) { s_draw(g, NULL, false, out); }
 
-/* The square a hop from src to dst jumps, or -1 (game_turn_marks). */
+/* The square a hop from src to dst jumps, or -1 (game_render_hop_turn). */
 static int s_over(int src, int dst) { return T.over[src][dst]; }
 
 /* kz play's board (game.h's render_turn): the last turn marked. */
 static void dr_render_turn(const game_state *from, const uint16_t *actions, int n, bool turned,
                            FILE *out)
 {
-    char marks[DR_SQUARES] = {0}, last[200];
-    game_state s;
-    game_turn_marks(&draughts_game, from, actions, n, DR_SQUARES, s_over, marks, &s, last,
-                    sizeof last);
-    s_draw(&s, marks, turned, out);
-    game_turn_footer(last, out);
+    game_render_hop_turn(&draughts_game, from, actions, n, turned, out, DR_SQUARES, s_over,
+                         s_draw);
 }
 
 /* D22: the baseline players' evaluation, own minus other: a man 100, a king 150. */
@@ -683,8 +638,6 @@ const game_def draughts_game = {
     .symmetries = NULL,
     .init = dr_init,
     .legal_actions = dr_legal_actions,
-    .legal_mask = dr_legal_mask,
-    .is_legal = dr_is_legal,
     .copy = dr_copy,
     .apply = dr_apply,
     .to_move = dr_to_move,

@@ -79,11 +79,11 @@ int game_check(const game_def *g, char *err, size_t errlen)
                        "a game's name must be 1 to %d characters of a-z, 0-9, _ and -",
                        GAME_NAME_CHARS);
     const char *n = g->name;
-    if (!g->init || !g->legal_actions || !g->legal_mask || !g->is_legal || !g->copy ||
-        !g->apply || !g->to_move || !g->mid_turn || !g->ply || !g->result ||
-        !g->encode_planes || !g->canonical_action || !g->hash || !g->pack ||
-        !g->unpack_planes || !g->parse_position || !g->format_position || !g->parse_action ||
-        !g->format_action || !g->render || !g->player_name)
+    if (!g->init || !g->legal_actions || !g->copy || !g->apply || !g->to_move ||
+        !g->mid_turn || !g->ply || !g->result || !g->encode_planes || !g->canonical_action ||
+        !g->hash || !g->pack || !g->unpack_planes || !g->parse_position ||
+        !g->format_position || !g->parse_action || !g->format_action || !g->render ||
+        !g->player_name)
         return err_set(err, errlen, KZ_EINVAL, "game %s: a required function is missing", n);
     if (g->action_count < 1 || g->action_count > GAME_MAX_ACTIONS)
         return err_set(err, errlen, KZ_EINVAL, "game %s: action_count %d is not in 1..%d", n,
@@ -237,6 +237,33 @@ float game_result_value(const game_def *g, game_result r, int player)
     return r.winner == player ? v : -v;
 }
 
+void game_legal_mask(const game_def *g, const game_state *s, uint8_t *mask)
+{
+    if (g->legal_mask) {
+        g->legal_mask(s, mask);
+        return;
+    }
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    memset(mask, 0, (size_t)g->action_count);
+    for (int i = 0; i < n; i++)
+        mask[legal[i]] = 1;
+}
+
+bool game_is_legal(const game_def *g, const game_state *s, int action)
+{
+    if (g->is_legal)
+        return g->is_legal(s, action);
+    if (action < 0 || action >= g->action_count)
+        return false;
+    uint16_t legal[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, legal);
+    for (int i = 0; i < n; i++)
+        if (legal[i] == action)
+            return true;
+    return false;
+}
+
 void game_symmetry_planes(const game_def *g, int k, float *planes)
 {
     assert(k >= 0 && k < g->n_symmetries);
@@ -305,9 +332,11 @@ uint64_t game_perft_turns(const game_def *g, const game_state *s, int depth)
     return s_perft(g, s, depth, true);
 }
 
-void game_turn_marks(const game_def *g, const game_state *from, const uint16_t *actions, int n,
-                     int squares, int (*over)(int from, int to), char *marks, game_state *s,
-                     char *last, size_t lastlen)
+/* game_render_hop_turn's first half: the marks and the text of the turn,
+ * the state reached in *s. */
+static void s_turn_marks(const game_def *g, const game_state *from, const uint16_t *actions,
+                         int n, int squares, int (*over)(int from, int to), char *marks,
+                         game_state *s, char *last, size_t lastlen)
 {
     g->copy(s, from);
     last[0] = 0;
@@ -332,10 +361,50 @@ void game_turn_marks(const game_def *g, const game_state *from, const uint16_t *
     }
 }
 
-void game_turn_footer(const char *last, FILE *out)
+void game_render_hop_turn(const game_def *g, const game_state *from, const uint16_t *actions,
+                          int n, bool turned, FILE *out, int squares,
+                          int (*over)(int from, int to),
+                          void (*draw)(const game_state *s, const char *marks, bool turned,
+                                       FILE *out))
 {
+    assert(squares <= GAME_HOP_SQUARES);
+    char marks[GAME_HOP_SQUARES] = {0}, last[200];
+    game_state s;
+    s_turn_marks(g, from, actions, n, squares, over, marks, &s, last, sizeof last);
+    draw(&s, marks, turned, out);
     if (last[0])
         fprintf(out, "  %s   (<p> where it went, * where it came from, x what it took)\n", last);
+}
+
+void game_draw_hop_square(FILE *out, char piece, char mark, bool chain)
+{
+    if (piece == '.' && mark == 'o')
+        piece = '*';
+    else if (piece == '.' && mark == 'x')
+        piece = 'x';
+    if (chain)
+        fprintf(out, "[%c]", piece);
+    else if (mark == 'l')
+        fprintf(out, "<%c>", piece);
+    else
+        fprintf(out, " %c ", piece);
+}
+
+int game_parse_hop_action(const char *str, int (*point)(const char **p), int squares,
+                          int *action)
+{
+    if (!str)
+        return KZ_EINVAL;
+    const char *p = str;
+    int src = point(&p);
+    if (src < 0 || (*p != '-' && *p != 'x' && *p != 'X'))
+        return KZ_EINVAL;
+    p++;
+    int dst = point(&p);
+    if (dst < 0 || *p)
+        return KZ_EINVAL;
+    *action = src * squares + dst;
+    return 0;
 }
 
 void game_dice_seed(rng_t *dice, uint64_t seed) { rng_seed(dice, mix64(seed ^ GAME_DICE_KEY)); }

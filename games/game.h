@@ -13,7 +13,8 @@
  *
  * Actions are integers in [0, action_count). A state's legal actions come
  * sorted ascending. `apply` requires a legal action on a state whose game is
- * not over (checked by assert); use `is_legal` and `result` on untrusted input.
+ * not over (checked by assert); use game_is_legal and `result` on untrusted
+ * input.
  *
  * Players are 0 (who moves first) and 1. Values and results in search and
  * training are always from the view of the player to move (see R18).
@@ -139,9 +140,11 @@ struct game_def {
     /* Legal actions, ascending; returns their count (0 when none or when the
      * game is over for lack of moves). `out` holds max_legal entries. */
     int (*legal_actions)(const game_state *s, uint16_t *out);
-    /* mask[a] = 1 for legal a, else 0; mask holds action_count bytes. */
+    /* Optional (NULL: from legal_actions): mask[a] = 1 for legal a, else 0;
+     * mask holds action_count bytes. Called through game_legal_mask. */
     void (*legal_mask)(const game_state *s, uint8_t *mask);
-    /* Whether `action` (any int) is legal in s. */
+    /* Optional (NULL: looked up among legal_actions): whether `action` (any
+     * int) is legal in s. Called through game_is_legal. */
     bool (*is_legal)(const game_state *s, int action);
     /* Copies a state, like `*dst = *src` but skipping bytes the state does
      * not use (unused history slots): the cheap way in hot loops. */
@@ -283,6 +286,12 @@ const char *game_reason_name(const game_def *g, int reason);
 int game_reason_count(const game_def *g);
 /* The code of g's reason called name; -1 when g has none of that name. */
 int game_reason_parse(const game_def *g, const char *name);
+/* mask[a] = 1 for each legal action a of s, else 0 (mask holds
+ * g->action_count bytes): g->legal_mask, or from g->legal_actions. */
+void game_legal_mask(const game_def *g, const game_state *s, uint8_t *mask);
+/* Whether `action` (any int) is legal in s: g->is_legal, or whether
+ * g->legal_actions lists it. */
+bool game_is_legal(const game_def *g, const game_state *s, int action);
 /* Applies symmetry k (0 <= k < g->n_symmetries) to one sample's canonical
  * planes (C, H, W) in place. */
 void game_symmetry_planes(const game_def *g, int k, float *planes);
@@ -300,18 +309,31 @@ uint64_t game_perft_generic(const game_def *g, const game_state *s, int depth);
  * turn; distinct hop paths count as distinct turns, as R22's hops do),
  * terminal turn starts above the depth counting nothing. */
 uint64_t game_perft_turns(const game_def *g, const game_state *s, int depth);
-/* What kz play's board marks for the last turn of a game whose actions are
- * from-to pairs (action = from * squares + to) with at most one piece jumped
- * per hop (over(from, to): its square, or -1): replays the n actions from
- * `from` into *s (the state reached), sets marks[square] to 'o' where a
- * piece came from, 'l' where it went, 'x' what it took, and writes the turn
- * as text, "last: <mover> a, b" (a capture's '-' shown as 'x'), into last.
- * The shared half of the hop-by-hop games' render_turn (Alquerque, draughts). */
-void game_turn_marks(const game_def *g, const game_state *from, const uint16_t *actions, int n,
-                     int squares, int (*over)(int from, int to), char *marks, game_state *s,
-                     char *last, size_t lastlen);
-/* The legend line under such a board (nothing when last is empty). */
-void game_turn_footer(const char *last, FILE *out);
+/* The hop-by-hop games (Alquerque, draughts): actions are from-to pairs
+ * (action = from * squares + to, squares <= GAME_HOP_SQUARES) with at most
+ * one piece jumped per hop (over(from, to): its square, or -1). */
+#define GAME_HOP_SQUARES 64
+/* Such a game's render_turn (kz play's board after the last turn): replays
+ * the n actions from `from`, marks the squares ('o' where a piece came
+ * from, 'l' where it went, 'x' what it took), has draw() draw the state
+ * reached with those marks (turned: from the second player's side), then
+ * writes the turn under it, "last: <mover> a, b" (a capture's '-' shown as
+ * 'x') with the legend of the marks (nothing when n is 0). */
+void game_render_hop_turn(const game_def *g, const game_state *from, const uint16_t *actions,
+                          int n, bool turned, FILE *out, int squares,
+                          int (*over)(int from, int to),
+                          void (*draw)(const game_state *s, const char *marks, bool turned,
+                                       FILE *out));
+/* One square of such a board, three characters: the piece p ('.' empty),
+ * in brackets [p] when it must jump on (chain), <p> where the last turn
+ * landed (mark 'l'); an empty square shows '*' where the last turn left it
+ * (mark 'o'), 'x' where it took a piece (mark 'x'). */
+void game_draw_hop_square(FILE *out, char piece, char mark, bool chain);
+/* Such a game's parse_action: "src-dst" or "srcxdst" (x or X), each point
+ * read by point() (its index, or -1; it moves *p past what it read) into
+ * src * squares + dst. 0 or KZ_EINVAL. */
+int game_parse_hop_action(const char *str, int (*point)(const char **p), int squares,
+                          int *action);
 /* Result from the view of `player`: +1 win, -1 loss, 0 draw (r must be over). */
 int game_result_for(game_result r, int player);
 /* The result as a value from `player`'s view in [-1, 1]: +-points/max_points

@@ -252,9 +252,7 @@ static tb_layout *s_layout_new(int om, int pm)
             KZ_CHECK(l->map[mkey] >= 0 && !(l->map[mkey] & 1));
             l->map[key] = l->map[mkey] | 1;
         }
-    free(keys);
-    free(ca);
-    free(cb);
+    free_all(keys, ca, cb);
     return l;
 }
 
@@ -262,11 +260,7 @@ static void s_layout_free(tb_layout *l)
 {
     if (!l)
         return;
-    free(l->map);
-    free(l->own);
-    free(l->opp);
-    free(l->progress);
-    free(l);
+    free_all(l->map, l->own, l->opp, l->progress, l);
 }
 
 /* --- classes -------------------------------------------------------------------- */
@@ -1194,9 +1188,7 @@ static void s_work_reserve(tb_work *w, uint64_t n)
 {
     if (n <= w->cap)
         return;
-    free(w->val);
-    free(w->cnt);
-    free(w->queue);
+    free_all(w->val, w->cnt, w->queue);
     w->val = xmalloc(n);
     w->cnt = xmalloc(n);
     w->queue = xmalloc(n * sizeof *w->queue);
@@ -1533,11 +1525,8 @@ int tb_build(const char *dir, const tb_build_opts *o, char *err, size_t errlen)
     }
     if (rc)
         err_set(err, errlen, rc, "%s", b.err);
-    for (int i = 0; i < b.threads; i++) {
-        free(b.work[i].val);
-        free(b.work[i].cnt);
-        free(b.work[i].queue);
-    }
+    for (int i = 0; i < b.threads; i++)
+        free_all(b.work[i].val, b.work[i].cnt, b.work[i].queue);
     free(b.work);
     tb_close(&t);
     return rc;

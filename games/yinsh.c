@@ -418,27 +418,6 @@ static void s_apply(ys_state *s, int a)
 
 static int ys_legal_actions(const game_state *g, uint16_t *out) { return s_legal(CS(g), out); }
 
-static void ys_legal_mask(const game_state *g, uint8_t *mask)
-{
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = s_legal(CS(g), legal);
-    memset(mask, 0, YS_ACTIONS);
-    for (int i = 0; i < n; i++)
-        mask[legal[i]] = 1;
-}
-
-static bool ys_is_legal(const game_state *g, int action)
-{
-    if (action < 0 || action >= YS_ACTIONS)
-        return false;
-    uint16_t legal[GAME_MAX_LEGAL];
-    int n = s_legal(CS(g), legal);
-    for (int i = 0; i < n; i++)
-        if (legal[i] == action)
-            return true;
-    return false;
-}
-
 static void ys_copy(game_state *dst, const game_state *src)
 {
     memcpy(dst->bytes, src->bytes, sizeof(ys_state));
@@ -1012,9 +991,8 @@ static const game_symmetry s_symmetries[SYMS] = {
     .position_chars = 100, .simulations = 200, .dirichlet_alpha = 0.3f,                      \
     .reasons = s_reasons, .n_reasons = YS_REASON_COUNT, .max_points = 1,                    \
     .n_symmetries = SYMS, .symmetries = s_symmetries, .legal_actions = ys_legal_actions,     \
-    .legal_mask = ys_legal_mask, .is_legal = ys_is_legal, .copy = ys_copy,                  \
-    .apply = ys_apply, .to_move = ys_to_move, .mid_turn = ys_mid_turn, .ply = ys_ply,        \
-    .result = ys_result, .encode_planes = ys_encode_planes,                                  \
+    .copy = ys_copy, .apply = ys_apply, .to_move = ys_to_move, .mid_turn = ys_mid_turn,      \
+    .ply = ys_ply, .result = ys_result, .encode_planes = ys_encode_planes,                   \
     .canonical_action = ys_canonical_action, .hash = ys_hash, .pack = ys_pack,               \
     .unpack_planes = ys_unpack_planes, .format_position = ys_format_position,                \
     .parse_action = ys_parse_action, .format_action = ys_format_action,                      \

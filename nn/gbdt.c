@@ -9,8 +9,11 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "nn/filehead.h"
 
 static const char s_magic[8] = {'K', 'Z', 'G', 'B', 'D', 'T', '\0', '\0'};
+static const filehead_kind s_file = {s_magic, "not a GBDT model file (no KZGBDT magic)",
+                                     "GBDT model", GBDT_FORMAT, GBDT_FORMAT, 0};
 
 #define GAME_FIELD 32      /* bytes of the game name in the payload */
 #define NODE_BYTES 16      /* bytes of one node in the payload */
@@ -389,11 +392,7 @@ int gbdt_to_bytes(const gbdt *m, uint8_t **out, size_t *outlen)
             le_put32(p + 12, f->nodes[i].no);
         }
     }
-    memcpy(buf, s_magic, sizeof s_magic);
-    le_put32(buf + 8, GBDT_FORMAT);
-    le_put32(buf + 12, 0);
-    le_put64(buf + 16, plen);
-    le_put64(buf + 24, hash_bytes(buf + GBDT_HEADER_BYTES, plen, 0));
+    filehead_put(buf, &s_file, GBDT_FORMAT, 0, plen);
     *out = buf;
     *outlen = GBDT_HEADER_BYTES + plen;
     return 0;
@@ -449,37 +448,13 @@ int gbdt_from_bytes(const uint8_t *buf, size_t len, const game_def *g, gbdt **ou
 {
     *out = NULL;
     /* Step 1. The header. */
-    size_t head = len < sizeof s_magic ? len : sizeof s_magic;
-    if (head && memcmp(buf, s_magic, head) != 0)
-        return err_set(err, errlen, KZ_ECORRUPT, "not a GBDT model file (no KZGBDT magic)");
-    if (len < GBDT_HEADER_BYTES)
-        return err_set(err, errlen, KZ_ECORRUPT,
-                       "truncated: %zu bytes, shorter than the %d-byte header", len,
-                       GBDT_HEADER_BYTES);
-    uint32_t format = le_get32(buf + 8), flags = le_get32(buf + 12);
-    uint64_t plen = le_get64(buf + 16), sum = le_get64(buf + 24);
-    if (format != GBDT_FORMAT)
-        return err_set(err, errlen, KZ_EVERSION,
-                       "unknown GBDT model format version %u (this build reads version %d)",
-                       format, GBDT_FORMAT);
-    if (flags)
-        return err_set(err, errlen, KZ_ECORRUPT, "corrupt: unknown header flags 0x%x", flags);
-    size_t have = len - GBDT_HEADER_BYTES;
-    if (plen > have)
-        return err_set(err, errlen, KZ_ECORRUPT,
-                       "truncated: the header announces %llu payload bytes, %zu are present",
-                       (unsigned long long)plen, have);
-    if (plen < have)
-        return err_set(err, errlen, KZ_ECORRUPT, "corrupt: %zu unexpected bytes after the payload",
-                       have - (size_t)plen);
-    const uint8_t *p = buf + GBDT_HEADER_BYTES, *end = p + plen;
-    uint64_t got = hash_bytes(p, (size_t)plen, 0);
-    if (got != sum)
-        return err_set(err, errlen, KZ_ECORRUPT,
-                       "corrupt: payload checksum mismatch (header %016llx, data %016llx)",
-                       (unsigned long long)sum, (unsigned long long)got);
+    filehead h;
+    int hrc = filehead_check(buf, len, &s_file, &h, err, errlen);
+    if (hrc)
+        return hrc;
+    const uint8_t *p = h.payload, *end = p + h.plen;
     /* Step 2. The game and shapes. */
-    if (plen < GAME_FIELD + 5 * 4 + 32)
+    if (h.plen < GAME_FIELD + 5 * 4 + 32)
         return err_set(err, errlen, KZ_ECORRUPT, "corrupt: the payload is cut short");
     gbdt *m = calloc(1, sizeof *m);
     if (!m)
@@ -656,10 +631,7 @@ void gbdt_eval_destroy(gbdt_eval **pe)
     if (!pe || !*pe)
         return;
     gbdt_destroy(&(*pe)->m);
-    free((*pe)->x);
-    free((*pe)->diff);
-    free((*pe)->stack);
-    free(*pe);
+    free_all((*pe)->x, (*pe)->diff, (*pe)->stack, *pe);
     *pe = NULL;
 }
 

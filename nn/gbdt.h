@@ -23,7 +23,7 @@
  * all A logits. Against XGBoost's own predictor see tools/bench/bench_gbdt.c
  * and docs/learning.md.
  *
- * File layout (little-endian; the same 32-byte header as modelfile.h's with
+ * File layout (little-endian; filehead.h's 32-byte header, as modelfile.h's, with
  * its own magic): "KZGBDT\0\0", format version (GBDT_FORMAT), flags (0),
  * payload length, payload checksum (hash_bytes); then the payload: game name
  * (32 bytes, NUL-padded), planes, height, width, actions, features (u32

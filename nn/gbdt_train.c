@@ -269,10 +269,6 @@ int gbdt_train_boosters(gbdt *m, const game_def *g, const float *planes, const f
         *st = s;
 out:
     gbdt_destroy(&nm);
-    free(xv);
-    free(xp);
-    free(yp);
-    free(w);
-    free(pick);
+    free_all(xv, xp, yp, w, pick);
     return rc;
 }

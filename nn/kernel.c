@@ -122,10 +122,7 @@ void kernel_board_destroy(kernel_board **pb)
     kernel_board *b = *pb;
     if (!b)
         return;
-    free(b->nbr);
-    free(b->mask);
-    free(b->order);
-    free(b);
+    free_all(b->nbr, b->mask, b->order, b);
     *pb = NULL;
 }
 
@@ -190,9 +187,7 @@ void kernel_conv_repack(kernel_conv *k, const float *w, const float *bias)
 
 void kernel_conv_free(kernel_conv *k)
 {
-    free(k->w);
-    free(k->wb);
-    free(k->bias);
+    free_all(k->w, k->wb, k->bias);
     k->w = NULL, k->wb = NULL, k->bias = NULL;
 }
 

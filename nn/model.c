@@ -433,13 +433,7 @@ void model_destroy(model **pm)
     model *m = *pm;
     if (!m)
         return;
-    free(m->t);
-    free(m->convs);
-    free(m->params);
-    free(m->stats);
-    free(m->opt[0]);
-    free(m->opt[1]);
-    free(m);
+    free_all(m->t, m->convs, m->params, m->stats, m->opt[0], m->opt[1], m);
     *pm = NULL;
 }
 
@@ -479,41 +473,27 @@ int model_tensor_find(const model *m, const char *name)
     return -1;
 }
 
-/* Internal -> canonical layout. */
-static void s_to_canon(const model_tensor *t, const float *in, float *out)
+/* The internal layout of tensor t's data against the canonical one (the
+ * files'): the canonical index of each internal one, in[internal] ->
+ * out[canon] (to_canon) or in[canon] -> out[internal]. */
+static void s_canon_copy(const model_tensor *t, const float *in, float *out, bool to_canon)
 {
     int la = t->la, lb = t->lb;
     switch (t->layout) {
-    case MODEL_LAYOUT_CONV3: /* in (9*C, F) [t*C + c][f] -> out (F, C, 9) */
+    case MODEL_LAYOUT_CONV3: /* internal (9*C, F) [t*C + c][f], canonical (F, C, 9) */
         for (int f = 0; f < lb; f++)
             for (int c = 0; c < la; c++)
-                for (int k = 0; k < 9; k++)
-                    out[((size_t)f * la + c) * 9 + k] = in[((size_t)k * la + c) * lb + f];
+                for (int k = 0; k < 9; k++) {
+                    size_t ci = ((size_t)f * la + c) * 9 + k, ii = ((size_t)k * la + c) * lb + f;
+                    out[to_canon ? ci : ii] = in[to_canon ? ii : ci];
+                }
         break;
-    case MODEL_LAYOUT_TRANS: /* in (I, O) -> out (O, I) */
+    case MODEL_LAYOUT_TRANS: /* internal (I, O), canonical (O, I) */
         for (int o = 0; o < lb; o++)
-            for (int i = 0; i < la; i++)
-                out[(size_t)o * la + i] = in[(size_t)i * lb + o];
-        break;
-    default:
-        memcpy(out, in, t->size * sizeof *out);
-    }
-}
-
-static void s_from_canon(const model_tensor *t, const float *in, float *out)
-{
-    int la = t->la, lb = t->lb;
-    switch (t->layout) {
-    case MODEL_LAYOUT_CONV3:
-        for (int f = 0; f < lb; f++)
-            for (int c = 0; c < la; c++)
-                for (int k = 0; k < 9; k++)
-                    out[((size_t)k * la + c) * lb + f] = in[((size_t)f * la + c) * 9 + k];
-        break;
-    case MODEL_LAYOUT_TRANS:
-        for (int o = 0; o < lb; o++)
-            for (int i = 0; i < la; i++)
-                out[(size_t)i * lb + o] = in[(size_t)o * la + i];
+            for (int i = 0; i < la; i++) {
+                size_t ci = (size_t)o * la + i, ii = (size_t)i * lb + o;
+                out[to_canon ? ci : ii] = in[to_canon ? ii : ci];
+            }
         break;
     default:
         memcpy(out, in, t->size * sizeof *out);
@@ -523,13 +503,13 @@ static void s_from_canon(const model_tensor *t, const float *in, float *out)
 void model_tensor_read(const model *m, int i, float *out)
 {
     assert(i >= 0 && i < m->n_tensors);
-    s_to_canon(&m->t[i], model_tdata(m, i), out);
+    s_canon_copy(&m->t[i], model_tdata(m, i), out, true);
 }
 
 void model_tensor_write(model *m, int i, const float *in)
 {
     assert(i >= 0 && i < m->n_tensors);
-    s_from_canon(&m->t[i], in, model_tdata(m, i));
+    s_canon_copy(&m->t[i], in, model_tdata(m, i), false);
 }
 
 uint64_t model_checksum(const model *m)
@@ -596,13 +576,13 @@ int model_optim_reset(model *m, int kind, uint64_t steps)
 void model_optim_read(const model *m, int s, int i, float *out)
 {
     assert(s >= 0 && s < model_optim_slots(m) && m->t[i].kind != MODEL_TENSOR_STAT);
-    s_to_canon(&m->t[i], m->opt[s] + m->t[i].off, out);
+    s_canon_copy(&m->t[i], m->opt[s] + m->t[i].off, out, true);
 }
 
 void model_optim_write(model *m, int s, int i, const float *in)
 {
     assert(s >= 0 && s < model_optim_slots(m) && m->t[i].kind != MODEL_TENSOR_STAT);
-    s_from_canon(&m->t[i], in, m->opt[s] + m->t[i].off);
+    s_canon_copy(&m->t[i], in, m->opt[s] + m->t[i].off, false);
 }
 
 /* --- Helpers ----------------------------------------------------------------- */
@@ -767,12 +747,5 @@ static void s_forward_reference(const model *m, const float *x, int B, float *lo
         layer_linear_forward_naive(material, flat, model_tdata(m, m->mfc.w),
                                    model_tdata(m, m->mfc.b), B, a->material_filters * HW, 1);
     }
-    free(in);
-    free(h);
-    free(t);
-    free(u);
-    free(hd);
-    free(flat);
-    free(hid);
-    free(wdl);
+    free_all(in, h, t, u, hd, flat, hid, wdl);
 }

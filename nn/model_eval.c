@@ -159,16 +159,7 @@ void model_eval_destroy(model_eval **pe)
         s_lane *l = &e->lane[i];
         if (l->started)
             pthread_join(l->thread, NULL);
-        free(l->col0);
-        free(l->colp);
-        free(l->colq);
-        free(l->out);
-        free(l->xin);
-        free(l->X);
-        free(l->T);
-        free(l->Xb);
-        free(l->Tb);
-        free(l->hout);
+        free_all(l->col0, l->colp, l->colq, l->out, l->xin, l->X, l->T, l->Xb, l->Tb, l->hout);
     }
     kernel_board_destroy(&e->b3);
     kernel_board_destroy(&e->b1);
@@ -189,10 +180,7 @@ void model_eval_destroy(model_eval **pe)
                      e->bp,  e->wv1, e->bv1,  e->wv2,   e->pfeat, e->vfeat, e->vhid, e->xd};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
-    free(e->lane);
-    free(e->nscat);
-    free(e->scat);
-    free(e);
+    free_all(e->lane, e->nscat, e->scat, e);
     *pe = NULL;
 }
 
@@ -212,13 +200,8 @@ int model_set_precision(int p)
 
 int model_precision_parse(const char *s, int *p)
 {
-    if (!strcmp(s, "fp32"))
-        *p = MODEL_FP32;
-    else if (!strcmp(s, "bf16"))
-        *p = MODEL_BF16;
-    else
-        return KZ_EINVAL;
-    return 0;
+    static const char *const names[] = {[MODEL_FP32] = "fp32", [MODEL_BF16] = "bf16"};
+    return name_parse(s, names, 2, p);
 }
 
 const char *model_precision_name(int p) { return p == MODEL_BF16 ? "bf16" : "fp32"; }

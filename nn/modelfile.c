@@ -14,8 +14,12 @@
 
 #include "model.pb-c.h"
 #include "common/util.h"
+#include "nn/filehead.h"
 
 static const char s_magic[8] = {'K', 'Z', 'M', 'O', 'D', 'E', 'L', '\0'};
+static const filehead_kind s_file = {s_magic, "not a model file (no KZMODEL magic)", "model",
+                                     MODELFILE_FORMAT_MIN, MODELFILE_FORMAT,
+                                     MODELFILE_FLAG_CHECKPOINT};
 static const char *const s_slot_names[2][2] = {
     {"sgd.momentum", NULL},
     {"adam.m", "adam.v"},
@@ -133,22 +137,14 @@ int modelfile_encode(const model *m, bool checkpoint, uint8_t **out, size_t *out
         rc = KZ_EIO;
         goto out;
     }
-    memcpy(buf, s_magic, sizeof s_magic);
-    le_put32(buf + 8, (uint32_t)modelfile_format_of(a));
-    le_put32(buf + 12, slots ? MODELFILE_FLAG_CHECKPOINT : 0);
-    le_put64(buf + 16, plen);
-    le_put64(buf + 24, hash_bytes(buf + MODELFILE_HEADER_BYTES, plen, 0));
+    filehead_put(buf, &s_file, (uint32_t)modelfile_format_of(a),
+                 slots ? MODELFILE_FLAG_CHECKPOINT : 0, plen);
     *out = buf;
     *outlen = MODELFILE_HEADER_BYTES + plen;
     buf = NULL;
     rc = 0;
 out:
-    free(buf);
-    free(data);
-    free(msgs);
-    free(ptrs);
-    free(shapes);
-    free(names);
+    free_all(buf, data, msgs, ptrs, shapes, names);
     return rc;
 }
 
@@ -345,37 +341,12 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
 {
     *out = NULL;
     /* Step 1. The header. */
-    size_t head = len < sizeof s_magic ? len : sizeof s_magic;
-    if (head && memcmp(buf, s_magic, head) != 0)
-        return err_set(err, errlen, KZ_ECORRUPT, "not a model file (no KZMODEL magic)");
-    if (len < MODELFILE_HEADER_BYTES)
-        return err_set(err, errlen, KZ_ECORRUPT,
-                       "truncated: %zu bytes, shorter than the %d-byte header", len,
-                       MODELFILE_HEADER_BYTES);
-    uint32_t format = le_get32(buf + 8), flags = le_get32(buf + 12);
-    uint64_t plen = le_get64(buf + 16), sum = le_get64(buf + 24);
-    if (format < MODELFILE_FORMAT_MIN || format > MODELFILE_FORMAT)
-        return err_set(err, errlen, KZ_EVERSION,
-                       "unknown model format version %u (this build reads versions %d to %d)",
-                       format, MODELFILE_FORMAT_MIN, MODELFILE_FORMAT);
-    if (flags & ~MODELFILE_FLAG_CHECKPOINT)
-        return err_set(err, errlen, KZ_ECORRUPT, "corrupt: unknown header flags 0x%x", flags);
-    size_t have = len - MODELFILE_HEADER_BYTES;
-    if (plen > have)
-        return err_set(err, errlen, KZ_ECORRUPT,
-                       "truncated: the header announces %llu payload bytes, %zu are present",
-                       (unsigned long long)plen, have);
-    if (plen < have)
-        return err_set(err, errlen, KZ_ECORRUPT, "corrupt: %zu unexpected bytes after the payload",
-                       have - (size_t)plen);
-    const uint8_t *payload = buf + MODELFILE_HEADER_BYTES;
-    uint64_t got = hash_bytes(payload, (size_t)plen, 0);
-    if (got != sum)
-        return err_set(err, errlen, KZ_ECORRUPT,
-                       "corrupt: payload checksum mismatch (header %016llx, data %016llx)",
-                       (unsigned long long)sum, (unsigned long long)got);
+    filehead h;
+    int hrc = filehead_check(buf, len, &s_file, &h, err, errlen);
+    if (hrc)
+        return hrc;
     /* Step 2. The payload. */
-    Kz__ModelFile *mf = kz__model_file__unpack(NULL, (size_t)plen, payload);
+    Kz__ModelFile *mf = kz__model_file__unpack(NULL, h.plen, h.payload);
     if (!mf)
         return err_set(err, errlen, KZ_ECORRUPT, "corrupt: the payload does not decode");
     model *m = NULL;
@@ -387,11 +358,11 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
     }
     if ((rc = s_arch_from_msg(mf->arch, &a, err, errlen)) != 0)
         goto out;
-    if ((a.value_wdl || a.derived_planes) && format < 2) {
+    if ((a.value_wdl || a.derived_planes) && h.format < 2) {
         rc = err_set(err, errlen, KZ_ECORRUPT,
                      "corrupt: a %s in a format version %u file",
                      a.value_wdl ? "win/draw/loss value head" : "network with derived planes",
-                     format);
+                     h.format);
         goto out;
     }
     if (expect_game) {
@@ -403,13 +374,13 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
     }
     /* Every float is in the payload: a small file cannot make a huge model. */
     uint64_t floats = model_arch_float_count(&a);
-    if (floats * sizeof(float) > plen) {
+    if (floats * sizeof(float) > h.plen) {
         rc = err_set(err, errlen, KZ_ECORRUPT,
                      "corrupt: the architecture needs %llu floats, the payload has %llu bytes",
-                     (unsigned long long)floats, (unsigned long long)plen);
+                     (unsigned long long)floats, (unsigned long long)h.plen);
         goto out;
     }
-    bool ckpt = flags & MODELFILE_FLAG_CHECKPOINT;
+    bool ckpt = h.flags & MODELFILE_FLAG_CHECKPOINT;
     if (ckpt != (mf->optimizer != NULL)) {
         rc = err_set(err, errlen, KZ_ECORRUPT, "corrupt: the checkpoint flag says %s",
                      ckpt ? "optimizer state, there is none" : "none, there is optimizer state");

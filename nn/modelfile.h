@@ -2,8 +2,8 @@
  * from bytes, with validation. The only module that touches the generated
  * model.pb-c code.
  *
- * Layout: a 32-byte header (magic "KZMODEL\0", format version, flags,
- * payload length, payload checksum; see proto/model.proto) and a serialized
+ * Layout: a 32-byte header (filehead.h: magic "KZMODEL\0", format version,
+ * flags, payload length, payload checksum; see proto/model.proto) and a serialized
  * ModelFile: the game and architecture, metadata (version, parent version,
  * training step, creation time), every tensor by name with its shape
  * (canonical layout), the weights checksum (model_checksum) and, in trainer

@@ -23,56 +23,53 @@ const char *modelkind_name(model_kind k)
 
 int modelkind_parse(const char *s, model_kind *k)
 {
-    if (!strcmp(s, "net"))
-        *k = MODEL_KIND_NET;
-    else if (!strcmp(s, "gbdt"))
-        *k = MODEL_KIND_GBDT;
-    else
+    static const char *const names[] = {[MODEL_KIND_NET] = "net", [MODEL_KIND_GBDT] = "gbdt"};
+    int i;
+    if (name_parse(s, names, 2, &i))
         return KZ_EINVAL;
+    *k = (model_kind)i;
     return 0;
 }
 
-static void s_info_net(const model *m, modelkind_info *info)
+/* A model of either kind as loaded: one of the two is set. */
+typedef struct s_loaded {
+    model *net;  /* a network (owned) */
+    gbdt *trees; /* gradient-boosted trees (owned) */
+} s_loaded;
+
+static void s_info(const s_loaded *l, modelkind_info *info)
 {
-    const model_arch *a = model_get_arch(m);
-    *info = (modelkind_info){.kind = MODEL_KIND_NET,
-                             .version = model_version(m),
-                             .parent = model_parent_version(m),
-                             .step = model_step(m),
-                             .created_ms = model_created_ms(m),
-                             .checksum = model_checksum(m)};
-    snprintf(info->game, sizeof info->game, "%s", a->game);
-    model_arch_describe(a, info->describe, sizeof info->describe);
+    const model *n = l->net;
+    const gbdt *t = l->trees;
+    *info = (modelkind_info){.kind = t ? MODEL_KIND_GBDT : MODEL_KIND_NET,
+                             .version = t ? gbdt_version(t) : model_version(n),
+                             .parent = t ? gbdt_parent_version(t) : model_parent_version(n),
+                             .step = t ? gbdt_step(t) : model_step(n),
+                             .created_ms = t ? gbdt_created_ms(t) : (uint64_t)model_created_ms(n),
+                             .checksum = t ? gbdt_checksum(t) : model_checksum(n)};
+    snprintf(info->game, sizeof info->game, "%s", t ? gbdt_game(t) : model_get_arch(n)->game);
+    if (t)
+        gbdt_describe(t, info->describe, sizeof info->describe);
+    else
+        model_arch_describe(model_get_arch(n), info->describe, sizeof info->describe);
 }
 
-static void s_info_gbdt(const gbdt *m, modelkind_info *info)
+static void s_loaded_free(s_loaded *l)
 {
-    *info = (modelkind_info){.kind = MODEL_KIND_GBDT,
-                             .version = gbdt_version(m),
-                             .parent = gbdt_parent_version(m),
-                             .step = gbdt_step(m),
-                             .created_ms = gbdt_created_ms(m),
-                             .checksum = gbdt_checksum(m)};
-    snprintf(info->game, sizeof info->game, "%s", gbdt_game(m));
-    gbdt_describe(m, info->describe, sizeof info->describe);
+    model_destroy(&l->net);
+    gbdt_destroy(&l->trees);
 }
 
 int modelkind_check(const uint8_t *buf, size_t len, const game_def *g, modelkind_info *info,
                     char *err, size_t errlen)
 {
-    if (modelkind_of(buf, len) == MODEL_KIND_GBDT) {
-        gbdt *m = NULL;
-        int rc = gbdt_from_bytes(buf, len, g, &m, err, errlen);
-        if (rc == 0 && info)
-            s_info_gbdt(m, info);
-        gbdt_destroy(&m);
-        return rc;
-    }
-    model *m = NULL;
-    int rc = modelfile_from_bytes(buf, len, g, &m, err, errlen);
+    s_loaded l = {0};
+    int rc = modelkind_of(buf, len) == MODEL_KIND_GBDT
+                 ? gbdt_from_bytes(buf, len, g, &l.trees, err, errlen)
+                 : modelfile_from_bytes(buf, len, g, &l.net, err, errlen);
     if (rc == 0 && info)
-        s_info_net(m, info);
-    model_destroy(&m);
+        s_info(&l, info);
+    s_loaded_free(&l);
     return rc;
 }
 
@@ -90,25 +87,15 @@ int modelkind_read_file(const char *path, const game_def *g, uint8_t **buf, size
     if (orc == KZ_ENOTREG)
         return err_set(err, errlen, orc, "cannot read model file '%s': %s", path, err_str(orc));
     size_t n = got > 0 ? (size_t)got : 0;
-    if (!orc && gbdt_is_file(head, n)) {
-        gbdt *m = NULL;
-        int rc = gbdt_load(path, g, &m, err, errlen);
-        if (rc)
-            return rc;
-        if (info)
-            s_info_gbdt(m, info);
-        rc = gbdt_to_bytes(m, buf, len);
-        gbdt_destroy(&m);
-        return rc ? err_set(err, errlen, rc, "out of memory for model file '%s'", path) : 0;
-    }
-    model *m = NULL;
-    int rc = modelfile_load(path, g, &m, err, errlen);
+    s_loaded l = {0};
+    int rc = !orc && gbdt_is_file(head, n) ? gbdt_load(path, g, &l.trees, err, errlen)
+                                           : modelfile_load(path, g, &l.net, err, errlen);
     if (rc)
         return rc;
     if (info)
-        s_info_net(m, info);
-    rc = modelfile_to_bytes(m, buf, len);
-    model_destroy(&m);
+        s_info(&l, info);
+    rc = l.trees ? gbdt_to_bytes(l.trees, buf, len) : modelfile_to_bytes(l.net, buf, len);
+    s_loaded_free(&l);
     return rc ? err_set(err, errlen, rc, "out of memory for model file '%s'", path) : 0;
 }
 

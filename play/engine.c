@@ -127,23 +127,14 @@ void engine_reply_line(engine_reply *r, int code, const char *fmt, ...)
     char text[400];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(text, sizeof text - 1, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        n = 0;
-    if ((size_t)n > sizeof text - 2)
-        n = (int)sizeof text - 2;
     /* One line: whatever came from the request is made printable. */
-    for (int i = 0; i < n; i++)
-        if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
-            text[i] = '?';
-    text[n++] = '\n';
-    text[n] = 0;
+    size_t n = text_line_vformat(text, sizeof text, true, fmt, ap);
+    va_end(ap);
     r->code = code;
     r->type = "text/plain; charset=utf-8";
-    r->body = xmalloc((size_t)n + 1);
-    memcpy(r->body, text, (size_t)n + 1);
-    r->len = (size_t)n;
+    r->body = xmalloc(n + 1);
+    memcpy(r->body, text, n + 1);
+    r->len = n;
 }
 
 static void s_reply_json(engine_reply *r, strbuf *b)
@@ -490,7 +481,7 @@ static int s_check_action(const game_def *g, const game_state *s, const char *te
     if (r.over)
         return err_set(err, errlen, KZ_EILLEGAL, "action '%s'%s: the game is already over (%s)",
                        shown, where, game_reason_name(g, r.reason));
-    if (!g->is_legal(s, *action)) {
+    if (!game_is_legal(g, s, *action)) {
         char list[240];
         s_legal_text(g, s, list, sizeof list);
         return err_set(err, errlen, KZ_EILLEGAL, "illegal action '%s'%s; legal here: %s", shown,
@@ -752,6 +743,19 @@ static void s_api_info(engine *e, const game_def *g, engine_reply *out)
     s_reply_json(out, &b);
 }
 
+/* s_replay for a request: false, with the reason answered (400) and the
+ * replay's actions freed, when it fails. */
+static bool s_replay_or_refuse(const game_def *g, const engine_args *a, replay *rp,
+                               engine_reply *out)
+{
+    char err[400];
+    if (!s_replay(g, a, rp, err, sizeof err))
+        return true;
+    engine_reply_line(out, 400, "%s", err);
+    free(rp->actions);
+    return false;
+}
+
 static void s_api_state(const game_def *g, const engine_args *a, bool apply, engine_reply *out)
 {
     static const char *const k_legal[] = {"position", "moves", "seed", NULL};
@@ -762,11 +766,8 @@ static void s_api_state(const game_def *g, const engine_args *a, bool apply, eng
         return;
     }
     replay rp;
-    if (s_replay(g, a, &rp, err, sizeof err)) {
-        engine_reply_line(out, 400, "%s", err);
-        free(rp.actions);
+    if (!s_replay_or_refuse(g, a, &rp, out))
         return;
-    }
     if (apply) {
         const char *text = engine_arg(a, "action");
         int action;
@@ -819,11 +820,8 @@ static void s_api_analyse(engine *e, const game_def *g, const engine_args *a, en
         return;
     }
     replay rp;
-    if (s_replay(g, a, &rp, err, sizeof err)) {
-        engine_reply_line(out, 400, "%s", err);
-        free(rp.actions);
+    if (!s_replay_or_refuse(g, a, &rp, out))
         return;
-    }
     game_result r = g->result(&rp.now);
     if (r.over) {
         engine_reply_line(out, 400, "analyse: the game is over (%s, %s)",
@@ -932,11 +930,8 @@ static void s_api_save(engine *e, const game_def *g, const engine_args *a, engin
         return;
     }
     replay rp;
-    if (s_replay(g, a, &rp, err, sizeof err)) {
-        engine_reply_line(out, 400, "%s", err);
-        free(rp.actions);
+    if (!s_replay_or_refuse(g, a, &rp, out))
         return;
-    }
     game_result r = g->result(&rp.now);
     if (!r.over) {
         engine_reply_line(out, 400, "save: the game is not over (only finished games are "

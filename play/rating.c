@@ -137,9 +137,7 @@ static void s_connect(int n, const edge *e, int n_edges, int *status)
             }
         }
     }
-    free(fill);
-    free(adj);
-    free(off);
+    free_all(fill, adj, off);
 }
 
 /* ---- the likelihood ----------------------------------------------------------------------- */
@@ -439,13 +437,7 @@ static int s_newton(problem *pb, const rating_config *cfg, bool dense)
         if (huge)
             break;
     }
-    free(old);
-    free(ws);
-    free(dg);
-    free(h);
-    free(w);
-    free(dx);
-    free(g);
+    free_all(old, ws, dg, h, w, dx, g);
     return result;
 }
 
@@ -496,13 +488,7 @@ void rating_fit_destroy(rating_fit **f)
 {
     if (!f || !*f)
         return;
-    free((*f)->elo);
-    free((*f)->sd);
-    free((*f)->lo);
-    free((*f)->hi);
-    free((*f)->status);
-    free((*f)->games);
-    free(*f);
+    free_all((*f)->elo, (*f)->sd, (*f)->lo, (*f)->hi, (*f)->status, (*f)->games, *f);
     *f = NULL;
 }
 
@@ -583,11 +569,7 @@ int rating_fit_compute(int n, const rating_result *results, int n_results,
         f->hi[i] = f->elo[i] + MATCH_Z95 * f->sd[i];
     }
 out:
-    free(sd);
-    free(pb.r);
-    free(pb.player);
-    free(pb.var);
-    free(all);
+    free_all(sd, pb.r, pb.player, pb.var, all);
     if (why) {
         rating_fit_destroy(&f);
         goto fail;

@@ -79,13 +79,7 @@ void referee_destroy(referee **rp)
     if (!r)
         return;
     pns_tt_close(&r->tt);
-    free(r->cache);
-    free(r->pos);
-    free(r->val);
-    free(r->first_action);
-    free(r->ply);
-    free(r->turns);
-    free(r);
+    free_all(r->cache, r->pos, r->val, r->first_action, r->ply, r->turns, r);
     *rp = NULL;
 }
 
@@ -295,7 +289,7 @@ int referee_game_judge(referee *r, const game_state *start, const uint16_t *acti
     r->first_action[0] = 0;
     r->ply[0] = g->ply(&s);
     for (int i = 0; i < n; i++) {
-        if (g->result(&s).over || !g->is_legal(&s, actions[i]))
+        if (g->result(&s).over || !game_is_legal(g, &s, actions[i]))
             return KZ_EILLEGAL;
         g->apply(&s, actions[i]);
         if (!g->mid_turn(&s)) {
@@ -408,7 +402,7 @@ static int s_player_turn(player *p, const game_state *s0, uint64_t seed, pns_pos
         int rc = player_choose(p, &s, &a, NULL);
         if (rc)
             return rc;
-        if (!g->is_legal(&s, a))
+        if (!game_is_legal(g, &s, a))
             return KZ_EILLEGAL;
         g->apply(&s, a);
         if (!g->mid_turn(&s))

@@ -401,10 +401,7 @@ int gnubg_compare_moves(gnubg *g, const game_state *s, int *ours, int *theirs, c
         *ours = nm;
     if (theirs)
         *theirs = nt;
-    free(mine);
-    free(text);
-    free(a);
-    free(b);
+    free_all(mine, text, a, b);
     return rc;
 }
 

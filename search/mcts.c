@@ -243,13 +243,8 @@ int mcts_settings_check(const mcts_settings *s, char *err, size_t errlen)
 
 int mcts_root_mode_parse(const char *name, int *mode)
 {
-    if (!strcmp(name, "puct"))
-        *mode = MCTS_ROOT_PUCT;
-    else if (!strcmp(name, "gumbel"))
-        *mode = MCTS_ROOT_GUMBEL;
-    else
-        return KZ_EINVAL;
-    return 0;
+    static const char *const names[] = {[MCTS_ROOT_PUCT] = "puct", [MCTS_ROOT_GUMBEL] = "gumbel"};
+    return name_parse(name, names, 2, mode);
 }
 
 const char *mcts_root_mode_name(int mode)
@@ -480,16 +475,8 @@ void mcts_batch_destroy(mcts_batch **pb)
     if (!pb || !*pb)
         return;
     mcts_batch *b = *pb;
-    free(b->trees);
-    free(b->groots);
-    free(b->arena);
-    free(b->pend);
-    free(b->planes);
-    free(b->logits);
-    free(b->values);
-    free(b->canon);
-    free(b->cache);
-    free(b);
+    free_all(b->trees, b->groots, b->arena, b->pend, b->planes, b->logits, b->values, b->canon,
+             b->cache, b);
     *pb = NULL;
 }
 
@@ -681,7 +668,7 @@ void mcts_batch_advance(mcts_batch *b, int i, int action)
     tree *t = &b->trees[i];
     const game_def *g = b->g;
     assert(t->status != MCTS_IDLE && t->status != MCTS_OVER);
-    assert(g->is_legal(&t->root_state, action));
+    assert(game_is_legal(g, &t->root_state, action));
     uint32_t child = NONE;
     node *root = &t->nodes[0];
     if (root->n_children && !(root->flags & F_PENDING))

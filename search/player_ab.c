@@ -43,6 +43,25 @@ typedef struct ab_search {
     bool cancelled;     /* the tick said stop: every node returns 0 from now on */
 } ab_search;
 
+static long s_ab(ab_search *ab, const game_state *s, int depth, int qleft, int hops, long alpha,
+                 long beta);
+
+/* The value of playing action in s for s's mover `me`: the child searched
+ * (s_ab's arguments for it) at the same depth while the turn goes on, one
+ * less when it ends, seen from me: the same view when me moves again
+ * (R18), else the child's negated, its window turned. */
+static long s_child(ab_search *ab, const game_state *s, int me, int action, int depth, int qleft,
+                    int hops, long alpha, long beta)
+{
+    const game_def *g = ab->g;
+    game_state c = *s;
+    g->apply(&c, action);
+    int child_depth = g->mid_turn(&c) ? depth : depth - 1;
+    if (g->to_move(&c) == me)
+        return s_ab(ab, &c, child_depth, qleft, hops, alpha, beta);
+    return -s_ab(ab, &c, child_depth, qleft, hops, -beta, -alpha);
+}
+
 /* Negamax with alpha-beta over atomic actions. `depth` counts turns still to
  * search, `qleft` the quiescence turns left, `hops` the distance from the
  * root. Returns the value of s from the view of its mover (fail-soft). */
@@ -79,14 +98,7 @@ static long s_ab(ab_search *ab, const game_state *s, int depth, int qleft, int h
     int me = g->to_move(s);
     long best = -AB_INF;
     for (int i = 0; i < n; i++) {
-        game_state c = *s;
-        g->apply(&c, legal[i]);
-        int child_depth = g->mid_turn(&c) ? depth : depth - 1;
-        long v;
-        if (g->to_move(&c) == me) /* R18: the same player moves again: same view */
-            v = s_ab(ab, &c, child_depth, qleft, hops + 1, alpha, beta);
-        else
-            v = -s_ab(ab, &c, child_depth, qleft, hops + 1, -beta, -alpha);
+        long v = s_child(ab, s, me, legal[i], depth, qleft, hops + 1, alpha, beta);
         if (v > best)
             best = v;
         if (v > alpha)
@@ -106,14 +118,7 @@ static long s_ab_root(ab_search *ab, const game_state *s, int depth, const uint1
     long best = -AB_INF;
     *action = order[0];
     for (int i = 0; i < n; i++) {
-        game_state c = *s;
-        g->apply(&c, order[i]);
-        int child_depth = g->mid_turn(&c) ? depth : depth - 1;
-        long v;
-        if (g->to_move(&c) == me)
-            v = s_ab(ab, &c, child_depth, PLAYER_QUIESCENCE_TURNS, 1, best, AB_INF);
-        else
-            v = -s_ab(ab, &c, child_depth, PLAYER_QUIESCENCE_TURNS, 1, -AB_INF, -best);
+        long v = s_child(ab, s, me, order[i], depth, PLAYER_QUIESCENCE_TURNS, 1, best, AB_INF);
         if (v > best) {
             best = v;
             *action = order[i];

@@ -71,7 +71,7 @@ static int s_gnubg_choose(player *p, const game_state *s, int n, const uint16_t 
     uint64_t h = g->hash(s);
     for (int pass = 0; pass < 2; pass++) {
         for (int k = 0; k < gp->n_plan; k++)
-            if (gp->plan_hash[k] == h && g->is_legal(s, gp->plan[k])) {
+            if (gp->plan_hash[k] == h && game_is_legal(g, s, gp->plan[k])) {
                 *action = gp->plan[k];
                 return 0;
             }

@@ -83,9 +83,7 @@ static void s_policy_destroy(player *p)
 {
     policy *pol = p->impl;
     evaluator_net_destroy(&pol->net.owned);
-    free(pol->planes);
-    free(pol->logits);
-    free(pol);
+    free_all(pol->planes, pol->logits, pol);
 }
 
 static const player_ops s_policy_ops = {.choose = s_policy_choose,

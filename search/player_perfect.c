@@ -199,9 +199,7 @@ static void s_destroy(player *p)
     if (!pf)
         return;
     pns_tt_close(&pf->tt);
-    free(pf->kids);
-    free(pf->cache);
-    free(pf);
+    free_all(pf->kids, pf->cache, pf);
 }
 
 static const player_ops s_perfect_ops = {

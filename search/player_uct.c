@@ -167,10 +167,7 @@ static int s_uct_choose(player *p, const game_state *root, int n, const uint16_t
 static void s_uct_destroy(player *p)
 {
     uct *u = p->impl;
-    free(u->nodes);
-    free(u->path);
-    free(u->chooser);
-    free(u);
+    free_all(u->nodes, u->path, u->chooser, u);
 }
 
 static const player_ops s_uct_ops = {.choose = s_uct_choose, .destroy_impl = s_uct_destroy};

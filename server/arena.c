@@ -58,9 +58,7 @@ void arena_penta(const arena *a, int penta[MATCH_PENTA])
 
 static void s_free_arena(arena *a)
 {
-    free(a->result);
-    free(a->owner);
-    free(a->assigned_at);
+    free_all(a->result, a->owner, a->assigned_at);
     memset(a, 0, sizeof *a);
 }
 

@@ -205,9 +205,7 @@ static void s_flush(coord *c)
                         c->games[i].n_positions);
         at += c->games[i].n_positions;
     }
-    free(ablob);
-    free(tblob);
-    free(lblob);
+    free_all(ablob, tblob, lblob);
     if (rc) {
         c->store_errors++;
         log_error("store: %zu games not stored: %s", c->n_items, err_str(rc));
@@ -1357,25 +1355,13 @@ void coord_fini(coord *c)
     if (c->zctx)
         zmq_ctx_term(c->zctx);
     coord_services_fini(c);
-    free(c->ar.result);
-    free(c->ar.owner);
-    free(c->ar.assigned_at);
+    free_all(c->ar.result, c->ar.owner, c->ar.assigned_at);
     ratings_fini(c);
     free(c->sp_games);
     c->sp_games = NULL;
     timeline_fini(c);
-    free(c->items);
-    free(c->games);
-    free(c->pk);
-    free(c->pz);
-    free(c->pq);
-    free(c->poff);
-    free(c->pact);
-    free(c->pprob);
-    free(c->pmat);
-    free(c->popoff);
-    free(c->popact);
-    free(c->popprob);
+    free_all(c->items, c->games, c->pk, c->pz, c->pq, c->poff, c->pact, c->pprob, c->pmat,
+             c->popoff, c->popact, c->popprob);
     store_batch_destroy(&c->batch);
     validator_destroy(&c->val);
     wire_buf_free(&c->tx);

@@ -16,8 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "data/store.h"
@@ -40,11 +38,7 @@ struct endgame {
     int8_t *z;               /* (n) each position's exact value, mover's view */
     int n;                   /* test positions */
     double chance;           /* mean of 1 / legal actions over them */
-    pthread_t thread;        /* the measuring thread */
-    bool started;            /* thread runs */
-    pthread_mutex_t lock;    /* guards everything below */
-    pthread_cond_t changed;  /* a job or the stop */
-    bool stop;               /* endgame_stop was called */
+    part_thread th;          /* the measuring thread; its lock guards everything below */
     uint8_t *job;            /* the blob to measure next (owned), NULL none */
     size_t job_len;          /* its bytes */
     uint32_t job_version;    /* its version */
@@ -88,9 +82,9 @@ static void s_measure(endgame *e, const uint8_t *blob, size_t len, uint32_t vers
     double sq = 0;
     player *p[2] = {pol, srch};
     for (int i = 0; i < e->n; i++) {
-        pthread_mutex_lock(&e->lock);
-        bool stop = e->stop;
-        pthread_mutex_unlock(&e->lock);
+        pthread_mutex_lock(&e->th.lock);
+        bool stop = e->th.stop;
+        pthread_mutex_unlock(&e->th.lock);
         if (stop) {
             snprintf(fig->error, sizeof fig->error, "v%u: stopped", version);
             goto out;
@@ -159,7 +153,7 @@ static void s_hist_load(coord *c, endgame *e)
         log_warn("endgame accuracy: the stored history is in an unknown form; starting without "
                  "it");
     } else if (rc == 0) {
-        pthread_mutex_lock(&e->lock);
+        pthread_mutex_lock(&e->th.lock);
         endgame_point old[ENDGAME_HISTORY];
         int n_new = e->n_hist; /* measured since the start, before the store was open */
         memcpy(old, e->hist, (size_t)n_new * sizeof *old);
@@ -178,7 +172,7 @@ static void s_hist_load(coord *c, endgame *e)
                                  .value_mse = old[i].value_mse, .done_ms = old[i].done_ms};
             s_hist_add(e, &f);
         }
-        pthread_mutex_unlock(&e->lock);
+        pthread_mutex_unlock(&e->th.lock);
     }
     free(b);
 }
@@ -187,7 +181,7 @@ static void s_hist_load(coord *c, endgame *e)
 static void s_hist_save(coord *c, endgame *e)
 {
     uint8_t *b = xmalloc(8 + (size_t)ENDGAME_HISTORY * HIST_BYTES);
-    pthread_mutex_lock(&e->lock);
+    pthread_mutex_lock(&e->th.lock);
     uint64_t results = e->results;
     int n = e->n_hist;
     memcpy(b, HIST_MAGIC, 4);
@@ -204,7 +198,7 @@ static void s_hist_save(coord *c, endgame *e)
         be_put64(p + 16, bits);
         be_put64(p + 24, (uint64_t)q->done_ms);
     }
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_unlock(&e->th.lock);
     int rc = store_put_meta(c->st, "endgame_history", b, 8 + (size_t)n * HIST_BYTES);
     free(b);
     if (rc)
@@ -213,45 +207,35 @@ static void s_hist_save(coord *c, endgame *e)
         e->saved = results;
 }
 
-static void *s_thread(void *arg)
+/* The thread's part_thread hooks: whether a blob waits; measuring it. */
+static bool s_ready(void *arg) { return ((endgame *)arg)->job != NULL; }
+
+static void s_step(void *arg)
 {
     endgame *e = arg;
-    /* Below the coordinator's own work (Linux: a thread's own nice value). */
-    pid_t tid = (pid_t)syscall(SYS_gettid);
-    int prio = getpriority(PRIO_PROCESS, (id_t)tid);
-    setpriority(PRIO_PROCESS, (id_t)tid, prio + ENDGAME_NICE > 19 ? 19 : prio + ENDGAME_NICE);
-    pthread_mutex_lock(&e->lock);
-    for (;;) {
-        while (!e->stop && !e->job)
-            pthread_cond_wait(&e->changed, &e->lock);
-        if (e->stop)
-            break;
-        uint8_t *blob = e->job;
-        size_t len = e->job_len;
-        uint32_t version = e->job_version;
-        e->job = NULL;
-        e->fig.computing = version;
-        endgame_figures fig = e->fig;
-        pthread_mutex_unlock(&e->lock);
-        s_measure(e, blob, len, version, &fig);
-        free(blob);
-        pthread_mutex_lock(&e->lock);
-        fig.computing = 0;
-        e->fig = fig;
-        if (fig.error[0])
-            log_warn("endgame accuracy: %s", fig.error);
-        else {
-            s_hist_add(e, &fig);
-            log_info("endgame accuracy of v%u on %d table positions (up to %d pieces): policy "
-                     "%.1f%%, search (%d simulations) %.1f%% (chance %.1f%%), value error %.3f "
-                     "in %.1f s",
-                     fig.version, fig.positions, fig.pieces, 100.0 * fig.policy / fig.positions,
-                     TB_TEST_SIMULATIONS, 100.0 * fig.search / fig.positions,
-                     100 * fig.chance, fig.value_mse, fig.seconds);
-        }
+    uint8_t *blob = e->job;
+    size_t len = e->job_len;
+    uint32_t version = e->job_version;
+    e->job = NULL;
+    e->fig.computing = version;
+    endgame_figures fig = e->fig;
+    pthread_mutex_unlock(&e->th.lock);
+    s_measure(e, blob, len, version, &fig);
+    free(blob);
+    pthread_mutex_lock(&e->th.lock);
+    fig.computing = 0;
+    e->fig = fig;
+    if (fig.error[0])
+        log_warn("endgame accuracy: %s", fig.error);
+    else {
+        s_hist_add(e, &fig);
+        log_info("endgame accuracy of v%u on %d table positions (up to %d pieces): policy "
+                 "%.1f%%, search (%d simulations) %.1f%% (chance %.1f%%), value error %.3f "
+                 "in %.1f s",
+                 fig.version, fig.positions, fig.pieces, 100.0 * fig.policy / fig.positions,
+                 TB_TEST_SIMULATIONS, 100.0 * fig.search / fig.positions, 100 * fig.chance,
+                 fig.value_mse, fig.seconds);
     }
-    pthread_mutex_unlock(&e->lock);
-    return NULL;
 }
 
 int endgame_start(coord *c)
@@ -278,9 +262,7 @@ int endgame_start(coord *c)
     e->n = tb_test_positions(tb, (int)c->cfg.tb_positions, TB_TEST_SEED, e->st, e->keep);
     if (e->n == 0) {
         log_error("tb_dir: no test positions in the tables of %s", c->cfg.tb_dir);
-        free(e->st);
-        free(e->keep);
-        free(e);
+        free_all(e->st, e->keep, e);
         tb_close(&tb);
         return KZ_EINVAL;
     }
@@ -296,14 +278,10 @@ int endgame_start(coord *c)
     e->fig.positions = e->n;
     e->fig.simulations = TB_TEST_SIMULATIONS;
     e->fig.chance = e->chance;
-    pthread_mutex_init(&e->lock, NULL);
-    pthread_cond_init(&e->changed, NULL);
     c->endgame = e;
-    if (pthread_create(&e->thread, NULL, s_thread, e)) {
-        log_error("endgame accuracy: cannot start its thread");
+    if (part_thread_start(&e->th, ENDGAME_NICE, s_ready, s_step, e,
+                          "endgame accuracy: cannot start its thread"))
         return KZ_ENOMEM;
-    }
-    e->started = true;
     log_info("endgame accuracy: tables up to %d pieces (%s), %d test positions, each new best "
              "measured in the background",
              e->fig.pieces, c->cfg.tb_dir, e->n);
@@ -319,16 +297,16 @@ void endgame_tick(coord *c)
         e->loaded = true;
         s_hist_load(c, e);
     }
-    pthread_mutex_lock(&e->lock);
+    pthread_mutex_lock(&e->th.lock);
     bool unsaved = e->results != e->saved;
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_unlock(&e->th.lock);
     if (unsaved && e->loaded)
         s_hist_save(c, e);
     if (!c->best || c->best == e->posted)
         return;
     e->posted = c->best;
     const model_cache_entry *me = coord_model(c, c->best);
-    pthread_mutex_lock(&e->lock);
+    pthread_mutex_lock(&e->th.lock);
     if (!me) {
         snprintf(e->fig.error, sizeof e->fig.error, "v%u: the model cannot be read", c->best);
     } else {
@@ -337,9 +315,9 @@ void endgame_tick(coord *c)
         memcpy(e->job, me->blob, me->len);
         e->job_len = me->len;
         e->job_version = c->best;
-        pthread_cond_signal(&e->changed);
+        pthread_cond_signal(&e->th.changed);
     }
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_unlock(&e->th.lock);
 }
 
 int endgame_history(coord *c, endgame_point *out)
@@ -347,10 +325,10 @@ int endgame_history(coord *c, endgame_point *out)
     endgame *e = c->endgame;
     if (!e)
         return 0;
-    pthread_mutex_lock(&e->lock);
+    pthread_mutex_lock(&e->th.lock);
     int n = e->n_hist;
     memcpy(out, e->hist, (size_t)n * sizeof *out);
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_unlock(&e->th.lock);
     return n;
 }
 
@@ -359,9 +337,9 @@ bool endgame_get(coord *c, endgame_figures *out)
     endgame *e = c->endgame;
     if (!e)
         return false;
-    pthread_mutex_lock(&e->lock);
+    pthread_mutex_lock(&e->th.lock);
     *out = e->fig;
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_unlock(&e->th.lock);
     return true;
 }
 
@@ -370,19 +348,8 @@ void endgame_stop(coord *c)
     endgame *e = c->endgame;
     if (!e)
         return;
-    if (e->started) {
-        pthread_mutex_lock(&e->lock);
-        e->stop = true;
-        pthread_cond_signal(&e->changed);
-        pthread_mutex_unlock(&e->lock);
-        pthread_join(e->thread, NULL);
-    }
-    pthread_mutex_destroy(&e->lock);
-    pthread_cond_destroy(&e->changed);
-    free(e->job);
-    free(e->st);
-    free(e->keep);
-    free(e->z);
+    part_thread_stop(&e->th);
+    free_all(e->job, e->st, e->keep, e->z);
     tb_close(&e->tb);
     free(e);
     c->endgame = NULL;

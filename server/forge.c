@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "server/features.h"
@@ -57,11 +55,7 @@ typedef struct forge_net {
 
 struct forge {
     const game_def *g;       /* the game */
-    pthread_t thread;        /* the checking thread */
-    bool started;            /* thread runs */
-    pthread_mutex_t lock;    /* guards the lists and stop */
-    pthread_cond_t changed;  /* a job or the stop */
-    bool stop;               /* forge_stop was called */
+    part_thread th;          /* the checking thread; its lock guards the lists */
     forge_job *todo, *todo_tail; /* waiting for the thread, oldest first */
     forge_job *done;         /* checked, waiting for the main loop */
     int held;                /* jobs in either list or in the thread's hands (main thread's) */
@@ -141,31 +135,21 @@ out:
     j->seconds = time_now() - t0;
 }
 
-static void *s_thread(void *arg)
+/* The thread's part_thread hooks: whether a job waits; checking the oldest. */
+static bool s_ready(void *arg) { return ((forge *)arg)->todo != NULL; }
+
+static void s_step(void *arg)
 {
     forge *f = arg;
-    /* Below the coordinator's own work (Linux: a thread's own nice value). */
-    pid_t tid = (pid_t)syscall(SYS_gettid);
-    int prio = getpriority(PRIO_PROCESS, (id_t)tid);
-    setpriority(PRIO_PROCESS, (id_t)tid, prio + FORGE_NICE > 19 ? 19 : prio + FORGE_NICE);
-    pthread_mutex_lock(&f->lock);
-    for (;;) {
-        while (!f->stop && !f->todo)
-            pthread_cond_wait(&f->changed, &f->lock);
-        if (f->stop)
-            break;
-        forge_job *j = f->todo;
-        f->todo = j->next;
-        if (!f->todo)
-            f->todo_tail = NULL;
-        pthread_mutex_unlock(&f->lock);
-        s_check(f, j);
-        pthread_mutex_lock(&f->lock);
-        j->next = f->done;
-        f->done = j;
-    }
-    pthread_mutex_unlock(&f->lock);
-    return NULL;
+    forge_job *j = f->todo;
+    f->todo = j->next;
+    if (!f->todo)
+        f->todo_tail = NULL;
+    pthread_mutex_unlock(&f->th.lock);
+    s_check(f, j);
+    pthread_mutex_lock(&f->th.lock);
+    j->next = f->done;
+    f->done = j;
 }
 
 int forge_start(coord *c)
@@ -179,14 +163,10 @@ int forge_start(coord *c)
         free(f);
         return KZ_ENOMEM;
     }
-    pthread_mutex_init(&f->lock, NULL);
-    pthread_cond_init(&f->changed, NULL);
     c->forge = f;
-    if (pthread_create(&f->thread, NULL, s_thread, f)) {
-        log_error("forged games: cannot start the checking thread");
+    if (part_thread_start(&f->th, FORGE_NICE, s_ready, s_step, f,
+                          "forged games: cannot start the checking thread"))
         return KZ_ENOMEM;
-    }
-    f->started = true;
     log_info("forged games: 1 in %ld searched states re-searched (at most %ld games held), "
              "arena slots barred after %ld forged games",
              c->cfg.forge_check_states, c->cfg.forge_queue, c->cfg.forge_arena_threshold);
@@ -199,9 +179,7 @@ static void s_job_free(forge_job **pj)
     if (!j)
         return;
     wire_msg_clear(&j->held.msg);
-    free(j->blob[0]);
-    free(j->blob[1]);
-    free(j);
+    free_all(j->blob[0], j->blob[1], j);
     *pj = NULL;
 }
 
@@ -210,21 +188,13 @@ void forge_stop(coord *c)
     forge *f = c->forge;
     if (!f)
         return;
-    if (f->started) {
-        pthread_mutex_lock(&f->lock);
-        f->stop = true;
-        pthread_cond_signal(&f->changed);
-        pthread_mutex_unlock(&f->lock);
-        pthread_join(f->thread, NULL);
-    }
+    part_thread_stop(&f->th);
     /* Held games are dropped unacknowledged: their workers send them again. */
     for (size_t i = 0; i < sizeof f->all / sizeof f->all[0]; i++)
         s_job_free(&f->all[i]);
     for (int i = 0; i < FORGE_NETS; i++)
         evaluator_net_destroy(&f->nets[i].net);
     record_destroy(&f->rec);
-    pthread_mutex_destroy(&f->lock);
-    pthread_cond_destroy(&f->changed);
     free(f);
     c->forge = NULL;
 }
@@ -316,14 +286,14 @@ int forge_take(coord *c, forge_held *h, const validate_result *v, worker *w)
     j->upto = upto;
     f->held++;
     f->fig.held = (uint64_t)f->held;
-    pthread_mutex_lock(&f->lock);
+    pthread_mutex_lock(&f->th.lock);
     if (f->todo_tail)
         f->todo_tail->next = j;
     else
         f->todo = j;
     f->todo_tail = j;
-    pthread_cond_signal(&f->changed);
-    pthread_mutex_unlock(&f->lock);
+    pthread_cond_signal(&f->th.changed);
+    pthread_mutex_unlock(&f->th.lock);
     return 1;
 }
 
@@ -332,11 +302,11 @@ bool forge_next(coord *c, forge_held *out, int *verdict, char *detail, size_t de
     forge *f = c->forge;
     if (!f || !f->held)
         return false;
-    pthread_mutex_lock(&f->lock);
+    pthread_mutex_lock(&f->th.lock);
     forge_job *j = f->done;
     if (j)
         f->done = j->next;
-    pthread_mutex_unlock(&f->lock);
+    pthread_mutex_unlock(&f->th.lock);
     if (!j)
         return false;
     for (size_t i = 0; i < sizeof f->all / sizeof f->all[0]; i++)

@@ -369,9 +369,7 @@ static void s_gauntlet_done(coord *c, uint32_t v)
 
 static void s_match_free(evalmatch *m)
 {
-    free(m->result);
-    free(m->owner);
-    free(m->assigned_at);
+    free_all(m->result, m->owner, m->assigned_at);
     memset(m, 0, sizeof *m);
 }
 
@@ -534,9 +532,7 @@ int ratings_load(coord *c)
 void ratings_fini(coord *c)
 {
     s_match_free(&c->ev);
-    free(c->tallies);
-    free(c->rated);
-    free(c->history);
+    free_all(c->tallies, c->rated, c->history);
     c->tallies = NULL;
     c->rated = NULL;
     c->history = NULL;

@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "play/match.h"
@@ -282,7 +285,55 @@ void coord_services_fini(coord *c)
 {
     for (int i = 0; i < MODEL_CACHE; i++)
         free(c->cache[i].blob);
-    free(c->book);
-    free(c->workers);
-    free(c->windex);
+    free_all(c->book, c->workers, c->windex);
+}
+
+/* Every part thread: lowers its own priority, then steps while work waits
+ * until the stop. */
+static void *s_part_main(void *arg)
+{
+    part_thread *t = arg;
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    int prio = getpriority(PRIO_PROCESS, (id_t)tid);
+    setpriority(PRIO_PROCESS, (id_t)tid, prio + t->nice > 19 ? 19 : prio + t->nice);
+    pthread_mutex_lock(&t->lock);
+    for (;;) {
+        while (!t->stop && !t->ready(t->arg))
+            pthread_cond_wait(&t->changed, &t->lock);
+        if (t->stop)
+            break;
+        t->step(t->arg);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return NULL;
+}
+
+int part_thread_start(part_thread *t, int nice, bool (*ready)(void *arg), void (*step)(void *arg),
+                      void *arg, const char *fail_line)
+{
+    t->nice = nice;
+    t->ready = ready;
+    t->step = step;
+    t->arg = arg;
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->changed, NULL);
+    if (pthread_create(&t->thread, NULL, s_part_main, t)) {
+        log_error("%s", fail_line);
+        return KZ_ENOMEM;
+    }
+    t->started = true;
+    return 0;
+}
+
+void part_thread_stop(part_thread *t)
+{
+    if (t->started) {
+        pthread_mutex_lock(&t->lock);
+        t->stop = true;
+        pthread_cond_signal(&t->changed);
+        pthread_mutex_unlock(&t->lock);
+        pthread_join(t->thread, NULL);
+    }
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->changed);
 }

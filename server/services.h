@@ -1,10 +1,13 @@
 /* services: what every part of the coordinator asks of it (services.c),
  * below them all: the worker table, the model cache (and what a damaged
  * model does to the best), announcements of the best, the opening book, the
- * host-order u32s of the coordinator's meta values. Main thread. */
+ * host-order u32s of the coordinator's meta values, the background thread
+ * of a part. Main thread. */
 #ifndef KZ_SERVER_SERVICES_H
 #define KZ_SERVER_SERVICES_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +51,34 @@ int coord_book_make(coord *c);
  * (at least 8): the 4-byte magic, n as a host_put32, the rest for the
  * caller. Returns it (xmalloc), its length in *len. */
 uint8_t *coord_meta_new(const char magic[4], size_t n, size_t head, size_t item, size_t *len);
+/* A part's background thread (endgame accuracy, the forge check): it runs
+ * below the coordinator's work (its own nice value raised) and, holding
+ * `lock`, waits on `changed` until ready(arg) says work waits or the stop
+ * comes; then step(arg) takes the work, and does it with the lock released
+ * (called and returning with the lock held). The part embeds the struct,
+ * guards its own shared fields with the same lock and signals `changed`
+ * when it hands work over. */
+typedef struct part_thread {
+    pthread_t thread;        /* the thread */
+    bool started;            /* the thread runs */
+    pthread_mutex_t lock;    /* guards stop and the part's shared fields */
+    pthread_cond_t changed;  /* work or the stop */
+    bool stop;               /* part_thread_stop was called */
+    int nice;                /* how far below the caller the thread runs */
+    bool (*ready)(void *arg); /* whether work waits (lock held) */
+    void (*step)(void *arg);  /* takes and does one piece of work (see above) */
+    void *arg;               /* their argument */
+} part_thread;
+/* Initialises t (lock, changed) and starts its thread, `nice` steps below
+ * the caller's priority (Linux: a thread's own nice value, at most 19).
+ * 0, or KZ_ENOMEM when no thread starts (fail_line is logged as an error).
+ * Either way t is part_thread_stop's to end. t must not move while the
+ * thread runs. */
+int part_thread_start(part_thread *t, int nice, bool (*ready)(void *arg), void (*step)(void *arg),
+                      void *arg, const char *fail_line);
+/* Stops the thread if it runs (stop set under lock, changed signalled, the
+ * thread joined), then destroys lock and changed. */
+void part_thread_stop(part_thread *t);
 /* Frees the worker table, the model cache and the book. */
 void coord_services_fini(coord *c);
 

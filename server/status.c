@@ -1201,15 +1201,9 @@ static enum MHD_Result s_respond_line(struct MHD_Connection *conn, unsigned code
     char text[300];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(text, sizeof text - 1, fmt, ap);
+    size_t n = text_line_vformat(text, sizeof text, false, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        n = 0;
-    if ((size_t)n > sizeof text - 2)
-        n = (int)sizeof text - 2;
-    text[n++] = '\n';
-    text[n] = 0;
-    return s_respond(conn, code, "text/plain; charset=utf-8", text, (size_t)n);
+    return s_respond(conn, code, "text/plain; charset=utf-8", text, n);
 }
 
 /* GET /models/NAME: NAME is N.kzm or best.kzm. Called with snap_lock held;
@@ -1653,10 +1647,7 @@ void status_stop(coord *c)
     if (f) {
         for (int i = 0; i < FILES_KEPT; i++)
             free(f->bytes[i]);
-        free(f->models);
-        free(f->at);
-        free(f->arch_of);
-        free(f->timeline);
+        free_all(f->models, f->at, f->arch_of, f->timeline);
         pthread_cond_destroy(&f->answered);
         free(f);
         c->files = NULL;

@@ -21,6 +21,7 @@
  * (store_put_games_meta, as the tallies), or on their own when none comes
  * within a second, and at the stop. A crash loses at most the open interval
  * and one point. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,17 +152,30 @@ void timeline_tick(coord *c, bool force)
     tl->changes++;
 }
 
-/* Packing in host byte order: the coordinator's own meta, never read elsewhere. */
-static uint8_t *s_put(uint8_t *p, const void *v, size_t n)
-{
-    memcpy(p, v, n);
-    return p + n;
-}
+/* A serialized point: these fields of timeline_point, in this order, each
+ * its bytes in host byte order (the coordinator's own meta, never read
+ * elsewhere); POINT_BYTES in all. */
+#define S_FIELD(f) {offsetof(timeline_point, f), sizeof ((timeline_point *)0)->f}
+static const struct {
+    size_t off, n; /* the field's offset and bytes */
+} s_fields[] = {
+    S_FIELD(t0_ms), S_FIELD(t1_ms), S_FIELD(games), S_FIELD(positions), S_FIELD(sp_games),
+    S_FIELD(sp_plies), S_FIELD(sp_results), S_FIELD(games_total), S_FIELD(positions_total),
+    S_FIELD(step), S_FIELD(loss), S_FIELD(policy_loss), S_FIELD(value_loss), S_FIELD(l2_loss),
+    S_FIELD(learning_rate), S_FIELD(sims_per_s), S_FIELD(trainer), S_FIELD(best), S_FIELD(workers),
+};
+#undef S_FIELD
 
-static const uint8_t *s_get(const uint8_t *p, void *v, size_t n)
+/* Point t into p (POINT_BYTES bytes), or, with !to_bytes, p into t. */
+static void s_point_bytes(timeline_point *t, uint8_t *p, bool to_bytes)
 {
-    memcpy(v, p, n);
-    return p + n;
+    uint8_t *at = p;
+    for (size_t k = 0; k < sizeof s_fields / sizeof s_fields[0]; k++) {
+        uint8_t *f = (uint8_t *)t + s_fields[k].off;
+        memcpy(to_bytes ? at : f, to_bytes ? f : at, s_fields[k].n);
+        at += s_fields[k].n;
+    }
+    KZ_CHECK(at == p + POINT_BYTES);
 }
 
 size_t timeline_serialize(coord *c, uint8_t **out)
@@ -171,28 +185,8 @@ size_t timeline_serialize(coord *c, uint8_t **out)
     uint8_t *b = coord_meta_new(TIMELINE_MAGIC, tl->n, 12, POINT_BYTES, &len);
     host_put32(b + 8, POINT_BYTES);
     for (size_t i = 0; i < tl->n; i++) {
-        const timeline_point *t = &tl->pt[i];
-        uint8_t *p = b + 12 + i * POINT_BYTES;
-        p = s_put(p, &t->t0_ms, 8);
-        p = s_put(p, &t->t1_ms, 8);
-        p = s_put(p, &t->games, 8);
-        p = s_put(p, &t->positions, 8);
-        p = s_put(p, &t->sp_games, 8);
-        p = s_put(p, &t->sp_plies, 8);
-        p = s_put(p, t->sp_results, 24);
-        p = s_put(p, &t->games_total, 8);
-        p = s_put(p, &t->positions_total, 8);
-        p = s_put(p, &t->step, 8);
-        p = s_put(p, &t->loss, 4);
-        p = s_put(p, &t->policy_loss, 4);
-        p = s_put(p, &t->value_loss, 4);
-        p = s_put(p, &t->l2_loss, 4);
-        p = s_put(p, &t->learning_rate, 4);
-        p = s_put(p, &t->sims_per_s, 4);
-        p = s_put(p, &t->trainer, 4);
-        p = s_put(p, &t->best, 4);
-        p = s_put(p, &t->workers, 4);
-        KZ_CHECK(p == b + 12 + (i + 1) * POINT_BYTES);
+        timeline_point t = tl->pt[i];
+        s_point_bytes(&t, b + 12 + i * POINT_BYTES, true);
     }
     c->tl.dirty = false;
     *out = b;
@@ -230,26 +224,7 @@ int timeline_load(coord *c)
     }
     for (uint32_t i = 0; rc == 0 && i < n; i++) {
         timeline_point t;
-        const uint8_t *p = b + 12 + (size_t)i * POINT_BYTES;
-        p = s_get(p, &t.t0_ms, 8);
-        p = s_get(p, &t.t1_ms, 8);
-        p = s_get(p, &t.games, 8);
-        p = s_get(p, &t.positions, 8);
-        p = s_get(p, &t.sp_games, 8);
-        p = s_get(p, &t.sp_plies, 8);
-        p = s_get(p, t.sp_results, 24);
-        p = s_get(p, &t.games_total, 8);
-        p = s_get(p, &t.positions_total, 8);
-        p = s_get(p, &t.step, 8);
-        p = s_get(p, &t.loss, 4);
-        p = s_get(p, &t.policy_loss, 4);
-        p = s_get(p, &t.value_loss, 4);
-        p = s_get(p, &t.l2_loss, 4);
-        p = s_get(p, &t.learning_rate, 4);
-        p = s_get(p, &t.sims_per_s, 4);
-        p = s_get(p, &t.trainer, 4);
-        p = s_get(p, &t.best, 4);
-        p = s_get(p, &t.workers, 4);
+        s_point_bytes(&t, b + 12 + (size_t)i * POINT_BYTES, false);
         /* A smaller timeline_points than the run had: thin as it loads. */
         if (tl->n == tl->cap)
             s_thin(tl);

@@ -110,9 +110,7 @@ static void s_kset_grow(kset *s)
     for (uint64_t i = 0; i < s->cap; i++)
         if (s->used[i])
             s_kset_add(&b, &s->key[i], s->idx[i]);
-    free(s->key);
-    free(s->used);
-    free(s->idx);
+    free_all(s->key, s->used, s->idx);
     *s = b;
 }
 
@@ -199,9 +197,7 @@ static uint16_t *s_lslot(lmemo *m, uint64_t a, uint32_t k, bool *found)
             bool f;
             *s_lslot(&b, m->a[i], m->k[i], &f) = m->len[i];
         }
-        free(m->a);
-        free(m->k);
-        free(m->len);
+        free_all(m->a, m->k, m->len);
         *m = b;
     }
     for (uint64_t i = mix64(a ^ (uint64_t)k << 13) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
@@ -576,12 +572,7 @@ static int s_win_graph(vctx *c, char *err, size_t errlen)
         rc = KZ_ECORRUPT;
     }
 out:
-    free(indeg);
-    free(order);
-    free(first);
-    free(cnt);
-    free(ply);
-    free(reach);
+    free_all(indeg, order, first, cnt, ply, reach);
     return rc;
 }
 
@@ -730,15 +721,8 @@ int cert_verify(const char *path, const tb_set *tables, cert_report *out, char *
         rc = KZ_EIO;
     }
     fclose(f);
-    free(c.stack);
-    free(c.set.key);
-    free(c.set.used);
-    free(c.set.idx);
-    free(c.edges);
-    free(c.line_of);
-    free(c.memo.a);
-    free(c.memo.k);
-    free(c.memo.len);
+    free_all(c.stack, c.set.key, c.set.used, c.set.idx, c.edges, c.line_of, c.memo.a, c.memo.k,
+             c.memo.len);
     out->win = c.win;
     return rc;
 }

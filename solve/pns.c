@@ -791,10 +791,7 @@ static void s_cset_grow(cset *s)
 
 static void s_cset_free(cset *s)
 {
-    free(s->key);
-    free(s->val);
-    free(s->pos);
-    free(s->parent);
+    free_all(s->key, s->val, s->pos, s->parent);
     memset(s, 0, sizeof *s);
 }
 
@@ -821,16 +818,54 @@ static void s_reopen(solver *sv, cset *set, int64_t i)
     }
 }
 
-static int s_extract(solver *sv, const pns_pos *root, FILE *out, pns_cert_stats *stats)
+/* A certificate's first lines (with out) after stats is zeroed: 0 or KZ_EIO. */
+static int s_cert_header(const solver *sv, FILE *out, const char *claim, pns_cert_stats *stats)
 {
     memset(stats, 0, sizeof *stats);
-    const char *claim = sv->claim ? "white-not-lose" : "black-not-lose";
+    if (!out)
+        return 0;
+    int w = fprintf(out, "kz-solve-certificate 1\nclaim %s\ntables %d\n", claim, sv->tb_n);
+    if (w < 0)
+        return KZ_EIO;
+    stats->bytes += (uint64_t)w;
+    return 0;
+}
+
+/* A certificate's node p: its line (with out: the position, the claim and,
+ * at the prover's turn, the turn chosen, sv->turns[chosen]; -1: none), then
+ * counted. 0 or KZ_EIO. */
+static int s_cert_node(const solver *sv, FILE *out, const pns_pos *p, const char *claim,
+                       int chosen, pns_cert_stats *stats)
+{
     if (out) {
-        int w = fprintf(out, "kz-solve-certificate 1\nclaim %s\ntables %d\n", claim, sv->tb_n);
+        char pos[32], turn[80] = "";
+        pns_pos_format(p, pos, sizeof pos);
+        if (chosen >= 0)
+            pns_turn_format(&sv->turns[chosen], turn, sizeof turn);
+        int w = fprintf(out, "%s %s%s%s\n", pos, claim, chosen >= 0 ? " " : "", turn);
         if (w < 0)
             return KZ_EIO;
         stats->bytes += (uint64_t)w;
     }
+    stats->nodes++;
+    return 0;
+}
+
+/* Counts q, a leaf the game ended at, as a table leaf (won by the side
+ * that just moved, within the tables' pieces) or an end leaf. */
+static void s_count_end(const solver *sv, const pns_pos *q, pns_cert_stats *stats)
+{
+    if (s_pieces(q) <= sv->tb_n && (q->side ? q->white : q->black))
+        stats->table_leaves++;
+    else
+        stats->end_leaves++;
+}
+
+static int s_extract(solver *sv, const pns_pos *root, FILE *out, pns_cert_stats *stats)
+{
+    const char *claim = sv->claim ? "white-not-lose" : "black-not-lose";
+    if (s_cert_header(sv, out, claim, stats))
+        return KZ_EIO;
     cset set = {0};
     s_cset_add(&set, root, -1);
     int rc = 0;
@@ -866,15 +901,10 @@ static int s_extract(solver *sv, const pns_pos *root, FILE *out, pns_cert_stats 
                 break;
             }
             pns_pos *q = &sv->turns[chosen].to;
-            int leaf = s_leaf(sv, q);
-            if (leaf == 1) {
-                if (s_pieces(q) <= sv->tb_n && (q->side ? q->white : q->black))
-                    stats->table_leaves++;
-                else
-                    stats->end_leaves++;
-            } else {
+            if (s_leaf(sv, q) == 1)
+                s_count_end(sv, q, stats);
+            else
                 s_cset_add(&set, q, (int64_t)i);
-            }
             stats->or_nodes++;
         } else {
             for (int j = 0; j < n; j++) {
@@ -897,19 +927,8 @@ static int s_extract(solver *sv, const pns_pos *root, FILE *out, pns_cert_stats 
                 stats->end_leaves++;
             stats->and_nodes++;
         }
-        if (out) {
-            char pos[32], turn[80] = "";
-            pns_pos_format(&p, pos, sizeof pos);
-            if (or_node)
-                pns_turn_format(&sv->turns[chosen], turn, sizeof turn);
-            int w = fprintf(out, "%s %s%s%s\n", pos, claim, or_node ? " " : "", turn);
-            if (w < 0) {
-                rc = KZ_EIO;
-                break;
-            }
-            stats->bytes += (uint64_t)w;
-        }
-        stats->nodes++;
+        if ((rc = s_cert_node(sv, out, &p, claim, or_node ? chosen : -1, stats)))
+            break;
     }
     s_cset_free(&set);
     return rc;
@@ -920,15 +939,10 @@ static int s_extract(solver *sv, const pns_pos *root, FILE *out, pns_cert_stats 
  * shortest win, at the loser's every child. */
 static int s_extract_win(solver *sv, const pns_pos *root, FILE *out, pns_cert_stats *stats)
 {
-    memset(stats, 0, sizeof *stats);
     int winner = 1 - sv->claim;
     const char *claim = winner ? "white-wins" : "black-wins";
-    if (out) {
-        int w = fprintf(out, "kz-solve-certificate 1\nclaim %s\ntables %d\n", claim, sv->tb_n);
-        if (w < 0)
-            return KZ_EIO;
-        stats->bytes += (uint64_t)w;
-    }
+    if (s_cert_header(sv, out, claim, stats))
+        return KZ_EIO;
     cset set = {0};
     s_cset_add(&set, root, -1);
     int rc = 0;
@@ -959,10 +973,7 @@ static int s_extract_win(solver *sv, const pns_pos *root, FILE *out, pns_cert_st
                 rc = KZ_ENOTFOUND;
                 break;
             } else if (leaf == 0) {
-                if (s_pieces(q) <= sv->tb_n && (q->side ? q->white : q->black))
-                    stats->table_leaves++;
-                else
-                    stats->end_leaves++;
+                s_count_end(sv, q, stats);
             } else {
                 s_cset_add(&set, q, (int64_t)i);
             }
@@ -975,31 +986,16 @@ static int s_extract_win(solver *sv, const pns_pos *root, FILE *out, pns_cert_st
                 break;
             }
             pns_pos *q = &sv->turns[chosen].to;
-            if (best == 0 && s_leaf(sv, q) == 0) {
-                if (s_pieces(q) <= sv->tb_n && (q->side ? q->white : q->black))
-                    stats->table_leaves++;
-                else
-                    stats->end_leaves++;
-            } else {
+            if (best == 0 && s_leaf(sv, q) == 0)
+                s_count_end(sv, q, stats);
+            else
                 s_cset_add(&set, q, (int64_t)i);
-            }
             stats->or_nodes++;
         } else {
             stats->and_nodes++;
         }
-        if (out) {
-            char pos[32], turn[80] = "";
-            pns_pos_format(&p, pos, sizeof pos);
-            if (winner_moves)
-                pns_turn_format(&sv->turns[chosen], turn, sizeof turn);
-            int w = fprintf(out, "%s %s%s%s\n", pos, claim, winner_moves ? " " : "", turn);
-            if (w < 0) {
-                rc = KZ_EIO;
-                break;
-            }
-            stats->bytes += (uint64_t)w;
-        }
-        stats->nodes++;
+        if ((rc = s_cert_node(sv, out, &p, claim, winner_moves ? chosen : -1, stats)))
+            break;
     }
     s_cset_free(&set);
     return rc;
@@ -1021,28 +1017,31 @@ static solver *s_solver_new(pns_tt *t, const pns_opts *o)
 
 static void s_solver_free(solver **sv)
 {
-    free((*sv)->kids);
-    free((*sv)->turns);
-    free(*sv);
+    free_all((*sv)->kids, (*sv)->turns, *sv);
     *sv = NULL;
+}
+
+/* One extraction (s_extract or s_extract_win) on a solver of its own. */
+static int s_extract_with(int (*extract)(solver *, const pns_pos *, FILE *, pns_cert_stats *),
+                          pns_tt *t, const pns_pos *root, const pns_opts *o, FILE *out,
+                          pns_cert_stats *stats)
+{
+    solver *sv = s_solver_new(t, o);
+    int rc = extract(sv, root, out, stats);
+    s_solver_free(&sv);
+    return rc;
 }
 
 int pns_extract(pns_tt *t, const pns_pos *root, const pns_opts *o, FILE *out,
                 pns_cert_stats *stats)
 {
-    solver *sv = s_solver_new(t, o);
-    int rc = s_extract(sv, root, out, stats);
-    s_solver_free(&sv);
-    return rc;
+    return s_extract_with(s_extract, t, root, o, out, stats);
 }
 
 int pns_extract_win(pns_tt *t, const pns_pos *root, const pns_opts *o, FILE *out,
                     pns_cert_stats *stats)
 {
-    solver *sv = s_solver_new(t, o);
-    int rc = s_extract_win(sv, root, out, stats);
-    s_solver_free(&sv);
-    return rc;
+    return s_extract_with(s_extract_win, t, root, o, out, stats);
 }
 
 int pns_solve(pns_tt *t, const pns_pos *root, const pns_opts *o, int *outcome)

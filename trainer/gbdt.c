@@ -254,12 +254,7 @@ int trainer_gbdt_run(const trainer_config *cfg, const game_def *g, client *c,
              t.trainings, t.m ? (unsigned long long)gbdt_step(t.m) : 0ULL,
              (unsigned long long)t.counts.used, (unsigned long long)t.counts.augmented,
              (unsigned long long)t.counts.skipped);
-    free(t.x);
-    free(t.pi);
-    free(t.z);
-    free(t.bx);
-    free(t.bpi);
-    free(t.bz);
+    free_all(t.x, t.pi, t.z, t.bx, t.bpi, t.bz);
     gbdt_destroy(&t.m);
     return rc ? 1 : 0;
 }

@@ -1076,14 +1076,8 @@ static int s_finish(tr *t, int rc)
 
 static void s_free(tr *t)
 {
-    free(t->x);
-    free(t->pi);
-    free(t->z);
-    free(t->ab.opp_pi);
-    free(t->ab.material);
-    free(t->ab.material_w);
-    free(t->cand);
-    free(t->start_blob);
+    free_all(t->x, t->pi, t->z, t->ab.opp_pi, t->ab.material, t->ab.material_w, t->cand,
+             t->start_blob);
     model_train_destroy(&t->t);
     model_destroy(&t->m);
     model_destroy(&t->ema);

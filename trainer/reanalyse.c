@@ -55,11 +55,7 @@ void reanalyser_destroy(reanalyser **r)
         return;
     mcts_batch_destroy(&(*r)->mb);
     evaluator_net_destroy(&(*r)->net);
-    free((*r)->row);
-    free((*r)->pi);
-    free((*r)->v);
-    free((*r)->sample);
-    free(*r);
+    free_all((*r)->row, (*r)->pi, (*r)->v, (*r)->sample, *r);
     *r = NULL;
 }
 

@@ -227,7 +227,7 @@ static game_result s_last_off(const char *other)
     game_state s = s_make("2:1", other, "22 w");
     int a;
     cr_assert_eq(G()->parse_action("2/off", &a), 0);
-    cr_assert(G()->is_legal(&s, a));
+    cr_assert(game_is_legal(G(), &s, a));
     G()->apply(&s, a);
     game_result r = G()->result(&s);
     cr_assert(r.over && r.winner == 0);

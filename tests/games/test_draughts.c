@@ -426,11 +426,11 @@ Test(draughts, random_games_agree_with_the_plain_implementation, .timeout = 600)
                 G()->encode_planes(&t, y);
                 cr_assert(!memcmp(x, y, 5 * 64 * sizeof *x), "'%s': the pieces read back", pos);
                 uint8_t mask[DR_ACTIONS];
-                G()->legal_mask(&s, mask);
+                game_legal_mask(G(), &s, mask);
                 int k = 0;
                 for (int a = 0; a < DR_ACTIONS; a++) {
                     k += mask[a];
-                    cr_assert_eq(G()->is_legal(&s, a), mask[a] == 1);
+                    cr_assert_eq(game_is_legal(G(), &s, a), mask[a] == 1);
                 }
                 cr_assert_eq(k, n);
                 for (int i = 0; i < n; i++)

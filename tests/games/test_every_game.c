@@ -6,7 +6,7 @@
  * own tests beside it; this suite holds what every game owes the layers
  * above it:
  *   - legal actions ascending, distinct, within action_count and max_legal,
- *     and equal to legal_mask's and is_legal's view (over every action id);
+ *     and equal to game_legal_mask's and game_is_legal's view (every action id);
  *   - a state not over has an action; a chance state lists outcomes whose
  *     probabilities are positive and sum to 1, and is never over;
  *   - copy gives an equal hash; apply keeps the mover inside a turn;
@@ -52,15 +52,15 @@ static void s_check_state(const game_def *g, const game_state *s, uint8_t *mask,
         cr_assert_lt(legal[i], g->action_count, "%s: action %d out of range", n, legal[i]);
         cr_assert(i == 0 || legal[i] > legal[i - 1], "%s: legal actions not ascending", n);
     }
-    g->legal_mask(s, mask);
+    game_legal_mask(g, s, mask);
     int in_mask = 0;
     for (int a = 0; a < g->action_count; a++) {
         in_mask += mask[a] != 0;
-        cr_assert_eq(mask[a] != 0, g->is_legal(s, a), "%s: legal_mask and is_legal differ on %d",
-                     n, a);
+        cr_assert_eq(mask[a] != 0, game_is_legal(g, s, a),
+                     "%s: legal_mask and is_legal differ on %d", n, a);
     }
     cr_assert_eq(in_mask, k, "%s: legal_mask has %d actions, legal_actions %d", n, in_mask, k);
-    cr_assert(!g->is_legal(s, -1) && !g->is_legal(s, g->action_count),
+    cr_assert(!game_is_legal(g, s, -1) && !game_is_legal(g, s, g->action_count),
               "%s: an action out of range is legal", n);
 
     if (g->is_chance && g->is_chance(s)) {

@@ -98,21 +98,21 @@ static void s_compare(const game_state *a, const game_state *b, const char *ctx,
         cr_assert_fail("%s [%s]: %d legal actions != frozen %d (or their order differs)", ctx, pa,
                        na, nb);
     uint8_t ma[KH_ACTIONS], mb[KH_ACTIONS];
-    gn->legal_mask(a, ma);
-    go->legal_mask(b, mb);
+    game_legal_mask(gn, a, ma);
+    game_legal_mask(go, b, mb);
     if (memcmp(ma, mb, sizeof ma))
         cr_assert_fail("%s [%s]: legal mask differs", ctx, pa);
     if (full) {
         for (int x = -2; x < KH_ACTIONS + 2; x++)
-            if (gn->is_legal(a, x) != go->is_legal(b, x))
+            if (game_is_legal(gn, a, x) != game_is_legal(go, b, x))
                 cr_assert_fail("%s [%s]: is_legal(%d) differs", ctx, pa, x);
     } else {
         for (int i = 0; i < na; i++)
-            if (!gn->is_legal(a, la[i]))
+            if (!game_is_legal(gn, a, la[i]))
                 cr_assert_fail("%s [%s]: listed action %d not is_legal", ctx, pa, la[i]);
         for (int k = 0; k < 8; k++) {
             int x = (int)rng_below(rng, KH_ACTIONS);
-            if (gn->is_legal(a, x) != go->is_legal(b, x))
+            if (game_is_legal(gn, a, x) != game_is_legal(go, b, x))
                 cr_assert_fail("%s [%s]: is_legal(%d) differs", ctx, pa, x);
         }
     }

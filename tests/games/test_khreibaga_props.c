@@ -259,7 +259,7 @@ static void s_props_game(game_state s, rng_t *rng, s_stats *st)
         int n = G()->legal_actions(&s, legal);
         cr_assert_gt(n, 0, "'%s': live game without actions", pos);
         cr_assert_leq(n, G()->max_legal);
-        G()->legal_mask(&s, mask);
+        game_legal_mask(G(), &s, mask);
         for (int x = 0, k = 0; x < KH_ACTIONS; x++) {
             bool in = k < n && legal[k] == x;
             k += in;
@@ -267,7 +267,7 @@ static void s_props_game(game_state s, rng_t *rng, s_stats *st)
                 cr_assert_fail("'%s': mask and list disagree on %d-%d", pos, x / 25, x % 25);
         }
         int a = legal[rng_below(rng, (uint32_t)n)];
-        cr_assert(mask[a] && G()->is_legal(&s, a), "'%s': %d-%d", pos, a / 25, a % 25);
+        cr_assert(mask[a] && game_is_legal(G(), &s, a), "'%s': %d-%d", pos, a / 25, a % 25);
 
         /* Capture bookkeeping (R4, R6, R7). */
         int mover = G()->to_move(&s), src = a / 25, dst = a % 25, ply = G()->ply(&s);

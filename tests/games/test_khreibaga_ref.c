@@ -70,7 +70,7 @@ static int s_compare(const game_state *s, const ref_game *r, const char *what, b
             cr_assert_eq(el[i], rl[i], "%s (%s): legal[%d] engine %d-%d, reference %d-%d", what,
                          rs, i, el[i] / 25, el[i] % 25, rl[i] / 25, rl[i] % 25);
         uint8_t mask[KH_ACTIONS];
-        g->legal_mask(s, mask);
+        game_legal_mask(g, s, mask);
         int k = 0;
         for (int a = 0; a < KH_ACTIONS; a++) {
             bool in = k < rn && rl[k] == a;
@@ -78,11 +78,11 @@ static int s_compare(const game_state *s, const ref_game *r, const char *what, b
             /* (asserting only on failure keeps the loop fast) */
             if ((mask[a] != 0) != in)
                 cr_assert_fail("%s (%s): mask[%d-%d] is %d", what, rs, a / 25, a % 25, mask[a]);
-            if (check_is_legal && g->is_legal(s, a) != in)
+            if (check_is_legal && game_is_legal(g, s, a) != in)
                 cr_assert_fail("%s (%s): is_legal(%d-%d) is %d", what, rs, a / 25, a % 25, !in);
         }
-        cr_assert(!g->is_legal(s, -1) && !g->is_legal(s, KH_ACTIONS) &&
-                  !g->is_legal(s, 1 << 20), "%s: out-of-range actions must be illegal", what);
+        cr_assert(!game_is_legal(g, s, -1) && !game_is_legal(g, s, KH_ACTIONS) &&
+                  !game_is_legal(g, s, 1 << 20), "%s: out-of-range actions must be illegal", what);
     }
 
     /* Canonical planes (R16, R17). */

@@ -27,7 +27,7 @@ static int s_play(player *a, player *b, int side, game_state *s, uint64_t seed)
         player *p = g->to_move(s) == side ? a : b;
         int action = -1;
         cr_assert_eq(player_choose(p, s, &action, NULL), 0);
-        cr_assert(g->is_legal(s, action));
+        cr_assert(game_is_legal(g, s, action));
         player_observe(a, s, action);
         player_observe(b, s, action);
         g->apply(s, action);

@@ -148,11 +148,11 @@ Test(toy, random_games_keep_the_interface_s_promises)
             uint8_t mask[TOY_ACTIONS];
             int n = g->legal_actions(&s, legal);
             cr_assert(n >= 1 && n <= g->max_legal);
-            g->legal_mask(&s, mask);
+            game_legal_mask(g, &s, mask);
             int marked = 0;
             for (int a = 0; a < TOY_ACTIONS; a++) {
                 marked += mask[a];
-                cr_assert_eq(mask[a] != 0, g->is_legal(&s, a));
+                cr_assert_eq(mask[a] != 0, game_is_legal(g, &s, a));
                 cr_assert_eq(g->canonical_action(&s, g->canonical_action(&s, a)), a);
             }
             cr_assert_eq(marked, n);

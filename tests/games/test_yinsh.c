@@ -82,7 +82,7 @@ static void s_play(game_state *s, const char *actions)
     for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
         int a;
         cr_assert_eq(G()->parse_action(t, &a), 0, "'%s'", t);
-        cr_assert(G()->is_legal(s, a), "'%s' is illegal", t);
+        cr_assert(game_is_legal(G(), s, a), "'%s' is illegal", t);
         G()->apply(s, a);
     }
 }
@@ -143,7 +143,7 @@ Test(yinsh, y1_y4_board_start_and_registration)
     s_play(&s, "f6");
     cr_assert_eq(G()->to_move(&s), 1);
     cr_assert_eq(G()->legal_actions(&s, legal), 84);
-    cr_assert_not(G()->is_legal(&s, s_pt("f6")));
+    cr_assert_not(game_is_legal(G(), &s, s_pt("f6")));
     /* Ten placements, then White's first move. */
     s_play(&s, "a2 k10 e1 b1 g11 j11 a5 k7 d9");
     cr_assert_eq(G()->to_move(&s), 0);
@@ -224,7 +224,7 @@ Test(yinsh, y8_no_ring_move_passes)
     cr_assert_eq(markers, markers_before, "Y8: a pass takes no marker");
     /* pass is never legal while a ring can move. */
     s = s_place(MOVE_BOARD, "w 22 move -");
-    cr_assert_not(G()->is_legal(&s, YS_PASS));
+    cr_assert_not(game_is_legal(G(), &s, YS_PASS));
 }
 
 /* Y17: a pass, and the other side cannot move either: the end, scored by
@@ -354,10 +354,10 @@ Test(yinsh, y14_rows_for_the_opponent_and_for_both)
     s_play(&s, "f2:f6 xk7");
     cr_assert(G()->mid_turn(&s));
     cr_assert_eq(G()->to_move(&s), 1, "then Black moves");
-    cr_assert(G()->is_legal(&s, YS_MOVE + 0) == false);
+    cr_assert(game_is_legal(G(), &s, YS_MOVE + 0) == false);
     int a;
     cr_assert_eq(G()->parse_action("k8-k7", &a), 0);
-    cr_assert(G()->is_legal(&s, a), "k7 is free now");
+    cr_assert(game_is_legal(G(), &s, a), "k7 is free now");
     G()->format_position(&s, pos, sizeof pos);
     cr_assert_str_eq(pos + 85, " b 01 move t");
     s_play(&s, "k8-h8");
@@ -597,19 +597,19 @@ static long s_random_games(const game_def *g, int target, int games, uint64_t se
                 cr_assert(!memcmp(x, y, sizeof x), "'%s': the string reads back", pos);
                 cr_assert_eq(g->hash(&t), g->hash(&s), "'%s'", pos);
                 uint8_t mask[YS_ACTIONS];
-                g->legal_mask(&s, mask);
+                game_legal_mask(g, &s, mask);
                 int k = 0;
                 for (int a = 0; a < YS_ACTIONS; a++)
                     k += mask[a];
                 cr_assert_eq(k, n);
                 for (int i = 0; i < n; i++)
-                    cr_assert(mask[legal[i]] && g->is_legal(&s, legal[i]));
+                    cr_assert(mask[legal[i]] && game_is_legal(g, &s, legal[i]));
                 for (int j = 0; j < 20; j++) {
                     int a = (int)rng_below(&rng, YS_ACTIONS);
-                    cr_assert_eq(g->is_legal(&s, a), mask[a] == 1, "'%s': %d", pos, a);
+                    cr_assert_eq(game_is_legal(g, &s, a), mask[a] == 1, "'%s': %d", pos, a);
                 }
-                cr_assert_not(g->is_legal(&s, -1));
-                cr_assert_not(g->is_legal(&s, YS_ACTIONS));
+                cr_assert_not(game_is_legal(g, &s, -1));
+                cr_assert_not(game_is_legal(g, &s, YS_ACTIONS));
             }
             if (g == G() && states % 23 == 0) {
                 /* Y20: each symmetry moves the planes and the legal actions together. */
@@ -621,7 +621,7 @@ static long s_random_games(const game_def *g, int target, int games, uint64_t se
                 G()->encode_planes(&t, y);
                 cr_assert(!memcmp(x, y, sizeof x), "symmetry %d of '%s'", k, pos);
                 uint8_t mask[YS_ACTIONS];
-                G()->legal_mask(&t, mask);
+                game_legal_mask(G(), &t, mask);
                 for (int i = 0; i < n; i++)
                     cr_assert(mask[G()->symmetries[k].action(legal[i])], "symmetry %d", k);
                 cr_assert_eq(G()->legal_actions(&t, legal), n);

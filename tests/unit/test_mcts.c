@@ -601,9 +601,9 @@ Test(mcts, priors_are_read_at_canonical_actions_over_legal_actions_only)
     biased bz = {.favour = s_rotate_action(target), .n_bad = 0};
     /* Illegal actions with huge logits must not take prior mass. */
     for (int a = 0; a < 625 && bz.n_bad < 8; a++) {
-        if (g->is_legal(&s, a) || a == s_rotate_action(target))
+        if (game_is_legal(g, &s, a) || a == s_rotate_action(target))
             continue;
-        if (g->is_legal(&s, s_rotate_action(a)))
+        if (game_is_legal(g, &s, s_rotate_action(a)))
             continue; /* canonical index of a legal action */
         bz.bad[bz.n_bad++] = a;
     }

@@ -79,7 +79,7 @@ static game_state s_state_before(const Kz__GameRecord *r, size_t k)
 static uint32_t s_illegal_action(const game_state *s)
 {
     for (int a = 0; a < G->action_count; a++)
-        if (!G->is_legal(s, a))
+        if (!game_is_legal(G, s, a))
             return (uint32_t)a;
     cr_assert_fail("no illegal action");
     return 0;

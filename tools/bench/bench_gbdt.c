@@ -229,12 +229,6 @@ int main(int argc, char **argv)
     model_train_destroy(&mt);
     model_destroy(&nm);
     gbdt_destroy(&m);
-    free(x);
-    free(pi);
-    free(z);
-    free(logits);
-    free(rows);
-    free(out);
-    free(feat);
+    free_all(x, pi, z, logits, rows, out, feat);
     return 0;
 }

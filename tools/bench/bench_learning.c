@@ -1000,9 +1000,7 @@ static int s_rate(const snapshot *snaps, int n_snaps)
         free(s_jobs[k].result);
         free(s_jobs[k].rec);
     }
-    free(s_jobs);
-    free(first_job);
-    free(s_book);
+    free_all(s_jobs, first_job, s_book);
     return 0;
 }
 

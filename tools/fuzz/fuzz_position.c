@@ -37,17 +37,17 @@ static int s_check_state(const game_state *s, uint16_t *legal, int step)
     int n = g->legal_actions(s, legal);
     FUZZ_ASSERT(n >= 0 && n <= g->max_legal && g->max_legal <= GAME_MAX_LEGAL);
     static uint8_t mask[GAME_MAX_ACTIONS];
-    g->legal_mask(s, mask);
+    game_legal_mask(g, s, mask);
     int in_mask = 0;
     for (int a = 0; a < g->action_count; a++) {
         if (step % 8 == 0) /* is_legal on every action: the costliest check */
-            FUZZ_ASSERT(mask[a] == g->is_legal(s, a));
+            FUZZ_ASSERT(mask[a] == game_is_legal(g, s, a));
         in_mask += mask[a];
     }
     FUZZ_ASSERT(in_mask == n);
-    FUZZ_ASSERT(!g->is_legal(s, -1) && !g->is_legal(s, g->action_count));
+    FUZZ_ASSERT(!game_is_legal(g, s, -1) && !game_is_legal(g, s, g->action_count));
     for (int k = 0; k < n; k++) {
-        FUZZ_ASSERT(legal[k] < g->action_count && mask[legal[k]] && g->is_legal(s, legal[k]));
+        FUZZ_ASSERT(legal[k] < g->action_count && mask[legal[k]] && game_is_legal(g, s, legal[k]));
         FUZZ_ASSERT(k == 0 || legal[k] > legal[k - 1]);
         int c = g->canonical_action(s, legal[k]);
         FUZZ_ASSERT(c >= 0 && c < g->action_count && g->canonical_action(s, c) == legal[k]);
@@ -113,7 +113,7 @@ int fuzz_input(const uint8_t *data, size_t size)
         int action;
         if (g->parse_action(line, &action) == 0) {
             FUZZ_ASSERT(action >= 0 && action < g->action_count);
-            if (!g->is_legal(&s, action))
+            if (!game_is_legal(g, &s, action))
                 continue;
         } else {
             action = legal[(unsigned char)line[0] % n];

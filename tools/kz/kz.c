@@ -62,6 +62,19 @@ bool kz_wants_help(int argc, char **argv)
     return false;
 }
 
+int kz_subcommand_help(int argc, char **argv, const char *usage, const config_option *rows,
+                       size_t n)
+{
+    if (argc >= 2 && strcmp(argv[1], "-h") && strcmp(argv[1], "--help"))
+        return -1;
+    fputs(usage, argc < 2 ? stderr : stdout);
+    if (argc >= 2) {
+        putchar('\n');
+        config_help(rows, n, stdout);
+    }
+    return argc < 2 ? 2 : 0;
+}
+
 int kz_parse_args(const char *cmd, const char *usage, const config_option *rows, size_t n,
                   void *out, int argc, char **argv, const char **pos, size_t max_pos,
                   size_t *n_pos)

@@ -16,6 +16,11 @@
 int kz_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* True when argv holds -h or --help. */
 bool kz_wants_help(int argc, char **argv);
+/* The first word of a command with subcommands (kz tb, kz yardstick):
+ * with none, the usage on stderr and 2; -h or --help, the usage and the
+ * settings table (n rows) on stdout and 0; a subcommand, -1 to go on. */
+int kz_subcommand_help(int argc, char **argv, const char *usage, const config_option *rows,
+                       size_t n);
 /* Parses a subcommand's flags with the settings parser (config.h: --key value
  * or --key=value, '-' and '_' alike in keys, bare booleans, --config=FILE)
  * into out, and the other words into pos (at most max_pos; *n_pos of them).

@@ -31,7 +31,7 @@ int kz_setup(const game_def *g, const char *cmd, const char *position, int argc,
         if (r.over)
             return kz_usage_error("%s: action %d '%s': the game is already over (%s)", cmd,
                                   i - first + 1, argv[i], game_reason_name(g, r.reason));
-        if (!g->is_legal(s, a)) {
+        if (!game_is_legal(g, s, a)) {
             uint16_t legal[GAME_MAX_LEGAL];
             int n = g->legal_actions(s, legal);
             char list[1024] = "", buf[16];

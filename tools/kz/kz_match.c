@@ -931,7 +931,7 @@ int cmd_play(int argc, char **argv)
                    "lists the commands); legal: %s\n", t, list);
             continue;
         }
-        if (!g->is_legal(&s, a)) {
+        if (!game_is_legal(g, &s, a)) {
             printf("illegal: %s; legal: %s\n", t, list);
             continue;
         }

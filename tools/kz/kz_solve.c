@@ -890,9 +890,7 @@ static int s_referee(const solve_opts *o, int nfiles, const char **files)
         rc = 1;
     }
     referee_destroy(&c->r);
-    free(c->cur.actions);
-    free(c->pos);
-    free(c);
+    free_all(c->cur.actions, c->pos, c);
     tb_close(&t);
     return rc;
 }
@@ -1022,9 +1020,7 @@ static int s_accuracy(const solve_opts *o, const char *model, int nfiles, const 
         }
     }
     referee_destroy(&c->r);
-    free(c->cur.actions);
-    free(c->pos);
-    free(c);
+    free_all(c->cur.actions, c->pos, c);
     tb_close(&t);
     for (int w = 0; w < np; w++)
         player_destroy(&pl[w]);

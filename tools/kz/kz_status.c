@@ -36,9 +36,7 @@ static void j_free(jnode *n)
     while (n) {
         jnode *next = n->next;
         j_free(n->child);
-        free(n->str);
-        free(n->key);
-        free(n);
+        free_all(n->str, n->key, n);
         n = next;
     }
 }

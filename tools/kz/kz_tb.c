@@ -462,14 +462,9 @@ static int s_accuracy(const tb_opts *o, int nw, const char **words)
 
 int cmd_tb(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        fputs(s_usage, argc < 2 ? stderr : stdout);
-        if (argc >= 2) {
-            putchar('\n');
-            config_help(s_rows, N_ROWS, stdout);
-        }
-        return argc < 2 ? 2 : 0;
-    }
+    int hrc = kz_subcommand_help(argc, argv, s_usage, s_rows, N_ROWS);
+    if (hrc >= 0)
+        return hrc;
     const char *sub = argv[1];
     if (strcmp(sub, "build") && strcmp(sub, "probe") && strcmp(sub, "stats") &&
         strcmp(sub, "verify") && strcmp(sub, "bench") && strcmp(sub, "accuracy"))

@@ -220,10 +220,7 @@ static int s_book(const game_def *g, const yard_opts *o, int argc, char **argv)
     rc = yard_write(g, o->out, header, keep, NULL, kept);
     printf("%s\n", header);
     printf("(%.0f s wall, %.0f CPU-s) -> %s\n", time_now() - t0, cpu, o->out);
-    free(keep);
-    free(w.verdict);
-    free(w.r);
-    free(cand);
+    free_all(keep, w.verdict, w.r, cand);
     if (rc) {
         fprintf(stderr, "kz yardstick book: cannot write %s\n", o->out);
         return 1;
@@ -574,7 +571,7 @@ static int s_turn(const game_def *g, player *p, const game_state *s, game_state 
         int a;
         if ((rc = player_choose(p, t, &a, NULL)))
             return rc;
-        if (!g->is_legal(t, a))
+        if (!game_is_legal(g, t, a))
             return KZ_EILLEGAL;
         player_observe(p, t, a);
         g->apply(t, a);
@@ -804,14 +801,9 @@ static int s_diagnose(const game_def *g, const yard_opts *o, int nw, const char 
 
 int cmd_yardstick(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        fputs(s_usage, argc < 2 ? stderr : stdout);
-        if (argc >= 2) {
-            putchar('\n');
-            config_help(s_rows, N_ROWS, stdout);
-        }
-        return argc < 2 ? 2 : 0;
-    }
+    int hrc = kz_subcommand_help(argc, argv, s_usage, s_rows, N_ROWS);
+    if (hrc >= 0)
+        return hrc;
     const char *sub = argv[1];
     if (strcmp(sub, "book") && strcmp(sub, "positions") && strcmp(sub, "value") &&
         strcmp(sub, "ab") && strcmp(sub, "diagnose"))
