@@ -24,7 +24,17 @@ struct gnubg {
     unsigned sync;     /* the sentinel counter */
     char *buf;         /* the last answer */
     size_t len, cap;
+    gnubg_tick_fn tick; /* called while waiting (gnubg_set_tick), or NULL */
+    void *tick_ctx;
 };
+
+#define TICK_S 0.1 /* the tick's period while an answer is awaited */
+
+void gnubg_set_tick(gnubg *g, gnubg_tick_fn fn, void *ctx)
+{
+    g->tick = fn;
+    g->tick_ctx = ctx;
+}
 
 const char *gnubg_path(void)
 {
@@ -76,7 +86,7 @@ static int s_sync(gnubg *g, char *err, size_t errlen)
     if (rc)
         return rc;
     g->len = 0;
-    double deadline = time_now() + g->timeout_s;
+    double deadline = time_now() + g->timeout_s, next_tick = time_now() + TICK_S;
     for (;;) {
         if (g->len + 4096 + 1 > g->cap) {
             g->cap = g->cap ? 2 * g->cap : 65536;
@@ -87,6 +97,17 @@ static int s_sync(gnubg *g, char *err, size_t errlen)
         if (left <= 0)
             return err_set(err, errlen, KZ_EIO, "gnubg (pid %d) did not answer within %.0f s",
                            (int)g->pid, g->timeout_s);
+        if (g->tick) {
+            double now = time_now();
+            if (now >= next_tick) {
+                if (g->tick(g->tick_ctx))
+                    return err_set(err, errlen, KZ_ECANCELED,
+                                   "gnubg (pid %d): stopped while waiting", (int)g->pid);
+                next_tick = now + TICK_S;
+            }
+            if (left > next_tick - now)
+                left = next_tick - now;
+        }
         struct pollfd p = {.fd = g->fd, .events = POLLIN};
         int pr = poll(&p, 1, (int)(left * 1000) + 1);
         if (pr < 0 && errno == EINTR)
@@ -98,7 +119,12 @@ static int s_sync(gnubg *g, char *err, size_t errlen)
             continue;
         if (r <= 0) {
             int status = 0;
-            pid_t w = waitpid(g->pid, &status, WNOHANG);
+            pid_t w = 0; /* its end of the socket closes as it dies: a moment to reap it */
+            for (int i = 0; i < 20 && w == 0; i++) {
+                w = waitpid(g->pid, &status, WNOHANG);
+                if (w == 0)
+                    usleep(5000);
+            }
             if (w == g->pid) {
                 g->pid = -1;
                 return err_set(err, errlen, KZ_EIO, "gnubg exited (%s %d) mid-game",
@@ -200,7 +226,7 @@ void gnubg_close(gnubg *g)
     if (g->pid > 0) {
         (void)s_send(g, "quit\ny\n", NULL, 0);
         shutdown(g->fd, SHUT_WR);
-        for (int i = 0; i < 50; i++) { /* up to 0.5 s to go by itself */
+        for (int i = 0; i < 5; i++) { /* up to 50 ms to go by itself (nothing to save) */
             if (waitpid(g->pid, NULL, WNOHANG) == g->pid) {
                 g->pid = -1;
                 break;

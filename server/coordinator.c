@@ -21,6 +21,7 @@
 #include "nn/model.h"
 #include "nn/modelfile.h"
 #include "nn/modelkind.h"
+#include "search/gnubg.h"
 #include "search/player.h"
 #include "play/recheck.h"
 #include "play/scale.h"
@@ -388,6 +389,7 @@ static void s_ingest(coord *c, worker *w, bool checked)
     it->eval_result = take.eval_result;
     it->kind = v.kind;
     it->winner = v.winner;
+    it->points = (uint8_t)(v.points > 0 ? v.points : 1);
     it->plies = v.plies;
     it->duration_ms = v.duration_ms;
     it->version = v.model_version;
@@ -913,7 +915,10 @@ int coord_anchors(const coord_config *cfg, const game_def *g,
     char buf[CONFIG_STR_MAX];
     snprintf(buf, sizeof buf, "%s", cfg->anchors);
     if (!strcmp(buf, "auto") && scale_players(g->name, buf, sizeof buf) == 0)
-        snprintf(buf, sizeof buf, "random,greedy,uct:100");
+        snprintf(buf, sizeof buf, "%s",
+                 !strcmp(g->name, "backgammon") && gnubg_path()
+                     ? "gnubg:beginner,gnubg:intermediate,gnubg:expert"
+                     : "random,greedy,uct:100");
     *n = 0;
     for (char *save = NULL, *w = strtok_r(buf, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
         char perr[200];
@@ -921,9 +926,13 @@ int coord_anchors(const coord_config *cfg, const game_def *g,
                             strncmp(w, "mcts:", 5) && strncmp(w, "policy:", 7)
                         ? player_from_spec(g, w, perr, sizeof perr)
                         : NULL;
+        if (!p && !strncmp(w, "gnubg:", 6) && strlen(w) < COORD_NAME) {
+            snprintf(err, errlen, "'%s': %s", w, perr);
+            return KZ_EINVAL;
+        }
         if (!p) {
             snprintf(err, errlen, "'%s' is not a baseline player (random, greedy, uct:N, "
-                     "alphabeta:D; at most %d characters)", w, COORD_NAME - 1);
+                     "alphabeta:D, gnubg:LEVEL; at most %d characters)", w, COORD_NAME - 1);
             return KZ_EINVAL;
         }
         player_destroy(&p);

@@ -118,8 +118,15 @@ bool ratings_apply(coord *c, const ingest_item *items, size_t n);
 void ratings_rollback(coord *c, const ingest_item *items, size_t n);
 /* After a commit: ends a finished match (fit, history, guard). */
 void ratings_after_commit(coord *c);
-/* Meta "tallies". Caller frees *out. */
+/* Meta "tallies" ("KZT2": the tallies with their points; "KZT1", a store's
+ * older form without them, is still read). Caller frees *out. */
 size_t ratings_serialize(const coord *c, uint8_t **out);
+/* a's score over t's games in the fit of a game scored in points
+ * (game_def.max_points > 1, backgammon): its share of the points won,
+ * a draw half a point each, times the games: (w + d + l) (pa + d/2) /
+ * (pa + pb + d). With every win one point it is w + d/2, the score of the
+ * other games' fit (docs/ratings.md, "Points"). */
+double ratings_points_score(const tally *t);
 
 /* timeline.c */
 /* Loads meta "timeline" and opens the first interval. 0 (unreadable

@@ -181,6 +181,9 @@ typedef struct tally {
     char b[COORD_NAME];       /* second player */
     uint32_t w, d, l;         /* games, from a's view */
     uint32_t penta[5];        /* finished pairs, from a's view (match.h) */
+    uint32_t pa, pb;          /* points won by a and by b: a win scores its points (1, or
+                                 backgammon's 2 and 3), so pa == w, pb == l in a game
+                                 without points; the fit of such a game is one of points */
 } tally;
 
 /* A fitted rating. */
@@ -301,6 +304,7 @@ typedef struct ingest_item {
     uint8_t arena_result; /* SLOT_* when counted */
     int eval_slot;        /* rating-match slot counted by this game, -1 none */
     uint8_t eval_result;  /* SLOT_* (side A's view) when counted */
+    uint8_t points;       /* what the win scored (validate_result.points; 1 a draw) */
     int kind;             /* enum record_kind of the game */
     int winner;           /* 0, 1, -1 draw */
     uint32_t plies;       /* turns */

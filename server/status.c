@@ -398,9 +398,13 @@ static void s_build_learning(coord *c, strbuf *b, double now)
         strbuf_printf(b, ", \"b\": ");
         strbuf_json_str(b, t->b, SIZE_MAX);
         strbuf_printf(b, ", \"wins\": %u, \"draws\": %u, \"losses\": %u, "
-                     "\"pairs\": [%u, %u, %u, %u, %u]}",
+                     "\"pairs\": [%u, %u, %u, %u, %u]",
                   t->w, t->d, t->l, t->penta[0], t->penta[1], t->penta[2], t->penta[3],
                   t->penta[4]);
+        if (c->g->max_points > 1) /* scored in points: what the fit counts */
+            strbuf_printf(b, ", \"points\": [%u, %u], \"score\": %.3f", t->pa, t->pb,
+                          ratings_points_score(t));
+        strbuf_printf(b, "}");
     }
     strbuf_printf(b, "]},\n");
 }

@@ -21,6 +21,7 @@
 #include "net/wire.h"
 #include "nn/model.h"
 #include "nn/modelfile.h"
+#include "search/gnubg.h"
 
 /* Every Criterion .timeout in the runner has one value (tools/check_timeouts.sh
  * says why: other values leak 48 bytes in Criterion's runner under make asan). */
@@ -468,10 +469,130 @@ Test(ratings, auto_anchors_are_the_game_s_scale_or_three_cheap_players)
     cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
     const char *bg[] = {"--game=backgammon", NULL};
     harness_coord_start(&h, bg);
-    cr_assert(s_wait_body(&h, "\"name\": \"uct:100\", \"anchor\": true", body, sizeof body),
-              "%s", body);
-    cr_expect(strstr(body, "\"name\": \"random\", \"anchor\": true"), "%s", body);
-    cr_expect(strstr(body, "\"name\": \"greedy\", \"anchor\": true"), "%s", body);
+    if (gnubg_path()) { /* gnubg's levels (random, greedy, uct:100 are passed in minutes) */
+        cr_assert(s_wait_body(&h, "\"name\": \"gnubg:expert\", \"anchor\": true", body,
+                              sizeof body),
+                  "%s", body);
+        cr_expect(strstr(body, "\"name\": \"gnubg:beginner\", \"anchor\": true"), "%s", body);
+        cr_expect(strstr(body, "\"name\": \"gnubg:intermediate\", \"anchor\": true"), "%s",
+                  body);
+        cr_expect_null(strstr(body, "\"name\": \"random\""), "%s", body);
+    } else {
+        cr_assert(s_wait_body(&h, "\"name\": \"uct:100\", \"anchor\": true", body,
+                              sizeof body),
+                  "%s", body);
+        cr_expect(strstr(body, "\"name\": \"random\", \"anchor\": true"), "%s", body);
+        cr_expect(strstr(body, "\"name\": \"greedy\", \"anchor\": true"), "%s", body);
+    }
     cr_expect_null(strstr(body, "alphabeta"), "%s", body);
+    harness_fini(&h);
+}
+
+/* A gnubg process that is a child of pid (the worker's baseline player), 0 none. */
+static pid_t s_gnubg_child(pid_t parent)
+{
+    char line[160], name[64];
+    pid_t found = 0;
+    FILE *ls = popen("ls /proc", "r");
+    if (!ls)
+        return 0;
+    while (!found && fgets(line, sizeof line, ls)) {
+        int pid = atoi(line), ppid = 0;
+        if (pid <= 0)
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fscanf(f, "%*d (%63[^)]) %*c %d", name, &ppid) == 2 && ppid == parent &&
+            !strcmp(name, "gnubg"))
+            found = pid;
+        fclose(f);
+    }
+    pclose(ls);
+    return found;
+}
+
+/* gnubg as an anchor of the pool (issue 25): a backgammon coordinator rates
+ * its model against gnubg:beginner and gnubg:intermediate, played by a real
+ * kz-worker with a gnubg process per baseline player; a gnubg killed in the
+ * middle of a game gives that game up (logged, the worker lives on, its
+ * heartbeats kept: the coordinator never counts it gone; the slot is played
+ * again once eval_timeout_s passes); the tallies count points (a gammon 2,
+ * a backgammon 3) and v1's rating against gnubg reaches the history and
+ * /status. A few games at 4 simulations of a 1 x 8 network. */
+Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
+{
+    if (!gnubg_path()) {
+        cr_skip_test("gnubg is not installed (tools/deps.sh)");
+        return;
+    }
+    static char body[1 << 16];
+    harness h;
+    harness_init(&h, "rgnubg");
+    char args[400], out[4096];
+    snprintf(args, sizeof args, "model init --game=backgammon --blocks=1 --filters=8 --force %s",
+             h.model);
+    cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
+    const char *const extra[] = {"--game=backgammon", "--anchors=gnubg:beginner,gnubg:intermediate",
+                                 "--eval_share=1", "--calibration_pairs=1", "--eval_pairs=1",
+                                 "--eval_simulations=4", "--book_openings=4",
+                                 "--eval_timeout_s=3", "--gate=none", "--expiry_ms=5000",
+                                 NULL};
+    harness_coord_start(&h, extra);
+    char log[128], a_end[96], a_sub[96];
+    snprintf(log, sizeof log, "%s/worker.log", h.dir);
+    snprintf(a_end, sizeof a_end, "--endpoint=%s", h.endpoint);
+    snprintf(a_sub, sizeof a_sub, "--sub_endpoint=%s", h.pub);
+    const char *const wargs[] = {"--game=backgammon", a_end, a_sub, "--model_cache_dir=",
+                                 "--parallel=2", "--timeout_ms=500", "--heartbeat_ms=100",
+                                 "--seed=5", NULL};
+    pid_t wp = harness_spawn("kz-worker", wargs, log);
+    /* Step 1. Kill a gnubg of the worker's in mid-game (a game ending just
+     * then closes its gnubg without a failure: try again). */
+    bool failed = false;
+    for (double end = time_now() + 120; time_now() < end && !failed; harness_sleep(0.05)) {
+        pid_t g = s_gnubg_child(wp);
+        if (!g)
+            continue;
+        harness_sleep(0.3); /* past its start: it is playing */
+        kill(g, SIGKILL);
+        failed = harness_wait_log(log, "failed (", 3);
+        cr_assert_eq(harness_count(log, "closed its output"), 0, "%s", s_tail(log));
+    }
+    cr_assert(failed, "no gnubg of the worker died mid-game; worker log:\n%s", s_tail(log));
+    cr_assert_geq(harness_count(log, "baseline player gnubg:"), 1, "%s", s_tail(log));
+    /* Step 2. v1's gauntlet ends: rated against gnubg in /status. */
+    double v = harness_wait_status(&h, "\"history\"", "version", 1, 300);
+    cr_assert_eq(v, 1, "v1's gauntlet did not end; worker log:\n%s", s_tail(log));
+    cr_assert_eq(harness_http(h.http_port, "/status", body, sizeof body), 200);
+    const char *t = strstr(body, "\"tallies\"");
+    cr_assert_not_null(t, "%s", body);
+    const char *vb = strstr(t, "{\"a\": \"gnubg:beginner\", \"b\": \"v1\"");
+    cr_assert_not_null(vb, "v1 did not meet gnubg:beginner: %s", t);
+    /* The tally in points: at least a point per decided game, at most 3. */
+    double w = json_number_after(vb, "{", "wins"), l = json_number_after(vb, "{", "losses");
+    double pa = 0, pb = 0;
+    const char *pts = strstr(vb, "\"points\": [");
+    cr_assert_not_null(pts, "%s", vb);
+    cr_assert_eq(sscanf(pts, "\"points\": [%lf, %lf]", &pa, &pb), 2, "%s", pts);
+    cr_assert(w + l >= 2 && pa >= w && pa <= 3 * w && pb >= l && pb <= 3 * l, "%s", vb);
+    cr_assert_not_null(strstr(t, "{\"a\": \"gnubg:intermediate\", \"b\": \"v1\""), "%s", t);
+    const char *r = strstr(body, "{\"name\": \"v1\", \"anchor\": false");
+    cr_assert_not_null(r, "%s", body);
+    cr_assert_geq(json_number_after(r, "{", "games"), 4, "%s", r);
+    cr_assert(isfinite(json_number_after(r, "{", "elo")), "v1 is not rated: %s", r);
+    /* gnubg:beginner is the zero of a pool without random. */
+    const char *z = strstr(body, "{\"name\": \"gnubg:beginner\"");
+    cr_assert_not_null(z, "%s", body);
+    cr_assert_not_null(strstr(z, "\"elo\": 0.0"), "%s", z);
+    /* Step 3. The worker stops cleanly; the coordinator never lost it. */
+    harness_signal(wp, SIGTERM);
+    int wst;
+    cr_assert(harness_wait(wp, 30, &wst), "the worker did not stop");
+    cr_assert_eq(harness_exit_code(wst), 0, "worker log:\n%s", s_tail(log));
+    cr_assert_eq(harness_count(h.coord_log, " gone (silent"), 0, "%s", s_tail(h.coord_log));
+    cr_assert_eq(harness_count(log, "fatal"), 0, "%s", s_tail(log));
     harness_fini(&h);
 }
