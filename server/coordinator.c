@@ -1221,7 +1221,8 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
     int rc;
     if ((rc = s_init_settings(c, cfg, stop)) || (rc = endgame_start(c)) ||
         (rc = yardstick_start(c)) ||
-        (rc = s_init_ports(c)) || (rc = s_init_run(c)) || (rc = s_init_store(c)) ||
+        (rc = s_init_ports(c)) || (rc = s_init_run(c)) ||
+        (rc = judge_start(c)) || (rc = s_init_store(c)) ||
         (rc = s_init_buffers(c)) || (rc = s_init_serve(c)) || (rc = forge_start(c)))
         return rc;
     return 0;
@@ -1319,6 +1320,7 @@ int coord_run(coord *c)
             s_rates(c, now);
             endgame_tick(c);
             yardstick_tick(c);
+            judge_tick(c);
             models_tick(c);
             status_refresh(c);
             next_status = now + c->cfg.status_ms / 1000.0;
@@ -1349,6 +1351,7 @@ void coord_fini(coord *c)
     status_stop(c);
     endgame_stop(c);
     yardstick_stop(c);
+    judge_stop(c);
     forge_stop(c);
     free(c->barred);
     free(c->recent);

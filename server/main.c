@@ -201,6 +201,12 @@ static const config_option s_options[] = {
     CONFIG_ROW_DOUBLE(yardstick_minutes, "10", 0, 1e6,
                       "perfect_positions, value_positions: a new best is measured at most once "
                       "in this many minutes (the newest best then; 0 = every new best)"),
+    CONFIG_ROW_STRING(judge, "expert",
+                      "backgammon rated against gnubg: the gnubg level that judges the moves of "
+                      "each rated best in its rating games, in the background (/status, the "
+                      "dashboard); \"\" = none"),
+    CONFIG_ROW_INT(judge_games, "20", 0, 100000,
+                   "judge: rating games of each best judged at most (0 = none)"),
     CONFIG_ROW_INT(play_saves_per_hour, "120", 1, 1000000,
                    "games saved from /play (POST /api/save) an hour at most, in bursts of up to "
                    "20; more are refused (429)"),

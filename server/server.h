@@ -102,6 +102,8 @@ typedef struct coord_config {
     char value_positions[CONFIG_STR_MAX]; /* yardstick: labelled positions, "" = off */
     long value_compare;                 /* yardstick: of them, 200 against 1600 simulations */
     double yardstick_minutes;           /* yardstick: a new best measured at most this often */
+    char judge[CONFIG_STR_MAX];         /* gnubg level judging the bests' moves, "" = none */
+    long judge_games;                   /* rating games judged per best at most */
     long play_saves_per_hour;           /* /api/save: games saved an hour at most */
     double play_records_max_mb;         /* /api/save: play.kzr's largest size */
     bool check_store;                   /* check the store's pages before opening it */
@@ -446,6 +448,7 @@ typedef struct coord {
     struct endgame *endgame;    /* the best's endgame accuracy (endgame.c), NULL: no tb_dir */
     struct yardstick *yardstick; /* the best's perfect-play accuracy and value calibration
                                   * (yardstick.c), NULL: both off */
+    struct judge *judge;        /* gnubg's error rate of the bests (judge.c), NULL: none */
     struct forge *forge;        /* the check of forged games (forge.c), NULL: off */
     struct barred_client *barred; /* (COORD_BARRED) proven forgers, in the store (forge.c) */
     size_t n_barred;            /* used */

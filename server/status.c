@@ -483,6 +483,35 @@ static void s_build_status(coord *c, strbuf *b)
         strbuf_printf(b, "  \"endgame\": null,\n");
     }
     s_build_yardstick(c, b);
+    judge_figures jf;
+    if (judge_get(c, &jf)) {
+        /* gnubg's error rate of the bests (backgammon): the newest, then the
+         * history [version, games, decisions, mp, mp_lo, mp_hi, judged at (ms)]. */
+        strbuf_printf(b, "  \"judge\": {\"level\": ");
+        strbuf_json_str(b, jf.level, sizeof jf.level);
+        strbuf_printf(b, ", \"games_per_best\": %d, \"version\": %u, \"games\": %d, "
+                         "\"decisions\": %ld, ",
+                      jf.games_per_best, jf.version, jf.games, jf.decisions);
+        if (jf.version && jf.decisions)
+            strbuf_printf(b, "\"mp\": %.1f, \"mp_lo\": %.1f, \"mp_hi\": %.1f, \"pr\": %.1f, "
+                             "\"done_ms\": %lld, ",
+                          jf.mp, jf.mp_lo, jf.mp_hi, jf.mp / 2, (long long)jf.done_ms);
+        else
+            strbuf_printf(b, "\"mp\": null, \"mp_lo\": null, \"mp_hi\": null, \"pr\": null, ");
+        strbuf_printf(b, "\"waiting\": %d, \"dropped\": %llu, \"error\": ", jf.waiting,
+                      (unsigned long long)jf.dropped);
+        strbuf_json_str(b, jf.error, sizeof jf.error);
+        judge_point jh[JUDGE_HISTORY];
+        int nj = judge_history(c, jh);
+        strbuf_printf(b, ", \"history\": [");
+        for (int i = 0; i < nj; i++)
+            strbuf_printf(b, "%s[%u, %u, %u, %.1f, %.1f, %.1f, %lld]", i ? ", " : "", jh[i].version,
+                          jh[i].games, jh[i].decisions, jh[i].mp, jh[i].mp_lo, jh[i].mp_hi,
+                          (long long)jh[i].done_ms);
+        strbuf_printf(b, "]},\n");
+    } else {
+        strbuf_printf(b, "  \"judge\": null,\n");
+    }
     timeline_point cur;
     timeline_current(c, &cur);
     strbuf_printf(b, "  \"timeline\": {\"points\": %zu, \"changes\": %llu, \"period_s\": %g, "

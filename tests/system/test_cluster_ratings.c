@@ -564,7 +564,7 @@ Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
     cr_assert(failed, "no gnubg of the worker died mid-game; worker log:\n%s", s_tail(log));
     cr_assert_geq(harness_count(log, "baseline player gnubg:"), 1, "%s", s_tail(log));
     /* Step 2. v1's gauntlet ends: rated against gnubg in /status. */
-    double v = harness_wait_status(&h, "\"history\"", "version", 1, 300);
+    double v = harness_wait_status(&h, "\"history\": [\n      {", "version", 1, 300);
     cr_assert_eq(v, 1, "v1's gauntlet did not end; worker log:\n%s", s_tail(log));
     cr_assert_eq(harness_http(h.http_port, "/status", body, sizeof body), 200);
     const char *t = strstr(body, "\"tallies\"");
@@ -577,7 +577,7 @@ Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
     const char *pts = strstr(vb, "\"points\": [");
     cr_assert_not_null(pts, "%s", vb);
     cr_assert_eq(sscanf(pts, "\"points\": [%lf, %lf]", &pa, &pb), 2, "%s", pts);
-    cr_assert(w + l >= 2 && pa >= w && pa <= 3 * w && pb >= l && pb <= 3 * l, "%s", vb);
+    cr_assert(w + l >= 2 && pa >= w && pa <= 3 * w && pb >= l && pb <= 3 * l, "%.200s", vb);
     cr_assert_not_null(strstr(t, "{\"a\": \"gnubg:intermediate\", \"b\": \"v1\""), "%s", t);
     const char *r = strstr(body, "{\"name\": \"v1\", \"anchor\": false");
     cr_assert_not_null(r, "%s", body);
@@ -587,6 +587,20 @@ Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
     const char *z = strstr(body, "{\"name\": \"gnubg:beginner\"");
     cr_assert_not_null(z, "%s", body);
     cr_assert_not_null(strstr(z, "\"elo\": 0.0"), "%s", z);
+    /* gnubg (expert) judged v1's moves in its rating games, in the background:
+     * all 4 of them (judge_games 20), a few dozen decisions, each losing
+     * something (a 1 x 8 network at 4 simulations: well above 0). */
+    double jg = harness_wait_status(&h, "\"judge\": {", "games", 4, 120);
+    cr_assert_eq(jg, 4, "judged games: %s", strstr(body, "\"judge\""));
+    cr_assert_eq(harness_http(h.http_port, "/status", body, sizeof body), 200);
+    const char *j = strstr(body, "\"judge\": {\"level\": \"expert\"");
+    cr_assert_not_null(j, "%s", body);
+    cr_assert_eq(json_number_after(j, "{", "version"), 1, "%s", j);
+    double dec = json_number_after(j, "{", "decisions"), mp = json_number_after(j, "{", "mp");
+    double lo = json_number_after(j, "{", "mp_lo"), hi = json_number_after(j, "{", "mp_hi");
+    cr_assert(dec >= 8 && mp > 0 && lo <= mp && mp <= hi, "%s", j);
+    cr_assert_float_eq(json_number_after(j, "{", "pr"), mp / 2, 0.06, "%s", j);
+    cr_assert_not_null(strstr(j, "\"history\": [[1, 4, "), "%s", j);
     /* Step 3. The worker stops cleanly; the coordinator never lost it. */
     harness_signal(wp, SIGTERM);
     int wst;
