@@ -603,7 +603,8 @@ int match_run(const game_def *g, player *a, player *b, const match_config *cfg, 
         players[gm.a_player] = a;
         players[1 - gm.a_player] = b;
         const game_state *start = &openings[k > 0 ? gm.opening : 0];
-        rc = s_play_game(g, players, start, mix64(cfg->seed + 0x1000003ull * (uint64_t)(i + 1)),
+        int unit = g->is_chance ? i / 2 : i; /* with chance: a pair's games, one seed (dice) */
+        rc = s_play_game(g, players, start, mix64(cfg->seed + 0x1000003ull * (uint64_t)(unit + 1)),
                          g == &backgammon_game ? cfg->judge : NULL, cfg, &gm.result, &gm.plies,
                          &gm.actions, &gm);
         if (rc != 0)

@@ -6,7 +6,11 @@
  * opening played twice, once with each colour: game i uses opening
  * (i / 2) mod K. Every action of both players goes through player_choose;
  * each game reseeds both players from the match seed and the game index, so a
- * match is reproducible from its seed.
+ * match is reproducible from its seed. In a game with chance (backgammon)
+ * the two games of a pair (2j, 2j + 1: one start, A with each colour) have
+ * the same seed, so the same dice (duplicate dice: each side gets the
+ * other's rolls once, as make learn plays them); the games without chance
+ * are seeded per game as before.
  *
  * Statistics, from A's view, over N = W + D + L games:
  *   score      s = (W + D/2) / N
