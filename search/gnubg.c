@@ -158,6 +158,16 @@ static const struct {
     {"supremo", 2, 0.0},      {"grandmaster", 3, 0.0},
 };
 
+int gnubg_level_check(const char *level, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < sizeof s_levels / sizeof s_levels[0]; i++)
+        if (level && !strcmp(level, s_levels[i].name))
+            return 0;
+    return err_set(err, errlen, KZ_EINVAL,
+                   "unknown gnubg level '%s' (beginner, casual, intermediate, advanced, "
+                   "expert, worldclass, supremo, grandmaster)", level ? level : "");
+}
+
 int gnubg_open(gnubg **out, const char *level, double timeout_s, char *err, size_t errlen)
 {
     *out = NULL;

@@ -34,6 +34,9 @@ const char *gnubg_path(void);
  * timeout_s bounds each answer. 0, or KZ_EINVAL (unknown level) / KZ_EIO
  * (no gnubg, it did not start) with a one-line reason in err. */
 int gnubg_open(gnubg **out, const char *level, double timeout_s, char *err, size_t errlen);
+/* Whether `level` is one of the levels above: 0, or KZ_EINVAL with the
+ * one-line reason gnubg_open would give (no gnubg is started). */
+int gnubg_level_check(const char *level, char *err, size_t errlen);
 /* Stops it (quit, then SIGKILL if it lingers) and frees g (NULL: nothing). */
 void gnubg_close(gnubg *g);
 

@@ -11,6 +11,7 @@
 
 #include "common/config.h"
 #include "net/curve.h"
+#include "search/gnubg.h"
 #include "server/coordinator.h"
 #include "server/features.h"
 #include "play/match.h"
@@ -95,8 +96,10 @@ static const config_option s_options[] = {
      "auto", 0, 0, O(anchors),
      "ratings: the fixed baseline players, weakest first (player specs; random = 0 Elo); "
      "auto = the players of the game's fixed scale (play/scales.txt: Khreibaga's random,greedy,"
-     "alphabeta:2,alphabeta:4,uct:1000,alphabeta:6,uct:8000), or random,greedy,uct:100 for a "
-     "game without one (anchors off the scale are calibrated by the workers' games)"},
+     "alphabeta:2,alphabeta:4,uct:1000,alphabeta:6,uct:8000), for backgammon with gnubg "
+     "installed gnubg:beginner,gnubg:intermediate,gnubg:expert (gnubg:beginner = 0), else "
+     "random,greedy,uct:100 for a game without a scale (anchors off the scale are calibrated "
+     "by the workers' games)"},
     CONFIG_ROW_DOUBLE(eval_share, "0.1", 0, 1,
                       "ratings: most share of the workers' game time spent on rating games (0 = "
                       "no ratings)"),
@@ -385,6 +388,10 @@ int main(int argc, char **argv)
     const game_def *gd = game_find(cfg.game);
     if (gd && coord_anchors(&cfg, gd, anchors, &n_anchors, err, sizeof err)) {
         fprintf(stderr, "kz-coordinator: anchors: %s\n", err);
+        return 2;
+    }
+    if (cfg.judge[0] && gnubg_level_check(cfg.judge, err, sizeof err)) {
+        fprintf(stderr, "kz-coordinator: judge: %s\n", err);
         return 2;
     }
     log_info("kz-coordinator %s", util_version());

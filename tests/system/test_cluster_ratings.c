@@ -657,3 +657,23 @@ Test(ratings, a_store_s_tallies_without_points_are_read_as_single_wins)
     cr_assert_eq(harness_count(h.coord_log, "tallies unreadable"), 0);
     harness_fini(&h);
 }
+
+/* Bad gnubg settings stop the coordinator at once with one line (exit 2):
+ * an unknown level as an anchor, an unknown judge level. */
+Test(ratings, bad_gnubg_settings_get_one_line)
+{
+    static const char *const bad[][2] = {
+        {"--anchors=gnubg:beginner,gnubg:foo", "kz-coordinator: anchors: 'gnubg:foo': unknown "
+                                               "gnubg level 'foo' (beginner, casual"},
+        {"--judge=bar", "kz-coordinator: judge: unknown gnubg level 'bar'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *const args[] = {"--game=backgammon", bad[i][0], NULL};
+        proc_output o;
+        cr_assert_eq(harness_run_bin("kz-coordinator", args, NULL, &o), 2, "%s", o.err);
+        cr_assert(strstr(o.err, bad[i][1]), "%s", o.err);
+        const char *nl = strchr(o.err, '\n');
+        cr_assert(nl && !nl[1], "one line: %s", o.err);
+        proc_output_free(&o);
+    }
+}
