@@ -189,8 +189,24 @@ int gnubg_open(gnubg **out, const char *level, double timeout_s, char *err, size
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
         return err_set(err, errlen, KZ_EIO, "socketpair: %s", strerror(errno));
+    /* Its environment made here: between fork and exec a child of a threaded
+     * process (a worker's ZeroMQ threads, the coordinator's) may call only
+     * async-signal-safe functions, which setenv (malloc) is not. */
+    size_t n_env = 0;
+    while (environ[n_env])
+        n_env++;
+    char **envp = xmalloc((n_env + 3) * sizeof *envp);
+    size_t k = 0;
+    for (size_t i = 0; i < n_env; i++)
+        if (strncmp(environ[i], "LANG=", 5) && strncmp(environ[i], "LC_ALL=", 7))
+            envp[k++] = environ[i];
+    envp[k++] = "LANG=C";
+    envp[k++] = "LC_ALL=C";
+    envp[k] = NULL;
+    char *const argv[] = {"gnubg", "-t", "-q", "-r", NULL};
     pid_t pid = fork();
     if (pid < 0) {
+        free(envp);
         close(sv[0]);
         close(sv[1]);
         return err_set(err, errlen, KZ_EIO, "fork: %s", strerror(errno));
@@ -199,11 +215,10 @@ int gnubg_open(gnubg **out, const char *level, double timeout_s, char *err, size
         dup2(sv[1], 0);
         dup2(sv[1], 1);
         dup2(sv[1], 2);
-        setenv("LANG", "C", 1);
-        setenv("LC_ALL", "C", 1);
-        execl(path, "gnubg", "-t", "-q", "-r", (char *)NULL);
+        execve(path, argv, envp);
         _exit(127);
     }
+    free(envp);
     close(sv[1]);
     gnubg *g = xcalloc(1, sizeof *g);
     g->pid = pid;
