@@ -833,6 +833,15 @@ static void s_build_metrics(coord *c, strbuf *b)
     s_metric(b, "kz_best_elo_timestamp_seconds", "gauge",
              "When kz_best_elo's gauntlet ended (Unix time; 0: none yet).",
              rated ? (double)rp.time_ms / 1000.0 : 0);
+    judge_figures jm;
+    if (judge_get(c, &jm) && jm.version && jm.decisions) {
+        s_metric(b, "kz_judge_version", "gauge",
+                 "Best whose rating games gnubg judged last (backgammon, setting judge).",
+                 (double)jm.version);
+        s_metric(b, "kz_judge_millipoints", "gauge",
+                 "gnubg's error rate of that best: millipoints of equity lost per decision.",
+                 jm.mp);
+    }
     endgame_figures eg;
     if (endgame_get(c, &eg) && eg.version) {
         s_metric(b, "kz_endgame_version", "gauge",

@@ -6,6 +6,7 @@
  * and the anchors' calibration; the fit anchors random at 0 and survives a
  * restart; kz ratings prints the pool. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -492,16 +493,16 @@ Test(ratings, auto_anchors_are_the_game_s_scale_or_three_cheap_players)
 /* A gnubg process that is a child of pid (the worker's baseline player), 0 none. */
 static pid_t s_gnubg_child(pid_t parent)
 {
-    char line[160], name[64];
+    char name[64];
     pid_t found = 0;
-    FILE *ls = popen("ls /proc", "r");
-    if (!ls)
+    DIR *d = opendir("/proc");
+    if (!d)
         return 0;
-    while (!found && fgets(line, sizeof line, ls)) {
-        int pid = atoi(line), ppid = 0;
+    for (struct dirent *e; !found && (e = readdir(d)) != NULL;) {
+        int pid = atoi(e->d_name), ppid = 0;
         if (pid <= 0)
             continue;
-        char path[64];
+        char path[300];
         snprintf(path, sizeof path, "/proc/%d/stat", pid);
         FILE *f = fopen(path, "r");
         if (!f)
@@ -511,7 +512,7 @@ static pid_t s_gnubg_child(pid_t parent)
             found = pid;
         fclose(f);
     }
-    pclose(ls);
+    closedir(d);
     return found;
 }
 
@@ -537,8 +538,8 @@ Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
              h.model);
     cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
     const char *const extra[] = {"--game=backgammon", "--anchors=gnubg:beginner,gnubg:intermediate",
-                                 "--eval_share=1", "--calibration_pairs=1", "--eval_pairs=1",
-                                 "--eval_simulations=4", "--book_openings=4",
+                                 "--eval_share=1", "--calibration_pairs=1", "--eval_pairs=2",
+                                 "--eval_simulations=200", "--book_openings=4",
                                  "--eval_timeout_s=3", "--gate=none", "--expiry_ms=5000",
                                  NULL};
     harness_coord_start(&h, extra);
@@ -550,16 +551,25 @@ Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
                                  "--parallel=2", "--timeout_ms=500", "--heartbeat_ms=100",
                                  "--seed=5", NULL};
     pid_t wp = harness_spawn("kz-worker", wargs, log);
-    /* Step 1. Kill a gnubg of the worker's in mid-game (a game ending just
-     * then closes its gnubg without a failure: try again). */
+    /* Step 1. Kill a gnubg of the worker's in mid-game: one that has lived
+     * 0.6 s (past its start-up; a game at 200 simulations lasts longer). A
+     * game ending just then closes its gnubg without a failure, and a kill
+     * during the start-up drops the job's games (their slots return after
+     * eval_timeout_s): try the next one. */
     bool failed = false;
-    for (double end = time_now() + 120; time_now() < end && !failed; harness_sleep(0.05)) {
+    pid_t seen = 0;
+    double seen_at = 0;
+    for (double end = time_now() + 240; time_now() < end && !failed; harness_sleep(0.02)) {
         pid_t g = s_gnubg_child(wp);
-        if (!g)
+        if (g != seen) {
+            seen = g;
+            seen_at = time_now();
+        }
+        if (!g || time_now() - seen_at < 0.6)
             continue;
-        harness_sleep(0.3); /* past its start: it is playing */
         kill(g, SIGKILL);
         failed = harness_wait_log(log, "failed (", 3);
+        seen = 0;
     }
     cr_assert(failed, "no gnubg of the worker died mid-game; worker log:\n%s", s_tail(log));
     cr_assert_geq(harness_count(log, "baseline player gnubg:"), 1, "%s", s_tail(log));
@@ -577,21 +587,21 @@ Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
     const char *pts = strstr(vb, "\"points\": [");
     cr_assert_not_null(pts, "%s", vb);
     cr_assert_eq(sscanf(pts, "\"points\": [%lf, %lf]", &pa, &pb), 2, "%s", pts);
-    cr_assert(w + l >= 2 && pa >= w && pa <= 3 * w && pb >= l && pb <= 3 * l, "%.200s", vb);
+    cr_assert(w + l >= 4 && pa >= w && pa <= 3 * w && pb >= l && pb <= 3 * l, "%.200s", vb);
     cr_assert_not_null(strstr(t, "{\"a\": \"gnubg:intermediate\", \"b\": \"v1\""), "%s", t);
     const char *r = strstr(body, "{\"name\": \"v1\", \"anchor\": false");
     cr_assert_not_null(r, "%s", body);
-    cr_assert_geq(json_number_after(r, "{", "games"), 4, "%s", r);
+    cr_assert_geq(json_number_after(r, "{", "games"), 8, "%s", r);
     cr_assert(isfinite(json_number_after(r, "{", "elo")), "v1 is not rated: %s", r);
     /* gnubg:beginner is the zero of a pool without random. */
     const char *z = strstr(body, "{\"name\": \"gnubg:beginner\"");
     cr_assert_not_null(z, "%s", body);
     cr_assert_not_null(strstr(z, "\"elo\": 0.0"), "%s", z);
     /* gnubg (expert) judged v1's moves in its rating games, in the background:
-     * all 4 of them (judge_games 20), a few dozen decisions, each losing
+     * all 8 of them (judge_games 20), a few dozen decisions, each losing
      * something (a 1 x 8 network at 4 simulations: well above 0). */
-    double jg = harness_wait_status(&h, "\"judge\": {", "games", 4, 120);
-    cr_assert_eq(jg, 4, "judged games: %s", strstr(body, "\"judge\""));
+    double jg = harness_wait_status(&h, "\"judge\": {", "games", 8, 120);
+    cr_assert_eq(jg, 8, "judged games: %s", strstr(body, "\"judge\""));
     cr_assert_eq(harness_http(h.http_port, "/status", body, sizeof body), 200);
     const char *j = strstr(body, "\"judge\": {\"level\": \"expert\"");
     cr_assert_not_null(j, "%s", body);
@@ -600,7 +610,12 @@ Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
     double lo = json_number_after(j, "{", "mp_lo"), hi = json_number_after(j, "{", "mp_hi");
     cr_assert(dec >= 8 && mp > 0 && lo <= mp && mp <= hi, "%s", j);
     cr_assert_float_eq(json_number_after(j, "{", "pr"), mp / 2, 0.06, "%s", j);
-    cr_assert_not_null(strstr(j, "\"history\": [[1, 4, "), "%s", j);
+    cr_assert_not_null(strstr(j, "\"history\": [[1, 8, "), "%s", j);
+    cr_assert_eq(harness_http(h.http_port, "/metrics", body, sizeof body), 200);
+    double mv = NAN, mm = NAN;
+    cr_assert(metrics_value(body, "kz_judge_version", &mv) && mv == 1, "%s", body);
+    cr_assert(metrics_value(body, "kz_judge_millipoints", &mm) && fabs(mm - mp) < 0.06, "%s",
+              body);
     /* Step 3. The worker stops cleanly; the coordinator never lost it. */
     harness_signal(wp, SIGTERM);
     int wst;
