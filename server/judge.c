@@ -259,6 +259,16 @@ static void s_hist_load(coord *c, judge *e)
             if (e->n_hist < JUDGE_HISTORY)
                 e->hist[e->n_hist++] = now[i];
         }
+        if (!e->fig.version && e->n_hist > 0) { /* after a restart: the newest judged best */
+            const judge_point *q = &e->hist[e->n_hist - 1];
+            e->fig.version = q->version;
+            e->fig.games = (int)q->games;
+            e->fig.decisions = (long)q->decisions;
+            e->fig.mp = q->mp;
+            e->fig.mp_lo = q->mp_lo;
+            e->fig.mp_hi = q->mp_hi;
+            e->fig.done_ms = q->done_ms;
+        }
         pthread_mutex_unlock(&e->lock);
     }
     free(b);
