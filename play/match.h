@@ -248,9 +248,9 @@ int match_openings(const game_def *g, int k, int turns, uint64_t seed, game_stat
  * match_play_judged rates them in play: the record is replayed through its
  * rules (record_replay) and each of side's whole moves at a roll with a
  * choice is judged; out gets side's loss and decisions (and the races'),
- * the winner and end reason (not the points) and the plies. 0, or KZ_EINVAL (not backgammon, a bad side, a
- * record that does not replay) or KZ_EIO (the judge failed), with a
- * one-line reason in err. */
+ * the winner and end reason (not the points) and the plies. 0, or
+ * KZ_EINVAL (not backgammon, a bad side, a record that does not replay) or
+ * KZ_EIO (the judge failed), with a one-line reason in err. */
 struct game_record;
 int match_judge_record(const game_def *g, const struct game_record *r, int side,
                        struct gnubg *judge, match_game *out, char *err, size_t errlen);
