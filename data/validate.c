@@ -307,6 +307,7 @@ int validate_record(validator *v, const uint8_t *buf, size_t len, uint32_t max_m
         if (v->g->material)
             v->material[i] = v->g->material(&v->final, v->mover[i]);
     }
+    out->points = winner < 0 ? 0 : fr.over && fr.points > 1 ? fr.points : 1;
     out->n_positions = v->npos;
     out->packed_bytes = (uint32_t)v->g->packed_bytes;
     out->packed = v->packed;

@@ -102,6 +102,9 @@ typedef struct validate_result {
     char start_position[GAME_POSITION_CHARS + 1]; /* the record's start ("" = the initial one) */
     int64_t duration_ms;       /* finished_ms - started_ms, clamped to [0, 1 day] */
     int winner;                /* 0, 1, -1 draw */
+    int points;                /* what the win scored: 1, or 2/3 in a game scored in points
+                                  (game_def.max_points > 1: backgammon's gammon, backgammon);
+                                  0 for a draw */
     uint32_t plies;            /* completed turns */
     char worker_id[64];        /* the record's worker_id (truncated) */
     /* Training positions of a valid record, borrowed until the next call. */

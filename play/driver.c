@@ -620,8 +620,14 @@ static int s_play(driver *d, int i, driver_done_fn fn, void *ctx)
                 s_release(d, i);
                 return 0;
             }
-            if (rc)
-                return rc;
+            if (rc) { /* e.g. its gnubg died: this game is given up, the others go on */
+                log_error("driver: baseline player %s failed (%s): its game is given up",
+                          player_name(sl->base[p]), err_str(rc));
+                d->st.abandoned++;
+                d->st.failed++;
+                s_release(d, i);
+                return 0;
+            }
             bool forced = g->legal_actions(&sl->state, acts) == 1;
             acts[0] = (uint16_t)action;
             shares[0] = 1;

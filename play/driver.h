@@ -193,7 +193,8 @@ typedef struct driver_stats {
     uint64_t started;         /* games begun */
     uint64_t finished;        /* games finished and handed over */
     uint64_t finished_arena;  /* of which arena games */
-    uint64_t abandoned;       /* unfinished games dropped at a stop */
+    uint64_t abandoned;       /* unfinished games dropped (a stop, a failed baseline player) */
+    uint64_t failed;          /* of which: a baseline player's move failed (its gnubg died) */
     uint64_t positions;       /* states recorded in finished games */
     uint64_t plies;           /* turns of finished games */
     uint64_t forced;          /* forced states of finished games */
@@ -246,8 +247,10 @@ int driver_start(driver *d, const driver_game *spec, char *err, size_t errlen);
 /* Settles every slot (new games may wait for their first move), one batched
  * search step over every search with searching trees, settles again: plays
  * every move whose search is complete, hands finished games to fn (NULL:
- * dropped), starts the source's games. 0, or an evaluator error, KZ_ENOMEM,
- * a baseline player's error, a start's error (source games), the source's
+ * dropped), starts the source's games. A baseline player whose move fails
+ * (KZ_EIO: e.g. its gnubg died mid-game) has its game given up, logged and
+ * counted (driver_stats.failed, .abandoned), and the other games go on.
+ * 0, or an evaluator error, KZ_ENOMEM, a start's error (source games), the source's
  * or fn's nonzero return. */
 int driver_step(driver *d, driver_done_fn fn, void *ctx);
 /* Stop mode (see above). */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "data/record.h"
 #include "games/backgammon.h"
 #include "search/gnubg.h"
 
@@ -497,6 +498,58 @@ int match_play_judged(const game_def *g, player *players[2], const game_state *s
                        &out->result, &out->plies, &out->actions, out);
 }
 
+/* match_judge_record's replay: the turn in hand and the judged side. */
+typedef struct judge_replay {
+    const game_def *g;
+    gnubg *judge;
+    int side;               /* the player id judged */
+    game_state turn;        /* the fresh roll of the turn in hand */
+    int turn_mover;         /* its mover, -1 none */
+    match_game *out;
+} judge_replay;
+
+static int s_judge_state(void *ctx, const game_state *s, int k, const record_move *m, int z)
+{
+    judge_replay *j = ctx;
+    const game_def *g = j->g;
+    (void)k;
+    (void)z;
+    if (g->is_chance && g->is_chance(s))
+        return 0;
+    if (!g->mid_turn(s)) {
+        j->turn = *s;
+        j->turn_mover = g->to_move(s);
+    }
+    game_state t = *s;
+    g->apply(&t, m->action);
+    if (j->turn_mover >= 0 && (g->result(&t).over || g->is_chance(&t) || !g->mid_turn(&t))) {
+        int rc = j->turn_mover == j->side
+                     ? s_judge(j->judge, g, &j->turn, &t, j->turn_mover, j->out)
+                     : 0;
+        j->turn_mover = -1;
+        return rc;
+    }
+    return 0;
+}
+
+int match_judge_record(const game_def *g, const game_record *r, int side, gnubg *judge,
+                       match_game *out, char *err, size_t errlen)
+{
+    *out = (match_game){.index = 0};
+    if (g != &backgammon_game || side < 0 || side > 1)
+        return err_set(err, errlen, KZ_EINVAL, "only a backgammon record's player 0 or 1 is "
+                       "judged");
+    judge_replay j = {.g = g, .judge = judge, .side = side, .turn_mover = -1, .out = out};
+    int rc = record_replay(g, r, s_judge_state, &j, err, errlen);
+    if (rc == KZ_EIO)
+        snprintf(err, errlen, "the gnubg judge failed (see the log)");
+    if (rc == 0) {
+        out->result = (game_result){.over = true, .winner = r->winner, .reason = r->reason};
+        out->plies = (int)r->plies;
+    }
+    return rc;
+}
+
 void match_ratio_add(match_ratio *r, double x, double y)
 {
     r->n++;
@@ -550,7 +603,8 @@ int match_run(const game_def *g, player *a, player *b, const match_config *cfg, 
         players[gm.a_player] = a;
         players[1 - gm.a_player] = b;
         const game_state *start = &openings[k > 0 ? gm.opening : 0];
-        rc = s_play_game(g, players, start, mix64(cfg->seed + 0x1000003ull * (uint64_t)(i + 1)),
+        int unit = g->is_chance ? i / 2 : i; /* with chance: a pair's games, one seed (dice) */
+        rc = s_play_game(g, players, start, mix64(cfg->seed + 0x1000003ull * (uint64_t)(unit + 1)),
                          g == &backgammon_game ? cfg->judge : NULL, cfg, &gm.result, &gm.plies,
                          &gm.actions, &gm);
         if (rc != 0)

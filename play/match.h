@@ -6,7 +6,11 @@
  * opening played twice, once with each colour: game i uses opening
  * (i / 2) mod K. Every action of both players goes through player_choose;
  * each game reseeds both players from the match seed and the game index, so a
- * match is reproducible from its seed.
+ * match is reproducible from its seed. In a game with chance (backgammon)
+ * the two games of a pair (2j, 2j + 1: one start, A with each colour) have
+ * the same seed, so the same dice (duplicate dice: each side gets the
+ * other's rolls once, as make learn plays them); the games without chance
+ * are seeded per game as before.
  *
  * Statistics, from A's view, over N = W + D + L games:
  *   score      s = (W + D/2) / N
@@ -238,6 +242,18 @@ void match_config_default(match_config *c);
  * turns = 0 tries 1, 2, ... MATCH_MAX_OPENING_TURNS turns and uses the first
  * that gives K (fewer random turns leave the games more natural). */
 int match_openings(const game_def *g, int k, int turns, uint64_t seed, game_state *out);
+
+/* gnubg `judge`'s rating of player id `side`'s whole moves in a recorded
+ * backgammon game (data/record.h; its rolls are among its moves), as
+ * match_play_judged rates them in play: the record is replayed through its
+ * rules (record_replay) and each of side's whole moves at a roll with a
+ * choice is judged; out gets side's loss and decisions (and the races'),
+ * the winner and end reason (not the points) and the plies. 0, or
+ * KZ_EINVAL (not backgammon, a bad side, a record that does not replay) or
+ * KZ_EIO (the judge failed), with a one-line reason in err. */
+struct game_record;
+int match_judge_record(const game_def *g, const struct game_record *r, int side,
+                       struct gnubg *judge, match_game *out, char *err, size_t errlen);
 
 /* Plays one game from `start`: players[i] plays player id i. Both players are
  * reseeded with `seed` (player 1 with a derived seed). Writes the result and,

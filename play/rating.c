@@ -78,6 +78,13 @@ static int s_edges(int n, const rating_result *res, int n_res, edge **out, int *
         if (g == 0)
             continue;
         double pts = r->wins + 0.5 * r->draws; /* i's points */
+        if (r->scored) {
+            if (!(r->score >= 0 && r->score <= (double)g)) {
+                *why = "rating: a result whose score is not between 0 and its games";
+                goto bad;
+            }
+            pts = r->score;
+        }
         if (r->i < r->j)
             e[k] = (edge){.a = r->i, .b = r->j, .n = (double)g, .s = pts, .real = g};
         else

@@ -9,10 +9,11 @@
  * Model (Bradley-Terry in logistic Elo). Player i with rating r_i is expected
  * to score
  *   p_ij = 1 / (1 + 10^(-(r_i - r_j) / 400))          (match_score_from_elo)
- * against j. A win counts 1, a draw 1/2, a loss 0: a DRAW IS HALF A WIN AND
- * HALF A LOSS (no separate draw model such as BayesElo's drawelo, and no
- * first-move advantage: play pairs of games with both colours). From the
- * results per pair of players, N_ij games and S_ij points of i, the fit
+ * against j. A win counts 1, a draw 1/2, a loss 0 (or a result's own score,
+ * rating_result.scored: points): a DRAW IS HALF A WIN AND HALF A LOSS (no
+ * separate draw model such as BayesElo's drawelo, and no first-move
+ * advantage: play pairs of games with both colours). From the results per
+ * pair of players, N_ij games and S_ij points of i, the fit
  * maximises the log-likelihood
  *   LL(r) = sum over pairs of  S_ij log p_ij + (N_ij - S_ij) log(1 - p_ij)
  * over the free players' ratings, the anchors held at their given ratings, by
@@ -66,10 +67,15 @@
 #define RATING_DENSE_LIMIT 4000    /* most dense_max (the dense matrix is m^2 doubles) */
 
 /* The games of player i against player j (in either order; entries for the
- * same pair add up). */
+ * same pair add up). i's score S_ij is wins + draws / 2, or with `scored`
+ * the given `score` (0 <= score <= wins + draws + losses): a game scored in
+ * points (backgammon) gives i its share of the points, so that the fit is
+ * one of points (server/ratings.c, docs/ratings.md). */
 typedef struct rating_result {
     int i, j;                 /* the players, 0 <= i, j < n, i != j */
     long wins, draws, losses; /* games of i against j, from i's view, each >= 0 */
+    bool scored;              /* score given (false: wins + draws / 2) */
+    double score;             /* with scored: i's score over the games */
 } rating_result;
 
 /* A player whose rating is fixed. */

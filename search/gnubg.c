@@ -24,7 +24,17 @@ struct gnubg {
     unsigned sync;     /* the sentinel counter */
     char *buf;         /* the last answer */
     size_t len, cap;
+    gnubg_tick_fn tick; /* called while waiting (gnubg_set_tick), or NULL */
+    void *tick_ctx;
 };
+
+#define TICK_S 0.1 /* the tick's period while an answer is awaited */
+
+void gnubg_set_tick(gnubg *g, gnubg_tick_fn fn, void *ctx)
+{
+    g->tick = fn;
+    g->tick_ctx = ctx;
+}
 
 const char *gnubg_path(void)
 {
@@ -76,7 +86,7 @@ static int s_sync(gnubg *g, char *err, size_t errlen)
     if (rc)
         return rc;
     g->len = 0;
-    double deadline = time_now() + g->timeout_s;
+    double deadline = time_now() + g->timeout_s, next_tick = time_now() + TICK_S;
     for (;;) {
         if (g->len + 4096 + 1 > g->cap) {
             g->cap = g->cap ? 2 * g->cap : 65536;
@@ -87,6 +97,17 @@ static int s_sync(gnubg *g, char *err, size_t errlen)
         if (left <= 0)
             return err_set(err, errlen, KZ_EIO, "gnubg (pid %d) did not answer within %.0f s",
                            (int)g->pid, g->timeout_s);
+        if (g->tick) {
+            double now = time_now();
+            if (now >= next_tick) {
+                if (g->tick(g->tick_ctx))
+                    return err_set(err, errlen, KZ_ECANCELED,
+                                   "gnubg (pid %d): stopped while waiting", (int)g->pid);
+                next_tick = now + TICK_S;
+            }
+            if (left > next_tick - now)
+                left = next_tick - now;
+        }
         struct pollfd p = {.fd = g->fd, .events = POLLIN};
         int pr = poll(&p, 1, (int)(left * 1000) + 1);
         if (pr < 0 && errno == EINTR)
@@ -98,7 +119,12 @@ static int s_sync(gnubg *g, char *err, size_t errlen)
             continue;
         if (r <= 0) {
             int status = 0;
-            pid_t w = waitpid(g->pid, &status, WNOHANG);
+            pid_t w = 0; /* its end of the socket closes as it dies: a moment to reap it */
+            for (int i = 0; i < 20 && w == 0; i++) {
+                w = waitpid(g->pid, &status, WNOHANG);
+                if (w == 0)
+                    usleep(5000);
+            }
             if (w == g->pid) {
                 g->pid = -1;
                 return err_set(err, errlen, KZ_EIO, "gnubg exited (%s %d) mid-game",
@@ -132,6 +158,16 @@ static const struct {
     {"supremo", 2, 0.0},      {"grandmaster", 3, 0.0},
 };
 
+int gnubg_level_check(const char *level, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < sizeof s_levels / sizeof s_levels[0]; i++)
+        if (level && !strcmp(level, s_levels[i].name))
+            return 0;
+    return err_set(err, errlen, KZ_EINVAL,
+                   "unknown gnubg level '%s' (beginner, casual, intermediate, advanced, "
+                   "expert, worldclass, supremo, grandmaster)", level ? level : "");
+}
+
 int gnubg_open(gnubg **out, const char *level, double timeout_s, char *err, size_t errlen)
 {
     *out = NULL;
@@ -153,8 +189,24 @@ int gnubg_open(gnubg **out, const char *level, double timeout_s, char *err, size
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
         return err_set(err, errlen, KZ_EIO, "socketpair: %s", strerror(errno));
+    /* Its environment made here: between fork and exec a child of a threaded
+     * process (a worker's ZeroMQ threads, the coordinator's) may call only
+     * async-signal-safe functions, which setenv (malloc) is not. */
+    size_t n_env = 0;
+    while (environ[n_env])
+        n_env++;
+    char **envp = xmalloc((n_env + 3) * sizeof *envp);
+    size_t k = 0;
+    for (size_t i = 0; i < n_env; i++)
+        if (strncmp(environ[i], "LANG=", 5) && strncmp(environ[i], "LC_ALL=", 7))
+            envp[k++] = environ[i];
+    envp[k++] = "LANG=C";
+    envp[k++] = "LC_ALL=C";
+    envp[k] = NULL;
+    char *const argv[] = {"gnubg", "-t", "-q", "-r", NULL};
     pid_t pid = fork();
     if (pid < 0) {
+        free(envp);
         close(sv[0]);
         close(sv[1]);
         return err_set(err, errlen, KZ_EIO, "fork: %s", strerror(errno));
@@ -163,11 +215,10 @@ int gnubg_open(gnubg **out, const char *level, double timeout_s, char *err, size
         dup2(sv[1], 0);
         dup2(sv[1], 1);
         dup2(sv[1], 2);
-        setenv("LANG", "C", 1);
-        setenv("LC_ALL", "C", 1);
-        execl(path, "gnubg", "-t", "-q", "-r", (char *)NULL);
+        execve(path, argv, envp);
         _exit(127);
     }
+    free(envp);
     close(sv[1]);
     gnubg *g = xcalloc(1, sizeof *g);
     g->pid = pid;
@@ -200,7 +251,7 @@ void gnubg_close(gnubg *g)
     if (g->pid > 0) {
         (void)s_send(g, "quit\ny\n", NULL, 0);
         shutdown(g->fd, SHUT_WR);
-        for (int i = 0; i < 50; i++) { /* up to 0.5 s to go by itself */
+        for (int i = 0; i < 5; i++) { /* up to 50 ms to go by itself (nothing to save) */
             if (waitpid(g->pid, NULL, WNOHANG) == g->pid) {
                 g->pid = -1;
                 break;

@@ -16,6 +16,7 @@
 #ifndef KZ_GNUBG_H
 #define KZ_GNUBG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,8 +34,19 @@ const char *gnubg_path(void);
  * timeout_s bounds each answer. 0, or KZ_EINVAL (unknown level) / KZ_EIO
  * (no gnubg, it did not start) with a one-line reason in err. */
 int gnubg_open(gnubg **out, const char *level, double timeout_s, char *err, size_t errlen);
+/* Whether `level` is one of the levels above: 0, or KZ_EINVAL with the
+ * one-line reason gnubg_open would give (no gnubg is started). */
+int gnubg_level_check(const char *level, char *err, size_t errlen);
 /* Stops it (quit, then SIGKILL if it lingers) and frees g (NULL: nothing). */
 void gnubg_close(gnubg *g);
+
+/* A tick while an answer is awaited (e.g. a worker servicing its connection,
+ * so that its heartbeats go on during a slow level): fn(ctx) is called about
+ * every 100 ms of waiting; when it returns true the wait is given up and the
+ * call returns KZ_ECANCELED ("stopped"). The gnubg process is left as it is
+ * (close it: its answer is still to come). NULL fn: none (the default). */
+typedef bool (*gnubg_tick_fn)(void *ctx);
+void gnubg_set_tick(gnubg *g, gnubg_tick_fn fn, void *ctx);
 
 /* The moves gnubg lists for the player on roll in position `id` with the
  * roll d1 d2, best first, each as its notation ("8/5 6/5") into

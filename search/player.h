@@ -175,7 +175,8 @@ void player_set_oracle(player *p, const game_oracle *o);
 /* Called every PLAYER_TICK_WORK nodes of alphabeta's and greedy's searches
  * and every PLAYER_TICK_PLAYOUTS playouts of uct's (a backgammon playout can
  * take 10 ms): the caller's chance to do its own work
- * during a long move on the same thread (a worker's heartbeats). Returning
+ * during a long move on the same thread (a worker's heartbeats); gnubg's
+ * player calls it about every 100 ms while it waits for gnubg's answer. Returning
  * true gives the search up: player_choose then returns KZ_ECANCELED and no
  * action. */
 typedef bool (*player_tick_fn)(void *ctx);

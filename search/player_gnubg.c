@@ -31,8 +31,11 @@ static int s_plan(player *p, const game_state *s)
     g->format_position(s, pos, sizeof pos);
     snprintf(id, sizeof id, "%.14s", pos);
     int n = 0;
+    gnubg_set_tick(gp->gb, p->tick, p->tick_ctx);
     int rc = gnubg_hint(gp->gb, id, pos[15] - '0', pos[16] - '0', 1, best, &n, err, sizeof err);
     if (rc) {
+        if (rc == KZ_ECANCELED)
+            return rc;
         log_error("player %s: %s", p->name, err);
         return KZ_EIO;
     }

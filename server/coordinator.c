@@ -21,6 +21,7 @@
 #include "nn/model.h"
 #include "nn/modelfile.h"
 #include "nn/modelkind.h"
+#include "search/gnubg.h"
 #include "search/player.h"
 #include "play/recheck.h"
 #include "play/scale.h"
@@ -388,6 +389,7 @@ static void s_ingest(coord *c, worker *w, bool checked)
     it->eval_result = take.eval_result;
     it->kind = v.kind;
     it->winner = v.winner;
+    it->points = (uint8_t)(v.points > 0 ? v.points : 1);
     it->plies = v.plies;
     it->duration_ms = v.duration_ms;
     it->version = v.model_version;
@@ -913,7 +915,10 @@ int coord_anchors(const coord_config *cfg, const game_def *g,
     char buf[CONFIG_STR_MAX];
     snprintf(buf, sizeof buf, "%s", cfg->anchors);
     if (!strcmp(buf, "auto") && scale_players(g->name, buf, sizeof buf) == 0)
-        snprintf(buf, sizeof buf, "random,greedy,uct:100");
+        snprintf(buf, sizeof buf, "%s",
+                 !strcmp(g->name, "backgammon") && gnubg_path()
+                     ? "gnubg:beginner,gnubg:intermediate,gnubg:expert"
+                     : "random,greedy,uct:100");
     *n = 0;
     for (char *save = NULL, *w = strtok_r(buf, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
         char perr[200];
@@ -921,9 +926,13 @@ int coord_anchors(const coord_config *cfg, const game_def *g,
                             strncmp(w, "mcts:", 5) && strncmp(w, "policy:", 7)
                         ? player_from_spec(g, w, perr, sizeof perr)
                         : NULL;
+        if (!p && !strncmp(w, "gnubg:", 6) && strlen(w) < COORD_NAME) {
+            snprintf(err, errlen, "'%s': %s", w, perr);
+            return KZ_EINVAL;
+        }
         if (!p) {
             snprintf(err, errlen, "'%s' is not a baseline player (random, greedy, uct:N, "
-                     "alphabeta:D; at most %d characters)", w, COORD_NAME - 1);
+                     "alphabeta:D, gnubg:LEVEL; at most %d characters)", w, COORD_NAME - 1);
             return KZ_EINVAL;
         }
         player_destroy(&p);
@@ -1212,7 +1221,8 @@ int coord_init(coord *c, const coord_config *cfg, volatile sig_atomic_t *stop)
     int rc;
     if ((rc = s_init_settings(c, cfg, stop)) || (rc = endgame_start(c)) ||
         (rc = yardstick_start(c)) ||
-        (rc = s_init_ports(c)) || (rc = s_init_run(c)) || (rc = s_init_store(c)) ||
+        (rc = s_init_ports(c)) || (rc = s_init_run(c)) ||
+        (rc = judge_start(c)) || (rc = s_init_store(c)) ||
         (rc = s_init_buffers(c)) || (rc = s_init_serve(c)) || (rc = forge_start(c)))
         return rc;
     return 0;
@@ -1310,6 +1320,7 @@ int coord_run(coord *c)
             s_rates(c, now);
             endgame_tick(c);
             yardstick_tick(c);
+            judge_tick(c);
             models_tick(c);
             status_refresh(c);
             next_status = now + c->cfg.status_ms / 1000.0;
@@ -1340,6 +1351,7 @@ void coord_fini(coord *c)
     status_stop(c);
     endgame_stop(c);
     yardstick_stop(c);
+    judge_stop(c);
     forge_stop(c);
     free(c->barred);
     free(c->recent);

@@ -18,6 +18,7 @@
  *   games.c       /games and /games/SEQ: stored games for the viewer; /api/:
  *                 the play page's engine over the best model
  *   endgame.c     the best's endgame accuracy on the tables' test set
+ *   judge.c       gnubg's error rate of the rated bests (backgammon)
  *                 (tb_dir), measured on a thread of its own
  *   yardstick.c   the best's perfect-play accuracy (perfect_positions) and its
  *                 value head's calibration by phase (value_positions), measured
@@ -118,8 +119,15 @@ bool ratings_apply(coord *c, const ingest_item *items, size_t n);
 void ratings_rollback(coord *c, const ingest_item *items, size_t n);
 /* After a commit: ends a finished match (fit, history, guard). */
 void ratings_after_commit(coord *c);
-/* Meta "tallies". Caller frees *out. */
+/* Meta "tallies" ("KZT2": the tallies with their points; "KZT1", a store's
+ * older form without them, is still read). Caller frees *out. */
 size_t ratings_serialize(const coord *c, uint8_t **out);
+/* a's score over t's games in the fit of a game scored in points
+ * (game_def.max_points > 1, backgammon): its share of the points won,
+ * a draw half a point each, times the games: (w + d + l) (pa + d/2) /
+ * (pa + pb + d). With every win one point it is w + d/2, the score of the
+ * other games' fit (docs/ratings.md, "Points"). */
+double ratings_points_score(const tally *t);
 
 /* timeline.c */
 /* Loads meta "timeline" and opens the first interval. 0 (unreadable
@@ -331,6 +339,47 @@ bool yardstick_get(coord *c, yardstick_figures *out);
 int yardstick_history(coord *c, yardstick_point *out);
 /* Stops the thread (a measurement is cut short between positions) and frees it all. */
 void yardstick_stop(coord *c);
+
+/* judge.c */
+/* gnubg's error rate of the newest judged best, as /status shows it. */
+typedef struct judge_figures {
+    char level[32];       /* the judge's gnubg level (setting judge) */
+    int games_per_best;   /* rating games judged per best at most (judge_games) */
+    uint32_t version;     /* the best judged last, 0 none yet */
+    int games;            /* of its games, judged */
+    long decisions;       /* its whole moves at a roll with a choice in them */
+    double mp;            /* millipoints of equity lost per decision */
+    double mp_lo, mp_hi;  /* its 95% interval over the games (match_ratio) */
+    int64_t done_ms;      /* wall clock of its last judged game */
+    int waiting;          /* games queued */
+    uint64_t dropped;     /* games not judged: the queue was full */
+    char error[160];      /* why the last game was not judged, "" none */
+} judge_figures;
+/* One judged best in the history (the dashboard's plot along versions). */
+typedef struct judge_point {
+    uint32_t version, games, decisions;
+    double mp, mp_lo, mp_hi;
+    int64_t done_ms;
+} judge_point;
+#define JUDGE_HISTORY 256 /* points kept; every other older one dropped when full */
+typedef struct judge judge;
+/* Backgammon with a gnubg anchor, eval_share > 0, judge not "" and
+ * judge_games > 0: starts gnubg at the level `judge` and the judging thread
+ * (else nothing). 0, or KZ_EINVAL (logged: an unknown level, no gnubg). */
+int judge_start(coord *c);
+/* Main thread (ratings_apply): a counted rating game in which `version`
+ * played player id `side`; a copy of the record is queued for judging when
+ * the version has fewer than judge_games games posted and the queue has room. */
+void judge_post(coord *c, uint32_t version, int side, const uint8_t *rec, size_t len);
+/* Main loop: reads the history from the store once, writes it after new results. */
+void judge_tick(coord *c);
+/* The figures (false when no judge runs). Any thread. */
+bool judge_get(coord *c, judge_figures *out);
+/* The judged versions, oldest first, into out (JUDGE_HISTORY): how many.
+ * Kept in the store (meta "judge_history"). Any thread. */
+int judge_history(coord *c, judge_point *out);
+/* Stops the thread (the queue is dropped) and frees it all. */
+void judge_stop(coord *c);
 
 /* forge.c */
 /* A game held back for its check: the message and where its answer goes. */

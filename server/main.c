@@ -11,6 +11,7 @@
 
 #include "common/config.h"
 #include "net/curve.h"
+#include "search/gnubg.h"
 #include "server/coordinator.h"
 #include "server/features.h"
 #include "play/match.h"
@@ -95,8 +96,10 @@ static const config_option s_options[] = {
      "auto", 0, 0, O(anchors),
      "ratings: the fixed baseline players, weakest first (player specs; random = 0 Elo); "
      "auto = the players of the game's fixed scale (play/scales.txt: Khreibaga's random,greedy,"
-     "alphabeta:2,alphabeta:4,uct:1000,alphabeta:6,uct:8000), or random,greedy,uct:100 for a "
-     "game without one (anchors off the scale are calibrated by the workers' games)"},
+     "alphabeta:2,alphabeta:4,uct:1000,alphabeta:6,uct:8000), for backgammon with gnubg "
+     "installed gnubg:beginner,gnubg:intermediate,gnubg:expert (gnubg:beginner = 0), else "
+     "random,greedy,uct:100 for a game without a scale (anchors off the scale are calibrated "
+     "by the workers' games)"},
     CONFIG_ROW_DOUBLE(eval_share, "0.1", 0, 1,
                       "ratings: most share of the workers' game time spent on rating games (0 = "
                       "no ratings)"),
@@ -201,6 +204,12 @@ static const config_option s_options[] = {
     CONFIG_ROW_DOUBLE(yardstick_minutes, "10", 0, 1e6,
                       "perfect_positions, value_positions: a new best is measured at most once "
                       "in this many minutes (the newest best then; 0 = every new best)"),
+    CONFIG_ROW_STRING(judge, "expert",
+                      "backgammon rated against gnubg: the gnubg level that judges the moves of "
+                      "each rated best in its rating games, in the background (/status, the "
+                      "dashboard); \"\" = none"),
+    CONFIG_ROW_INT(judge_games, "20", 0, 100000,
+                   "judge: rating games of each best judged at most (0 = none)"),
     CONFIG_ROW_INT(play_saves_per_hour, "120", 1, 1000000,
                    "games saved from /play (POST /api/save) an hour at most, in bursts of up to "
                    "20; more are refused (429)"),
@@ -379,6 +388,10 @@ int main(int argc, char **argv)
     const game_def *gd = game_find(cfg.game);
     if (gd && coord_anchors(&cfg, gd, anchors, &n_anchors, err, sizeof err)) {
         fprintf(stderr, "kz-coordinator: anchors: %s\n", err);
+        return 2;
+    }
+    if (cfg.judge[0] && gnubg_level_check(cfg.judge, err, sizeof err)) {
+        fprintf(stderr, "kz-coordinator: judge: %s\n", err);
         return 2;
     }
     log_info("kz-coordinator %s", util_version());

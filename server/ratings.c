@@ -44,9 +44,11 @@
 #include "play/scale.h"
 #include "common/util.h"
 
-#define TALLY_MAGIC "KZT1"
+#define TALLY_MAGIC "KZT2"    /* with the points (pa, pb) */
+#define TALLY_MAGIC_V1 "KZT1" /* without: read as one point a win */
 #define HISTORY_MAGIC "KZH1"
-#define TALLY_BYTES (2 * COORD_NAME + 8 * 4)
+#define TALLY_BYTES_V1 (2 * COORD_NAME + 8 * 4)
+#define TALLY_BYTES (TALLY_BYTES_V1 + 2 * 4)
 #define HISTORY_BYTES 40
 #define HISTORY_MAX 10000
 
@@ -97,17 +99,21 @@ static uint32_t s_pairs(coord *c, const char *a, const char *b)
     return n;
 }
 
-/* Counts one game (r: +1 a won, 0 draw, -1 a lost). */
-static void s_tally_game(coord *c, const char *a, const char *b, int r)
+/* Counts one game (r: +1 a won, 0 draw, -1 a lost; points: what the win
+ * scored, 1..GAME_MAX_POINTS). */
+static void s_tally_game(coord *c, const char *a, const char *b, int r, int points)
 {
     bool first;
     tally *t = s_tally(c, a, b, true, &first);
     if (!t)
         return;
     int rr = first ? r : -r;
+    uint32_t pts = points > 1 && points <= GAME_MAX_POINTS ? (uint32_t)points : 1;
     t->w += rr > 0;
     t->d += rr == 0;
     t->l += rr < 0;
+    t->pa += rr > 0 ? pts : 0;
+    t->pb += rr < 0 ? pts : 0;
 }
 
 /* Counts one finished pair (r1, r2 from a's view). */
@@ -121,6 +127,12 @@ static void s_tally_pair(coord *c, const char *a, const char *b, int r1, int r2)
     match_penta_add(penta, first ? r1 : -r1, first ? r2 : -r2);
     for (int k = 0; k < MATCH_PENTA; k++)
         t->penta[k] += (uint32_t)penta[k];
+}
+
+double ratings_points_score(const tally *t)
+{
+    double games = (double)t->w + t->d + t->l, points = (double)t->pa + t->pb + t->d;
+    return points > 0 ? games * ((double)t->pa + 0.5 * t->d) / points : 0;
 }
 
 size_t ratings_serialize(const coord *c, uint8_t **out)
@@ -138,13 +150,16 @@ size_t ratings_serialize(const coord *c, uint8_t **out)
         host_put32(p + 8, t->l);
         for (int k = 0; k < MATCH_PENTA; k++)
             host_put32(p + 12 + 4 * k, t->penta[k]);
+        host_put32(p + 12 + 4 * MATCH_PENTA, t->pa);
+        host_put32(p + 16 + 4 * MATCH_PENTA, t->pb);
     }
     *out = b;
     return len;
 }
 
-/* Reads meta "tallies" (replacing what is in memory). 0, or an error: then
- * the tallies are empty. */
+/* Reads meta "tallies" (replacing what is in memory): "KZT2", or a store's
+ * older "KZT1" without the points (each win read as one point, which is what
+ * it counted). 0, or an error: then the tallies are empty. */
 static int s_load_tallies(coord *c)
 {
     c->n_tallies = 0;
@@ -156,14 +171,17 @@ static int s_load_tallies(coord *c)
         return 0;
     }
     uint32_t n = len >= 8 ? host_get32(buf + 4) : 0;
-    if (rc || len < 8 || memcmp(buf, TALLY_MAGIC, 4) || len != 8 + (size_t)n * TALLY_BYTES) {
+    bool v1 = len >= 8 && !memcmp(buf, TALLY_MAGIC_V1, 4);
+    size_t bytes = v1 ? TALLY_BYTES_V1 : TALLY_BYTES;
+    if (rc || len < 8 || (!v1 && memcmp(buf, TALLY_MAGIC, 4)) ||
+        len != 8 + (size_t)n * bytes) {
         log_error("ratings: saved tallies unreadable (%s); starting without them",
                   rc ? err_str(rc) : "bad format");
         free(buf);
         return rc ? rc : KZ_ECORRUPT;
     }
     for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *p = buf + 8 + (size_t)i * TALLY_BYTES;
+        const uint8_t *p = buf + 8 + (size_t)i * bytes;
         char a[COORD_NAME], b[COORD_NAME];
         memcpy(a, p, COORD_NAME);
         memcpy(b, p + COORD_NAME, COORD_NAME);
@@ -177,6 +195,8 @@ static int s_load_tallies(coord *c)
         t->l = host_get32(p + 8);
         for (int k = 0; k < MATCH_PENTA; k++)
             t->penta[k] = host_get32(p + 12 + 4 * k);
+        t->pa = v1 ? t->w : host_get32(p + 12 + 4 * MATCH_PENTA);
+        t->pb = v1 ? t->l : host_get32(p + 16 + 4 * MATCH_PENTA);
     }
     free(buf);
     return 0;
@@ -223,7 +243,13 @@ void ratings_fit(coord *c)
         }
         if (ia < 0 || ib < 0 || ia == ib || t->w + t->d + t->l == 0)
             continue;
-        res[nr++] = (rating_result){ia, ib, t->w, t->d, t->l};
+        res[nr] = (rating_result){.i = ia, .j = ib, .wins = t->w, .draws = t->d,
+                                  .losses = t->l};
+        if (c->g->max_points > 1) { /* scored in points: a's share of them */
+            res[nr].scored = true;
+            res[nr].score = ratings_points_score(t);
+        }
+        nr++;
     }
     /* Step 3. The anchors on the game's fixed scale (scale.h) held at their
      * ratings there; without a scale for the game, random = 0 (else the
@@ -647,7 +673,10 @@ bool ratings_apply(coord *c, const ingest_item *items, size_t n)
             int s = it->eval_slot;
             m->result[s] = it->eval_result;
             m->done++;
-            s_tally_game(c, m->a, m->b, s_result(m->result[s]));
+            s_tally_game(c, m->a, m->b, s_result(m->result[s]), it->points);
+            if (m->kind == MATCH_GAUNTLET && m->va && m->va == m->subject) /* gnubg's judge */
+                judge_post(c, m->va, s % 2, it->msg.u.game_submit.record,
+                           it->msg.u.game_submit.record_len);
             int t = s ^ 1; /* the other game of the pair */
             if (m->result[t] != SLOT_OPEN)
                 s_tally_pair(c, m->a, m->b, s_result(m->result[s & ~1]),
@@ -658,7 +687,7 @@ bool ratings_apply(coord *c, const ingest_item *items, size_t n)
             char a[COORD_NAME], b[COORD_NAME];
             s_model_name(a, c->ar.candidate);
             s_model_name(b, c->ar.best);
-            s_tally_game(c, a, b, s_result(it->arena_result));
+            s_tally_game(c, a, b, s_result(it->arena_result), it->points);
             int s = it->arena_slot, t = s ^ 1;
             uint8_t other = (uint32_t)t < c->ar.games ? c->ar.result[t] : SLOT_OPEN;
             for (size_t j = 0; j < n && other == SLOT_OPEN; j++)

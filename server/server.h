@@ -102,6 +102,8 @@ typedef struct coord_config {
     char value_positions[CONFIG_STR_MAX]; /* yardstick: labelled positions, "" = off */
     long value_compare;                 /* yardstick: of them, 200 against 1600 simulations */
     double yardstick_minutes;           /* yardstick: a new best measured at most this often */
+    char judge[CONFIG_STR_MAX];         /* gnubg level judging the bests' moves, "" = none */
+    long judge_games;                   /* rating games judged per best at most */
     long play_saves_per_hour;           /* /api/save: games saved an hour at most */
     double play_records_max_mb;         /* /api/save: play.kzr's largest size */
     bool check_store;                   /* check the store's pages before opening it */
@@ -181,6 +183,9 @@ typedef struct tally {
     char b[COORD_NAME];       /* second player */
     uint32_t w, d, l;         /* games, from a's view */
     uint32_t penta[5];        /* finished pairs, from a's view (match.h) */
+    uint32_t pa, pb;          /* points won by a and by b: a win scores its points (1, or
+                                 backgammon's 2 and 3), so pa == w, pb == l in a game
+                                 without points; the fit of such a game is one of points */
 } tally;
 
 /* A fitted rating. */
@@ -301,6 +306,7 @@ typedef struct ingest_item {
     uint8_t arena_result; /* SLOT_* when counted */
     int eval_slot;        /* rating-match slot counted by this game, -1 none */
     uint8_t eval_result;  /* SLOT_* (side A's view) when counted */
+    uint8_t points;       /* what the win scored (validate_result.points; 1 a draw) */
     int kind;             /* enum record_kind of the game */
     int winner;           /* 0, 1, -1 draw */
     uint32_t plies;       /* turns */
@@ -442,6 +448,7 @@ typedef struct coord {
     struct endgame *endgame;    /* the best's endgame accuracy (endgame.c), NULL: no tb_dir */
     struct yardstick *yardstick; /* the best's perfect-play accuracy and value calibration
                                   * (yardstick.c), NULL: both off */
+    struct judge *judge;        /* gnubg's error rate of the bests (judge.c), NULL: none */
     struct forge *forge;        /* the check of forged games (forge.c), NULL: off */
     struct barred_client *barred; /* (COORD_BARRED) proven forgers, in the store (forge.c) */
     size_t n_barred;            /* used */

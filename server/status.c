@@ -398,9 +398,13 @@ static void s_build_learning(coord *c, strbuf *b, double now)
         strbuf_printf(b, ", \"b\": ");
         strbuf_json_str(b, t->b, SIZE_MAX);
         strbuf_printf(b, ", \"wins\": %u, \"draws\": %u, \"losses\": %u, "
-                     "\"pairs\": [%u, %u, %u, %u, %u]}",
+                     "\"pairs\": [%u, %u, %u, %u, %u]",
                   t->w, t->d, t->l, t->penta[0], t->penta[1], t->penta[2], t->penta[3],
                   t->penta[4]);
+        if (c->g->max_points > 1) /* scored in points: what the fit counts */
+            strbuf_printf(b, ", \"points\": [%u, %u], \"score\": %.3f", t->pa, t->pb,
+                          ratings_points_score(t));
+        strbuf_printf(b, "}");
     }
     strbuf_printf(b, "]},\n");
 }
@@ -479,6 +483,35 @@ static void s_build_status(coord *c, strbuf *b)
         strbuf_printf(b, "  \"endgame\": null,\n");
     }
     s_build_yardstick(c, b);
+    judge_figures jf;
+    if (judge_get(c, &jf)) {
+        /* gnubg's error rate of the bests (backgammon): the newest, then the
+         * history [version, games, decisions, mp, mp_lo, mp_hi, judged at (ms)]. */
+        strbuf_printf(b, "  \"judge\": {\"level\": ");
+        strbuf_json_str(b, jf.level, sizeof jf.level);
+        strbuf_printf(b, ", \"games_per_best\": %d, \"version\": %u, \"games\": %d, "
+                         "\"decisions\": %ld, ",
+                      jf.games_per_best, jf.version, jf.games, jf.decisions);
+        if (jf.version && jf.decisions)
+            strbuf_printf(b, "\"mp\": %.1f, \"mp_lo\": %.1f, \"mp_hi\": %.1f, \"pr\": %.1f, "
+                             "\"done_ms\": %lld, ",
+                          jf.mp, jf.mp_lo, jf.mp_hi, jf.mp / 2, (long long)jf.done_ms);
+        else
+            strbuf_printf(b, "\"mp\": null, \"mp_lo\": null, \"mp_hi\": null, \"pr\": null, ");
+        strbuf_printf(b, "\"waiting\": %d, \"dropped\": %llu, \"error\": ", jf.waiting,
+                      (unsigned long long)jf.dropped);
+        strbuf_json_str(b, jf.error, sizeof jf.error);
+        judge_point jh[JUDGE_HISTORY];
+        int nj = judge_history(c, jh);
+        strbuf_printf(b, ", \"history\": [");
+        for (int i = 0; i < nj; i++)
+            strbuf_printf(b, "%s[%u, %u, %u, %.1f, %.1f, %.1f, %lld]", i ? ", " : "", jh[i].version,
+                          jh[i].games, jh[i].decisions, jh[i].mp, jh[i].mp_lo, jh[i].mp_hi,
+                          (long long)jh[i].done_ms);
+        strbuf_printf(b, "]},\n");
+    } else {
+        strbuf_printf(b, "  \"judge\": null,\n");
+    }
     timeline_point cur;
     timeline_current(c, &cur);
     strbuf_printf(b, "  \"timeline\": {\"points\": %zu, \"changes\": %llu, \"period_s\": %g, "
@@ -800,6 +833,15 @@ static void s_build_metrics(coord *c, strbuf *b)
     s_metric(b, "kz_best_elo_timestamp_seconds", "gauge",
              "When kz_best_elo's gauntlet ended (Unix time; 0: none yet).",
              rated ? (double)rp.time_ms / 1000.0 : 0);
+    judge_figures jm;
+    if (judge_get(c, &jm) && jm.version && jm.decisions) {
+        s_metric(b, "kz_judge_version", "gauge",
+                 "Best whose rating games gnubg judged last (backgammon, setting judge).",
+                 (double)jm.version);
+        s_metric(b, "kz_judge_millipoints", "gauge",
+                 "gnubg's error rate of that best: millipoints of equity lost per decision.",
+                 jm.mp);
+    }
     endgame_figures eg;
     if (endgame_get(c, &eg) && eg.version) {
         s_metric(b, "kz_endgame_version", "gauge",

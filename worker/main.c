@@ -784,10 +784,11 @@ int main(int argc, char **argv)
         log_info("endgame tables: %llu games played out by them (%llu moves)",
                  (unsigned long long)st.tb_games, (unsigned long long)st.tb_moves);
     log_info("exit: games %llu, submitted %llu, acked %llu, rejected %llu, unacknowledged %zu, "
-             "abandoned %llu, dropped %llu",
+             "abandoned %llu (a baseline player failed in %llu), dropped %llu",
              (unsigned long long)st.finished, (unsigned long long)cs.submitted,
              (unsigned long long)cs.acked, (unsigned long long)cs.rejected, client_pending(w.c),
-             (unsigned long long)st.abandoned, (unsigned long long)w.dropped);
+             (unsigned long long)st.abandoned, (unsigned long long)st.failed,
+             (unsigned long long)w.dropped);
     if (w.search_waits)
         log_info("new games waited %llu times for a search held by games in play",
                  (unsigned long long)w.search_waits);

@@ -6,6 +6,7 @@
  * and the anchors' calibration; the fit anchors random at 0 and survives a
  * restart; kz ratings prints the pool. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +22,8 @@
 #include "net/wire.h"
 #include "nn/model.h"
 #include "nn/modelfile.h"
+#include "data/store.h"
+#include "search/gnubg.h"
 
 /* Every Criterion .timeout in the runner has one value (tools/check_timeouts.sh
  * says why: other values leak 48 bytes in Criterion's runner under make asan). */
@@ -468,10 +471,224 @@ Test(ratings, auto_anchors_are_the_game_s_scale_or_three_cheap_players)
     cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
     const char *bg[] = {"--game=backgammon", NULL};
     harness_coord_start(&h, bg);
-    cr_assert(s_wait_body(&h, "\"name\": \"uct:100\", \"anchor\": true", body, sizeof body),
-              "%s", body);
-    cr_expect(strstr(body, "\"name\": \"random\", \"anchor\": true"), "%s", body);
-    cr_expect(strstr(body, "\"name\": \"greedy\", \"anchor\": true"), "%s", body);
+    if (gnubg_path()) { /* gnubg's levels (random, greedy, uct:100 are passed in minutes) */
+        cr_assert(s_wait_body(&h, "\"name\": \"gnubg:expert\", \"anchor\": true", body,
+                              sizeof body),
+                  "%s", body);
+        cr_expect(strstr(body, "\"name\": \"gnubg:beginner\", \"anchor\": true"), "%s", body);
+        cr_expect(strstr(body, "\"name\": \"gnubg:intermediate\", \"anchor\": true"), "%s",
+                  body);
+        cr_expect_null(strstr(body, "\"name\": \"random\""), "%s", body);
+    } else {
+        cr_assert(s_wait_body(&h, "\"name\": \"uct:100\", \"anchor\": true", body,
+                              sizeof body),
+                  "%s", body);
+        cr_expect(strstr(body, "\"name\": \"random\", \"anchor\": true"), "%s", body);
+        cr_expect(strstr(body, "\"name\": \"greedy\", \"anchor\": true"), "%s", body);
+    }
     cr_expect_null(strstr(body, "alphabeta"), "%s", body);
     harness_fini(&h);
+}
+
+/* A gnubg process that is a child of pid (the worker's baseline player), 0 none. */
+static pid_t s_gnubg_child(pid_t parent)
+{
+    char name[64];
+    pid_t found = 0;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    for (struct dirent *e; !found && (e = readdir(d)) != NULL;) {
+        int pid = atoi(e->d_name), ppid = 0;
+        if (pid <= 0)
+            continue;
+        char path[300];
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fscanf(f, "%*d (%63[^)]) %*c %d", name, &ppid) == 2 && ppid == parent &&
+            !strcmp(name, "gnubg"))
+            found = pid;
+        fclose(f);
+    }
+    closedir(d);
+    return found;
+}
+
+/* gnubg as an anchor of the pool (issue 25): a backgammon coordinator rates
+ * its model against gnubg:beginner and gnubg:intermediate, played by a real
+ * kz-worker with a gnubg process per baseline player; a gnubg killed in the
+ * middle of a game gives that game up (logged, the worker lives on, its
+ * heartbeats kept: the coordinator never counts it gone; the slot is played
+ * again once eval_timeout_s passes); the tallies count points (a gammon 2,
+ * a backgammon 3) and v1's rating against gnubg reaches the history and
+ * /status. A few games at 4 simulations of a 1 x 8 network. */
+Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
+{
+    if (!gnubg_path()) {
+        cr_skip_test("gnubg is not installed (tools/deps.sh)");
+        return;
+    }
+    static char body[1 << 16];
+    harness h;
+    harness_init(&h, "rgnubg");
+    char args[400], out[4096];
+    snprintf(args, sizeof args, "model init --game=backgammon --blocks=1 --filters=8 --force %s",
+             h.model);
+    cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
+    const char *const extra[] = {"--game=backgammon", "--anchors=gnubg:beginner,gnubg:intermediate",
+                                 "--eval_share=1", "--calibration_pairs=1", "--eval_pairs=2",
+                                 "--eval_simulations=200", "--book_openings=4",
+                                 "--eval_timeout_s=3", "--gate=none", "--expiry_ms=5000",
+                                 NULL};
+    harness_coord_start(&h, extra);
+    char log[128], a_end[96], a_sub[96];
+    snprintf(log, sizeof log, "%s/worker.log", h.dir);
+    snprintf(a_end, sizeof a_end, "--endpoint=%s", h.endpoint);
+    snprintf(a_sub, sizeof a_sub, "--sub_endpoint=%s", h.pub);
+    const char *const wargs[] = {"--game=backgammon", a_end, a_sub, "--model_cache_dir=",
+                                 "--parallel=2", "--timeout_ms=500", "--heartbeat_ms=100",
+                                 "--seed=5", NULL};
+    pid_t wp = harness_spawn("kz-worker", wargs, log);
+    /* Step 1. Kill a gnubg of the worker's in mid-game: one that has lived
+     * 0.6 s (past its start-up; a game at 200 simulations lasts longer). A
+     * game ending just then closes its gnubg without a failure, and a kill
+     * during the start-up drops the job's games (their slots return after
+     * eval_timeout_s): try the next one. */
+    bool failed = false;
+    pid_t seen = 0;
+    double seen_at = 0;
+    for (double end = time_now() + 240; time_now() < end && !failed; harness_sleep(0.02)) {
+        pid_t g = s_gnubg_child(wp);
+        if (g != seen) {
+            seen = g;
+            seen_at = time_now();
+        }
+        if (!g || time_now() - seen_at < 0.6)
+            continue;
+        kill(g, SIGKILL);
+        failed = harness_wait_log(log, "failed (", 3);
+        seen = 0;
+    }
+    cr_assert(failed, "no gnubg of the worker died mid-game; worker log:\n%s", s_tail(log));
+    cr_assert_geq(harness_count(log, "baseline player gnubg:"), 1, "%s", s_tail(log));
+    /* Step 2. v1's gauntlet ends: rated against gnubg in /status. */
+    double v = harness_wait_status(&h, "\"history\": [\n      {", "version", 1, 300);
+    cr_assert_eq(v, 1, "v1's gauntlet did not end; worker log:\n%s", s_tail(log));
+    cr_assert_eq(harness_http(h.http_port, "/status", body, sizeof body), 200);
+    const char *t = strstr(body, "\"tallies\"");
+    cr_assert_not_null(t, "%s", body);
+    const char *vb = strstr(t, "{\"a\": \"gnubg:beginner\", \"b\": \"v1\"");
+    cr_assert_not_null(vb, "v1 did not meet gnubg:beginner: %s", t);
+    /* The tally in points: at least a point per decided game, at most 3. */
+    double w = json_number_after(vb, "{", "wins"), l = json_number_after(vb, "{", "losses");
+    double pa = 0, pb = 0;
+    const char *pts = strstr(vb, "\"points\": [");
+    cr_assert_not_null(pts, "%s", vb);
+    cr_assert_eq(sscanf(pts, "\"points\": [%lf, %lf]", &pa, &pb), 2, "%s", pts);
+    cr_assert(w + l >= 4 && pa >= w && pa <= 3 * w && pb >= l && pb <= 3 * l, "%.200s", vb);
+    cr_assert_not_null(strstr(t, "{\"a\": \"gnubg:intermediate\", \"b\": \"v1\""), "%s", t);
+    const char *r = strstr(body, "{\"name\": \"v1\", \"anchor\": false");
+    cr_assert_not_null(r, "%s", body);
+    cr_assert_geq(json_number_after(r, "{", "games"), 8, "%s", r);
+    cr_assert(isfinite(json_number_after(r, "{", "elo")), "v1 is not rated: %s", r);
+    /* gnubg:beginner is the zero of a pool without random. */
+    const char *z = strstr(body, "{\"name\": \"gnubg:beginner\"");
+    cr_assert_not_null(z, "%s", body);
+    cr_assert_not_null(strstr(z, "\"elo\": 0.0"), "%s", z);
+    /* gnubg (expert) judged v1's moves in its rating games, in the background:
+     * all 8 of them (judge_games 20), a few dozen decisions, each losing
+     * something (a 1 x 8 network at 4 simulations: well above 0). */
+    double jg = harness_wait_status(&h, "\"judge\": {", "games", 8, 120);
+    cr_assert_eq(jg, 8, "judged games: %s", strstr(body, "\"judge\""));
+    cr_assert_eq(harness_http(h.http_port, "/status", body, sizeof body), 200);
+    const char *j = strstr(body, "\"judge\": {\"level\": \"expert\"");
+    cr_assert_not_null(j, "%s", body);
+    cr_assert_eq(json_number_after(j, "{", "version"), 1, "%s", j);
+    double dec = json_number_after(j, "{", "decisions"), mp = json_number_after(j, "{", "mp");
+    double lo = json_number_after(j, "{", "mp_lo"), hi = json_number_after(j, "{", "mp_hi");
+    cr_assert(dec >= 8 && mp > 0 && lo <= mp && mp <= hi, "%s", j);
+    cr_assert_float_eq(json_number_after(j, "{", "pr"), mp / 2, 0.06, "%s", j);
+    cr_assert_not_null(strstr(j, "\"history\": [[1, 8, "), "%s", j);
+    cr_assert_eq(harness_http(h.http_port, "/metrics", body, sizeof body), 200);
+    double mv = NAN, mm = NAN;
+    cr_assert(metrics_value(body, "kz_judge_version", &mv) && mv == 1, "%s", body);
+    cr_assert(metrics_value(body, "kz_judge_millipoints", &mm) && fabs(mm - mp) < 0.06, "%s",
+              body);
+    /* Step 3. The worker stops cleanly; the coordinator never lost it. */
+    harness_signal(wp, SIGTERM);
+    int wst;
+    cr_assert(harness_wait(wp, 30, &wst), "the worker did not stop");
+    cr_assert_eq(harness_exit_code(wst), 0, "worker log:\n%s", s_tail(log));
+    cr_assert_eq(harness_count(h.coord_log, " gone (silent"), 0, "%s", s_tail(h.coord_log));
+    cr_assert_eq(harness_count(log, "fatal"), 0, "%s", s_tail(log));
+    harness_fini(&h);
+}
+
+/* A store from before the points (meta "tallies" as "KZT1": names, wins,
+ * draws, losses, pairs) is read by a backgammon coordinator with each win as
+ * one point (what it counted) and fitted over that share (it is written
+ * back as "KZT2" with its points when a game is next counted; new games'
+ * points are tested above). */
+Test(ratings, a_store_s_tallies_without_points_are_read_as_single_wins)
+{
+    static char body[1 << 16];
+    harness h;
+    harness_init(&h, "rkzt1");
+    char args[400], out[4096];
+    snprintf(args, sizeof args, "model init --game=backgammon --blocks=1 --filters=8 --force %s",
+             h.model);
+    cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
+    const char *const extra[] = {"--game=backgammon", "--anchors=random,greedy", "--eval_share=0",
+                                 NULL};
+    harness_coord_start(&h, extra);
+    harness_coord_kill(&h, SIGTERM);
+    /* One old tally: random against v1, +1 =0 -3 from random's view, two pairs
+     * (LL and WL: the pentanomial counts of pair scores 0, 1/2, 1, 3/2, 2). */
+    uint8_t b[8 + 2 * 32 + 8 * 4] = {0};
+    memcpy(b, "KZT1", 4);
+    host_put32(b + 4, 1);
+    memcpy(b + 8, "random", 6);
+    memcpy(b + 8 + 32, "v1", 2);
+    const uint32_t vals[8] = {1, 0, 3, 1, 0, 1, 0, 0};
+    for (int k = 0; k < 8; k++)
+        host_put32(b + 8 + 64 + 4 * k, vals[k]);
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/store", h.dir);
+    store_options so;
+    store_options_default(&so);
+    store *st;
+    cr_assert_eq(store_open(&st, dir, &so), 0);
+    cr_assert_eq(store_put_meta(st, "tallies", b, sizeof b), 0);
+    store_close(&st);
+    harness_coord_start(&h, extra);
+    const char *want = "{\"a\": \"random\", \"b\": \"v1\", \"wins\": 1, \"draws\": 0, \"losses\": 3, "
+                       "\"pairs\": [1, 0, 1, 0, 0], \"points\": [1, 3], \"score\": 1.000}";
+    cr_assert(s_wait_body(&h, want, body, sizeof body), "want %s in %s", want, body);
+    const char *r = strstr(body, "{\"name\": \"v1\", \"anchor\": false");
+    cr_assert_not_null(r, "%s", body);
+    cr_assert_gt(json_number_after(r, "{", "elo"), 0, "%s", r);
+    cr_assert_eq(harness_count(h.coord_log, "tallies unreadable"), 0);
+    harness_fini(&h);
+}
+
+/* Bad gnubg settings stop the coordinator at once with one line (exit 2):
+ * an unknown level as an anchor, an unknown judge level. */
+Test(ratings, bad_gnubg_settings_get_one_line)
+{
+    static const char *const bad[][2] = {
+        {"--anchors=gnubg:beginner,gnubg:foo", "kz-coordinator: anchors: 'gnubg:foo': unknown "
+                                               "gnubg level 'foo' (beginner, casual"},
+        {"--judge=bar", "kz-coordinator: judge: unknown gnubg level 'bar'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *const args[] = {"--game=backgammon", bad[i][0], NULL};
+        proc_output o;
+        cr_assert_eq(harness_run_bin("kz-coordinator", args, NULL, &o), 2, "%s", o.err);
+        cr_assert(strstr(o.err, bad[i][1]), "%s", o.err);
+        const char *nl = strchr(o.err, '\n');
+        cr_assert(nl && !nl[1], "one line: %s", o.err);
+        proc_output_free(&o);
+    }
 }

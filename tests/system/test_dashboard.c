@@ -21,6 +21,7 @@
 #include "net/client.h"
 #include "nn/model.h"
 #include "nn/modelfile.h"
+#include "search/gnubg.h"
 #include "tests/harness/browser.h"
 #include "tests/harness/harness.h"
 
@@ -353,5 +354,58 @@ Test(dashboard, a_small_screen_shows_the_page_without_sideways_scrolling)
     char shot[600];
     snprintf(shot, sizeof shot, "%s/dashboard-narrow.png", harness_bin_dir());
     cr_assert_eq(browser_screenshot(b, shot), 0, "%s", browser_last_error(b));
+    s_close(b, &h);
+}
+
+/* 6. Backgammon rated against gnubg (issue 25): the summary names gnubg's
+ * error rate of the newest judged best, its plot has the best's point with
+ * its interval and the figures on hover, and the rating plots name the zero
+ * of a pool without random (gnubg:beginner). A backgammon coordinator with
+ * gnubg's levels as anchors, a real kz-worker until v1's gauntlet (2 pairs)
+ * has been rated and judged. */
+Test(dashboard, a_backgammon_pool_against_gnubg_plots_gnubg_s_error_rate)
+{
+    NEED_CHROMIUM();
+    if (!gnubg_path())
+        cr_skip_test("gnubg is not installed (tools/deps.sh)");
+    harness h;
+    harness_init(&h, "dash-bg");
+    char args[400], out[4096];
+    snprintf(args, sizeof args, "model init --game=backgammon --blocks=1 --filters=8 --force %s",
+             h.model);
+    cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
+    const char *const extra[] = {"--game=backgammon", "--anchors=gnubg:beginner,gnubg:intermediate",
+                                 "--eval_share=1", "--eval_pairs=1", "--calibration_pairs=1",
+                                 "--eval_simulations=4", "--book_openings=4", "--gate=none",
+                                 "--simulations=4", NULL};
+    harness_coord_start(&h, extra);
+    char ep[96], sub[96], wlog[160];
+    snprintf(ep, sizeof ep, "--endpoint=%s", h.endpoint);
+    snprintf(sub, sizeof sub, "--sub_endpoint=%s", h.pub);
+    snprintf(wlog, sizeof wlog, "%s/worker.log", h.dir);
+    const char *const wargs[] = {"--game=backgammon", ep, sub, "--model_cache_dir=",
+                                 "--parallel=2", "--heartbeat_ms=100", "--seed=3", NULL};
+    pid_t wp = harness_spawn("kz-worker", wargs, wlog);
+    cr_assert_eq(harness_wait_status(&h, "\"judge\": {", "games", 4, 240), 4,
+                 "v1's four rating games were not judged (see %s)", wlog);
+    harness_signal(wp, SIGTERM);
+    int wst;
+    cr_assert(harness_wait(wp, 60, &wst), "the worker did not stop");
+    browser *b = s_open(&h);
+    cr_assert(browser_wait(b, "document.querySelectorAll('#judge g.point title').length >= 1", 60),
+              "no point in gnubg's error-rate plot: %s", browser_errors(b));
+    char *tip = s_texts(b, "#judge g.point title");
+    cr_assert(strstr(tip, "v1: ") && strstr(tip, " mp per decision [") && strstr(tip, "PR ") &&
+                  strstr(tip, "in 4 rating games"),
+              "%s", tip);
+    free(tip);
+    s_has(b, "document.getElementById('judge-now').textContent", "gnubg expert's error rate: v1 ");
+    s_has(b, "document.querySelector('.judge').hidden", "false");
+    char *zero = s_texts(b, ".zero");
+    cr_assert_str_eq(zero, "\"gnubg:beginner\"");
+    free(zero);
+    char *yt = s_texts(b, "#rating .ytitle");
+    cr_assert(strstr(yt, "Elo (gnubg:beginner = 0)"), "%s", yt);
+    free(yt);
     s_close(b, &h);
 }

@@ -934,3 +934,50 @@ Test(kz_match, bad_input)
         cr_assert_null(strchr(strchr(out, '\n') + 1, '\n'), "kz %s: one line: %s", bad[i], out);
     }
 }
+
+/* Backgammon's pairs have duplicate dice: the two games of a pair (A with
+ * each colour, from the start) see the same rolls in the same order, while
+ * the next pair's differ; the checker moves differ (random players, seeded
+ * per colour). A game without chance keeps a seed per game (its other tests). */
+typedef struct dice_log {
+    const game_def *g;
+    int rolls[4][64];
+    int n[4];
+} dice_log;
+
+static void s_log_dice(void *ctx, int game, const game_state *s, int action)
+{
+    dice_log *d = ctx;
+    if (game < 4 && d->g->is_chance(s) && d->n[game] < 64)
+        d->rolls[game][d->n[game]++] = action;
+}
+
+Test(match, backgammon_pairs_play_the_same_dice)
+{
+    const game_def *g = game_find("backgammon");
+    cr_assert_not_null(g);
+    player *a = player_random_new(g), *b = player_random_new(g);
+    match_config cfg;
+    match_config_default(&cfg);
+    cfg.games = 4;
+    cfg.openings = 0;
+    cfg.seed = 7;
+    dice_log d = {.g = g};
+    cfg.on_action = s_log_dice;
+    cfg.ctx = &d;
+    int w, dr, l;
+    cr_assert_eq(match_run(g, a, b, &cfg, &w, &dr, &l, NULL), 0);
+    cr_assert_eq(w + dr + l, 4);
+    for (int p = 0; p < 2; p++) {
+        int k = d.n[2 * p] < d.n[2 * p + 1] ? d.n[2 * p] : d.n[2 * p + 1];
+        cr_assert_geq(k, 8, "pair %d: %d and %d rolls", p, d.n[2 * p], d.n[2 * p + 1]);
+        for (int i = 0; i < k; i++)
+            cr_assert_eq(d.rolls[2 * p][i], d.rolls[2 * p + 1][i], "pair %d, roll %d", p, i);
+    }
+    int same = 0;
+    for (int i = 0; i < 8; i++)
+        same += d.rolls[0][i] == d.rolls[2][i];
+    cr_assert_lt(same, 8, "the second pair has the first's dice");
+    player_destroy(&a);
+    player_destroy(&b);
+}

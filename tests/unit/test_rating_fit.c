@@ -335,6 +335,12 @@ Test(rating, bad_input)
         {2, ok, {a, a}, 2, 2, "twice"},
         {2, ok, {a}, 1, -1, "prior"},
         {2, ok, {a}, 1, NAN, "prior"},
+        {2, {.i = 1, .j = 0, .wins = 1, .losses = 1, .scored = true, .score = 2.5}, {a}, 1, 2,
+         "score"},
+        {2, {.i = 1, .j = 0, .wins = 1, .losses = 1, .scored = true, .score = -0.5}, {a}, 1, 2,
+         "score"},
+        {2, {.i = 1, .j = 0, .wins = 1, .losses = 1, .scored = true, .score = NAN}, {a}, 1, 2,
+         "score"},
     };
     for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
         rating_config cfg;
@@ -358,6 +364,37 @@ Test(rating, bad_input)
     cfg.max_iter = 0;
     cr_assert_eq(rating_fit_compute(2, &ok, 1, &a, 1, &cfg, &f, NULL, 0), KZ_EINVAL);
     cr_assert_null(f);
+}
+
+/* A result with its own score (a game scored in points, server/ratings.c):
+ * given as wins + draws / 2 it fits bit for bit as the plain result; given
+ * as a share of points it fits that share. Player 1 won 6 and lost 4 games
+ * against the anchor 0, the wins singles (6 points) and the losses 2
+ * gammons (4 points) and 2 singles (2 points): 6 points each, a share of
+ * 1/2, so the score is 10 * 6 / 12 = 5 and (prior 0) r_1 = E(0.5) = 0. With
+ * 3 of the wins gammons instead (9 points to 6): share 0.6, score 6 out of
+ * 10, r_1 = E(0.6) = 400 log10(1.5) = +70.4365. */
+Test(rating, a_scored_result_fits_its_score)
+{
+    const rating_anchor a[] = {{.player = 0, .elo = 0}};
+    const rating_result plain = {.i = 1, .j = 0, .wins = 6, .draws = 1, .losses = 4};
+    rating_result same = plain;
+    same.scored = true;
+    same.score = 6.5;
+    rating_fit *f = s_fit(2, &plain, 1, a, 1, 2), *g = s_fit(2, &same, 1, a, 1, 2);
+    cr_assert(f->elo[1] == g->elo[1] && f->sd[1] == g->sd[1], "%.17g %.17g", f->elo[1],
+              g->elo[1]);
+    rating_fit_destroy(&f);
+    rating_fit_destroy(&g);
+    rating_result pts = {.i = 1, .j = 0, .wins = 6, .losses = 4, .scored = true, .score = 5};
+    f = s_fit(2, &pts, 1, a, 1, 0);
+    cr_assert_float_eq(f->elo[1], 0.0, 1e-6);
+    cr_assert_eq(f->games[1], 10);
+    rating_fit_destroy(&f);
+    pts.score = 6;
+    f = s_fit(2, &pts, 1, a, 1, 0);
+    cr_assert_float_eq(f->elo[1], 70.4365, 1e-3);
+    rating_fit_destroy(&f);
 }
 
 /* ---- many players ---- */

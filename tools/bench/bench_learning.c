@@ -684,7 +684,8 @@ static bool s_scale_rating(const job *jobs, int n, double *elo, double *lo, doub
                 int w, d, l;
                 match_stats st;
                 s_job_stats(&jobs[k], &w, &d, &l, &st);
-                res[nr] = (rating_result){0, nr + 1, w, d, l};
+                res[nr] = (rating_result){.i = 0, .j = nr + 1, .wins = w, .draws = d,
+                                          .losses = l};
                 anc[nr] = (rating_anchor){nr + 1, s_scale_elo[a]};
                 nr++;
             }

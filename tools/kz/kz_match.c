@@ -48,6 +48,8 @@ typedef struct match_cli {
     int race_decisions[2];
     long points;            /* a game scored in points (max_points > 1): A's net points */
     double points_sq;       /* and the sum of their squares (the per-game variance) */
+    int prev_points;        /* A's net points in the last even-numbered game */
+    match_ratio pair_points; /* per completed pair: A's net points over its 2 games */
     uint64_t hash;          /* the game in progress: its start, colours and actions hashed */
     uint64_t *seen;         /* (n_seen) each finished game's hash << 2 | A's result + 1 */
     size_t n_seen, cap_seen;
@@ -79,6 +81,10 @@ static void s_on_game(void *ctx, const match_game *gm, int w, int d, int l)
     int pts = gm->result.winner < 0 ? 0 : gm->result.points > 0 ? gm->result.points : 1;
     m->points += gm->a_result * pts;
     m->points_sq += (double)pts * pts * (gm->a_result != 0);
+    if (gm->index % 2 == 0)
+        m->prev_points = gm->a_result * pts;
+    else
+        match_ratio_add(&m->pair_points, m->prev_points + gm->a_result * pts, 2);
     for (int p = 0; p < 2; p++) { /* player id p was A when p == a_player */
         int side = p == gm->a_player ? 0 : 1;
         m->loss[side] += gm->loss[p];
@@ -232,6 +238,9 @@ int cmd_match(int argc, char **argv)
         "and the same figures follow for the pairs (pentanomial: LL/LD/DD+WL/WD/WW counts,\n"
         "the score with its interval from the pair variance, its Elo, and with --sprt the\n"
         "pentanomial LLR): pairs cancel most of the colour's and the opening's advantage.\n"
+        "In a game with dice (backgammon) the two games of a pair have the same dice\n"
+        "(duplicate dice), so they form a pair from the start position too, and the points\n"
+        "per game follow with their interval over the pairs.\n"
         "The same --seed (default 1) replays the same match. --tb_dir gives the endgame\n"
         "tables (docs/tablebase.md) to the searches of A, B or both (--tb_players):\n"
         "mcts and gumbel players value the leaves they cover exactly, alphabeta and\n"
@@ -419,6 +428,12 @@ int cmd_match(int argc, char **argv)
         double var = st.games > 1 ? (m.points_sq - st.games * mean * mean) / (st.games - 1) : 0;
         printf("  points: A %+ld over %d games: %+.3f per game +/- %.3f\n", m.points, st.games,
                mean, MATCH_Z95 * sqrt(var > 0 ? var / st.games : 0));
+        if (g->is_chance && m.pair_points.n >= 2) { /* the pairs' duplicate dice */
+            double ppg, half;
+            match_ratio_stats(&m.pair_points, &ppg, &half);
+            printf("  points over the %d pairs (duplicate dice): %+.3f per game +/- %.3f\n",
+                   m.pair_points.n, ppg, half);
+        }
     }
     printf("  score: %.3f +/- %.3f (95%%: %.3f .. %.3f)\n", st.score, MATCH_Z95 * st.sd,
            st.score_lo, st.score_hi);
@@ -433,7 +448,7 @@ int cmd_match(int argc, char **argv)
                : decision == GATE_REJECT ? "H0 accepted (A is not stronger by elo1)"
                                          : "undecided");
     }
-    if (cfg.openings > 0)
+    if (cfg.openings > 0 || g->is_chance) /* pairs: one opening, or the same dice */
         s_print_pairs(&m, w + d + l);
     s_print_distinct(&m, w + d + l);
 out:

@@ -95,7 +95,8 @@ int cmd_scale(int argc, char **argv)
         }
         fprintf(stderr, "scale: %s %s vs %s: +%d =%d -%d (%.0f s)\n", g->name, names[i + 1],
                 names[i], w, d, l, time_now() - t0);
-        res[i] = (rating_result){i + 1, i, w, d, l};
+        res[i] = (rating_result){.i = i + 1, .j = i, .wins = w, .draws = d,
+                                 .losses = l};
         games[i] += w + d + l;
         games[i + 1] += w + d + l;
     }
