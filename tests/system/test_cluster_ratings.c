@@ -552,20 +552,26 @@ Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
                                  "--seed=5", NULL};
     pid_t wp = harness_spawn("kz-worker", wargs, log);
     /* Step 1. Kill a gnubg of the worker's in mid-game: one that has lived
-     * 0.6 s (past its start-up; a game at 200 simulations lasts longer). A
-     * game ending just then closes its gnubg without a failure, and a kill
-     * during the start-up drops the job's games (their slots return after
+     * a while (past its start-up, in a game at 200 simulations). A game
+     * ending just then closes its gnubg without a failure, and a kill during
+     * the start-up drops the job's games (their slots return after
      * eval_timeout_s): try the next one. */
+    /* How long a game lasts depends on the machine (on a quiet one every game
+     * of the gauntlet may end within 0.6 s): each gnubg seen is killed after
+     * the next age of the list, so that some kill lands in mid-game. */
+    static const double ages[] = {0.6, 0.3, 0.15, 0.45, 0.08, 0.2};
+    int tries = 0;
     bool failed = false;
     pid_t seen = 0;
-    double seen_at = 0;
-    for (double end = time_now() + 240; time_now() < end && !failed; harness_sleep(0.02)) {
+    double seen_at = 0, age = ages[0];
+    for (double end = time_now() + 240; time_now() < end && !failed; harness_sleep(0.01)) {
         pid_t g = s_gnubg_child(wp);
         if (g != seen) {
             seen = g;
             seen_at = time_now();
+            age = ages[tries++ % (int)(sizeof ages / sizeof ages[0])];
         }
-        if (!g || time_now() - seen_at < 0.6)
+        if (!g || time_now() - seen_at < age)
             continue;
         kill(g, SIGKILL);
         failed = harness_wait_log(log, "failed (", 3);
