@@ -523,7 +523,8 @@ static pid_t s_gnubg_child(pid_t parent)
  * heartbeats kept: the coordinator never counts it gone; the slot is played
  * again once eval_timeout_s passes); the tallies count points (a gammon 2,
  * a backgammon 3) and v1's rating against gnubg reaches the history and
- * /status. A few games at 4 simulations of a 1 x 8 network. */
+ * /status. A few games at 2,000 simulations of a 1 x 8 network (long enough
+ * for a kill to land in mid-game on a quiet machine). */
 Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
 {
     if (!gnubg_path()) {
@@ -539,7 +540,7 @@ Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
     cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
     const char *const extra[] = {"--game=backgammon", "--anchors=gnubg:beginner,gnubg:intermediate",
                                  "--eval_share=1", "--calibration_pairs=1", "--eval_pairs=2",
-                                 "--eval_simulations=200", "--book_openings=4",
+                                 "--eval_simulations=2000", "--book_openings=4",
                                  "--eval_timeout_s=3", "--gate=none", "--expiry_ms=5000",
                                  NULL};
     harness_coord_start(&h, extra);
@@ -552,7 +553,7 @@ Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
                                  "--seed=5", NULL};
     pid_t wp = harness_spawn("kz-worker", wargs, log);
     /* Step 1. Kill a gnubg of the worker's in mid-game: one that has lived
-     * a while (past its start-up, in a game at 200 simulations). A game
+     * a while (past its start-up, in a game at 2,000 simulations). A game
      * ending just then closes its gnubg without a failure, and a kill during
      * the start-up drops the job's games (their slots return after
      * eval_timeout_s): try the next one. */
