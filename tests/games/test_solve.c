@@ -16,7 +16,9 @@
  *   cycle in a win certificate, and malformed or damaged files;
  * - the transposition table file: a stopped search resumes from it, a
  *   damaged one is refused with one line (or, entry damage, ignored);
- * - `kz solve` and `kz solve verify`, and their errors. */
+ * - `kz solve` and `kz solve verify`, and their errors;
+ * - `kz solve book --out`: of a book of candidates, exactly the ones the
+ *   tables call drawn are written, in order, as a book file. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@
 #include "games/game.h"
 #include "games/khreibaga.h"
 #include "games/tablebase.h"
+#include "play/yardstick.h"
 #include "solve/certificate.h"
 #include "solve/pns.h"
 #include "tests/harness/harness.h"
@@ -517,4 +520,84 @@ Test(solve, kz_solve)
     cr_assert_eq(harness_cli_kz(&c, args), 1);
     cr_assert(strstr(c.err, "junk.tt") && strstr(c.err, "magic"), "%s", c.err);
     harness_cli_fini(&c);
+}
+
+/* kz solve book --match_book CANDIDATES --out F: the candidates are 4-piece
+ * positions solved down to the 3-piece tables; F must hold exactly those the
+ * 4-piece tables value as draws, in their order. */
+Test(solve, kz_solve_book_keeps_the_drawn_openings)
+{
+    char *dir = s_tables("solve-book", 4);
+    tb_set *full = s_open(dir, 4);
+    rng_t rng;
+    rng_seed(&rng, 29);
+    enum { N = 16 };
+    game_state cand[N], drawn[N];
+    int n_drawn = 0, won = 0;
+    for (int k = 0; k < N;) {
+        int ci = (int)rng_below(&rng, (uint32_t)tb_class_count(full));
+        tb_class_info info;
+        tb_class_get(full, ci, &info);
+        if (info.own_men + info.own_kings + info.opp_men + info.opp_kings != 4)
+            continue;
+        /* Draws are rarer than wins: take every draw, and a win or loss only
+         * while there are as many draws as decided ones. */
+        game_state s;
+        tb_class_position(full, ci, rng_next(&rng) % info.positions, &s);
+        tb_value v;
+        cr_assert_eq(tb_probe(full, &s, &v), 0);
+        if (v.wdl && won > n_drawn + 2)
+            continue;
+        cand[k++] = s;
+        if (v.wdl)
+            won++;
+        else
+            drawn[n_drawn++] = s;
+    }
+    cr_assert(n_drawn > 0 && won > 0, "%d drawn, %d decided", n_drawn, won);
+    tb_close(&full);
+
+    harness_cli c;
+    harness_cli_init(&c, "solve-book");
+    char book[600], out[600], args[2048];
+    snprintf(book, sizeof book, "%s/cand.txt", c.dir);
+    snprintf(out, sizeof out, "%s/drawn.txt", c.dir);
+    cr_assert_eq(yard_write(&khreibaga_game, book, "candidates", cand, NULL, N), 0);
+    snprintf(args, sizeof args, "solve book --match_book %s --tables %s --pieces 3 --out %s",
+             book, dir, out);
+    cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
+    char line[128];
+    snprintf(line, sizeof line, "%d openings: both proven (draw) %d;", N, n_drawn);
+    cr_assert(strstr(c.out, line), "want '%s' in:\n%s", line, c.out);
+    game_state got[N];
+    int n_got = 0;
+    char err[512];
+    cr_assert_eq(yard_read(&khreibaga_game, out, got, NULL, N, &n_got, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(n_got, n_drawn);
+    for (int i = 0; i < n_got; i++) {
+        char a[64], b[64];
+        khreibaga_game.format_position(&got[i], a, sizeof a);
+        khreibaga_game.format_position(&drawn[i], b, sizeof b);
+        cr_assert_str_eq(a, b, "opening %d", i);
+    }
+    char *text = harness_read_file(out);
+    cr_assert(text && strstr(text, "# Openings of khreibaga balanced under perfect play"));
+    free(text);
+
+    /* Bad input: seeded without a count, an unwritable --out, a missing book. */
+    cr_assert_eq(harness_cli_kz(&c, "solve book --book seeded --tables ''"), 2);
+    cr_assert(strstr(c.err, "--openings"), "%s", c.err);
+    snprintf(args, sizeof args,
+             "solve book --match_book %s --tables %s --pieces 3 --openings 2 --out %s/no/such",
+             book, dir, c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 1);
+    const char *why = strstr(c.err, "kz solve: book: cannot write");
+    cr_assert(why && strchr(why, '\n') == c.err + strlen(c.err) - 1, "%s", c.err);
+    snprintf(args, sizeof args, "solve book --match_book %s/none.txt --tables ''", c.dir);
+    cr_assert_eq(harness_cli_kz(&c, args), 2);
+    cr_assert(strstr(c.err, "none.txt"), "%s", c.err);
+    harness_cli_fini(&c);
+    harness_rm_rf(dir);
+    free(dir);
 }

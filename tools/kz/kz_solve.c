@@ -18,6 +18,7 @@
 #include "data/store.h"
 #include "play/match.h"
 #include "play/referee.h"
+#include "play/yardstick.h"
 #include "search/player.h"
 #include "solve/certificate.h"
 #include "solve/pns.h"
@@ -35,9 +36,10 @@ typedef struct solve_opts {
     double seconds;                /* budget: wall-clock seconds (0: none) */
     double progress;               /* seconds between progress lines */
     bool verify_tables;            /* verify: tb_verify_class every class first */
-    int book;                      /* book: 0 coordinator, 1 learning */
+    int book;                      /* book: 0 coordinator, 1 learning, 2 seeded */
     long openings;                 /* book: how many (0: the book's size) */
     char cert_dir[CONFIG_STR_MAX]; /* book: write each answer's certificate here ("": none) */
+    char out[CONFIG_STR_MAX];      /* book: write the openings proven drawn here ("": none) */
     long positions;                /* accuracy: positions */
     long sims;                     /* accuracy: the search's simulations */
     char players[CONFIG_STR_MAX];  /* accuracy: more players (specs joined by commas) */
@@ -73,9 +75,9 @@ static const config_option s_rows[] = {
     CONFIG_ROW_DOUBLE(progress, "10", 0.1, 1e6, "seconds between progress lines"),
     CONFIG_ROW_BOOL(verify_tables, "false",
                     "verify: check every loaded table class against the rules first (slow)"),
-    CONFIG_ROW_CHOICE(book, "coordinator|learning",
-                      "book: the coordinator's (500 openings, seed 1) or bench_learning's (50, "
-                      "seed 20261124)"),
+    CONFIG_ROW_CHOICE(book, "coordinator|learning|seeded",
+                      "book: the coordinator's (500 openings, seed 1), bench_learning's (50, "
+                      "seed 20261124) or --openings N of match_openings from --seed"),
     CONFIG_ROW_INT(openings, "0", 0, 100000,
                    "book: the first N openings (0: all); --match: distinct openings (0: games / "
                    "2)"),
@@ -83,6 +85,10 @@ static const config_option s_rows[] = {
                       "book: write the certificate of each answer into this directory "
                       "(NNN-black.txt, NNN-white.txt: the claim \"X does not lose\", or the "
                       "opponent's win)"),
+    CONFIG_ROW_STRING(out, "",
+                      "book: write the openings proven drawn (both claims proven) to this book "
+                      "file, for --match_book and --book of kz match, kz yardstick and "
+                      "bench_learning"),
     CONFIG_ROW_INT(positions, "20", 1, 1000000,
                    "accuracy: positions (the book's first N openings, at most 500, or N turn "
                    "starts of the games given)"),
@@ -106,7 +112,7 @@ static const config_option s_rows[] = {
                       "and judge it"),
     CONFIG_ROW_STRING(match_book, "",
                       "--match: the openings from this book file (kz yardstick book), its first "
-                      "--openings; \"\" = random ones from --seed"),
+                      "--openings; \"\" = random ones from --seed; book: the candidates"),
     CONFIG_ROW_INT(seed, "1", 0, 9007199254740991,
                    "--match: the match's seed; accuracy: the draw of positions from games"),
     CONFIG_ROW_BOOL(quiet, "false", "referee: only the summary"),
@@ -118,8 +124,8 @@ static const char s_usage[] =
     "usage: kz solve [--position P] [--side black|white] [--tables D] [--tt FILE] [--cert C]\n"
     "                [--nodes N] [--seconds S]\n"
     "       kz solve verify FILE... [--tables D] [--verify_tables]\n"
-    "       kz solve book [--book coordinator|learning] [--openings N] [--seconds S]\n"
-    "                     [--cert_dir D] ...\n"
+    "       kz solve book [--book coordinator|learning|seeded] [--openings N] [--seed S]\n"
+    "                     [--seconds S] [--cert_dir D] [--out F] ...\n"
     "       kz solve accuracy [MODEL] [--players A,B] [--positions N] [--sims S] [--nodes B]\n"
     "                         [--seconds S] [--records F | --store D | --match A,B]\n"
     "       kz solve referee [FILE...] [--records F] [--store D [--kind K] [--model V]]\n"
@@ -131,7 +137,8 @@ static const char s_usage[] =
     "accepted only as a closed set of positions; --cert writes it as a certificate,\n"
     "which `kz solve verify` re-checks with the naive reference rules and the tables\n"
     "(exit 0: it holds; 1: the first bad line is named). `book` tries both claims on\n"
-    "each opening of a book, --seconds each. Prints \"result: proven|disproven|open\".\n"
+    "each opening of a book, --seconds each; --out keeps the drawn ones as a book of\n"
+    "openings balanced under perfect play. Prints \"result: proven|disproven|open\".\n"
     "`accuracy` values N positions (the coordinator's book's openings, or turn starts\n"
     "drawn from the games given) with the search, at most --nodes expansions (default\n"
     "200000) and --seconds a position, and counts the turns of policy:MODEL,\n"
@@ -267,14 +274,28 @@ static int s_search(const solve_opts *o)
 
 static int s_book(const solve_opts *o)
 {
-    int n = o->book ? 50 : 500;
-    uint64_t seed = o->book ? 20261124 : 1;
-    game_state *st = xcalloc((size_t)n, sizeof *st);
-    int rc = match_openings(&khreibaga_game, n, 0, seed, st);
-    if (rc) {
-        free(st);
-        fprintf(stderr, "kz solve: cannot make the book: %s\n", err_str(rc));
-        return 1;
+    static const char *const names[] = {"coordinator", "learning", "seeded"};
+    int n, rc = 0;
+    uint64_t seed = o->book == 2 ? (uint64_t)o->seed : o->book ? 20261124 : 1;
+    char from[CONFIG_STR_MAX + 64];
+    game_state *st;
+    if (o->match_book[0]) { /* the candidates from a book file */
+        if (kz_read_book("solve book", &khreibaga_game, o->match_book, &st, &n))
+            return 2;
+        snprintf(from, sizeof from, "the book file %s", o->match_book);
+    } else {
+        if (o->book == 2 && !o->openings)
+            return kz_usage_error("solve book: --book seeded needs --openings N (the candidates)");
+        n = o->book == 2 ? (int)o->openings : o->book ? 50 : 500;
+        st = xcalloc((size_t)n, sizeof *st);
+        rc = match_openings(&khreibaga_game, n, 0, seed, st);
+        if (rc) {
+            free(st);
+            fprintf(stderr, "kz solve: cannot make the book: %s\n", err_str(rc));
+            return 1;
+        }
+        snprintf(from, sizeof from, "book %s, seed %llu", names[o->book],
+                 (unsigned long long)seed);
     }
     if (o->openings && o->openings < n)
         n = (int)o->openings;
@@ -291,7 +312,8 @@ static int s_book(const solve_opts *o)
         tb_close(&t);
         return 1;
     }
-    int tally[3][3] = {{0}};
+    int tally[3][3] = {{0}}, n_drawn = 0, done = 0;
+    game_state *drawn = xcalloc((size_t)n, sizeof *drawn);
     for (int i = 0; i < n && !s_stop && !rc; i++) {
         pns_pos root;
         pns_pos_from_state(&st[i], &root);
@@ -303,15 +325,35 @@ static int s_book(const solve_opts *o)
                          side ? "white" : "black");
             rc = s_one(o, t, tt, &root, side, o->seconds, cert, &out[side]);
         }
-        if (!rc)
+        if (!rc) {
             tally[out[0]][out[1]]++;
+            done++;
+            if (out[0] == PNS_PROVEN && out[1] == PNS_PROVEN)
+                drawn[n_drawn++] = st[i];
+        }
     }
-    printf("book %s, %d openings: both proven (draw) %d; Black does not lose only %d; "
+    printf("%s, %d openings: both proven (draw) %d; Black does not lose only %d; "
            "White does not lose only %d; Black proven, White disproven (Black wins in G-inf) "
            "%d; White proven, Black disproven %d; the rest open %d\n",
-           o->book ? "learning" : "coordinator", n, tally[1][1], tally[1][0], tally[0][1],
-           tally[1][2], tally[2][1], n - tally[1][1] - tally[1][0] - tally[0][1] - tally[1][2] -
-           tally[2][1]);
+           from, n, tally[1][1], tally[1][0], tally[0][1], tally[1][2], tally[2][1],
+           n - tally[1][1] - tally[1][0] - tally[0][1] - tally[1][2] - tally[2][1]);
+    if (!rc && o->out[0]) {
+        char header[1024];
+        snprintf(header, sizeof header,
+                 "Openings of khreibaga balanced under perfect play (kz solve book): of %d "
+                 "candidates (%s), the %d where both \"Black does not lose\"\n"
+                 "and \"White does not lose\" are proven (down to the tables of %s, %.0f s a "
+                 "claim at most; %d not reached).",
+                 n, from, n_drawn,
+                 o->tables[0] ? o->tables : "none", o->seconds, n - done);
+        if (yard_write(&khreibaga_game, o->out, header, drawn, NULL, n_drawn)) {
+            fprintf(stderr, "kz solve: book: cannot write %s\n", o->out);
+            rc = 1;
+        } else {
+            printf("wrote %d drawn openings to %s\n", n_drawn, o->out);
+        }
+    }
+    free(drawn);
     s_stats_line(tt);
     pns_tt_close(&tt);
     tb_close(&t);
