@@ -8,7 +8,9 @@
  *   binary's count of value-losing turns equals the count the test works out
  *   from the tables turn by turn;
  * - a match is judged with both players' turns accounted for, and bad input
- *   gets one line and a non-zero exit. */
+ *   gets one line and a non-zero exit;
+ * - --match_tables: the tables in a player's search take its value-losing
+ *   turns in 4-piece endings to none (alphabeta:1 loses some without). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,6 +277,53 @@ Test(referee, a_match_is_judged_for_both_players)
     }
     cr_assert_eq(sum, turns, "%s", c.out);
     harness_cli_fini(&c);
+}
+
+/* A player's own value-losing turns in the summary's "player" lines. */
+static long s_player_losing(const char *out, const char *name)
+{
+    char key[64];
+    snprintf(key, sizeof key, "\n  %s ", name);
+    const char *p = strstr(out, key);
+    cr_assert(p, "no line for %s: %s", name, out);
+    long turns, judged, unknown, losing;
+    cr_assert_eq(sscanf(p + strlen(key), "%ld %ld %ld %ld", &turns, &judged, &unknown, &losing),
+                 4, "%s", p);
+    cr_assert_gt(judged, 0);
+    return losing;
+}
+
+Test(referee, tables_in_a_players_search_take_its_ending_errors)
+{
+    char *dir = s_tables("referee-mt", 4);
+    harness_cli c;
+    harness_cli_init(&c, "referee-mt");
+    char book[600];
+    snprintf(book, sizeof book, "%s/b4.txt", c.dir);
+    harness_write(book, "# king and man a side\n"
+                        "B...........b.......w...W b\nB.....b...........w.....W w\n"
+                        "b.....B.....W.....w...... b\n....B.b.....w.W.......... w\n");
+    long losing[2];
+    for (int k = 0; k < 2; k++) {
+        char args[1024];
+        snprintf(args, sizeof args, "solve referee --match alphabeta:1,random --match_book "
+                 "b4.txt --games 16 --seed 5 --tables %s --match_tables %s --quiet", dir,
+                 k ? "a" : "none");
+        cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
+        losing[k] = s_player_losing(c.out, "alphabeta:1");
+    }
+    cr_assert_gt(losing[0], 0, "alphabeta:1 lost no value without the tables: the test says "
+                 "nothing");
+    cr_assert_eq(losing[1], 0, "alphabeta:1 with the tables still lost value %ld times",
+                 losing[1]);
+    /* Without the referee's tables there are none to give. */
+    cr_assert_eq(harness_cli_kz(&c, "solve referee --match alphabeta:1,random --games 2 "
+                                    "--tables '' --match_tables a"), 2);
+    const char *why = strstr(c.err, "--match_tables needs");
+    cr_assert(why && strchr(why, '\n') == c.err + strlen(c.err) - 1, "%s", c.err);
+    harness_cli_fini(&c);
+    harness_rm_rf(dir);
+    free(dir);
 }
 
 Test(referee, bad_input_gets_one_line)

@@ -50,6 +50,7 @@ typedef struct solve_opts {
     long games;                    /* referee, accuracy: games at most (0: the source's default) */
     char match[CONFIG_STR_MAX];    /* referee, accuracy: play A,B as kz match does */
     char match_book[CONFIG_STR_MAX]; /* --match: the openings from this book file ("": random) */
+    int match_tables;              /* referee --match: tables in 0 no, 1 A's, 2 B's, 3 both searches */
     long seed;                     /* the match's seed; accuracy: the draw of positions */
     bool quiet;                    /* referee: no line per game */
 } solve_opts;
@@ -113,6 +114,9 @@ static const config_option s_rows[] = {
     CONFIG_ROW_STRING(match_book, "",
                       "--match: the openings from this book file (kz yardstick book), its first "
                       "--openings; \"\" = random ones from --seed; book: the candidates"),
+    CONFIG_ROW_CHOICE(match_tables, "none|a|b|both",
+                      "referee --match: give --tables to the searches of A, B or both (as kz "
+                      "match --tb_dir); the judge has them either way"),
     CONFIG_ROW_INT(seed, "1", 0, 9007199254740991,
                    "--match: the match's seed; accuracy: the draw of positions from games"),
     CONFIG_ROW_BOOL(quiet, "false", "referee: only the summary"),
@@ -129,7 +133,8 @@ static const char s_usage[] =
     "       kz solve accuracy [MODEL] [--players A,B] [--positions N] [--sims S] [--nodes B]\n"
     "                         [--seconds S] [--records F | --store D | --match A,B]\n"
     "       kz solve referee [FILE...] [--records F] [--store D [--kind K] [--model V]]\n"
-    "                        [--match A,B [--match_book F]] [--games N] [--nodes B]\n"
+    "                        [--match A,B [--match_book F] [--match_tables a|b|both]]\n"
+    "                        [--games N] [--nodes B]\n"
     "                        [--seconds S] [--quiet]\n\n"
     "Proves \"X does not lose from P\" by a df-pn proof search over whole turns down to\n"
     "the endgame tables (docs/solve.md). The transposition table can live in a file\n"
@@ -436,6 +441,7 @@ typedef struct ref_run {
     ref_game cur;            /* match: the game being played */
     int cur_index;           /* its index (-1 none) */
     char match_names[2][48]; /* match: A's and B's names */
+    const tb_set *tables;    /* referee: the judge's tables (borrowed; NULL: none) */
     int rc;                  /* an error met inside a callback */
     double t0;               /* when the run started */
 } ref_run;
@@ -758,6 +764,18 @@ static int s_from_match(ref_run *c, const char *specs)
         player_destroy(&pa);
         return kz_usage_error("solve: --match: %s", err);
     }
+    if (c->o->match_tables) {
+        if (!c->tables || !c->r) {
+            player_destroy(&pa);
+            player_destroy(&pb);
+            return kz_usage_error("solve: --match_tables needs the referee's --tables");
+        }
+        game_oracle o_tb = tb_oracle(c->tables);
+        if (c->o->match_tables & 1)
+            player_set_oracle(pa, &o_tb);
+        if (c->o->match_tables & 2)
+            player_set_oracle(pb, &o_tb);
+    }
     match_config cfg;
     match_config_default(&cfg);
     cfg.games = c->o->games ? (int)c->o->games : 20;
@@ -919,6 +937,7 @@ static int s_referee(const solve_opts *o, int nfiles, const char **files)
         return 1;
     ref_run *c = xcalloc(1, sizeof *c);
     c->o = o;
+    c->tables = t;
     c->r = s_referee_new(o, t);
     int rc = c->r ? 0 : 1;
     double t0 = time_now();
