@@ -322,6 +322,8 @@ int referee_game_judge(referee *r, const game_state *start, const uint16_t *acti
         khreibaga_set(&ps, r->pos[k].black, r->pos[k].white, r->pos[k].kings, m);
         int phase = yard_phase(g, &ps);
         out->by[phase][m][verdict]++;
+        if (yard_pieces(g, &ps) <= REFEREE_FEW_PIECES)
+            out->few[m][verdict]++;
         out->inconsistent += inc;
         if (before.lo == 1 && before.hi == 1 && won_from[m] < 0)
             won_from[m] = k;
@@ -367,6 +369,7 @@ void referee_tally_add(referee_tally *t, const referee_game *g, unsigned sides)
             if (sides & (1u << m))
                 for (int v = 0; v < REFEREE_VERDICTS; v++) {
                     t->by[ph][m][v] += g->by[ph][m][v];
+                    t->few[m][v] += ph == 0 ? g->few[m][v] : 0;
                     errors += v == REFEREE_LOSE ? g->by[ph][m][v] : 0;
                 }
     t->games_with_error += errors > 0;
@@ -381,6 +384,11 @@ void referee_tally_add(referee_tally *t, const referee_game *g, unsigned sides)
 long referee_tally_turns(const referee_tally *t, int phase, int side, int verdict)
 {
     long n = 0;
+    if (phase == REFEREE_FEW) {
+        for (int m = 0; m < 2; m++)
+            n += side < 0 || side == m ? t->few[m][verdict] : 0;
+        return n;
+    }
     for (int ph = 0; ph < YARD_PHASES; ph++)
         for (int m = 0; m < 2; m++)
             if ((phase < 0 || phase == ph) && (side < 0 || side == m))

@@ -114,10 +114,15 @@ typedef struct referee_error {
     char turn_text[64]; /* the turn in R21 notation, hops joined ("7x17x5") */
 } referee_error;
 
+#define REFEREE_FEW_PIECES 6   /* the pieces the "few" count of the ending goes up to */
+#define REFEREE_FEW YARD_PHASES /* referee_tally_turns's phase for that count */
+
 /* A game judged turn by turn. */
 typedef struct referee_game {
     int turns;                          /* whole turns played */
     int by[YARD_PHASES][2][REFEREE_VERDICTS]; /* turns by phase, mover, verdict */
+    int few[2][REFEREE_VERDICTS];       /* the ending's turns from at most REFEREE_FEW_PIECES
+                                         * pieces (the 6-piece tables' reach), by mover, verdict */
     int inconsistent;                   /* keeping turns that raised the value (must be 0) */
     referee_value start;                /* the start position's value for its mover */
     int start_mover;                    /* who moved first: 0 Black, 1 White */
@@ -142,6 +147,7 @@ int referee_game_judge(referee *r, const game_state *start, const uint16_t *acti
 typedef struct referee_tally {
     long games;                          /* games added */
     long by[YARD_PHASES][2][REFEREE_VERDICTS]; /* turns by phase, mover, verdict */
+    long few[2][REFEREE_VERDICTS];       /* of the ending, from at most REFEREE_FEW_PIECES */
     long kinds[3];                       /* value-losing turns: win->draw, win->loss, draw->loss */
     long games_with_error;               /* games with at least one value-losing turn */
     long inconsistent;                   /* must stay 0 */
@@ -152,7 +158,9 @@ typedef struct referee_tally {
  * White: 3 both) to t; the game itself (games, unconverted) counts once for
  * any non-zero `sides`. */
 void referee_tally_add(referee_tally *t, const referee_game *g, unsigned sides);
-/* Sums over the phases and/or movers: phase -1 all phases, side -1 both. */
+/* Sums over the phases and/or movers: phase -1 all phases, side -1 both;
+ * phase REFEREE_FEW: only the ending's turns from at most REFEREE_FEW_PIECES
+ * pieces (a part of phase 2, never added into -1). */
 long referee_tally_turns(const referee_tally *t, int phase, int side, int verdict);
 
 /* ---- accuracy: players against perfect play on fixed positions ---- */

@@ -235,6 +235,15 @@ Test(referee, kz_solve_referee_counts_what_the_tables_count)
                      c.out);
         cr_assert_null(strstr(c.out, "INCONSISTENT"), "%s", c.out);
         cr_assert(strstr(c.out, "ending (<=8)"), "%s", c.out);
+        /* Every turn of these games is from 4 pieces or fewer: the ending's
+         * "of it <=6 pieces" row holds them all. */
+        const char *few = strstr(c.out, "\n    of it <=6 pieces ");
+        cr_assert(few, "%s", c.out);
+        long ft, fj, fu, fl;
+        cr_assert_eq(sscanf(few + strlen("\n    of it <=6 pieces "), "%ld %ld %ld %ld", &ft, &fj,
+                            &fu, &fl), 4);
+        cr_assert_eq(ft, want_turns, "%s", c.out);
+        cr_assert_eq(fl, want_lose, "%s", c.out);
         /* Eight lines, one a game, each naming its file. */
         int lines = 0;
         for (const char *p = c.out; (p = strstr(p, "\ngame ")) != NULL; p++)

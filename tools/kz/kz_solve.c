@@ -865,6 +865,7 @@ static void s_report(const ref_run *c, double seconds)
            "unknown", "losing", "share", "a game");
     for (int ph = 0; ph < YARD_PHASES; ph++)
         s_print_tally_row(yard_phase_name(ph), t, ph, -1, c->games);
+    s_print_tally_row("  of it <=6 pieces", t, REFEREE_FEW, -1, c->games);
     s_print_tally_row("all", t, -1, -1, c->games);
     s_print_tally_row("Black's turns", t, -1, 0, c->games);
     s_print_tally_row("White's turns", t, -1, 1, c->games);
@@ -881,6 +882,7 @@ static void s_report(const ref_run *c, double seconds)
                 snprintf(name, sizeof name, "  %s", yard_phase_name(ph));
                 s_print_tally_row(name, &wh->t, ph, -1, wh->t.games);
             }
+            s_print_tally_row("    of it <=6 pieces", &wh->t, REFEREE_FEW, -1, wh->t.games);
         }
     }
 }
