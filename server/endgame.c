@@ -47,8 +47,7 @@ struct endgame {
     endgame_point hist[ENDGAME_HISTORY]; /* the measured versions, oldest first */
     int n_hist;              /* used */
     uint64_t results;        /* measurements published (the thread's count) */
-    uint64_t saved;          /* of them written to the store (main thread's) */
-    bool loaded;             /* the history was read from the store (main thread's) */
+    history_sync sync;       /* the history in the store (main thread's) */
 };
 
 #define HIST_MAGIC "EGH1"
@@ -118,94 +117,42 @@ out:
     evaluator_net_destroy(&net);
 }
 
-/* Appends a measurement to the history (under e->lock), in place of the
- * last one when it is the same version's; when full, every other older
- * point goes (the plot keeps its span, with fewer points). */
+/* Appends a measurement to the history (under e->lock): coord_history_append. */
 static void s_hist_add(endgame *e, const endgame_figures *f)
 {
-    if (e->n_hist > 0 && e->hist[e->n_hist - 1].version == f->version)
-        e->n_hist--; /* measured again (a restart): the newer figures */
-    if (e->n_hist == ENDGAME_HISTORY) {
-        int k = 0;
-        for (int i = 0; i < e->n_hist; i += 2)
-            e->hist[k++] = e->hist[i];
-        e->n_hist = k;
-    }
-    e->hist[e->n_hist++] = (endgame_point){f->version, (uint32_t)f->positions,
-                                           (uint32_t)f->policy, (uint32_t)f->search,
-                                           f->value_mse, f->done_ms};
+    endgame_point q = {f->version, (uint32_t)f->positions, (uint32_t)f->policy,
+                       (uint32_t)f->search, f->value_mse, f->done_ms};
+    coord_history_append(e->hist, sizeof q, &e->n_hist, ENDGAME_HISTORY, &q);
     e->results++;
 }
 
-/* The history from the store (main thread, once the store is open); a
- * history in another form is dropped with a line. */
-static void s_hist_load(coord *c, endgame *e)
+/* A stored point: version, positions, policy, search u32, mse f64, ms i64. */
+static void s_point_read(const uint8_t *p, void *point)
 {
-    size_t cap = 8 + (size_t)ENDGAME_HISTORY * HIST_BYTES, len = 0;
-    uint8_t *b = xmalloc(cap);
-    int rc = store_get_meta(c->st, "endgame_history", b, cap, &len);
-    uint32_t n = rc == 0 && len >= 8 ? be_get32(b + 4) : 0;
-    if (rc && rc != KZ_ENOTFOUND) {
-        log_warn("endgame accuracy: the stored history does not read (%s); starting without it",
-                 err_str(rc));
-    } else if (rc == 0 && (len < 8 || memcmp(b, HIST_MAGIC, 4) || n > ENDGAME_HISTORY ||
-                           len != 8 + (size_t)n * HIST_BYTES)) {
-        log_warn("endgame accuracy: the stored history is in an unknown form; starting without "
-                 "it");
-    } else if (rc == 0) {
-        pthread_mutex_lock(&e->th.lock);
-        endgame_point old[ENDGAME_HISTORY];
-        int n_new = e->n_hist; /* measured since the start, before the store was open */
-        memcpy(old, e->hist, (size_t)n_new * sizeof *old);
-        e->n_hist = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            const uint8_t *p = b + 8 + (size_t)i * HIST_BYTES;
-            uint64_t bits = be_get64(p + 16);
-            endgame_point q = {be_get32(p), be_get32(p + 4), be_get32(p + 8), be_get32(p + 12),
-                               0, (int64_t)be_get64(p + 24)};
-            memcpy(&q.value_mse, &bits, sizeof bits);
-            e->hist[e->n_hist++] = q;
-        }
-        for (int i = 0; i < n_new; i++) {
-            endgame_figures f = {.version = old[i].version, .positions = (int)old[i].positions,
-                                 .policy = (int)old[i].policy, .search = (int)old[i].search,
-                                 .value_mse = old[i].value_mse, .done_ms = old[i].done_ms};
-            s_hist_add(e, &f);
-        }
-        pthread_mutex_unlock(&e->th.lock);
-    }
-    free(b);
+    endgame_point *q = point;
+    uint64_t bits = be_get64(p + 16);
+    *q = (endgame_point){be_get32(p), be_get32(p + 4), be_get32(p + 8), be_get32(p + 12), 0,
+                         (int64_t)be_get64(p + 24)};
+    memcpy(&q->value_mse, &bits, sizeof bits);
 }
 
-/* Writes the history when a measurement was added (main thread). */
-static void s_hist_save(coord *c, endgame *e)
+static void s_point_write(const void *point, uint8_t *p)
 {
-    uint8_t *b = xmalloc(8 + (size_t)ENDGAME_HISTORY * HIST_BYTES);
-    pthread_mutex_lock(&e->th.lock);
-    uint64_t results = e->results;
-    int n = e->n_hist;
-    memcpy(b, HIST_MAGIC, 4);
-    be_put32(b + 4, (uint32_t)n);
-    for (int i = 0; i < n; i++) {
-        uint8_t *p = b + 8 + (size_t)i * HIST_BYTES;
-        const endgame_point *q = &e->hist[i];
-        uint64_t bits;
-        memcpy(&bits, &q->value_mse, sizeof bits);
-        be_put32(p, q->version);
-        be_put32(p + 4, q->positions);
-        be_put32(p + 8, q->policy);
-        be_put32(p + 12, q->search);
-        be_put64(p + 16, bits);
-        be_put64(p + 24, (uint64_t)q->done_ms);
-    }
-    pthread_mutex_unlock(&e->th.lock);
-    int rc = store_put_meta(c->st, "endgame_history", b, 8 + (size_t)n * HIST_BYTES);
-    free(b);
-    if (rc)
-        log_warn("endgame accuracy: cannot save the history: %s", err_str(rc));
-    else
-        e->saved = results;
+    const endgame_point *q = point;
+    uint64_t bits;
+    memcpy(&bits, &q->value_mse, sizeof bits);
+    be_put32(p, q->version);
+    be_put32(p + 4, q->positions);
+    be_put32(p + 8, q->policy);
+    be_put32(p + 12, q->search);
+    be_put64(p + 16, bits);
+    be_put64(p + 24, (uint64_t)q->done_ms);
 }
+
+static const meta_history s_hist = {.key = "endgame_history", .magic = HIST_MAGIC,
+                                    .what = "endgame accuracy", .bytes = HIST_BYTES,
+                                    .max = ENDGAME_HISTORY, .size = sizeof(endgame_point),
+                                    .decode = s_point_read, .encode = s_point_write};
 
 /* The thread's part_thread hooks: whether a blob waits; measuring it. */
 static bool s_ready(void *arg) { return ((endgame *)arg)->job != NULL; }
@@ -293,15 +240,7 @@ void endgame_tick(coord *c)
     endgame *e = c->endgame;
     if (!e)
         return;
-    if (!e->loaded && c->st) {
-        e->loaded = true;
-        s_hist_load(c, e);
-    }
-    pthread_mutex_lock(&e->th.lock);
-    bool unsaved = e->results != e->saved;
-    pthread_mutex_unlock(&e->th.lock);
-    if (unsaved && e->loaded)
-        s_hist_save(c, e);
+    coord_history_sync(c, &s_hist, &e->sync, e->hist, &e->n_hist, &e->th.lock, &e->results);
     if (!c->best || c->best == e->posted)
         return;
     e->posted = c->best;

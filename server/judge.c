@@ -63,26 +63,18 @@ struct judge {
     judge_point hist[JUDGE_HISTORY]; /* the judged versions, oldest first */
     int n_hist;
     uint64_t results;        /* games judged (the thread's count) */
-    uint64_t saved;          /* results when the history was last written (main thread's) */
-    bool loaded;             /* the history was read from the store (main thread's) */
+    history_sync sync;       /* the history in the store (main thread's) */
     uint64_t dropped;        /* games not judged: the queue was full */
 };
 
 /* The history entry of the version being judged, made or replaced (under
- * e->lock); when full, every other older point goes. */
+ * e->lock): coord_history_append. */
 static void s_hist_put(judge *e)
 {
     const judge_figures *f = &e->fig;
-    if (e->n_hist > 0 && e->hist[e->n_hist - 1].version == f->version)
-        e->n_hist--;
-    if (e->n_hist == JUDGE_HISTORY) {
-        int k = 0;
-        for (int i = 0; i < e->n_hist; i += 2)
-            e->hist[k++] = e->hist[i];
-        e->n_hist = k;
-    }
-    e->hist[e->n_hist++] = (judge_point){f->version, (uint32_t)f->games, (uint32_t)f->decisions,
-                                         f->mp, f->mp_lo, f->mp_hi, f->done_ms};
+    judge_point q = {f->version, (uint32_t)f->games, (uint32_t)f->decisions, f->mp, f->mp_lo,
+                     f->mp_hi, f->done_ms};
+    coord_history_append(e->hist, sizeof q, &e->n_hist, JUDGE_HISTORY, &q);
 }
 
 /* Judges one record (on the thread, without the lock). */
@@ -221,88 +213,56 @@ void judge_post(coord *c, uint32_t version, int side, const uint8_t *rec, size_t
     pthread_mutex_unlock(&e->lock);
 }
 
-/* The history from the store (main thread, once); another form is dropped
- * with a line. */
-static void s_hist_load(coord *c, judge *e)
+/* A stored point: version, games, decisions u32; mp, lo, hi f64; ms i64. */
+static void s_point_read(const uint8_t *p, void *point)
 {
-    size_t cap = 8 + (size_t)JUDGE_HISTORY * HIST_BYTES, len = 0;
-    uint8_t *b = xmalloc(cap);
-    int rc = store_get_meta(c->st, "judge_history", b, cap, &len);
-    uint32_t n = rc == 0 && len >= 8 ? be_get32(b + 4) : 0;
-    if (rc && rc != KZ_ENOTFOUND) {
-        log_warn("judge: the stored history does not read (%s); starting without it",
-                 err_str(rc));
-    } else if (rc == 0 && (len < 8 || memcmp(b, HIST_MAGIC, 4) || n > JUDGE_HISTORY ||
-                           len != 8 + (size_t)n * HIST_BYTES)) {
-        log_warn("judge: the stored history is in an unknown form; starting without it");
-    } else if (rc == 0) {
-        pthread_mutex_lock(&e->lock);
-        judge_point now[JUDGE_HISTORY];
-        int n_now = e->n_hist; /* judged since the start, before the store was read */
-        memcpy(now, e->hist, (size_t)n_now * sizeof *now);
-        e->n_hist = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            const uint8_t *p = b + 8 + (size_t)i * HIST_BYTES;
-            judge_point q = {be_get32(p), be_get32(p + 4), be_get32(p + 8), 0, 0, 0, 0};
-            uint64_t bits[3];
-            for (int k = 0; k < 3; k++)
-                bits[k] = be_get64(p + 12 + 8 * k);
-            memcpy(&q.mp, &bits[0], 8);
-            memcpy(&q.mp_lo, &bits[1], 8);
-            memcpy(&q.mp_hi, &bits[2], 8);
-            q.done_ms = (int64_t)be_get64(p + 36);
-            e->hist[e->n_hist++] = q;
-        }
-        for (int i = 0; i < n_now; i++) { /* the same version again: the newer figures */
-            if (e->n_hist > 0 && e->hist[e->n_hist - 1].version == now[i].version)
-                e->n_hist--;
-            if (e->n_hist < JUDGE_HISTORY)
-                e->hist[e->n_hist++] = now[i];
-        }
-        if (!e->fig.version && e->n_hist > 0) { /* after a restart: the newest judged best */
-            const judge_point *q = &e->hist[e->n_hist - 1];
-            e->fig.version = q->version;
-            e->fig.games = (int)q->games;
-            e->fig.decisions = (long)q->decisions;
-            e->fig.mp = q->mp;
-            e->fig.mp_lo = q->mp_lo;
-            e->fig.mp_hi = q->mp_hi;
-            e->fig.done_ms = q->done_ms;
-        }
-        pthread_mutex_unlock(&e->lock);
-    }
-    free(b);
+    judge_point *q = point;
+    *q = (judge_point){be_get32(p), be_get32(p + 4), be_get32(p + 8), 0, 0, 0, 0};
+    uint64_t bits[3];
+    for (int k = 0; k < 3; k++)
+        bits[k] = be_get64(p + 12 + 8 * k);
+    memcpy(&q->mp, &bits[0], 8);
+    memcpy(&q->mp_lo, &bits[1], 8);
+    memcpy(&q->mp_hi, &bits[2], 8);
+    q->done_ms = (int64_t)be_get64(p + 36);
 }
 
-static void s_hist_save(coord *c, judge *e)
+static void s_point_write(const void *point, uint8_t *p)
 {
-    uint8_t *b = xmalloc(8 + (size_t)JUDGE_HISTORY * HIST_BYTES);
+    const judge_point *q = point;
+    uint64_t bits[3];
+    memcpy(&bits[0], &q->mp, 8);
+    memcpy(&bits[1], &q->mp_lo, 8);
+    memcpy(&bits[2], &q->mp_hi, 8);
+    be_put32(p, q->version);
+    be_put32(p + 4, q->games);
+    be_put32(p + 8, q->decisions);
+    for (int k = 0; k < 3; k++)
+        be_put64(p + 12 + 8 * k, bits[k]);
+    be_put64(p + 36, (uint64_t)q->done_ms);
+}
+
+static const meta_history s_hist = {.key = "judge_history", .magic = HIST_MAGIC,
+                                    .what = "judge", .bytes = HIST_BYTES,
+                                    .max = JUDGE_HISTORY, .size = sizeof(judge_point),
+                                    .decode = s_point_read, .encode = s_point_write};
+
+/* After the history was read (a restart): the newest judged best is
+ * /status's until a newer one is judged. */
+static void s_hist_loaded(judge *e)
+{
     pthread_mutex_lock(&e->lock);
-    uint64_t results = e->results;
-    int n = e->n_hist;
-    memcpy(b, HIST_MAGIC, 4);
-    be_put32(b + 4, (uint32_t)n);
-    for (int i = 0; i < n; i++) {
-        uint8_t *p = b + 8 + (size_t)i * HIST_BYTES;
-        const judge_point *q = &e->hist[i];
-        uint64_t bits[3];
-        memcpy(&bits[0], &q->mp, 8);
-        memcpy(&bits[1], &q->mp_lo, 8);
-        memcpy(&bits[2], &q->mp_hi, 8);
-        be_put32(p, q->version);
-        be_put32(p + 4, q->games);
-        be_put32(p + 8, q->decisions);
-        for (int k = 0; k < 3; k++)
-            be_put64(p + 12 + 8 * k, bits[k]);
-        be_put64(p + 36, (uint64_t)q->done_ms);
+    if (!e->fig.version && e->n_hist > 0) {
+        const judge_point *q = &e->hist[e->n_hist - 1];
+        e->fig.version = q->version;
+        e->fig.games = (int)q->games;
+        e->fig.decisions = (long)q->decisions;
+        e->fig.mp = q->mp;
+        e->fig.mp_lo = q->mp_lo;
+        e->fig.mp_hi = q->mp_hi;
+        e->fig.done_ms = q->done_ms;
     }
     pthread_mutex_unlock(&e->lock);
-    int rc = store_put_meta(c->st, "judge_history", b, 8 + (size_t)n * HIST_BYTES);
-    free(b);
-    if (rc)
-        log_warn("judge: cannot save the history: %s", err_str(rc));
-    else
-        e->saved = results;
 }
 
 void judge_tick(coord *c)
@@ -310,15 +270,8 @@ void judge_tick(coord *c)
     judge *e = c->judge;
     if (!e || !c->st)
         return;
-    if (!e->loaded) {
-        e->loaded = true;
-        s_hist_load(c, e);
-    }
-    pthread_mutex_lock(&e->lock);
-    bool unsaved = e->results != e->saved;
-    pthread_mutex_unlock(&e->lock);
-    if (unsaved)
-        s_hist_save(c, e);
+    if (coord_history_sync(c, &s_hist, &e->sync, e->hist, &e->n_hist, &e->lock, &e->results))
+        s_hist_loaded(e);
 }
 
 bool judge_get(coord *c, judge_figures *out)

@@ -281,6 +281,98 @@ uint8_t *coord_meta_new(const char magic[4], size_t n, size_t head, size_t item,
     return b;
 }
 
+static size_t s_history_head(const meta_history *h) { return h->sized ? 12 : 8; }
+
+static void s_history_read(coord *c, const meta_history *h, void *pts, int *n,
+                           pthread_mutex_t *lock)
+{
+    size_t size = h->size;
+    size_t head = s_history_head(h), big = h->sized ? 1024 : h->bytes;
+    size_t cap = head + (size_t)h->max * big, len = 0;
+    uint8_t *b = xmalloc(cap);
+    int rc = store_get_meta(c->st, h->key, b, cap, &len);
+    uint32_t count = rc == 0 && len >= head ? be_get32(b + 4) : 0;
+    size_t item = h->sized ? (rc == 0 && len >= head ? be_get32(b + 8) : 0) : h->bytes;
+    if (rc && rc != KZ_ENOTFOUND) {
+        log_warn("%s: the stored history does not read (%s); starting without it", h->what,
+                 err_str(rc));
+    } else if (rc == 0 && (len < head || memcmp(b, h->magic, 4) || item < h->bytes ||
+                           item > big || count > (uint32_t)h->max || len != head + count * item)) {
+        log_warn("%s: the stored history is in an unknown form; starting without it", h->what);
+    } else if (rc == 0) {
+        pthread_mutex_lock(lock);
+        uint8_t *fresh = xmalloc((size_t)h->max * size);
+        int n_fresh = *n; /* measured since the start, before the store was open */
+        memcpy(fresh, pts, (size_t)n_fresh * size);
+        for (uint32_t i = 0; i < count; i++)
+            h->decode(b + head + i * item, (uint8_t *)pts + i * size);
+        *n = (int)count;
+        for (int i = 0; i < n_fresh; i++)
+            coord_history_append(pts, size, n, h->max, fresh + (size_t)i * size);
+        pthread_mutex_unlock(lock);
+        free(fresh);
+    }
+    free(b);
+}
+
+static int s_history_write(coord *c, const meta_history *h, const void *pts, const int *n,
+                           pthread_mutex_t *lock)
+{
+    size_t size = h->size;
+    pthread_mutex_lock(lock);
+    size_t head = s_history_head(h), len = head + (size_t)*n * h->bytes;
+    uint8_t *b = xmalloc(len);
+    memcpy(b, h->magic, 4);
+    be_put32(b + 4, (uint32_t)*n);
+    if (h->sized)
+        be_put32(b + 8, (uint32_t)h->bytes);
+    for (int i = 0; i < *n; i++)
+        h->encode((const uint8_t *)pts + (size_t)i * size, b + head + (size_t)i * h->bytes);
+    pthread_mutex_unlock(lock);
+    int rc = store_put_meta(c->st, h->key, b, len);
+    free(b);
+    if (rc)
+        log_warn("%s: cannot save the history: %s", h->what, err_str(rc));
+    return rc;
+}
+
+bool coord_history_sync(coord *c, const meta_history *h, history_sync *s, void *pts, int *n,
+                        pthread_mutex_t *lock, const uint64_t *results)
+{
+    if (!c->st)
+        return false;
+    bool read = !s->loaded;
+    if (read) {
+        s->loaded = true;
+        s_history_read(c, h, pts, n, lock);
+    }
+    pthread_mutex_lock(lock);
+    uint64_t r = *results;
+    pthread_mutex_unlock(lock);
+    if (r != s->saved && s_history_write(c, h, pts, n, lock) == 0)
+        s->saved = r;
+    return read;
+}
+
+void coord_history_append(void *pts, size_t size, int *n, int max, const void *q)
+{
+    uint8_t *p = pts;
+    uint32_t v, last;
+    memcpy(&v, q, sizeof v);
+    if (*n > 0) {
+        memcpy(&last, p + (size_t)(*n - 1) * size, sizeof last);
+        if (last == v)
+            (*n)--;
+    }
+    if (*n == max) {
+        int k = 0;
+        for (int i = 0; i < *n; i += 2)
+            memmove(p + (size_t)k++ * size, p + (size_t)i * size, size);
+        *n = k;
+    }
+    memcpy(p + (size_t)(*n)++ * size, q, size);
+}
+
 void coord_services_fini(coord *c)
 {
     for (int i = 0; i < MODEL_CACHE; i++)

@@ -51,6 +51,43 @@ int coord_book_make(coord *c);
  * (at least 8): the 4-byte magic, n as a host_put32, the rest for the
  * caller. Returns it (xmalloc), its length in *len. */
 uint8_t *coord_meta_new(const char magic[4], size_t n, size_t head, size_t item, size_t *len);
+/* A part's history of measured bests (endgame accuracy, the judge, the
+ * yardstick), kept in the store's meta table under `key`: the 4-byte
+ * magic, the count n (u32 big-endian), with `sized` a point's size (u32
+ * big-endian: a later, longer form is read by its first `bytes`), then the
+ * n points. In memory an array of points of `size` bytes, each beginning
+ * with its uint32_t version. */
+typedef struct meta_history {
+    const char *key;   /* the meta key ("endgame_history") */
+    const char *magic; /* its form's 4-byte name ("EGH1") */
+    const char *what;  /* the log lines' subject ("endgame accuracy") */
+    size_t bytes;      /* a stored point's bytes as this version writes them */
+    int max;           /* most points */
+    bool sized;        /* the header holds a stored point's size */
+    size_t size;       /* a point's bytes in memory */
+    void (*decode)(const uint8_t *p, void *point);  /* a stored point into memory */
+    void (*encode)(const void *point, uint8_t *p);  /* and back, h->bytes */
+} meta_history;
+/* What coord_history_sync keeps between calls (zero at the start). */
+typedef struct history_sync {
+    bool loaded;    /* the stored history was read */
+    uint64_t saved; /* *results when it was last written */
+} history_sync;
+/* The part's tick (main thread): once the store is open, reads the stored
+ * history into pts[0..*n) (first call), before the points measured since
+ * the start (the same version again: the newer figures); then writes the
+ * points whenever *results changed since the last write. Points and
+ * results are read under `lock`. A history that does not read, or in
+ * another form, is dropped with a warning line, a failed write logged.
+ * Returns true on the call that read it. */
+bool coord_history_sync(coord *c, const meta_history *h, history_sync *s, void *pts, int *n,
+                        pthread_mutex_t *lock, const uint64_t *results);
+/* Appends point q (size bytes; its first field the uint32_t version) to
+ * pts[0..*n), at most max: in place of the last point when that is the same
+ * version's (measured again: the newer figures); when full, every other
+ * older point goes first (a plot keeps its span, with fewer points). */
+void coord_history_append(void *pts, size_t size, int *n, int max, const void *q);
+
 /* A part's background thread (endgame accuracy, the forge check): it runs
  * below the coordinator's work (its own nice value raised) and, holding
  * `lock`, waits on `changed` until ready(arg) says work waits or the stop

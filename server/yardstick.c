@@ -71,12 +71,10 @@ struct yardstick {
     yardstick_point hist[YARDSTICK_HISTORY]; /* the measured versions, oldest first */
     int n_hist;              /* used */
     uint64_t results;        /* measurements published (the thread's count) */
-    uint64_t saved;          /* of them written to the store (main thread's) */
-    bool loaded;             /* the history was read from the store (main thread's) */
+    history_sync sync;       /* the history in the store (main thread's) */
 };
 
 #define HIST_MAGIC "YSH1"
-#define HIST_HEAD 12   /* magic, count, a point's bytes */
 #define HIST_BYTES 92  /* version, flags, 8 perfect u32, 3 n u32, 3 mse f64, 2 u32, done i64 */
 
 static double s_thread_cpu(void)
@@ -206,20 +204,10 @@ out:
     evaluator_net_destroy(&net);
 }
 
-/* Appends a measurement to the history (under y->lock), in place of the
- * last one when it is the same version's; when full, every other older
- * point goes (the plots keep their span, with fewer points). */
+/* Appends a measurement to the history (under y->lock): coord_history_append. */
 static void s_hist_put(yardstick *y, const yardstick_point *q)
 {
-    if (y->n_hist > 0 && y->hist[y->n_hist - 1].version == q->version)
-        y->n_hist--; /* measured again (a restart): the newer figures */
-    if (y->n_hist == YARDSTICK_HISTORY) {
-        int k = 0;
-        for (int i = 0; i < y->n_hist; i += 2)
-            y->hist[k++] = y->hist[i];
-        y->n_hist = k;
-    }
-    y->hist[y->n_hist++] = *q;
+    coord_history_append(y->hist, sizeof *q, &y->n_hist, YARDSTICK_HISTORY, q);
 }
 
 static void s_hist_add(yardstick *y, const yardstick_figures *f)
@@ -243,8 +231,9 @@ static void s_hist_add(yardstick *y, const yardstick_figures *f)
 }
 
 /* A point from its stored bytes (the first HIST_BYTES of a stored point). */
-static void s_point_read(const uint8_t *p, yardstick_point *q)
+static void s_point_read(const uint8_t *p, void *point)
 {
+    yardstick_point *q = point;
     memset(q, 0, sizeof *q);
     q->version = be_get32(p);
     q->flags = be_get32(p + 4);
@@ -264,8 +253,9 @@ static void s_point_read(const uint8_t *p, yardstick_point *q)
     q->done_ms = (int64_t)be_get64(p + 84);
 }
 
-static void s_point_write(uint8_t *p, const yardstick_point *q)
+static void s_point_write(const void *point, uint8_t *p)
 {
+    const yardstick_point *q = point;
     be_put32(p, q->version);
     be_put32(p + 4, q->flags);
     for (int k = 0; k < 2; k++) {
@@ -285,59 +275,11 @@ static void s_point_write(uint8_t *p, const yardstick_point *q)
     be_put64(p + 84, (uint64_t)q->done_ms);
 }
 
-/* The history from the store (main thread, once the store is open); a
- * history in another form is dropped with a line. Points of a later form
- * (longer) are read by their first HIST_BYTES. */
-static void s_hist_load(coord *c, yardstick *y)
-{
-    size_t cap = HIST_HEAD + (size_t)YARDSTICK_HISTORY * 1024, len = 0;
-    uint8_t *b = xmalloc(cap);
-    int rc = store_get_meta(c->st, "yardstick_history", b, cap, &len);
-    uint32_t n = rc == 0 && len >= HIST_HEAD ? be_get32(b + 4) : 0;
-    uint32_t item = rc == 0 && len >= HIST_HEAD ? be_get32(b + 8) : 0;
-    if (rc && rc != KZ_ENOTFOUND) {
-        log_warn("yardstick: the stored history does not read (%s); starting without it",
-                 err_str(rc));
-    } else if (rc == 0 && (len < HIST_HEAD || memcmp(b, HIST_MAGIC, 4) || item < HIST_BYTES ||
-                           item > 1024 || n > YARDSTICK_HISTORY ||
-                           len != HIST_HEAD + (size_t)n * item)) {
-        log_warn("yardstick: the stored history is in an unknown form; starting without it");
-    } else if (rc == 0) {
-        pthread_mutex_lock(&y->lock);
-        yardstick_point *fresh = xmalloc(sizeof y->hist);
-        int n_new = y->n_hist; /* measured since the start, before the store was open */
-        memcpy(fresh, y->hist, (size_t)n_new * sizeof *fresh);
-        y->n_hist = 0;
-        for (uint32_t i = 0; i < n; i++)
-            s_point_read(b + HIST_HEAD + (size_t)i * item, &y->hist[y->n_hist++]);
-        for (int i = 0; i < n_new; i++)
-            s_hist_put(y, &fresh[i]);
-        pthread_mutex_unlock(&y->lock);
-        free(fresh);
-    }
-    free(b);
-}
-
-/* Writes the history when a measurement was added (main thread). */
-static void s_hist_save(coord *c, yardstick *y)
-{
-    uint8_t *b = xmalloc(HIST_HEAD + (size_t)YARDSTICK_HISTORY * HIST_BYTES);
-    pthread_mutex_lock(&y->lock);
-    uint64_t results = y->results;
-    int n = y->n_hist;
-    memcpy(b, HIST_MAGIC, 4);
-    be_put32(b + 4, (uint32_t)n);
-    be_put32(b + 8, HIST_BYTES);
-    for (int i = 0; i < n; i++)
-        s_point_write(b + HIST_HEAD + (size_t)i * HIST_BYTES, &y->hist[i]);
-    pthread_mutex_unlock(&y->lock);
-    int rc = store_put_meta(c->st, "yardstick_history", b, HIST_HEAD + (size_t)n * HIST_BYTES);
-    free(b);
-    if (rc)
-        log_warn("yardstick: cannot save the history: %s", err_str(rc));
-    else
-        y->saved = results;
-}
+static const meta_history s_hist = {.key = "yardstick_history", .magic = HIST_MAGIC,
+                                    .what = "yardstick", .bytes = HIST_BYTES,
+                                    .max = YARDSTICK_HISTORY, .sized = true,
+                                    .size = sizeof(yardstick_point),
+                                    .decode = s_point_read, .encode = s_point_write};
 
 static void s_log(const yardstick_figures *f)
 {
@@ -529,15 +471,7 @@ void yardstick_tick(coord *c)
     yardstick *y = c->yardstick;
     if (!y)
         return;
-    if (!y->loaded && c->st) {
-        y->loaded = true;
-        s_hist_load(c, y);
-    }
-    pthread_mutex_lock(&y->lock);
-    bool unsaved = y->results != y->saved;
-    pthread_mutex_unlock(&y->lock);
-    if (unsaved && y->loaded)
-        s_hist_save(c, y);
+    coord_history_sync(c, &s_hist, &y->sync, y->hist, &y->n_hist, &y->lock, &y->results);
     double now = time_now();
     if (!c->best || c->best == y->posted || (y->posted && now - y->posted_at < y->interval_s))
         return;
