@@ -50,7 +50,7 @@ typedef struct solve_opts {
     long games;                    /* referee, accuracy: games at most (0: the source's default) */
     char match[CONFIG_STR_MAX];    /* referee, accuracy: play A,B as kz match does */
     char match_book[CONFIG_STR_MAX]; /* --match: the openings from this book file ("": random) */
-    int match_tables;              /* referee --match: tables in 0 no, 1 A's, 2 B's, 3 both searches */
+    int match_tables;              /* referee --match: tables for 0 none, 1 A, 2 B, 3 both */
     long seed;                     /* the match's seed; accuracy: the draw of positions */
     bool quiet;                    /* referee: no line per game */
 } solve_opts;
