@@ -398,6 +398,25 @@ int store_get_model_info(store *s, uint32_t v, store_model_info *out)
     return store_get_model(s, v, NULL, NULL, out);
 }
 
+/* A read transaction and a cursor on db: 0, or the error (then nothing is
+ * left open). s_cursor_close ends both. */
+static int s_cursor_open(store *s, MDB_dbi db, MDB_txn **txn, MDB_cursor **cur)
+{
+    int rc = s_begin_read(s, txn);
+    if (rc)
+        return rc;
+    rc = mdb_cursor_open(*txn, db, cur);
+    if (rc)
+        mdb_txn_abort(*txn);
+    return rc;
+}
+
+static void s_cursor_close(MDB_txn *txn, MDB_cursor *cur)
+{
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+}
+
 /* Calls fn on every entry of the models database in a read transaction, in
  * version order, until fn returns true. The transaction's error (begin, or
  * opening the cursor), else 0; *end the walk's own end: 0 (done or stopped)
@@ -407,23 +426,17 @@ static int s_walk_models(store *s, bool (*fn)(void *ctx, const MDB_val *k, const
 {
     *end = 0;
     MDB_txn *txn;
-    int rc = s_begin_read(s, &txn);
+    MDB_cursor *cur;
+    int rc = s_cursor_open(s, s->models, &txn, &cur);
     if (rc)
         return rc;
-    MDB_cursor *cur;
-    rc = mdb_cursor_open(txn, s->models, &cur);
-    if (rc) {
-        mdb_txn_abort(txn);
-        return rc;
-    }
     MDB_val k, d;
     for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); !rc;
          rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))
         if (fn(ctx, &k, &d))
             break;
     *end = rc == MDB_NOTFOUND ? 0 : rc;
-    mdb_cursor_close(cur);
-    mdb_txn_abort(txn);
+    s_cursor_close(txn, cur);
     return 0;
 }
 
@@ -979,23 +992,33 @@ int store_get_game(store *s, uint64_t sequence, uint8_t **record, size_t *len)
     return rc;
 }
 
-int store_foreach_game(store *s, int (*fn)(void *ctx, uint64_t seq, const uint8_t *rec,
-                                           size_t len), void *ctx)
+/* The games in key order (desc: from the last key <= from down), fn on each
+ * until it returns non-zero. */
+static int s_walk_games(store *s, bool desc, uint64_t from,
+                        int (*fn)(void *ctx, uint64_t seq, const uint8_t *rec, size_t len),
+                        void *ctx)
 {
     MDB_txn *txn;
-    int rc = s_begin_read(s, &txn);
+    MDB_cursor *cur;
+    int rc = s_cursor_open(s, s->games, &txn, &cur);
     if (rc)
         return rc;
-    MDB_cursor *cur;
-    rc = mdb_cursor_open(txn, s->games, &cur);
-    if (rc) {
-        mdb_txn_abort(txn);
-        return rc;
+    uint8_t key[8];
+    be_put64(key, from);
+    MDB_val k = {.mv_size = 8, .mv_data = key}, d;
+    if (!desc) {
+        rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST);
+    } else {
+        /* The first key >= from; the one before it when it is above from (or
+         * none: then the last key). */
+        rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+        if (rc == MDB_NOTFOUND)
+            rc = mdb_cursor_get(cur, &k, &d, MDB_LAST);
+        else if (!rc && (k.mv_size != 8 || be_get64(k.mv_data) > from))
+            rc = mdb_cursor_get(cur, &k, &d, MDB_PREV);
     }
-    MDB_val k, d;
     int out = 0;
-    for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); !rc && !out;
-         rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
+    for (; !rc && !out; rc = mdb_cursor_get(cur, &k, &d, desc ? MDB_PREV : MDB_NEXT)) {
         if (k.mv_size != 8) {
             out = KZ_ECORRUPT;
             break;
@@ -1004,48 +1027,21 @@ int store_foreach_game(store *s, int (*fn)(void *ctx, uint64_t seq, const uint8_
     }
     if (!out && rc != MDB_NOTFOUND)
         out = rc;
-    mdb_cursor_close(cur);
-    mdb_txn_abort(txn);
+    s_cursor_close(txn, cur);
     return out;
+}
+
+int store_foreach_game(store *s, int (*fn)(void *ctx, uint64_t seq, const uint8_t *rec,
+                                           size_t len), void *ctx)
+{
+    return s_walk_games(s, false, 0, fn, ctx);
 }
 
 int store_foreach_game_desc(store *s, uint64_t from,
                             int (*fn)(void *ctx, uint64_t seq, const uint8_t *rec, size_t len),
                             void *ctx)
 {
-    MDB_txn *txn;
-    int rc = s_begin_read(s, &txn);
-    if (rc)
-        return rc;
-    MDB_cursor *cur;
-    rc = mdb_cursor_open(txn, s->games, &cur);
-    if (rc) {
-        mdb_txn_abort(txn);
-        return rc;
-    }
-    /* The first key >= from; the one before it when it is above from (or
-     * none: then the last key). */
-    uint8_t key[8];
-    be_put64(key, from);
-    MDB_val k = {.mv_size = 8, .mv_data = key}, d;
-    rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
-    if (rc == MDB_NOTFOUND)
-        rc = mdb_cursor_get(cur, &k, &d, MDB_LAST);
-    else if (!rc && (k.mv_size != 8 || be_get64(k.mv_data) > from))
-        rc = mdb_cursor_get(cur, &k, &d, MDB_PREV);
-    int out = 0;
-    for (; !rc && !out; rc = mdb_cursor_get(cur, &k, &d, MDB_PREV)) {
-        if (k.mv_size != 8) {
-            out = KZ_ECORRUPT;
-            break;
-        }
-        out = fn(ctx, be_get64(k.mv_data), d.mv_data, d.mv_size);
-    }
-    if (!out && rc != MDB_NOTFOUND)
-        out = rc;
-    mdb_cursor_close(cur);
-    mdb_txn_abort(txn);
-    return out;
+    return s_walk_games(s, true, from, fn, ctx);
 }
 
 /* --- sampling ------------------------------------------------------------------- */
