@@ -195,12 +195,15 @@ bench: $(BINS) $(BENCHES)
 
 # How strong the cluster gets (tools/bench/bench_learning.c): LEARN_ARGS="--minutes=30 ...".
 # Khreibaga's runs (no --game in LEARN_ARGS) use the sharper yardstick (docs/learning.md):
-# the balanced book, the labelled positions, and the endgame tables when $(TB_DIR) has them.
+# the balanced book, the labelled positions, perfect play's referee on the drawn book, and
+# the endgame tables when $(TB_DIR) has them.
 LEARN_ARGS ?=
 LEARN_BOOK ?= tools/bench/books/khreibaga-balanced.txt
 LEARN_POSITIONS ?= tools/bench/books/khreibaga-positions.txt
+LEARN_REFEREE_BOOK ?= tools/bench/books/khreibaga-drawn.txt
 LEARN_YARDSTICK = $(if $(findstring --game,$(LEARN_ARGS)),,--book=$(LEARN_BOOK) \
-  --positions=$(LEARN_POSITIONS) $(if $(wildcard $(TB_DIR)/*.kztb),--tb_dir=$(TB_DIR)))
+  --positions=$(LEARN_POSITIONS) --referee_book=$(LEARN_REFEREE_BOOK) \
+  $(if $(wildcard $(TB_DIR)/*.kztb),--tb_dir=$(TB_DIR)))
 .PHONY: learn
 learn: $(BINS) $(BUILD)/bench_learning
 	$(BUILD)/bench_learning $(LEARN_YARDSTICK) $(LEARN_ARGS)

@@ -3,7 +3,9 @@
  * networks, a few games), each match scored in points per game with an
  * interval and judged by gnubg (millipoints lost per decision, PR), in the
  * text, curve.csv and results.json; and bad judge settings refused before
- * a run. Skipped with a message when gnubg is not installed. */
+ * a run. Skipped with a message when gnubg is not installed. And
+ * Khreibaga's referee (--referee_book): the final best against an anchor
+ * from a book, every turn judged by perfect play, in the results. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -93,6 +95,52 @@ Test(bench_learning, backgammon_is_scored_in_points_and_judged_by_gnubg, .timeou
         cr_assert(strstr(out, says[i]) && strchr(out, '\n') == out + strlen(out) - 1,
                   "%s: one line naming %s: %s", bad[i], says[i], out);
     }
+    harness_rm_rf(dir);
+    free(dir);
+}
+
+Test(bench_learning, the_referee_judges_the_final_best_from_a_book, .timeout = 600)
+{
+    char *dir = harness_tmpdir("learn-ref");
+    cr_assert_not_null(dir);
+    char cmd[4096], out[65536], path[1200];
+    snprintf(cmd, sizeof cmd, "model init --blocks 1 --filters 8 --value_hidden 8 --seed 3 "
+             "--version 1 %s/m1.kzm", dir);
+    cr_assert_eq(harness_kz_out(cmd, NULL, true, out, sizeof out), 0, "%s", out);
+    char text[3000];
+    snprintf(path, sizeof path, "%s/snapshots.txt", dir);
+    snprintf(text, sizeof text, "1.00 1.00 10 5 1 %s/m1.kzm\n", dir);
+    cr_assert_eq(harness_write(path, text), 0);
+    /* Two king-and-man endings: the referee settles them without tables. */
+    snprintf(path, sizeof path, "%s/book.txt", dir);
+    cr_assert_eq(harness_write(path, "# two endings\nB...........b.......w...W b\n"
+                                     "B.....b...........w.....W w\n"),
+                 0);
+    snprintf(cmd, sizeof cmd, "%s/bench_learning --rate_only=%s --book=%s --pairs=1 "
+             "--curve_pairs=1 --anchors=alphabeta:1 --curve_anchors= --simulations=8 "
+             "--threads=1 --perfect=0 --referee_book=%s --referee_anchor=random 2>&1",
+             harness_bin_dir(), dir, path, path);
+    int rc = harness_sh(cmd, out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    const char *r = strstr(out, "perfect play's referee: the final best v1 at 8 simulations "
+                                "against random from 4 games");
+    cr_assert_not_null(r, "%s", out);
+    cr_assert_not_null(strstr(r, "referee: 4 games (0 skipped)"), "%s", r);
+    cr_assert_not_null(strstr(r, "value-losing turns: "), "%s", r);
+    cr_assert_not_null(strstr(r, "      of it <=6 pieces"), "%s", r);
+    char *res = NULL;
+    snprintf(path, sizeof path, "%s/results.txt", dir);
+    res = harness_read_file(path);
+    cr_assert(res && strstr(res, "perfect play's referee: the final best v1"), "%s",
+              res ? res : "no results.txt");
+    free(res);
+    /* A referee book that does not read is said before any run. */
+    snprintf(cmd, sizeof cmd, "%s/bench_learning --dir=%s/bad --referee_book=/nonexistent 2>&1",
+             harness_bin_dir(), dir);
+    rc = harness_sh(cmd, out, sizeof out);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert(strstr(out, "referee_book") && strchr(out, '\n') == out + strlen(out) - 1, "%s",
+              out);
     harness_rm_rf(dir);
     free(dir);
 }

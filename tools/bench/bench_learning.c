@@ -30,6 +30,10 @@
  *         accuracy (kz solve accuracy, play/referee.h) on the coordinator's
  *         book's first --perfect openings: the share of its policy's and its
  *         search's whole turns that keep the proven value.
+ * Step 4b. Khreibaga, with --referee_book: the final best (at --simulations)
+ *         against --referee_anchor from that book, every whole turn judged
+ *         against the proven values (`kz solve referee --match`, run as a
+ *         program; docs/solve.md): value-losing turns a game by phase.
  * Step 5. With --tb_dir (endgame tables, kz tb build), the final best's
  *         endgame accuracy as `kz tb accuracy` measures it: the share of
  *         value-keeping moves of its raw policy and of its 200-simulation
@@ -110,6 +114,9 @@ typedef struct learn_config {
     char positions[CONFIG_STR_MAX];    /* labelled positions: the value head, "" = skip */
     long compare;                      /* of them, where 200 and 1600 simulations are compared */
     char judge[CONFIG_STR_MAX];        /* backgammon: gnubg's level rating the model's moves */
+    char referee_book[CONFIG_STR_MAX]; /* Khreibaga: the referee's openings ("" = skip) */
+    char referee_anchor[CONFIG_STR_MAX]; /* its opponent */
+    long referee_games;                /* its games (0: every opening with both colours) */
 } learn_config;
 
 /* The anchors' defaults (Khreibaga's ladder), and backgammon's instead of them. */
@@ -193,6 +200,14 @@ static const config_option s_options[] = {
                       "backgammon: the gnubg level (search/gnubg.h) that rates every whole move "
                       "of every match (equity lost per decision in millipoints, and PR, with 95% "
                       "intervals over the pairs of games); \"\" = none"),
+    CONFIG_ROW_STRING(referee_book, "",
+                      "Khreibaga: the final best against --referee_anchor from this book's "
+                      "openings, each with both colours, every whole turn judged by perfect play "
+                      "(kz solve referee, with tb_dir's tables): its value-losing turns a game "
+                      "by phase (make learn: tools/bench/books/khreibaga-drawn.txt; \"\" = skip)"),
+    CONFIG_ROW_STRING(referee_anchor, "alphabeta:8", "referee_book: the final best's opponent"),
+    CONFIG_ROW_INT(referee_games, "0", 0, 100000,
+                   "referee_book: games (0 = every opening with both colours)"),
 };
 #undef CONFIG_STRUCT
 #define N_OPTIONS (sizeof s_options / sizeof s_options[0])
@@ -1286,6 +1301,71 @@ static int s_perfect(const tb_set *t, const char *path, uint32_t v)
     return rc ? 1 : 0;
 }
 
+/* Appends text to buf (cap) as one single-quoted shell word. */
+static void s_shell_word(char *buf, size_t cap, const char *text)
+{
+    size_t n = strlen(buf);
+    n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, " '");
+    for (const char *p = text; *p && n + 5 < cap; p++)
+        n += (size_t)snprintf(buf + n, cap - n, *p == '\'' ? "'\\''" : "%c", *p);
+    snprintf(buf + n, n < cap ? cap - n : 0, "'");
+}
+
+/* The final best against the referee's anchor from --referee_book, judged
+ * turn by turn by `kz solve referee` (bin/kz): its summary goes to the
+ * results. 0, or 1 when it fails (said). */
+static int s_referee(const char *bin, const char *path, uint32_t v)
+{
+    game_state *st = xmalloc(YARD_MAX_BOOK * sizeof *st);
+    int nb = 0;
+    char err[512];
+    int rc = yard_read(s_g, s_cfg.referee_book, st, NULL, YARD_MAX_BOOK, &nb, err, sizeof err);
+    free(st);
+    if (rc) {
+        fprintf(stderr, "bench_learning: referee_book: %s\n", err);
+        return 1;
+    }
+    long games = s_cfg.referee_games ? s_cfg.referee_games : 2L * nb;
+    char cmd[4 * PATH_MAX + 512] = "", spec[PATH_MAX + 64], kz[PATH_MAX + 8];
+    snprintf(kz, sizeof kz, "%s/kz", bin);
+    snprintf(spec, sizeof spec, "mcts:%s:%ld,%s", path, s_cfg.simulations,
+             s_cfg.referee_anchor);
+    s_shell_word(cmd, sizeof cmd, kz);
+    size_t n = strlen(cmd);
+    snprintf(cmd + n, sizeof cmd - n, " solve referee --quiet --seed 20261124 --games %ld "
+             "--openings %ld --match", games, (games + 1) / 2 < nb ? (games + 1) / 2 : nb);
+    s_shell_word(cmd, sizeof cmd, spec);
+    n = strlen(cmd);
+    snprintf(cmd + n, sizeof cmd - n, " --match_book");
+    s_shell_word(cmd, sizeof cmd, s_cfg.referee_book);
+    n = strlen(cmd);
+    snprintf(cmd + n, sizeof cmd - n, " --tables");
+    s_shell_word(cmd, sizeof cmd, s_cfg.tb_dir);
+    n = strlen(cmd);
+    snprintf(cmd + n, sizeof cmd - n, " 2>/dev/null");
+    double t0 = time_now();
+    FILE *f = popen(cmd, "r");
+    if (!f) {
+        fprintf(stderr, "bench_learning: cannot run %s: %s\n", kz, strerror(errno));
+        return 1;
+    }
+    s_out("perfect play's referee: the final best v%u at %ld simulations against %s from %ld "
+          "games of %s (kz solve referee; %s)\n", (unsigned)v, s_cfg.simulations,
+          s_cfg.referee_anchor, games, s_cfg.referee_book,
+          s_cfg.tb_dir[0] ? "with the tables" : "no tables");
+    char line[1024];
+    while (fgets(line, sizeof line, f))
+        s_out("  %s", line);
+    int st_rc = pclose(f);
+    if (st_rc != 0) {
+        fprintf(stderr, "bench_learning: the referee failed (exit %d): %s\n",
+                WIFEXITED(st_rc) ? WEXITSTATUS(st_rc) : -1, cmd);
+        return 1;
+    }
+    s_out("  (%.0f s)\n", time_now() - t0);
+    return 0;
+}
+
 /* The final best's value head on the labelled positions (kz yardstick
  * value): calibration by phase, and how often 200 and 1600 simulations
  * choose differently on the first --compare of them. 0, or 1 (said). */
@@ -1396,17 +1476,18 @@ int main(int argc, char **argv)
     }
     /* The book and the positions are read before the run too: a wrong file
      * is said now, not after it. */
-    for (int k = 0; k < 2; k++) {
-        const char *file = k ? s_cfg.positions : s_cfg.book;
+    for (int k = 0; k < 3; k++) {
+        const char *file = k == 2 ? s_cfg.referee_book : k ? s_cfg.positions : s_cfg.book;
         if (!file[0])
             continue;
         game_state *st = xmalloc(YARD_MAX_BOOK * sizeof *st);
         int8_t *z = xmalloc(YARD_MAX_BOOK);
         int n;
-        int yrc = yard_read(s_g, file, st, k ? z : NULL, YARD_MAX_BOOK, &n, err, sizeof err);
+        int yrc = yard_read(s_g, file, st, k == 1 ? z : NULL, YARD_MAX_BOOK, &n, err, sizeof err);
         free(st), free(z);
         if (yrc) {
-            fprintf(stderr, "bench_learning: %s: %s\n", k ? "positions" : "book", err);
+            fprintf(stderr, "bench_learning: %s: %s\n",
+                    k == 2 ? "referee_book" : k ? "positions" : "book", err);
             tb_close(&tb);
             return 2;
         }
@@ -1492,6 +1573,11 @@ int main(int argc, char **argv)
         s_out("\n");
         int prc = s_perfect(tb, snaps[n_snaps - 1].path, snaps[n_snaps - 1].version);
         rrc = rrc ? rrc : prc;
+    }
+    if (s_cfg.referee_book[0] && s_g == tb_game() && !s_stop) {
+        s_out("\n");
+        int frc = s_referee(bin, snaps[n_snaps - 1].path, snaps[n_snaps - 1].version);
+        rrc = rrc ? rrc : frc;
     }
     if (s_cfg.positions[0] && !s_stop) {
         s_out("\n");
