@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "data/record.h"
@@ -48,11 +46,7 @@ struct judge {
     const game_def *g;
     gnubg *gb;               /* the judge's gnubg (the thread's once started) */
     char level[32];          /* its level */
-    pthread_t thread;
-    bool started;
-    pthread_mutex_t lock;    /* guards everything below */
-    pthread_cond_t changed;  /* a job or the stop */
-    bool stop;
+    part_thread th;          /* the judging thread; its lock guards everything below */
     judge_job q[JUDGE_QUEUE]; /* the waiting records, a ring */
     int q_head, q_n;
     uint32_t posted_v;       /* the version whose games are being posted (main thread's) */
@@ -68,7 +62,7 @@ struct judge {
 };
 
 /* The history entry of the version being judged, made or replaced (under
- * e->lock): coord_history_append. */
+ * e->th.lock): coord_history_append. */
 static void s_hist_put(judge *e)
 {
     const judge_figures *f = &e->fig;
@@ -93,11 +87,11 @@ static void s_judge_one(judge *e, const judge_job *j)
         gnubg_close(e->gb);
         e->gb = NULL;
     }
-    pthread_mutex_lock(&e->lock);
+    pthread_mutex_lock(&e->th.lock);
     if (rc) {
         snprintf(e->fig.error, sizeof e->fig.error, "v%u: %s", j->version,
                  rc == KZ_ENOMEM ? "out of memory" : err);
-        pthread_mutex_unlock(&e->lock);
+        pthread_mutex_unlock(&e->th.lock);
         log_warn("judge: a game of v%u not judged: %s", j->version, e->fig.error);
         return;
     }
@@ -122,32 +116,23 @@ static void s_judge_one(judge *e, const judge_job *j)
         s_hist_put(e);
         e->results++;
     }
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_unlock(&e->th.lock);
 }
 
-static void *s_thread(void *arg)
+/* The thread's part_thread hooks: whether a game waits; judging it. */
+static bool s_ready(void *arg) { return ((judge *)arg)->q_n > 0; }
+
+static void s_step(void *arg)
 {
     judge *e = arg;
-    pid_t tid = (pid_t)syscall(SYS_gettid);
-    int prio = getpriority(PRIO_PROCESS, (id_t)tid);
-    setpriority(PRIO_PROCESS, (id_t)tid, prio + JUDGE_NICE > 19 ? 19 : prio + JUDGE_NICE);
-    pthread_mutex_lock(&e->lock);
-    for (;;) {
-        while (!e->stop && !e->q_n)
-            pthread_cond_wait(&e->changed, &e->lock);
-        if (e->stop)
-            break;
-        judge_job j = e->q[e->q_head];
-        e->q_head = (e->q_head + 1) % JUDGE_QUEUE;
-        e->q_n--;
-        e->fig.waiting = e->q_n;
-        pthread_mutex_unlock(&e->lock);
-        s_judge_one(e, &j);
-        free(j.rec);
-        pthread_mutex_lock(&e->lock);
-    }
-    pthread_mutex_unlock(&e->lock);
-    return NULL;
+    judge_job j = e->q[e->q_head];
+    e->q_head = (e->q_head + 1) % JUDGE_QUEUE;
+    e->q_n--;
+    e->fig.waiting = e->q_n;
+    pthread_mutex_unlock(&e->th.lock);
+    s_judge_one(e, &j);
+    free(j.rec);
+    pthread_mutex_lock(&e->th.lock);
 }
 
 int judge_start(coord *c)
@@ -170,14 +155,10 @@ int judge_start(coord *c)
     snprintf(e->level, sizeof e->level, "%s", c->cfg.judge);
     snprintf(e->fig.level, sizeof e->fig.level, "%s", c->cfg.judge);
     e->fig.games_per_best = (int)c->cfg.judge_games;
-    pthread_mutex_init(&e->lock, NULL);
-    pthread_cond_init(&e->changed, NULL);
     c->judge = e;
-    if (pthread_create(&e->thread, NULL, s_thread, e)) {
-        log_error("judge: cannot start its thread");
+    if (part_thread_start(&e->th, JUDGE_NICE, s_ready, s_step, e,
+                          "judge: cannot start its thread"))
         return KZ_ENOMEM;
-    }
-    e->started = true;
     log_info("judge: gnubg %s rates the moves of each rated best in up to %ld of its rating "
              "games, in the background",
              e->level, c->cfg.judge_games);
@@ -195,7 +176,7 @@ void judge_post(coord *c, uint32_t version, int side, const uint8_t *rec, size_t
     }
     if (e->posted_n >= c->cfg.judge_games)
         return;
-    pthread_mutex_lock(&e->lock);
+    pthread_mutex_lock(&e->th.lock);
     if (e->q_n == JUDGE_QUEUE) {
         e->dropped++;
     } else {
@@ -208,9 +189,9 @@ void judge_post(coord *c, uint32_t version, int side, const uint8_t *rec, size_t
         e->q_n++;
         e->posted_n++;
         e->fig.waiting = e->q_n;
-        pthread_cond_signal(&e->changed);
+        pthread_cond_signal(&e->th.changed);
     }
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_unlock(&e->th.lock);
 }
 
 /* A stored point: version, games, decisions u32; mp, lo, hi f64; ms i64. */
@@ -251,7 +232,7 @@ static const meta_history s_hist = {.key = "judge_history", .magic = HIST_MAGIC,
  * /status's until a newer one is judged. */
 static void s_hist_loaded(judge *e)
 {
-    pthread_mutex_lock(&e->lock);
+    pthread_mutex_lock(&e->th.lock);
     if (!e->fig.version && e->n_hist > 0) {
         const judge_point *q = &e->hist[e->n_hist - 1];
         e->fig.version = q->version;
@@ -262,7 +243,7 @@ static void s_hist_loaded(judge *e)
         e->fig.mp_hi = q->mp_hi;
         e->fig.done_ms = q->done_ms;
     }
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_unlock(&e->th.lock);
 }
 
 void judge_tick(coord *c)
@@ -270,7 +251,7 @@ void judge_tick(coord *c)
     judge *e = c->judge;
     if (!e || !c->st)
         return;
-    if (coord_history_sync(c, &s_hist, &e->sync, e->hist, &e->n_hist, &e->lock, &e->results))
+    if (coord_history_sync(c, &s_hist, &e->sync, e->hist, &e->n_hist, &e->th.lock, &e->results))
         s_hist_loaded(e);
 }
 
@@ -279,10 +260,10 @@ bool judge_get(coord *c, judge_figures *out)
     judge *e = c->judge;
     if (!e)
         return false;
-    pthread_mutex_lock(&e->lock);
+    pthread_mutex_lock(&e->th.lock);
     *out = e->fig;
     out->dropped = e->dropped;
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_unlock(&e->th.lock);
     return true;
 }
 
@@ -291,10 +272,10 @@ int judge_history(coord *c, judge_point *out)
     judge *e = c->judge;
     if (!e)
         return 0;
-    pthread_mutex_lock(&e->lock);
+    pthread_mutex_lock(&e->th.lock);
     int n = e->n_hist;
     memcpy(out, e->hist, (size_t)n * sizeof *out);
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_unlock(&e->th.lock);
     return n;
 }
 
@@ -303,18 +284,10 @@ void judge_stop(coord *c)
     judge *e = c->judge;
     if (!e)
         return;
-    if (e->started) {
-        pthread_mutex_lock(&e->lock);
-        e->stop = true;
-        pthread_cond_signal(&e->changed);
-        pthread_mutex_unlock(&e->lock);
-        pthread_join(e->thread, NULL);
-    }
+    part_thread_stop(&e->th);
     for (int i = 0; i < e->q_n; i++)
         free(e->q[(e->q_head + i) % JUDGE_QUEUE].rec);
     gnubg_close(e->gb);
-    pthread_mutex_destroy(&e->lock);
-    pthread_cond_destroy(&e->changed);
     free(e);
     c->judge = NULL;
 }

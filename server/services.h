@@ -88,8 +88,9 @@ bool coord_history_sync(coord *c, const meta_history *h, history_sync *s, void *
  * older point goes first (a plot keeps its span, with fewer points). */
 void coord_history_append(void *pts, size_t size, int *n, int max, const void *q);
 
-/* A part's background thread (endgame accuracy, the forge check): it runs
- * below the coordinator's work (its own nice value raised) and, holding
+/* A part's background thread (endgame accuracy, the forge check, the judge,
+ * the yardstick): it runs below the coordinator's work (its own nice value
+ * raised) and, holding
  * `lock`, waits on `changed` until ready(arg) says work waits or the stop
  * comes; then step(arg) takes the work, and does it with the lock released
  * (called and returning with the lock held). The part embeds the struct,

@@ -25,8 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,11 +55,7 @@ struct yardstick {
     int n_cmp;               /* of them, compared at two budgets (at most) */
     double interval_s;       /* a best handed over at most this often */
     volatile int halt;       /* the referee's stop (set by yardstick_stop) */
-    pthread_t thread;        /* the measuring thread */
-    bool started;            /* thread runs */
-    pthread_mutex_t lock;    /* guards everything below */
-    pthread_cond_t changed;  /* a job or the stop */
-    bool stop;               /* yardstick_stop was called */
+    part_thread th;          /* the measuring thread; its lock guards everything below */
     uint8_t *job;            /* the blob to measure next (owned), NULL none */
     size_t job_len;          /* its bytes */
     uint32_t job_version;    /* its version */
@@ -86,9 +80,9 @@ static double s_thread_cpu(void)
 
 static bool s_stopped(yardstick *y)
 {
-    pthread_mutex_lock(&y->lock);
-    bool stop = y->stop;
-    pthread_mutex_unlock(&y->lock);
+    pthread_mutex_lock(&y->th.lock);
+    bool stop = y->th.stop;
+    pthread_mutex_unlock(&y->th.lock);
     return stop;
 }
 
@@ -204,7 +198,7 @@ out:
     evaluator_net_destroy(&net);
 }
 
-/* Appends a measurement to the history (under y->lock): coord_history_append. */
+/* Appends a measurement to the history (under y->th.lock): coord_history_append. */
 static void s_hist_put(yardstick *y, const yardstick_point *q)
 {
     coord_history_append(y->hist, sizeof *q, &y->n_hist, YARDSTICK_HISTORY, q);
@@ -307,40 +301,30 @@ static void s_log(const yardstick_figures *f)
              f->cpu_seconds, perfect, value);
 }
 
-static void *s_thread(void *arg)
+/* The thread's part_thread hooks: whether a blob waits; measuring it. */
+static bool s_ready(void *arg) { return ((yardstick *)arg)->job != NULL; }
+
+static void s_step(void *arg)
 {
     yardstick *y = arg;
-    /* Below the coordinator's own work (Linux: a thread's own nice value). */
-    pid_t tid = (pid_t)syscall(SYS_gettid);
-    int prio = getpriority(PRIO_PROCESS, (id_t)tid);
-    setpriority(PRIO_PROCESS, (id_t)tid, prio + YARDSTICK_NICE > 19 ? 19 : prio + YARDSTICK_NICE);
-    pthread_mutex_lock(&y->lock);
-    for (;;) {
-        while (!y->stop && !y->job)
-            pthread_cond_wait(&y->changed, &y->lock);
-        if (y->stop)
-            break;
-        uint8_t *blob = y->job;
-        size_t len = y->job_len;
-        uint32_t version = y->job_version;
-        y->job = NULL;
-        y->fig.computing = version;
-        yardstick_figures fig = y->fig;
-        pthread_mutex_unlock(&y->lock);
-        s_measure(y, blob, len, version, &fig);
-        free(blob);
-        pthread_mutex_lock(&y->lock);
-        fig.computing = 0;
-        y->fig = fig;
-        if (fig.error[0]) {
-            log_warn("yardstick: %s", fig.error);
-        } else {
-            s_hist_add(y, &fig);
-            s_log(&fig);
-        }
+    uint8_t *blob = y->job;
+    size_t len = y->job_len;
+    uint32_t version = y->job_version;
+    y->job = NULL;
+    y->fig.computing = version;
+    yardstick_figures fig = y->fig;
+    pthread_mutex_unlock(&y->th.lock);
+    s_measure(y, blob, len, version, &fig);
+    free(blob);
+    pthread_mutex_lock(&y->th.lock);
+    fig.computing = 0;
+    y->fig = fig;
+    if (fig.error[0]) {
+        log_warn("yardstick: %s", fig.error);
+    } else {
+        s_hist_add(y, &fig);
+        s_log(&fig);
     }
-    pthread_mutex_unlock(&y->lock);
-    return NULL;
 }
 
 /* Frees what yardstick_start made (the thread not started). */
@@ -449,14 +433,10 @@ int yardstick_start(coord *c)
     y->fig.value = y->n_val;
     y->fig.value_compare = y->n_cmp;
     y->fig.interval_min = cfg->yardstick_minutes;
-    pthread_mutex_init(&y->lock, NULL);
-    pthread_cond_init(&y->changed, NULL);
     c->yardstick = y;
-    if (pthread_create(&y->thread, NULL, s_thread, y)) {
-        log_error("yardstick: cannot start its thread");
+    if (part_thread_start(&y->th, YARDSTICK_NICE, s_ready, s_step, y,
+                          "yardstick: cannot start its thread"))
         return KZ_ENOMEM;
-    }
-    y->started = true;
     log_info("yardstick: perfect-play accuracy on %d positions (%s, tables %s), value "
              "calibration on %d labelled positions (%d compared at %d and %d simulations); "
              "the best measured in the background at most every %g minutes",
@@ -471,14 +451,14 @@ void yardstick_tick(coord *c)
     yardstick *y = c->yardstick;
     if (!y)
         return;
-    coord_history_sync(c, &s_hist, &y->sync, y->hist, &y->n_hist, &y->lock, &y->results);
+    coord_history_sync(c, &s_hist, &y->sync, y->hist, &y->n_hist, &y->th.lock, &y->results);
     double now = time_now();
     if (!c->best || c->best == y->posted || (y->posted && now - y->posted_at < y->interval_s))
         return;
     y->posted = c->best;
     y->posted_at = now;
     const model_cache_entry *me = coord_model(c, c->best);
-    pthread_mutex_lock(&y->lock);
+    pthread_mutex_lock(&y->th.lock);
     if (!me) {
         snprintf(y->fig.error, sizeof y->fig.error, "v%u: the model cannot be read", c->best);
     } else {
@@ -487,9 +467,9 @@ void yardstick_tick(coord *c)
         memcpy(y->job, me->blob, me->len);
         y->job_len = me->len;
         y->job_version = c->best;
-        pthread_cond_signal(&y->changed);
+        pthread_cond_signal(&y->th.changed);
     }
-    pthread_mutex_unlock(&y->lock);
+    pthread_mutex_unlock(&y->th.lock);
 }
 
 int yardstick_history(coord *c, yardstick_point *out)
@@ -497,10 +477,10 @@ int yardstick_history(coord *c, yardstick_point *out)
     yardstick *y = c->yardstick;
     if (!y)
         return 0;
-    pthread_mutex_lock(&y->lock);
+    pthread_mutex_lock(&y->th.lock);
     int n = y->n_hist;
     memcpy(out, y->hist, (size_t)n * sizeof *out);
-    pthread_mutex_unlock(&y->lock);
+    pthread_mutex_unlock(&y->th.lock);
     return n;
 }
 
@@ -509,9 +489,9 @@ bool yardstick_get(coord *c, yardstick_figures *out)
     yardstick *y = c->yardstick;
     if (!y)
         return false;
-    pthread_mutex_lock(&y->lock);
+    pthread_mutex_lock(&y->th.lock);
     *out = y->fig;
-    pthread_mutex_unlock(&y->lock);
+    pthread_mutex_unlock(&y->th.lock);
     return true;
 }
 
@@ -520,16 +500,8 @@ void yardstick_stop(coord *c)
     yardstick *y = c->yardstick;
     if (!y)
         return;
-    if (y->started) {
-        pthread_mutex_lock(&y->lock);
-        y->stop = true;
-        y->halt = 1;
-        pthread_cond_signal(&y->changed);
-        pthread_mutex_unlock(&y->lock);
-        pthread_join(y->thread, NULL);
-    }
-    pthread_mutex_destroy(&y->lock);
-    pthread_cond_destroy(&y->changed);
+    y->halt = 1; /* a measurement under way ends at the referee's next check */
+    part_thread_stop(&y->th);
     s_free(y);
     c->yardstick = NULL;
 }
