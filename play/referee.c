@@ -369,9 +369,12 @@ void referee_tally_add(referee_tally *t, const referee_game *g, unsigned sides)
             if (sides & (1u << m))
                 for (int v = 0; v < REFEREE_VERDICTS; v++) {
                     t->by[ph][m][v] += g->by[ph][m][v];
-                    t->few[m][v] += ph == 0 ? g->few[m][v] : 0;
                     errors += v == REFEREE_LOSE ? g->by[ph][m][v] : 0;
                 }
+    for (int m = 0; m < 2; m++)
+        if (sides & (1u << m))
+            for (int v = 0; v < REFEREE_VERDICTS; v++)
+                t->few[m][v] += g->few[m][v];
     t->games_with_error += errors > 0;
     t->inconsistent += g->inconsistent;
     for (int i = 0; i < g->n_errors && i < REFEREE_MAX_ERRORS; i++) {

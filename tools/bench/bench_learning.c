@@ -1301,6 +1301,9 @@ static int s_perfect(const tb_set *t, const char *path, uint32_t v)
     return rc ? 1 : 0;
 }
 
+/* The openings of --referee_book (read when the settings are checked). */
+static int s_referee_openings;
+
 /* Appends text to buf (cap) as one single-quoted shell word. */
 static void s_shell_word(char *buf, size_t cap, const char *text)
 {
@@ -1316,15 +1319,7 @@ static void s_shell_word(char *buf, size_t cap, const char *text)
  * results. 0, or 1 when it fails (said). */
 static int s_referee(const char *bin, const char *path, uint32_t v)
 {
-    game_state *st = xmalloc(YARD_MAX_BOOK * sizeof *st);
-    int nb = 0;
-    char err[512];
-    int rc = yard_read(s_g, s_cfg.referee_book, st, NULL, YARD_MAX_BOOK, &nb, err, sizeof err);
-    free(st);
-    if (rc) {
-        fprintf(stderr, "bench_learning: referee_book: %s\n", err);
-        return 1;
-    }
+    int nb = s_referee_openings;
     long games = s_cfg.referee_games ? s_cfg.referee_games : 2L * nb;
     char cmd[4 * PATH_MAX + 512] = "", spec[PATH_MAX + 64], kz[PATH_MAX + 8];
     snprintf(kz, sizeof kz, "%s/kz", bin);
@@ -1485,6 +1480,8 @@ int main(int argc, char **argv)
         int n;
         int yrc = yard_read(s_g, file, st, k == 1 ? z : NULL, YARD_MAX_BOOK, &n, err, sizeof err);
         free(st), free(z);
+        if (k == 2)
+            s_referee_openings = n;
         if (yrc) {
             fprintf(stderr, "bench_learning: %s: %s\n",
                     k == 2 ? "referee_book" : k ? "positions" : "book", err);
