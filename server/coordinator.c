@@ -655,6 +655,11 @@ static void s_forge_results(coord *c)
             validate_result v = {.has_id = true};
             memcpy(v.game_id, h.game_id, 16);
             s_reject(c, it, w, &v, VALIDATE_FORGED, detail);
+            /* The games this pass queued (checks passed) are committed
+             * first: forge_bar withdraws only committed games, and nothing
+             * of a barred client may be committed after it. (s_flush leaves
+             * this item, past the queue's end, alone.) */
+            s_flush(c);
             forge_bar(c, w, detail);
             if (forge_barred(c, w) && w->rejected_by[VALIDATE_FORGED] ==
                                           (uint64_t)c->cfg.forge_arena_threshold) {
