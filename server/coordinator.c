@@ -461,7 +461,8 @@ static void s_handle_job(coord *c, const uint8_t *route, size_t rl, const wire_m
     uint32_t slots[1024];
     int32_t colours[1024];
     char *openings[1024];
-    size_t max = free_slots < c->cfg.arena_per_worker ? free_slots : (size_t)c->cfg.arena_per_worker;
+    size_t max =
+        free_slots < c->cfg.arena_per_worker ? free_slots : (size_t)c->cfg.arena_per_worker;
     if (max > 1024)
         max = 1024;
     /* The arena first (promotion waits for it), then rating games within
