@@ -170,9 +170,9 @@ void log_write(int level, const char *fmt, ...)
     gmtime_r(&ts.tv_sec, &tm);
     int lv = level < 0 ? 0 : level > 3 ? 3 : level;
     static const char *const prio[] = {"<7>", "<6>", "<4>", "<3>"}; /* sd-daemon(3) */
-    fprintf(stderr, "%s%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s[%d] %s\n", s_journal ? prio[lv] : "",
-            tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-            ts.tv_nsec / 1000000, names[lv], s_progname, (int)getpid(), msg);
+    fprintf(stderr, "%s%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s[%d] %s\n",
+            s_journal ? prio[lv] : "", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+            tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, names[lv], s_progname, (int)getpid(), msg);
 }
 
 void kz_check_failed(const char *cond, const char *file, int line)

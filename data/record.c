@@ -231,7 +231,8 @@ int record_pack(const game_record *r, uint8_t **out, size_t *len)
     gr.n_moves = n;
     gr.moves = mvp;
     gr.winner = r->winner;
-    gr.reason = (char *)(r->reason == GAME_REASON_NONE ? "" : game_reason_name(s_game_of(r), r->reason));
+    gr.reason =
+        (char *)(r->reason == GAME_REASON_NONE ? "" : game_reason_name(s_game_of(r), r->reason));
     gr.seed = r->seed;
     gr.settings = &ss;
     gr.started_ms = r->started_ms;

@@ -168,7 +168,8 @@ static bool s_set_has(const u64set *t, uint64_t k)
 {
     if (!t->cap)
         return false;
-    for (size_t i = (size_t)(k * 0x9E3779B97F4A7C15ull) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+    for (size_t i = (size_t)(k * 0x9E3779B97F4A7C15ull) & (t->cap - 1);;
+         i = (i + 1) & (t->cap - 1)) {
         if (t->slot[i] == 0)
             return false;
         if (t->slot[i] == k + 1)

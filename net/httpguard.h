@@ -11,13 +11,13 @@
  * still sending its header, or kept alive between requests), so a new
  * connection, a health probe or the operator's request, always finds a slot.
  * While the reserve is in use, an address that already holds a connection
- * that has not yet sent a whole request header is refused another at once (http_guard_accept: before the daemon makes a
- * thread for it), so attackers that reconnect cost little and cannot churn
- * the reserve; an address new to the server gets in.
- * A connection being answered (a model download, an analysis) is never
- * closed. http_guard_sweep closes, in addition, any connection that has
- * waited for its request header longer than a given time (a slow-loris
- * trickles bytes and so escapes the daemon's idle timeout).
+ * that has not yet sent a whole request header is refused another at once
+ * (http_guard_accept: before the daemon makes a thread for it), so attackers
+ * that reconnect cost little and cannot churn the reserve; an address new to
+ * the server gets in. A connection being answered (a model download, an
+ * analysis) is never closed. http_guard_sweep closes, in addition, any
+ * connection that has waited for its request header longer than a given time
+ * (a slow-loris trickles bytes and so escapes the daemon's idle timeout).
  *
  * A connection is closed by shutdown() on a duplicate of its socket, so the
  * guard never touches a descriptor number the daemon has closed and reused;

@@ -51,7 +51,12 @@ enum wire_kind {
 };
 
 /* Job kinds (JobKind). */
-enum wire_job_kind { WIRE_JOB_WAIT = 0, WIRE_JOB_SELFPLAY = 1, WIRE_JOB_ARENA = 2, WIRE_JOB_EVAL = 3 };
+enum wire_job_kind {
+    WIRE_JOB_WAIT = 0,
+    WIRE_JOB_SELFPLAY = 1,
+    WIRE_JOB_ARENA = 2,
+    WIRE_JOB_EVAL = 3
+};
 
 /* Error codes (ErrorCode). */
 enum wire_error_code {

@@ -335,8 +335,9 @@ model_eval *model_eval_new_config(const model *m, int max_batch, const model_eva
             goto fail;
         if (e->path == s_PATH_F32 && !(l->T = model_alloc_floats(rows * F, false)))
             goto fail;
-        if (e->path == s_PATH_BF16 && (!(l->Xb = (uint16_t *)model_alloc_floats(rows * F / 2, false)) ||
-                                       !(l->Tb = (uint16_t *)model_alloc_floats(rows * F / 2, false))))
+        if (e->path == s_PATH_BF16 &&
+            (!(l->Xb = (uint16_t *)model_alloc_floats(rows * F / 2, false)) ||
+             !(l->Tb = (uint16_t *)model_alloc_floats(rows * F / 2, false))))
             goto fail;
     }
     /* Step 1. Fold batch norm into every convolution. */

@@ -194,11 +194,11 @@ typedef struct mcts_settings {
     float c_puct;            /* exploration constant of PUCT; 1.5 */
     float dirichlet_alpha;   /* root noise concentration; 1.0 (about 10 / mean legal count) */
     float dirichlet_epsilon; /* weight of the root noise, 0 disables it; 0.25 */
-    int temperature_plies;   /* sample by visits (tau = 1) while ply < this, then most visited; 10 */
+    int temperature_plies;   /* sample by visits (tau 1) while ply < this, then most visited; 10 */
     float fpu;               /* first-play reduction (see above); 0.25 */
     int leaves_per_tree;     /* leaves a tree sends to one evaluator batch (virtual loss); 4 */
     bool reuse_tree;         /* keep the chosen child's subtree after a move; true */
-    int cache_entries;       /* evaluation cache size (rounded up to a power of two), 0 = off; 65536 */
+    int cache_entries;       /* evaluation cache size (up to a power of two), 0 = off; 65536 */
     int tree_nodes;          /* nodes per tree arena, 0 = automatic (64 * simulations + 4096) */
     float forced_playouts_k; /* forced playouts at the root, 0 = off (KataGo: 2); 0 */
     bool policy_pruning;     /* prune forced playouts from the policy target (needs k > 0); false */
@@ -236,7 +236,7 @@ typedef struct mcts_result {
     uint16_t actions[GAME_MAX_LEGAL]; /* the legal actions, real orientation, ascending */
     uint32_t visits[GAME_MAX_LEGAL];  /* visits of each */
     float priors[GAME_MAX_LEGAL];     /* the priors the search used (root noise included) */
-    float q[GAME_MAX_LEGAL];          /* mean value of each from the mover's view (0 if unvisited) */
+    float q[GAME_MAX_LEGAL];          /* mean value of each, the mover's view (0 if unvisited) */
     uint32_t total;                   /* sum of visits */
     float value;                      /* the root's mean value from the mover's view */
     int best;                         /* the action to play: the most visited (ties: higher
@@ -349,8 +349,9 @@ void mcts_batch_clear(mcts_batch *b, int i);
  * mcts_batch_advance, and after (until set again): `simulations` in
  * 1 .. settings' simulations (checked by assert), and with `explore` false,
  * neither root noise nor forced playouts (a fast search of playout cap
- * randomization; its target is the plain visit shares, never pruned). A new batch's trees have the settings' simulations and
- * exploration. Allocates nothing. */
+ * randomization; its target is the plain visit shares, never pruned). A
+ * new batch's trees have the settings' simulations and exploration.
+ * Allocates nothing. */
 void mcts_batch_set_budget(mcts_batch *b, int i, int simulations, bool explore);
 /* Plays `action` (legal in tree i's root state; checked by assert) and moves
  * the root to that child, keeping its subtree when reuse_tree is set. Any

@@ -461,7 +461,8 @@ static void s_handle_job(coord *c, const uint8_t *route, size_t rl, const wire_m
     uint32_t slots[1024];
     int32_t colours[1024];
     char *openings[1024];
-    size_t max = free_slots < c->cfg.arena_per_worker ? free_slots : (size_t)c->cfg.arena_per_worker;
+    size_t max =
+        free_slots < c->cfg.arena_per_worker ? free_slots : (size_t)c->cfg.arena_per_worker;
     if (max > 1024)
         max = 1024;
     /* The arena first (promotion waits for it), then rating games within
@@ -655,6 +656,11 @@ static void s_forge_results(coord *c)
             validate_result v = {.has_id = true};
             memcpy(v.game_id, h.game_id, 16);
             s_reject(c, it, w, &v, VALIDATE_FORGED, detail);
+            /* The games this pass queued (checks passed) are committed
+             * first: forge_bar withdraws only committed games, and nothing
+             * of a barred client may be committed after it. (s_flush leaves
+             * this item, past the queue's end, alone.) */
+            s_flush(c);
             forge_bar(c, w, detail);
             if (forge_barred(c, w) && w->rejected_by[VALIDATE_FORGED] ==
                                           (uint64_t)c->cfg.forge_arena_threshold) {

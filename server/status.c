@@ -903,8 +903,8 @@ static void s_build_metrics(coord *c, strbuf *b)
         sb_label(b, c->rated[i].name);
         strbuf_printf(b, "\"} %.1f\n", s_num(c->rated[i].elo));
     }
-    s_metric(b, "kz_newest_rated_elo", "gauge",
-             "Rating of the newest rated model (NaN: none yet).", newest ? s_num(newest->elo) : NAN);
+    s_metric(b, "kz_newest_rated_elo", "gauge", "Rating of the newest rated model (NaN: none yet).",
+             newest ? s_num(newest->elo) : NAN);
     s_metric(b, "kz_newest_rated_version", "gauge", "Version of the newest rated model (0: none).",
              newest_v);
     strbuf_printf(b, "# HELP kz_best_anchor_score Score of the best model against each anchor it "

@@ -26,7 +26,8 @@ cd "$(dirname "$0")/.."
 doc=${1:-docs/architecture.md}
 root=${2:-.}
 [ -r "$doc" ] || { echo "check_layers: cannot read $doc" >&2; exit 2; }
-folders=$(awk '/^```layers/ { b = 1; next } /^```/ { b = 0 } b { for (i = 1; i <= NF; i++) print $i }' "$doc")
+folders=$(awk '/^```layers/ { b = 1; next } /^```/ { b = 0 }
+    b { for (i = 1; i <= NF; i++) print $i }' "$doc")
 [ -n "$folders" ] || { echo "check_layers: no \`\`\`layers block in $doc" >&2; exit 2; }
 files=""
 for f in $folders; do
@@ -109,7 +110,8 @@ line ~ /^[ \t]*#[ \t]*include/ {
     if (word !~ /\//) word = fold "/" word
     r = rank_of(word)
     if (r == 0) {
-        print file ":" FNR ": " mod " includes " word ", which is in no row of the layers table of " doc
+        print file ":" FNR ": " mod " includes " word \
+            ", which is in no row of the layers table of " doc
         errors++
         next
     }

@@ -21,13 +21,17 @@ if command -v pkg-config >/dev/null 2>&1; then
     need_pkg libmicrohttpd libmicrohttpd-dev
     need_pkg xgboost libxgboost-dev
 else
-    missing="$missing libzmq3-dev libprotobuf-c-dev liblmdb-dev libopenblas-dev libcriterion-dev libmicrohttpd-dev libxgboost-dev"
+    missing="$missing libzmq3-dev libprotobuf-c-dev liblmdb-dev libopenblas-dev libcriterion-dev"
+    missing="$missing libmicrohttpd-dev libxgboost-dev"
 fi
 [ -z "$missing" ] && exit 0
 echo "deps: installing missing Debian packages:$missing" >&2
 SUDO=""
 if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null 2>&1 || { echo "deps: not root and no sudo; install as root:$missing" >&2; exit 1; }
+    command -v sudo >/dev/null 2>&1 || {
+        echo "deps: not root and no sudo; install as root:$missing" >&2
+        exit 1
+    }
     SUDO=sudo
 fi
 export DEBIAN_FRONTEND=noninteractive

@@ -225,7 +225,8 @@ if [[ ! -e $INITIAL_MODEL && $MODEL_KIND == gbdt ]]; then
     "$KZ" model init ${GAME_OPTS[@]+"${GAME_OPTS[@]}"} --kind gbdt "$INITIAL_MODEL" > /dev/null ||
         die "cannot create $INITIAL_MODEL"
 elif [[ ! -e $INITIAL_MODEL ]]; then
-    "$KZ" model init ${GAME_OPTS[@]+"${GAME_OPTS[@]}"} --blocks "$BLOCKS" --filters "$FILTERS" --value-hidden "$VALUE_HIDDEN" \
+    "$KZ" model init ${GAME_OPTS[@]+"${GAME_OPTS[@]}"} --blocks "$BLOCKS" --filters "$FILTERS" \
+        --value-hidden "$VALUE_HIDDEN" \
         --opp-policy-filters "$OPP_POLICY_FILTERS" --material-filters "$MATERIAL_FILTERS" \
         ${WDL_OPTS[@]+"${WDL_OPTS[@]}"} \
         --seed "$(date +%s)" "$INITIAL_MODEL" > /dev/null || die "cannot create $INITIAL_MODEL"
@@ -378,7 +379,8 @@ until ours; do
         echo "run: (another coordinator on port $PORT or $HTTP_PORT? set KZ_PORT / KZ_HTTP_PORT)" >&2
         exit 1
     fi
-    ((SECONDS < end)) || die "the coordinator does not answer on $STATUS_URL (see $VAR/log/coordinator.log)"
+    ((SECONDS < end)) ||
+        die "the coordinator does not answer on $STATUS_URL (see $VAR/log/coordinator.log)"
     sleep 0.2
 done
 
@@ -424,7 +426,11 @@ while :; do
             if wait "${PID[$name]}" 2> /dev/null; then status=0; else status=$?; fi
             PID[$name]=
             lived=$((SECONDS - LAST_START[$name]))
-            if ((lived < 10)); then FAILS[$name]=$((${FAILS[$name]:-0} + 1)); else FAILS[$name]=0; fi
+            if ((lived < 10)); then
+                FAILS[$name]=$((${FAILS[$name]:-0} + 1))
+            else
+                FAILS[$name]=0
+            fi
             echo "run: $name exited (status $status) after ${lived}s; see $VAR/log/$name.log"
             if ((FAILS[$name] >= 3)); then
                 echo "run: $name keeps failing; giving up. The end of its log:" >&2

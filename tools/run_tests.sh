@@ -15,7 +15,8 @@ rc=$(cat "$rcfile" 2>/dev/null || echo 1)
 [ "$rc" = 0 ] && exit 0
 echo "== tests failed (exit $rc); the failures (whole log: $log):"
 grep -a -E '^\[(----|FAIL)\]' "$log" | tail -40
-failed=$(grep -a -o -E '^\[FAIL\] [A-Za-z0-9_]+::[A-Za-z0-9_]+' "$log" | sed 's/^\[FAIL\] //' | sort -u)
+failed=$(grep -a -o -E '^\[FAIL\] [A-Za-z0-9_]+::[A-Za-z0-9_]+' "$log" |
+    sed 's/^\[FAIL\] //' | sort -u)
 if [ -z "$failed" ]; then
     echo "== no failed test named (a crash of the runner?): failing"
     exit "$rc"

@@ -122,7 +122,7 @@ static struct {
     uint32_t between[KH_POINTS][KH_POINTS]; /* points strictly between src and dst on one line */
     uint16_t rot_action[KH_ACTIONS];        /* R16 rotation of an action */
     uint16_t mirror_action[KH_ACTIONS];     /* R19 mirror of an action */
-    uint64_t zob[4][KH_POINTS];             /* hash keys: black man, black king, white man, white king */
+    uint64_t zob[4][KH_POINTS];             /* keys: black man, black king, white man, white king */
 } T;
 
 /* Forward directions of each colour (R3): N, NE, NW for Black, S, SE, SW for White. */

@@ -73,8 +73,8 @@ Test(khreibaga_kz, moves_after_actions)
 /* R12: stalemate and elimination, in the `result: WHO (REASON)` line. */
 Test(khreibaga_kz, moves_result_losses)
 {
-    proc_output r = s_kz((const char *[]){"moves", "--position", ".B...w................... b", "1-0",
-                                    NULL});
+    proc_output r =
+        s_kz((const char *[]){"moves", "--position", ".B...w................... b", "1-0", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "result: black (no-moves)\n");
     proc_output_free(&r);

@@ -932,8 +932,8 @@ Test(tablebase, kz_tb, .timeout = 600)
                   strstr(c.out, "at 2: win"),
               "%s", c.out);
     /* Mid-sequence (R9): a king takes two men, the chain piece must go on. */
-    snprintf(args, sizeof args, "tb probe --dir %s/tb --position 'B.....w..........w....... b' 0-12",
-             c.dir);
+    snprintf(args, sizeof args,
+             "tb probe --dir %s/tb --position 'B.....w..........w....... b' 0-12", c.dir);
     int rc = harness_cli_kz(&c, args);
     cr_assert_eq(rc, 0, "%s %s", c.out, c.err);
     cr_assert(strstr(c.out, " 12 (black to move") && strstr(c.out, "win in 1"), "%s", c.out);
@@ -1001,8 +1001,8 @@ Test(tablebase, kz_tb, .timeout = 600)
     cr_assert_eq(harness_cli_kz(&c, "tb frob"), 2);
     cr_assert(strstr(c.err, "unknown subcommand"), "%s", c.err);
     cr_assert_eq(harness_cli_kz(&c, "tb build --pieces 9"), 2);
-    snprintf(args, sizeof args, "tb probe --dir %s/tb --position 'B.....w..........w....... b' 0-13",
-             c.dir);
+    snprintf(args, sizeof args,
+             "tb probe --dir %s/tb --position 'B.....w..........w....... b' 0-13", c.dir);
     cr_assert_eq(harness_cli_kz(&c, args), 2);
     cr_assert(strstr(c.err, "illegal"), "%s", c.err);
     harness_cli_fini(&c);

@@ -37,7 +37,8 @@ static const char *s_tail(const char *path)
     static char buf[8192];
     char *text = harness_read(path);
     size_t n = text ? strlen(text) : 0;
-    snprintf(buf, sizeof buf, "%s", text ? text + (n > sizeof buf - 1 ? n - (sizeof buf - 1) : 0) : "");
+    snprintf(buf, sizeof buf, "%s",
+             text ? text + (n > sizeof buf - 1 ? n - (sizeof buf - 1) : 0) : "");
     free(text);
     return buf;
 }
@@ -467,7 +468,8 @@ Test(ratings, auto_anchors_are_the_game_s_scale_or_three_cheap_players)
 
     harness_init(&h, "ranchors-bg");
     char args[400], out[4096];
-    snprintf(args, sizeof args, "model init --game=backgammon --blocks=1 --filters=8 --force %s", h.model);
+    snprintf(args, sizeof args, "model init --game=backgammon --blocks=1 --filters=8 --force %s",
+             h.model);
     cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
     const char *bg[] = {"--game=backgammon", NULL};
     harness_coord_start(&h, bg);
@@ -670,8 +672,9 @@ Test(ratings, a_store_s_tallies_without_points_are_read_as_single_wins)
     cr_assert_eq(store_put_meta(st, "tallies", b, sizeof b), 0);
     store_close(&st);
     harness_coord_start(&h, extra);
-    const char *want = "{\"a\": \"random\", \"b\": \"v1\", \"wins\": 1, \"draws\": 0, \"losses\": 3, "
-                       "\"pairs\": [1, 0, 1, 0, 0], \"points\": [1, 3], \"score\": 1.000}";
+    const char *want =
+        "{\"a\": \"random\", \"b\": \"v1\", \"wins\": 1, \"draws\": 0, \"losses\": 3, "
+        "\"pairs\": [1, 0, 1, 0, 0], \"points\": [1, 3], \"score\": 1.000}";
     cr_assert(s_wait_body(&h, want, body, sizeof body), "want %s in %s", want, body);
     const char *r = strstr(body, "{\"name\": \"v1\", \"anchor\": false");
     cr_assert_not_null(r, "%s", body);

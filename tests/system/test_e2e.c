@@ -30,8 +30,8 @@
  * children die with the test process if it crashes (PR_SET_PDEATHSIG).
  * Namespaces left by a crashed run are recognised by the dead pid in their
  * name and deleted by the next run. (No Criterion .timeout: every wait has
- * its own deadline, and Criterion 2.4's timeouts leak 48 bytes under ASan.) Addresses are 10.211.x.y inside the
- * test's own namespaces only; the host's network is never touched. */
+ * its own deadline, and Criterion 2.4's timeouts leak 48 bytes under ASan.) Addresses
+ * are 10.211.x.y inside the test's own namespaces only; the host's network is never touched. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>

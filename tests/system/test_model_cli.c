@@ -27,8 +27,9 @@ Test(model_cli, init_and_info)
 {
     harness_cli c;
     harness_cli_init(&c, "model-cli");
-    cr_assert_eq(harness_cli_kz(&c, "model init --blocks 2 --filters 16 --seed 5 --version 3 a.kzm"), 0,
-                 "%s", c.err);
+    cr_assert_eq(
+        harness_cli_kz(&c, "model init --blocks 2 --filters 16 --seed 5 --version 3 a.kzm"), 0,
+        "%s", c.err);
     model *m = s_load(&c, "a.kzm");
     const model_arch *a = model_get_arch(m);
     cr_assert(a->blocks == 2 && a->filters == 16 && a->value_hidden == 64);
@@ -40,7 +41,8 @@ Test(model_cli, init_and_info)
     /* The same seed gives the same weights; an existing file needs --force. */
     cr_assert_eq(harness_cli_kz(&c, "model init --blocks 2 --filters 16 --seed 5 a.kzm"), 2);
     cr_assert(strstr(c.err, "exists"), "%s", c.err);
-    cr_assert_eq(harness_cli_kz(&c, "model init --blocks 2 --filters 16 --seed 5 --force b.kzm"), 0);
+    cr_assert_eq(harness_cli_kz(&c, "model init --blocks 2 --filters 16 --seed 5 --force b.kzm"),
+                 0);
     model *b = s_load(&c, "b.kzm");
     cr_assert_eq(model_checksum(b), model_checksum(m));
     cr_assert_eq(harness_cli_kz(&c, "model info a.kzm"), 0, "%s", c.err);
@@ -127,7 +129,8 @@ Test(model_cli, eval_matches_the_library)
 {
     harness_cli c;
     harness_cli_init(&c, "model-cli");
-    cr_assert_eq(harness_cli_kz(&c, "model init --blocks 1 --filters 16 --seed 3 m.kzm"), 0, "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c, "model init --blocks 1 --filters 16 --seed 3 m.kzm"), 0, "%s",
+                 c.err);
     model *m = s_load(&c, "m.kzm");
     const game_def *g = game_default();
     /* One legal action from the start, found through the library. */
@@ -159,7 +162,8 @@ Test(model_cli, eval_matches_the_library)
     model_softmax_masked(logits, canon, n, probs);
     double sum = 0, last = 2;
     int count = 0;
-    for (const char *p = strstr(c.out, "{\"action\": \""); p; p = strstr(p + 1, "{\"action\": \"")) {
+    for (const char *p = strstr(c.out, "{\"action\": \""); p;
+         p = strstr(p + 1, "{\"action\": \"")) {
         char act[32];
         sscanf(p + 12, "%31[^\"]", act);
         int a;

@@ -655,13 +655,14 @@ static bool s_person_moves(browser *b, int from, int to, bool capture)
     if (!picked)
         s_click_point(b, from);
     char expr[200];
-    snprintf(expr, sizeof expr, "document.querySelector('#board .target%s[data-sq=\"%d\"]') !== null",
+    snprintf(expr, sizeof expr,
+             "document.querySelector('#board .target%s[data-sq=\"%d\"]') !== null",
              capture ? ".capture" : "", to);
     cr_assert(browser_wait(b, expr, 10), "no %s target on %d after picking %d",
               capture ? "capture" : "move", to, from);
     s_click_point(b, to);
-    snprintf(expr, sizeof expr, "+document.getElementById('board').getAttribute('data-moves') > %ld",
-             before);
+    snprintf(expr, sizeof expr,
+             "+document.getElementById('board').getAttribute('data-moves') > %ld", before);
     cr_assert(browser_wait(b, expr, 30), "the move %d-%d was not played: %s", from, to,
               browser_errors(b));
     if (!s_wait_person(b))
@@ -745,8 +746,8 @@ Test(play, a_person_plays_whole_games_in_chromium)
     t = s_text(b, "opinion");
     cr_assert(strstr(t, "Your 7-12: the engine ") && strstr(t, "\u2192"), "%s", t);
     free(t);
-    cr_assert(browser_wait(b, "document.getElementById('value').getAttribute('data-value') !== null",
-                           10));
+    cr_assert(browser_wait(
+        b, "document.getElementById('value').getAttribute('data-value') !== null", 10));
     cr_assert(browser_wait(b, "document.querySelector('#board .lastpath') !== null", 10),
               "the engine's move is marked");
     /* White took the man on 12 (17x7): black must take back, 2x12. Picked:
@@ -772,8 +773,10 @@ Test(play, a_person_plays_whole_games_in_chromium)
     rng_seed(&rng, 21);
     int multi = 0;
     long n1 = s_play_to_the_end(b, &rng, &multi);
-    cr_assert(browser_wait(b, "document.getElementById('saved').textContent.indexOf('Saved as game 1') === 0",
-                           20), "%s", browser_errors(b));
+    cr_assert(
+        browser_wait(
+            b, "document.getElementById('saved').textContent.indexOf('Saved as game 1') === 0", 20),
+        "%s", browser_errors(b));
     t = s_text(b, "status");
     cr_assert(strstr(t, "win") || strstr(t, "Draw"), "%s", t);
     free(t);
@@ -799,8 +802,10 @@ Test(play, a_person_plays_whole_games_in_chromium)
     cr_assert(browser_wait(b, "document.querySelectorAll('#board .captured').length >= 1", 10));
     multi++;
     long n2 = s_play_to_the_end(b, &rng, &multi);
-    cr_assert(browser_wait(b, "document.getElementById('saved').textContent.indexOf('Saved as game 2') === 0",
-                           20), "%s", browser_errors(b));
+    cr_assert(
+        browser_wait(
+            b, "document.getElementById('saved').textContent.indexOf('Saved as game 2') === 0", 20),
+        "%s", browser_errors(b));
     cr_assert_str_eq(browser_errors(b), "", "script errors");
     browser_stop(&b);
 

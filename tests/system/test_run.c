@@ -158,8 +158,10 @@ Test(run, ctrl_c_stops_cleanly_and_run_again_continues, .fini = s_fini)
     char out[1024];
     cr_assert_eq(proc_run(mk, out, sizeof out, 10), 0);
     snprintf(path, sizeof path, "%s/var/etc/coordinator.conf", s_tmp);
-    cr_assert_eq(harness_write(path, "simulations = 8\nselfplay_games = 4\ngate = spec\narena_games = 4\n"
-                                     "status_ms = 100\n"), 0, "%s", path);
+    cr_assert_eq(harness_write(path,
+                               "simulations = 8\nselfplay_games = 4\ngate = spec\narena_games = 4\n"
+                               "status_ms = 100\n"),
+                 0, "%s", path);
     snprintf(path, sizeof path, "%s/var/etc/worker.conf", s_tmp);
     cr_assert_eq(harness_write(path, "parallel = 4\n"), 0, "%s", path);
     snprintf(path, sizeof path, "%s/var/etc/trainer.conf", s_tmp);

@@ -307,8 +307,10 @@ Test(games, the_viewer_replays_a_stored_game_in_chromium)
     snprintf(sel, sizeof sel, "tr.game[data-seq=\"%d\"]", seq);
     cr_assert_eq(browser_click(b, sel), 0, "%s", browser_last_error(b));
     char cond[256];
-    snprintf(cond, sizeof cond, "document.getElementById('title').textContent.indexOf('Game %d:') === 0 "
-             "&& document.getElementById('board').getAttribute('data-step') === '0'", seq);
+    snprintf(cond, sizeof cond,
+             "document.getElementById('title').textContent.indexOf('Game %d:') === 0 "
+             "&& document.getElementById('board').getAttribute('data-step') === '0'",
+             seq);
     cr_assert(browser_wait(b, cond, 20), "%s", browser_last_error(b));
     /* Forward to the first hop of the sequence, click by click. */
     for (int k = 0; k <= first_hop; k++)
@@ -343,7 +345,8 @@ Test(games, the_viewer_replays_a_stored_game_in_chromium)
     cr_assert_eq(browser_click(b, "#last"), 0);
     s_position_after(r, r->n_moves, want, sizeof want);
     got = browser_eval(b, "document.getElementById('board').getAttribute('data-position')");
-    cr_assert(got && !strncmp(got + 1, want, strlen(want)), "the end: %s, the record %s", got, want);
+    cr_assert(got && !strncmp(got + 1, want, strlen(want)), "the end: %s, the record %s", got,
+              want);
     free(got);
     got = browser_eval(b, "document.getElementById('result-line').textContent");
     cr_assert(got && strstr(got, game_reason_name(game_default(), r->reason)), "%s", got);

@@ -316,8 +316,8 @@ Test(worker, plays_the_arena_and_switches_to_the_promoted_model)
     /* Threshold 0: the first win or draw promotes (an equal candidate loses
      * all 10 games with a probability far below 1e-3). Small self-play jobs
      * so that the worker asks for work often. */
-    const char *cx[] = {"--gate=spec", "--arena_games=10", "--arena_threshold=0", "--arena_per_worker=4",
-                        "--selfplay_games=2", NULL};
+    const char *cx[] = {"--gate=spec",          "--arena_games=10",   "--arena_threshold=0",
+                        "--arena_per_worker=4", "--selfplay_games=2", NULL};
     harness_coord_start(&h, cx);
     char log[128];
     snprintf(log, sizeof log, "%s/worker.log", h.dir);

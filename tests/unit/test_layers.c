@@ -64,7 +64,8 @@ Test(layers, wrong_way_arrows_are_named, .fini = s_fini)
     s_write("rules/iface.h", "#include \"base/base.h\"\n");
     s_write("rules/chess.c", "#include \"iface.h\"\n#include \"base/base.h\"\n"
                              "static const char *g = \"chess\"; /* its own */\n");
-    s_write("search/search.c", "#include <stdio.h>\n#include \"search.h\"\n#include \"rules/iface.h\"\n");
+    s_write("search/search.c",
+            "#include <stdio.h>\n#include \"search.h\"\n#include \"rules/iface.h\"\n");
     s_write("search/search.h", "#include \"rules/iface.h\"\n");
     s_write("store/db.c", "#include <lmdb.h>\n#include \"base/base.h\"\n");
     int rc = s_check(doc, dir, out, sizeof out);
@@ -75,23 +76,27 @@ Test(layers, wrong_way_arrows_are_named, .fini = s_fini)
      * foreign string literal, and a header the table does not know. */
     s_write("base/base.h", "#include \"search/search.h\"\n");
     s_write("rules/iface.h", "#include \"base/base.h\"\n#include \"rules/chess.h\"\n");
-    s_write("search/search.c", "#include <lmdb.h>\n#include \"search.h\"\nconst char *n = \"chess\";\n"
-                               "#include \"store/db.h\"\n#include \"misc/x.h\"\n");
+    s_write("search/search.c",
+            "#include <lmdb.h>\n#include \"search.h\"\nconst char *n = \"chess\";\n"
+            "#include \"store/db.h\"\n#include \"misc/x.h\"\n");
     rc = s_check(doc, dir, out, sizeof out);
     cr_assert_eq(rc, 1, "(%d)\n%s", rc, out);
     cr_assert(strstr(out, "base/base.h:1: base/base (row 1: base) includes search/search.h (row 4: "
                           "search store), a row above it"),
               "%s", out);
-    cr_assert(strstr(out, "rules/iface.h:2: rules/iface (row 2: rules/iface) includes rules/chess.h "
-                          "(row 3: rules), a row above it"),
+    cr_assert(strstr(out,
+                     "rules/iface.h:2: rules/iface (row 2: rules/iface) includes rules/chess.h "
+                     "(row 3: rules), a row above it"),
               "%s", out);
     cr_assert(strstr(out, "search/search.c:1: search/search includes <lmdb.h>, which only store/db "
                           "may include"),
               "%s", out);
-    cr_assert(strstr(out, "search/search.c:3: search/search writes \"chess\", which only rules may"),
-              "%s", out);
-    cr_assert(strstr(out, "search/search.c:4: search/search includes store/db.h, a folder beside its "
-                          "own in row 4"),
+    cr_assert(
+        strstr(out, "search/search.c:3: search/search writes \"chess\", which only rules may"),
+        "%s", out);
+    cr_assert(strstr(out,
+                     "search/search.c:4: search/search includes store/db.h, a folder beside its "
+                     "own in row 4"),
               "%s", out);
     cr_assert(strstr(out, "search/search.c:5: search/search includes misc/x.h, which is in no row"),
               "%s", out);

@@ -235,12 +235,11 @@ Test(mcts, fixed_seed_reproduces_the_search_and_the_noise_depends_on_it)
 /* Black to move; exactly one action wins within 6 hops (the brute force
  * below checks it). For most of them every other action was also checked,
  * when they were chosen, not to win within 11 hops; in ".W....b..." slower
- * wins exist from 7 hops on, and the search must still take the quick one. Each winning line passes through a
- * multi-hop capture sequence. Mutation check: with s_backup negating the
- * value at every edge (chess style) instead of only where the mover changes
- * (R18), the search plays a non-winning action in the positions marked
- * "sign" (400 simulations, each checked alone), and all three tactical tests
- * below fail. */
+ * wins exist from 7 hops on, and the search must still take the quick one. Each winning line passes
+ * through a multi-hop capture sequence. Mutation check: with s_backup negating the value at every
+ * edge (chess style) instead of only where the mover changes (R18), the search plays a non-winning
+ * action in the positions marked "sign" (400 simulations, each checked alone), and all three
+ * tactical tests below fail. */
 static const char *const s_wins[] = {
     ".......b....b....bb..wW.. b", /* 18-24, then Black's 2-hop king capture; avoid 18-23 */
     "....W....b.b....b........ b", /* 16-20: White's forced 2-hop, then Black's capture */

@@ -562,9 +562,10 @@ Test(kz_play, help_hint_undo_the_last_move_marked_and_the_board_turned_for_white
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert_not_null(strstr(out, "  hint       the engine's top moves"), "a real help: %s", out);
     cr_assert_not_null(strstr(out, "  undo "), "%s", out);
-    cr_assert_not_null(strstr(out, "\n  10   b - b -<b>- w - w   14     10 11 12 13 14\n"), "7-12 lands on 12: %s",
-                       out);
-    cr_assert_not_null(strstr(out, "\n   5   b - b - * - b - b    9      5  6  7  8  9\n"), "and left 7: %s", out);
+    cr_assert_not_null(strstr(out, "\n  10   b - b -<b>- w - w   14     10 11 12 13 14\n"),
+                       "7-12 lands on 12: %s", out);
+    cr_assert_not_null(strstr(out, "\n   5   b - b - * - b - b    9      5  6  7  8  9\n"),
+                       "and left 7: %s", out);
     cr_assert_not_null(strstr(out, "last: black 7-12"), "%s", out);
     /* White must take the man on 12 (a capture: x), marked where it was. */
     const char *reply = strstr(out, "engine (white) plays ");
@@ -579,12 +580,15 @@ Test(kz_play, help_hint_undo_the_last_move_marked_and_the_board_turned_for_white
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert_not_null(strstr(out, "You play white; the engine (mcts:uniform:20) plays black"),
                        "%s", out);
-    cr_assert_not_null(strstr(out, "\n   4   b - b - b - b - b    0      4  3  2  1  0\n"), "turned: %s", out);
-    cr_assert_not_null(strstr(out, "\n  24   w - w - w - w - w   20     24 23 22 21 20\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "\n   4   b - b - b - b - b    0      4  3  2  1  0\n"),
+                       "turned: %s", out);
+    cr_assert_not_null(strstr(out, "\n  24   w - w - w - w - w   20     24 23 22 21 20\n"), "%s",
+                       out);
     cr_assert_not_null(strstr(out, "(turned: White's side at the bottom)"), "%s", out);
     const char *flipped = strstr(out, "white> flip");
     cr_assert_not_null(flipped, "%s", out);
-    cr_assert_not_null(strstr(flipped, "\n  20   w - w - w - w - w   24     20 21 22 23 24\n"), "flip: %s", flipped);
+    cr_assert_not_null(strstr(flipped, "\n  20   w - w - w - w - w   24     20 21 22 23 24\n"),
+                       "flip: %s", flipped);
 }
 
 Test(kz_play, bad_options)

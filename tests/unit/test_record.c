@@ -89,7 +89,8 @@ static void s_assert_same(const game_record *a, const game_record *b)
         cr_assert_eq(x->root_value, y->root_value);
         cr_assert_eq(x->policy_n, y->policy_n);
         for (int j = 0; j < x->policy_n; j++) {
-            cr_assert_eq(a->policy_actions[x->policy_off + j], b->policy_actions[y->policy_off + j]);
+            cr_assert_eq(a->policy_actions[x->policy_off + j],
+                         b->policy_actions[y->policy_off + j]);
             cr_assert_eq(a->policy[x->policy_off + j], b->policy[y->policy_off + j]);
         }
     }

@@ -342,8 +342,10 @@ Test(selfplay_cli, writes_records_that_kz_records_summarises_and_replays)
 {
     harness_cli c;
     harness_cli_init(&c, "selfplay-cli");
-    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 4 --parallel 2 --sims 16 --seed 5 --out a.rec "
-                          "--quiet"), 0, "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c,
+                                "selfplay --games 4 --parallel 2 --sims 16 --seed 5 --out a.rec "
+                                "--quiet"),
+                 0, "%s", c.err);
     cr_assert(strstr(c.out, "games: 4 written to a.rec"), "%s", c.out);
     cr_assert_eq(harness_cli_kz(&c, "records a.rec"), 0, "%s", c.err);
     cr_assert(strstr(c.out, "games: 4"), "%s", c.out);
@@ -351,8 +353,10 @@ Test(selfplay_cli, writes_records_that_kz_records_summarises_and_replays)
     cr_assert(strstr(c.out, "by reason:"), "%s", c.out);
     cr_assert(strstr(c.out, "mean length:"), "%s", c.out);
     /* The same seed gives the same games, move for move. */
-    cr_assert_eq(harness_cli_kz(&c, "selfplay --games 4 --parallel 4 --sims 16 --seed 5 --out b.rec "
-                          "--quiet"), 0, "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c,
+                                "selfplay --games 4 --parallel 4 --sims 16 --seed 5 --out b.rec "
+                                "--quiet"),
+                 0, "%s", c.err);
     static char la[1 << 16], lb[1 << 16];
     for (int k = 1; k <= 4; k++) {
         char args[64];
@@ -457,8 +461,10 @@ Test(selfplay_cli, plays_with_a_model_file)
     harness_cli_init(&c, "selfplay-cli");
     cr_assert_eq(harness_cli_kz(&c, "model init --blocks 1 --filters 8 --value-hidden 8 --seed 3 "
                           "--version 12 m.kzm"), 0, "%s", c.err);
-    cr_assert_eq(harness_cli_kz(&c, "selfplay --model m.kzm --games 2 --parallel 2 --sims 8 --seed 2 "
-                          "--out m.rec --quiet"), 0, "%s", c.err);
+    cr_assert_eq(harness_cli_kz(&c,
+                                "selfplay --model m.kzm --games 2 --parallel 2 --sims 8 --seed 2 "
+                                "--out m.rec --quiet"),
+                 0, "%s", c.err);
     cr_assert_eq(harness_cli_kz(&c, "records m.rec"), 0, "%s", c.err);
     cr_assert(strstr(c.out, "model versions 12..12"), "%s", c.out);
     cr_assert(strstr(c.out, "2 valid"), "%s", c.out);

@@ -344,7 +344,8 @@ Test(targets, a_network_learns_no_policy_from_samples_without_a_target)
     rng_seed(&rng, 4);
     for (size_t i = 0; i < 2 * X; i++)
         x[i] = (float)rng_below(&rng, 2);
-    float *both = calloc(2 * (size_t)A, sizeof *both), *first = calloc(2 * (size_t)A, sizeof *first);
+    float *both = calloc(2 * (size_t)A, sizeof *both),
+          *first = calloc(2 * (size_t)A, sizeof *first);
     float *second = calloc(2 * (size_t)A, sizeof *second), *none = calloc(2 * (size_t)A, 4);
     both[3] = first[3] = 0.5f;
     both[7] = first[7] = 0.5f;

@@ -14,8 +14,8 @@
  * The whole run's rate, warm-up included, is printed beside it as a lower
  * bound. On a shared machine the workers may not get every core: the CPU
  * time the cluster's processes used in the window (/proc) is printed too,
- * with the rate at full use, 3600 * cores * games / CPU-seconds. A fresh network plays shorter games than a trained one, so this is
- * the cluster's speed at the start of training.
+ * with the rate at full use, 3600 * cores * games / CPU-seconds. A fresh network plays shorter
+ * games than a trained one, so this is the cluster's speed at the start of training.
  *
  *   build/bench_cluster [--seconds=60] [--simulations=200] [--workers=N] ...
  *   (--help lists the settings; exit status 1 if the cluster fails, 2 bad usage) */
@@ -412,10 +412,11 @@ int main(int argc, char **argv)
     printf("  games/hour = 3600 * games / seconds = 3600 * %.0f / %.1f = %.0f games/hour "
            "(%.0f per worker)\n",
            dg, window, 3600 * dg / window, 3600 * dg / window / (double)n_workers);
-    printf("  CPU: the cluster used %.1f of the %.1f CPU-seconds of %ld cores in the window (%.0f%%);"
-           " at full use, 3600 * %ld * games / CPU-seconds = %.0f games/hour\n",
-           cpu, window * (double)cores, cores, 100 * cpu / (window * (double)cores), cores,
-           cpu > 0 ? 3600 * (double)cores * dg / cpu : 0.0);
+    printf(
+        "  CPU: the cluster used %.1f of the %.1f CPU-seconds of %ld cores in the window (%.0f%%);"
+        " at full use, 3600 * %ld * games / CPU-seconds = %.0f games/hour\n",
+        cpu, window * (double)cores, cores, 100 * cpu / (window * (double)cores), cores,
+        cpu > 0 ? 3600 * (double)cores * dg / cpu : 0.0);
     printf("  whole run, warm-up included: 3600 * %.0f / %.1f = %.0f games/hour; "
            "positions/hour %.0f\n",
            g1, t_end - t_start, 3600 * g1 / (t_end - t_start), 3600 * dp / window);

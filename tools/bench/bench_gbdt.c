@@ -160,7 +160,8 @@ int main(int argc, char **argv)
     evaluator_net *en = evaluator_net_new_precision(nm, BMAX, MODEL_FP32);
     evaluator ev = evaluator_net_get(en);
     float *logits = malloc(sizeof(float) * BMAX * A), values[BMAX];
-    float *rows = malloc(sizeof(float) * BMAX * A * (F + 1)), *out = malloc(sizeof(float) * BMAX * A);
+    float *rows = malloc(sizeof(float) * BMAX * A * (F + 1)),
+          *out = malloc(sizeof(float) * BMAX * A);
     float *feat = malloc(sizeof(float) * BMAX * F);
     /* The two predictors agree (XGBoost's margins against the walker's). */
     double worst = 0;

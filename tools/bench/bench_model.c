@@ -265,7 +265,8 @@ static double s_peak(int path)
     __builtin_cpu_init();
     if (path == 0 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
         return 0;
-    if ((path == 1 && !kernel_cpu_has(KERNEL_AVX512)) || (path == 2 && !kernel_cpu_has(KERNEL_BF16)))
+    if ((path == 1 && !kernel_cpu_has(KERNEL_AVX512)) ||
+        (path == 2 && !kernel_cpu_has(KERNEL_BF16)))
         return 0;
     double v[5];
     for (int r = 0; r < 5; r++)
@@ -433,12 +434,14 @@ static void s_torch(const model_arch *a, double pos[3][PATHS][8], const double t
     if (p)
         pclose(p);
     if (!got) {
-        printf("\nPyTorch: skipped (tools/bench/bench_torch.py needs Debian's python3-torch and the "
-               "source tree as the working directory)\n");
+        printf(
+            "\nPyTorch: skipped (tools/bench/bench_torch.py needs Debian's python3-torch and the "
+            "source tree as the working directory)\n");
         return;
     }
-    printf("\nPyTorch (Debian's python3-torch, oneDNN; tools/bench/bench_torch.py: the same network, "
-           "eval-mode forward, an Adam step at B=256; measured after ours, same clocks):\n");
+    printf(
+        "\nPyTorch (Debian's python3-torch, oneDNN; tools/bench/bench_torch.py: the same network, "
+        "eval-mode forward, an Adam step at B=256; measured after ours, same clocks):\n");
     for (int t = 1; t <= 2; t++) {
         printf("  %d thread%s  %4s %9s", t, t > 1 ? "s" : " ", "B", "torch");
         for (int q = 0; q < PATHS; q++)

@@ -24,7 +24,8 @@ static const kz_command s_commands[] = {
     {"random-game", cmd_random_game, "play a random game and print it"},
     {"selfplay", cmd_selfplay, "play self-play games with MCTS and write a record file"},
     {"records", cmd_records, "summarise a record file or print one of its games"},
-    {"model", cmd_model, "create, inspect, dump and download model files (init, info, dump, fetch)"},
+    {"model", cmd_model,
+     "create, inspect, dump and download model files (init, info, dump, fetch)"},
     {"eval", cmd_eval, "evaluate a position with a model: value and policy"},
     {"match", cmd_match, "play two players against each other: score, Elo, SPRT"},
     {"analyse", cmd_analyse, "show the engine's choice, value and visit distribution"},
@@ -156,11 +157,14 @@ static void s_help(FILE *out)
     fprintf(out, "  %-13s %s\n", "--version", "print kz's version");
     char names[256];
     game_names(names, sizeof names);
-    fprintf(out, "\n`kz COMMAND --help` describes a command; flags may be written --key_name\n"
-                 "or --key-name alike. --game NAME picks the game (default %s; the games:\n"
-                 "%s). Khreibaga's positions are written as in R20\n"
-                 "(\"" "bbbbbbbbbbbb.wwwwwwwwwwww b" "\"), actions as in R21 (\"7-12\", \"7x17\");\n"
-                 "the rules R1-R22 are in docs/rules.md, another game's in docs/rules-NAME.md.\n",
+    fprintf(out,
+            "\n`kz COMMAND --help` describes a command; flags may be written --key_name\n"
+            "or --key-name alike. --game NAME picks the game (default %s; the games:\n"
+            "%s). Khreibaga's positions are written as in R20\n"
+            "(\""
+            "bbbbbbbbbbbb.wwwwwwwwwwww b"
+            "\"), actions as in R21 (\"7-12\", \"7x17\");\n"
+            "the rules R1-R22 are in docs/rules.md, another game's in docs/rules-NAME.md.\n",
             GAME_DEFAULT_NAME, names);
 }
 

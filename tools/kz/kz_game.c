@@ -293,7 +293,7 @@ int cmd_random_game(int argc, char **argv)
         }
     }
     printf("result: %s (%s) after %d plies, %d actions\n",
-           r.winner < 0 ? "draw" : g->player_name(r.winner), game_reason_name(g, r.reason), g->ply(&s),
-           hops);
+           r.winner < 0 ? "draw" : g->player_name(r.winner), game_reason_name(g, r.reason),
+           g->ply(&s), hops);
     return 0;
 }

@@ -581,8 +581,8 @@ static void s_print_analysis(const game_def *g, const game_state *s, const engin
         priors |= !isnan(info->prior[i]);
         qs |= !isnan(info->q[i]);
     }
-    printf("distribution (%d legal action%s): action share%s%s\n", info->n,
-           info->n == 1 ? "" : "s", priors ? " prior" : "", qs ? " q (mean value, mover's view)" : "");
+    printf("distribution (%d legal action%s): action share%s%s\n", info->n, info->n == 1 ? "" : "s",
+           priors ? " prior" : "", qs ? " q (mean value, mover's view)" : "");
     for (int i = 0; i < info->n; i++) {
         int k = an->order[i];
         char extra[64] = "";

@@ -387,7 +387,8 @@ void kz_print_record(const game_def *g, const game_record *r, const char *title)
             text_printable(b, sizeof b, r->opponent_player, sizeof r->opponent_player);
         else
             snprintf(b, sizeof b, "v%u", r->opponent_version);
-        printf("rating game: %s (%s) against %s\n", a, g->player_name(r->candidate_player ? 1 : 0), b);
+        printf("rating game: %s (%s) against %s\n", a, g->player_name(r->candidate_player ? 1 : 0),
+               b);
     }
     printf("search: %d simulations, c_puct %.2f, alpha %.2f, epsilon %.2f, %d sampled plies, "
            "fpu %.2f, %d leaves per tree%s",

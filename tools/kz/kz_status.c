@@ -422,12 +422,12 @@ static void s_print(const jnode *j, FILE *o, double stall_minutes)
     fprintf(o, "%s\n", first ? "" : ")");
     if (j_get(j, "forge.on")) {
         if (j_num(j, "forge.on"))
-            fprintf(o, "forged      1 in %.0f states re-searched: %.0f games checked "
-                       "(%.0f states), %.0f forged, %.0f not checkable, %.0f skipped, %.0f held now\n",
+            fprintf(o,
+                    "forged      1 in %.0f states re-searched: %.0f games checked "
+                    "(%.0f states), %.0f forged, %.0f not checkable, %.0f skipped, %.0f held now\n",
                     j_num(j, "forge.one_in_states"), j_num(j, "forge.checked"),
-                    j_num(j, "forge.states"), j_num(j, "forge.forged"),
-                    j_num(j, "forge.unchecked"), j_num(j, "forge.skipped"),
-                    j_num(j, "forge.held"));
+                    j_num(j, "forge.states"), j_num(j, "forge.forged"), j_num(j, "forge.unchecked"),
+                    j_num(j, "forge.skipped"), j_num(j, "forge.held"));
         else
             fprintf(o, "forged      not checked (forge_check_states = 0)\n");
     }
@@ -563,7 +563,8 @@ int cmd_status(int argc, char **argv)
     const char *pos[1];
     size_t npos = 0;
     char err[512];
-    int rc = config_parse(s_status_options, N_STATUS_OPTIONS, &cfg, argc, argv, pos, 1, &npos, err, sizeof err);
+    int rc = config_parse(s_status_options, N_STATUS_OPTIONS, &cfg, argc, argv, pos, 1, &npos, err,
+                          sizeof err);
     if (rc == CONFIG_HELP) {
         printf("usage: kz status [URL] [--json | --line]\n\n"
                "Prints a coordinator's status (GET URL, default http://127.0.0.1:8080/status;\n"
@@ -717,10 +718,11 @@ int cmd_ratings(int argc, char **argv)
             time_t t = (time_t)(j_num(h, "time_ms") / 1000);
             struct tm tm;
             localtime_r(&t, &tm);
-            printf("  %04d-%02d-%02d %02d:%02d  v%-5.0f %+6.0f (95%%: %+.0f .. %+.0f), %.0f games\n",
-                   tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                   j_num(h, "version"), j_num(h, "elo"), j_num(h, "elo_lo"), j_num(h, "elo_hi"),
-                   j_num(h, "games"));
+            printf(
+                "  %04d-%02d-%02d %02d:%02d  v%-5.0f %+6.0f (95%%: %+.0f .. %+.0f), %.0f games\n",
+                tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                j_num(h, "version"), j_num(h, "elo"), j_num(h, "elo_lo"), j_num(h, "elo_hi"),
+                j_num(h, "games"));
         }
     }
     if (cfg.pairs && tallies) {

@@ -75,7 +75,10 @@ static int s_print_game(void *ctx, uint64_t seq, const uint8_t *bytes, size_t le
     for (char *c = worker; *c; c++)
         *c = *c == ' ' ? '_' : *c;
     printf("%llu %s %s %u %d %s %u %s\n", (unsigned long long)seq, id,
-           r->kind == RECORD_ARENA ? "arena" : r->kind == RECORD_EVAL ? "eval" : "selfplay", r->model_version, r->winner,
+           r->kind == RECORD_ARENA  ? "arena"
+           : r->kind == RECORD_EVAL ? "eval"
+                                    : "selfplay",
+           r->model_version, r->winner,
            game_reason_name(game_find(r->game) ? game_find(r->game) : game_default(), r->reason),
            r->plies, worker);
     return 0;
@@ -110,7 +113,8 @@ static int s_show_game(store *st, const store_stats *s, uint64_t seq)
     if (!g) {
         char name[sizeof r->game];
         fprintf(stderr, "kz: store: game %llu is of an unknown game '%s'\n",
-                (unsigned long long)seq, text_printable(name, sizeof name, r->game, sizeof r->game));
+                (unsigned long long)seq,
+                text_printable(name, sizeof name, r->game, sizeof r->game));
         record_destroy(&r);
         return 1;
     }

@@ -125,9 +125,10 @@ static void s_progress(const tb_progress *p, void *arg)
     s_count(p->total, total, sizeof total);
     s_hms(p->seconds, el, sizeof el);
     s_hms(rate > 0 ? (p->total - p->done) / rate : 0, eta, sizeof eta);
-    fprintf(stderr, "%stb %s %s (class pair %d/%d): %s/%s positions, %.0fk/s, %s elapsed, %s left%s",
-            tty ? "\r" : "", p->phase, p->cls, p->pair, p->pairs, done, total, rate / 1e3, el,
-            eta, tty ? "\033[K" : "\n");
+    fprintf(stderr,
+            "%stb %s %s (class pair %d/%d): %s/%s positions, %.0fk/s, %s elapsed, %s left%s",
+            tty ? "\r" : "", p->phase, p->cls, p->pair, p->pairs, done, total, rate / 1e3, el, eta,
+            tty ? "\033[K" : "\n");
 }
 
 static int s_build(const tb_opts *o)
