@@ -29,6 +29,7 @@ struct referee {
     referee_value *val;      /* (REFEREE_MAX_TURNS + 1) their values */
     int *first_action;       /* (REFEREE_MAX_TURNS + 1) index of each turn's first action */
     int *ply;                /* (REFEREE_MAX_TURNS + 1) the game's ply at each turn start */
+    int *count;              /* (REFEREE_MAX_TURNS + 1) the no-progress count (R13) at each */
     pns_turn *turns;         /* (PNS_MAX_TURNS) accuracy: a position's turns */
 };
 
@@ -69,6 +70,7 @@ referee *referee_new(const referee_opts *o, char *err, size_t errlen)
     r->val = xcalloc(REFEREE_MAX_TURNS + 1, sizeof *r->val);
     r->first_action = xcalloc(REFEREE_MAX_TURNS + 1, sizeof *r->first_action);
     r->ply = xcalloc(REFEREE_MAX_TURNS + 1, sizeof *r->ply);
+    r->count = xcalloc(REFEREE_MAX_TURNS + 1, sizeof *r->count);
     r->turns = xcalloc(PNS_MAX_TURNS, sizeof *r->turns);
     return r;
 }
@@ -79,7 +81,7 @@ void referee_destroy(referee **rp)
     if (!r)
         return;
     pns_tt_close(&r->tt);
-    free_all(r->cache, r->pos, r->val, r->first_action, r->ply, r->turns, r);
+    free_all(r->cache, r->pos, r->val, r->first_action, r->ply, r->count, r->turns, r);
     *rp = NULL;
 }
 
@@ -181,8 +183,9 @@ static int s_material(const pns_pos *p)
 
 /* The value of p within b. `want`: -1 the whole value (both claims, the
  * mover's opponent's first when the mover is not behind in material), or a
- * claim: search that one only (referee_accuracy's question about a turn). */
-static referee_value s_value(referee *r, const pns_pos *p, budget *b, int want)
+ * claim: search that one only (referee_accuracy's question about a turn).
+ * `count`: the no-progress count at which the tables value p (0: fresh). */
+static referee_value s_value(referee *r, const pns_pos *p, budget *b, int want, int count)
 {
     referee_value v = {-1, 1};
     game_state s;
@@ -198,7 +201,7 @@ static referee_value s_value(referee *r, const pns_pos *p, budget *b, int want)
     tb_value tv;
     if (r->o.tables && pieces <= tb_pieces(r->o.tables) && tb_probe(r->o.tables, &s, &tv) == 0) {
         r->work.probed++;
-        v.lo = v.hi = tv.wdl;
+        v.lo = v.hi = (int8_t)tb_value_at(tv, count);
         return v;
     }
     bool found;
@@ -249,7 +252,7 @@ int referee_value_of(referee *r, const game_state *s, referee_value *out)
     if (khreibaga_game.mid_turn(s) || pns_pos_from_state(s, &p))
         return KZ_EINVAL;
     budget b = s_budget(r);
-    *out = s_value(r, &p, &b, -1);
+    *out = s_value(r, &p, &b, -1, 0);
     return 0;
 }
 
@@ -288,6 +291,7 @@ int referee_game_judge(referee *r, const game_state *start, const uint16_t *acti
     int t = 0;
     r->first_action[0] = 0;
     r->ply[0] = g->ply(&s);
+    r->count[0] = khreibaga_no_progress(&s);
     for (int i = 0; i < n; i++) {
         if (g->result(&s).over || !game_is_legal(g, &s, actions[i]))
             return KZ_EILLEGAL;
@@ -299,6 +303,7 @@ int referee_game_judge(referee *r, const game_state *start, const uint16_t *acti
             pns_pos_from_state(&s, &r->pos[t]);
             r->first_action[t] = i + 1;
             r->ply[t] = g->ply(&s);
+            r->count[t] = khreibaga_no_progress(&s);
         }
     }
     out->turns = t;
@@ -307,7 +312,14 @@ int referee_game_judge(referee *r, const game_state *start, const uint16_t *acti
     /* Step 2. Value every turn start. */
     for (int k = 0; k <= t; k++) {
         budget b = s_budget(r);
-        r->val[k] = s_value(r, &r->pos[k], &b, -1);
+        r->val[k] = s_value(r, &r->pos[k], &b, -1, r->o.fresh ? 0 : r->count[k]);
+    }
+    /* The end as it was: a draw by R13-R15 is a draw (a fresh history only
+     * knows R12's ends). */
+    if (!r->o.fresh && out->result.over && !g->mid_turn(&s)) {
+        int m = (int)r->pos[t].side;
+        int8_t v = (int8_t)(out->result.winner < 0 ? 0 : out->result.winner == m ? 1 : -1);
+        r->val[t] = (referee_value){v, v};
     }
     out->start = r->val[0];
     /* Step 3. Judge every turn. */
@@ -432,7 +444,7 @@ static int s_judge_turn(referee *r, const pns_pos *to, int mover, int v, budget 
      * opponent does not lose" disproven. A draw when the mover does not
      * lose: "the mover does not lose" proven. */
     int claim = v > 0 ? 1 - mover : mover;
-    referee_value w = s_value(r, to, b, (int)to->side == mover ? -1 : claim);
+    referee_value w = s_value(r, to, b, (int)to->side == mover ? -1 : claim, 0);
     referee_value after = (int)to->side == mover ? w : s_neg(w);
     bool inc;
     return s_verdict((referee_value){(int8_t)v, (int8_t)v}, after, &inc);
@@ -452,7 +464,7 @@ int referee_accuracy_run(referee *r, player *const *players, int np, const game_
             return KZ_EINVAL;
         out->positions++;
         budget b = s_budget(r);
-        referee_value v = s_value(r, &root, &b, -1);
+        referee_value v = s_value(r, &root, &b, -1, 0);
         if (v.lo == v.hi && !g->result(&pos[i]).over) {
             int mover = (int)root.side, phase = yard_phase(g, &pos[i]);
             out->settled++;

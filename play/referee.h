@@ -27,10 +27,21 @@
  * `inconsistent`: it must stay 0.
  *
  * What the values leave out: R13's count, R14's repetitions and R15's length
- * cap look at the history, which a fresh-history value does not see. A game
- * can end drawn by them from a position proven won without any
- * value-losing turn (the winner wandered); referee_game counts such games
- * (`unconverted`) apart from the value-losing turns.
+ * cap look at the history, which a fresh-history value does not see. In a
+ * game (referee_game_judge) the referee sees what it can of them: a
+ * position the tables cover is valued at the game's own no-progress count
+ * (tb_value_at: a win too far for the count left is a draw, as the players'
+ * searches with the tables see it), and the game's last position, when the
+ * game is over, by its real result (a draw by R13-R15 is a draw). So a
+ * winner who lets R13's count run out in an ending is charged the turn that
+ * threw the win away. The proof search stays count-free: above the tables'
+ * pieces a value is the fresh-history one (the count restarts at every
+ * capture and man move, and in the middle game stays low). Set `fresh` to
+ * value every position at count 0, as before (docs/solve.md). A game can
+ * still end drawn from a position proven won without any value-losing turn
+ * (R14, R15, or R13 above the tables' reach: the winner wandered);
+ * referee_game counts such games (`unconverted`) apart from the
+ * value-losing turns.
  *
  * Phases are yardstick.h's (yard_phase: by the pieces on the board before
  * the turn: opening > 16, middle game 9-16, ending <= 8).
@@ -63,6 +74,9 @@ typedef struct referee_opts {
     double seconds;        /* budget: wall-clock seconds a position (0: none) */
     uint64_t tt_bytes;     /* transposition table (0: REFEREE_TT_BYTES); cleared when half full */
     volatile int *stop;    /* when *stop becomes non-zero, searches stop (values stay open) */
+    bool fresh;            /* referee_game_judge: every position at a fresh history (count 0),
+                            * as before the count was kept; false: the game's own count where
+                            * the tables value a position (see "What the values leave out") */
 } referee_opts;
 
 /* What is known of a value, from the mover's view: every value in lo..hi

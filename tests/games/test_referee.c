@@ -10,7 +10,10 @@
  * - a match is judged with both players' turns accounted for, and bad input
  *   gets one line and a non-zero exit;
  * - --match_tables: the tables in a player's search take its value-losing
- *   turns in 4-piece endings to none (alphabeta:1 loses some without). */
+ *   turns in 4-piece endings to none (alphabeta:1 loses some without);
+ * - a winner who lets R13's count run out in an ending is charged the one
+ *   turn that threw the win away (the game's own counts), and nothing at a
+ *   fresh history (--fresh: the draw is "unconverted"). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,9 +133,30 @@ Test(referee, judges_the_tables_test_positions_turn_by_turn)
     free(dir);
 }
 
+/* The value of turn start s for its mover as the referee sees it in a game:
+ * the tables' at the game's no-progress count and the game's own end
+ * (`counts`), or at a fresh history (count 0, R12's ends only). */
+static int s_value_in_game(const tb_set *t, const game_state *s, bool counts)
+{
+    const game_def *g = &khreibaga_game;
+    int side = g->to_move(s);
+    game_result res = g->result(s);
+    if (counts && res.over)
+        return res.winner < 0 ? 0 : res.winner == side ? 1 : -1;
+    game_state fresh;
+    khreibaga_set(&fresh, khreibaga_pieces(s, 0), khreibaga_pieces(s, 1), khreibaga_kings(s),
+                  side);
+    res = g->result(&fresh);
+    if (res.over)
+        return res.winner == side ? 1 : -1;
+    tb_value tv;
+    cr_assert_eq(tb_probe(t, &fresh, &tv), 0);
+    return counts ? tb_value_at(tv, khreibaga_no_progress(s)) : tv.wdl;
+}
+
 /* The tables' count of value-losing turns in a record file's games, and of
- * all turns. */
-static void s_count(const tb_set *t, const char *path, long *turns, long *losing)
+ * all turns (see s_value_in_game for `counts`). */
+static void s_count(const tb_set *t, const char *path, bool counts, long *turns, long *losing)
 {
     const game_def *g = &khreibaga_game;
     char err[512];
@@ -150,20 +174,8 @@ static void s_count(const tb_set *t, const char *path, long *turns, long *losing
         int before = 0, mover = 0;
         for (int k = 0; k <= r->n_moves; k++) {
             if (!g->mid_turn(&s)) {
-                /* The value of the fresh-history position at count 0. */
-                game_state fresh;
                 int side = g->to_move(&s);
-                khreibaga_set(&fresh, khreibaga_pieces(&s, 0), khreibaga_pieces(&s, 1),
-                              khreibaga_kings(&s), side);
-                int v;
-                game_result res = g->result(&fresh);
-                if (res.over) {
-                    v = res.winner == side ? 1 : -1;
-                } else {
-                    tb_value tv;
-                    cr_assert_eq(tb_probe(t, &fresh, &tv), 0);
-                    v = tv.wdl;
-                }
+                int v = s_value_in_game(t, &s, counts);
                 if (k > 0) {
                     int after = side == mover ? v : -v;
                     (*turns)++;
@@ -211,20 +223,25 @@ Test(referee, kz_solve_referee_counts_what_the_tables_count)
         cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
         snprintf(files + strlen(files), sizeof files - strlen(files), " g%d.rec", i);
     }
-    long want_turns = 0, want_lose = 0;
+    long want_turns = 0, lose_fresh = 0, lose_counts = 0;
     for (int i = 0; i < 2; i++) {
         char path[512];
         long tn, ln;
         snprintf(path, sizeof path, "%s/g%d.rec", c.dir, i);
-        s_count(t, path, &tn, &ln);
+        s_count(t, path, false, &tn, &ln);
         want_turns += tn;
-        want_lose += ln;
+        lose_fresh += ln;
+        s_count(t, path, true, &tn, &ln);
+        lose_counts += ln;
     }
-    cr_assert_gt(want_lose, 0, "the weak games made no value-losing turn: the test says nothing");
-    /* The search alone, then the tables: the same verdicts. */
-    for (int k = 0; k < 2; k++) {
-        snprintf(args, sizeof args, "solve referee%s --tables '%s' --nodes 300000", files,
-                 k ? dir : "");
+    cr_assert_gt(lose_fresh, 0, "the weak games made no value-losing turn: the test says "
+                 "nothing");
+    /* The search alone and the tables at a fresh history: the same
+     * verdicts; the tables at the games' own counts (the default): theirs. */
+    for (int k = 0; k < 3; k++) {
+        long want_lose = k < 2 ? lose_fresh : lose_counts;
+        snprintf(args, sizeof args, "solve referee%s --tables '%s' --nodes 300000%s", files,
+                 k ? dir : "", k < 2 ? " --fresh" : "");
         cr_assert_eq(harness_cli_kz(&c, args), 0, "%s", c.err);
         long games, turns, keep, lose, unknown;
         s_summary(c.out, &games, &turns, &keep, &lose, &unknown);
@@ -258,6 +275,147 @@ Test(referee, kz_solve_referee_counts_what_the_tables_count)
     cr_assert_gt(unknown, 0, "%s", c.out);
     cr_assert_null(strstr(c.out, "\ngame "), "--quiet: %s", c.out);
     harness_cli_fini(&c);
+    tb_close(&t);
+    harness_rm_rf(dir);
+    free(dir);
+}
+
+static uint64_t s_rand(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* The simple king moves of turn start s that keep its mover's fresh-history
+ * value (R13's draw at the count of 50 allowed as an end). */
+static int s_quiet_keeping(const tb_set *t, const game_state *s, uint16_t *out)
+{
+    const game_def *g = &khreibaga_game;
+    uint16_t acts[GAME_MAX_LEGAL];
+    int n = g->legal_actions(s, acts), k = 0;
+    int v = s_value_in_game(t, s, false), c = khreibaga_no_progress(s);
+    for (int i = 0; i < n; i++) {
+        game_state x = *s;
+        g->apply(&x, acts[i]);
+        if (g->mid_turn(&x) || khreibaga_no_progress(&x) != c + 1)
+            continue; /* a capture or a man's move (the count restarts) */
+        if (g->result(&x).over ? khreibaga_no_progress(&x) < KH_NO_PROGRESS
+                               : -s_value_in_game(t, &x, false) != v)
+            continue;
+        out[k++] = acts[i];
+    }
+    return k;
+}
+
+/* A game in which the winner lets R13's count run out: from a kings-only
+ * ending of at most 4 pieces that the tables call won for its mover, both
+ * sides play only simple king moves that keep their fresh-history values,
+ * until R13 draws it. Returns its length, 0 when this seed finds none. */
+static int s_wandering_game(const tb_set *t, uint64_t *rng, game_state *start, uint16_t *acts)
+{
+    const game_def *g = &khreibaga_game;
+    int nw = 1 + (int)(s_rand(rng) % 3);
+    int nb = 1 + (int)(s_rand(rng) % (unsigned)(4 - nw));
+    uint32_t b = 0, w = 0;
+    for (int i = 0; i < nw + nb; i++) {
+        int p;
+        do
+            p = (int)(s_rand(rng) % 25);
+        while (((b | w) >> p) & 1);
+        *(i < nw ? &w : &b) |= 1u << p;
+    }
+    if (khreibaga_set(start, b, w, b | w, (int)(s_rand(rng) % 2)) ||
+        g->result(start).over || s_value_in_game(t, start, false) != 1)
+        return 0;
+    game_state s = *start;
+    int n = 0;
+    while (!g->result(&s).over) {
+        uint16_t c[GAME_MAX_LEGAL], d[GAME_MAX_LEGAL];
+        int nc = s_quiet_keeping(t, &s, c), pick = -1;
+        /* One whose reply can go on the same way, from a random first. */
+        int from = nc ? (int)(s_rand(rng) % (unsigned)nc) : 0;
+        for (int j = 0; j < nc && pick < 0; j++) {
+            game_state x = s;
+            g->apply(&x, c[(from + j) % nc]);
+            if (g->result(&x).over || s_quiet_keeping(t, &x, d) > 0)
+                pick = (from + j) % nc;
+        }
+        if (pick < 0)
+            return 0;
+        acts[n++] = c[pick];
+        g->apply(&s, c[pick]);
+    }
+    return g->result(&s).winner < 0 && khreibaga_no_progress(&s) >= KH_NO_PROGRESS ? n : 0;
+}
+
+Test(referee, a_winner_who_lets_the_count_run_out_is_charged)
+{
+    const game_def *g = &khreibaga_game;
+    char *dir = s_tables("referee-r13", 4);
+    char err[512];
+    tb_set *t = tb_open(dir, 4, err, sizeof err);
+    cr_assert(t, "%s", err);
+    referee_opts ro[2] = {{.tables = t, .nodes = 10000, .tt_bytes = 16u << 20},
+                          {.tables = t, .nodes = 10000, .tt_bytes = 16u << 20, .fresh = true}};
+    referee *r[2];
+    for (int k = 0; k < 2; k++) {
+        r[k] = referee_new(&ro[k], err, sizeof err);
+        cr_assert(r[k], "%s", err);
+    }
+    uint64_t rng = 20261128;
+    int games = 0;
+    for (int tries = 0; tries < 20000 && games < 4; tries++) {
+        game_state start;
+        uint16_t acts[KH_NO_PROGRESS + 1];
+        int n = s_wandering_game(t, &rng, &start, acts);
+        if (!n)
+            continue;
+        games++;
+        int winner = g->to_move(&start);
+        /* The turns the tables charge at the game's own counts, by side: the
+         * winner's that throw the win away to the count, and the loser's
+         * that turn a draw by the count back into a loss. */
+        game_state s = start;
+        int want[2] = {0, 0}, before = s_value_in_game(t, &s, true), last_drop = -1;
+        for (int i = 0; i < n; i++) {
+            int m = g->to_move(&s);
+            g->apply(&s, acts[i]);
+            int after = -s_value_in_game(t, &s, true);
+            if (after < before) {
+                want[m]++;
+                last_drop = m;
+            }
+            before = -after;
+        }
+        cr_assert_gt(want[winner], 0, "the tables charge the winner nothing");
+        cr_assert_eq(last_drop, winner, "the last value lost was not the winner's");
+        referee_game rg;
+        cr_assert_eq(referee_game_judge(r[0], &start, acts, n, &rg), 0);
+        cr_assert_eq(rg.result.over, true);
+        cr_assert_lt(rg.result.winner, 0);
+        for (int m = 0; m < 2; m++) {
+            int lose = 0;
+            for (int ph = 0; ph < YARD_PHASES; ph++)
+                lose += rg.by[ph][m][REFEREE_LOSE];
+            cr_assert_eq(lose, want[m], "game %d: side %d charged %d turns, the tables %d",
+                         games, m, lose, want[m]);
+        }
+        cr_assert_eq(rg.n_errors, want[0] + want[1]);
+        const referee_error *e = &rg.errors[rg.n_errors - 1];
+        cr_assert(e->side == winner && e->before == 1 && e->after == 0,
+                  "the last error: side %d, %d -> %d", e->side, e->before, e->after);
+        cr_assert_eq(rg.inconsistent, 0);
+        cr_assert_not(rg.unconverted);
+        /* At a fresh history every turn keeps the win: the draw is unconverted. */
+        cr_assert_eq(referee_game_judge(r[1], &start, acts, n, &rg), 0);
+        cr_assert_eq(rg.n_errors, 0);
+        cr_assert(rg.unconverted);
+    }
+    cr_assert_eq(games, 4, "found %d wandering games", games);
+    for (int k = 0; k < 2; k++)
+        referee_destroy(&r[k]);
     tb_close(&t);
     harness_rm_rf(dir);
     free(dir);

@@ -53,6 +53,7 @@ typedef struct solve_opts {
     int match_tables;              /* referee --match: tables for 0 none, 1 A, 2 B, 3 both */
     long seed;                     /* the match's seed; accuracy: the draw of positions */
     bool quiet;                    /* referee: no line per game */
+    bool fresh;                    /* referee: every position at count 0 (the old judging) */
 } solve_opts;
 
 #define CONFIG_STRUCT solve_opts
@@ -120,6 +121,10 @@ static const config_option s_rows[] = {
     CONFIG_ROW_INT(seed, "1", 0, 9007199254740991,
                    "--match: the match's seed; accuracy: the draw of positions from games"),
     CONFIG_ROW_BOOL(quiet, "false", "referee: only the summary"),
+    CONFIG_ROW_BOOL(fresh, "false",
+                    "referee: value the tables' positions at no-progress count 0 and the last "
+                    "one by the rules' R12 only (as before the count was kept; default: the "
+                    "game's own count and result)"),
 };
 #undef CONFIG_STRUCT
 #define N_ROWS (sizeof s_rows / sizeof s_rows[0])
@@ -135,7 +140,7 @@ static const char s_usage[] =
     "       kz solve referee [FILE...] [--records F] [--store D [--kind K] [--model V]]\n"
     "                        [--match A,B [--match_book F] [--match_tables a|b|both]]\n"
     "                        [--games N] [--nodes B]\n"
-    "                        [--seconds S] [--quiet]\n\n"
+    "                        [--seconds S] [--quiet] [--fresh]\n\n"
     "Proves \"X does not lose from P\" by a df-pn proof search over whole turns down to\n"
     "the endgame tables (docs/solve.md). The transposition table can live in a file\n"
     "(--tt): a run stopped (budget, Ctrl-C, SIGTERM) resumes from it. A proof is\n"
@@ -900,7 +905,7 @@ static referee *s_referee_new(const solve_opts *o, const tb_set *t)
 {
     char err[512];
     referee_opts ro = {.tables = t, .nodes = (uint64_t)o->nodes, .seconds = o->seconds,
-                       .tt_bytes = (uint64_t)o->tt_mb << 20, .stop = &s_stop};
+                       .tt_bytes = (uint64_t)o->tt_mb << 20, .stop = &s_stop, .fresh = o->fresh};
     referee *r = referee_new(&ro, err, sizeof err);
     if (!r)
         fprintf(stderr, "kz solve: %s\n", err);
