@@ -314,13 +314,6 @@ int referee_game_judge(referee *r, const game_state *start, const uint16_t *acti
         budget b = s_budget(r);
         r->val[k] = s_value(r, &r->pos[k], &b, -1, r->o.fresh ? 0 : r->count[k]);
     }
-    /* The end as it was: a draw by R13-R15 is a draw (a fresh history only
-     * knows R12's ends). */
-    if (!r->o.fresh && out->result.over && !g->mid_turn(&s)) {
-        int m = (int)r->pos[t].side;
-        int8_t v = (int8_t)(out->result.winner < 0 ? 0 : out->result.winner == m ? 1 : -1);
-        r->val[t] = (referee_value){v, v};
-    }
     out->start = r->val[0];
     /* Step 3. Judge every turn. */
     int won_from[2] = {-1, -1}, errors_after[2] = {0, 0};

@@ -31,10 +31,11 @@
  * game (referee_game_judge) the referee sees what it can of them: a
  * position the tables cover is valued at the game's own no-progress count
  * (tb_value_at: a win too far for the count left is a draw, as the players'
- * searches with the tables see it), and the game's last position, when the
- * game is over, by its real result (a draw by R13-R15 is a draw). So a
- * winner who lets R13's count run out in an ending is charged the turn that
- * threw the win away. The proof search stays count-free: above the tables'
+ * searches with the tables see it; at the count of 50 every position is a
+ * draw). So a winner who lets R13's count run out in an ending is charged
+ * the turn that threw the win away. R14's repetitions and R15's cap stay
+ * unseen (a game's real end is not used: a loser's turn into a draw by
+ * them would look like a raised value). The proof search stays count-free: above the tables'
  * pieces a value is the fresh-history one (the count restarts at every
  * capture and man move, and in the middle game stays low). Set `fresh` to
  * value every position at count 0, as before (docs/solve.md). A game can

@@ -134,19 +134,16 @@ Test(referee, judges_the_tables_test_positions_turn_by_turn)
 }
 
 /* The value of turn start s for its mover as the referee sees it in a game:
- * the tables' at the game's no-progress count and the game's own end
- * (`counts`), or at a fresh history (count 0, R12's ends only). */
+ * the tables' at the game's no-progress count (`counts`), or at a fresh
+ * history (count 0); R12's ends either way. */
 static int s_value_in_game(const tb_set *t, const game_state *s, bool counts)
 {
     const game_def *g = &khreibaga_game;
     int side = g->to_move(s);
-    game_result res = g->result(s);
-    if (counts && res.over)
-        return res.winner < 0 ? 0 : res.winner == side ? 1 : -1;
     game_state fresh;
     khreibaga_set(&fresh, khreibaga_pieces(s, 0), khreibaga_pieces(s, 1), khreibaga_kings(s),
                   side);
-    res = g->result(&fresh);
+    game_result res = g->result(&fresh);
     if (res.over)
         return res.winner == side ? 1 : -1;
     tb_value tv;

@@ -122,9 +122,8 @@ static const config_option s_rows[] = {
                    "--match: the match's seed; accuracy: the draw of positions from games"),
     CONFIG_ROW_BOOL(quiet, "false", "referee: only the summary"),
     CONFIG_ROW_BOOL(fresh, "false",
-                    "referee: value the tables' positions at no-progress count 0 and the last "
-                    "one by the rules' R12 only (as before the count was kept; default: the "
-                    "game's own count and result)"),
+                    "referee: value the tables' positions at no-progress count 0 (as before the "
+                    "count was kept; default: at the game's own count, R13)"),
 };
 #undef CONFIG_STRUCT
 #define N_ROWS (sizeof s_rows / sizeof s_rows[0])
