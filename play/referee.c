@@ -339,7 +339,8 @@ int referee_game_judge(referee *r, const game_state *start, const uint16_t *acti
         if (out->n_errors < REFEREE_MAX_ERRORS) {
             referee_error *e = &out->errors[out->n_errors];
             *e = (referee_error){.turn = k, .ply = r->ply[k], .side = m, .phase = phase,
-                                 .before = before.lo, .after = after.hi};
+                                 .before = before.lo, .after = after.hi, .count = r->count[k]};
+            g->format_position(&ps, e->position, sizeof e->position);
             size_t len = 0;
             for (int i = r->first_action[k]; i < r->first_action[k + 1]; i++) {
                 char a[32];

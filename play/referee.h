@@ -127,6 +127,8 @@ typedef struct referee_error {
     int8_t before;   /* the mover's value before (lo of v(P)) */
     int8_t after;    /* its value after (hi of -v(Q)) */
     char turn_text[64]; /* the turn in R21 notation, hops joined ("7x17x5") */
+    char position[32];  /* the position before it (R20, its mover's letter last) */
+    int count;          /* the no-progress count (R13) before it */
 } referee_error;
 
 #define REFEREE_FEW_PIECES 6   /* the pieces the "few" count of the ending goes up to */

@@ -559,10 +559,11 @@ static int s_judge(ref_run *c, ref_game *g)
         printf("; %d value-losing:", rg.n_errors);
         for (int i = 0; i < rg.n_errors && i < 4; i++) {
             const referee_error *e = &rg.errors[i];
-            printf("%s ply %d %s %s %s->%s (%s)", i ? "," : "", e->ply,
+            printf("%s ply %d %s %s %s->%s (%s, from %s count %d)", i ? "," : "", e->ply,
                    e->side ? "White" : "Black", e->turn_text, vnames[e->before + 1],
                    vnames[e->after + 1], e->phase == 0 ? "opening" : e->phase == 1 ? "middle"
-                                                                                : "ending");
+                                                                                : "ending",
+                   e->position, e->count);
         }
         if (rg.n_errors > 4)
             printf(", ...");
