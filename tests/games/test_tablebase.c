@@ -767,6 +767,33 @@ Test(tablebase, searches_probe_the_tables, .timeout = 600)
         found[2] += action == keep[i];
     }
     player_destroy(&ab);
+    /* An mcts player whose root the tables cover plays their best action
+     * (root probing), whatever its search would have visited: with 2
+     * simulations a search alone cannot see the children it never visits. */
+    int root_found[2] = {0, 0};
+    for (int w = 0; w < 2; w++) {
+        player *m = player_from_spec(g, "mcts:uniform:2", err, sizeof err);
+        cr_assert(m, "%s", err);
+        player_set_oracle(m, w == 0 ? &ot : NULL);
+        for (int i = 0; i < NT; i++) {
+            player_new_game(m, (uint64_t)i + 1);
+            int action;
+            player_info pi;
+            cr_assert_eq(player_choose(m, &ts[i], &action, &pi), 0);
+            root_found[w] += action == keep[i];
+            if (w == 0 && pi.n > 1) {
+                cr_assert_eq(pi.work, 0, "the tables' move took a search");
+                for (int k = 0; k < pi.n; k++)
+                    cr_assert_float_eq(pi.share[k], pi.actions[k] == action ? 1.0f : 0.0f,
+                                       1e-6);
+            }
+        }
+        player_destroy(&m);
+    }
+    cr_assert_eq(root_found[0], NT, "mcts:uniform:2 with the tables: %d of %d", root_found[0],
+                 NT);
+    cr_assert_lt(root_found[1], NT / 2, "mcts:uniform:2 without the tables found %d of %d",
+                 root_found[1], NT);
     cr_assert_eq(found[0], NT, "mcts with the tables: %d of %d", found[0], NT);
     cr_assert_eq(found[2], NT, "alpha-beta with the tables: %d of %d", found[2], NT);
     cr_assert_lt(found[1], NT, "mcts without the tables found every one (%d)", found[1]);
