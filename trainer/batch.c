@@ -121,6 +121,11 @@ int batch_fill_re(const game_def *g, const wire_batch_reply *b, bool augment, fl
             counts->tb_values++;
             counts->tb_changed += (float)wdl != zi;
             z[n++] = (float)wdl;
+        } else if (re && re->proven && i < (uint32_t)re->n_proven &&
+                   re->proven[i] != BATCH_UNPROVEN) {
+            counts->proven_values++;
+            counts->proven_changed += (float)re->proven[i] != zi;
+            z[n++] = (float)re->proven[i];
         } else {
             float zt = q_weight > 0 ? (1.0f - q_weight) * zi + q_weight * qi : zi;
             if (ra >= 0 && re->value_weight > 0)

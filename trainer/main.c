@@ -24,6 +24,8 @@
 #include "nn/gbdt.h"
 #include "nn/modelfile.h"
 #include "nn/modelkind.h"
+#include "games/khreibaga.h"
+#include "play/referee.h"
 #include "trainer/trainer.h"
 #include "common/util.h"
 #include "net/wire.h"
@@ -98,6 +100,17 @@ static const config_option s_own_options[] = {
                     "a sample whose position the tables cover gets their exact value (under R13 "
                     "at its no-progress count, mover's view) as its value target instead of the "
                     "game's result"),
+    CONFIG_ROW_BOOL(proven_value_targets, "false",
+                    "Khreibaga: a sample whose position the proof search (play/referee.h, "
+                    "docs/solve.md) settles within proven_nodes gets its proven value (fresh "
+                    "history, mover's view) as its value target instead of the game's result"),
+    CONFIG_ROW_INT(proven_nodes, "3000", 1, 100000000,
+                   "proven_value_targets: the proof search's budget a position (expansions)"),
+    CONFIG_ROW_DOUBLE(proven_share, "0.25", 0, 1,
+                      "proven_value_targets: the share of each batch's samples tried"),
+    CONFIG_ROW_INT(proven_pieces, "16", 1, 24,
+                   "proven_value_targets: only positions with at most this many pieces (and "
+                   "more than the tables of tb_dir cover)"),
     CONFIG_ROW_INT(threads, "1", 1, 256, "OpenBLAS threads"),
     CONFIG_ROW_INT(seed, "0", 0, 9007199254740991, "augmentation seed (0 = from the clock)"),
     CONFIG_ROW_INT(wait_ms, "1000", 10, 600000,
@@ -174,6 +187,10 @@ typedef struct tr {
     double ra_time;            /* seconds spent in reanalyse's searches */
     tb_set *tb;                /* endgame tables for the value targets (tb_value_targets), or
                                   NULL */
+    referee *prover;           /* proven_value_targets: the proof search, else NULL */
+    int8_t *proven;            /* (B) the batch's proven values (BATCH_UNPROVEN: none) */
+    double prove_time;         /* seconds spent proving */
+    uint64_t prove_tried;      /* positions given to the proof search */
     rng_t rng;                 /* augmentation */
     batch_counts counts;       /* samples used, augmented, skipped */
     uint64_t window_hi;        /* positions ever stored (last reply) */
@@ -432,8 +449,12 @@ static void s_progress(tr *t, bool force)
         snprintf(aux, sizeof aux, ", opp policy %.4f, material %.4f", t->log_acc[4] / n,
                  t->log_acc[5] / n);
     char tbv[128] = "";
-    if (t->tb)
+    if (t->tb && t->cfg.tb_value_targets)
         snprintf(tbv, sizeof tbv, ", table values %llu", (unsigned long long)t->counts.tb_values);
+    if (t->prover)
+        snprintf(tbv + strlen(tbv), sizeof tbv - strlen(tbv), ", proven %llu of %llu (%.0f s)",
+                 (unsigned long long)t->counts.proven_values,
+                 (unsigned long long)t->prove_tried, t->prove_time);
     if (t->ra)
         snprintf(tbv + strlen(tbv), sizeof tbv - strlen(tbv), ", reanalysed %llu (%.0f s)",
                  (unsigned long long)t->counts.reanalysed, t->ra_time);
@@ -524,6 +545,36 @@ static int s_batch_answer(tr *t, int rc, const wire_batch_reply *b, bool *waited
 }
 
 /* One pass: pacing, a batch, a step, candidate/checkpoint. 0 or fatal. */
+/* proven_value_targets: the first proven_share of batch b's samples (a
+ * batch is a random draw) valued by the proof search where it settles them
+ * within proven_nodes (a fresh history: the value the referee gives, cached
+ * across batches); t->proven[i] for the batch_fill. Turn starts only, with
+ * more pieces than the tables cover and at most proven_pieces. */
+static void s_prove(tr *t, const wire_batch_reply *b)
+{
+    double t0 = time_now();
+    int k = (int)(t->cfg.proven_share * (double)b->n + 0.5), few = t->tb ? tb_pieces(t->tb) : 0;
+    uint32_t n = b->n < (uint32_t)t->cfg.batch_size ? b->n : (uint32_t)t->cfg.batch_size;
+    t->rb.proven = t->proven;
+    t->rb.n_proven = (int)n;
+    for (uint32_t i = 0; i < n; i++) {
+        t->proven[i] = BATCH_UNPROVEN;
+        game_state s;
+        if ((int)i >= k || b->packed_bytes != (uint32_t)t->g->packed_bytes ||
+            t->g->unpack_state(b->packed + (size_t)i * b->packed_bytes, &s) != 0 ||
+            t->g->mid_turn(&s) || t->g->result(&s).over)
+            continue;
+        int pieces = __builtin_popcount(khreibaga_pieces(&s, 0) | khreibaga_pieces(&s, 1));
+        if (pieces <= few || pieces > t->cfg.proven_pieces)
+            continue;
+        referee_value v;
+        t->prove_tried++;
+        if (referee_value_of(t->prover, &s, &v) == 0 && v.lo == v.hi)
+            t->proven[i] = v.lo;
+    }
+    t->prove_time += time_now() - t0;
+}
+
 static int s_iterate(tr *t)
 {
     uint64_t step = model_step(t->m);
@@ -575,8 +626,11 @@ static int s_iterate(tr *t)
             return rc;
         }
     }
-    int n = batch_fill_re(t->g, b, t->cfg.augment, (float)t->cfg.value_q_weight, t->tb,
-                          t->ra ? &t->rb : NULL, &t->rng, t->x, t->pi, t->z,
+    if (t->prover)
+        s_prove(t, b);
+    int n = batch_fill_re(t->g, b, t->cfg.augment, (float)t->cfg.value_q_weight,
+                          t->cfg.tb_value_targets ? t->tb : NULL,
+                          t->ra || t->prover ? &t->rb : NULL, &t->rng, t->x, t->pi, t->z,
                           t->aux ? &t->ab : NULL, (int)B, &t->counts);
     t->ph[TR_FILL] += time_now() - fill0;
     if (t->counts.skipped > skipped)
@@ -829,6 +883,11 @@ static int s_settings(tr *t, int argc, char **argv)
         fprintf(stderr, "kz-trainer: tb_value_targets needs tb_dir (endgame tables)\n");
         return 2;
     }
+    if (t->cfg.proven_value_targets && t->g != tb_game()) {
+        fprintf(stderr, "kz-trainer: proven_value_targets: the proof search is %s's, not %s's\n",
+                tb_game()->name, t->g->name);
+        return 2;
+    }
     if (s_train_config(&t->cfg, &t->tc, err, sizeof err)) {
         fprintf(stderr, "kz-trainer: %s\n", err);
         return 2;
@@ -954,16 +1013,31 @@ static int s_alloc(tr *t)
                  a->opp_policy_filters, t->cfg.aux_opp_policy_weight, a->material_filters,
                  t->cfg.aux_material_weight);
     }
-    if (t->cfg.tb_value_targets) {
+    if (t->cfg.tb_value_targets || (t->cfg.proven_value_targets && t->cfg.tb_dir[0])) {
         char err[512];
         t->tb = tb_open(t->cfg.tb_dir, 0, err, sizeof err);
         if (!t->tb) {
             log_error("cannot start: tb_dir: %s", err);
             return 1;
         }
-        log_info("endgame tables: every position with up to %d pieces (%s): their exact values "
-                 "as the value targets of the positions they cover",
-                 tb_pieces(t->tb), t->cfg.tb_dir);
+        log_info("endgame tables: every position with up to %d pieces (%s)%s", tb_pieces(t->tb),
+                 t->cfg.tb_dir, t->cfg.tb_value_targets ? ": their exact values as the value "
+                 "targets of the positions they cover" : ", for the proof search");
+    }
+    if (t->cfg.proven_value_targets) {
+        char err[512];
+        referee_opts ro = {.tables = t->tb, .nodes = (uint64_t)t->cfg.proven_nodes,
+                           .tt_bytes = 64ull << 20};
+        t->prover = referee_new(&ro, err, sizeof err);
+        if (!t->prover) {
+            log_error("cannot start: proven_value_targets: %s", err);
+            return 1;
+        }
+        t->proven = xcalloc(B, sizeof *t->proven);
+        t->rb.proven = t->proven;
+        log_info("proven value targets: %.0f%% of each batch, positions of %d to %ld pieces, "
+                 "%ld expansions a position", 100 * t->cfg.proven_share,
+                 t->tb ? tb_pieces(t->tb) + 1 : 1, t->cfg.proven_pieces, t->cfg.proven_nodes);
     }
     if (t->cfg.ema_decay > 0 && s_ema_start(t))
         return 1;
@@ -1067,7 +1141,13 @@ static int s_finish(tr *t, int rc)
                  (unsigned long long)searched, t->ra_time,
                  (unsigned long long)t->counts.reanalysed, (unsigned long long)changed);
     }
-    if (t->tb)
+    if (t->prover)
+        log_info("exit: value targets proven by the proof search on %llu samples of %llu tried "
+                 "(%llu of them not the game's result) in %.0f s",
+                 (unsigned long long)t->counts.proven_values,
+                 (unsigned long long)t->prove_tried,
+                 (unsigned long long)t->counts.proven_changed, t->prove_time);
+    if (t->tb && t->cfg.tb_value_targets)
         log_info("exit: value targets from the endgame tables on %llu samples (%llu of them not "
                  "the game's result)",
                  (unsigned long long)t->counts.tb_values, (unsigned long long)t->counts.tb_changed);
@@ -1081,6 +1161,8 @@ static void s_free(tr *t)
     model_train_destroy(&t->t);
     model_destroy(&t->m);
     model_destroy(&t->ema);
+    referee_destroy(&t->prover);
+    free(t->proven);
     tb_close(&t->tb);
     reanalyser_destroy(&t->ra);
     client_destroy(&t->c);

@@ -78,7 +78,8 @@ int reanalyser_run(reanalyser *r, const wire_batch_reply *b, int k, batch_reanal
     int n = b->n < (uint32_t)r->batch_size ? (int)b->n : r->batch_size;
     for (int i = 0; i < r->batch_size; i++)
         r->row[i] = -1;
-    *out = (batch_reanalysed){r->row, r->pi, r->v, n, 0, out->value_weight};
+    *out = (batch_reanalysed){r->row, r->pi, r->v, n, 0, out->value_weight, out->proven,
+                              out->n_proven};
     if (k > r->max)
         k = r->max;
     if (k > n)

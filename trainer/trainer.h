@@ -65,6 +65,10 @@ typedef struct trainer_config {
     double aux_material_weight;          /* loss weight of the material head */
     char tb_dir[CONFIG_STR_MAX];         /* endgame tables, "" = none */
     bool tb_value_targets;               /* table positions' value target: the tables' */
+    bool proven_value_targets;           /* value targets proven by the proof search */
+    long proven_nodes;                   /* its budget a position (expansions) */
+    double proven_share;                 /* share of each batch it tries */
+    long proven_pieces;                  /* positions with at most this many pieces */
     long threads;                        /* OpenBLAS threads */
     long seed;                           /* augmentation seed, 0 = clock */
     long wait_ms;                        /* poll period while waiting */
@@ -91,6 +95,8 @@ typedef struct batch_counts {
     uint64_t aux_material; /* batch_fill_aux: samples with a material target */
     uint64_t tb_values; /* batch_fill_aux with tables: value targets from them */
     uint64_t tb_changed; /* of which differ from the game's result z */
+    uint64_t proven_values;  /* value targets proven by the proof search (proven_value_targets) */
+    uint64_t proven_changed; /* of which differ from the game's result z */
     uint64_t reanalysed; /* samples whose policy target came from reanalyse */
 } batch_counts;
 
@@ -102,7 +108,12 @@ typedef struct batch_reanalysed {
     int n;               /* entries of row */
     int n_searched;      /* rows */
     float value_weight;  /* w: the value target becomes (1 - w) * target + w * v */
+    const int8_t *proven; /* per sample i < n_proven: its value proven by the proof search
+                           * (mover's view, -1/0/+1), or BATCH_UNPROVEN; NULL: none */
+    int n_proven;         /* entries of proven */
 } batch_reanalysed;
+
+#define BATCH_UNPROVEN ((int8_t)-128) /* batch_reanalysed.proven: no proven value */
 
 /* Dense auxiliary targets (model.h's train_aux), written by batch_fill_aux. */
 typedef struct batch_aux {
@@ -149,7 +160,10 @@ int batch_fill_aux(const game_def *g, const wire_batch_reply *b, bool augment, f
  * instead of the stored one (augmented with the sample; the stored one is
  * still checked), and with re->value_weight w > 0 its value target (the q +
  * z mix; not the tables' exact value, which stays) becomes (1 - w) * target
- * + w * re->v[row]; counted in reanalysed. Allocates nothing. */
+ * + w * re->v[row]; counted in reanalysed. A sample with a proven value
+ * (re->proven[i] != BATCH_UNPROVEN) the tables do not cover gets it as its
+ * value target, exactly (no q mix, no reanalysed mix), counted in
+ * proven_values (proven_changed where it is not z). Allocates nothing. */
 int batch_fill_re(const game_def *g, const wire_batch_reply *b, bool augment, float q_weight,
                   const tb_set *tb, const batch_reanalysed *re, rng_t *rng, float *x, float *pi,
                   float *z, const batch_aux *aux, int max, batch_counts *counts);

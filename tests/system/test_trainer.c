@@ -25,6 +25,7 @@
 #include "data/record.h"
 #include "data/store.h"
 #include "games/tablebase.h"
+#include "play/referee.h"
 #include "common/util.h"
 #include "data/validate.h"
 
@@ -139,7 +140,8 @@ Test(trainer, bad_settings_exit_2_with_one_line)
         {"--batch_size=0", "batch_size"},     {"--lr=fast", "lr"},
         {"--no_such_key=1", "unknown option"}, {"--mirror=maybe", "mirror"},
         {"--tb_value_targets=true", "tb_value_targets needs tb_dir"},
-        {"--reanalyse=1.5", "reanalyse"},
+        {"--reanalyse=1.5", "reanalyse"},     {"--proven_share=2", "proven_share"},
+        {"--proven_nodes=0", "proven_nodes"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(log, sizeof log, "%s/bad%zu.log", h.dir, i);
@@ -367,6 +369,9 @@ typedef struct tb_count {
     int tb_decisive; /* the tables' value != 0 */
     int covered;     /* states the tables cover */
     int differ;      /* of which the tables' value is not z */
+    referee *r;      /* the proof search (a fresh history, as the trainer's), or NULL */
+    int pv_settled;  /* states it settles */
+    int pv_decisive; /* of which decisive */
 } tb_count;
 
 static int s_tb_state(void *ctx, const game_state *s, int k, const record_move *m, int z)
@@ -380,6 +385,11 @@ static int s_tb_state(void *ctx, const game_state *s, int k, const record_move *
         tc->covered++;
         tc->tb_decisive += wdl != 0;
         tc->differ += wdl != z;
+    }
+    referee_value v;
+    if (tc->r && referee_value_of(tc->r, s, &v) == 0 && v.lo == v.hi) {
+        tc->pv_settled++;
+        tc->pv_decisive += v.lo != 0;
     }
     return 0;
 }
@@ -396,7 +406,7 @@ static int s_tb_game(void *ctx, uint64_t seq, const uint8_t *bytes, size_t len)
     return 0;
 }
 
-Test(trainer, value_targets_from_the_endgame_tables)
+Test(trainer, value_targets_from_the_endgame_tables_and_the_proof_search)
 {
     /* Games of random play from king-against-king positions: the tables
      * call almost every such state a draw, the games end decisively (a
@@ -469,10 +479,13 @@ Test(trainer, value_targets_from_the_endgame_tables)
     cr_assert_eq(store_open(&st, sdir, &so), 0);
     tb_set *t = tb_open(tbdir, 0, err, sizeof err);
     cr_assert(t, "%s", err);
-    tb_count tc = {.t = t};
+    referee_opts ro = {.nodes = 100000, .tt_bytes = 16u << 20};
+    tb_count tc = {.t = t, .r = referee_new(&ro, err, sizeof err)};
+    cr_assert(tc.r, "%s", err);
     cr_assert_eq(store_foreach_game(st, s_tb_game, &tc), 0);
     store_close(&st);
     tb_close(&t);
+    referee_destroy(&tc.r);
     cr_assert_eq(tc.covered, tc.states);
     cr_assert_geq(tc.states, 64, "too few positions (%d) for a batch", tc.states);
     double f_z = (double)tc.z_decisive / tc.states, f_tb = (double)tc.tb_decisive / tc.states;
@@ -503,5 +516,26 @@ Test(trainer, value_targets_from_the_endgame_tables)
     cr_expect(fabs(v_tb - f_tb) < 0.15, "value loss %.4f with the tables, their share %.3f",
               v_tb, f_tb);
     cr_expect(fabs(v_z - f_z) < 0.15, "value loss %.4f without, z's share %.3f", v_z, f_z);
+    /* proven_value_targets (no tables: the proof search alone, every
+     * sample tried): the proof search's values, which the test's own
+     * referee settles for every state here. */
+    cr_assert_eq(tc.pv_settled, tc.states);
+    double f_pv = (double)tc.pv_decisive / tc.states;
+    cr_assert_gt(f_z - f_pv, 0.4, "the proofs and z must differ here: z %.3f, proofs %.3f", f_z,
+                 f_pv);
+    char log3[128], ckpt3[160];
+    snprintf(log3, sizeof log3, "%s/trainer-pv.log", h.dir);
+    snprintf(ckpt3, sizeof ckpt3, "--checkpoint_dir=%s/trainer-pv", h.dir);
+    const char *proven[] = {ckpt3, "--proven_value_targets=true", "--proven_share=1",
+                            "--proven_nodes=100000", "--lr=0", "--max_steps=5", "--max_reuse=0",
+                            "--steps_per_candidate=1000", "--log_s=86400", NULL};
+    cr_assert_eq(s_run(&h, log3, proven), 0, "see %s", log3);
+    cr_expect_eq(harness_count(log3, "proven value targets: 100% of each batch"), 1, "see %s",
+                 log3);
+    cr_expect_eq(harness_log_num(log3, "value targets proven by the proof search on "), 5 * 32,
+                 "see %s", log3);
+    double v_pv = harness_log_num(log3, "(value ");
+    cr_expect(fabs(v_pv - f_pv) < 0.15, "value loss %.4f with the proofs, their share %.3f",
+              v_pv, f_pv);
     harness_fini(&h);
 }
