@@ -32,6 +32,9 @@ struct engine {
     int max_sims;               /* most simulations a request may ask for */
     pthread_mutex_t search;     /* one search at a time (the evaluator's workspace) */
     player *p;                  /* the current player (under `search`) */
+    tb_set *tb_own;             /* tables opened from tb_dir (owned), NULL */
+    const tb_set *tb;           /* the tables in use (tb_own or borrowed), NULL none */
+    game_oracle oracle;         /* tb as the players' oracle (tb_oracle) */
     int p_sims;                 /* its simulations (network engines) */
     char records[1024];         /* saved games go here, "" none */
     bool show_paths;            /* engine_config's */
@@ -176,6 +179,34 @@ static engine *s_engine_alloc(const game_def *g, const engine_config *cfg)
     return e;
 }
 
+/* The tables of cfg (tb, else tb_dir opened), or none. 0, or a one-line
+ * reason in err. */
+static int s_engine_tables(engine *e, const engine_config *cfg, char *err, size_t errlen)
+{
+    bool dir = cfg->tb_dir && cfg->tb_dir[0];
+    if (!cfg->tb && !dir)
+        return 0;
+    if (e->g != tb_game())
+        return err_set(err, errlen, KZ_EINVAL, "tb_dir: the endgame tables are %s's, not %s's",
+                       tb_game()->name, e->g->name);
+    if (cfg->tb) {
+        e->tb = cfg->tb;
+    } else {
+        char terr[512];
+        e->tb_own = tb_open(cfg->tb_dir, 0, terr, sizeof terr);
+        if (!e->tb_own)
+            return err_set(err, errlen, KZ_EINVAL, "tb_dir: %s", terr);
+        if (tb_pieces(e->tb_own) == 0)
+            return err_set(err, errlen, KZ_EINVAL, "tb_dir: %s: no endgame tables there "
+                           "(kz tb build --dir %s)", cfg->tb_dir, cfg->tb_dir);
+        e->tb = e->tb_own;
+    }
+    e->oracle = tb_oracle(e->tb);
+    if (e->p)
+        player_set_oracle(e->p, &e->oracle);
+    return 0;
+}
+
 /* The page's name of the engine: the label, else the spec it plays. */
 static void s_set_label(engine *e, const engine_config *cfg)
 {
@@ -227,6 +258,10 @@ engine *engine_new(const game_def *g, const engine_config *cfg, char *err, size_
             return NULL;
         }
     }
+    if (s_engine_tables(e, cfg, err, errlen)) {
+        engine_destroy(&e);
+        return NULL;
+    }
     s_set_label(e, cfg);
     return e;
 }
@@ -245,6 +280,10 @@ engine *engine_new_bytes(const game_def *g, const uint8_t *blob, size_t len, uin
     e->network = true;
     e->version = version;
     snprintf(e->source, sizeof e->source, "v%u", version);
+    if (s_engine_tables(e, cfg, err, errlen)) {
+        engine_destroy(&e);
+        return NULL;
+    }
     s_set_label(e, cfg);
     return e;
 }
@@ -264,6 +303,7 @@ void engine_destroy(engine **pe)
     engine *e = *pe;
     player_destroy(&e->p);
     evaluator_net_destroy(&e->net);
+    tb_close(&e->tb_own);
     pthread_mutex_destroy(&e->search);
     pthread_mutex_destroy(&e->save);
     free(e);
@@ -271,6 +311,8 @@ void engine_destroy(engine **pe)
 }
 
 uint32_t engine_model_version(const engine *e) { return e->version; }
+
+int engine_tb_pieces(const engine *e) { return e->tb ? tb_pieces(e->tb) : 0; }
 
 bool engine_is_capture(const game_def *g, const game_state *s, int action)
 {
@@ -299,6 +341,8 @@ static int s_player_for(engine *e, int sims, char *err, size_t errlen)
     snprintf(name, sizeof name, "mcts:%s:%d", e->source, sims);
     e->p = player_mcts_new_evaluator(e->g, e->ev, &s, name, err, errlen);
     e->p_sims = e->p ? sims : 0;
+    if (e->p && e->tb)
+        player_set_oracle(e->p, &e->oracle);
     return e->p ? 0 : KZ_EINVAL;
 }
 
@@ -311,14 +355,50 @@ static int s_lock_search(engine *e)
     return pthread_mutex_timedlock(&e->search, &deadline) ? KZ_ETIMEOUT : 0;
 }
 
-/* Orders out->order by share, highest first, ties by the lower action. */
+/* When the engine's tables cover s (not over): info is theirs (engine.h,
+ * engine_analysis.tables) and true. */
+static bool s_from_tables(const engine *e, const game_state *s, player_info *in)
+{
+    int wdl, best;
+    tb_action_value av[GAME_MAX_LEGAL];
+    if (!e->tb || tb_probe_wdl(e->tb, s, &wdl) || tb_best_action(e->tb, s, &best))
+        return false;
+    int n = tb_action_values(e->tb, s, av);
+    if (n <= 0)
+        return false;
+    in->action = best;
+    in->value = wdl;
+    in->score = 0;
+    in->n = n;
+    in->work = 0;
+    for (int i = 0; i < n; i++) {
+        in->actions[i] = av[i].action;
+        in->share[i] = av[i].action == best ? 1.0f : 0.0f;
+        in->prior[i] = NAN;
+        in->q[i] = av[i].wdl;
+    }
+    return true;
+}
+
+/* Whether action k goes before action l: the higher share (the tables'
+ * answer: then the better exact result). */
+static bool s_before(const engine_analysis *out, int k, int l)
+{
+    const player_info *in = &out->info;
+    if (in->share[k] != in->share[l])
+        return in->share[k] > in->share[l];
+    return out->tables && in->q[k] > in->q[l];
+}
+
+/* Orders out->order by share, highest first (the tables': then by exact
+ * result), ties by the lower action. */
 static void s_order(engine_analysis *out)
 {
     const player_info *in = &out->info;
     for (int i = 0; i < in->n; i++)
         out->order[i] = i;
     for (int i = 1; i < in->n; i++)
-        for (int j = i; j > 0 && in->share[out->order[j]] > in->share[out->order[j - 1]]; j--) {
+        for (int j = i; j > 0 && s_before(out, out->order[j], out->order[j - 1]); j--) {
             int t = out->order[j];
             out->order[j] = out->order[j - 1];
             out->order[j - 1] = t;
@@ -346,16 +426,21 @@ int engine_analyse(engine *e, const game_state *s, int sims, uint64_t seed,
     if (!e->show_paths)
         s_strip_dirs(out->player);
     double t0 = time_now();
-    player_new_game(e->p, seed);
     int action;
-    if ((rc = player_choose(e->p, s, &action, &out->info)) != 0)
-        goto out;
+    out->tables = s_from_tables(e, s, &out->info);
+    if (out->tables) {
+        action = out->info.action;
+    } else {
+        player_new_game(e->p, seed);
+        if ((rc = player_choose(e->p, s, &action, &out->info)) != 0)
+            goto out;
+    }
     out->forced = out->info.n == 1;
-    if (out->forced) {
+    if (out->forced && !out->tables) {
         /* Step 1. Past the forced actions, to a decision or the end. */
         game_state t;
         g->copy(&t, s);
-        int mover = g->to_move(s), hops = 0;
+        int mover = g->to_move(s), hops = 0, wdl;
         uint16_t legal[GAME_MAX_LEGAL];
         g->apply(&t, action);
         while (!g->result(&t).over && g->legal_actions(&t, legal) == 1 && hops++ < 64)
@@ -366,6 +451,8 @@ int engine_analyse(engine *e, const game_state *s, int sims, uint64_t seed,
             out->info.value = game_result_value(g, r, mover);
         } else if (g->is_chance && g->is_chance(&t)) {
             out->info.value = NAN; /* the dice come next: no search stands there */
+        } else if (e->tb && tb_probe_wdl(e->tb, &t, &wdl) == 0) {
+            out->info.value = g->to_move(&t) == mover ? wdl : -wdl; /* exact */
         } else {
             player_info *later = xmalloc(sizeof *later);
             int a2;
@@ -729,9 +816,9 @@ static void s_api_info(engine *e, const game_def *g, engine_reply *out)
         strbuf_printf(&b, ",\n \"engine\": ");
         strbuf_json_str(&b, e->label, sizeof e->label);
         strbuf_printf(&b, ", \"version\": %u, \"network\": %s, \"sims\": %d, \"max_sims\": %d, "
-                      "\"records\": ",
+                      "\"tables\": %d, \"records\": ",
                   e->version, e->network ? "true" : "false", e->network ? e->sims : 0,
-                  e->network ? e->max_sims : 0);
+                  e->network ? e->max_sims : 0, engine_tb_pieces(e));
         if (e->records[0])
             strbuf_json_str(&b, s_records_shown(e), sizeof e->records);
         else
@@ -847,9 +934,10 @@ static void s_api_analyse(engine *e, const game_def *g, const engine_args *a, en
     engine_format_action(g, &rp.now, in->action, best, sizeof best);
     strbuf_printf(&b, ",\n\"analysis\": {\"value\": ");
     sb_num(&b, in->value, 3);
-    strbuf_printf(&b, ", \"best\": \"%s\", \"forced\": %s, \"sims\": %d, \"work\": %ld, "
-                  "\"seconds\": %.3f, \"player\": ",
-              best, an->forced ? "true" : "false", an->sims, in->work, an->seconds);
+    strbuf_printf(&b, ", \"best\": \"%s\", \"forced\": %s, \"tables\": %s, \"sims\": %d, "
+                  "\"work\": %ld, \"seconds\": %.3f, \"player\": ",
+              best, an->forced ? "true" : "false", an->tables ? "true" : "false", an->sims,
+              in->work, an->seconds);
     strbuf_json_str(&b, an->player, sizeof an->player);
     strbuf_printf(&b, ",\n  \"top\": [");
     for (int i = 0; i < in->n; i++) {

@@ -30,18 +30,25 @@
  *
  *   GET  /api/info      the game (name, board height and width, players,
  *                       initial position), the engine (name, model version,
- *                       default and largest simulations) and where games
- *                       are saved.
+ *                       default and largest simulations, "tables": the
+ *                       pieces its endgame tables cover, 0 none) and where
+ *                       games are saved.
  *   GET  /api/legal     the state of position + moves: see "state" below.
  *   GET  /api/apply     the state after one more action (`action`); an
  *                       illegal action is a 400 naming the legal ones.
  *   GET  /api/analyse   the state and "analysis": {value (mover's view, in
- *                       [-1, 1]), best, forced, sims, work, seconds, player,
- *                       top: [{action, share, prior, q}] over every legal
- *                       action, most visited first}; `sims` (1..max_sims)
- *                       overrides the default. A state with one legal action
- *                       is answered without a search of it (forced: its value
- *                       is the one after the forced actions that follow).
+ *                       [-1, 1]), best, forced, tables, sims, work, seconds,
+ *                       player, top: [{action, share, prior, q}] over every
+ *                       legal action, most visited first}; `sims`
+ *                       (1..max_sims) overrides the default. A state with
+ *                       one legal action is answered without a search of it
+ *                       (forced: its value is the one after the forced
+ *                       actions that follow). "tables": true when the
+ *                       engine's endgame tables cover the state: then there
+ *                       is no search either (work 0), best is the tables'
+ *                       best action, value the exact result (1, 0 or -1),
+ *                       each q the exact result after that action and each
+ *                       prior null.
  *   POST /api/save      saves the finished game position + moves as a
  *                       record (`engine`: the engine's colour, "black" or
  *                       "white"; `id`: 32 hex digits chosen by the page, so
@@ -78,6 +85,7 @@
 #include <stdint.h>
 
 #include "games/game.h"
+#include "games/tablebase.h"
 #include "search/player.h"
 #include "data/record.h"
 
@@ -106,6 +114,11 @@ typedef struct engine_config {
     bool show_paths;     /* answers name the record file and the model with their
                             directories (for an operator: a server behind a token);
                             false: without them (file names only) [false] */
+    const char *tb_dir;  /* endgame tables (kz tb build) the engine opens and uses; NULL or
+                            "": none. Khreibaga's only (tb_game): an engine of another game
+                            with them is refused */
+    const tb_set *tb;    /* tables already open, instead of tb_dir (borrowed: they must
+                            outlive the engine); NULL: tb_dir's */
 } engine_config;
 
 #define ENGINE_SAVES_PER_HOUR 120 /* default saves_per_hour */
@@ -117,7 +130,11 @@ void engine_config_default(engine_config *c);
 
 /* An engine as cfg says: with a model, the network (loaded once) searched by
  * PUCT with the simulations of each request (player mcts:MODEL:SIMS); else
- * the player spec. NULL with a one-line reason in err. */
+ * the player spec. With tables (tb or tb_dir), the player's search values
+ * the states below the root that they cover exactly (player_set_oracle),
+ * and a root they cover is answered by them without a search (tables in
+ * engine_analysis). NULL with a one-line reason in err (tables that cannot
+ * be opened, or none in tb_dir: "tb_dir: ..." naming the directory). */
 engine *engine_new(const game_def *g, const engine_config *cfg, char *err, size_t errlen);
 /* The same over a model file's bytes (the coordinator's best; copied):
  * `version` is the registry's. NULL with err. */
@@ -131,16 +148,26 @@ void engine_destroy(engine **e);
 void engine_take_saves(engine *e, const engine *from);
 /* The model version the engine plays (0: none, or unknown). */
 uint32_t engine_model_version(const engine *e);
+/* N such that the engine's tables cover every position of at most N pieces
+ * (tb_pieces; 0: no tables). */
+int engine_tb_pieces(const engine *e);
 
 /* What the engine thinks of one state. */
 typedef struct engine_analysis {
     player_info info;          /* the chosen action, value, legal actions with share,
                                   prior and q (player.h) */
     int order[GAME_MAX_LEGAL]; /* indices into info's arrays, highest share first (ties:
-                                  the lower action first) */
+                                  by tables, the better exact result first; then the
+                                  lower action first) */
     bool forced;               /* one legal action: not searched; info.value is the value
                                   after the forced actions (NAN when unknown: the dice
                                   come next) */
+    bool tables;               /* the engine's endgame tables cover the state: not
+                                  searched (work 0); info.action is their best action
+                                  (tb_best_action), info.value the exact result under
+                                  R13 (+1, 0 or -1), info.share 1 for that action, each
+                                  info.q the exact result after the action (mover's
+                                  view), info.prior NAN */
     int sims;                  /* simulations asked for (0: the player's own) */
     double seconds;            /* wall time of the search */
     char player[PLAYER_SPEC_MAX + 16]; /* the player that searched */

@@ -282,6 +282,11 @@ bool endgame_get(coord *c, endgame_figures *out)
     return true;
 }
 
+const struct tb_set *endgame_tables(const coord *c)
+{
+    return c->endgame ? c->endgame->tb : NULL;
+}
+
 void endgame_stop(coord *c)
 {
     endgame *e = c->endgame;

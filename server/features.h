@@ -264,6 +264,10 @@ bool endgame_get(coord *c, endgame_figures *out);
  * endgame_tick after each measurement), so the plot survives restarts. Any
  * thread. */
 int endgame_history(coord *c, endgame_point *out);
+/* The tables of tb_dir (NULL without): the play page's engine uses them too
+ * (games.c). They live until endgame_stop, which comes after status_stop. */
+struct tb_set;
+const struct tb_set *endgame_tables(const coord *c);
 /* Stops the thread (a measurement is cut short) and frees it all. */
 void endgame_stop(coord *c);
 

@@ -319,6 +319,7 @@ static int s_play_engine(coord *c, engine_reply *out)
     ec.saves_per_hour = (int)c->cfg.play_saves_per_hour;
     ec.records_max_mb = c->cfg.play_records_max_mb;
     ec.show_paths = c->status_token[0] != 0; /* behind a token: for the operator */
+    ec.tb = endgame_tables(c); /* tb_dir's tables: the exact endgame */
     uint32_t version = (uint32_t)blob.code;
     engine *e = engine_new_bytes(c->g, (const uint8_t *)blob.body, blob.len, version, &ec, err,
                                  sizeof err);
@@ -337,7 +338,8 @@ static int s_play_engine(coord *c, engine_reply *out)
     pthread_rwlock_unlock(&b->play_lock);
     pthread_mutex_unlock(&b->play_build);
     engine_destroy(&old);
-    log_info("play: the engine of /play is the best, v%u", version);
+    log_info("play: the engine of /play is the best, v%u%s", version,
+             ec.tb ? ", with the endgame tables of tb_dir" : "");
     return 0;
 }
 

@@ -176,7 +176,8 @@ static const config_option s_options[] = {
     CONFIG_ROW_STRING(tb_dir, "",
                       "endgame tables (kz tb build): the best's endgame accuracy on their test "
                       "set, measured in the background once per new best (/status, the "
-                      "dashboard); \"\" = none"),
+                      "dashboard), and the play page's engine answers the positions they cover "
+                      "(/api/analyse \"tables\": true); \"\" = none"),
     CONFIG_ROW_INT(tb_positions, "300", 1, 100000,
                    "tb_dir: test positions of the endgame accuracy (kz tb accuracy --positions)"),
     CONFIG_ROW_INT(perfect_positions, "0", 0, YARD_MAX_BOOK,

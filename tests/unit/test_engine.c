@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "play/engine.h"
@@ -492,6 +493,134 @@ Test(engine, backgammon_s_dice_are_the_server_s_rolled_from_the_seed)
     rec->seed = 6;
     cr_assert_neq(record_validate(g, rec, err, sizeof err), 0, "the dice follow from the seed");
     record_destroy(&rec);
+    harness_rm_rf(dir);
+    free(dir);
+}
+
+/* The endgame tables (engine_config.tb, tb_dir): a position they cover is
+ * answered by them, without a search: their best action (the one that keeps
+ * the value where only one does), the exact value, each action's exact
+ * result as q; the same engine without them misses some (so the test can
+ * tell). A forced state inside them has its exact value; tables for
+ * another game, a missing directory and an empty one are refused in one
+ * line naming it. */
+Test(engine, the_endgame_tables_answer_the_positions_they_cover, .timeout = 120)
+{
+    char *dir = harness_tmpdir("engine-tb");
+    cr_assert_not_null(dir);
+    tb_build_opts bo = {.pieces = 3, .threads = 1};
+    char err[600];
+    cr_assert_eq(tb_build(dir, &bo, err, sizeof err), 0, "tb_build: %s", err);
+    tb_set *t = tb_open(dir, 0, err, sizeof err);
+    cr_assert_not_null(t, "%s", err);
+    const game_def *g = game_default();
+    engine_config c;
+    engine_config_default(&c);
+    c.model = "uniform";
+    c.sims = 2;
+    engine *plain = engine_new(g, &c, err, sizeof err);
+    cr_assert_not_null(plain, "%s", err);
+    c.tb_dir = dir; /* opened by the engine */
+    engine *opened = engine_new(g, &c, err, sizeof err);
+    cr_assert_not_null(opened, "%s", err);
+    cr_assert_eq(engine_tb_pieces(opened), 3);
+    cr_assert_eq(engine_tb_pieces(plain), 0);
+    c.tb_dir = NULL;
+    c.tb = t; /* borrowed */
+    engine *e = engine_new(g, &c, err, sizeof err);
+    cr_assert_not_null(e, "%s", err);
+    c.model = NULL;
+    c.spec = "random"; /* a player spec answers from them too */
+    engine *spec = engine_new(g, &c, err, sizeof err);
+    cr_assert_not_null(spec, "%s", err);
+    c.model = "uniform";
+    c.spec = NULL;
+    enum { N = 30 };
+    static game_state ts[N];
+    static uint16_t keep[N];
+    cr_assert_eq(tb_test_positions(t, N, 7, ts, keep), N);
+    engine_analysis *an = malloc(sizeof *an);
+    int missed = 0;
+    for (int i = 0; i < N; i++) {
+        char pos[64];
+        g->format_position(&ts[i], pos, sizeof pos);
+        for (int k = 2; k >= 0; k--) {
+            cr_assert_eq(engine_analyse(k == 2 ? spec : k ? opened : e, &ts[i], 0, 1, an), 0);
+            cr_assert(an->tables, "%s", pos);
+            cr_assert_eq(an->info.action, keep[i], "%s: %d, not the keeping %d", pos,
+                         an->info.action, keep[i]);
+            cr_assert_eq(an->info.work, 0, "%s: no search", pos);
+        }
+        int wdl;
+        cr_assert_eq(tb_probe_wdl(t, &ts[i], &wdl), 0);
+        cr_assert_float_eq(an->info.value, (double)wdl, 1e-9, "%s: %f", pos, an->info.value);
+        tb_action_value av[GAME_MAX_LEGAL];
+        int n = tb_action_values(t, &ts[i], av);
+        cr_assert_eq(n, an->info.n);
+        for (int j = 0; j < n; j++) {
+            cr_assert_eq(an->info.actions[j], av[j].action);
+            cr_assert_float_eq(an->info.q[j], (float)av[j].wdl, 1e-9);
+            cr_assert(isnan(an->info.prior[j]));
+        }
+        cr_assert_eq(an->info.actions[an->order[0]], keep[i]);
+        for (int j = 1; j + 1 < n; j++) /* then the better results first */
+            cr_assert_geq(an->info.q[an->order[j]], an->info.q[an->order[j + 1]], "%s", pos);
+        cr_assert_eq(engine_analyse(plain, &ts[i], 0, 1, an), 0);
+        cr_assert_not(an->tables);
+        missed += an->info.action != keep[i];
+    }
+    cr_assert_gt(missed, 0, "without the tables mcts:uniform:2 found all %d: no test", N);
+    /* A forced capture that ends the game, and one inside the tables. */
+    game_state s;
+    cr_assert_eq(g->parse_position(&s, "............b....w....... b", err, sizeof err), 0);
+    cr_assert_eq(engine_analyse(e, &s, 0, 1, an), 0);
+    cr_assert(an->forced && an->tables);
+    cr_assert_float_eq(an->info.value, 1.0, 1e-9);
+    /* The JSON says so. */
+    engine_reply r;
+    s_req(e, "GET", "analyse", &r, "position", "....Wb.......B........... b", NULL);
+    cr_assert_eq(r.code, 200, "%s", r.body);
+    cr_assert(strstr(r.body, "\"value\": 1.000, \"best\": \"13-11\", \"forced\": false, "
+                             "\"tables\": true"), "%s", r.body);
+    engine_reply_free(&r);
+    s_req(e, "GET", "analyse", &r, NULL);
+    cr_assert_eq(r.code, 200, "%s", r.body);
+    cr_assert(strstr(r.body, "\"tables\": false"), "the start is not in them: %s", r.body);
+    engine_reply_free(&r);
+    s_req(e, "GET", "info", &r, NULL);
+    cr_assert(strstr(r.body, "\"tables\": 3"), "%s", r.body);
+    engine_reply_free(&r);
+    s_req(plain, "GET", "info", &r, NULL);
+    cr_assert(strstr(r.body, "\"tables\": 0"), "%s", r.body);
+    engine_reply_free(&r);
+    free(an);
+    engine_destroy(&e);
+    engine_destroy(&opened);
+    engine_destroy(&plain);
+    engine_destroy(&spec);
+
+    /* Refused: another game's engine, no directory, no tables in it. */
+    c.tb = NULL;
+    c.tb_dir = dir;
+    cr_assert_null(engine_new(game_find("alquerque"), &c, err, sizeof err));
+    cr_assert(strstr(err, "tb_dir: the endgame tables are khreibaga's, not alquerque's"), "%s",
+              err);
+    c.tb = t;
+    cr_assert_null(engine_new(game_find("alquerque"), &c, err, sizeof err));
+    c.tb = NULL;
+    char missing[700], empty[700];
+    snprintf(missing, sizeof missing, "%s/none", dir);
+    c.tb_dir = missing;
+    cr_assert_null(engine_new(g, &c, err, sizeof err));
+    cr_assert(strstr(err, missing) && !strchr(err, '\n'), "%s", err);
+    snprintf(empty, sizeof empty, "%s/empty", dir);
+    cr_assert_eq(mkdir(empty, 0700), 0);
+    c.tb_dir = empty;
+    c.spec = "alphabeta:1";
+    c.model = NULL;
+    cr_assert_null(engine_new(g, &c, err, sizeof err));
+    cr_assert(strstr(err, "no endgame tables") && strstr(err, empty), "%s", err);
+    tb_close(&t);
     harness_rm_rf(dir);
     free(dir);
 }

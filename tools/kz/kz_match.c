@@ -470,6 +470,7 @@ typedef struct engine_opts {
     char position[CONFIG_STR_MAX]; /* --position, "" = the start */
     long sims;                     /* --sims, 0 = the engine's default */
     long seed;                     /* --seed */
+    char tb_dir[CONFIG_STR_MAX];   /* --tb_dir, "" = none */
     bool json;                     /* analyse: --json */
     char color[CONFIG_STR_MAX];    /* play: --color, a player's name or letter */
     int color_id;                  /* play: the person's player id */
@@ -486,6 +487,10 @@ static const config_option s_engine_rows[] = {
      "the engine as a player spec (below)"},
     CONFIG_ROW_STRING(position, "", "start from this position (R20), not the initial one"),
     CONFIG_ROW_INT(seed, "1", 0, 9007199254740991, "the engine's seed"),
+    CONFIG_ROW_STRING(tb_dir, "",
+                      "endgame tables (kz tb build; Khreibaga): a position they cover is "
+                      "answered by them (their best action, the exact value), and the search "
+                      "values the positions below it that they cover exactly; \"\" = none"),
     CONFIG_ROW_BOOL(json, "false",
                     "print the answer of the play page's GET /api/analyse instead (docs/web.md)"),
     CONFIG_ROW_STRING(color, "",
@@ -553,7 +558,8 @@ static engine *s_engine(const game_def *g, const char *cmd, const engine_opts *o
         snprintf(spec, sizeof spec, "uct:%ld", o->sims > 0 ? o->sims : 1000);
         c.spec = spec;
     }
-    char err[400];
+    c.tb_dir = o->tb_dir;
+    char err[700];
     engine *e = engine_new(g, &c, err, sizeof err);
     if (!e)
         kz_usage_error("%s: %s", cmd, err);
@@ -568,9 +574,13 @@ static void s_print_analysis(const game_def *g, const game_state *s, const engin
     char buf[16];
     engine_format_action(g, s, info->action, buf, sizeof buf);
     printf("engine: %s (%s to move)\n", an->player, g->player_name(g->to_move(s)));
-    printf("chosen: %s%s\n", buf, an->forced ? " (the only legal action)" : "");
+    printf("chosen: %s%s%s\n", buf, an->forced ? " (the only legal action)" : "",
+           an->tables ? " (the endgame tables' best)" : "");
     if (isnan(info->value))
         printf("value: none (this player does not estimate one)\n");
+    else if (an->tables)
+        printf("value: %+.3f (exact: the endgame tables; q is each action's exact result)\n",
+               info->value);
     else
         printf("value: %+.3f%s\n", info->value, an->forced ? " (after the forced actions)" : "");
     if (info->score)
@@ -603,7 +613,7 @@ int cmd_analyse(int argc, char **argv)
 {
     static const char usage[] =
         "usage: kz analyse [--game G] [--model M] [--sims N] [--player SPEC] [--position P]\n"
-        "                  [--seed S] [--json] [ACTION ...]\n\n"
+        "                  [--seed S] [--tb_dir D] [--json] [ACTION ...]\n\n"
         "Plays the ACTIONs (R21) from P (R20; default the start position), then lets the\n"
         "engine decide the next action and prints the board, the chosen action, the\n"
         "value from the mover's view (in [-1, 1]), the work done, and the distribution\n"
@@ -613,8 +623,11 @@ int cmd_analyse(int argc, char **argv)
         "Khreibaga; M a model file or `uniform`), else uct:N (pure Monte-Carlo search,\n"
         "N default 1000). Search players\n"
         "also show each action's prior and mean value q. With one legal action the value\n"
-        "is the one after the forced actions. --json prints what GET /api/analyse answers\n"
-        "(the same engine, the same JSON: docs/web.md).\n\n";
+        "is the one after the forced actions. --tb_dir D gives the engine the endgame\n"
+        "tables of D (Khreibaga, kz tb build): a position they cover is answered by them\n"
+        "without a search (their best action, the exact value; docs/tablebase.md). --json\n"
+        "prints what GET /api/analyse answers (the same engine, the same JSON:\n"
+        "docs/web.md).\n\n";
     engine_opts o;
     const char *words[argc];
     size_t nw;
@@ -785,7 +798,7 @@ int cmd_play(int argc, char **argv)
 {
     static const char usage[] =
         "usage: kz play [--game G] [--model M] [--sims N] [--player SPEC] [--color C]\n"
-        "               [--position P] [--seed S]\n\n"
+        "               [--position P] [--seed S] [--tb_dir D]\n\n"
         "Plays a game against the engine in the terminal: you play --color (default the\n"
         "first player, Khreibaga's b, black; as the second the board is turned, your\n"
         "side at the bottom).\n"
@@ -794,7 +807,8 @@ int cmd_play(int argc, char **argv)
         "with the last move marked. `help` lists the commands: moves, hint (the engine's\n"
         "top moves), undo, board, flip, quit. An illegal or unreadable action is refused\n"
         "with the list of legal ones. The engine is chosen as in kz analyse (default\n"
-        "uct:1000, or mcts:M:N with --model M, N from --sims, default the game's).\n\n";
+        "uct:1000, or mcts:M:N with --model M, N from --sims, default the game's); with\n"
+        "--tb_dir D it plays the endgame tables' best action where they cover the position.\n\n";
     engine_opts o;
     const char *words[argc];
     size_t nw;

@@ -41,6 +41,7 @@ typedef struct serve_opts {
     long per_ip;                  /* from one address at most */
     long timeout_s;               /* idle / header time limit */
     bool remote_saves;            /* other machines' pages may save games */
+    char tb_dir[CONFIG_STR_MAX];  /* endgame tables, "" none */
 } serve_opts;
 
 /* The server's state, shared by the connection threads. */
@@ -184,7 +185,7 @@ int cmd_serve(int argc, char **argv)
 {
     static const char usage[] =
         "usage: kz serve --model M [--game G] [--port P] [--bind ADDR] [--sims N]\n"
-        "                [--records FILE]\n\n"
+        "                [--records FILE] [--tb_dir D]\n\n"
         "Serves the play page on its own, without a cluster: open http://ADDR:P/play and\n"
         "play the engine (M with PUCT search, N simulations per move by default; the page\n"
         "chooses your colour and the simulations, shows the engine's value, its top moves\n"
@@ -193,6 +194,9 @@ int cmd_serve(int argc, char **argv)
         "/viewer replays them). The engine's JSON API is /api/ (docs/web.md). M is a model\n"
         "file (kz model fetch URL best.kzm gets the cluster's best) or `uniform`; --player\n"
         "SPEC serves another player instead (its own strength: --sims does not apply).\n"
+        "--tb_dir D gives the engine the endgame tables of D (Khreibaga, kz tb build):\n"
+        "where they cover the position it plays their best action and the page shows the\n"
+        "exact value (\"tables\": true in /api/analyse).\n"
         "Ctrl-C stops it.\n\n";
     serve_opts o;
 #define CONFIG_STRUCT serve_opts
@@ -225,6 +229,10 @@ int cmd_serve(int argc, char **argv)
                        "games saved an hour at most (bursts of up to 20); more are refused (429)"),
         CONFIG_ROW_DOUBLE(records_max_mb, "64", 0.0001, 1e6,
                           "no game is saved once the record file has this size (507)"),
+        CONFIG_ROW_STRING(tb_dir, "",
+                          "endgame tables (kz tb build; Khreibaga): positions they cover are "
+                          "answered by them, and the search values those below exactly; "
+                          "\"\" = none"),
     };
 #undef CONFIG_STRUCT
     const char *words[argc];
@@ -261,7 +269,8 @@ int cmd_serve(int argc, char **argv)
     ec.records = o.records;
     ec.saves_per_hour = (int)o.saves_per_hour;
     ec.records_max_mb = o.records_max_mb;
-    char err[400];
+    ec.tb_dir = o.tb_dir;
+    char err[700];
     server sv = {.g = g, .records = o.records[0] ? o.records : NULL};
     sv.remote_saves = o.remote_saves;
     sv.e = engine_new(g, &ec, err, sizeof err);
@@ -302,6 +311,9 @@ int cmd_serve(int argc, char **argv)
     printf("kz serve: play at http://%s:%ld/play (the engine: %s%s%s)\n", o.bind, o.port,
            o.model[0] ? "mcts:" : "", o.model[0] ? o.model : o.spec,
            o.model[0] ? "" : ", its own simulations");
+    if (engine_tb_pieces(sv.e))
+        printf("  endgame tables: every position of up to %d pieces (%s)\n",
+               engine_tb_pieces(sv.e), o.tb_dir);
     if (sv.records)
         printf("  finished games are appended to %s (the viewer: http://%s:%ld/viewer)\n",
                sv.records, o.bind, o.port);
