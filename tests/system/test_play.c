@@ -19,6 +19,8 @@
 
 #include "tests/harness/browser.h"
 #include "games/game.h"
+#include "games/tablebase.h"
+#include "play/engine.h"
 #include "tests/harness/harness.h"
 #include "data/record.h"
 #include "common/util.h"
@@ -893,5 +895,126 @@ Test(play, saves_from_other_machines_are_refused_unless_allowed)
     cr_assert_null(strstr(body, "another machine"), "%s", body);
     free(body);
     proc_stop(&p, SIGTERM, 10);
+    harness_fini(&h);
+}
+
+/* The endgame tables for the engine people play and analyse with (--tb_dir):
+ * `kz analyse` (mcts:uniform:2) plays the tables' keeping action of table
+ * positions and says the value is exact, where without them it misses some;
+ * `kz play` plays their best; `kz serve` answers "tables": true with the
+ * tables' best over the API (false at the start); a bad --tb_dir is one
+ * line and exit 2 for each of the three. */
+Test(play, the_endgame_tables_answer_for_analyse_play_and_serve, .timeout = 300)
+{
+    harness h;
+    harness_init(&h, "play-tb");
+    char tbdir[300], args[1200], out[16384];
+    snprintf(tbdir, sizeof tbdir, "%s/tb", h.dir);
+    snprintf(args, sizeof args, "tb build --pieces 3 --dir %s --threads 1", tbdir);
+    cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
+    char err[600];
+    tb_set *t = tb_open(tbdir, 0, err, sizeof err);
+    cr_assert_not_null(t, "%s", err);
+    const game_def *g = game_default();
+    enum { N = 8 };
+    game_state ts[N];
+    uint16_t keep[N];
+    cr_assert_eq(tb_test_positions(t, N, 11, ts, keep), N);
+    int missed = 0;
+    for (int i = 0; i < N; i++) {
+        char pos[64], want[16], best[16];
+        g->format_position(&ts[i], pos, sizeof pos);
+        engine_format_action(g, &ts[i], keep[i], want, sizeof want);
+        int wdl;
+        cr_assert_eq(tb_probe_wdl(t, &ts[i], &wdl), 0);
+        for (int with = 1; with >= 0; with--) {
+            snprintf(args, sizeof args,
+                     "analyse --model uniform --sims 2 --json --position='%s'%s%s",
+                     pos, with ? " --tb_dir " : "", with ? tbdir : "");
+            proc_output o;
+            cr_assert_eq(harness_kz(args, NULL, &o), 0, "kz %s: %s", args, o.err);
+            cr_assert(json_valid(o.out), "%s", o.out);
+            cr_assert(json_string(o.out, "analysis.best", best, sizeof best), "%s", o.out);
+            cr_assert(strstr(o.out, with ? "\"tables\": true" : "\"tables\": false"), "%s",
+                      o.out);
+            if (with) {
+                cr_assert_str_eq(best, want, "%s: %s, not the keeping %s", pos, best, want);
+                double v;
+                cr_assert(json_number(o.out, "analysis.value", &v) && v == wdl, "%s", o.out);
+            } else {
+                missed += strcmp(best, want) != 0;
+            }
+            proc_output_free(&o);
+        }
+    }
+    cr_assert_gt(missed, 0, "without the tables mcts:uniform:2 found all %d: no test", N);
+    /* The text answer says where the value comes from. */
+    const char *win = "....Wb.......B........... b"; /* Black wins by 13-11 */
+    snprintf(args, sizeof args, "analyse --model uniform --sims 2 --position='%s' --tb_dir %s",
+             win, tbdir);
+    cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "chosen: 13-11 (the endgame tables' best)"), "%s", out);
+    cr_assert(strstr(out, "value: +1.000 (exact"), "%s", out);
+    /* kz play: the engine (Black) moves first and plays the tables' best. */
+    snprintf(args, sizeof args, "play --model uniform --sims 2 --color w --position='%s' "
+             "--tb_dir %s", win, tbdir);
+    cr_assert_eq(harness_kz_out(args, "quit\n", true, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "last: black 13-11"), "%s", out);
+
+    /* kz serve with the tiny model and the tables. */
+    char a_tb[400];
+    snprintf(a_tb, sizeof a_tb, "--tb_dir=%s", tbdir);
+    const char *extra[] = {a_tb, NULL};
+    proc p;
+    int port = s_serve(&h, &p, extra);
+    char *body;
+    cr_assert_eq(s_fetch(port, "GET", "/api/info", NULL, 0, &body), 200, "%s", body);
+    double v;
+    cr_assert(json_number(body, "tables", &v) && v == 3, "%s", body);
+    free(body);
+    for (int i = 0; i < N; i++) {
+        char pos[64], url[200], want[16], best[16];
+        g->format_position(&ts[i], pos, sizeof pos);
+        engine_format_action(g, &ts[i], keep[i], want, sizeof want);
+        *strchr(pos, ' ') = 0;
+        snprintf(url, sizeof url, "/api/analyse?position=%s%%20%c", pos,
+                 g->to_move(&ts[i]) ? 'w' : 'b');
+        cr_assert_eq(s_fetch(port, "GET", url, NULL, 0, &body), 200, "%s: %s", url, body);
+        cr_assert(strstr(body, "\"tables\": true"), "%s", body);
+        cr_assert(json_string(body, "analysis.best", best, sizeof best), "%s", body);
+        cr_assert_str_eq(best, want, "%s: %s", url, body);
+        free(body);
+    }
+    cr_assert_eq(s_fetch(port, "GET", "/api/analyse?moves=6-12", NULL, 0, &body), 200, "%s",
+                 body);
+    cr_assert(strstr(body, "\"tables\": false"), "%s", body);
+    free(body);
+    proc_stop(&p, SIGTERM, 10);
+    tb_close(&t);
+
+    /* A bad --tb_dir: one line, exit 2, naming the directory. */
+    char empty[400];
+    snprintf(empty, sizeof empty, "%s/empty", h.dir);
+    cr_assert_eq(mkdir(empty, 0700), 0);
+    static const struct {
+        const char *fmt; /* %s: the directory */
+        const char *says;
+    } bad[] = {
+        {"analyse --model uniform --tb_dir %s/none", "/none: no such tablebase directory"},
+        {"analyse --tb_dir %s/empty", "/empty: no endgame tables there"},
+        {"analyse --game alquerque --tb_dir %s/tb", "the endgame tables are khreibaga's"},
+        {"play --model uniform --tb_dir %s/none", "/none: no such tablebase directory"},
+        {"serve --model uniform --records= --tb_dir %s/none", "/none: no such tablebase"},
+        {"serve --model uniform --records= --tb_dir %s/empty", "no endgame tables there"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, bad[i].fmt, h.dir);
+        proc_output o;
+        cr_assert_eq(harness_kz(args, NULL, &o), 2, "kz %s: %s%s", args, o.out, o.err);
+        cr_assert(strstr(o.err, bad[i].says) && strstr(o.err, "tb_dir: "), "kz %s: '%s'", args,
+                  o.err);
+        cr_assert(s_one_line(o.err), "kz %s: one line: '%s'", args, o.err);
+        proc_output_free(&o);
+    }
     harness_fini(&h);
 }

@@ -489,7 +489,8 @@ static int s_right(const char *out, const char *label)
 /* The endgame accuracy of the best (tb_dir): measured once per new best in
  * the background, exactly what `kz tb accuracy` gives for the same model
  * file (the same test set, seeds and search), in /status, in `kz status`
- * and on the dashboard; tables that cannot be used stop the start. */
+ * and on the dashboard; the play page's engine answers from the same
+ * tables; tables that cannot be used stop the start. */
 Test(models, the_best_s_endgame_accuracy, .timeout = 600)
 {
     harness h;
@@ -550,6 +551,23 @@ Test(models, the_best_s_endgame_accuracy, .timeout = 600)
     free(doc);
     cr_expect_eq(harness_count(h.coord_log, "endgame accuracy of v1 on 40 table positions"), 1);
     cr_expect_eq(harness_count(h.coord_log, "endgame accuracy of v2 on 40 table positions"), 1);
+    /* The play page's engine (the best, v2) uses the same tables: a position
+     * they cover is answered by them (issue 24), the start is searched. */
+    cr_assert_eq(s_get(&h, "/api/analyse?position=....Wb.......B...........%20b&sims=2", &doc,
+                       &dlen, NULL, NULL, 0), 200, "%s", (char *)doc);
+    st = (const char *)doc;
+    cr_assert(json_valid(st), "%s", st);
+    cr_assert(strstr(st, "\"value\": 1.000, \"best\": \"13-11\", \"forced\": false, "
+                         "\"tables\": true"), "%s", st);
+    cr_assert(strstr(st, "\"player\": \"mcts:v2:2\""), "%s", st);
+    free(doc);
+    cr_assert_eq(s_get(&h, "/api/analyse?moves=6-12&sims=2", &doc, &dlen, NULL, NULL, 0), 200);
+    cr_assert(strstr((char *)doc, "\"tables\": false"), "%s", (char *)doc);
+    free(doc);
+    cr_assert_eq(s_get(&h, "/api/info", &doc, &dlen, NULL, NULL, 0), 200);
+    cr_assert(json_number((char *)doc, "tables", &v) && v == 3, "%s", (char *)doc);
+    free(doc);
+    cr_expect_eq(harness_count(h.coord_log, "with the endgame tables of tb_dir"), 1);
     /* kz status says it in a line. */
     snprintf(args, sizeof args, "status http://127.0.0.1:%d", h.http_port);
     cr_assert_eq(harness_kz_out(args, NULL, true, out, sizeof out), 0, "%s", out);
