@@ -904,7 +904,7 @@ Test(play, saves_from_other_machines_are_refused_unless_allowed)
  * `kz play` plays their best; `kz serve` answers "tables": true with the
  * tables' best over the API (false at the start); a bad --tb_dir is one
  * line and exit 2 for each of the three. */
-Test(play, the_endgame_tables_answer_for_analyse_play_and_serve, .timeout = 300)
+Test(play, the_endgame_tables_answer_for_analyse_play_and_serve, .timeout = 600)
 {
     harness h;
     harness_init(&h, "play-tb");

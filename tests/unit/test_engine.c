@@ -504,7 +504,7 @@ Test(engine, backgammon_s_dice_are_the_server_s_rolled_from_the_seed)
  * tell). A forced state inside them has its exact value; tables for
  * another game, a missing directory and an empty one are refused in one
  * line naming it. */
-Test(engine, the_endgame_tables_answer_the_positions_they_cover, .timeout = 120)
+Test(engine, the_endgame_tables_answer_the_positions_they_cover, .timeout = 600)
 {
     char *dir = harness_tmpdir("engine-tb");
     cr_assert_not_null(dir);
