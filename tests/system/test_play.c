@@ -902,8 +902,9 @@ Test(play, saves_from_other_machines_are_refused_unless_allowed)
  * `kz analyse` (mcts:uniform:2) plays the tables' keeping action of table
  * positions and says the value is exact, where without them it misses some;
  * `kz play` plays their best; `kz serve` answers "tables": true with the
- * tables' best over the API (false at the start); a bad --tb_dir is one
- * line and exit 2 for each of the three. */
+ * tables' best over the API (false at the start) and its page says the
+ * evaluation is exact (Chromium); a bad --tb_dir is one line and exit 2
+ * for each of the three. */
 Test(play, the_endgame_tables_answer_for_analyse_play_and_serve, .timeout = 600)
 {
     harness h;
@@ -989,6 +990,32 @@ Test(play, the_endgame_tables_answer_for_analyse_play_and_serve, .timeout = 600)
                  body);
     cr_assert(strstr(body, "\"tables\": false"), "%s", body);
     free(body);
+    /* The page says so (Chromium, where installed): the exact evaluation,
+     * and the hint as each move's result. */
+    if (browser_path()) {
+        char why[300], url[300];
+        browser *b = browser_start(h.dir, 1100, 760, why, sizeof why);
+        cr_assert_not_null(b, "%s", why);
+        snprintf(url, sizeof url, "http://127.0.0.1:%d/play?colour=black&sims=8&position="
+                 "....Wb.......B...........%%20b", port);
+        cr_assert_eq(browser_open(b, url, 30), 0, "%s", browser_last_error(b));
+        cr_assert(s_wait_person(b));
+        cr_assert(browser_wait(b, "document.getElementById('value').textContent"
+                                  ".indexOf('+1.00 (before your move, exact: the endgame "
+                                  "tables)') >= 0", 20),
+                  "%s", browser_errors(b));
+        cr_assert_eq(browser_click(b, "#hint"), 0);
+        cr_assert(browser_wait(b, "document.querySelectorAll('#hints .hintline').length >= 3",
+                               20), "%s", browser_errors(b));
+        char *text = s_text(b, "hints");
+        cr_assert(strstr(text, "13-11  wins (the endgame tables)"), "%s", text);
+        cr_assert(strstr(text, "draws (the endgame tables)"), "%s", text);
+        free(text);
+        cr_assert_str_eq(browser_errors(b), "", "script errors: %s", browser_errors(b));
+        browser_stop(&b);
+    } else {
+        cr_log_warn("no Chromium here: the play page with the tables is not checked");
+    }
     proc_stop(&p, SIGTERM, 10);
     tb_close(&t);
 
