@@ -270,13 +270,7 @@ bool judge_get(coord *c, judge_figures *out)
 int judge_history(coord *c, judge_point *out)
 {
     judge *e = c->judge;
-    if (!e)
-        return 0;
-    pthread_mutex_lock(&e->th.lock);
-    int n = e->n_hist;
-    memcpy(out, e->hist, (size_t)n * sizeof *out);
-    pthread_mutex_unlock(&e->th.lock);
-    return n;
+    return e ? part_history_copy(&e->th, out, e->hist, &e->n_hist, sizeof *out) : 0;
 }
 
 void judge_stop(coord *c)

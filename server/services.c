@@ -429,3 +429,39 @@ void part_thread_stop(part_thread *t)
     pthread_mutex_destroy(&t->lock);
     pthread_cond_destroy(&t->changed);
 }
+
+void part_job_post(coord *c, part_thread *t, part_job *j, uint32_t version, char *error,
+                   size_t error_size)
+{
+    const model_cache_entry *me = coord_model(c, version);
+    pthread_mutex_lock(&t->lock);
+    if (!me) {
+        snprintf(error, error_size, "v%u: the model cannot be read", version);
+    } else {
+        free(j->blob); /* a best still waiting is measured no more: this one is newer */
+        j->blob = xmalloc(me->len);
+        memcpy(j->blob, me->blob, me->len);
+        j->len = me->len;
+        j->version = version;
+        pthread_cond_signal(&t->changed);
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+uint8_t *part_job_take(part_job *j, size_t *len, uint32_t *version)
+{
+    uint8_t *blob = j->blob;
+    *len = j->len;
+    *version = j->version;
+    *j = (part_job){0};
+    return blob;
+}
+
+int part_history_copy(part_thread *t, void *out, const void *pts, const int *n, size_t size)
+{
+    pthread_mutex_lock(&t->lock);
+    int k = *n;
+    memcpy(out, pts, (size_t)k * size);
+    pthread_mutex_unlock(&t->lock);
+    return k;
+}

@@ -656,6 +656,17 @@ static void s_metric(strbuf *b, const char *name, const char *type, const char *
                       v);
 }
 
+/* One metric family of n series told apart by one label: its HELP and
+ * TYPE lines, then `name{label="names[i]"} values[i]` for each. */
+static void s_family(strbuf *b, const char *name, const char *type, const char *help,
+                     const char *label, const char *const *names, const uint64_t *values, int n)
+{
+    strbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    for (int i = 0; i < n; i++)
+        strbuf_printf(b, "%s{%s=\"%s\"} %llu\n", name, label, names[i],
+                      (unsigned long long)values[i]);
+}
+
 /* The process_* series every Prometheus client library exports (their
  * names and units), read from /proc: CPU seconds, memory, descriptors, and
  * the start as a Unix time. */
@@ -740,14 +751,10 @@ static void s_build_metrics(coord *c, strbuf *b)
     }
     forge_figures mf = {0};
     forge_get(c, &mf);
-    strbuf_printf(b, "# HELP kz_forge_games_total Sampled games by the outcome of their "
-                 "re-search (docs/security.md).\n# TYPE kz_forge_games_total counter\n"
-                 "kz_forge_games_total{outcome=\"checked\"} %llu\n"
-                 "kz_forge_games_total{outcome=\"forged\"} %llu\n"
-                 "kz_forge_games_total{outcome=\"unchecked\"} %llu\n"
-                 "kz_forge_games_total{outcome=\"skipped\"} %llu\n",
-              (unsigned long long)mf.checked, (unsigned long long)mf.forged,
-              (unsigned long long)mf.unchecked, (unsigned long long)mf.skipped);
+    static const char *const outcomes[] = {"checked", "forged", "unchecked", "skipped"};
+    s_family(b, "kz_forge_games_total", "counter",
+             "Sampled games by the outcome of their re-search (docs/security.md).", "outcome",
+             outcomes, (uint64_t[]){mf.checked, mf.forged, mf.unchecked, mf.skipped}, 4);
     s_metric(b, "kz_forge_held_games", "gauge", "Games held back for their check now.",
              (double)mf.held);
     s_metric(b, "kz_forge_states_total", "counter", "Searched states compared by the check.",
@@ -769,11 +776,10 @@ static void s_build_metrics(coord *c, strbuf *b)
              au->on ? 1 : 0);
     s_metric(b, "kz_auth_keys", "gauge", "Client keys in the allow-list.",
              au->allow ? (double)au->allow->n : 0);
-    strbuf_printf(b, "# HELP kz_auth_refused_total Connections and requests refused, by reason.\n"
-                 "# TYPE kz_auth_refused_total counter\n"
-                 "kz_auth_refused_total{reason=\"unknown_key\"} %llu\n"
-                 "kz_auth_refused_total{reason=\"role\"} %llu\n",
-              (unsigned long long)au->refused_keys, (unsigned long long)au->refused_requests);
+    static const char *const refusals[] = {"unknown_key", "role"};
+    s_family(b, "kz_auth_refused_total", "counter",
+             "Connections and requests refused, by reason.", "reason", refusals,
+             (uint64_t[]){au->refused_keys, au->refused_requests}, 2);
     s_metric(b, "kz_auth_handshake_failures_total", "counter",
              "Handshakes that failed before the allow-list (no CurveZMQ, another server key).",
              (double)au->handshake_failures);
@@ -796,17 +802,11 @@ static void s_build_metrics(coord *c, strbuf *b)
              la->candidate && la->promoted ? 1 : 0);
     s_metric(b, "kz_last_arena_decided_timestamp_seconds", "gauge",
              "When it was decided (Unix time, 0 none).", (double)la->decided_ms / 1000.0);
-    strbuf_printf(b, "# HELP kz_last_arena_games Tally of the last arena decided, "
-                 "candidate's view.\n"
-                 "# TYPE kz_last_arena_games gauge\n"
-                 "kz_last_arena_games{result=\"win\"} %u\nkz_last_arena_games{result=\"draw\"} %u\n"
-                 "kz_last_arena_games{result=\"loss\"} %u\n",
-              la->wins, la->draws, la->losses);
-    strbuf_printf(b, "# HELP kz_arena_games Arena tally of the running candidate.\n"
-                 "# TYPE kz_arena_games gauge\n"
-                 "kz_arena_games{result=\"win\"} %u\nkz_arena_games{result=\"draw\"} %u\n"
-                 "kz_arena_games{result=\"loss\"} %u\n",
-              c->ar.wins, c->ar.draws, c->ar.losses);
+    static const char *const results[] = {"win", "draw", "loss"};
+    s_family(b, "kz_last_arena_games", "gauge", "Tally of the last arena decided, candidate's view.",
+             "result", results, (uint64_t[]){la->wins, la->draws, la->losses}, 3);
+    s_family(b, "kz_arena_games", "gauge", "Arena tally of the running candidate.", "result",
+             results, (uint64_t[]){c->ar.wins, c->ar.draws, c->ar.losses}, 3);
     s_metric(b, "kz_workers_live", "gauge",
              "Workers (clients of role worker) heard from within expiry_ms.",
              (double)coord_live_workers(c));
