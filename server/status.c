@@ -804,7 +804,8 @@ static void s_build_metrics(coord *c, strbuf *b)
              "When it was decided (Unix time, 0 none).", (double)la->decided_ms / 1000.0);
     static const char *const results[] = {"win", "draw", "loss"};
     s_family(b, "kz_last_arena_games", "gauge",
-             "Tally of the last arena decided, candidate's view.", "result", results, (uint64_t[]){la->wins, la->draws, la->losses}, 3);
+             "Tally of the last arena decided, candidate's view.", "result", results,
+             (uint64_t[]){la->wins, la->draws, la->losses}, 3);
     s_family(b, "kz_arena_games", "gauge", "Arena tally of the running candidate.", "result",
              results, (uint64_t[]){c->ar.wins, c->ar.draws, c->ar.losses}, 3);
     s_metric(b, "kz_workers_live", "gauge",
