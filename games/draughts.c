@@ -600,8 +600,7 @@ static float dr_material(const game_state *g, int player)
  * as D19 writes them, actions as D20 ("26x17"). */
 static void dr_describe(strbuf *out)
 {
-    strbuf_printf(out, "{");
-    view_players(out, &draughts_game, "#222222", "#f4f1ea");
+    view_open(out, &draughts_game, "#222222", "#f4f1ea");
     strbuf_printf(out, ",\n\"board\": {\"points\": [");
     for (int sq = 0; sq < DR_SQUARES; sq++) {
         int r = sq / 4, c = 2 * (sq % 4) + (r % 2 == 0);

@@ -1325,8 +1325,8 @@ static const char *kh_player_name(int player) { return player == 0 ? "black" : "
 static void kh_render(const game_state *g, FILE *out)
 {
     const kh_state *s = CS(g);
-    for (int r = 4; r >= 0; r--) {
-        fprintf(out, "  %2d  ", r * 5);
+    for (int i = 0; i < 5; i++) {
+        int r = board5_print_row_start(out, i, false);
         for (int c = 0; c < 5; c++) {
             int sq = r * 5 + c;
             char p = khreibaga_piece_at(g, sq);
@@ -1337,19 +1337,7 @@ static void kh_render(const game_state *g, FILE *out)
             if (c < 4)
                 fputs("-", out);
         }
-        fprintf(out, "  %2d", r * 5 + 4);
-        board5_print_numbers(out, r, false);
-        fputc('\n', out);
-        if (r > 0) {
-            fputs("       ", out);
-            for (int c = 0; c < 4; c++) {
-                /* The square between rows r-1 and r, columns c and c+1: its
-                 * diagonal joins the two corners with an even r+c (R1). */
-                bool rising = ((r - 1) + c) % 2 == 0;
-                fprintf(out, "| %c ", rising ? '/' : '\\');
-            }
-            fputs("|\n", out);
-        }
+        board5_print_row_end(out, i, false);
     }
     char pos[40];
     kh_format_position(g, pos, sizeof pos);
@@ -1417,9 +1405,7 @@ static void kh_render_turn(const game_state *from, const uint16_t *actions, int 
     const kh_state *t = CS(&s);
     int chain = t->chain;
     for (int i = 0; i < 5; i++) {
-        int r = turned ? i : 4 - i;
-        int left = turned ? r * 5 + 4 : r * 5, right = turned ? r * 5 : r * 5 + 4;
-        fprintf(out, "  %2d  ", left);
+        int r = board5_print_row_start(out, i, turned);
         for (int j = 0; j < 5; j++) {
             int c = turned ? 4 - j : j, sq = r * 5 + c;
             char p = khreibaga_piece_at(&s, sq);
@@ -1436,20 +1422,7 @@ static void kh_render_turn(const game_state *from, const uint16_t *actions, int 
             if (j < 4)
                 fputs("-", out);
         }
-        fprintf(out, "  %2d", right);
-        board5_print_numbers(out, r, turned);
-        fputc('\n', out);
-        if (i < 4) {
-            fputs("       ", out);
-            for (int j = 0; j < 4; j++) {
-                /* The square below this row between these two points: its
-                 * diagonal joins the corners with an even row + column (R1):
-                 * from the upper left when that corner is one of them. */
-                int c = turned ? 4 - j : j;
-                fprintf(out, "| %c ", (r + c) % 2 == 0 ? '\\' : '/');
-            }
-            fputs("|\n", out);
-        }
+        board5_print_row_end(out, i, turned);
     }
     char pos[40];
     kh_format_position(&s, pos, sizeof pos);
@@ -1483,13 +1456,9 @@ static bool kh_must_capture(const game_state *g)
  * black and white men and kings, positions as R20 writes them, actions as R21. */
 static void kh_describe(strbuf *out)
 {
-    strbuf_printf(out, "{");
-    view_players(out, &khreibaga_game, "#222222", "#fafafa");
-    strbuf_printf(out, ",\n\"board\": {");
-    view_alquerque_board(out);
-    strbuf_printf(out, ",\n \"bottom\": 0, \"labels\": \"corner\", \"background\": \"#e8cf9a\", "
-                       "\"ink\": \"#6b4a1e\"},\n"
-                       "\"pieces\": {\"b\": {\"player\": 0, \"kind\": \"man\"}, "
+    view_open(out, &khreibaga_game, "#222222", "#fafafa");
+    view_alquerque_board(out, "#e8cf9a", "#6b4a1e");
+    strbuf_printf(out, "\"pieces\": {\"b\": {\"player\": 0, \"kind\": \"man\"}, "
                        "\"B\": {\"player\": 0, \"kind\": \"king\"}, "
                        "\"w\": {\"player\": 1, \"kind\": \"man\"}, "
                        "\"W\": {\"player\": 1, \"kind\": \"king\"}},\n"

@@ -35,14 +35,15 @@
  * to out: one JSON object. */
 void view_describe(const game_def *g, strbuf *out);
 
-/* The "board" members of the 5x5 Alquerque board (points 0..24 numbered
- * from the bottom-left corner row by row, labelled 0..24; the orthogonal
- * lines and the diagonals through the points with row + column even),
- * written as `"points": [...], "lines": [...]` (no braces). */
-void view_alquerque_board(strbuf *out);
+/* The "board" member of the 5x5 Alquerque board, after a comma: points
+ * 0..24 numbered from the bottom-left corner row by row, labelled 0..24; the
+ * orthogonal lines and the diagonals through the points with row + column
+ * even; labels at the corner; the board's background and ink colours (CSS).
+ * Written as `,\n"board": {...},\n`: the next member follows. */
+void view_alquerque_board(strbuf *out, const char *background, const char *ink);
 
-/* `"players": [{"name": ..., "colour": ...}, ...]` for g's two players
- * with the colours c0 and c1 (CSS colours). */
-void view_players(strbuf *out, const game_def *g, const char *c0, const char *c1);
+/* A description's opening: `{"players": [{"name": ..., "colour": ...}, ...]`
+ * for g's two players with the colours c0 and c1 (CSS colours). */
+void view_open(strbuf *out, const game_def *g, const char *c0, const char *c1);
 
 #endif
