@@ -606,11 +606,7 @@ static void alq_describe(strbuf *out)
 {
     view_open(out, &alquerque_game, "#f3e6c4", "#5a2d12");
     view_alquerque_board(out, "#d9c7a0", "#4a3a22");
-    strbuf_printf(out, "\"pieces\": {\"l\": {\"player\": 0, \"kind\": \"man\"}, "
-                       "\"d\": {\"player\": 1, \"kind\": \"man\"}},\n"
-                       "\"position\": {\"board\": \"chars\", \"empty\": \".\", "
-                       "\"fields\": [\"side\", \"chain\", \"barred\"]},\n"
-                       "\"actions\": {\"separators\": \"-x\", \"capture\": \"x\"}}");
+    view_hop_end(out, "ld", NULL, "\"side\", \"chain\", \"barred\"");
 }
 
 const game_def alquerque_game = {

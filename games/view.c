@@ -49,6 +49,21 @@ void view_alquerque_board(strbuf *out, const char *background, const char *ink)
                        "\"ink\": \"%s\"},\n", background, ink);
 }
 
+void view_hop_end(strbuf *out, const char men[2], const char *kings, const char *fields)
+{
+    strbuf_printf(out, "\"pieces\": {");
+    for (int p = 0; p < 2; p++) {
+        strbuf_printf(out, "%s\"%c\": {\"player\": %d, \"kind\": \"man\"}", p ? ", " : "",
+                      men[p], p);
+        if (kings)
+            strbuf_printf(out, ", \"%c\": {\"player\": %d, \"kind\": \"king\"}", kings[p], p);
+    }
+    strbuf_printf(out, "},\n\"position\": {\"board\": \"chars\", \"empty\": \".\", "
+                       "\"fields\": [%s]},\n"
+                       "\"actions\": {\"separators\": \"-x\", \"capture\": \"x\"}}",
+                  fields);
+}
+
 void view_describe(const game_def *g, strbuf *out)
 {
     if (g->describe) {

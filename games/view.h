@@ -42,6 +42,14 @@ void view_describe(const game_def *g, strbuf *out);
  * Written as `,\n"board": {...},\n`: the next member follows. */
 void view_alquerque_board(strbuf *out, const char *background, const char *ink);
 
+/* The end of a hop game's description (Khreibaga, Alquerque, draughts),
+ * after its board: the "pieces" member, player p's men drawn as men[p] and,
+ * when kings is not NULL, its kings as kings[p]; "position" as R20 writes
+ * it, one char a point ('.' empty) then the fields named (fields: their
+ * JSON strings, ", "-separated); "actions" from-to with "-" or "x" (a
+ * capture); and the closing brace. */
+void view_hop_end(strbuf *out, const char men[2], const char *kings, const char *fields);
+
 /* A description's opening: `{"players": [{"name": ..., "colour": ...}, ...]`
  * for g's two players with the colours c0 and c1 (CSS colours). */
 void view_open(strbuf *out, const game_def *g, const char *c0, const char *c1);
