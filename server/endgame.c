@@ -223,8 +223,7 @@ int endgame_start(coord *c)
     e->fig.simulations = TB_TEST_SIMULATIONS;
     e->fig.chance = e->chance;
     c->endgame = e;
-    if (part_thread_start(&e->th, ENDGAME_NICE, s_ready, s_step, e,
-                          "endgame accuracy: cannot start its thread"))
+    if (part_thread_start(&e->th, ENDGAME_NICE, s_ready, s_step, e, "endgame accuracy"))
         return KZ_ENOMEM;
     log_info("endgame accuracy: tables up to %d pieces (%s), %d test positions, each new best "
              "measured in the background",

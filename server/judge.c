@@ -156,8 +156,7 @@ int judge_start(coord *c)
     snprintf(e->fig.level, sizeof e->fig.level, "%s", c->cfg.judge);
     e->fig.games_per_best = (int)c->cfg.judge_games;
     c->judge = e;
-    if (part_thread_start(&e->th, JUDGE_NICE, s_ready, s_step, e,
-                          "judge: cannot start its thread"))
+    if (part_thread_start(&e->th, JUDGE_NICE, s_ready, s_step, e, "judge"))
         return KZ_ENOMEM;
     log_info("judge: gnubg %s rates the moves of each rated best in up to %ld of its rating "
              "games, in the background",

@@ -401,7 +401,7 @@ static void *s_part_main(void *arg)
 }
 
 int part_thread_start(part_thread *t, int nice, bool (*ready)(void *arg), void (*step)(void *arg),
-                      void *arg, const char *fail_line)
+                      void *arg, const char *part)
 {
     t->nice = nice;
     t->ready = ready;
@@ -410,7 +410,7 @@ int part_thread_start(part_thread *t, int nice, bool (*ready)(void *arg), void (
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->changed, NULL);
     if (pthread_create(&t->thread, NULL, s_part_main, t)) {
-        log_error("%s", fail_line);
+        log_error("%s: cannot start its thread", part);
         return KZ_ENOMEM;
     }
     t->started = true;

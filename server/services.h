@@ -109,11 +109,12 @@ typedef struct part_thread {
 } part_thread;
 /* Initialises t (lock, changed) and starts its thread, `nice` steps below
  * the caller's priority (Linux: a thread's own nice value, at most 19).
- * 0, or KZ_ENOMEM when no thread starts (fail_line is logged as an error).
+ * 0, or KZ_ENOMEM when no thread starts (logged as an error: "<part>:
+ * cannot start its thread").
  * Either way t is part_thread_stop's to end. t must not move while the
  * thread runs. */
 int part_thread_start(part_thread *t, int nice, bool (*ready)(void *arg), void (*step)(void *arg),
-                      void *arg, const char *fail_line);
+                      void *arg, const char *part);
 /* Stops the thread if it runs (stop set under lock, changed signalled, the
  * thread joined), then destroys lock and changed. */
 void part_thread_stop(part_thread *t);

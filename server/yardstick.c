@@ -431,8 +431,7 @@ int yardstick_start(coord *c)
     y->fig.value_compare = y->n_cmp;
     y->fig.interval_min = cfg->yardstick_minutes;
     c->yardstick = y;
-    if (part_thread_start(&y->th, YARDSTICK_NICE, s_ready, s_step, y,
-                          "yardstick: cannot start its thread"))
+    if (part_thread_start(&y->th, YARDSTICK_NICE, s_ready, s_step, y, "yardstick"))
         return KZ_ENOMEM;
     log_info("yardstick: perfect-play accuracy on %d positions (%s, tables %s), value "
              "calibration on %d labelled positions (%d compared at %d and %d simulations); "
