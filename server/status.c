@@ -667,6 +667,32 @@ static void s_family(strbuf *b, const char *name, const char *type, const char *
                       (unsigned long long)values[i]);
 }
 
+/* A metric family labelled by client id: its HELP and TYPE lines, then
+ * `name{worker="id"} value` (a whole number) for each client that value()
+ * gives a value (not NaN) of. */
+static void s_worker_family(strbuf *b, const coord *c, const char *name, const char *type,
+                            const char *help, double (*value)(const worker *w))
+{
+    strbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    for (size_t i = 0; i < c->n_workers; i++) {
+        double v = value(&c->workers[i]);
+        if (v != v)
+            continue;
+        strbuf_printf(b, "%s{worker=\"", name);
+        sb_label(b, c->workers[i].id);
+        strbuf_printf(b, "\"} %.0f\n", v);
+    }
+}
+
+/* s_worker_family's values: games stored, records refused, and the search
+ * speed of live workers (clients of role worker; NaN for the others). */
+static double s_worker_games(const worker *w) { return (double)w->games; }
+static double s_worker_rejected(const worker *w) { return (double)w->rejected; }
+static double s_worker_speed(const worker *w)
+{
+    return w->alive && !strcmp(w->role, "worker") ? s_num(w->sims_per_s) : NAN;
+}
+
 /* The process_* series every Prometheus client library exports (their
  * names and units), read from /proc: CPU seconds, memory, descriptors, and
  * the start as a Unix time. */
@@ -973,29 +999,12 @@ static void s_build_metrics(coord *c, strbuf *b)
              "Unix time of the trainer's last report (0: none since start).",
              c->trainer_seen > 0
                  ? (double)time_wall_ms() / 1000.0 - (time_now() - c->trainer_seen) : 0.0);
-    strbuf_printf(b, "# HELP kz_worker_games_total Games stored per client.\n"
-                 "# TYPE kz_worker_games_total counter\n");
-    for (size_t i = 0; i < c->n_workers; i++) {
-        strbuf_printf(b, "kz_worker_games_total{worker=\"");
-        sb_label(b, c->workers[i].id);
-        strbuf_printf(b, "\"} %llu\n", (unsigned long long)c->workers[i].games);
-    }
-    strbuf_printf(b, "# HELP kz_worker_sims_per_second Search speed per live worker (heartbeats).\n"
-                 "# TYPE kz_worker_sims_per_second gauge\n");
-    for (size_t i = 0; i < c->n_workers; i++) {
-        if (!c->workers[i].alive || strcmp(c->workers[i].role, "worker"))
-            continue;
-        strbuf_printf(b, "kz_worker_sims_per_second{worker=\"");
-        sb_label(b, c->workers[i].id);
-        strbuf_printf(b, "\"} %.0f\n", s_num(c->workers[i].sims_per_s));
-    }
-    strbuf_printf(b, "# HELP kz_worker_rejected_total Refused records per client.\n"
-                 "# TYPE kz_worker_rejected_total counter\n");
-    for (size_t i = 0; i < c->n_workers; i++) {
-        strbuf_printf(b, "kz_worker_rejected_total{worker=\"");
-        sb_label(b, c->workers[i].id);
-        strbuf_printf(b, "\"} %llu\n", (unsigned long long)c->workers[i].rejected);
-    }
+    s_worker_family(b, c, "kz_worker_games_total", "counter", "Games stored per client.",
+                    s_worker_games);
+    s_worker_family(b, c, "kz_worker_sims_per_second", "gauge",
+                    "Search speed per live worker (heartbeats).", s_worker_speed);
+    s_worker_family(b, c, "kz_worker_rejected_total", "counter", "Refused records per client.",
+                    s_worker_rejected);
 }
 
 /* The architecture of version v as an index into f->arch (0 when it is not
