@@ -71,13 +71,21 @@ int record_new_id(game_record *r)
     return 0;
 }
 
+/* A record's arrays grow by doubling: the capacity for need items, from
+ * cap (from first when cap is 0). */
+static uint32_t s_capacity(uint32_t cap, uint32_t first, uint32_t need)
+{
+    cap = cap ? cap : first;
+    while (cap < need)
+        cap *= 2;
+    return cap;
+}
+
 static int s_reserve_moves(game_record *r, int need)
 {
     if (need <= r->cap_moves)
         return 0;
-    int cap = r->cap_moves ? r->cap_moves : 64;
-    while (cap < need)
-        cap *= 2;
+    int cap = (int)s_capacity((uint32_t)r->cap_moves, 64, (uint32_t)need);
     record_move *m = realloc(r->moves, sizeof *m * (size_t)cap);
     if (!m)
         return KZ_ENOMEM;
@@ -90,9 +98,7 @@ static int s_reserve_policy(game_record *r, uint32_t need)
 {
     if (need <= r->cap_policy)
         return 0;
-    uint32_t cap = r->cap_policy ? r->cap_policy : 512;
-    while (cap < need)
-        cap *= 2;
+    uint32_t cap = s_capacity(r->cap_policy, 512, need);
     uint16_t *a = realloc(r->policy_actions, sizeof *a * cap);
     if (!a)
         return KZ_ENOMEM;
