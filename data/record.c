@@ -16,6 +16,8 @@
 #include "common/util.h"
 
 static const uint8_t s_magic[6] = {'K', 'Z', 'R', 'E', 'C', 0};
+/* A record file's header: the magic, then the version (u16 little-endian). */
+#define RECORD_FILE_HEADER 8
 
 /* --- in memory -------------------------------------------------------------- */
 
@@ -69,13 +71,21 @@ int record_new_id(game_record *r)
     return 0;
 }
 
+/* A record's arrays grow by doubling: the capacity for need items, from
+ * cap (from first when cap is 0). */
+static uint32_t s_capacity(uint32_t cap, uint32_t first, uint32_t need)
+{
+    cap = cap ? cap : first;
+    while (cap < need)
+        cap *= 2;
+    return cap;
+}
+
 static int s_reserve_moves(game_record *r, int need)
 {
     if (need <= r->cap_moves)
         return 0;
-    int cap = r->cap_moves ? r->cap_moves : 64;
-    while (cap < need)
-        cap *= 2;
+    int cap = (int)s_capacity((uint32_t)r->cap_moves, 64, (uint32_t)need);
     record_move *m = realloc(r->moves, sizeof *m * (size_t)cap);
     if (!m)
         return KZ_ENOMEM;
@@ -88,9 +98,7 @@ static int s_reserve_policy(game_record *r, uint32_t need)
 {
     if (need <= r->cap_policy)
         return 0;
-    uint32_t cap = r->cap_policy ? r->cap_policy : 512;
-    while (cap < need)
-        cap *= 2;
+    uint32_t cap = s_capacity(r->cap_policy, 512, need);
     uint16_t *a = realloc(r->policy_actions, sizeof *a * cap);
     if (!a)
         return KZ_ENOMEM;
@@ -754,63 +762,73 @@ struct record_file {
     size_t cap;        /* capacity of buf */
 };
 
-int record_file_create(const char *path, record_file **out, char *err, size_t errlen)
+/* A new record_file on path, opened with fopen's mode: 0, or the error
+ * ("cannot <verb> path: why"; nothing is left open). */
+static int s_file_new(const char *path, const char *mode, const char *verb, record_file **pf,
+                      char *err, size_t errlen)
 {
-    *out = NULL;
-    record_file *f = calloc(1, sizeof *f);
+    record_file *f = *pf = calloc(1, sizeof *f);
     if (!f)
         return err_set(err, errlen, KZ_ENOMEM, "out of memory");
-    f->fp = fopen(path, "wb");
+    f->fp = fopen(path, mode);
     if (!f->fp) {
         int e = errno;
         free(f);
-        return err_set(err, errlen, e, "cannot create %s: %s", path, strerror(e));
+        *pf = NULL;
+        return err_set(err, errlen, e, "cannot %s %s: %s", verb, path, strerror(e));
     }
+    return 0;
+}
+
+/* After f's header was written or read (rc: how that went): 0 and f in
+ * *out, placed after the header, or rc with f closed and freed. */
+static int s_file_ready(record_file *f, int rc, record_file **out)
+{
+    if (rc != 0) {
+        fclose(f->fp);
+        free(f);
+        return rc;
+    }
+    f->offset = RECORD_FILE_HEADER;
+    *out = f;
+    return 0;
+}
+
+int record_file_create(const char *path, record_file **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    record_file *f;
+    int rc = s_file_new(path, "wb", "create", &f, err, errlen);
+    if (rc != 0)
+        return rc;
     f->writing = true;
-    uint8_t hdr[8];
+    uint8_t hdr[RECORD_FILE_HEADER];
     memcpy(hdr, s_magic, 6);
     hdr[6] = RECORD_FILE_VERSION & 0xff;
     hdr[7] = RECORD_FILE_VERSION >> 8;
     if (fwrite(hdr, 1, sizeof hdr, f->fp) != sizeof hdr || fflush(f->fp) != 0) {
         int e = errno ? errno : KZ_EIO;
-        fclose(f->fp);
-        free(f);
-        return err_set(err, errlen, e, "cannot write %s: %s", path, err_str(e));
+        rc = err_set(err, errlen, e, "cannot write %s: %s", path, err_str(e));
     }
-    f->offset = sizeof hdr;
-    *out = f;
-    return 0;
+    return s_file_ready(f, rc, out);
 }
 
 int record_file_open(const char *path, record_file **out, char *err, size_t errlen)
 {
     *out = NULL;
-    record_file *f = calloc(1, sizeof *f);
-    if (!f)
-        return err_set(err, errlen, KZ_ENOMEM, "out of memory");
-    f->fp = fopen(path, "rb");
-    if (!f->fp) {
-        int e = errno;
-        free(f);
-        return err_set(err, errlen, e, "cannot open %s: %s", path, strerror(e));
-    }
-    uint8_t hdr[8];
+    record_file *f;
+    int rc = s_file_new(path, "rb", "open", &f, err, errlen);
+    if (rc != 0)
+        return rc;
+    uint8_t hdr[RECORD_FILE_HEADER];
     size_t got = fread(hdr, 1, sizeof hdr, f->fp);
-    int rc = 0;
     if (got != sizeof hdr || memcmp(hdr, s_magic, 6) != 0) {
         rc = err_set(err, errlen, KZ_ECORRUPT, "%s is not a record file (bad header)", path);
     } else if ((hdr[6] | hdr[7] << 8) != RECORD_FILE_VERSION) {
         rc = err_set(err, errlen, KZ_EVERSION, "%s: record file version %d, this build reads %d",
                      path, hdr[6] | hdr[7] << 8, RECORD_FILE_VERSION);
     }
-    if (rc != 0) {
-        fclose(f->fp);
-        free(f);
-        return rc;
-    }
-    f->offset = sizeof hdr;
-    *out = f;
-    return 0;
+    return s_file_ready(f, rc, out);
 }
 
 int record_file_write(record_file *f, const game_record *r, char *err, size_t errlen)

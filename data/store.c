@@ -357,21 +357,38 @@ int store_update_model(store *s, const store_model_info *info)
     return s_write_model(s, NULL, 0, info, false);
 }
 
+/* Begins a read transaction and gets db's value of the numbered key id
+ * (big-endian in klen bytes: 4, a model's version; 8, a game's sequence)
+ * into *d: 0 with *txn open (the caller aborts it), or the error
+ * (KZ_ENOTFOUND: no such key) with no transaction left open. */
+static int s_get_one(store *s, MDB_dbi db, uint64_t id, size_t klen, MDB_txn **txn, MDB_val *d)
+{
+    int rc = s_begin_read(s, txn);
+    if (rc)
+        return rc;
+    uint8_t kb[8];
+    if (klen == 4)
+        be_put32(kb, (uint32_t)id);
+    else
+        be_put64(kb, id);
+    MDB_val k = {klen, kb};
+    rc = mdb_get(*txn, db, &k, d);
+    if (rc) {
+        mdb_txn_abort(*txn);
+        return rc == MDB_NOTFOUND ? KZ_ENOTFOUND : rc;
+    }
+    return 0;
+}
+
 int store_get_model(store *s, uint32_t v, uint8_t **blob, size_t *len, store_model_info *info)
 {
     MDB_txn *txn;
-    int rc = s_begin_read(s, &txn);
+    MDB_val d;
+    int rc = s_get_one(s, s->models, v, 4, &txn, &d);
     if (rc)
         return rc;
-    uint8_t kb[4];
-    be_put32(kb, v);
-    MDB_val k = {4, kb}, d;
     store_model_info m;
-    rc = mdb_get(txn, s->models, &k, &d);
-    if (rc == MDB_NOTFOUND)
-        rc = KZ_ENOTFOUND;
-    if (!rc)
-        rc = s_parse_model(&d, &m);
+    rc = s_parse_model(&d, &m);
     /* A blob that fails its checksum (a flipped bit on the disk) is never
      * handed out: served, it would stall every worker that loads it. */
     if (!rc && blob &&
@@ -418,10 +435,13 @@ static void s_cursor_close(MDB_txn *txn, MDB_cursor *cur)
 }
 
 /* Calls fn on every entry of the models database in a read transaction, in
- * version order, until fn returns true. The transaction's error (begin, or
- * opening the cursor), else 0; *end the walk's own end: 0 (done or stopped)
- * or the cursor's error. */
-static int s_walk_models(store *s, bool (*fn)(void *ctx, const MDB_val *k, const MDB_val *d),
+ * version order, until fn returns true: with its key's version (0: not 4
+ * bytes), its value and the header read from it (NULL: unreadable). The
+ * transaction's error (begin, or opening the cursor), else 0; *end the
+ * walk's own end: 0 (done or stopped) or the cursor's error. */
+static int s_walk_models(store *s,
+                         bool (*fn)(void *ctx, uint32_t v, const MDB_val *d,
+                                    const store_model_info *m),
                          void *ctx, int *end)
 {
     *end = 0;
@@ -431,9 +451,11 @@ static int s_walk_models(store *s, bool (*fn)(void *ctx, const MDB_val *k, const
     if (rc)
         return rc;
     MDB_val k, d;
+    store_model_info m;
     for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); !rc;
          rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))
-        if (fn(ctx, &k, &d))
+        if (fn(ctx, k.mv_size == 4 ? be_get32(k.mv_data) : 0, &d,
+               s_parse_model(&d, &m) ? NULL : &m))
             break;
     *end = rc == MDB_NOTFOUND ? 0 : rc;
     s_cursor_close(txn, cur);
@@ -446,16 +468,14 @@ typedef struct model_check {
     uint32_t *n_bad;
 } model_check;
 
-static bool s_check_model(void *ctx, const MDB_val *k, const MDB_val *d)
+static bool s_check_model(void *ctx, uint32_t v, const MDB_val *d, const store_model_info *m)
 {
     const model_check *mc = ctx;
-    store_model_info m;
-    uint32_t v = k->mv_size == 4 ? be_get32(k->mv_data) : 0;
     const char *why = NULL;
-    if (s_parse_model(d, &m))
+    if (!m)
         why = "an unreadable header";
-    else if (wire_blob_checksum((const uint8_t *)d->mv_data + MODEL_HEADER_BYTES, m.blob_len) !=
-             m.checksum)
+    else if (wire_blob_checksum((const uint8_t *)d->mv_data + MODEL_HEADER_BYTES, m->blob_len) !=
+             m->checksum)
         why = "a blob that does not match its checksum";
     if (why) {
         ++*mc->n_bad;
@@ -480,13 +500,12 @@ typedef struct model_find {
     bool found;
 } model_find;
 
-static bool s_find_model(void *ctx, const MDB_val *k, const MDB_val *d)
+static bool s_find_model(void *ctx, uint32_t v, const MDB_val *d, const store_model_info *m)
 {
-    (void)k;
+    (void)v, (void)d;
     model_find *mf = ctx;
-    store_model_info m;
-    if (s_parse_model(d, &m) == 0 && m.checksum == mf->checksum && m.blob_len == mf->len) {
-        mf->version = m.version;
+    if (m && m->checksum == mf->checksum && m->blob_len == mf->len) {
+        mf->version = m->version;
         mf->found = true;
     }
     return mf->found;
@@ -535,17 +554,16 @@ typedef struct model_census {
     size_t max;
 } model_census;
 
-static bool s_count_model(void *ctx, const MDB_val *k, const MDB_val *d)
+static bool s_count_model(void *ctx, uint32_t v, const MDB_val *d, const store_model_info *m)
 {
-    (void)k;
+    (void)v, (void)d;
     model_census *mc = ctx;
-    store_model_info m;
-    if (s_parse_model(d, &m))
+    if (!m)
         return false;
     if (mc->versions && *mc->count < mc->max)
-        mc->versions[*mc->count] = m.version;
+        mc->versions[*mc->count] = m->version;
     (*mc->count)++;
-    *mc->bytes += m.blob_len;
+    *mc->bytes += m->blob_len;
     return false;
 }
 
@@ -631,6 +649,30 @@ int store_set_best(store *s, uint32_t version)
 
 /* --- games and positions ------------------------------------------------------ */
 
+/* A policy list as a position stores it: [n u16 LE][n actions u16 LE][n
+ * shares f32 LE] at p; returns the byte after it. */
+static uint8_t *s_put_policy(uint8_t *p, const uint32_t *actions, const float *probs, uint32_t n)
+{
+    le_put16(p, (uint16_t)n);
+    p += 2;
+    for (uint32_t k = 0; k < n; k++, p += 2)
+        le_put16(p, (uint16_t)actions[k]);
+    for (uint32_t k = 0; k < n; k++, p += 4)
+        le_put_f32(p, probs[k]);
+    return p;
+}
+
+/* The n actions and shares of a stored policy list (after its count, which
+ * the caller read and checked) from p; returns the byte after them. */
+static const uint8_t *s_get_policy(const uint8_t *p, uint32_t *actions, float *probs, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++, p += 2)
+        actions[k] = le_get16(p);
+    for (uint32_t k = 0; k < n; k++, p += 4)
+        probs[k] = le_get_f32(p);
+    return p;
+}
+
 /* Encodes position i of g into s->posbuf; returns its length. The layout:
  * [P u8][packed, P bytes][z i8][n u16 LE][n actions u16 LE][n shares f32 LE]
  * [q f32 LE][aux]; q is absent in positions stored before it existed (and
@@ -649,12 +691,7 @@ static size_t s_encode_position(store *s, const store_game *g, uint32_t i)
     p += P;
     float z = g->z[i];
     *p++ = (uint8_t)(int8_t)(z > 0.5f ? 1 : z < -0.5f ? -1 : 0);
-    le_put16(p, (uint16_t)n);
-    p += 2;
-    for (uint32_t k = 0; k < n; k++, p += 2)
-        le_put16(p, (uint16_t)g->actions[lo + k]);
-    for (uint32_t k = 0; k < n; k++, p += 4)
-        le_put_f32(p, g->probs[lo + k]);
+    p = s_put_policy(p, g->actions + lo, g->probs + lo, n);
     bool aux = g->material || g->opp_offsets;
     if (g->q || aux) {
         le_put_f32(p, g->q ? g->q[i] : z);
@@ -668,12 +705,7 @@ static size_t s_encode_position(store *s, const store_game *g, uint32_t i)
         }
         if (g->opp_offsets) {
             uint32_t olo = g->opp_offsets[i], m = g->opp_offsets[i + 1] - olo;
-            le_put16(p, (uint16_t)m);
-            p += 2;
-            for (uint32_t k = 0; k < m; k++, p += 2)
-                le_put16(p, (uint16_t)g->opp_actions[olo + k]);
-            for (uint32_t k = 0; k < m; k++, p += 4)
-                le_put_f32(p, g->opp_probs[olo + k]);
+            p = s_put_policy(p, g->opp_actions + olo, g->opp_probs + olo, m);
         }
     }
     return (size_t)(p - s->posbuf);
@@ -701,10 +733,7 @@ static int s_decode_aux(const uint8_t *p, const uint8_t *end, store_batch *b, si
         p += 2;
         if (m > GAME_MAX_LEGAL || (size_t)(end - p) != (size_t)m * 6)
             return KZ_ECORRUPT;
-        for (uint32_t k = 0; k < m; k++, p += 2)
-            b->opp_actions[off + k] = le_get16(p);
-        for (uint32_t k = 0; k < m; k++, p += 4)
-            b->opp_probs[off + k] = le_get_f32(p);
+        p = s_get_policy(p, b->opp_actions + off, b->opp_probs + off, m);
         b->opp_offsets[j + 1] = off + m;
     }
     return p == end ? 0 : KZ_ECORRUPT;
@@ -731,10 +760,7 @@ static int s_decode_position(const MDB_val *d, store_batch *b, size_t j)
     if (n > GAME_MAX_LEGAL || (rest != (size_t)n * 6 && rest < (size_t)n * 6 + 4))
         return KZ_ECORRUPT;
     uint32_t off = b->offsets[j];
-    for (uint32_t k = 0; k < n; k++, p += 2)
-        b->actions[off + k] = le_get16(p);
-    for (uint32_t k = 0; k < n; k++, p += 4)
-        b->probs[off + k] = le_get_f32(p);
+    p = s_get_policy(p, b->actions + off, b->probs + off, n);
     b->q[j] = b->z[j];
     b->offsets[j + 1] = off + n;
     b->material[j] = 0.0f;
@@ -925,20 +951,28 @@ int store_prune(store *s, uint64_t *pruned)
     return rc;
 }
 
-int store_find_game(store *s, const uint8_t *game_id, uint64_t *sequence)
+/* The sequence the dedup table gives game_id, in txn: 0, KZ_ENOTFOUND,
+ * KZ_ECORRUPT (not 8 bytes) or LMDB's error. */
+static int s_dedup_get(const store *s, MDB_txn *txn, const uint8_t *game_id, uint64_t *sequence)
 {
-    MDB_txn *txn;
-    int rc = s_begin_read(s, &txn);
-    if (rc)
-        return rc;
     MDB_val k = {STORE_GAME_ID_BYTES, (void *)game_id}, d;
-    rc = mdb_get(txn, s->dedup, &k, &d);
+    int rc = mdb_get(txn, s->dedup, &k, &d);
     if (rc == MDB_NOTFOUND)
         rc = KZ_ENOTFOUND;
     else if (!rc && d.mv_size != 8)
         rc = KZ_ECORRUPT;
     else if (!rc)
         *sequence = be_get64(d.mv_data);
+    return rc;
+}
+
+int store_find_game(store *s, const uint8_t *game_id, uint64_t *sequence)
+{
+    MDB_txn *txn;
+    int rc = s_begin_read(s, &txn);
+    if (rc)
+        return rc;
+    rc = s_dedup_get(s, txn, game_id, sequence);
     mdb_txn_abort(txn);
     return rc;
 }
@@ -950,11 +984,11 @@ int store_find_record(store *s, const uint8_t *game_id, const uint8_t *record, s
     int rc = s_begin_read(s, &txn);
     if (rc)
         return rc;
-    MDB_val k = {STORE_GAME_ID_BYTES, (void *)game_id}, d;
-    rc = mdb_get(txn, s->dedup, &k, &d);
-    if (!rc && d.mv_size == 8) {
-        uint64_t seq = be_get64(d.mv_data);
-        MDB_val gk = {8, d.mv_data}, gd;
+    uint64_t seq;
+    if (s_dedup_get(s, txn, game_id, &seq) == 0) {
+        uint8_t kb[8];
+        be_put64(kb, seq);
+        MDB_val gk = {8, kb}, gd;
         rc = mdb_get(txn, s->games, &gk, &gd);
         if (!rc && gd.mv_size == len && !memcmp(gd.mv_data, record, len))
             *sequence = seq;
@@ -970,23 +1004,16 @@ int store_find_record(store *s, const uint8_t *game_id, const uint8_t *record, s
 int store_get_game(store *s, uint64_t sequence, uint8_t **record, size_t *len)
 {
     MDB_txn *txn;
-    int rc = s_begin_read(s, &txn);
+    MDB_val d;
+    int rc = s_get_one(s, s->games, sequence, 8, &txn, &d);
     if (rc)
         return rc;
-    uint8_t kb[8];
-    be_put64(kb, sequence);
-    MDB_val k = {8, kb}, d;
-    rc = mdb_get(txn, s->games, &k, &d);
-    if (rc == MDB_NOTFOUND) {
-        rc = KZ_ENOTFOUND;
-    } else if (!rc) {
-        *record = malloc(d.mv_size ? d.mv_size : 1);
-        if (!*record) {
-            rc = KZ_ENOMEM;
-        } else {
-            memcpy(*record, d.mv_data, d.mv_size);
-            *len = d.mv_size;
-        }
+    *record = malloc(d.mv_size ? d.mv_size : 1);
+    if (!*record) {
+        rc = KZ_ENOMEM;
+    } else {
+        memcpy(*record, d.mv_data, d.mv_size);
+        *len = d.mv_size;
     }
     mdb_txn_abort(txn);
     return rc;

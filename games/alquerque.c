@@ -539,8 +539,7 @@ static void s_draw(const game_state *g, const char *marks, bool turned, FILE *ou
 {
     const alq_state *s = CS(g);
     for (int i = 0; i < 5; i++) {
-        int r = turned ? i : 4 - i;
-        fprintf(out, "  %2d  ", turned ? r * 5 + 4 : r * 5);
+        int r = board5_print_row_start(out, i, turned);
         for (int j = 0; j < 5; j++) {
             int c = turned ? 4 - j : j, sq = r * 5 + c;
             game_draw_hop_square(out, alquerque_piece_at(g, sq), marks ? marks[sq] : 0,
@@ -548,19 +547,7 @@ static void s_draw(const game_state *g, const char *marks, bool turned, FILE *ou
             if (j < 4)
                 fputs("-", out);
         }
-        fprintf(out, "  %2d", turned ? r * 5 : r * 5 + 4);
-        board5_print_numbers(out, r, turned);
-        fputc('\n', out);
-        if (i < 4) {
-            fputs("       ", out);
-            for (int j = 0; j < 4; j++) {
-                /* The square below this row between these two points: its
-                 * diagonal joins the corners with an even row + column (A1). */
-                int c = turned ? 4 - j : j;
-                fprintf(out, "| %c ", (r + c) % 2 == 0 ? '\\' : '/');
-            }
-            fputs("|\n", out);
-        }
+        board5_print_row_end(out, i, turned);
     }
     char pos[GAME_POSITION_CHARS + 1];
     alq_format_position(g, pos, sizeof pos);
@@ -617,17 +604,9 @@ static float alq_material(const game_state *g, int player)
  * light and dark men, positions as A18 writes them, actions as A19. */
 static void alq_describe(strbuf *out)
 {
-    strbuf_printf(out, "{");
-    view_players(out, &alquerque_game, "#f3e6c4", "#5a2d12");
-    strbuf_printf(out, ",\n\"board\": {");
-    view_alquerque_board(out);
-    strbuf_printf(out, ",\n \"bottom\": 0, \"labels\": \"corner\", \"background\": \"#d9c7a0\", "
-                       "\"ink\": \"#4a3a22\"},\n"
-                       "\"pieces\": {\"l\": {\"player\": 0, \"kind\": \"man\"}, "
-                       "\"d\": {\"player\": 1, \"kind\": \"man\"}},\n"
-                       "\"position\": {\"board\": \"chars\", \"empty\": \".\", "
-                       "\"fields\": [\"side\", \"chain\", \"barred\"]},\n"
-                       "\"actions\": {\"separators\": \"-x\", \"capture\": \"x\"}}");
+    view_open(out, &alquerque_game, "#f3e6c4", "#5a2d12");
+    view_alquerque_board(out, "#d9c7a0", "#4a3a22");
+    view_hop_end(out, "ld", NULL, "\"side\", \"chain\", \"barred\"");
 }
 
 const game_def alquerque_game = {

@@ -970,8 +970,7 @@ static double s_view_x(int p, bool *top)
  * borne-off tray, 27 black's: each with the way its stack grows. */
 static void bg_describe(strbuf *out)
 {
-    strbuf_printf(out, "{");
-    view_players(out, &backgammon_game, "#f4f1ea", "#222222");
+    view_open(out, &backgammon_game, "#f4f1ea", "#222222");
     strbuf_printf(out, ",\n\"opening\": \"the opening roll decides who starts\",\n"
                        "\"board\": {\"points\": [");
     for (int p = 1; p <= 24; p++) {

@@ -43,3 +43,29 @@ void board5_print_numbers(FILE *out, int r, bool turned)
     for (int j = 0; j < 5; j++)
         fprintf(out, " %2d", turned ? r * 5 + 4 - j : r * 5 + j);
 }
+
+int board5_print_row_start(FILE *out, int i, bool turned)
+{
+    int r = turned ? i : 4 - i;
+    fprintf(out, "  %2d  ", turned ? r * 5 + 4 : r * 5);
+    return r;
+}
+
+void board5_print_row_end(FILE *out, int i, bool turned)
+{
+    int r = turned ? i : 4 - i;
+    fprintf(out, "  %2d", turned ? r * 5 : r * 5 + 4);
+    board5_print_numbers(out, r, turned);
+    fputc('\n', out);
+    if (i < 4) {
+        fputs("       ", out);
+        for (int j = 0; j < 4; j++) {
+            /* The square below this row between these two points: its
+             * diagonal joins the corners with an even row + column (R1, A1):
+             * from the upper left when that corner is one of them. */
+            int c = turned ? 4 - j : j;
+            fprintf(out, "| %c ", (r + c) % 2 == 0 ? '\\' : '/');
+        }
+        fputs("|\n", out);
+    }
+}

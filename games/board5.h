@@ -36,6 +36,14 @@ int board5_mirror_action(int action);
  * row (left to right; turned: from the second player's side), so that every
  * point's number can be read off: "     20 21 22 23 24". */
 void board5_print_numbers(FILE *out, int r, bool turned);
+/* A terminal board's row i from the top (turned: the board seen from the
+ * second player's side), both games' way. board5_print_row_start writes the
+ * number of its first point shown and returns the row r; the caller then
+ * writes the five points, joined by "-"; board5_print_row_end writes the
+ * number of its last point, board5_print_numbers, the newline and, below all
+ * but the bottom row, the diagonals to the next row ("| \ | / ..."). */
+int board5_print_row_start(FILE *out, int i, bool turned);
+void board5_print_row_end(FILE *out, int i, bool turned);
 /* The mirror of each point, (r, c) -> (r, 4 - c). */
 extern const int16_t board5_mirror_cells[BOARD5_POINTS];
 

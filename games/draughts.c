@@ -600,8 +600,7 @@ static float dr_material(const game_state *g, int player)
  * as D19 writes them, actions as D20 ("26x17"). */
 static void dr_describe(strbuf *out)
 {
-    strbuf_printf(out, "{");
-    view_players(out, &draughts_game, "#222222", "#f4f1ea");
+    view_open(out, &draughts_game, "#222222", "#f4f1ea");
     strbuf_printf(out, ",\n\"board\": {\"points\": [");
     for (int sq = 0; sq < DR_SQUARES; sq++) {
         int r = sq / 4, c = 2 * (sq % 4) + (r % 2 == 0);
@@ -612,14 +611,8 @@ static void dr_describe(strbuf *out)
         strbuf_printf(out, "%s{\"rect\": [%d, %d, 1, 1], \"fill\": \"%s\"}", i ? ", " : "",
                       i % 8, i / 8, (i % 8 + i / 8) % 2 ? "#a9774b" : "#f0dcb4");
     strbuf_printf(out, "],\n \"bottom\": 1, \"labels\": \"corner\", \"background\": \"#6b4a1e\", "
-                       "\"ink\": \"#f5ecd9\", \"piece\": 0.38},\n"
-                       "\"pieces\": {\"b\": {\"player\": 0, \"kind\": \"man\"}, "
-                       "\"B\": {\"player\": 0, \"kind\": \"king\"}, "
-                       "\"w\": {\"player\": 1, \"kind\": \"man\"}, "
-                       "\"W\": {\"player\": 1, \"kind\": \"king\"}},\n"
-                       "\"position\": {\"board\": \"chars\", \"empty\": \".\", "
-                       "\"fields\": [\"side\", \"chain\"]},\n"
-                       "\"actions\": {\"separators\": \"-x\", \"capture\": \"x\"}}");
+                       "\"ink\": \"#f5ecd9\", \"piece\": 0.38},\n");
+    view_hop_end(out, "bw", "BW", "\"side\", \"chain\"");
 }
 
 const game_def draughts_game = {

@@ -71,6 +71,16 @@ static bool s_is_permutation(const int16_t *map16, const int8_t *map8, int n)
     return true;
 }
 
+/* game_check's bound on one of game n's sizes: 0 when v is in lo..hi, else
+ * KZ_EINVAL with "game n: what v is not in lo..hi". */
+static int s_range(const char *n, const char *what, int v, int lo, int hi, char *err,
+                   size_t errlen)
+{
+    if (v >= lo && v <= hi)
+        return 0;
+    return err_set(err, errlen, KZ_EINVAL, "game %s: %s %d is not in %d..%d", n, what, v, lo, hi);
+}
+
 int game_check(const game_def *g, char *err, size_t errlen)
 {
     if (!g || !g->name || !g->name[0] || strlen(g->name) > GAME_NAME_CHARS ||
@@ -85,34 +95,32 @@ int game_check(const game_def *g, char *err, size_t errlen)
         !g->format_position || !g->parse_action || !g->format_action || !g->render ||
         !g->player_name)
         return err_set(err, errlen, KZ_EINVAL, "game %s: a required function is missing", n);
-    if (g->action_count < 1 || g->action_count > GAME_MAX_ACTIONS)
-        return err_set(err, errlen, KZ_EINVAL, "game %s: action_count %d is not in 1..%d", n,
-                       g->action_count, GAME_MAX_ACTIONS);
-    if (g->max_legal < 1 || g->max_legal > GAME_MAX_LEGAL)
-        return err_set(err, errlen, KZ_EINVAL, "game %s: max_legal %d is not in 1..%d", n,
-                       g->max_legal, GAME_MAX_LEGAL);
+    int rc = s_range(n, "action_count", g->action_count, 1, GAME_MAX_ACTIONS, err, errlen);
+    if (!rc)
+        rc = s_range(n, "max_legal", g->max_legal, 1, GAME_MAX_LEGAL, err, errlen);
+    if (rc)
+        return rc;
     if (g->planes < 1 || g->height < 1 || g->width < 1 ||
         (long)g->planes * g->height * g->width > GAME_MAX_PLANE_FLOATS)
         return err_set(err, errlen, KZ_EINVAL,
                        "game %s: planes %d x %d x %d must be positive and at most %d floats", n,
                        g->planes, g->height, g->width, GAME_MAX_PLANE_FLOATS);
-    if (g->packed_bytes < 1 || g->packed_bytes > GAME_PACKED_BYTES)
-        return err_set(err, errlen, KZ_EINVAL, "game %s: packed_bytes %d is not in 1..%d", n,
-                       g->packed_bytes, GAME_PACKED_BYTES);
-    if (g->state_bytes < 1 || g->state_bytes > GAME_STATE_BYTES)
-        return err_set(err, errlen, KZ_EINVAL, "game %s: state_bytes %d is not in 1..%d", n,
-                       g->state_bytes, GAME_STATE_BYTES);
-    if (g->position_chars < 1 || g->position_chars > GAME_POSITION_CHARS)
-        return err_set(err, errlen, KZ_EINVAL, "game %s: position_chars %d is not in 1..%d", n,
-                       g->position_chars, GAME_POSITION_CHARS);
+    rc = s_range(n, "packed_bytes", g->packed_bytes, 1, GAME_PACKED_BYTES, err, errlen);
+    if (!rc)
+        rc = s_range(n, "state_bytes", g->state_bytes, 1, GAME_STATE_BYTES, err, errlen);
+    if (!rc)
+        rc = s_range(n, "position_chars", g->position_chars, 1, GAME_POSITION_CHARS, err,
+                     errlen);
+    if (rc)
+        return rc;
     if (g->simulations < 1 || g->simulations > 1000000 ||
         !(g->dirichlet_alpha > 0 && g->dirichlet_alpha <= 100))
         return err_set(err, errlen, KZ_EINVAL,
                        "game %s: search defaults: simulations must be in 1..1000000 and "
                        "dirichlet_alpha in (0, 100]", n);
-    if (g->max_points < 0 || g->max_points > GAME_MAX_POINTS)
-        return err_set(err, errlen, KZ_EINVAL, "game %s: max_points %d is not in 0..%d", n,
-                       g->max_points, GAME_MAX_POINTS);
+    rc = s_range(n, "max_points", g->max_points, 0, GAME_MAX_POINTS, err, errlen);
+    if (rc)
+        return rc;
     if (g->reasons) {
         bool ok = g->n_reasons >= 2 && g->n_reasons <= GAME_MAX_REASONS &&
                   g->reasons[0] && !strcmp(g->reasons[0], "none");

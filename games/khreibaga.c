@@ -1321,44 +1321,34 @@ static void kh_format_action(int action, char *buf, size_t len)
 
 static const char *kh_player_name(int player) { return player == 0 ? "black" : "white"; }
 
-/* Draws the board with its lines (R1), row 4 at the top. */
-static void kh_render(const game_state *g, FILE *out)
+/* The board with its lines (R1), row 4 at the top or, turned, at the bottom
+ * (White's side); marks (may be NULL) per point: 'l' where the last turn's
+ * piece landed, 'o' a point it left, 'x' a piece it took. */
+static void s_draw(const game_state *g, const char *marks, bool turned, FILE *out)
 {
     const kh_state *s = CS(g);
-    for (int r = 4; r >= 0; r--) {
-        fprintf(out, "  %2d  ", r * 5);
-        for (int c = 0; c < 5; c++) {
-            int sq = r * 5 + c;
-            char p = khreibaga_piece_at(g, sq);
-            if (sq == s->chain)
-                fprintf(out, "[%c]", p);
-            else
-                fprintf(out, " %c ", p);
-            if (c < 4)
+    for (int i = 0; i < 5; i++) {
+        int r = board5_print_row_start(out, i, turned);
+        for (int j = 0; j < 5; j++) {
+            int c = turned ? 4 - j : j, sq = r * 5 + c;
+            game_draw_hop_square(out, khreibaga_piece_at(g, sq), marks ? marks[sq] : 0,
+                                 sq == s->chain);
+            if (j < 4)
                 fputs("-", out);
         }
-        fprintf(out, "  %2d", r * 5 + 4);
-        board5_print_numbers(out, r, false);
-        fputc('\n', out);
-        if (r > 0) {
-            fputs("       ", out);
-            for (int c = 0; c < 4; c++) {
-                /* The square between rows r-1 and r, columns c and c+1: its
-                 * diagonal joins the two corners with an even r+c (R1). */
-                bool rising = ((r - 1) + c) % 2 == 0;
-                fprintf(out, "| %c ", rising ? '/' : '\\');
-            }
-            fputs("|\n", out);
-        }
+        board5_print_row_end(out, i, turned);
     }
     char pos[40];
     kh_format_position(g, pos, sizeof pos);
-    fprintf(out, "\n  %s to move, ply %d, no-progress %d", s->side ? "white" : "black", s->ply,
-            s->no_progress);
+    fprintf(out, "\n  %s to move, ply %d, no-progress %d%s", kh_player_name(s->side), s->ply,
+            s->no_progress, turned ? " (turned: White's side at the bottom)" : "");
     if (s->chain >= 0)
         fprintf(out, ", mid-sequence: the piece on %d must capture on", s->chain);
     fprintf(out, "\n  position: %s\n", pos);
 }
+
+/* Draws the board with its lines (R1), row 4 at the top. */
+static void kh_render(const game_state *g, FILE *out) { s_draw(g, NULL, false, out); }
 
 /* Men count 1, kings 2.5 (a flying king is worth a few men); the balance,
  * own minus the other side's, over 12 (a side's men at the start),
@@ -1414,50 +1404,7 @@ static void kh_render_turn(const game_state *from, const uint16_t *actions, int 
         snprintf(last + strlen(last), sizeof last - strlen(last), "%s%s", k ? ", " : "", a);
         s = u;
     }
-    const kh_state *t = CS(&s);
-    int chain = t->chain;
-    for (int i = 0; i < 5; i++) {
-        int r = turned ? i : 4 - i;
-        int left = turned ? r * 5 + 4 : r * 5, right = turned ? r * 5 : r * 5 + 4;
-        fprintf(out, "  %2d  ", left);
-        for (int j = 0; j < 5; j++) {
-            int c = turned ? 4 - j : j, sq = r * 5 + c;
-            char p = khreibaga_piece_at(&s, sq);
-            if (p == '.' && mark[sq] == 'o')
-                p = '*';
-            else if (p == '.' && mark[sq] == 'x')
-                p = 'x';
-            if (sq == chain)
-                fprintf(out, "[%c]", p);
-            else if (mark[sq] == 'l')
-                fprintf(out, "<%c>", p);
-            else
-                fprintf(out, " %c ", p);
-            if (j < 4)
-                fputs("-", out);
-        }
-        fprintf(out, "  %2d", right);
-        board5_print_numbers(out, r, turned);
-        fputc('\n', out);
-        if (i < 4) {
-            fputs("       ", out);
-            for (int j = 0; j < 4; j++) {
-                /* The square below this row between these two points: its
-                 * diagonal joins the corners with an even row + column (R1):
-                 * from the upper left when that corner is one of them. */
-                int c = turned ? 4 - j : j;
-                fprintf(out, "| %c ", (r + c) % 2 == 0 ? '\\' : '/');
-            }
-            fputs("|\n", out);
-        }
-    }
-    char pos[40];
-    kh_format_position(&s, pos, sizeof pos);
-    fprintf(out, "\n  %s to move, ply %d, no-progress %d%s", kh_player_name(t->side), t->ply,
-            t->no_progress, turned ? " (turned: White's side at the bottom)" : "");
-    if (chain >= 0)
-        fprintf(out, ", mid-sequence: the piece on %d must capture on", chain);
-    fprintf(out, "\n  position: %s\n", pos);
+    s_draw(&s, mark, turned, out);
     if (last[0])
         fprintf(out, "  %s   (<p> where it went, * where it came from, x what it took)\n", last);
 }
@@ -1483,19 +1430,9 @@ static bool kh_must_capture(const game_state *g)
  * black and white men and kings, positions as R20 writes them, actions as R21. */
 static void kh_describe(strbuf *out)
 {
-    strbuf_printf(out, "{");
-    view_players(out, &khreibaga_game, "#222222", "#fafafa");
-    strbuf_printf(out, ",\n\"board\": {");
-    view_alquerque_board(out);
-    strbuf_printf(out, ",\n \"bottom\": 0, \"labels\": \"corner\", \"background\": \"#e8cf9a\", "
-                       "\"ink\": \"#6b4a1e\"},\n"
-                       "\"pieces\": {\"b\": {\"player\": 0, \"kind\": \"man\"}, "
-                       "\"B\": {\"player\": 0, \"kind\": \"king\"}, "
-                       "\"w\": {\"player\": 1, \"kind\": \"man\"}, "
-                       "\"W\": {\"player\": 1, \"kind\": \"king\"}},\n"
-                       "\"position\": {\"board\": \"chars\", \"empty\": \".\", "
-                       "\"fields\": [\"side\", \"chain\"]},\n"
-                       "\"actions\": {\"separators\": \"-x\", \"capture\": \"x\"}}");
+    view_open(out, &khreibaga_game, "#222222", "#fafafa");
+    view_alquerque_board(out, "#e8cf9a", "#6b4a1e");
+    view_hop_end(out, "bw", "BW", "\"side\", \"chain\"");
 }
 
 const game_def khreibaga_game = {

@@ -574,14 +574,19 @@ int tb_probe(const tb_set *t, const game_state *s, tb_value *out)
     return 0;
 }
 
+/* The no-progress count s is judged at: its own, 0 mid-turn. */
+static int s_count(const game_state *s)
+{
+    return khreibaga_game.mid_turn(s) ? 0 : khreibaga_no_progress(s);
+}
+
 int tb_probe_wdl(const tb_set *t, const game_state *s, int *wdl)
 {
     tb_value v;
     int rc = tb_probe(t, s, &v);
-    if (rc)
-        return rc;
-    *wdl = tb_value_at(v, khreibaga_game.mid_turn(s) ? 0 : khreibaga_no_progress(s));
-    return 0;
+    if (!rc)
+        *wdl = tb_value_at(v, s_count(s));
+    return rc;
 }
 
 int tb_probe_search(const tb_set *t, const game_state *s, int *score)
@@ -590,7 +595,7 @@ int tb_probe_search(const tb_set *t, const game_state *s, int *score)
     int rc = tb_probe(t, s, &v);
     if (rc)
         return rc;
-    int count = khreibaga_game.mid_turn(s) ? 0 : khreibaga_no_progress(s);
+    int count = s_count(s);
     int wdl = khreibaga_game.mid_turn(s) ? v.wdl : tb_value_at(v, count);
     *score = wdl * (count > 0 ? 100 - v.dist : 100);
     return 0;

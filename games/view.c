@@ -3,9 +3,9 @@
 
 #include <string.h>
 
-void view_players(strbuf *out, const game_def *g, const char *c0, const char *c1)
+void view_open(strbuf *out, const game_def *g, const char *c0, const char *c1)
 {
-    strbuf_printf(out, "\"players\": [{\"name\": ");
+    strbuf_printf(out, "{\"players\": [{\"name\": ");
     const char *n0 = g->player_name(0), *n1 = g->player_name(1);
     strbuf_json_str(out, n0, strlen(n0));
     strbuf_printf(out, ", \"colour\": \"%s\"}, {\"name\": ", c0);
@@ -22,9 +22,10 @@ static void s_grid_points(strbuf *out, int h, int w)
     strbuf_printf(out, "]");
 }
 
-void view_alquerque_board(strbuf *out)
+void view_alquerque_board(strbuf *out, const char *background, const char *ink)
 {
     enum { N = 5 };
+    strbuf_printf(out, ",\n\"board\": {");
     s_grid_points(out, N, N);
     strbuf_printf(out, ",\n \"lines\": [");
     int n = 0;
@@ -44,7 +45,23 @@ void view_alquerque_board(strbuf *out)
         for (int j = 0; j < k; j++)
             strbuf_printf(out, "%s[%d, %d]", n++ ? ", " : "", sq, to[j]);
     }
-    strbuf_printf(out, "]");
+    strbuf_printf(out, "],\n \"bottom\": 0, \"labels\": \"corner\", \"background\": \"%s\", "
+                       "\"ink\": \"%s\"},\n", background, ink);
+}
+
+void view_hop_end(strbuf *out, const char men[2], const char *kings, const char *fields)
+{
+    strbuf_printf(out, "\"pieces\": {");
+    for (int p = 0; p < 2; p++) {
+        strbuf_printf(out, "%s\"%c\": {\"player\": %d, \"kind\": \"man\"}", p ? ", " : "",
+                      men[p], p);
+        if (kings)
+            strbuf_printf(out, ", \"%c\": {\"player\": %d, \"kind\": \"king\"}", kings[p], p);
+    }
+    strbuf_printf(out, "},\n\"position\": {\"board\": \"chars\", \"empty\": \".\", "
+                       "\"fields\": [%s]},\n"
+                       "\"actions\": {\"separators\": \"-x\", \"capture\": \"x\"}}",
+                  fields);
 }
 
 void view_describe(const game_def *g, strbuf *out)
@@ -55,8 +72,7 @@ void view_describe(const game_def *g, strbuf *out)
     }
     /* A grid of points, no lines; one char per point, each char a piece of
      * the first player when lower case, of the second when upper case. */
-    strbuf_printf(out, "{");
-    view_players(out, g, "#222222", "#fafafa");
+    view_open(out, g, "#222222", "#fafafa");
     strbuf_printf(out, ",\n\"board\": {");
     s_grid_points(out, g->height, g->width);
     strbuf_printf(out, ", \"lines\": [], \"bottom\": 0, \"labels\": \"corner\"},\n"

@@ -35,14 +35,23 @@
  * to out: one JSON object. */
 void view_describe(const game_def *g, strbuf *out);
 
-/* The "board" members of the 5x5 Alquerque board (points 0..24 numbered
- * from the bottom-left corner row by row, labelled 0..24; the orthogonal
- * lines and the diagonals through the points with row + column even),
- * written as `"points": [...], "lines": [...]` (no braces). */
-void view_alquerque_board(strbuf *out);
+/* The "board" member of the 5x5 Alquerque board, after a comma: points
+ * 0..24 numbered from the bottom-left corner row by row, labelled 0..24; the
+ * orthogonal lines and the diagonals through the points with row + column
+ * even; labels at the corner; the board's background and ink colours (CSS).
+ * Written as `,\n"board": {...},\n`: the next member follows. */
+void view_alquerque_board(strbuf *out, const char *background, const char *ink);
 
-/* `"players": [{"name": ..., "colour": ...}, ...]` for g's two players
- * with the colours c0 and c1 (CSS colours). */
-void view_players(strbuf *out, const game_def *g, const char *c0, const char *c1);
+/* The end of a hop game's description (Khreibaga, Alquerque, draughts),
+ * after its board: the "pieces" member, player p's men drawn as men[p] and,
+ * when kings is not NULL, its kings as kings[p]; "position" as R20 writes
+ * it, one char a point ('.' empty) then the fields named (fields: their
+ * JSON strings, ", "-separated); "actions" from-to with "-" or "x" (a
+ * capture); and the closing brace. */
+void view_hop_end(strbuf *out, const char men[2], const char *kings, const char *fields);
+
+/* A description's opening: `{"players": [{"name": ..., "colour": ...}, ...]`
+ * for g's two players with the colours c0 and c1 (CSS colours). */
+void view_open(strbuf *out, const game_def *g, const char *c0, const char *c1);
 
 #endif

@@ -930,8 +930,7 @@ static void s_xy(int p, double *x, double *y)
  * player in the corners, actions as Y22 writes them. */
 static void s_describe(strbuf *out, const game_def *g, int target)
 {
-    strbuf_printf(out, "{");
-    view_players(out, g, "#f7f3e8", "#1e1e1e");
+    view_open(out, g, "#f7f3e8", "#1e1e1e");
     strbuf_printf(out, ",\n\"board\": {\"points\": [");
     for (int p = 0; p < N; p++) {
         double x, y;

@@ -39,9 +39,7 @@ struct endgame {
     int n;                   /* test positions */
     double chance;           /* mean of 1 / legal actions over them */
     part_thread th;          /* the measuring thread; its lock guards everything below */
-    uint8_t *job;            /* the blob to measure next (owned), NULL none */
-    size_t job_len;          /* its bytes */
-    uint32_t job_version;    /* its version */
+    part_job job;            /* the blob to measure next */
     uint32_t posted;         /* the last version handed over (main thread's) */
     endgame_figures fig;     /* what /status shows */
     endgame_point hist[ENDGAME_HISTORY]; /* the measured versions, oldest first */
@@ -155,15 +153,14 @@ static const meta_history s_hist = {.key = "endgame_history", .magic = HIST_MAGI
                                     .decode = s_point_read, .encode = s_point_write};
 
 /* The thread's part_thread hooks: whether a blob waits; measuring it. */
-static bool s_ready(void *arg) { return ((endgame *)arg)->job != NULL; }
+static bool s_ready(void *arg) { return ((endgame *)arg)->job.blob != NULL; }
 
 static void s_step(void *arg)
 {
     endgame *e = arg;
-    uint8_t *blob = e->job;
-    size_t len = e->job_len;
-    uint32_t version = e->job_version;
-    e->job = NULL;
+    size_t len;
+    uint32_t version;
+    uint8_t *blob = part_job_take(&e->job, &len, &version);
     e->fig.computing = version;
     endgame_figures fig = e->fig;
     pthread_mutex_unlock(&e->th.lock);
@@ -226,8 +223,7 @@ int endgame_start(coord *c)
     e->fig.simulations = TB_TEST_SIMULATIONS;
     e->fig.chance = e->chance;
     c->endgame = e;
-    if (part_thread_start(&e->th, ENDGAME_NICE, s_ready, s_step, e,
-                          "endgame accuracy: cannot start its thread"))
+    if (part_thread_start(&e->th, ENDGAME_NICE, s_ready, s_step, e, "endgame accuracy"))
         return KZ_ENOMEM;
     log_info("endgame accuracy: tables up to %d pieces (%s), %d test positions, each new best "
              "measured in the background",
@@ -244,31 +240,13 @@ void endgame_tick(coord *c)
     if (!c->best || c->best == e->posted)
         return;
     e->posted = c->best;
-    const model_cache_entry *me = coord_model(c, c->best);
-    pthread_mutex_lock(&e->th.lock);
-    if (!me) {
-        snprintf(e->fig.error, sizeof e->fig.error, "v%u: the model cannot be read", c->best);
-    } else {
-        free(e->job); /* a best still waiting is measured no more: this one is newer */
-        e->job = xmalloc(me->len);
-        memcpy(e->job, me->blob, me->len);
-        e->job_len = me->len;
-        e->job_version = c->best;
-        pthread_cond_signal(&e->th.changed);
-    }
-    pthread_mutex_unlock(&e->th.lock);
+    part_job_post(c, &e->th, &e->job, c->best, e->fig.error, sizeof e->fig.error);
 }
 
 int endgame_history(coord *c, endgame_point *out)
 {
     endgame *e = c->endgame;
-    if (!e)
-        return 0;
-    pthread_mutex_lock(&e->th.lock);
-    int n = e->n_hist;
-    memcpy(out, e->hist, (size_t)n * sizeof *out);
-    pthread_mutex_unlock(&e->th.lock);
-    return n;
+    return e ? part_history_copy(&e->th, out, e->hist, &e->n_hist, sizeof *out) : 0;
 }
 
 bool endgame_get(coord *c, endgame_figures *out)
@@ -293,7 +271,7 @@ void endgame_stop(coord *c)
     if (!e)
         return;
     part_thread_stop(&e->th);
-    free_all(e->job, e->st, e->keep, e->z);
+    free_all(e->job.blob, e->st, e->keep, e->z);
     tb_close(&e->tb);
     free(e);
     c->endgame = NULL;

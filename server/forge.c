@@ -164,8 +164,7 @@ int forge_start(coord *c)
         return KZ_ENOMEM;
     }
     c->forge = f;
-    if (part_thread_start(&f->th, FORGE_NICE, s_ready, s_step, f,
-                          "forged games: cannot start the checking thread"))
+    if (part_thread_start(&f->th, FORGE_NICE, s_ready, s_step, f, "forged games"))
         return KZ_ENOMEM;
     log_info("forged games: 1 in %ld searched states re-searched (at most %ld games held), "
              "arena slots barred after %ld forged games",

@@ -156,8 +156,7 @@ int judge_start(coord *c)
     snprintf(e->fig.level, sizeof e->fig.level, "%s", c->cfg.judge);
     e->fig.games_per_best = (int)c->cfg.judge_games;
     c->judge = e;
-    if (part_thread_start(&e->th, JUDGE_NICE, s_ready, s_step, e,
-                          "judge: cannot start its thread"))
+    if (part_thread_start(&e->th, JUDGE_NICE, s_ready, s_step, e, "judge"))
         return KZ_ENOMEM;
     log_info("judge: gnubg %s rates the moves of each rated best in up to %ld of its rating "
              "games, in the background",
@@ -270,13 +269,7 @@ bool judge_get(coord *c, judge_figures *out)
 int judge_history(coord *c, judge_point *out)
 {
     judge *e = c->judge;
-    if (!e)
-        return 0;
-    pthread_mutex_lock(&e->th.lock);
-    int n = e->n_hist;
-    memcpy(out, e->hist, (size_t)n * sizeof *out);
-    pthread_mutex_unlock(&e->th.lock);
-    return n;
+    return e ? part_history_copy(&e->th, out, e->hist, &e->n_hist, sizeof *out) : 0;
 }
 
 void judge_stop(coord *c)

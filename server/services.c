@@ -401,7 +401,7 @@ static void *s_part_main(void *arg)
 }
 
 int part_thread_start(part_thread *t, int nice, bool (*ready)(void *arg), void (*step)(void *arg),
-                      void *arg, const char *fail_line)
+                      void *arg, const char *part)
 {
     t->nice = nice;
     t->ready = ready;
@@ -410,7 +410,7 @@ int part_thread_start(part_thread *t, int nice, bool (*ready)(void *arg), void (
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->changed, NULL);
     if (pthread_create(&t->thread, NULL, s_part_main, t)) {
-        log_error("%s", fail_line);
+        log_error("%s: cannot start its thread", part);
         return KZ_ENOMEM;
     }
     t->started = true;
@@ -428,4 +428,40 @@ void part_thread_stop(part_thread *t)
     }
     pthread_mutex_destroy(&t->lock);
     pthread_cond_destroy(&t->changed);
+}
+
+void part_job_post(coord *c, part_thread *t, part_job *j, uint32_t version, char *error,
+                   size_t error_size)
+{
+    const model_cache_entry *me = coord_model(c, version);
+    pthread_mutex_lock(&t->lock);
+    if (!me) {
+        snprintf(error, error_size, "v%u: the model cannot be read", version);
+    } else {
+        free(j->blob); /* a best still waiting is measured no more: this one is newer */
+        j->blob = xmalloc(me->len);
+        memcpy(j->blob, me->blob, me->len);
+        j->len = me->len;
+        j->version = version;
+        pthread_cond_signal(&t->changed);
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+uint8_t *part_job_take(part_job *j, size_t *len, uint32_t *version)
+{
+    uint8_t *blob = j->blob;
+    *len = j->len;
+    *version = j->version;
+    *j = (part_job){0};
+    return blob;
+}
+
+int part_history_copy(part_thread *t, void *out, const void *pts, const int *n, size_t size)
+{
+    pthread_mutex_lock(&t->lock);
+    int k = *n;
+    memcpy(out, pts, (size_t)k * size);
+    pthread_mutex_unlock(&t->lock);
+    return k;
 }

@@ -109,14 +109,35 @@ typedef struct part_thread {
 } part_thread;
 /* Initialises t (lock, changed) and starts its thread, `nice` steps below
  * the caller's priority (Linux: a thread's own nice value, at most 19).
- * 0, or KZ_ENOMEM when no thread starts (fail_line is logged as an error).
+ * 0, or KZ_ENOMEM when no thread starts (logged as an error: "<part>:
+ * cannot start its thread").
  * Either way t is part_thread_stop's to end. t must not move while the
  * thread runs. */
 int part_thread_start(part_thread *t, int nice, bool (*ready)(void *arg), void (*step)(void *arg),
-                      void *arg, const char *fail_line);
+                      void *arg, const char *part);
 /* Stops the thread if it runs (stop set under lock, changed signalled, the
  * thread joined), then destroys lock and changed. */
 void part_thread_stop(part_thread *t);
+/* A part's one waiting job (endgame accuracy, the yardstick): a copy of a
+ * best's model blob, posted by the main thread's tick and taken by the
+ * thread's step. Guarded by the part's part_thread lock; zero: none. */
+typedef struct part_job {
+    uint8_t *blob;    /* the copy to measure next (owned), NULL none */
+    size_t len;       /* its bytes */
+    uint32_t version; /* its version */
+} part_job;
+/* Main thread: posts a copy of model `version`'s blob as j, under t's lock,
+ * and signals t->changed; a job still waiting is freed (this one is newer).
+ * A model that cannot be read posts nothing: "vN: the model cannot be read"
+ * is written to error (error_size bytes, the part's figure) instead. */
+void part_job_post(coord *c, part_thread *t, part_job *j, uint32_t version, char *error,
+                   size_t error_size);
+/* The step (lock held): the waiting blob, now the caller's to free, with
+ * its length and version in *len and *version; j is left empty. */
+uint8_t *part_job_take(part_job *j, size_t *len, uint32_t *version);
+/* Copies a part's n points of history (size bytes each) to out under t's
+ * lock (the thread appends to them). Returns n. */
+int part_history_copy(part_thread *t, void *out, const void *pts, const int *n, size_t size);
 /* Frees the worker table, the model cache and the book. */
 void coord_services_fini(coord *c);
 

@@ -656,6 +656,43 @@ static void s_metric(strbuf *b, const char *name, const char *type, const char *
                       v);
 }
 
+/* One metric family of n series told apart by one label: its HELP and
+ * TYPE lines, then `name{label="names[i]"} values[i]` for each. */
+static void s_family(strbuf *b, const char *name, const char *type, const char *help,
+                     const char *label, const char *const *names, const uint64_t *values, int n)
+{
+    strbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    for (int i = 0; i < n; i++)
+        strbuf_printf(b, "%s{%s=\"%s\"} %llu\n", name, label, names[i],
+                      (unsigned long long)values[i]);
+}
+
+/* A metric family labelled by client id: its HELP and TYPE lines, then
+ * `name{worker="id"} value` (a whole number) for each client that value()
+ * gives a value (not NaN) of. */
+static void s_worker_family(strbuf *b, const coord *c, const char *name, const char *type,
+                            const char *help, double (*value)(const worker *w))
+{
+    strbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    for (size_t i = 0; i < c->n_workers; i++) {
+        double v = value(&c->workers[i]);
+        if (v != v)
+            continue;
+        strbuf_printf(b, "%s{worker=\"", name);
+        sb_label(b, c->workers[i].id);
+        strbuf_printf(b, "\"} %.0f\n", v);
+    }
+}
+
+/* s_worker_family's values: games stored, records refused, and the search
+ * speed of live workers (clients of role worker; NaN for the others). */
+static double s_worker_games(const worker *w) { return (double)w->games; }
+static double s_worker_rejected(const worker *w) { return (double)w->rejected; }
+static double s_worker_speed(const worker *w)
+{
+    return w->alive && !strcmp(w->role, "worker") ? s_num(w->sims_per_s) : NAN;
+}
+
 /* The process_* series every Prometheus client library exports (their
  * names and units), read from /proc: CPU seconds, memory, descriptors, and
  * the start as a Unix time. */
@@ -740,14 +777,10 @@ static void s_build_metrics(coord *c, strbuf *b)
     }
     forge_figures mf = {0};
     forge_get(c, &mf);
-    strbuf_printf(b, "# HELP kz_forge_games_total Sampled games by the outcome of their "
-                 "re-search (docs/security.md).\n# TYPE kz_forge_games_total counter\n"
-                 "kz_forge_games_total{outcome=\"checked\"} %llu\n"
-                 "kz_forge_games_total{outcome=\"forged\"} %llu\n"
-                 "kz_forge_games_total{outcome=\"unchecked\"} %llu\n"
-                 "kz_forge_games_total{outcome=\"skipped\"} %llu\n",
-              (unsigned long long)mf.checked, (unsigned long long)mf.forged,
-              (unsigned long long)mf.unchecked, (unsigned long long)mf.skipped);
+    static const char *const outcomes[] = {"checked", "forged", "unchecked", "skipped"};
+    s_family(b, "kz_forge_games_total", "counter",
+             "Sampled games by the outcome of their re-search (docs/security.md).", "outcome",
+             outcomes, (uint64_t[]){mf.checked, mf.forged, mf.unchecked, mf.skipped}, 4);
     s_metric(b, "kz_forge_held_games", "gauge", "Games held back for their check now.",
              (double)mf.held);
     s_metric(b, "kz_forge_states_total", "counter", "Searched states compared by the check.",
@@ -769,11 +802,10 @@ static void s_build_metrics(coord *c, strbuf *b)
              au->on ? 1 : 0);
     s_metric(b, "kz_auth_keys", "gauge", "Client keys in the allow-list.",
              au->allow ? (double)au->allow->n : 0);
-    strbuf_printf(b, "# HELP kz_auth_refused_total Connections and requests refused, by reason.\n"
-                 "# TYPE kz_auth_refused_total counter\n"
-                 "kz_auth_refused_total{reason=\"unknown_key\"} %llu\n"
-                 "kz_auth_refused_total{reason=\"role\"} %llu\n",
-              (unsigned long long)au->refused_keys, (unsigned long long)au->refused_requests);
+    static const char *const refusals[] = {"unknown_key", "role"};
+    s_family(b, "kz_auth_refused_total", "counter",
+             "Connections and requests refused, by reason.", "reason", refusals,
+             (uint64_t[]){au->refused_keys, au->refused_requests}, 2);
     s_metric(b, "kz_auth_handshake_failures_total", "counter",
              "Handshakes that failed before the allow-list (no CurveZMQ, another server key).",
              (double)au->handshake_failures);
@@ -796,17 +828,12 @@ static void s_build_metrics(coord *c, strbuf *b)
              la->candidate && la->promoted ? 1 : 0);
     s_metric(b, "kz_last_arena_decided_timestamp_seconds", "gauge",
              "When it was decided (Unix time, 0 none).", (double)la->decided_ms / 1000.0);
-    strbuf_printf(b, "# HELP kz_last_arena_games Tally of the last arena decided, "
-                 "candidate's view.\n"
-                 "# TYPE kz_last_arena_games gauge\n"
-                 "kz_last_arena_games{result=\"win\"} %u\nkz_last_arena_games{result=\"draw\"} %u\n"
-                 "kz_last_arena_games{result=\"loss\"} %u\n",
-              la->wins, la->draws, la->losses);
-    strbuf_printf(b, "# HELP kz_arena_games Arena tally of the running candidate.\n"
-                 "# TYPE kz_arena_games gauge\n"
-                 "kz_arena_games{result=\"win\"} %u\nkz_arena_games{result=\"draw\"} %u\n"
-                 "kz_arena_games{result=\"loss\"} %u\n",
-              c->ar.wins, c->ar.draws, c->ar.losses);
+    static const char *const results[] = {"win", "draw", "loss"};
+    s_family(b, "kz_last_arena_games", "gauge",
+             "Tally of the last arena decided, candidate's view.", "result", results,
+             (uint64_t[]){la->wins, la->draws, la->losses}, 3);
+    s_family(b, "kz_arena_games", "gauge", "Arena tally of the running candidate.", "result",
+             results, (uint64_t[]){c->ar.wins, c->ar.draws, c->ar.losses}, 3);
     s_metric(b, "kz_workers_live", "gauge",
              "Workers (clients of role worker) heard from within expiry_ms.",
              (double)coord_live_workers(c));
@@ -972,29 +999,12 @@ static void s_build_metrics(coord *c, strbuf *b)
              "Unix time of the trainer's last report (0: none since start).",
              c->trainer_seen > 0
                  ? (double)time_wall_ms() / 1000.0 - (time_now() - c->trainer_seen) : 0.0);
-    strbuf_printf(b, "# HELP kz_worker_games_total Games stored per client.\n"
-                 "# TYPE kz_worker_games_total counter\n");
-    for (size_t i = 0; i < c->n_workers; i++) {
-        strbuf_printf(b, "kz_worker_games_total{worker=\"");
-        sb_label(b, c->workers[i].id);
-        strbuf_printf(b, "\"} %llu\n", (unsigned long long)c->workers[i].games);
-    }
-    strbuf_printf(b, "# HELP kz_worker_sims_per_second Search speed per live worker (heartbeats).\n"
-                 "# TYPE kz_worker_sims_per_second gauge\n");
-    for (size_t i = 0; i < c->n_workers; i++) {
-        if (!c->workers[i].alive || strcmp(c->workers[i].role, "worker"))
-            continue;
-        strbuf_printf(b, "kz_worker_sims_per_second{worker=\"");
-        sb_label(b, c->workers[i].id);
-        strbuf_printf(b, "\"} %.0f\n", s_num(c->workers[i].sims_per_s));
-    }
-    strbuf_printf(b, "# HELP kz_worker_rejected_total Refused records per client.\n"
-                 "# TYPE kz_worker_rejected_total counter\n");
-    for (size_t i = 0; i < c->n_workers; i++) {
-        strbuf_printf(b, "kz_worker_rejected_total{worker=\"");
-        sb_label(b, c->workers[i].id);
-        strbuf_printf(b, "\"} %llu\n", (unsigned long long)c->workers[i].rejected);
-    }
+    s_worker_family(b, c, "kz_worker_games_total", "counter", "Games stored per client.",
+                    s_worker_games);
+    s_worker_family(b, c, "kz_worker_sims_per_second", "gauge",
+                    "Search speed per live worker (heartbeats).", s_worker_speed);
+    s_worker_family(b, c, "kz_worker_rejected_total", "counter", "Refused records per client.",
+                    s_worker_rejected);
 }
 
 /* The architecture of version v as an index into f->arch (0 when it is not

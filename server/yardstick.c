@@ -56,9 +56,7 @@ struct yardstick {
     double interval_s;       /* a best handed over at most this often */
     volatile int halt;       /* the referee's stop (set by yardstick_stop) */
     part_thread th;          /* the measuring thread; its lock guards everything below */
-    uint8_t *job;            /* the blob to measure next (owned), NULL none */
-    size_t job_len;          /* its bytes */
-    uint32_t job_version;    /* its version */
+    part_job job;            /* the blob to measure next */
     uint32_t posted;         /* the last version handed over (main thread's) */
     double posted_at;        /* when (time_now, main thread's) */
     yardstick_figures fig;   /* what /status shows */
@@ -302,15 +300,14 @@ static void s_log(const yardstick_figures *f)
 }
 
 /* The thread's part_thread hooks: whether a blob waits; measuring it. */
-static bool s_ready(void *arg) { return ((yardstick *)arg)->job != NULL; }
+static bool s_ready(void *arg) { return ((yardstick *)arg)->job.blob != NULL; }
 
 static void s_step(void *arg)
 {
     yardstick *y = arg;
-    uint8_t *blob = y->job;
-    size_t len = y->job_len;
-    uint32_t version = y->job_version;
-    y->job = NULL;
+    size_t len;
+    uint32_t version;
+    uint8_t *blob = part_job_take(&y->job, &len, &version);
     y->fig.computing = version;
     yardstick_figures fig = y->fig;
     pthread_mutex_unlock(&y->th.lock);
@@ -334,7 +331,7 @@ static void s_free(yardstick *y)
     free(y->pos);
     free(y->val);
     free(y->z);
-    free(y->job);
+    free(y->job.blob);
     free(y);
 }
 
@@ -434,8 +431,7 @@ int yardstick_start(coord *c)
     y->fig.value_compare = y->n_cmp;
     y->fig.interval_min = cfg->yardstick_minutes;
     c->yardstick = y;
-    if (part_thread_start(&y->th, YARDSTICK_NICE, s_ready, s_step, y,
-                          "yardstick: cannot start its thread"))
+    if (part_thread_start(&y->th, YARDSTICK_NICE, s_ready, s_step, y, "yardstick"))
         return KZ_ENOMEM;
     log_info("yardstick: perfect-play accuracy on %d positions (%s, tables %s), value "
              "calibration on %d labelled positions (%d compared at %d and %d simulations); "
@@ -457,31 +453,13 @@ void yardstick_tick(coord *c)
         return;
     y->posted = c->best;
     y->posted_at = now;
-    const model_cache_entry *me = coord_model(c, c->best);
-    pthread_mutex_lock(&y->th.lock);
-    if (!me) {
-        snprintf(y->fig.error, sizeof y->fig.error, "v%u: the model cannot be read", c->best);
-    } else {
-        free(y->job); /* a best still waiting is measured no more: this one is newer */
-        y->job = xmalloc(me->len);
-        memcpy(y->job, me->blob, me->len);
-        y->job_len = me->len;
-        y->job_version = c->best;
-        pthread_cond_signal(&y->th.changed);
-    }
-    pthread_mutex_unlock(&y->th.lock);
+    part_job_post(c, &y->th, &y->job, c->best, y->fig.error, sizeof y->fig.error);
 }
 
 int yardstick_history(coord *c, yardstick_point *out)
 {
     yardstick *y = c->yardstick;
-    if (!y)
-        return 0;
-    pthread_mutex_lock(&y->th.lock);
-    int n = y->n_hist;
-    memcpy(out, y->hist, (size_t)n * sizeof *out);
-    pthread_mutex_unlock(&y->th.lock);
-    return n;
+    return y ? part_history_copy(&y->th, out, y->hist, &y->n_hist, sizeof *out) : 0;
 }
 
 bool yardstick_get(coord *c, yardstick_figures *out)

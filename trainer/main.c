@@ -252,24 +252,19 @@ static int s_mkdirs(const char *dir)
 static int s_train_config(const trainer_config *cfg, train_config *tc, char *err, size_t errlen)
 {
     train_config_default(tc);
-    if (!strcmp(cfg->optimizer, "adam"))
-        tc->optimizer = MODEL_OPT_ADAM;
-    else if (!strcmp(cfg->optimizer, "sgd"))
-        tc->optimizer = MODEL_OPT_SGD;
-    else {
-        snprintf(err, errlen, "optimizer: '%s' is not adam or sgd", cfg->optimizer);
-        return KZ_EINVAL;
-    }
-    if (!strcmp(cfg->schedule, "constant"))
-        tc->schedule = MODEL_LR_CONSTANT;
-    else if (!strcmp(cfg->schedule, "step"))
-        tc->schedule = MODEL_LR_STEP;
-    else if (!strcmp(cfg->schedule, "cosine"))
-        tc->schedule = MODEL_LR_COSINE;
-    else {
-        snprintf(err, errlen, "schedule: '%s' is not constant, step or cosine", cfg->schedule);
-        return KZ_EINVAL;
-    }
+    static const char *const optimizers[] = {"adam", "sgd"};
+    static const int optimizer_kinds[] = {MODEL_OPT_ADAM, MODEL_OPT_SGD};
+    static const char *const schedules[] = {"constant", "step", "cosine"};
+    static const int schedule_kinds[] = {MODEL_LR_CONSTANT, MODEL_LR_STEP, MODEL_LR_COSINE};
+    int k;
+    if (name_parse(cfg->optimizer, optimizers, 2, &k))
+        return err_set(err, errlen, KZ_EINVAL, "optimizer: '%s' is not adam or sgd",
+                       cfg->optimizer);
+    tc->optimizer = optimizer_kinds[k];
+    if (name_parse(cfg->schedule, schedules, 3, &k))
+        return err_set(err, errlen, KZ_EINVAL, "schedule: '%s' is not constant, step or cosine",
+                       cfg->schedule);
+    tc->schedule = schedule_kinds[k];
     tc->lr = (float)cfg->lr;
     tc->step_every = (uint64_t)cfg->step_every;
     tc->step_gamma = (float)cfg->step_gamma;
