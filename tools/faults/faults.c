@@ -2175,23 +2175,28 @@ static void s_scenario_flipped_model(void)
     }
     /* Step 4. Both workers play on: games stored, worker-1 went back to model 1. */
     double g = NAN;
+    bool back = false;
     end = harness_now() + UP_S;
     while (ok) {
         g = s_status_num(&c, "replay.games");
         if (isnan(first_s) && g > (double)ss.games)
             first_s = harness_now() - t_start;
+        /* worker-1's games may be ones of model 2 it finished before it heard
+         * of the fallback: its "went back" line is waited for too. */
+        back = harness_count(c.worker[0].log, "went back from model 2 to 1") >= 1;
         if (g >= (double)ss.games + want && s_worker_games(&c, "worker-1") > 0 &&
-            s_worker_games(&c, "worker-2") > 0)
+            s_worker_games(&c, "worker-2") > 0 && back)
             break;
         if (harness_now() > end || !proc_alive(&c.coord)) {
             ok = false;
             snprintf(why, sizeof why, "%.0f games stored within %.0f s of the restart (want "
-                     "%.0f from both workers)", g - (double)ss.games, UP_S, want);
+                     "%.0f from both workers); worker-1 %s back to model 1",
+                     g - (double)ss.games, UP_S, want, back ? "went" : "did not go");
             break;
         }
         harness_sleep_ms(100);
     }
-    bool back = harness_count(c.worker[0].log, "went back from model 2 to 1") >= 1;
+    back = harness_count(c.worker[0].log, "went back from model 2 to 1") >= 1;
     int bad_blobs = harness_count(c.worker[0].log, "fails its checksum") +
                     harness_count(c.worker[1].log, "fails its checksum");
     int wst[N_WORKERS];
