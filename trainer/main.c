@@ -24,8 +24,8 @@
 #include "nn/gbdt.h"
 #include "nn/modelfile.h"
 #include "nn/modelkind.h"
-#include "games/khreibaga.h"
 #include "play/referee.h"
+#include "play/yardstick.h"
 #include "trainer/trainer.h"
 #include "common/util.h"
 #include "net/wire.h"
@@ -559,7 +559,7 @@ static void s_prove(tr *t, const wire_batch_reply *b)
             t->g->unpack_state(b->packed + (size_t)i * b->packed_bytes, &s) != 0 ||
             t->g->mid_turn(&s) || t->g->result(&s).over)
             continue;
-        int pieces = __builtin_popcount(khreibaga_pieces(&s, 0) | khreibaga_pieces(&s, 1));
+        int pieces = yard_pieces(t->g, &s);
         if (pieces <= few || pieces > t->cfg.proven_pieces)
             continue;
         referee_value v;
