@@ -18,8 +18,11 @@
  *   games.c       /games and /games/SEQ: stored games for the viewer; /api/:
  *                 the play page's engine over the best model
  *   endgame.c     the best's endgame accuracy on the tables' test set
- *   judge.c       gnubg's error rate of the rated bests (backgammon)
  *                 (tb_dir), measured on a thread of its own
+ *   judge.c       the rated bests' moves in their rating games judged on a
+ *                 thread of its own: by gnubg (backgammon: equity lost per
+ *                 decision) or by perfect play (Khreibaga: value-losing
+ *                 turns a game)
  *   yardstick.c   the best's perfect-play accuracy (perfect_positions) and its
  *                 value head's calibration by phase (value_positions), measured
  *                 on a thread of its own at most every yardstick_minutes
@@ -345,15 +348,25 @@ int yardstick_history(coord *c, yardstick_point *out);
 void yardstick_stop(coord *c);
 
 /* judge.c */
-/* gnubg's error rate of the newest judged best, as /status shows it. */
+/* The judge's error rate of the newest judged best, as /status shows it.
+ * Two kinds (setting judge): gnubg at a level (backgammon): millipoints of
+ * cubeless equity lost per decision; perfect play (Khreibaga: the referee,
+ * play/referee.h, with tb_dir's tables): value-losing turns a game. */
 typedef struct judge_figures {
-    char level[32];       /* the judge's gnubg level (setting judge) */
+    char level[32];       /* the judge: a gnubg level, or "perfect" */
+    bool perfect;         /* perfect play judges (Khreibaga), else gnubg */
+    int tables;           /* perfect: the pieces tb_dir's tables reach, 0 none */
+    long nodes;           /* perfect: the referee's budget a position (perfect_nodes) */
     int games_per_best;   /* rating games judged per best at most (judge_games) */
     uint32_t version;     /* the best judged last, 0 none yet */
     int games;            /* of its games, judged */
-    long decisions;       /* its whole moves at a roll with a choice in them */
-    double mp;            /* millipoints of equity lost per decision */
-    double mp_lo, mp_hi;  /* its 95% interval over the games (match_ratio) */
+    long decisions;       /* gnubg: its whole moves at a roll with a choice in them;
+                           * perfect: its whole turns the referee settled (kept or lost) */
+    double rate;          /* gnubg: millipoints of equity lost per decision;
+                           * perfect: value-losing turns a game */
+    double lo, hi;        /* its 95% interval over the games (match_ratio) */
+    long losing;          /* perfect: its value-losing turns */
+    long unknown;         /* perfect: its turns the budget left open (never guessed) */
     int64_t done_ms;      /* wall clock of its last judged game */
     int waiting;          /* games queued */
     uint64_t dropped;     /* games not judged: the queue was full */
@@ -362,7 +375,7 @@ typedef struct judge_figures {
 /* One judged best in the history (the dashboard's plot along versions). */
 typedef struct judge_point {
     uint32_t version, games, decisions;
-    double mp, mp_lo, mp_hi;
+    double rate, lo, hi;
     int64_t done_ms;
 } judge_point;
 #define JUDGE_HISTORY 256 /* points kept; every other older one dropped when full */

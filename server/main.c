@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 
 #include "common/config.h"
+#include "games/backgammon.h"
+#include "games/tablebase.h"
 #include "net/curve.h"
 #include "search/gnubg.h"
 #include "server/coordinator.h"
@@ -205,10 +207,12 @@ static const config_option s_options[] = {
     CONFIG_ROW_DOUBLE(yardstick_minutes, "10", 0, 1e6,
                       "perfect_positions, value_positions: a new best is measured at most once "
                       "in this many minutes (the newest best then; 0 = every new best)"),
-    CONFIG_ROW_STRING(judge, "expert",
-                      "backgammon rated against gnubg: the gnubg level that judges the moves of "
-                      "each rated best in its rating games, in the background (/status, the "
-                      "dashboard); \"\" = none"),
+    CONFIG_ROW_STRING(judge, "auto",
+                      "the judge of each rated best's moves in its rating games, in the "
+                      "background (/status, the dashboard): perfect (Khreibaga: the referee, "
+                      "perfect_nodes a position with tb_dir's tables: value-losing turns a "
+                      "game), a gnubg level (backgammon rated against gnubg: equity lost per "
+                      "decision), auto (Khreibaga perfect, backgammon expert), \"\" = none"),
     CONFIG_ROW_INT(judge_games, "20", 0, 100000,
                    "judge: rating games of each best judged at most (0 = none)"),
     CONFIG_ROW_INT(play_saves_per_hour, "120", 1, 1000000,
@@ -391,8 +395,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "kz-coordinator: anchors: %s\n", err);
         return 2;
     }
-    if (cfg.judge[0] && gnubg_level_check(cfg.judge, err, sizeof err)) {
-        fprintf(stderr, "kz-coordinator: judge: %s\n", err);
+    if (cfg.judge[0] && strcmp(cfg.judge, "auto") && strcmp(cfg.judge, "perfect") &&
+        gnubg_level_check(cfg.judge, err, sizeof err)) {
+        fprintf(stderr, "kz-coordinator: judge: %s (or perfect, auto, \"\")\n", err);
+        return 2;
+    }
+    if (gd && !strcmp(cfg.judge, "perfect") && gd != tb_game()) {
+        fprintf(stderr, "kz-coordinator: judge: perfect play is known for %s only, not %s\n",
+                tb_game()->name, gd->name);
+        return 2;
+    }
+    if (gd && cfg.judge[0] && strcmp(cfg.judge, "auto") && strcmp(cfg.judge, "perfect") &&
+        gd != &backgammon_game) {
+        fprintf(stderr, "kz-coordinator: judge: gnubg judges backgammon only, not %s (perfect "
+                "or auto for khreibaga, \"\" for none)\n", gd->name);
         return 2;
     }
     log_info("kz-coordinator %s", util_version());

@@ -674,7 +674,7 @@ bool ratings_apply(coord *c, const ingest_item *items, size_t n)
             m->result[s] = it->eval_result;
             m->done++;
             s_tally_game(c, m->a, m->b, s_result(m->result[s]), it->points);
-            if (m->kind == MATCH_GAUNTLET && m->va && m->va == m->subject) /* gnubg's judge */
+            if (m->kind == MATCH_GAUNTLET && m->va && m->va == m->subject) /* the judge */
                 judge_post(c, m->va, s % 2, it->msg.u.game_submit.record,
                            it->msg.u.game_submit.record_len);
             int t = s ^ 1; /* the other game of the pair */

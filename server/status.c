@@ -321,6 +321,55 @@ static void s_build_yardstick(coord *c, strbuf *b)
     strbuf_printf(b, "]},\n");
 }
 
+/* /status's "judge": the judge's error rate of the newest judged best, then
+ * the history, a point a best, oldest first. gnubg (backgammon): millipoints
+ * lost per decision and PR, a point [version, games, decisions, mp, mp_lo,
+ * mp_hi, judged at (ms)]; perfect play (Khreibaga): value-losing turns a
+ * game, a point [version, games, settled turns, per_game, lo, hi, judged at
+ * (ms)]. */
+static void s_build_judge(coord *c, strbuf *b)
+{
+    judge_figures jf;
+    if (!judge_get(c, &jf)) {
+        strbuf_printf(b, "  \"judge\": null,\n");
+        return;
+    }
+    bool has = jf.version && (jf.perfect ? jf.games > 0 : jf.decisions > 0);
+    strbuf_printf(b, "  \"judge\": {\"level\": ");
+    strbuf_json_str(b, jf.level, sizeof jf.level);
+    strbuf_printf(b, ", \"kind\": \"%s\", ", jf.perfect ? "perfect" : "gnubg");
+    if (jf.perfect)
+        strbuf_printf(b, "\"tables\": %d, \"nodes\": %ld, ", jf.tables, jf.nodes);
+    strbuf_printf(b, "\"games_per_best\": %d, \"version\": %u, \"games\": %d, "
+                     "\"decisions\": %ld, ",
+                  jf.games_per_best, jf.version, jf.games, jf.decisions);
+    if (jf.perfect && has)
+        strbuf_printf(b, "\"losing\": %ld, \"unknown\": %ld, \"per_game\": %.3f, "
+                         "\"lo\": %.3f, \"hi\": %.3f, \"done_ms\": %lld, ",
+                      jf.losing, jf.unknown, jf.rate, jf.lo, jf.hi, (long long)jf.done_ms);
+    else if (jf.perfect)
+        strbuf_printf(b, "\"losing\": null, \"unknown\": null, \"per_game\": null, "
+                         "\"lo\": null, \"hi\": null, ");
+    else if (has)
+        strbuf_printf(b, "\"mp\": %.1f, \"mp_lo\": %.1f, \"mp_hi\": %.1f, \"pr\": %.1f, "
+                         "\"done_ms\": %lld, ",
+                      jf.rate, jf.lo, jf.hi, jf.rate / 2, (long long)jf.done_ms);
+    else
+        strbuf_printf(b, "\"mp\": null, \"mp_lo\": null, \"mp_hi\": null, \"pr\": null, ");
+    strbuf_printf(b, "\"waiting\": %d, \"dropped\": %llu, \"error\": ", jf.waiting,
+                  (unsigned long long)jf.dropped);
+    strbuf_json_str(b, jf.error, sizeof jf.error);
+    judge_point jh[JUDGE_HISTORY];
+    int nj = judge_history(c, jh);
+    const char *fmt = jf.perfect ? "%s[%u, %u, %u, %.3f, %.3f, %.3f, %lld]"
+                                 : "%s[%u, %u, %u, %.1f, %.1f, %.1f, %lld]";
+    strbuf_printf(b, ", \"history\": [");
+    for (int i = 0; i < nj; i++)
+        strbuf_printf(b, fmt, i ? ", " : "", jh[i].version, jh[i].games, jh[i].decisions,
+                      jh[i].rate, jh[i].lo, jh[i].hi, (long long)jh[i].done_ms);
+    strbuf_printf(b, "]},\n");
+}
+
 /* The sections that show whether the run learns: the gate and the stall
  * figures, games by kind with results by colour, the ratings. */
 static void s_build_learning(coord *c, strbuf *b, double now)
@@ -483,35 +532,7 @@ static void s_build_status(coord *c, strbuf *b)
         strbuf_printf(b, "  \"endgame\": null,\n");
     }
     s_build_yardstick(c, b);
-    judge_figures jf;
-    if (judge_get(c, &jf)) {
-        /* gnubg's error rate of the bests (backgammon): the newest, then the
-         * history [version, games, decisions, mp, mp_lo, mp_hi, judged at (ms)]. */
-        strbuf_printf(b, "  \"judge\": {\"level\": ");
-        strbuf_json_str(b, jf.level, sizeof jf.level);
-        strbuf_printf(b, ", \"games_per_best\": %d, \"version\": %u, \"games\": %d, "
-                         "\"decisions\": %ld, ",
-                      jf.games_per_best, jf.version, jf.games, jf.decisions);
-        if (jf.version && jf.decisions)
-            strbuf_printf(b, "\"mp\": %.1f, \"mp_lo\": %.1f, \"mp_hi\": %.1f, \"pr\": %.1f, "
-                             "\"done_ms\": %lld, ",
-                          jf.mp, jf.mp_lo, jf.mp_hi, jf.mp / 2, (long long)jf.done_ms);
-        else
-            strbuf_printf(b, "\"mp\": null, \"mp_lo\": null, \"mp_hi\": null, \"pr\": null, ");
-        strbuf_printf(b, "\"waiting\": %d, \"dropped\": %llu, \"error\": ", jf.waiting,
-                      (unsigned long long)jf.dropped);
-        strbuf_json_str(b, jf.error, sizeof jf.error);
-        judge_point jh[JUDGE_HISTORY];
-        int nj = judge_history(c, jh);
-        strbuf_printf(b, ", \"history\": [");
-        for (int i = 0; i < nj; i++)
-            strbuf_printf(b, "%s[%u, %u, %u, %.1f, %.1f, %.1f, %lld]", i ? ", " : "", jh[i].version,
-                          jh[i].games, jh[i].decisions, jh[i].mp, jh[i].mp_lo, jh[i].mp_hi,
-                          (long long)jh[i].done_ms);
-        strbuf_printf(b, "]},\n");
-    } else {
-        strbuf_printf(b, "  \"judge\": null,\n");
-    }
+    s_build_judge(c, b);
     timeline_point cur;
     timeline_current(c, &cur);
     strbuf_printf(b, "  \"timeline\": {\"points\": %zu, \"changes\": %llu, \"period_s\": %g, "
@@ -861,13 +882,20 @@ static void s_build_metrics(coord *c, strbuf *b)
              "When kz_best_elo's gauntlet ended (Unix time; 0: none yet).",
              rated ? (double)rp.time_ms / 1000.0 : 0);
     judge_figures jm;
-    if (judge_get(c, &jm) && jm.version && jm.decisions) {
+    if (judge_get(c, &jm) && jm.version && !jm.perfect && jm.decisions) {
         s_metric(b, "kz_judge_version", "gauge",
                  "Best whose rating games gnubg judged last (backgammon, setting judge).",
                  (double)jm.version);
         s_metric(b, "kz_judge_millipoints", "gauge",
                  "gnubg's error rate of that best: millipoints of equity lost per decision.",
-                 jm.mp);
+                 jm.rate);
+    } else if (judge_get(c, &jm) && jm.version && jm.perfect && jm.games) {
+        s_metric(b, "kz_judge_version", "gauge",
+                 "Best whose rating games perfect play judged last (Khreibaga, setting judge).",
+                 (double)jm.version);
+        s_metric(b, "kz_judge_value_losing_per_game", "gauge",
+                 "Perfect play's judgement of that best: its value-losing turns a rating game.",
+                 jm.rate);
     }
     endgame_figures eg;
     if (endgame_get(c, &eg) && eg.version) {

@@ -1156,9 +1156,12 @@ void harness_coord_start(harness *h, const char *const *extra)
     snprintf(a_pub, sizeof a_pub, "--pub_bind=%s", h->pub);
     snprintf(a_port, sizeof a_port, "--http_port=%d", h->http_port);
     snprintf(a_model, sizeof a_model, "--initial_model=%s", h->model);
+    /* No judge unless a test asks (--judge=auto or perfect): perfect play's
+     * referee would search every rating game of every best in the background. */
     const char *args[40] = {a_dir, a_bind, a_pub, a_port, a_model, "--sync=false",
-                            "--status_ms=20", "--heartbeat_ms=100", "--expiry_ms=2000"};
-    int n = 9;
+                            "--status_ms=20", "--heartbeat_ms=100", "--expiry_ms=2000",
+                            "--judge="};
+    int n = 10;
     for (int i = 0; extra && extra[i]; i++) {
         cr_assert_lt(n, 39);
         args[n++] = extra[i];

@@ -357,6 +357,50 @@ Test(dashboard, a_small_screen_shows_the_page_without_sideways_scrolling)
     s_close(b, &h);
 }
 
+/* 5b. Khreibaga judged by perfect play (issue 24): the summary names the
+ * value-losing turns a game of the newest judged best with its interval,
+ * the judge's plot is titled for perfect play and has v1's point with the
+ * figures on hover. A Khreibaga coordinator (judge auto), a real kz-worker
+ * until v1's gauntlet (random and greedy, a pair each: 4 games) has been
+ * rated and judged. */
+Test(dashboard, a_khreibaga_pool_plots_perfect_play_s_judgement)
+{
+    NEED_CHROMIUM();
+    harness h;
+    harness_init(&h, "dash-judge");
+    const char *const extra[] = {"--anchors=random,greedy", "--eval_share=1", "--eval_pairs=1",
+                                 "--calibration_pairs=1", "--eval_simulations=4",
+                                 "--book_openings=4", "--gate=none", "--simulations=4",
+                                 "--judge=auto", "--perfect_nodes=20000", "--perfect_tt_mb=16",
+                                 NULL};
+    harness_coord_start(&h, extra);
+    char ep[96], sub[96], wlog[160];
+    snprintf(ep, sizeof ep, "--endpoint=%s", h.endpoint);
+    snprintf(sub, sizeof sub, "--sub_endpoint=%s", h.pub);
+    snprintf(wlog, sizeof wlog, "%s/worker.log", h.dir);
+    const char *const wargs[] = {ep, sub, "--model_cache_dir=", "--parallel=2",
+                                 "--heartbeat_ms=100", "--seed=3", NULL};
+    pid_t wp = harness_spawn("kz-worker", wargs, wlog);
+    cr_assert_eq(harness_wait_status(&h, "\"judge\": {", "games", 4, 240), 4,
+                 "v1's four rating games were not judged (see %s)", wlog);
+    harness_signal(wp, SIGTERM);
+    int wst;
+    cr_assert(harness_wait(wp, 60, &wst), "the worker did not stop");
+    browser *b = s_open(&h);
+    cr_assert(browser_wait(b, "document.querySelectorAll('#judge g.point title').length >= 1", 60),
+              "no point in the judge's plot: %s", browser_errors(b));
+    char *tip = s_texts(b, "#judge g.point title");
+    cr_assert(strstr(tip, "v1: ") && strstr(tip, " value-losing turns a game [") &&
+                  strstr(tip, "in 4 rating games") && strstr(tip, " turns settled"),
+              "%s", tip);
+    free(tip);
+    s_has(b, "document.getElementById('judge-now').textContent", "perfect play's judgement: v1 ");
+    s_has(b, "document.getElementById('judge-title').textContent",
+          "Perfect play's judgement of the best (value-losing turns a rating game)");
+    s_has(b, "document.querySelector('.judge').hidden", "false");
+    s_close(b, &h);
+}
+
 /* 6. Backgammon rated against gnubg (issue 25): the summary names gnubg's
  * error rate of the newest judged best, its plot has the best's point with
  * its interval and the figures on hover, and the rating plots name the zero
@@ -377,7 +421,7 @@ Test(dashboard, a_backgammon_pool_against_gnubg_plots_gnubg_s_error_rate)
     const char *const extra[] = {"--game=backgammon", "--anchors=gnubg:beginner,gnubg:intermediate",
                                  "--eval_share=1", "--eval_pairs=1", "--calibration_pairs=1",
                                  "--eval_simulations=4", "--book_openings=4", "--gate=none",
-                                 "--simulations=4", NULL};
+                                 "--simulations=4", "--judge=auto", NULL};
     harness_coord_start(&h, extra);
     char ep[96], sub[96], wlog[160];
     snprintf(ep, sizeof ep, "--endpoint=%s", h.endpoint);
