@@ -194,6 +194,10 @@ typedef struct tr {
     rng_t rng;                 /* augmentation */
     batch_counts counts;       /* samples used, augmented, skipped */
     uint64_t window_hi;        /* positions ever stored (last reply) */
+    double reuse_base;         /* samples the start model was trained on elsewhere, left out
+                                * of the reuse count (set at the first reply) */
+    bool reuse_based;          /* reuse_base is set */
+    bool from_checkpoint;      /* started from its own checkpoint */
     uint64_t window_lo;        /* window start (last reply) */
     uint64_t games_total;      /* games stored (last reply) */
     uint32_t best;             /* best version (last reply) */
@@ -480,7 +484,6 @@ static void s_progress(tr *t, bool force)
     t->last_log = now;
 }
 
-/* Notes the counts of a batch reply. */
 /* The coordinator's game (its welcome, a batch's positions) against ours:
  * 0, or KZ_EMISMATCH after a clear error ("" says nothing: an older one). */
 static int s_check_game(const tr *t, const char *what, const char *game)
@@ -492,8 +495,26 @@ static int s_check_game(const tr *t, const char *what, const char *game)
     return KZ_EMISMATCH;
 }
 
+/* Notes the counts of a batch reply. At the first, the samples of the
+ * start model's steps that this store's positions did not give are left
+ * out of the reuse count, so that steps from another run (a model carried
+ * to a new cluster, as init_model or the coordinator's best) do not make
+ * the trainer wait for positions it never trained on: all of them for a
+ * start model, those beyond max_reuse on the positions stored so far for a
+ * checkpoint (a checkpoint of such a run). */
 static void s_note_reply(tr *t, const wire_batch_reply *b)
 {
+    if (!t->reuse_based && t->cfg.max_reuse > 0 && t->m) {
+        double done = (double)model_step(t->m) * (double)t->cfg.batch_size;
+        double allowed = t->from_checkpoint ? t->cfg.max_reuse * (double)b->window_hi : 0;
+        t->reuse_base = done > allowed ? done - allowed : 0;
+        t->reuse_based = true;
+        if (t->reuse_base > 0)
+            log_info("the start model's step %llu (%.0f samples; %llu positions stored): %.0f "
+                     "of its samples were trained elsewhere and are left out of the reuse count",
+                     (unsigned long long)model_step(t->m), done,
+                     (unsigned long long)b->window_hi, t->reuse_base);
+    }
     t->window_hi = b->window_hi;
     t->window_lo = b->window_lo;
     t->games_total = b->games_total;
@@ -576,18 +597,19 @@ static int s_iterate(tr *t)
     uint64_t B = (uint64_t)t->cfg.batch_size;
     const wire_batch_reply *b = NULL;
     /* Step 1. Pacing: wait for fresh positions rather than reuse old ones. */
-    if (t->cfg.max_reuse > 0 && (double)(step + 1) * B > t->cfg.max_reuse * t->window_hi) {
+    if (t->cfg.max_reuse > 0 &&
+        (double)(step + 1) * B - t->reuse_base > t->cfg.max_reuse * t->window_hi) {
         bool waited;
         double f0 = time_now();
         int rc = client_get_batch(t->c, 0, 0, &b); /* counts only */
         t->ph[TR_BATCH] += time_now() - f0;
         if ((rc = s_batch_answer(t, rc, b, &waited)) || waited)
             return rc;
-        if ((double)(step + 1) * B > t->cfg.max_reuse * t->window_hi) {
+        if ((double)(step + 1) * B - t->reuse_base > t->cfg.max_reuse * t->window_hi) {
             if (s_wait_log_due(t))
-                log_info("waiting: reuse limit (%llu samples trained on %llu positions, "
+                log_info("waiting: reuse limit (%.0f samples trained on %llu positions, "
                          "max_reuse %g)",
-                         (unsigned long long)(step * B), (unsigned long long)t->window_hi,
+                         (double)step * B - t->reuse_base, (unsigned long long)t->window_hi,
                          t->cfg.max_reuse);
             s_wait(t);
             return 0;
@@ -715,6 +737,7 @@ static int s_start_model(tr *t)
             return rc;
         }
         t->ckpt_step = model_step(t->m);
+        t->from_checkpoint = true;
         t->lineage = model_parent_version(t->m);
         log_info("resuming from %s at step %llu (optimizer %s, %llu updates, lineage %u)",
                  t->ckpt, (unsigned long long)t->ckpt_step,

@@ -293,6 +293,45 @@ Test(trainer, waits_for_fresh_positions_under_the_reuse_limit)
     harness_fini(&h);
 }
 
+/* A start model trained elsewhere (its step 10,000 from another run, as a
+ * model carried to a new cluster) counts none of those steps against this
+ * store's positions: the trainer trains on each fresh position up to
+ * max_reuse from the start, then waits, instead of waiting for 320,000
+ * positions it never trained on (the trainer stood still at the start of a
+ * continued 10x64 run before this). */
+Test(trainer, a_model_trained_elsewhere_does_not_wait_for_its_own_steps)
+{
+    harness h;
+    harness_init(&h, "telse");
+    char err[300];
+    model *m0;
+    cr_assert_eq(modelfile_load(h.model, game_default(), &m0, err, sizeof err), 0, "%s", err);
+    model_set_step(m0, 10000);
+    cr_assert_eq(modelfile_save(m0, h.model, false), 0);
+    model_destroy(&m0);
+    harness_coord_start(&h, NULL);
+    harness_submit_random_games(&h, 3, 200);
+    double p1 = harness_wait_status(&h, "\"replay\"", "window_hi", 1, 5);
+    cr_assert_gt(p1, 32, "too few positions (%g) for this test", p1);
+    char log[128];
+    snprintf(log, sizeof log, "%s/trainer.log", h.dir);
+    const char *extra[] = {"--max_reuse=1", "--min_positions=1", "--steps_per_candidate=1000",
+                           NULL};
+    pid_t t = s_trainer(&h, log, extra);
+    cr_assert(harness_wait_log(log, "waiting: reuse limit", 30), "see %s", log);
+    cr_expect_eq(harness_count(log, "were trained elsewhere and are left out of the reuse count"),
+                 1, "see %s", log);
+    double want = 10000 + floor(p1 / 32);
+    cr_expect_eq(harness_wait_status(&h, "\"trainer\"", "step", want, 5), want, "see %s", log);
+    harness_sleep(0.5);
+    cr_expect_eq(harness_status_num(&h, "\"trainer\"", "step"), want, "trained past the limit");
+    harness_signal(t, SIGTERM);
+    int st;
+    cr_assert(harness_wait(t, 20, &st));
+    cr_expect_eq(harness_exit_code(st), 0, "see %s", log);
+    harness_fini(&h);
+}
+
 Test(trainer, resumes_at_the_same_step_with_its_optimizer_after_kill_9)
 {
     harness h;
