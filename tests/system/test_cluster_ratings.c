@@ -696,6 +696,16 @@ Test(ratings, a_khreibaga_best_is_judged_by_perfect_play)
     cr_assert_eq(sscanf(row, " v1 %ld %ld %ld %ld", &turns, &judged, &open, &lose), 4, "%s", out);
     cr_assert_eq(turns, (long)(settled + unknown), "kz: %s\njudge: %s", row, j);
     cr_assert_leq(labs(lose - (long)losing), open + (long)unknown, "kz: %s\njudge: %s", row, j);
+    /* kz status says it in a line. */
+    char want[160];
+    snprintf(args, sizeof args, "status http://127.0.0.1:%d", h.http_port);
+    cr_assert_eq(harness_kz_out(args, NULL, false, out, sizeof out), 0, "%s", out);
+    snprintf(want, sizeof want, "judge       perfect play: v1 %.2f value-losing turns a game [",
+             per_game);
+    cr_assert_not_null(strstr(out, want), "%s\nwant: %s", out, want);
+    snprintf(want, sizeof want, "(%.0f in 8 rating games, %.0f turns settled, %.0f open)",
+             losing, settled, unknown);
+    cr_assert_not_null(strstr(out, want), "%s\nwant: %s", out, want);
     harness_fini(&h);
 }
 

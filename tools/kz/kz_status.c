@@ -350,6 +350,31 @@ static void s_print_learning(const jnode *j, FILE *o, double stall_minutes)
             fprintf(o, "; last failure: %s", j_str(ys, "error"));
         fprintf(o, "\n");
     }
+    /* The judge of the rated bests' moves (docs/ratings.md "The judges of
+     * the bests"): perfect play (Khreibaga) or gnubg (backgammon). */
+    const jnode *jd = j_get(j, "judge");
+    if (jd && jd->type == J_OBJ) {
+        bool perfect = !strcmp(j_str(jd, "kind"), "perfect");
+        fprintf(o, "judge       %s: ", perfect ? "perfect play" : j_str(jd, "level"));
+        if (j_num(jd, "version") > 0 && perfect && j_num(jd, "games") > 0)
+            fprintf(o, "v%.0f %.2f value-losing turns a game [%.2f, %.2f] (%.0f in %.0f rating "
+                       "games, %.0f turns settled, %.0f open)",
+                    j_num(jd, "version"), j_num(jd, "per_game"), j_num(jd, "lo"), j_num(jd, "hi"),
+                    j_num(jd, "losing"), j_num(jd, "games"), j_num(jd, "decisions"),
+                    j_num(jd, "unknown"));
+        else if (j_num(jd, "version") > 0 && !perfect && j_num(jd, "decisions") > 0)
+            fprintf(o, "v%.0f %.1f mp per decision [%.1f, %.1f], PR %.1f (%.0f decisions in %.0f "
+                       "rating games)",
+                    j_num(jd, "version"), j_num(jd, "mp"), j_num(jd, "mp_lo"), j_num(jd, "mp_hi"),
+                    j_num(jd, "pr"), j_num(jd, "decisions"), j_num(jd, "games"));
+        else
+            fprintf(o, "no rating game judged yet");
+        if (j_num(jd, "waiting") > 0)
+            fprintf(o, "; %.0f waiting", j_num(jd, "waiting"));
+        if (j_str(jd, "error")[0])
+            fprintf(o, "; last failure: %s", j_str(jd, "error"));
+        fprintf(o, "\n");
+    }
     static const char *const kinds[3] = {"selfplay", "arena", "eval"};
     static const char *const shown[3] = {"self-play", "arena", "rating"};
     bool first = true;
