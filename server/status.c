@@ -882,19 +882,19 @@ static void s_build_metrics(coord *c, strbuf *b)
              "When kz_best_elo's gauntlet ended (Unix time; 0: none yet).",
              rated ? (double)rp.time_ms / 1000.0 : 0);
     judge_figures jm;
-    if (judge_get(c, &jm) && jm.version && !jm.perfect && jm.decisions) {
+    if (judge_get(c, &jm) && jm.version && (jm.perfect ? jm.games > 0 : jm.decisions > 0)) {
         s_metric(b, "kz_judge_version", "gauge",
-                 "Best whose rating games gnubg judged last (backgammon, setting judge).",
+                 jm.perfect ? "Best whose rating games perfect play judged last (Khreibaga, "
+                              "setting judge)."
+                            : "Best whose rating games gnubg judged last (backgammon, setting "
+                              "judge).",
                  (double)jm.version);
-        s_metric(b, "kz_judge_millipoints", "gauge",
-                 "gnubg's error rate of that best: millipoints of equity lost per decision.",
-                 jm.rate);
-    } else if (judge_get(c, &jm) && jm.version && jm.perfect && jm.games) {
-        s_metric(b, "kz_judge_version", "gauge",
-                 "Best whose rating games perfect play judged last (Khreibaga, setting judge).",
-                 (double)jm.version);
-        s_metric(b, "kz_judge_value_losing_per_game", "gauge",
-                 "Perfect play's judgement of that best: its value-losing turns a rating game.",
+        s_metric(b, jm.perfect ? "kz_judge_value_losing_per_game" : "kz_judge_millipoints",
+                 "gauge",
+                 jm.perfect ? "Perfect play's judgement of that best: its value-losing turns a "
+                              "rating game."
+                            : "gnubg's error rate of that best: millipoints of equity lost per "
+                              "decision.",
                  jm.rate);
     }
     endgame_figures eg;
