@@ -366,7 +366,8 @@ typedef struct judge_figures {
                            * perfect: value-losing turns a game */
     double lo, hi;        /* its 95% interval over the games (match_ratio) */
     long losing;          /* perfect: its value-losing turns */
-    long unknown;         /* perfect: its turns the budget left open (never guessed) */
+    long unknown;         /* perfect: its turns the budget left open (never guessed); -1
+                           * not known (read back from the history after a restart) */
     int64_t done_ms;      /* wall clock of its last judged game */
     int waiting;          /* games queued */
     uint64_t dropped;     /* games not judged: the queue was full */

@@ -23,6 +23,7 @@
  * judge_history, for /status and the dashboard). The history is kept in the
  * store (meta "judge_history"), so the plot survives restarts. A stop cuts
  * the queue short between two games (and the referee's search at once). */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -382,6 +383,9 @@ static void s_hist_loaded(judge *e)
         e->fig.lo = q->lo;
         e->fig.hi = q->hi;
         e->fig.done_ms = q->done_ms;
+        /* perfect: the rate is losing / games; the open turns are not kept */
+        e->fig.losing = e->perfect ? lround(q->rate * q->games) : 0;
+        e->fig.unknown = e->perfect ? -1 : 0;
     }
     pthread_mutex_unlock(&e->th.lock);
 }

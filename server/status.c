@@ -343,11 +343,15 @@ static void s_build_judge(coord *c, strbuf *b)
     strbuf_printf(b, "\"games_per_best\": %d, \"version\": %u, \"games\": %d, "
                      "\"decisions\": %ld, ",
                   jf.games_per_best, jf.version, jf.games, jf.decisions);
-    if (jf.perfect && has)
-        strbuf_printf(b, "\"losing\": %ld, \"unknown\": %ld, \"per_game\": %.3f, "
-                         "\"lo\": %.3f, \"hi\": %.3f, \"done_ms\": %lld, ",
-                      jf.losing, jf.unknown, jf.rate, jf.lo, jf.hi, (long long)jf.done_ms);
-    else if (jf.perfect)
+    if (jf.perfect && has) {
+        strbuf_printf(b, "\"losing\": %ld, \"unknown\": ", jf.losing);
+        if (jf.unknown < 0) /* read back from the history: not kept */
+            strbuf_printf(b, "null");
+        else
+            strbuf_printf(b, "%ld", jf.unknown);
+        strbuf_printf(b, ", \"per_game\": %.3f, \"lo\": %.3f, \"hi\": %.3f, \"done_ms\": %lld, ",
+                      jf.rate, jf.lo, jf.hi, (long long)jf.done_ms);
+    } else if (jf.perfect)
         strbuf_printf(b, "\"losing\": null, \"unknown\": null, \"per_game\": null, "
                          "\"lo\": null, \"hi\": null, ");
     else if (has)

@@ -706,6 +706,25 @@ Test(ratings, a_khreibaga_best_is_judged_by_perfect_play)
     snprintf(want, sizeof want, "(%.0f in 8 rating games, %.0f turns settled, %.0f open)",
              losing, settled, unknown);
     cr_assert_not_null(strstr(out, want), "%s\nwant: %s", out, want);
+    /* A restart reads the figures back from the history: the same version,
+     * games, settled turns, value-losing turns and rate; the open turns are
+     * not kept (null, and kz status leaves them out). */
+    harness_coord_kill(&h, SIGTERM);
+    harness_coord_start(&h, extra);
+    cr_assert_eq(harness_wait_status(&h, "\"judge\": {", "games", 8, 30), 8, "see %s",
+                 h.coord_log);
+    cr_assert_eq(harness_http(h.http_port, "/status", body, sizeof body), 200);
+    j = strstr(body, "\"judge\": {");
+    cr_assert_not_null(j, "%s", body);
+    cr_assert_eq(json_number_after(j, "{", "version"), 1, "%s", j);
+    cr_assert_eq(json_number_after(j, "{", "decisions"), settled, "%s", j);
+    cr_assert_eq(json_number_after(j, "{", "losing"), losing, "%s", j);
+    cr_assert_float_eq(json_number_after(j, "{", "per_game"), per_game, 0.001, "%s", j);
+    cr_assert_not_null(strstr(j, "\"unknown\": null"), "%s", j);
+    cr_assert_eq(harness_kz_out(args, NULL, false, out, sizeof out), 0, "%s", out);
+    snprintf(want, sizeof want, "(%.0f in 8 rating games, %.0f turns settled)", losing,
+             settled);
+    cr_assert_not_null(strstr(out, want), "%s\nwant: %s", out, want);
     harness_fini(&h);
 }
 

@@ -355,14 +355,18 @@ static void s_print_learning(const jnode *j, FILE *o, double stall_minutes)
     const jnode *jd = j_get(j, "judge");
     if (jd && jd->type == J_OBJ) {
         bool perfect = !strcmp(j_str(jd, "kind"), "perfect");
-        fprintf(o, "judge       %s: ", perfect ? "perfect play" : j_str(jd, "level"));
-        if (j_num(jd, "version") > 0 && perfect && j_num(jd, "games") > 0)
+        fprintf(o, "judge       %s%s: ", perfect ? "perfect play" : "gnubg ",
+                perfect ? "" : j_str(jd, "level"));
+        if (j_num(jd, "version") > 0 && perfect && j_num(jd, "games") > 0) {
             fprintf(o, "v%.0f %.2f value-losing turns a game [%.2f, %.2f] (%.0f in %.0f rating "
-                       "games, %.0f turns settled, %.0f open)",
+                       "games, %.0f turns settled",
                     j_num(jd, "version"), j_num(jd, "per_game"), j_num(jd, "lo"), j_num(jd, "hi"),
-                    j_num(jd, "losing"), j_num(jd, "games"), j_num(jd, "decisions"),
-                    j_num(jd, "unknown"));
-        else if (j_num(jd, "version") > 0 && !perfect && j_num(jd, "decisions") > 0)
+                    j_num(jd, "losing"), j_num(jd, "games"), j_num(jd, "decisions"));
+            const jnode *open = j_get(jd, "unknown"); /* null after a restart: not kept */
+            if (open && open->type == J_NUM)
+                fprintf(o, ", %.0f open", open->num);
+            fprintf(o, ")");
+        } else if (j_num(jd, "version") > 0 && !perfect && j_num(jd, "decisions") > 0)
             fprintf(o, "v%.0f %.1f mp per decision [%.1f, %.1f], PR %.1f (%.0f decisions in %.0f "
                        "rating games)",
                     j_num(jd, "version"), j_num(jd, "mp"), j_num(jd, "mp_lo"), j_num(jd, "mp_hi"),
