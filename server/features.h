@@ -381,9 +381,11 @@ typedef struct judge_point {
 } judge_point;
 #define JUDGE_HISTORY 256 /* points kept; every other older one dropped when full */
 typedef struct judge judge;
-/* Backgammon with a gnubg anchor, eval_share > 0, judge not "" and
- * judge_games > 0: starts gnubg at the level `judge` and the judging thread
- * (else nothing). 0, or KZ_EINVAL (logged: an unknown level, no gnubg). */
+/* With eval_share > 0, judge_games > 0 and a judge for the game (judge
+ * perfect or auto for Khreibaga: the referee, with tb_dir's tables; a gnubg
+ * level, or auto, for backgammon with a gnubg anchor): starts the judging
+ * thread (and gnubg), else nothing. 0, or KZ_EINVAL (logged: a judge of
+ * another game, an unknown level, no gnubg, tables that cannot be read). */
 int judge_start(coord *c);
 /* Main thread (ratings_apply): a counted rating game in which `version`
  * played player id `side`; a copy of the record is queued for judging when

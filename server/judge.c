@@ -42,7 +42,7 @@
 #include "common/util.h"
 
 #define JUDGE_NICE 10     /* the thread's priority below the coordinator's */
-#define JUDGE_QUEUE 64    /* records waiting at most */
+#define JUDGE_QUEUE 128   /* records waiting at most */
 #define JUDGE_TIMEOUT_S 60 /* gnubg's answer */
 #define HIST_MAGIC "KJH1"
 #define HIST_BYTES 44 /* version, games, decisions u32; rate, lo, hi f64; ms i64 (big-endian) */

@@ -213,7 +213,7 @@ static const config_option s_options[] = {
                       "perfect_nodes a position with tb_dir's tables: value-losing turns a "
                       "game), a gnubg level (backgammon rated against gnubg: equity lost per "
                       "decision), auto (Khreibaga perfect, backgammon expert), \"\" = none"),
-    CONFIG_ROW_INT(judge_games, "20", 0, 100000,
+    CONFIG_ROW_INT(judge_games, "60", 0, 100000,
                    "judge: rating games of each best judged at most (0 = none)"),
     CONFIG_ROW_INT(play_saves_per_hour, "120", 1, 1000000,
                    "games saved from /play (POST /api/save) an hour at most, in bursts of up to "

@@ -607,7 +607,7 @@ Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
     cr_assert_not_null(z, "%s", body);
     cr_assert_not_null(strstr(z, "\"elo\": 0.0"), "%s", z);
     /* gnubg (expert) judged v1's moves in its rating games, in the background:
-     * all 8 of them (judge_games 20), a few dozen decisions, each losing
+     * all 8 of them (judge_games 60), a few dozen decisions, each losing
      * something (a 1 x 8 network at 4 simulations: well above 0). */
     double jg = harness_wait_status(&h, "\"judge\": {", "games", 8, 120);
     cr_assert_eq(jg, 8, "judged games: %s", strstr(body, "\"judge\""));
