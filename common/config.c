@@ -182,6 +182,25 @@ static int s_set(const config_option *o, const char *name, void *out, const char
     }
 }
 
+int config_start(const char *prog, const char *usage, const config_option *table, size_t n,
+                 void *out, int argc, char **argv, const char **positional,
+                 size_t max_positional, size_t *n_positional)
+{
+    char err[512];
+    int rc = config_parse(table, n, out, argc, argv, positional, max_positional, n_positional,
+                          err, sizeof err);
+    if (rc == CONFIG_HELP) {
+        fputs(usage, stdout);
+        config_help(table, n, stdout);
+        return 0;
+    }
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        return 2;
+    }
+    return -1;
+}
+
 int config_set(const config_option *table, size_t n, void *out, const char *key,
                const char *value, char *err, size_t errlen)
 {

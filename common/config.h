@@ -108,6 +108,15 @@ int config_parse(const config_option *table, size_t n, void *out, int argc, char
                  const char **positional, size_t max_positional, size_t *n_positional,
                  char *err, size_t errlen);
 
+/* The settings step of a program's start: config_parse (the same arguments),
+ * then what every program does with its outcome. --help writes `usage` (as
+ * is: the text before the table) and the table to stdout and returns 0; a
+ * bad setting writes "PROG: MESSAGE" to stderr and returns 2 (the exit
+ * status of bad settings); settings read return -1 (the program goes on). */
+int config_start(const char *prog, const char *usage, const config_option *table, size_t n,
+                 void *out, int argc, char **argv, const char **positional,
+                 size_t max_positional, size_t *n_positional);
+
 /* Sets one option by name from text (what the file and the flags do).
  * 0, or KZ_EINVAL with a message (unknown key, bad or out-of-range value). */
 int config_set(const config_option *table, size_t n, void *out, const char *key,

@@ -345,28 +345,25 @@ static int s_check_settings(const coord_config *cfg, char *err, size_t errlen)
     return 0;
 }
 
+static const char s_usage[] =
+    "usage: kz-coordinator [--config=FILE] [--key=value ...]\n\n"
+    "The Khreibaga Zero coordinator: hands out self-play and arena jobs, validates\n"
+    "and stores game records in LMDB, serves training batches, promotes candidates\n"
+    "that pass the arena gate, and reports on http://HOST:PORT/status, /metrics,\n"
+    "/healthz. SIGTERM or SIGINT stop it cleanly; SIGHUP reads allow_keys again.\n"
+    "See docs/protocol.md and docs/security.md.\n\n";
+
 int main(int argc, char **argv)
 {
     log_init("kz-coordinator");
     if (util_version_asked(argc, argv, "kz-coordinator"))
         return 0;
     coord_config cfg;
+    int rc = config_start("kz-coordinator", s_usage, s_options, N_OPTIONS, &cfg, argc, argv,
+                          NULL, 0, NULL);
+    if (rc >= 0)
+        return rc;
     char err[512];
-    int rc = config_parse(s_options, N_OPTIONS, &cfg, argc, argv, NULL, 0, NULL, err, sizeof err);
-    if (rc == CONFIG_HELP) {
-        printf("usage: kz-coordinator [--config=FILE] [--key=value ...]\n\n"
-               "The Khreibaga Zero coordinator: hands out self-play and arena jobs, validates\n"
-               "and stores game records in LMDB, serves training batches, promotes candidates\n"
-               "that pass the arena gate, and reports on http://HOST:PORT/status, /metrics,\n"
-               "/healthz. SIGTERM or SIGINT stop it cleanly; SIGHUP reads allow_keys again.\n"
-               "See docs/protocol.md and docs/security.md.\n\n");
-        config_help(s_options, N_OPTIONS, stdout);
-        return 0;
-    }
-    if (rc) {
-        fprintf(stderr, "kz-coordinator: %s\n", err);
-        return 2;
-    }
     if (cfg.expiry_ms <= cfg.heartbeat_ms) {
         fprintf(stderr, "kz-coordinator: expiry_ms (%ld) must exceed heartbeat_ms (%ld)\n",
                 cfg.expiry_ms, cfg.heartbeat_ms);

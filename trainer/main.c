@@ -851,6 +851,17 @@ static int s_resolve_kind(tr *t, char *err, size_t errlen)
     return 0;
 }
 
+static const char s_usage[] =
+    "usage: kz-trainer [--config=FILE] [--key=value ...]\n\n"
+    "The Khreibaga Zero trainer: pulls batches from the coordinator's replay\n"
+    "window, trains the network (samples augmented by the game's symmetries),\n"
+    "waits for fresh games rather than reuse positions more than max_reuse\n"
+    "times, submits a candidate every steps_per_candidate steps, checkpoints\n"
+    "atomically and resumes from the checkpoint. SIGTERM/SIGINT: finish the\n"
+    "step, checkpoint, exit 0.\n"
+    "Exit status: 0 clean stop, 1 fatal error, 2 bad settings.\n"
+    "See docs/trainer.md.\n\n";
+
 /* Step 1 of the start-up: the settings, checked before anything is logged
  * (a bad one is one line and exit status 2): the table, the game, the
  * optimizer, the endpoint, the checkpoint directory and the start model.
@@ -860,25 +871,10 @@ static int s_settings(tr *t, int argc, char **argv)
     char err[512];
     s_n_options = s_table(s_options);
     client_config_default(&t->cfg.client);
-    int rc = config_parse(s_options, s_n_options, &t->cfg, argc, argv, NULL, 0, NULL, err,
-                          sizeof err);
-    if (rc == CONFIG_HELP) {
-        printf("usage: kz-trainer [--config=FILE] [--key=value ...]\n\n"
-               "The Khreibaga Zero trainer: pulls batches from the coordinator's replay\n"
-               "window, trains the network (samples augmented by the game's symmetries),\n"
-               "waits for fresh games rather than reuse positions more than max_reuse\n"
-               "times, submits a candidate every steps_per_candidate steps, checkpoints\n"
-               "atomically and resumes from the checkpoint. SIGTERM/SIGINT: finish the\n"
-               "step, checkpoint, exit 0.\n"
-               "Exit status: 0 clean stop, 1 fatal error, 2 bad settings.\n"
-               "See docs/trainer.md.\n\n");
-        config_help(s_options, s_n_options, stdout);
-        return 0;
-    }
-    if (rc) {
-        fprintf(stderr, "kz-trainer: %s\n", err);
-        return 2;
-    }
+    int rc = config_start("kz-trainer", s_usage, s_options, s_n_options, &t->cfg, argc, argv,
+                          NULL, 0, NULL);
+    if (rc >= 0)
+        return rc;
     t->g = game_find(t->cfg.game);
     if (!t->g) {
         char names[256];

@@ -631,6 +631,14 @@ static void s_drain(wk *w)
             break;
 }
 
+static const char s_usage[] =
+    "usage: kz-worker [--config=FILE] [--key=value ...]\n\n"
+    "A Khreibaga Zero self-play worker: asks the coordinator for jobs, plays\n"
+    "self-play and arena games with the batched search, submits every finished\n"
+    "game and holds it until acknowledged. SIGTERM/SIGINT: finish the moves in\n"
+    "hand, submit what is complete, exit 0 (a second signal exits at once).\n"
+    "Exit status: 0 clean stop, 1 fatal error, 2 bad settings. See docs/worker.md.\n\n";
+
 int main(int argc, char **argv)
 {
     log_init("kz-worker");
@@ -642,22 +650,10 @@ int main(int argc, char **argv)
     size_t n_options = s_table(options);
     w.cfg.play = selfplay_config_default();
     client_config_default(&w.cfg.client);
-    int rc = config_parse(options, n_options, &w.cfg, argc, argv, NULL, 0, NULL, err,
-                          sizeof err);
-    if (rc == CONFIG_HELP) {
-        printf("usage: kz-worker [--config=FILE] [--key=value ...]\n\n"
-               "A Khreibaga Zero self-play worker: asks the coordinator for jobs, plays\n"
-               "self-play and arena games with the batched search, submits every finished\n"
-               "game and holds it until acknowledged. SIGTERM/SIGINT: finish the moves in\n"
-               "hand, submit what is complete, exit 0 (a second signal exits at once).\n"
-               "Exit status: 0 clean stop, 1 fatal error, 2 bad settings. See docs/worker.md.\n\n");
-        config_help(options, n_options, stdout);
-        return 0;
-    }
-    if (rc) {
-        fprintf(stderr, "kz-worker: %s\n", err);
-        return 2;
-    }
+    int rc = config_start("kz-worker", s_usage, options, n_options, &w.cfg, argc, argv, NULL, 0,
+                          NULL);
+    if (rc >= 0)
+        return rc;
     w.g = game_find(w.cfg.game);
     if (!w.g) {
         char names[256];

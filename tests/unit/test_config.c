@@ -1,7 +1,9 @@
 /* Tests of common/config: defaults, a `key = value` file, flags overriding
  * the file, and refusal of unknown keys and out-of-range values. */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -294,4 +296,46 @@ Test(config, aliases_are_other_spellings_and_bare_flags)
     fclose(f);
     cr_assert(strstr(buf, "--no_reuse") && strstr(buf, "same as --reuse=false"), "%s", buf);
     cr_assert(strstr(buf, "default fast [fast|exact]"), "%s", buf);
+}
+
+/* config_start: what a program's main does with config_parse's outcome. */
+Test(config, start_goes_on_with_settings_read)
+{
+    demo_config c;
+    char *argv[] = {"p", "--port=6000"};
+    cr_assert_eq(config_start("p", "usage: p\n", s_table, N_OPT, &c, 2, argv, NULL, 0, NULL), -1);
+    cr_assert_eq(c.port, 6000);
+}
+
+Test(config, start_writes_the_usage_and_the_table_on_help, .init = cr_redirect_stdout)
+{
+    char *want = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&want, &len);
+    cr_assert_not_null(f);
+    fputs("usage: p [--port=N]\n\n100% a demo\n\n", f);
+    config_help(s_table, N_OPT, f);
+    fclose(f);
+    demo_config c;
+    char *argv[] = {"p", "--port=0", "--help"};
+    cr_assert_eq(config_start("p", "usage: p [--port=N]\n\n100% a demo\n\n", s_table, N_OPT, &c,
+                              3, argv, NULL, 0, NULL),
+                 0, "--help wins over a bad value and exits 0");
+    fflush(stdout);
+    cr_assert_stdout_eq_str(want);
+    free(want);
+}
+
+Test(config, start_names_the_program_in_a_bad_setting_s_line, .init = cr_redirect_stderr)
+{
+    demo_config c;
+    char err[256] = "";
+    char *argv[] = {"p", "--port=0"};
+    cr_assert_eq(s_parse(&c, 2, argv, err), KZ_EINVAL);
+    char want[300];
+    snprintf(want, sizeof want, "kz: demo: %s\n", err);
+    cr_assert_eq(config_start("kz: demo", "usage\n", s_table, N_OPT, &c, 2, argv, NULL, 0, NULL),
+                 2);
+    fflush(stderr);
+    cr_assert_stderr_eq_str(want);
 }

@@ -224,27 +224,23 @@ static int s_run(char *const argv[])
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+static const char s_usage[] =
+    "usage: bench_cluster [--key=value ...]\n\n"
+    "Whole-cluster self-play games per hour on this machine: a coordinator and one\n"
+    "worker per core on loopback, the specification's network at 200 simulations by\n"
+    "default; games/hour = 3600 * games stored in the window / window seconds, the\n"
+    "window opening at the first stored game.\n\n";
+
 int main(int argc, char **argv)
 {
     log_init("bench_cluster");
     if (util_version_asked(argc, argv, "bench_cluster"))
         return 0;
     bench_config cfg;
-    char err[512];
-    int rc = config_parse(s_options, N_OPTIONS, &cfg, argc, argv, NULL, 0, NULL, err, sizeof err);
-    if (rc == CONFIG_HELP) {
-        printf("usage: bench_cluster [--key=value ...]\n\n"
-               "Whole-cluster self-play games per hour on this machine: a coordinator and one\n"
-               "worker per core on loopback, the specification's network at 200 simulations by\n"
-               "default; games/hour = 3600 * games stored in the window / window seconds, the\n"
-               "window opening at the first stored game.\n\n");
-        config_help(s_options, N_OPTIONS, stdout);
-        return 0;
-    }
-    if (rc) {
-        fprintf(stderr, "bench_cluster: %s\n", err);
-        return 2;
-    }
+    int rc = config_start("bench_cluster", s_usage, s_options, N_OPTIONS, &cfg, argc, argv,
+                          NULL, 0, NULL);
+    if (rc >= 0)
+        return rc;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     long n_workers = cfg.workers ? cfg.workers : (cores > 0 ? cores : 1);
 

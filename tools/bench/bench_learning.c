@@ -1400,28 +1400,24 @@ static int s_value(const char *path, uint32_t v)
     return rc ? 1 : 0;
 }
 
+static const char s_usage[] =
+    "usage: bench_learning [--key=value ...]\n\n"
+    "How strong the cluster gets in a given time (make learn): runs the cluster\n"
+    "as make run starts it, from scratch, for --minutes; keeps the best model\n"
+    "every --snapshot_minutes; then plays every snapshot against the curve\n"
+    "anchors and the final best against the anchors, from one book of openings,\n"
+    "each opening with both colours, and prints the scores with 95% intervals.\n\n";
+
 int main(int argc, char **argv)
 {
     log_init("bench_learning");
     if (util_version_asked(argc, argv, "bench_learning"))
         return 0;
     char err[512];
-    int rc = config_parse(s_options, N_OPTIONS, &s_cfg, argc, argv, NULL, 0, NULL, err,
-                          sizeof err);
-    if (rc == CONFIG_HELP) {
-        printf("usage: bench_learning [--key=value ...]\n\n"
-               "How strong the cluster gets in a given time (make learn): runs the cluster\n"
-               "as make run starts it, from scratch, for --minutes; keeps the best model\n"
-               "every --snapshot_minutes; then plays every snapshot against the curve\n"
-               "anchors and the final best against the anchors, from one book of openings,\n"
-               "each opening with both colours, and prints the scores with 95%% intervals.\n\n");
-        config_help(s_options, N_OPTIONS, stdout);
-        return 0;
-    }
-    if (rc) {
-        fprintf(stderr, "bench_learning: %s\n", err);
-        return 2;
-    }
+    int start = config_start("bench_learning", s_usage, s_options, N_OPTIONS, &s_cfg, argc,
+                             argv, NULL, 0, NULL);
+    if (start >= 0)
+        return start;
     s_g = game_find(s_cfg.game);
     if (!s_g) {
         char names[256];
@@ -1537,6 +1533,7 @@ int main(int argc, char **argv)
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/results.txt", s_cfg.dir);
     s_results = fopen(path, "a");
+    int rc = 0;
     if (!s_cfg.rate_only[0]) {
         rc = s_run(bin, snaps, &n_snaps);
         if (rc == 2)

@@ -2265,26 +2265,21 @@ static bool s_wanted(const char *name)
     return false;
 }
 
+static const char s_usage[] =
+    "usage: faults [--short] [--scenarios=LIST] [--key=value ...]\n\n"
+    "The fault suite (docs/faults.md): the real programs of KZ_BIN_DIR (else this\n"
+    "program's directory) through coordinator kills, network partitions, trainer\n"
+    "kills, a full disk, attacks on the status port, torn copies of a live store\n"
+    "(salvaged) and a bit flipped in the best model; each scenario prints its\n"
+    "counts and PASS, FAIL or SKIPPED (with the reason). Exit status 1 when one\n"
+    "failed. Network namespaces and the tmpfs need root.\n\n";
+
 int main(int argc, char **argv)
 {
-    char err[512];
-    int rc = config_parse(s_options, N_OPTIONS, &s_cfg, argc, argv, NULL, 0, NULL, err,
-                          sizeof err);
-    if (rc == CONFIG_HELP) {
-        printf("usage: faults [--short] [--scenarios=LIST] [--key=value ...]\n\n"
-               "The fault suite (docs/faults.md): the real programs of KZ_BIN_DIR (else this\n"
-               "program's directory) through coordinator kills, network partitions, trainer\n"
-               "kills, a full disk, attacks on the status port, torn copies of a live store\n"
-               "(salvaged) and a bit flipped in the best model; each scenario prints its\n"
-               "counts and PASS, FAIL or SKIPPED (with the reason). Exit status 1 when one\n"
-               "failed. Network namespaces and the tmpfs need root.\n\n");
-        config_help(s_options, N_OPTIONS, stdout);
-        return 0;
-    }
-    if (rc) {
-        fprintf(stderr, "faults: %s\n", err);
-        return 2;
-    }
+    int rc = config_start("faults", s_usage, s_options, N_OPTIONS, &s_cfg, argc, argv,
+                          NULL, 0, NULL);
+    if (rc >= 0)
+        return rc;
     const char *known[] = {"kills", "partition", "trainer", "disk", "status", "torn-copy",
                            "flipped-model"};
     if (strcmp(s_cfg.scenarios, "all")) {

@@ -147,22 +147,21 @@ static void s_ledger_ack(void *ctx, const uint8_t *record, size_t len, bool dupl
     fprintf(f, "%s %s %llu\n", hex, duplicate ? "dup" : "new", (unsigned long long)sequence);
 }
 
+static const char s_usage[] =
+    "usage: kz loadgen [--key=value ...]\n\n"
+    "Imitates many workers submitting valid self-play games to a coordinator and\n"
+    "reports how many it stored per second. The last line reads\n"
+    "  loadgen: N acked (S stored, D duplicates, R rejected) in T s: X games/s\n"
+    "Exit status 1 if any game is rejected or the run times out.\n\n";
+
 int cmd_loadgen(int argc, char **argv)
 {
     loadgen_config cfg;
     char err[512];
-    int rc = config_parse(s_options, N_OPTIONS, &cfg, argc, argv, NULL, 0, NULL, err, sizeof err);
-    if (rc == CONFIG_HELP) {
-        printf("usage: kz loadgen [--key=value ...]\n\n"
-               "Imitates many workers submitting valid self-play games to a coordinator and\n"
-               "reports how many it stored per second. The last line reads\n"
-               "  loadgen: N acked (S stored, D duplicates, R rejected) in T s: X games/s\n"
-               "Exit status 1 if any game is rejected or the run times out.\n\n");
-        config_help(s_options, N_OPTIONS, stdout);
-        return 0;
-    }
-    if (rc)
-        return kz_usage_error("loadgen: %s", err);
+    int rc = config_start("kz: loadgen", s_usage, s_options, N_OPTIONS, &cfg, argc, argv,
+                          NULL, 0, NULL);
+    if (rc >= 0)
+        return rc;
     const game_def *g = game_find(cfg.game);
     if (!g)
         return kz_usage_error("loadgen: unknown game '%s'", cfg.game);

@@ -586,27 +586,25 @@ static const config_option s_status_options[] = {
 #undef CONFIG_STRUCT
 #define N_STATUS_OPTIONS (sizeof s_status_options / sizeof s_status_options[0])
 
+static const char s_status_usage[] =
+    "usage: kz status [URL] [--json | --line]\n\n"
+    "Prints a coordinator's status (GET URL, default http://127.0.0.1:8080/status;\n"
+    "a URL without a path gets /status): the gate and how long the best has\n"
+    "stood, the best's rating, games by kind with results by colour, models,\n"
+    "arena, replay store, ingest and rejections, trainer, and every client with\n"
+    "its last contact and speed; a warning when the best has stalled.\n"
+    "Exit status 1 when the coordinator cannot be reached.\n\n";
+
 int cmd_status(int argc, char **argv)
 {
     status_config cfg;
     const char *pos[1];
     size_t npos = 0;
     char err[512];
-    int rc = config_parse(s_status_options, N_STATUS_OPTIONS, &cfg, argc, argv, pos, 1, &npos, err,
-                          sizeof err);
-    if (rc == CONFIG_HELP) {
-        printf("usage: kz status [URL] [--json | --line]\n\n"
-               "Prints a coordinator's status (GET URL, default http://127.0.0.1:8080/status;\n"
-               "a URL without a path gets /status): the gate and how long the best has\n"
-               "stood, the best's rating, games by kind with results by colour, models,\n"
-               "arena, replay store, ingest and rejections, trainer, and every client with\n"
-               "its last contact and speed; a warning when the best has stalled.\n"
-               "Exit status 1 when the coordinator cannot be reached.\n\n");
-        config_help(s_status_options, N_STATUS_OPTIONS, stdout);
-        return 0;
-    }
-    if (rc)
-        return kz_usage_error("status: %s", err);
+    int rc = config_start("kz: status", s_status_usage, s_status_options, N_STATUS_OPTIONS, &cfg,
+                          argc, argv, pos, 1, &npos);
+    if (rc >= 0)
+        return rc;
     if (cfg.json && cfg.line)
         return kz_usage_error("status: --json and --line exclude each other");
     const char *url = npos ? pos[0] : "http://127.0.0.1:8080/status";
@@ -668,27 +666,25 @@ static void s_player_score(const jnode *tallies, const char *name, double *games
     }
 }
 
+static const char s_ratings_usage[] =
+    "usage: kz ratings [URL] [--pairs]\n\n"
+    "The rating pool of a coordinator (GET URL, default\n"
+    "http://127.0.0.1:8080/status): every anchor (fixed baseline player) and rated\n"
+    "model, strongest first, with its games, its score over them, and its Elo\n"
+    "with the 95% interval, from one maximum-likelihood fit over all rating and\n"
+    "arena games (random = 0). Then the ratings of each best when its gauntlet\n"
+    "ended. Exit status 1 when the coordinator cannot be reached.\n\n";
+
 int cmd_ratings(int argc, char **argv)
 {
     ratings_config cfg;
     const char *pos[1];
     size_t npos = 0;
     char err[512];
-    int rc = config_parse(s_ratings_options, N_RATINGS_OPTIONS, &cfg, argc, argv, pos, 1, &npos,
-                          err, sizeof err);
-    if (rc == CONFIG_HELP) {
-        printf("usage: kz ratings [URL] [--pairs]\n\n"
-               "The rating pool of a coordinator (GET URL, default\n"
-               "http://127.0.0.1:8080/status): every anchor (fixed baseline player) and rated\n"
-               "model, strongest first, with its games, its score over them, and its Elo\n"
-               "with the 95%% interval, from one maximum-likelihood fit over all rating and\n"
-               "arena games (random = 0). Then the ratings of each best when its gauntlet\n"
-               "ended. Exit status 1 when the coordinator cannot be reached.\n\n");
-        config_help(s_ratings_options, N_RATINGS_OPTIONS, stdout);
-        return 0;
-    }
-    if (rc)
-        return kz_usage_error("ratings: %s", err);
+    int rc = config_start("kz: ratings", s_ratings_usage, s_ratings_options, N_RATINGS_OPTIONS,
+                          &cfg, argc, argv, pos, 1, &npos);
+    if (rc >= 0)
+        return rc;
     const char *url = npos ? pos[0] : "http://127.0.0.1:8080/status";
     char *body;
     rc = s_http_get(url, &body, err, sizeof err);

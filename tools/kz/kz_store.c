@@ -301,6 +301,18 @@ static int s_cmd_salvage(int argc, char **argv)
     return 0;
 }
 
+static const char s_usage[] =
+    "usage: kz store [--data_dir=DIR] [--games] [--models]\n"
+    "       kz store [--data_dir=DIR] --game=SEQ\n"
+    "       kz store [--data_dir=DIR] --export=VERSION|best FILE\n\n"
+    "Summarizes a coordinator's replay store: games, positions, the sampling\n"
+    "window, models and the best version. --games lists every stored game,\n"
+    "--models every registered model. --game prints stored game SEQ (the first\n"
+    "number of a --games line) move by move, as kz records --game does.\n"
+    "--export writes one model to FILE\n"
+    "(the registry's version and parent stamped in; `kz model info FILE` shows\n"
+    "them). Safe while the coordinator runs.\n\n";
+
 int cmd_store(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "check"))
@@ -308,27 +320,12 @@ int cmd_store(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "salvage"))
         return s_cmd_salvage(argc, argv);
     store_cmd_config cfg;
-    char err[512];
     const char *pos[2];
     size_t npos = 0;
-    int rc = config_parse(s_options, N_OPTIONS, &cfg, argc, argv, pos, 2, &npos, err,
-                          sizeof err);
-    if (rc == CONFIG_HELP) {
-        printf("usage: kz store [--data_dir=DIR] [--games] [--models]\n"
-               "       kz store [--data_dir=DIR] --game=SEQ\n"
-               "       kz store [--data_dir=DIR] --export=VERSION|best FILE\n\n"
-               "Summarizes a coordinator's replay store: games, positions, the sampling\n"
-               "window, models and the best version. --games lists every stored game,\n"
-               "--models every registered model. --game prints stored game SEQ (the first\n"
-               "number of a --games line) move by move, as kz records --game does.\n"
-               "--export writes one model to FILE\n"
-               "(the registry's version and parent stamped in; `kz model info FILE` shows\n"
-               "them). Safe while the coordinator runs.\n\n");
-        config_help(s_options, N_OPTIONS, stdout);
-        return 0;
-    }
-    if (rc)
-        return kz_usage_error("store: %s", err);
+    int rc = config_start("kz: store", s_usage, s_options, N_OPTIONS, &cfg, argc, argv,
+                          pos, 2, &npos);
+    if (rc >= 0)
+        return rc;
     if (cfg.export_model[0] && cfg.game >= 0)
         return kz_usage_error("store: give --game or --export, not both");
     if (cfg.export_model[0] && npos != 1)
