@@ -825,19 +825,28 @@ int client_call(client *c, wire_msg *req, const wire_msg **reply)
     return KZ_ETIMEOUT;
 }
 
-int client_get_job(client *c, const wire_job_request *req, const wire_job **job)
+/* One request whose answer must be of kind `want` (`what` names it in the
+ * error: "expected a job, got ..."): client_call, then that check. 0 with
+ * *reply, client_call's error, or KZ_ECORRUPT. */
+static int s_ask(client *c, wire_msg *m, int want, const char *what, const wire_msg **reply)
 {
-    wire_msg m = {0};
-    const wire_msg *r;
-    m.kind = WIRE_JOB_REQUEST;
-    m.u.job_request = *req;
-    int rc = client_call(c, &m, &r);
+    int rc = client_call(c, m, reply);
     if (rc)
         return rc;
-    if (r->kind != WIRE_JOB) {
-        s_set_error(c, "expected a job, got %s", wire_kind_name(r->kind));
+    if ((*reply)->kind != want) {
+        s_set_error(c, "expected %s, got %s", what, wire_kind_name((*reply)->kind));
         return KZ_ECORRUPT;
     }
+    return 0;
+}
+
+int client_get_job(client *c, const wire_job_request *req, const wire_job **job)
+{
+    wire_msg m = {.kind = WIRE_JOB_REQUEST, .u.job_request = *req};
+    const wire_msg *r;
+    int rc = s_ask(c, &m, WIRE_JOB, "a job", &r);
+    if (rc)
+        return rc;
     if (r->u.job.kind == WIRE_JOB_SELFPLAY && r->u.job.model_version)
         c->best_version = r->u.job.model_version;
     *job = &r->u.job;
@@ -847,17 +856,11 @@ int client_get_job(client *c, const wire_job_request *req, const wire_job **job)
 int client_get_model(client *c, uint32_t version, uint64_t expect_checksum, uint8_t **blob,
                      size_t *len, wire_model_reply *info)
 {
-    wire_msg m = {0};
+    wire_msg m = {.kind = WIRE_MODEL_REQUEST, .u.model_request.version = version};
     const wire_msg *r;
-    m.kind = WIRE_MODEL_REQUEST;
-    m.u.model_request.version = version;
-    int rc = client_call(c, &m, &r);
+    int rc = s_ask(c, &m, WIRE_MODEL_REPLY, "a model", &r);
     if (rc)
         return rc;
-    if (r->kind != WIRE_MODEL_REPLY) {
-        s_set_error(c, "expected a model, got %s", wire_kind_name(r->kind));
-        return KZ_ECORRUPT;
-    }
     const wire_model_reply *mr = &r->u.model_reply;
     uint64_t sum = wire_blob_checksum(mr->blob, mr->blob_len);
     if (sum != mr->checksum || (expect_checksum && sum != expect_checksum) ||
@@ -920,17 +923,12 @@ int client_get_batch(client *c, uint32_t size, uint64_t min_positions,
 int client_get_batch_aux(client *c, uint32_t size, uint64_t min_positions, bool aux,
                          const wire_batch_reply **batch)
 {
-    wire_msg m = {0};
+    wire_msg m = {.kind = WIRE_BATCH_REQUEST,
+                  .u.batch_request = (wire_batch_request){size, min_positions, aux}};
     const wire_msg *r;
-    m.kind = WIRE_BATCH_REQUEST;
-    m.u.batch_request = (wire_batch_request){size, min_positions, aux};
-    int rc = client_call(c, &m, &r);
+    int rc = s_ask(c, &m, WIRE_BATCH_REPLY, "a batch", &r);
     if (rc)
         return rc;
-    if (r->kind != WIRE_BATCH_REPLY) {
-        s_set_error(c, "expected a batch, got %s", wire_kind_name(r->kind));
-        return KZ_ECORRUPT;
-    }
     if (r->u.batch_reply.best_version)
         c->best_version = r->u.batch_reply.best_version;
     *batch = &r->u.batch_reply;
@@ -940,18 +938,13 @@ int client_get_batch_aux(client *c, uint32_t size, uint64_t min_positions, bool 
 int client_submit_candidate(client *c, const uint8_t *blob, size_t len, uint32_t parent_version,
                             uint64_t trainer_step, wire_candidate_ack *ack)
 {
-    wire_msg m = {0};
+    wire_msg m = {.kind = WIRE_CANDIDATE_SUBMIT,
+                  .u.candidate_submit = (wire_candidate_submit){
+                      blob, len, wire_blob_checksum(blob, len), parent_version, trainer_step}};
     const wire_msg *r;
-    m.kind = WIRE_CANDIDATE_SUBMIT;
-    m.u.candidate_submit = (wire_candidate_submit){blob, len, wire_blob_checksum(blob, len),
-                                                   parent_version, trainer_step};
-    int rc = client_call(c, &m, &r);
+    int rc = s_ask(c, &m, WIRE_CANDIDATE_ACK, "a candidate ack", &r);
     if (rc)
         return rc;
-    if (r->kind != WIRE_CANDIDATE_ACK) {
-        s_set_error(c, "expected a candidate ack, got %s", wire_kind_name(r->kind));
-        return KZ_ECORRUPT;
-    }
     if (ack)
         *ack = r->u.candidate_ack;
     return 0;
@@ -959,10 +952,8 @@ int client_submit_candidate(client *c, const uint8_t *blob, size_t len, uint32_t
 
 int client_report_stats(client *c, const wire_trainer_stats *stats)
 {
-    wire_msg m = {0};
+    wire_msg m = {.kind = WIRE_TRAINER_STATS, .u.trainer_stats = *stats};
     const wire_msg *r;
-    m.kind = WIRE_TRAINER_STATS;
-    m.u.trainer_stats = *stats;
     int rc = client_call(c, &m, &r);
     if (rc)
         return rc;
