@@ -287,84 +287,69 @@ INLINE TGT_F32 __m512 s_finish(const s_tile *t, int m, int v, __mmask16 k, __m51
     return x;
 }
 
-/* The fp32 tile: acc[m][v] = sum over taps and channels of a[m][c] w[c][v]. */
-INLINE TGT_F32 void s_tile_f32(const s_tile *t, const int M, const int NV)
+/* The accumulators of a tile, zeroed. */
+INLINE TGT_F32 void s_acc_zero(__m512 acc[MR_MAX][NV_MAX], const int M, const int NV)
 {
-    __m512 acc[MR_MAX][NV_MAX];
 #pragma GCC unroll 12
     for (int m = 0; m < M; m++)
 #pragma GCC unroll 8
         for (int v = 0; v < NV; v++)
             acc[m][v] = _mm512_setzero_ps();
-    for (int tt = 0; tt < t->ntaps; tt++) {
-        const float *w = t->w[tt];
-        const float *a[MR_MAX];
-#pragma GCC unroll 12
-        for (int m = 0; m < M; m++)
-            a[m] = t->a[tt][m];
-        for (int c = 0; c < t->cn; c++) {
-            __m512 b[NV_MAX];
-#pragma GCC unroll 8
-            for (int v = 0; v < NV; v++)
-                b[v] = _mm512_load_ps(w + 16 * v);
-#pragma GCC unroll 12
-            for (int m = 0; m < M; m++) {
-                __m512 x = _mm512_set1_ps(a[m][c]);
-#pragma GCC unroll 8
-                for (int v = 0; v < NV; v++)
-                    acc[m][v] = _mm512_fmadd_ps(x, b[v], acc[m][v]);
-            }
-            w += t->ldw;
-        }
-    }
-#pragma GCC unroll 12
-    for (int m = 0; m < M; m++)
-#pragma GCC unroll 8
-        for (int v = 0; v < NV; v++)
-            s_finish(t, m, v, v == NV - 1 ? t->last : 0xFFFF, acc[m][v]);
 }
 
-/* The bf16 tile: pairs of channels, vdpbf16ps into fp32 accumulators. */
-INLINE TGT_BF16 void s_tile_bf16(const s_tile *t, const int M, const int NV)
-{
-    __m512 acc[MR_MAX][NV_MAX];
-#pragma GCC unroll 12
-    for (int m = 0; m < M; m++)
-#pragma GCC unroll 8
-        for (int v = 0; v < NV; v++)
-            acc[m][v] = _mm512_setzero_ps();
-    for (int tt = 0; tt < t->ntaps; tt++) {
-        const uint32_t *w = t->w[tt];
-        const uint32_t *a[MR_MAX];
-#pragma GCC unroll 12
-        for (int m = 0; m < M; m++)
-            a[m] = t->a[tt][m];
-        for (int c = 0; c < t->cn; c++) {
-            __m512bh b[NV_MAX];
-#pragma GCC unroll 8
-            for (int v = 0; v < NV; v++)
-                b[v] = (__m512bh)_mm512_load_si512(w + 16 * v);
-#pragma GCC unroll 12
-            for (int m = 0; m < M; m++) {
-                __m512bh x = (__m512bh)_mm512_set1_epi32((int)a[m][c]);
-#pragma GCC unroll 8
-                for (int v = 0; v < NV; v++)
-                    acc[m][v] = _mm512_dpbf16_ps(acc[m][v], x, b[v]);
-            }
-            w += t->ldw;
-        }
+/* The tile of one arithmetic: acc[m][v] = sum over taps and channels of
+ * a[m][c] w[c][v], then FINISH(t, m, v, mask, acc[m][v]) for each. ELEM is an
+ * element of a and w, VEC a vector of w's row, LOAD(p) one from p, SPLAT(e)
+ * e in every lane, MADD(acc, x, b) acc + x b. */
+#define S_TILE(NAME, TGT, ELEM, VEC, LOAD, SPLAT, MADD, FINISH)                                   \
+    INLINE TGT void NAME(const s_tile *t, const int M, const int NV)                              \
+    {                                                                                             \
+        __m512 acc[MR_MAX][NV_MAX];                                                               \
+        s_acc_zero(acc, M, NV);                                                                   \
+        for (int tt = 0; tt < t->ntaps; tt++) {                                                   \
+            const ELEM *w = t->w[tt];                                                             \
+            const ELEM *a[MR_MAX];                                                                \
+            _Pragma("GCC unroll 12")                                                              \
+            for (int m = 0; m < M; m++)                                                           \
+                a[m] = t->a[tt][m];                                                               \
+            for (int c = 0; c < t->cn; c++) {                                                     \
+                VEC b[NV_MAX];                                                                    \
+                _Pragma("GCC unroll 8")                                                           \
+                for (int v = 0; v < NV; v++)                                                      \
+                    b[v] = LOAD(w + 16 * v);                                                      \
+                _Pragma("GCC unroll 12")                                                          \
+                for (int m = 0; m < M; m++) {                                                     \
+                    VEC x = SPLAT(a[m][c]);                                                       \
+                    _Pragma("GCC unroll 8")                                                       \
+                    for (int v = 0; v < NV; v++)                                                  \
+                        acc[m][v] = MADD(acc[m][v], x, b[v]);                                     \
+                }                                                                                 \
+                w += t->ldw;                                                                      \
+            }                                                                                     \
+        }                                                                                         \
+        _Pragma("GCC unroll 12")                                                                  \
+        for (int m = 0; m < M; m++)                                                               \
+            _Pragma("GCC unroll 8")                                                               \
+            for (int v = 0; v < NV; v++)                                                          \
+                FINISH(t, m, v, v == NV - 1 ? t->last : 0xFFFF, acc[m][v]);                       \
     }
-#pragma GCC unroll 12
-    for (int m = 0; m < M; m++)
-#pragma GCC unroll 8
-        for (int v = 0; v < NV; v++) {
-            __mmask16 k = v == NV - 1 ? t->last : 0xFFFF;
-            __m512 x = s_finish(t, m, v, k, acc[m][v]);
-            if (t->outb[m])
-                _mm256_mask_storeu_epi16(t->outb[m] + 16 * v, k,
-                                         (__m256i)_mm512_cvtneps_pbh(x));
-        }
+
+/* The fp32 tile: fused multiply-adds of channels. */
+#define S_MADD_F32(acc, x, b) _mm512_fmadd_ps(x, b, acc)
+S_TILE(s_tile_f32, TGT_F32, float, __m512, _mm512_load_ps, _mm512_set1_ps, S_MADD_F32, s_finish)
+
+/* The bf16 tile: pairs of channels, vdpbf16ps into fp32 accumulators; the
+ * output also in bf16 where asked. */
+#define S_LOAD_BF16(p) ((__m512bh)_mm512_load_si512(p))
+#define S_SPLAT_BF16(e) ((__m512bh)_mm512_set1_epi32((int)(e)))
+INLINE TGT_BF16 void s_finish_bf16(const s_tile *t, int m, int v, __mmask16 k, __m512 acc)
+{
+    __m512 x = s_finish(t, m, v, k, acc);
+    if (t->outb[m])
+        _mm256_mask_storeu_epi16(t->outb[m] + 16 * v, k, (__m256i)_mm512_cvtneps_pbh(x));
 }
+S_TILE(s_tile_bf16, TGT_BF16, uint32_t, __m512bh, S_LOAD_BF16, S_SPLAT_BF16, _mm512_dpbf16_ps,
+       s_finish_bf16)
 
 /* Rows per tile for NV vectors: about 24 accumulators, within MR_MAX. */
 static const int s_rows[NV_MAX + 1] = {0, 12, 12, 8, 6, 4, 4, 3, 3};
@@ -385,11 +370,7 @@ typedef struct s_wtile {
 INLINE TGT_F32 void s_tile_wf32(const s_wtile *t, const int M, const int NV)
 {
     __m512 acc[MR_MAX][NV_MAX];
-#pragma GCC unroll 12
-    for (int m = 0; m < M; m++)
-#pragma GCC unroll 8
-        for (int v = 0; v < NV; v++)
-            acc[m][v] = _mm512_setzero_ps();
+    s_acc_zero(acc, M, NV);
     for (int k = 0; k < t->n; k++) {
         const float *pa = t->a[k] + t->c0, *pb = t->b[k] + t->n0;
         __m512 b[NV_MAX];
