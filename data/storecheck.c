@@ -207,17 +207,13 @@ static void s_set_free(u64set *t)
 
 /* --- reports ---------------------------------------------------------------------- */
 
-static void s_problem(checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void s_problem(checker *c, const char *fmt, ...)
+static void s_vproblem(checker *c, const char *fmt, va_list ap)
 {
     c->r->problems++;
     if (c->quiet || !c->o->problem)
         return;
     char line[512], shown[sizeof line * 4];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
     /* Names and details come from a damaged file: every byte that is not
      * printable ASCII is shown as \xNN, never written raw to a terminal. */
     size_t k = 0;
@@ -228,6 +224,27 @@ static void s_problem(checker *c, const char *fmt, ...)
             k += (size_t)snprintf(shown + k, sizeof shown - k, "\\x%02x", *p);
     shown[k] = 0;
     c->o->problem(c->o->ctx, shown);
+}
+
+/* A problem: counted, and said through the options' problem callback. */
+static void s_problem(checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void s_problem(checker *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    s_vproblem(c, fmt, ap);
+    va_end(ap);
+}
+
+/* A damaged entry: a problem, and counted among the bad entries. */
+static void s_bad_entry(checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void s_bad_entry(checker *c, const char *fmt, ...)
+{
+    c->r->bad_entries++;
+    va_list ap;
+    va_start(ap, fmt);
+    s_vproblem(c, fmt, ap);
+    va_end(ap);
 }
 
 /* Hex of up to 16 bytes of a key, for messages. */
@@ -678,18 +695,15 @@ static void s_leaf_meta(checker *c, const uint8_t *key, size_t klen, const uint8
         if (klen == strlen(s_counters[k]) && !memcmp(key, s_counters[k], klen)) {
             if (store_check_counter(val, vlen, &c->counter[k]) == 0)
                 c->has_counter[k] = true;
-            else {
-                c->r->bad_entries++;
-                s_problem(c, "meta: the counter %s is damaged (%zu bytes)", s_counters[k], vlen);
-            }
+            else
+                s_bad_entry(c, "meta: the counter %s is damaged (%zu bytes)", s_counters[k], vlen);
             return;
         }
     if (klen == 4 && !memcmp(key, "game", 4)) {
         if (store_check_game_name(val, vlen)) {
-            c->r->bad_entries++;
-            s_problem(c, "meta: the store's game '%.*s' (%zu bytes) is not a game's name (1 to "
-                      "%d of a-z, 0-9, _ and -): damaged", (int)(vlen < 40 ? vlen : 40),
-                      (const char *)val, vlen, GAME_NAME_CHARS);
+            s_bad_entry(c, "meta: the store's game '%.*s' (%zu bytes) is not a game's name (1 to "
+                        "%d of a-z, 0-9, _ and -): damaged", (int)(vlen < 40 ? vlen : 40),
+                        (const char *)val, vlen, GAME_NAME_CHARS);
             return;
         }
         memcpy(c->game, val, vlen);
@@ -713,8 +727,7 @@ static void s_leaf_models(checker *c, const uint8_t *key, size_t klen, const uin
                           ? "a blob that does not match its checksum"
                           : NULL;
     if (why) {
-        c->r->bad_entries++;
-        s_problem(c, "models: model %u has %s", v, why);
+        s_bad_entry(c, "models: model %u has %s", v, why);
         return;
     }
     if (v > c->max_model)
@@ -736,8 +749,7 @@ static void s_leaf_games(checker *c, const uint8_t *key, size_t klen, const uint
     c->r->games++;
     char hex[40];
     if (klen != 8) {
-        c->r->bad_entries++;
-        s_problem(c, "games: key %s is not a game sequence", s_hex(key, klen, hex, sizeof hex));
+        s_bad_entry(c, "games: key %s is not a game sequence", s_hex(key, klen, hex, sizeof hex));
         return;
     }
     uint64_t seq = be_get64(key);
@@ -749,9 +761,8 @@ static void s_leaf_games(checker *c, const uint8_t *key, size_t klen, const uint
         /* The rules: the caller's, else the store's game, else the default. */
         const game_def *g = c->o->g ? c->o->g : c->game[0] ? game_find(c->game) : game_default();
         if (!g) {
-            c->r->bad_entries++;
-            s_problem(c, "games: the store's game '%s' is not built into this program: its "
-                      "records cannot be replayed", c->game);
+            s_bad_entry(c, "games: the store's game '%s' is not built into this program: its "
+                        "records cannot be replayed", c->game);
             g = game_default();
         }
         validate_limits lim = {64u << 20, 1u << 20, 1e-3};
@@ -763,9 +774,8 @@ static void s_leaf_games(checker *c, const uint8_t *key, size_t klen, const uint
                                                              : UINT32_MAX - 1;
     int reason = validate_record(c->val, val, vlen, models, &v);
     if (reason != VALIDATE_OK || !v.has_id) {
-        c->r->bad_entries++;
-        s_problem(c, "games: game %llu does not replay through the rules (%s): %s", sq,
-                  validate_reason_name(reason), v.detail);
+        s_bad_entry(c, "games: game %llu does not replay through the rules (%s): %s", sq,
+                    validate_reason_name(reason), v.detail);
         return;
     }
     if (c->n_games == c->cap_games) {
@@ -797,9 +807,8 @@ static void s_leaf_positions(checker *c, const uint8_t *key, size_t klen, const 
     c->r->positions++;
     char hex[40];
     if (klen != 8) {
-        c->r->bad_entries++;
-        s_problem(c, "positions: key %s is not a position sequence",
-                  s_hex(key, klen, hex, sizeof hex));
+        s_bad_entry(c, "positions: key %s is not a position sequence",
+                    s_hex(key, klen, hex, sizeof hex));
         return;
     }
     uint64_t seq = be_get64(key);
@@ -814,8 +823,7 @@ static void s_leaf_positions(checker *c, const uint8_t *key, size_t klen, const 
     c->pos_any = true;
     c->pos_expect = seq + 1;
     if (store_check_position(val, vlen, c->scratch)) {
-        c->r->bad_entries++;
-        s_problem(c, "positions: position %llu does not decode", (unsigned long long)seq);
+        s_bad_entry(c, "positions: position %llu does not decode", (unsigned long long)seq);
         return;
     }
     if (c->cp) {
@@ -848,24 +856,21 @@ static void s_leaf_dedup(checker *c, const uint8_t *key, size_t klen, const uint
     c->r->dedup++;
     char hex[40];
     if (klen != 16 || vlen != 8) {
-        c->r->bad_entries++;
-        s_problem(c, "dedup: entry %s is not a game id and a sequence",
-                  s_hex(key, klen, hex, sizeof hex));
+        s_bad_entry(c, "dedup: entry %s is not a game id and a sequence",
+                    s_hex(key, klen, hex, sizeof hex));
         return;
     }
     uint64_t seq = be_get64(val);
     long i = s_game_index(c, seq);
     if (i < 0) {
-        c->r->bad_entries++;
-        s_problem(c, "dedup: game id %s names game %llu, which is not stored (an index entry "
-                  "without its game: a resubmission of it would be acknowledged, not stored)",
-                  s_hex(key, 16, hex, sizeof hex), (unsigned long long)seq);
+        s_bad_entry(c, "dedup: game id %s names game %llu, which is not stored (an index entry "
+                    "without its game: a resubmission of it would be acknowledged, not stored)",
+                    s_hex(key, 16, hex, sizeof hex), (unsigned long long)seq);
         return;
     }
     if (memcmp(c->game_id[i], key, 16)) {
-        c->r->bad_entries++;
-        s_problem(c, "dedup: game id %s names game %llu, whose id is another",
-                  s_hex(key, 16, hex, sizeof hex), (unsigned long long)seq);
+        s_bad_entry(c, "dedup: game id %s names game %llu, whose id is another",
+                    s_hex(key, 16, hex, sizeof hex), (unsigned long long)seq);
         return;
     }
     c->game_indexed[i] = 1;
