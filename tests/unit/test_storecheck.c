@@ -171,6 +171,9 @@ Test(storecheck, each_kind_of_damage_is_named)
     cr_assert_eq(s_kz(args, out, sizeof out), 1, "%s", out);
     cr_assert_not_null(strstr(out, "1 models (best 1), 20 games"), "%s", out);
     cr_assert_not_null(strstr(out, "lost: 1 models, 0 games, 0 positions"), "%s", out);
+    /* The four damaged entries (dedup, game, position, model) are dropped,
+     * each counted once. */
+    cr_assert_not_null(strstr(out, "; 4 entries dropped,"), "%s", out);
     snprintf(args, sizeof args, "store check %s/copy", h.dir);
     cr_assert_eq(s_kz(args, out, sizeof out), 0, "%s", out);
     char a_dir[400];
