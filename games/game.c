@@ -2,6 +2,7 @@
 #include "games/game.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,18 @@ void game_names(char *buf, size_t len)
             return;
         used += (size_t)n;
     }
+}
+
+const game_def *game_find_said(const char *name, int shown, char *err, size_t errlen)
+{
+    const game_def *g = game_find(name);
+    if (!g) {
+        char names[256];
+        game_names(names, sizeof names);
+        snprintf(err, errlen, "unknown game '%.*s' (the games: %s)", shown, name ? name : "",
+                 names);
+    }
+    return g;
 }
 
 /* Whether map holds a permutation of [0, n). */

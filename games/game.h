@@ -265,6 +265,10 @@ const game_def *game_at(int i);
 /* The registered games' names, ", "-separated, into buf (always NUL-terminated;
  * for messages such as "unknown game 'x' (known: ...)"). */
 void game_names(char *buf, size_t len);
+/* game_find for a program's setting: the game called `name`, or NULL with
+ * "unknown game 'NAME' (the games: ...)" in err, NAME cut at `shown`
+ * characters (INT_MAX: whole). */
+const game_def *game_find_said(const char *name, int shown, char *err, size_t errlen);
 /* Checks g against the limits above and its own declarations: name (1 to
  * GAME_NAME_CHARS of [a-z0-9_-]), sizes, the required functions, the
  * symmetries (permutations), the search defaults, and the initial position

@@ -268,11 +268,9 @@ static void s_on_signal(int sig)
 static int s_check_settings(const coord_config *cfg, char *err, size_t errlen)
 {
     char why[400];
-    const game_def *g = game_find(cfg->game);
+    const game_def *g = game_find_said(cfg->game, 60, why, sizeof why);
     if (!g) {
-        char names[256];
-        game_names(names, sizeof names);
-        snprintf(err, errlen, "game: unknown game '%.60s' (the games: %s)", cfg->game, names);
+        snprintf(err, errlen, "game: %s", why);
         return KZ_EINVAL;
     }
     const char *which = NULL;

@@ -7,6 +7,7 @@
  * SIGTERM/SIGINT: finish the step, checkpoint, exit 0; a second signal
  * exits at once. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stddef.h>
@@ -875,12 +876,9 @@ static int s_settings(tr *t, int argc, char **argv)
                           NULL, 0, NULL);
     if (rc >= 0)
         return rc;
-    t->g = game_find(t->cfg.game);
+    t->g = game_find_said(t->cfg.game, INT_MAX, err, sizeof err);
     if (!t->g) {
-        char names[256];
-        game_names(names, sizeof names);
-        fprintf(stderr, "kz-trainer: game: unknown game '%s' (the games: %s)\n", t->cfg.game,
-                names);
+        fprintf(stderr, "kz-trainer: game: %s\n", err);
         return 2;
     }
     if (t->cfg.tb_dir[0] && t->g != tb_game()) {

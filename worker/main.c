@@ -4,6 +4,7 @@
  * holds it until acknowledged. SIGTERM/SIGINT: finish the moves in hand,
  * submit what is complete, wait (bounded) for the acks, exit 0; a second
  * signal exits at once. */
+#include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -654,12 +655,9 @@ int main(int argc, char **argv)
                           NULL);
     if (rc >= 0)
         return rc;
-    w.g = game_find(w.cfg.game);
+    w.g = game_find_said(w.cfg.game, INT_MAX, err, sizeof err);
     if (!w.g) {
-        char names[256];
-        game_names(names, sizeof names);
-        fprintf(stderr, "kz-worker: game: unknown game '%s' (the games: %s)\n", w.cfg.game,
-                names);
+        fprintf(stderr, "kz-worker: game: %s\n", err);
         return 2;
     }
     /* The game's own search defaults, unless set: the settings read again

@@ -3,6 +3,7 @@
  * declarations), the symmetries applied to planes and policies, and the
  * generic helpers. The rules of each game have their own tests. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,20 @@ Test(game, the_registry_finds_games_by_name)
         char err[200] = "";
         cr_assert_eq(game_check(game_at(i), err, sizeof err), 0, "%s: %s", game_at(i)->name, err);
     }
+}
+
+Test(game, a_setting_s_unknown_game_is_said_with_the_games)
+{
+    char err[400] = "", names[256], want[400];
+    cr_assert_eq(game_find_said(GAME_DEFAULT_NAME, INT_MAX, err, sizeof err), game_default());
+    cr_assert_str_eq(err, "", "a known game says nothing");
+    game_names(names, sizeof names);
+    cr_assert_null(game_find_said("chess", INT_MAX, err, sizeof err));
+    snprintf(want, sizeof want, "unknown game 'chess' (the games: %s)", names);
+    cr_assert_str_eq(err, want);
+    cr_assert_null(game_find_said("chess", 3, err, sizeof err));
+    snprintf(want, sizeof want, "unknown game 'che' (the games: %s)", names);
+    cr_assert_str_eq(err, want, "the name cut at `shown` characters");
 }
 
 /* A copy of Khreibaga's definition under another name, to break in one place. */

@@ -1418,12 +1418,9 @@ int main(int argc, char **argv)
                              argv, NULL, 0, NULL);
     if (start >= 0)
         return start;
-    s_g = game_find(s_cfg.game);
+    s_g = game_find_said(s_cfg.game, INT_MAX, err, sizeof err);
     if (!s_g) {
-        char names[256];
-        game_names(names, sizeof names);
-        fprintf(stderr, "bench_learning: game: unknown game '%s' (the games: %s)\n", s_cfg.game,
-                names);
+        fprintf(stderr, "bench_learning: game: %s\n", err);
         return 2;
     }
     if (!s_cfg.simulations)
