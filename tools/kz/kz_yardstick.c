@@ -801,23 +801,16 @@ static int s_diagnose(const game_def *g, const yard_opts *o, int nw, const char 
 
 int cmd_yardstick(int argc, char **argv)
 {
-    int hrc = kz_subcommand_help(argc, argv, s_usage, s_rows, N_ROWS);
-    if (hrc >= 0)
-        return hrc;
-    const char *sub = argv[1];
-    if (strcmp(sub, "book") && strcmp(sub, "positions") && strcmp(sub, "value") &&
-        strcmp(sub, "ab") && strcmp(sub, "diagnose"))
-        return kz_usage_error(
-            "yardstick: unknown subcommand '%s' (book, positions, value, ab, diagnose)", sub);
+    static const char *const subs[] = {"book", "positions", "value", "ab", "diagnose"};
+    static const kz_subcommands c = {"yardstick", subs, 5, s_usage, s_rows, N_ROWS};
     yard_opts o;
     const char *words[argc];
     size_t nw;
     char cmd[32];
-    snprintf(cmd, sizeof cmd, "yardstick %s", sub);
-    int rc = kz_parse_args(cmd, s_usage, s_rows, N_ROWS, &o, argc - 1, argv + 1, words,
-                           (size_t)argc, &nw);
+    int rc = kz_subcommand_parse(&c, &o, argc, argv, words, &nw, cmd, sizeof cmd);
     if (rc >= 0)
         return rc;
+    const char *sub = argv[1];
     const game_def *g = kz_game(cmd, o.game);
     if (!g)
         return 2;
