@@ -55,6 +55,12 @@ int kz_usage_error(const char *fmt, ...)
     return 2;
 }
 
+int kz_write_error(const char *cmd, const char *path, int rc)
+{
+    fprintf(stderr, "kz: %s: cannot write '%s': %s\n", cmd, path, err_str(rc));
+    return 1;
+}
+
 bool kz_wants_help(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)

@@ -14,6 +14,9 @@
 
 /* Prints "kz: <message>" to stderr and returns 2 (for `return usage_error(...)`). */
 int kz_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "kz: CMD: cannot write 'PATH': <rc's text>" to stderr and returns 1
+ * (for a file a command fails to write, rc a KZ_E* code). */
+int kz_write_error(const char *cmd, const char *path, int rc);
 /* True when argv holds -h or --help. */
 bool kz_wants_help(int argc, char **argv);
 /* A command with subcommands (kz tb, kz yardstick): its name, the names of
