@@ -417,17 +417,6 @@ static int s_coord_start(cluster *c)
     return s_coord_launch(c, true);
 }
 
-/* A scenario's cluster (s_cluster_init), with its coordinator started when
- * `coord`. False after the scenario's result "FAIL: setup failed". */
-static bool s_setup(cluster *c, const char *name, int blocks, int filters, bool coord)
-{
-    if (s_cluster_init(c, name, blocks, filters) || (coord && s_coord_start(c))) {
-        s_result(name, "FAIL", "setup failed");
-        return false;
-    }
-    return true;
-}
-
 /* SIGTERM and wait: the exit code (harness_exit_code), -1 when it had to be killed. */
 static int s_stop(proc *p, double timeout_s)
 {
@@ -461,6 +450,26 @@ static int s_worker_start(cluster *c, int i, const char *ns, const char *host)
     if (rc)
         s_say("cannot start kz-worker: %s", strerror(rc));
     return rc;
+}
+
+/* How far s_setup takes a scenario's cluster. */
+typedef enum setup_level {
+    SETUP_FILES,   /* directory, keys, model, ports (s_cluster_init) */
+    SETUP_COORD,   /* and the coordinator started */
+    SETUP_WORKERS, /* and the workers started, on loopback */
+} setup_level;
+
+/* A scenario's cluster, up to `level`. False after the scenario's result
+ * "FAIL: setup failed". */
+static bool s_setup(cluster *c, const char *name, int blocks, int filters, setup_level level)
+{
+    if (s_cluster_init(c, name, blocks, filters) || (level >= SETUP_COORD && s_coord_start(c))) {
+        s_result(name, "FAIL", "setup failed");
+        return false;
+    }
+    for (int i = 0; level == SETUP_WORKERS && i < N_WORKERS; i++)
+        s_worker_start(c, i, NULL, "127.0.0.1");
+    return true;
 }
 
 /* What a worker said at its exit. */
@@ -748,7 +757,7 @@ static void s_scenario_kills(void)
     s_say("kills: the coordinator SIGKILLed %ld times at random moments under kz loadgen load "
           "and 2 workers", kills);
     cluster c;
-    if (!s_setup(&c, "kills", 1, 8, false))
+    if (!s_setup(&c, "kills", 1, 8, SETUP_FILES))
         return;
     bool ok = true;
     char why[256] = "";
@@ -1116,7 +1125,7 @@ static void s_scenario_trainer(void)
     s_say("trainer: kz-trainer (checkpoint every step) SIGKILLed %ld times mid-step", kills);
     cluster c;
     /* A network big enough that a step takes a while (the kill lands in one). */
-    if (!s_setup(&c, "trainer", 2, 32, false))
+    if (!s_setup(&c, "trainer", 2, 32, SETUP_FILES))
         return;
     bool ok = true;
     char why[512] = "";
@@ -1262,7 +1271,7 @@ static void s_scenario_disk(void)
 {
     double hold = s_cfg.full_s > 0 ? s_cfg.full_s : s_cfg.quick ? 2 : 10;
     cluster c;
-    if (!s_setup(&c, "disk", 1, 8, false))
+    if (!s_setup(&c, "disk", 1, 8, SETUP_FILES))
         return;
     snprintf(s_mnt, sizeof s_mnt, "%s/fs", c.dir);
     if (mkdir(s_mnt, 0755) != 0 ||
@@ -1544,7 +1553,7 @@ static void s_scenario_status(void)
           "/healthz probed from another address every 100 ms",
           LORIS_ADDRS * LORIS_PER_ADDR, LORIS_ADDRS, FLOOD_THREADS, secs);
     cluster c;
-    if (!s_setup(&c, "status", 1, 8, true))
+    if (!s_setup(&c, "status", 1, 8, SETUP_COORD))
         return;
     /* A probe from 127.0.0.2 needs the loopback to take other addresses (Linux does). */
     if (isnan(s_get_timed("127.0.0.2", c.http_port, "/healthz", 10))) {
@@ -1875,12 +1884,10 @@ static void s_scenario_torn_copy(void)
           "kz loadgen and 2 workers write, each checked, salvaged and given to the "
           "coordinator", copies);
     cluster c;
-    if (!s_setup(&c, "torn-copy", 1, 8, true))
+    if (!s_setup(&c, "torn-copy", 1, 8, SETUP_WORKERS))
         return;
     bool ok = true;
     char why[600] = "";
-    for (int i = 0; i < N_WORKERS; i++)
-        s_worker_start(&c, i, NULL, "127.0.0.1");
     loadgen lg;
     s_loadgen_init(&lg, &c, "torn", NULL, "127.0.0.1", s_cfg.quick ? 200 : 400,
                    s_cfg.quick ? 150 : 200);
@@ -2081,12 +2088,10 @@ static void s_scenario_flipped_model(void)
           "store; worker-1 plays on through the restart, worker-2 is stopped and started "
           "again; until %.0f games are stored after it", want);
     cluster c;
-    if (!s_setup(&c, "flipped-model", 1, 8, true))
+    if (!s_setup(&c, "flipped-model", 1, 8, SETUP_WORKERS))
         return;
     bool ok = true;
     char why[600] = "";
-    for (int i = 0; i < N_WORKERS; i++)
-        s_worker_start(&c, i, NULL, "127.0.0.1");
     /* Step 1. Both workers play model 1, then model 2 becomes the best (gate none). */
     double end = harness_now() + UP_S;
     while (!(s_worker_games(&c, "worker-1") > 0 && s_worker_games(&c, "worker-2") > 0)) {
