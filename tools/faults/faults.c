@@ -442,11 +442,12 @@ static int s_worker_start(cluster *c, int i, const char *ns, const char *host)
     snprintf(id, sizeof id, "--worker_id=worker-%d", i + 1);
     snprintf(cache, sizeof cache, "--model_cache_dir=%s/models-%d", c->dir, i + 1);
     snprintf(log, sizeof log, "%s/worker-%d.log", c->dir, i + 1);
+    const char *name = id + strlen("--worker_id="); /* worker-N */
     curve_flags cf;
-    s_curve_flags(c, id + 12, &cf);
+    s_curve_flags(c, name, &cf);
     char *argv[] = {exe, ep, sub, id, cache, "--parallel=4", "--timeout_ms=2000",
                     "--heartbeat_ms=200", "--log_s=5", "--drain_s=20", cf.server, cf.key, NULL};
-    int rc = proc_start(&c->worker[i], id + 12, ns, log, argv);
+    int rc = proc_start(&c->worker[i], name, ns, log, argv);
     if (rc)
         s_say("cannot start kz-worker: %s", strerror(rc));
     return rc;

@@ -31,11 +31,11 @@ typedef struct kz_subcommands {
 } kz_subcommands;
 /* The start of such a command: without a subcommand, the usage on stderr
  * and 2; for -h or --help, the usage and the settings table on stdout and 0;
- * a subcommand not among c->subs is the
- * one-line error "NAME: unknown subcommand 'X' (a, b, ...)"; else the flags
- * after it are parsed as kz_parse_args does (into out; the other words into
- * pos, *n_pos of them, at most argc) under the name "NAME SUB", which is
- * written into cmd (len bytes). Returns -1 to go on, else the exit status. */
+ * a subcommand not among c->subs is the one-line error "NAME: unknown
+ * subcommand 'X' (a, b, ...)"; else the flags after it are parsed as
+ * kz_parse_args does (into out; the other words into pos, *n_pos of them, at
+ * most argc) under the name "NAME SUB", which is written into cmd (len
+ * bytes). Returns -1 to go on, else the exit status. */
 int kz_subcommand_parse(const kz_subcommands *c, void *out, int argc, char **argv,
                         const char **pos, size_t *n_pos, char *cmd, size_t len);
 /* Parses a subcommand's flags with the settings parser (config.h: --key value

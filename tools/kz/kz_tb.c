@@ -464,7 +464,8 @@ static int s_accuracy(const tb_opts *o, int nw, const char **words)
 int cmd_tb(int argc, char **argv)
 {
     static const char *const subs[] = {"build", "probe", "stats", "verify", "bench", "accuracy"};
-    static const kz_subcommands c = {"tb", subs, 6, s_usage, s_rows, N_ROWS};
+    static const kz_subcommands c = {"tb", subs, sizeof subs / sizeof subs[0], s_usage, s_rows,
+                                     N_ROWS};
     tb_opts o;
     const char *words[argc];
     size_t nw;

@@ -478,8 +478,10 @@ static int s_pairs_start(const game_def *g, const yard_opts *o, const char *cmd,
     }
     int nb;
     int rc = s_openings(g, o, book, &nb);
+    if (rc)
+        return rc;
     *pairs = o->pairs && o->pairs < nb ? (int)o->pairs : nb;
-    return rc;
+    return 0;
 }
 
 static int s_ab(const game_def *g, const yard_opts *o, int nw, const char **words)
@@ -800,7 +802,8 @@ static int s_diagnose(const game_def *g, const yard_opts *o, int nw, const char 
 int cmd_yardstick(int argc, char **argv)
 {
     static const char *const subs[] = {"book", "positions", "value", "ab", "diagnose"};
-    static const kz_subcommands c = {"yardstick", subs, 5, s_usage, s_rows, N_ROWS};
+    static const kz_subcommands c = {"yardstick", subs, sizeof subs / sizeof subs[0], s_usage,
+                                     s_rows, N_ROWS};
     yard_opts o;
     const char *words[argc];
     size_t nw;
