@@ -1022,6 +1022,14 @@ static int s_rate(const snapshot *snaps, int n_snaps)
 
 /* --- the run ----------------------------------------------------------------- */
 
+/* Sets the environment variable name to the number v (make run's settings). */
+static void s_setenv_long(const char *name, long v)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%ld", v);
+    setenv(name, num, 1);
+}
+
 static int s_run(const char *bin, snapshot *snaps, int *n_snaps)
 {
     char var[PATH_MAX + 16];
@@ -1051,40 +1059,28 @@ static int s_run(const char *bin, snapshot *snaps, int *n_snaps)
     if (s_run_pid < 0)
         return 1;
     if (s_run_pid == 0) {
-        char num[32];
         setenv("KZ_VAR", var, 1);
-        snprintf(num, sizeof num, "%d", port);
-        setenv("KZ_PORT", num, 1);
-        snprintf(num, sizeof num, "%d", http);
-        setenv("KZ_HTTP_PORT", num, 1);
-        snprintf(num, sizeof num, "%ld", s_cfg.workers);
-        setenv("KZ_WORKERS", num, 1);
+        s_setenv_long("KZ_PORT", port);
+        s_setenv_long("KZ_HTTP_PORT", http);
+        s_setenv_long("KZ_WORKERS", s_cfg.workers);
         setenv("KZ_PROGRESS_S", "10", 1);
         setenv("KZ_GAME", s_cfg.game, 1);
-        if (s_cfg.blocks) {
-            snprintf(num, sizeof num, "%ld", s_cfg.blocks);
-            setenv("KZ_BLOCKS", num, 1);
-        }
-        if (s_cfg.filters) {
-            snprintf(num, sizeof num, "%ld", s_cfg.filters);
-            setenv("KZ_FILTERS", num, 1);
-        }
-        if (s_cfg.value_hidden) {
-            snprintf(num, sizeof num, "%ld", s_cfg.value_hidden);
-            setenv("KZ_VALUE_HIDDEN", num, 1);
-        }
-        if (s_cfg.opp_policy_filters) {
-            snprintf(num, sizeof num, "%ld", s_cfg.opp_policy_filters);
-            setenv("KZ_OPP_POLICY_FILTERS", num, 1);
-        }
+        /* The first network's shape, make run's own where 0. */
+        const struct {
+            const char *name;
+            long v;
+        } net[] = {{"KZ_BLOCKS", s_cfg.blocks},
+                   {"KZ_FILTERS", s_cfg.filters},
+                   {"KZ_VALUE_HIDDEN", s_cfg.value_hidden},
+                   {"KZ_OPP_POLICY_FILTERS", s_cfg.opp_policy_filters},
+                   {"KZ_MATERIAL_FILTERS", s_cfg.material_filters}};
+        for (size_t i = 0; i < sizeof net / sizeof net[0]; i++)
+            if (net[i].v)
+                s_setenv_long(net[i].name, net[i].v);
         if (s_cfg.value_wdl)
             setenv("KZ_VALUE_WDL", "1", 1);
         if (s_cfg.derived_planes[0])
             setenv("KZ_DERIVED_PLANES", s_cfg.derived_planes, 1);
-        if (s_cfg.material_filters) {
-            snprintf(num, sizeof num, "%ld", s_cfg.material_filters);
-            setenv("KZ_MATERIAL_FILTERS", num, 1);
-        }
         setenv("KZ_COORDINATOR_OPTS", fc, 1);
         setenv("KZ_WORKER_OPTS", fw, 1);
         setenv("KZ_TRAINER_OPTS", ft, 1);

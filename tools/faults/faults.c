@@ -283,6 +283,18 @@ static int s_model_init(const char *path, int blocks, int filters)
     return rc;
 }
 
+/* The CurveZMQ flags of a client of the coordinator with the key pair NAME. */
+typedef struct curve_flags {
+    char server[PATH_MAX + 40]; /* --curve_server_key=... */
+    char key[PATH_MAX + 40];    /* --curve_secret_key=... */
+} curve_flags;
+
+static void s_curve_flags(const cluster *c, const char *name, curve_flags *f)
+{
+    snprintf(f->server, sizeof f->server, "--curve_server_key=%s/coordinator.pub", c->keys);
+    snprintf(f->key, sizeof f->key, "--curve_secret_key=%s/%s.key", c->keys, name);
+}
+
 /* The scenario's directory, keys, model and ports. 0 or an error (said). */
 static int s_cluster_init(cluster *c, const char *name, int blocks, int filters)
 {
@@ -424,21 +436,41 @@ static int s_stop(proc *p, double timeout_s)
 static int s_worker_start(cluster *c, int i, const char *ns, const char *host)
 {
     char exe[PATH_MAX], ep[96], sub[96], id[64], cache[PATH_MAX + 32], log[PATH_MAX + 20];
-    char server[PATH_MAX + 40], key[PATH_MAX + 40];
     harness_bin(exe, sizeof exe, "kz-worker");
     snprintf(ep, sizeof ep, "--endpoint=tcp://%s:%d", host, c->port);
     snprintf(sub, sizeof sub, "--sub_endpoint=tcp://%s:%d", host, c->pub_port);
     snprintf(id, sizeof id, "--worker_id=worker-%d", i + 1);
     snprintf(cache, sizeof cache, "--model_cache_dir=%s/models-%d", c->dir, i + 1);
     snprintf(log, sizeof log, "%s/worker-%d.log", c->dir, i + 1);
-    snprintf(server, sizeof server, "--curve_server_key=%s/coordinator.pub", c->keys);
-    snprintf(key, sizeof key, "--curve_secret_key=%s/worker-%d.key", c->keys, i + 1);
+    const char *name = id + strlen("--worker_id="); /* worker-N */
+    curve_flags cf;
+    s_curve_flags(c, name, &cf);
     char *argv[] = {exe, ep, sub, id, cache, "--parallel=4", "--timeout_ms=2000",
-                    "--heartbeat_ms=200", "--log_s=5", "--drain_s=20", server, key, NULL};
-    int rc = proc_start(&c->worker[i], id + 12, ns, log, argv);
+                    "--heartbeat_ms=200", "--log_s=5", "--drain_s=20", cf.server, cf.key, NULL};
+    int rc = proc_start(&c->worker[i], name, ns, log, argv);
     if (rc)
         s_say("cannot start kz-worker: %s", strerror(rc));
     return rc;
+}
+
+/* How far s_setup takes a scenario's cluster. */
+typedef enum setup_level {
+    SETUP_FILES,   /* directory, keys, model, ports (s_cluster_init) */
+    SETUP_COORD,   /* and the coordinator started */
+    SETUP_WORKERS, /* and the workers started, on loopback */
+} setup_level;
+
+/* A scenario's cluster, up to `level`. False after the scenario's result
+ * "FAIL: setup failed". */
+static bool s_setup(cluster *c, const char *name, int blocks, int filters, setup_level level)
+{
+    if (s_cluster_init(c, name, blocks, filters) || (level >= SETUP_COORD && s_coord_start(c))) {
+        s_result(name, "FAIL", "setup failed");
+        return false;
+    }
+    for (int i = 0; level == SETUP_WORKERS && i < N_WORKERS; i++)
+        s_worker_start(c, i, NULL, "127.0.0.1");
+    return true;
 }
 
 /* What a worker said at its exit. */
@@ -482,16 +514,16 @@ typedef struct loadgen {
 static int s_loadgen_start(loadgen *l)
 {
     char kz[PATH_MAX], ep[128], games[32], rate[32], ledger[PATH_MAX + 16];
-    char server[PATH_MAX + 40], key[PATH_MAX + 40];
     harness_bin(kz, sizeof kz, "kz");
     snprintf(ep, sizeof ep, "--endpoint=%s", l->endpoint);
     snprintf(games, sizeof games, "--games=%ld", l->games);
     snprintf(rate, sizeof rate, "--rate=%g", l->rate);
     snprintf(ledger, sizeof ledger, "--ledger=%s", l->ledger);
-    snprintf(server, sizeof server, "--curve_server_key=%s/coordinator.pub", l->c->keys);
-    snprintf(key, sizeof key, "--curve_secret_key=%s/loadgen.key", l->c->keys);
+    curve_flags cf;
+    s_curve_flags(l->c, "loadgen", &cf);
     char *argv[] = {kz, "loadgen", ep, games, rate, ledger, "--workers=4", "--inflight=8",
-                    "--pool=64", "--timeout_ms=1000", "--timeout_s=3600", server, key, NULL};
+                    "--pool=64", "--timeout_ms=1000", "--timeout_s=3600", cf.server, cf.key,
+                    NULL};
     int rc = proc_start(&l->p, "loadgen", l->ns, l->log, argv);
     if (rc)
         s_say("cannot start kz loadgen: %s", strerror(rc));
@@ -726,10 +758,8 @@ static void s_scenario_kills(void)
     s_say("kills: the coordinator SIGKILLed %ld times at random moments under kz loadgen load "
           "and 2 workers", kills);
     cluster c;
-    if (s_cluster_init(&c, "kills", 1, 8)) {
-        s_result("kills", "FAIL", "setup failed");
+    if (!s_setup(&c, "kills", 1, 8, SETUP_FILES))
         return;
-    }
     bool ok = true;
     char why[256] = "";
     loadgen lg;
@@ -1046,17 +1076,16 @@ static void s_scenario_partition(void)
 static int s_trainer_start(cluster *c, proc *p)
 {
     char exe[PATH_MAX], ep[96], ckpt[PATH_MAX + 32], log[PATH_MAX + 20];
-    char server[PATH_MAX + 40], key[PATH_MAX + 40];
     harness_bin(exe, sizeof exe, "kz-trainer");
     snprintf(ep, sizeof ep, "--endpoint=tcp://127.0.0.1:%d", c->port);
     snprintf(ckpt, sizeof ckpt, "--checkpoint_dir=%s/trainer", c->dir);
     snprintf(log, sizeof log, "%s/trainer.log", c->dir);
-    snprintf(server, sizeof server, "--curve_server_key=%s/coordinator.pub", c->keys);
-    snprintf(key, sizeof key, "--curve_secret_key=%s/trainer.key", c->keys);
+    curve_flags cf;
+    s_curve_flags(c, "trainer", &cf);
     char *argv[] = {exe, ep, ckpt, "--batch_size=128", "--min_positions=500",
                     "--max_reuse=100000", "--steps_per_candidate=10", "--checkpoint_every=1",
                     "--stats_s=1", "--timeout_ms=2000", "--wait_ms=100", "--log_s=5",
-                    "--client_id=trainer", server, key, NULL};
+                    "--client_id=trainer", cf.server, cf.key, NULL};
     int rc = proc_start(p, "trainer", NULL, log, argv);
     if (rc)
         s_say("cannot start kz-trainer: %s", strerror(rc));
@@ -1097,10 +1126,8 @@ static void s_scenario_trainer(void)
     s_say("trainer: kz-trainer (checkpoint every step) SIGKILLed %ld times mid-step", kills);
     cluster c;
     /* A network big enough that a step takes a while (the kill lands in one). */
-    if (s_cluster_init(&c, "trainer", 2, 32)) {
-        s_result("trainer", "FAIL", "setup failed");
+    if (!s_setup(&c, "trainer", 2, 32, SETUP_FILES))
         return;
-    }
     bool ok = true;
     char why[512] = "";
     if (s_coord_start(&c)) {
@@ -1245,10 +1272,8 @@ static void s_scenario_disk(void)
 {
     double hold = s_cfg.full_s > 0 ? s_cfg.full_s : s_cfg.quick ? 2 : 10;
     cluster c;
-    if (s_cluster_init(&c, "disk", 1, 8)) {
-        s_result("disk", "FAIL", "setup failed");
+    if (!s_setup(&c, "disk", 1, 8, SETUP_FILES))
         return;
-    }
     snprintf(s_mnt, sizeof s_mnt, "%s/fs", c.dir);
     if (mkdir(s_mnt, 0755) != 0 ||
         mount("tmpfs", s_mnt, "tmpfs", MS_NOSUID | MS_NODEV, "size=32m,mode=0755") != 0) {
@@ -1529,10 +1554,8 @@ static void s_scenario_status(void)
           "/healthz probed from another address every 100 ms",
           LORIS_ADDRS * LORIS_PER_ADDR, LORIS_ADDRS, FLOOD_THREADS, secs);
     cluster c;
-    if (s_cluster_init(&c, "status", 1, 8) || s_coord_start(&c)) {
-        s_result("status", "FAIL", "setup failed");
+    if (!s_setup(&c, "status", 1, 8, SETUP_COORD))
         return;
-    }
     /* A probe from 127.0.0.2 needs the loopback to take other addresses (Linux does). */
     if (isnan(s_get_timed("127.0.0.2", c.http_port, "/healthz", 10))) {
         s_stop(&c.coord, 30);
@@ -1862,14 +1885,10 @@ static void s_scenario_torn_copy(void)
           "kz loadgen and 2 workers write, each checked, salvaged and given to the "
           "coordinator", copies);
     cluster c;
-    if (s_cluster_init(&c, "torn-copy", 1, 8) || s_coord_start(&c)) {
-        s_result("torn-copy", "FAIL", "setup failed");
+    if (!s_setup(&c, "torn-copy", 1, 8, SETUP_WORKERS))
         return;
-    }
     bool ok = true;
     char why[600] = "";
-    for (int i = 0; i < N_WORKERS; i++)
-        s_worker_start(&c, i, NULL, "127.0.0.1");
     loadgen lg;
     s_loadgen_init(&lg, &c, "torn", NULL, "127.0.0.1", s_cfg.quick ? 200 : 400,
                    s_cfg.quick ? 150 : 200);
@@ -2070,14 +2089,10 @@ static void s_scenario_flipped_model(void)
           "store; worker-1 plays on through the restart, worker-2 is stopped and started "
           "again; until %.0f games are stored after it", want);
     cluster c;
-    if (s_cluster_init(&c, "flipped-model", 1, 8) || s_coord_start(&c)) {
-        s_result("flipped-model", "FAIL", "setup failed");
+    if (!s_setup(&c, "flipped-model", 1, 8, SETUP_WORKERS))
         return;
-    }
     bool ok = true;
     char why[600] = "";
-    for (int i = 0; i < N_WORKERS; i++)
-        s_worker_start(&c, i, NULL, "127.0.0.1");
     /* Step 1. Both workers play model 1, then model 2 becomes the best (gate none). */
     double end = harness_now() + UP_S;
     while (!(s_worker_games(&c, "worker-1") > 0 && s_worker_games(&c, "worker-2") > 0)) {
@@ -2253,6 +2268,18 @@ static void s_on_signal(int sig)
     raise(sig);
 }
 
+/* The scenarios, in the order they run. */
+static const struct scenario {
+    const char *name; /* as --scenarios names it */
+    void (*run)(void);
+} s_scenarios[] = {
+    {"kills", s_scenario_kills},         {"partition", s_scenario_partition},
+    {"trainer", s_scenario_trainer},     {"disk", s_scenario_disk},
+    {"status", s_scenario_status},       {"torn-copy", s_scenario_torn_copy},
+    {"flipped-model", s_scenario_flipped_model},
+};
+#define N_SCENARIOS (sizeof s_scenarios / sizeof s_scenarios[0])
+
 static bool s_wanted(const char *name)
 {
     if (!strcmp(s_cfg.scenarios, "all"))
@@ -2280,18 +2307,19 @@ int main(int argc, char **argv)
                           NULL, 0, NULL);
     if (rc >= 0)
         return rc;
-    const char *known[] = {"kills", "partition", "trainer", "disk", "status", "torn-copy",
-                           "flipped-model"};
     if (strcmp(s_cfg.scenarios, "all")) {
         char list[CONFIG_STR_MAX];
         snprintf(list, sizeof list, "%s", s_cfg.scenarios);
         for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
             bool found = false;
-            for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-                found |= !strcmp(t, known[i]);
+            for (size_t i = 0; i < N_SCENARIOS; i++)
+                found |= !strcmp(t, s_scenarios[i].name);
             if (!found) {
-                fprintf(stderr, "faults: unknown scenario '%s' (kills, partition, trainer, "
-                                "disk, status, torn-copy, flipped-model)\n", t);
+                char names[160] = "";
+                for (size_t i = 0; i < N_SCENARIOS; i++)
+                    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                             i ? ", " : "", s_scenarios[i].name);
+                fprintf(stderr, "faults: unknown scenario '%s' (%s)\n", t, names);
                 return 2;
             }
         }
@@ -2331,27 +2359,11 @@ int main(int argc, char **argv)
     s_say("%s run, seed %llu, directory %s", s_cfg.quick ? "short" : "full",
           (unsigned long long)seed, s_top);
     double t0 = harness_now();
-    if (s_wanted("kills"))
-        s_scenario_kills();
-    s_cleanup();
-    if (s_wanted("partition"))
-        s_scenario_partition();
-    s_cleanup();
-    if (s_wanted("trainer"))
-        s_scenario_trainer();
-    s_cleanup();
-    if (s_wanted("disk"))
-        s_scenario_disk();
-    s_cleanup();
-    if (s_wanted("status"))
-        s_scenario_status();
-    s_cleanup();
-    if (s_wanted("torn-copy"))
-        s_scenario_torn_copy();
-    s_cleanup();
-    if (s_wanted("flipped-model"))
-        s_scenario_flipped_model();
-    s_cleanup();
+    for (size_t i = 0; i < N_SCENARIOS; i++) {
+        if (s_wanted(s_scenarios[i].name))
+            s_scenarios[i].run();
+        s_cleanup();
+    }
     printf("\nfaults: summary (%s run, seed %llu, %.0f s)\n", s_cfg.quick ? "short" : "full",
            (unsigned long long)seed, harness_now() - t0);
     for (int i = 0; i < s_n_lines; i++)

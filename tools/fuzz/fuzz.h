@@ -69,6 +69,19 @@ static inline char *fuzz_text(const uint8_t *data, size_t size)
     return text;
 }
 
+/* For a harness whose input's first byte picks a mode (a framing, options):
+ * takes that byte off the input (*data, *size) into *mode. False for an
+ * empty input, which has nothing to check. */
+static inline int fuzz_mode(const uint8_t **data, size_t *size, uint8_t *mode)
+{
+    if (*size < 1)
+        return 0;
+    *mode = (*data)[0];
+    (*data)++;
+    (*size)--;
+    return 1;
+}
+
 /* True when the NUL-terminated message is one line (no line break). */
 static inline int fuzz_one_line(const char *msg)
 {

@@ -40,12 +40,10 @@ static const config_option s_table[] = {
 
 int fuzz_input(const uint8_t *data, size_t size)
 {
-    if (size < 1)
+    uint8_t mode;
+    if (!fuzz_mode(&data, &size, &mode))
         return 0;
-    uint8_t mode = data[0];
     bool with_file = mode & 1;
-    data++;
-    size--;
     char *text = fuzz_text(data, size);
     /* Step 1. Segments: the file, then the arguments. */
     size_t file_len = strnlen(text, size);

@@ -27,11 +27,9 @@ void fuzz_setup(void)
 
 int fuzz_input(const uint8_t *data, size_t size)
 {
-    if (size < 1)
+    uint8_t mode;
+    if (!fuzz_mode(&data, &size, &mode))
         return 0;
-    uint8_t mode = data[0];
-    data++;
-    size--;
     uint8_t *framed = NULL;
     const uint8_t *buf = data;
     size_t len = size;

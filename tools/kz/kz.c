@@ -55,6 +55,12 @@ int kz_usage_error(const char *fmt, ...)
     return 2;
 }
 
+int kz_write_error(const char *cmd, const char *path, int rc)
+{
+    fprintf(stderr, "kz: %s: cannot write '%s': %s\n", cmd, path, err_str(rc));
+    return 1;
+}
+
 bool kz_wants_help(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -63,8 +69,9 @@ bool kz_wants_help(int argc, char **argv)
     return false;
 }
 
-int kz_subcommand_help(int argc, char **argv, const char *usage, const config_option *rows,
-                       size_t n)
+/* kz_subcommand_parse's answers without a subcommand or for -h, --help. */
+static int s_subcommand_help(int argc, char **argv, const char *usage, const config_option *rows,
+                             size_t n)
 {
     if (argc >= 2 && strcmp(argv[1], "-h") && strcmp(argv[1], "--help"))
         return -1;
@@ -99,6 +106,29 @@ int kz_parse_args(const char *cmd, const char *usage, const config_option *rows,
                               err + sizeof unknown - 1, cmd);
     }
     return kz_usage_error("%s: %s", cmd, err);
+}
+
+int kz_subcommand_parse(const kz_subcommands *c, void *out, int argc, char **argv,
+                        const char **pos, size_t *n_pos, char *cmd, size_t len)
+{
+    int rc = s_subcommand_help(argc, argv, c->usage, c->rows, c->n_rows);
+    if (rc >= 0)
+        return rc;
+    const char *sub = argv[1];
+    size_t i = 0;
+    while (i < c->n_subs && strcmp(sub, c->subs[i]))
+        i++;
+    if (i == c->n_subs) {
+        char names[256] = "";
+        for (size_t k = 0; k < c->n_subs; k++) {
+            size_t l = strlen(names);
+            snprintf(names + l, sizeof names - l, "%s%s", k ? ", " : "", c->subs[k]);
+        }
+        return kz_usage_error("%s: unknown subcommand '%s' (%s)", c->name, sub, names);
+    }
+    snprintf(cmd, len, "%s %s", c->name, sub);
+    return kz_parse_args(cmd, c->usage, c->rows, c->n_rows, out, argc - 1, argv + 1, pos,
+                         (size_t)argc, n_pos);
 }
 
 const game_def *kz_game(const char *cmd, const char *name)

@@ -14,13 +14,30 @@
 
 /* Prints "kz: <message>" to stderr and returns 2 (for `return usage_error(...)`). */
 int kz_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "kz: CMD: cannot write 'PATH': <rc's text>" to stderr and returns 1
+ * (for a file a command fails to write, rc a KZ_E* code). */
+int kz_write_error(const char *cmd, const char *path, int rc);
 /* True when argv holds -h or --help. */
 bool kz_wants_help(int argc, char **argv);
-/* The first word of a command with subcommands (kz tb, kz yardstick):
- * with none, the usage on stderr and 2; -h or --help, the usage and the
- * settings table (n rows) on stdout and 0; a subcommand, -1 to go on. */
-int kz_subcommand_help(int argc, char **argv, const char *usage, const config_option *rows,
-                       size_t n);
+/* A command with subcommands (kz tb, kz yardstick): its name, the names of
+ * its subcommands (n_subs of them), its usage and its settings (n_rows). */
+typedef struct kz_subcommands {
+    const char *name;
+    const char *const *subs;
+    size_t n_subs;
+    const char *usage;
+    const config_option *rows;
+    size_t n_rows;
+} kz_subcommands;
+/* The start of such a command: without a subcommand, the usage on stderr
+ * and 2; for -h or --help, the usage and the settings table on stdout and 0;
+ * a subcommand not among c->subs is the one-line error "NAME: unknown
+ * subcommand 'X' (a, b, ...)"; else the flags after it are parsed as
+ * kz_parse_args does (into out; the other words into pos, *n_pos of them, at
+ * most argc) under the name "NAME SUB", which is written into cmd (len
+ * bytes). Returns -1 to go on, else the exit status. */
+int kz_subcommand_parse(const kz_subcommands *c, void *out, int argc, char **argv,
+                        const char **pos, size_t *n_pos, char *cmd, size_t len);
 /* Parses a subcommand's flags with the settings parser (config.h: --key value
  * or --key=value, '-' and '_' alike in keys, bare booleans, --config=FILE)
  * into out, and the other words into pos (at most max_pos; *n_pos of them).

@@ -82,24 +82,49 @@ static int s_parse_position(const char *cmd, const char *usage, int argc, char *
                          n);
 }
 
-/* The position to start from: --position with --dice appended (a game with
- * dice), NULL for the start; exits through kz_usage_error on a bad pair. */
-static const char *s_start(const char *cmd, const game_def *g, position_opts *o, int *rc)
+/* Sets s to the position to start from, --position (with --dice appended in
+ * a game with dice; the start without), and plays the n actions on it.
+ * 0, or 2 after a one-line error (kz_setup's, or a bad --dice). */
+static int s_setup(const char *cmd, const game_def *g, const position_opts *o, int n,
+                   char **actions, game_state *s)
 {
-    static char buf[2 * CONFIG_STR_MAX + 2];
-    *rc = 0;
-    if (!o->dice[0])
-        return o->position[0] ? o->position : NULL;
-    if (!g->is_chance) {
-        *rc = kz_usage_error("%s: game %s has no dice", cmd, g->name);
-        return NULL;
+    char buf[2 * CONFIG_STR_MAX + 2];
+    const char *start = o->position[0] ? o->position : NULL;
+    if (o->dice[0]) {
+        if (!g->is_chance)
+            return kz_usage_error("%s: game %s has no dice", cmd, g->name);
+        if (!o->position[0])
+            return kz_usage_error("%s: --dice needs --position (a Position ID)", cmd);
+        snprintf(buf, sizeof buf, "%s %s", o->position, o->dice);
+        start = buf;
     }
-    if (!o->position[0]) {
-        *rc = kz_usage_error("%s: --dice needs --position (a Position ID)", cmd);
-        return NULL;
-    }
-    snprintf(buf, sizeof buf, "%s %s", o->position, o->dice);
-    return buf;
+    return kz_setup(g, cmd, start, n, actions, 0, s);
+}
+
+/* The start of moves and show: the options, the game in *g and the position
+ * after the actions given (the words) in *s. Returns -1 to go on, else the
+ * exit status. */
+static int s_position(const char *cmd, const char *usage, int argc, char **argv,
+                      const game_def **g, game_state *s)
+{
+    position_opts o;
+    const char *words[argc];
+    size_t nw;
+    int rc = s_parse_position(cmd, usage, argc, argv, &o, words, &nw);
+    if (rc >= 0)
+        return rc;
+    *g = kz_game(cmd, o.game);
+    if (!*g)
+        return 2;
+    rc = s_setup(cmd, *g, &o, (int)nw, (char **)words, s);
+    return rc ? rc : -1;
+}
+
+/* "result: WINNER (REASON)" ("draw" for no winner), after indent. */
+static void s_print_result(const game_def *g, game_result r, const char *indent)
+{
+    printf("%sresult: %s (%s)\n", indent, r.winner < 0 ? "draw" : g->player_name(r.winner),
+           game_reason_name(g, r.reason));
 }
 
 int cmd_perft(int argc, char **argv)
@@ -128,15 +153,12 @@ int cmd_perft(int argc, char **argv)
     if (!g)
         return 2;
     game_state s;
-    const char *start = s_start("perft", g, &o, &rc);
-    if (rc)
-        return rc;
     char moves[CONFIG_STR_MAX], *mv[CONFIG_STR_MAX / 2], *save = NULL;
     int n_mv = 0;
     snprintf(moves, sizeof moves, "%s", o.moves);
     for (char *t = strtok_r(moves, " ", &save); t; t = strtok_r(NULL, " ", &save))
         mv[n_mv++] = t;
-    rc = kz_setup(g, "perft", start, n_mv, mv, 0, &s);
+    rc = s_setup("perft", g, &o, n_mv, mv, &s);
     if (rc)
         return rc;
     uint64_t nodes = 0;
@@ -165,21 +187,10 @@ int cmd_moves(int argc, char **argv)
         "prints every legal whole move for the roll, one per line in standard notation\n"
         "(8/5 6/5), each distinct resulting position once; ACTIONs are checker moves\n"
         "(13/8, bar/22, 3/off) played before it.\n";
-    position_opts o;
-    const char *words[argc];
-    size_t nw;
-    int rc = s_parse_position("moves", usage, argc, argv, &o, words, &nw);
-    if (rc >= 0)
-        return rc;
-    const game_def *g = kz_game("moves", o.game);
-    if (!g)
-        return 2;
+    const game_def *g;
     game_state s;
-    const char *start = s_start("moves", g, &o, &rc);
-    if (rc)
-        return rc;
-    rc = kz_setup(g, "moves", start, (int)nw, (char **)words, 0, &s);
-    if (rc)
+    int rc = s_position("moves", usage, argc, argv, &g, &s);
+    if (rc >= 0)
         return rc;
     if (g == &backgammon_game && !g->is_chance(&s) && !g->result(&s).over) {
         enum { MAX = 4096 };
@@ -192,8 +203,7 @@ int cmd_moves(int argc, char **argv)
     }
     game_result r = g->result(&s);
     if (r.over) {
-        printf("result: %s (%s)\n", r.winner < 0 ? "draw" : g->player_name(r.winner),
-               game_reason_name(g, r.reason));
+        s_print_result(g, r, "");
         return 0;
     }
     uint16_t legal[GAME_MAX_LEGAL];
@@ -213,27 +223,15 @@ int cmd_show(int argc, char **argv)
         "Plays the ACTIONs from P (default: the start position) and draws the board\n"
         "with its lines (R1), the pieces (b B black man/king, w W white), the side to\n"
         "move and, mid-sequence, the piece that must hop on (in brackets).\n";
-    position_opts o;
-    const char *words[argc];
-    size_t nw;
-    int rc = s_parse_position("show", usage, argc, argv, &o, words, &nw);
-    if (rc >= 0)
-        return rc;
-    const game_def *g = kz_game("show", o.game);
-    if (!g)
-        return 2;
+    const game_def *g;
     game_state s;
-    const char *start = s_start("show", g, &o, &rc);
-    if (rc)
-        return rc;
-    rc = kz_setup(g, "show", start, (int)nw, (char **)words, 0, &s);
-    if (rc)
+    int rc = s_position("show", usage, argc, argv, &g, &s);
+    if (rc >= 0)
         return rc;
     g->render(&s, stdout);
     game_result r = g->result(&s);
     if (r.over)
-        printf("  result: %s (%s)\n", r.winner < 0 ? "draw" : g->player_name(r.winner),
-               game_reason_name(g, r.reason));
+        s_print_result(g, r, "  ");
     return 0;
 }
 

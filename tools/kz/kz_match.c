@@ -32,6 +32,16 @@ static void s_fmt_elo(double e, char *buf, size_t len)
         snprintf(buf, len, "%+.0f", fabs(e) < 0.5 ? 0.0 : e); /* no "-0" */
 }
 
+/* The line "  LABELelo: E (95%: LO .. HI)" of a match's figures. */
+static void s_print_elo(const char *label, const match_stats *st)
+{
+    char e[32], lo[32], hi[32];
+    s_fmt_elo(st->elo, e, sizeof e);
+    s_fmt_elo(st->elo_lo, lo, sizeof lo);
+    s_fmt_elo(st->elo_hi, hi, sizeof hi);
+    printf("  %selo: %s (95%%: %s .. %s)\n", label, e, lo, hi);
+}
+
 /* ---- kz match ------------------------------------------------------------------------------ */
 
 typedef struct match_cli {
@@ -124,10 +134,6 @@ static void s_print_pairs(const match_cli *m, int games)
     const match_config *cfg = m->cfg;
     match_stats st;
     match_penta_stats(p, &st);
-    char e[32], elo_lo[32], elo_hi[32];
-    s_fmt_elo(st.elo, e, sizeof e);
-    s_fmt_elo(st.elo_lo, elo_lo, sizeof elo_lo);
-    s_fmt_elo(st.elo_hi, elo_hi, sizeof elo_hi);
     char odd[64] = "";
     if (games % 2)
         snprintf(odd, sizeof odd, "; game %d has no partner and is left out", games);
@@ -135,7 +141,7 @@ static void s_print_pairs(const match_cli *m, int games)
            p[3], p[4], odd);
     printf("  pair score: %.3f +/- %.3f (95%%: %.3f .. %.3f)\n", st.score, MATCH_Z95 * st.sd,
            st.score_lo, st.score_hi);
-    printf("  pair elo: %s (95%%: %s .. %s)\n", e, elo_lo, elo_hi);
+    s_print_elo("pair ", &st);
     if (cfg->sprt) {
         double llr, lower, upper;
         int dec = match_penta_sprt_decide(p, cfg->elo0, cfg->elo1, cfg->alpha, cfg->beta, &llr);
@@ -177,15 +183,11 @@ static void s_print_distinct(match_cli *m, int games)
                     "starts)\n", n, games);
     match_stats st;
     match_stats_compute(w, d, l, &st);
-    char e[32], elo_lo[32], elo_hi[32];
-    s_fmt_elo(st.elo, e, sizeof e);
-    s_fmt_elo(st.elo_lo, elo_lo, sizeof elo_lo);
-    s_fmt_elo(st.elo_hi, elo_hi, sizeof elo_hi);
     printf("  distinct games: %d of %d (W/D/L %d/%d/%d): the intervals above count repeats "
            "as independent games; over the distinct games:\n", n, games, w, d, l);
     printf("  distinct score: %.3f +/- %.3f (95%%: %.3f .. %.3f)\n", st.score, MATCH_Z95 * st.sd,
            st.score_lo, st.score_hi);
-    printf("  distinct elo: %s (95%%: %s .. %s)\n", e, elo_lo, elo_hi);
+    s_print_elo("distinct ", &st);
 }
 
 /* Parses "elo0,elo1[,alpha,beta]". */
@@ -401,10 +403,6 @@ int cmd_match(int argc, char **argv)
     }
     match_stats st;
     match_stats_compute(w, d, l, &st);
-    char e[32], elo_lo[32], elo_hi[32];
-    s_fmt_elo(st.elo, e, sizeof e);
-    s_fmt_elo(st.elo_lo, elo_lo, sizeof elo_lo);
-    s_fmt_elo(st.elo_hi, elo_hi, sizeof elo_hi);
     printf("result: %s vs %s after %d games (%.1f s)\n", m.a, m.b, st.games, dt);
     printf("  W/D/L: %d/%d/%d\n", w, d, l);
     for (int side = 0; judge && side < 2; side++) {
@@ -437,7 +435,7 @@ int cmd_match(int argc, char **argv)
     }
     printf("  score: %.3f +/- %.3f (95%%: %.3f .. %.3f)\n", st.score, MATCH_Z95 * st.sd,
            st.score_lo, st.score_hi);
-    printf("  elo: %s (95%%: %s .. %s)\n", e, elo_lo, elo_hi);
+    s_print_elo("", &st);
     if (cfg.sprt) {
         double llr, lower, upper;
         match_sprt_decide(w, d, l, cfg.elo0, cfg.elo1, cfg.alpha, cfg.beta, &llr);
@@ -474,6 +472,7 @@ typedef struct engine_opts {
     bool json;                     /* analyse: --json */
     char color[CONFIG_STR_MAX];    /* play: --color, a player's name or letter */
     int color_id;                  /* play: the person's player id */
+    const game_def *g;             /* the game (s_engine_opts's) */
 } engine_opts;
 
 /* The rows of analyse and play (analyse alone has --json, play alone --color). */
@@ -517,7 +516,7 @@ static int s_engine_opts(int argc, char **argv, const char *usage, bool play, en
         fputs(player_spec_help(), stdout);
     if (rc >= 0)
         return rc;
-    const game_def *g = kz_game_of_model(argv[0], o->game, sizeof o->game, o->model);
+    const game_def *g = o->g = kz_game_of_model(argv[0], o->game, sizeof o->game, o->model);
     if (!g)
         return 2;
     if (play) {
@@ -564,6 +563,25 @@ static engine *s_engine(const game_def *g, const char *cmd, const engine_opts *o
     if (!e)
         kz_usage_error("%s: %s", cmd, err);
     return e;
+}
+
+/* The start of analyse and play (argv[0]): the options (s_engine_opts), the
+ * position (--position, then analyse's actions, the words) in *s and the
+ * engine (s_engine) in *e. Returns -1 to go on, else the exit status. */
+static int s_engine_start(int argc, char **argv, const char *usage, bool play, engine_opts *o,
+                          const char **words, size_t *nw, game_state *s, engine **e)
+{
+    int rc = s_engine_opts(argc, argv, usage, play, o, words, nw);
+    if (rc >= 0)
+        return rc;
+    if (play && *nw)
+        return kz_usage_error("play: unexpected argument '%s' (see kz play --help)", words[0]);
+    rc = kz_setup(o->g, argv[0], o->position[0] ? o->position : NULL, play ? 0 : (int)*nw,
+                  (char **)words, 0, s);
+    if (rc)
+        return rc;
+    *e = s_engine(o->g, argv[0], o);
+    return *e ? -1 : 2;
 }
 
 /* Prints an analysis: the chosen action, value, work, and the legal actions
@@ -631,18 +649,12 @@ int cmd_analyse(int argc, char **argv)
     engine_opts o;
     const char *words[argc];
     size_t nw;
-    int rc = s_engine_opts(argc, argv, usage, false, &o, words, &nw);
+    game_state s;
+    engine *e;
+    int rc = s_engine_start(argc, argv, usage, false, &o, words, &nw, &s, &e);
     if (rc >= 0)
         return rc;
-    const game_def *g = game_find(o.game); /* checked by s_engine_opts */
-    game_state s;
-    rc = kz_setup(g, "analyse", o.position[0] ? o.position : NULL, (int)nw, (char **)words, 0,
-                  &s);
-    if (rc)
-        return rc;
-    engine *e = s_engine(g, "analyse", &o);
-    if (!e)
-        return 2;
+    const game_def *g = o.g;
     int status = 0;
     if (o.json) {
         /* The page's request: position, moves, sims. */
@@ -812,19 +824,12 @@ int cmd_play(int argc, char **argv)
     engine_opts o;
     const char *words[argc];
     size_t nw;
-    int rc = s_engine_opts(argc, argv, usage, true, &o, words, &nw);
+    play_game pg = {0};
+    engine *e;
+    int rc = s_engine_start(argc, argv, usage, true, &o, words, &nw, &pg.start, &e);
     if (rc >= 0)
         return rc;
-    if (nw)
-        return kz_usage_error("play: unexpected argument '%s' (see kz play --help)", words[0]);
-    const game_def *g = game_find(o.game); /* checked by s_engine_opts */
-    play_game pg = {0};
-    rc = kz_setup(g, "play", o.position[0] ? o.position : NULL, 0, NULL, 0, &pg.start);
-    if (rc)
-        return rc;
-    engine *e = s_engine(g, "play", &o);
-    if (!e)
-        return 2;
+    const game_def *g = o.g;
     engine_analysis *an = xmalloc(sizeof *an);
     const char *you = g->player_name(o.color_id);
     bool turned = o.color_id == 1;

@@ -153,10 +153,8 @@ static int s_model_init(int argc, char **argv)
         gbdt_describe(t, desc, sizeof desc);
         uint64_t sum = gbdt_checksum(t);
         gbdt_destroy(&t);
-        if (rc) {
-            fprintf(stderr, "kz: model init: cannot write '%s': %s\n", out, err_str(rc));
-            return 1;
-        }
+        if (rc)
+            return kz_write_error("model init", out, rc);
         printf("wrote %s: %s, checksum %016" PRIx64 "\n", out, desc, sum);
         return 0;
     }
@@ -168,9 +166,8 @@ static int s_model_init(int argc, char **argv)
     model_set_version(m, (uint32_t)version, 0);
     int rc = modelfile_save(m, out, false);
     if (rc) {
-        fprintf(stderr, "kz: model init: cannot write '%s': %s\n", out, err_str(rc));
         model_destroy(&m);
-        return 1;
+        return kz_write_error("model init", out, rc);
     }
     char desc[200];
     model_arch_describe(&a, desc, sizeof desc);
@@ -485,10 +482,8 @@ static int s_model_fetch(int argc, char **argv)
     }
     rc = file_write_atomic(out, body, len);
     free(body);
-    if (rc) {
-        fprintf(stderr, "kz: model fetch: cannot write '%s': %s\n", out, err_str(rc));
-        return 1;
-    }
+    if (rc)
+        return kz_write_error("model fetch", out, rc);
     printf("wrote %s: model version %u (parent %u), %s, %zu bytes\n", out, mi.version,
            mi.parent, mi.describe, len);
     return 0;

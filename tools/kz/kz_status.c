@@ -223,6 +223,21 @@ static int s_http_get(const char *url, char **body, char *err, size_t errlen)
     return 0;
 }
 
+/* s_http_get for kz CMD: 0, or the exit status after a one-line error (2 for
+ * a bad URL, 1 when the coordinator cannot be reached or answers otherwise). */
+static int s_fetch(const char *cmd, const char *url, char **body)
+{
+    char err[512];
+    int rc = s_http_get(url, body, err, sizeof err);
+    if (rc == KZ_EINVAL)
+        return kz_usage_error("%s: %s", cmd, err);
+    if (rc) {
+        fprintf(stderr, "kz: %s: %s\n", cmd, err);
+        return 1;
+    }
+    return 0;
+}
+
 /* --- printing ---------------------------------------------------------------------- */
 
 static void s_duration(double s, char *buf, size_t len)
@@ -276,6 +291,17 @@ static void s_elo(const jnode *j, const char *prefix, char *buf, size_t len)
     snprintf(buf, len, "%+.0f (95%%: %+.0f .. %+.0f)", j_num(j, p), j_num(j, lo), j_num(j, hi));
 }
 
+/* The end of a measured part's line (endgame, yardstick): the version being
+ * measured and the last failure, when there are. */
+static void s_part_end(FILE *o, const jnode *part)
+{
+    if (j_num(part, "computing") > 0)
+        fprintf(o, "; measuring v%.0f", j_num(part, "computing"));
+    if (j_str(part, "error")[0])
+        fprintf(o, "; last failure: %s", j_str(part, "error"));
+    fprintf(o, "\n");
+}
+
 static void s_print_learning(const jnode *j, FILE *o, double stall_minutes)
 {
     char since[32], elo[96], stall[256];
@@ -316,11 +342,7 @@ static void s_print_learning(const jnode *j, FILE *o, double stall_minutes)
                     j_num(eg, "value_mse"));
         else
             fprintf(o, "not measured yet");
-        if (j_num(eg, "computing") > 0)
-            fprintf(o, "; measuring v%.0f", j_num(eg, "computing"));
-        if (j_str(eg, "error")[0])
-            fprintf(o, "; last failure: %s", j_str(eg, "error"));
-        fprintf(o, "\n");
+        s_part_end(o, eg);
     }
     const jnode *ys = j_get(j, "yardstick");
     if (ys && ys->type == J_OBJ) {
@@ -344,11 +366,7 @@ static void s_print_learning(const jnode *j, FILE *o, double stall_minutes)
         } else {
             fprintf(o, "not measured yet");
         }
-        if (j_num(ys, "computing") > 0)
-            fprintf(o, "; measuring v%.0f", j_num(ys, "computing"));
-        if (j_str(ys, "error")[0])
-            fprintf(o, "; last failure: %s", j_str(ys, "error"));
-        fprintf(o, "\n");
+        s_part_end(o, ys);
     }
     /* The judge of the rated bests' moves (docs/ratings.md "The judges of
      * the bests"): perfect play (Khreibaga) or gnubg (backgammon). */
@@ -600,7 +618,6 @@ int cmd_status(int argc, char **argv)
     status_config cfg;
     const char *pos[1];
     size_t npos = 0;
-    char err[512];
     int rc = config_start("kz: status", s_status_usage, s_status_options, N_STATUS_OPTIONS, &cfg,
                           argc, argv, pos, 1, &npos);
     if (rc >= 0)
@@ -609,13 +626,9 @@ int cmd_status(int argc, char **argv)
         return kz_usage_error("status: --json and --line exclude each other");
     const char *url = npos ? pos[0] : "http://127.0.0.1:8080/status";
     char *body;
-    rc = s_http_get(url, &body, err, sizeof err);
-    if (rc == KZ_EINVAL)
-        return kz_usage_error("status: %s", err);
-    if (rc) {
-        fprintf(stderr, "kz: status: %s\n", err);
-        return 1;
-    }
+    rc = s_fetch("status", url, &body);
+    if (rc)
+        return rc;
     if (cfg.json) {
         fputs(body, stdout);
         free(body);
@@ -680,20 +693,15 @@ int cmd_ratings(int argc, char **argv)
     ratings_config cfg;
     const char *pos[1];
     size_t npos = 0;
-    char err[512];
     int rc = config_start("kz: ratings", s_ratings_usage, s_ratings_options, N_RATINGS_OPTIONS,
                           &cfg, argc, argv, pos, 1, &npos);
     if (rc >= 0)
         return rc;
     const char *url = npos ? pos[0] : "http://127.0.0.1:8080/status";
     char *body;
-    rc = s_http_get(url, &body, err, sizeof err);
-    if (rc == KZ_EINVAL)
-        return kz_usage_error("ratings: %s", err);
-    if (rc) {
-        fprintf(stderr, "kz: ratings: %s\n", err);
-        return 1;
-    }
+    rc = s_fetch("ratings", url, &body);
+    if (rc)
+        return rc;
     jparser jp = {body, body + strlen(body), 0};
     jnode *j = j_value(&jp);
     const jnode *players = j && j->type == J_OBJ ? j_get(j, "ratings.players") : NULL;

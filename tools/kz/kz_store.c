@@ -156,10 +156,8 @@ static int s_export(store *st, const store_stats *s, const char *which, const ch
     }
     rc = file_write_atomic(path, out, outlen);
     free(out);
-    if (rc) {
-        fprintf(stderr, "kz: store: cannot write '%s': %s\n", path, err_str(rc));
-        return 1;
-    }
+    if (rc)
+        return kz_write_error("store", path, rc);
     printf("wrote %s: model version %ld (parent %u, %s), %zu bytes\n", path, v, info.parent,
            store_model_status_name(info.status), outlen);
     return 0;

@@ -463,23 +463,17 @@ static int s_accuracy(const tb_opts *o, int nw, const char **words)
 
 int cmd_tb(int argc, char **argv)
 {
-    int hrc = kz_subcommand_help(argc, argv, s_usage, s_rows, N_ROWS);
-    if (hrc >= 0)
-        return hrc;
-    const char *sub = argv[1];
-    if (strcmp(sub, "build") && strcmp(sub, "probe") && strcmp(sub, "stats") &&
-        strcmp(sub, "verify") && strcmp(sub, "bench") && strcmp(sub, "accuracy"))
-        return kz_usage_error(
-            "tb: unknown subcommand '%s' (build, probe, stats, verify, bench, accuracy)", sub);
+    static const char *const subs[] = {"build", "probe", "stats", "verify", "bench", "accuracy"};
+    static const kz_subcommands c = {"tb", subs, sizeof subs / sizeof subs[0], s_usage, s_rows,
+                                     N_ROWS};
     tb_opts o;
     const char *words[argc];
     size_t nw;
     char cmd[32];
-    snprintf(cmd, sizeof cmd, "tb %s", sub);
-    int rc = kz_parse_args(cmd, s_usage, s_rows, N_ROWS, &o, argc - 1, argv + 1, words,
-                           (size_t)argc, &nw);
+    int rc = kz_subcommand_parse(&c, &o, argc, argv, words, &nw, cmd, sizeof cmd);
     if (rc >= 0)
         return rc;
+    const char *sub = argv[1];
     if (strcmp(sub, "probe") && strcmp(sub, "accuracy") && nw > 0)
         return kz_usage_error("%s: unexpected argument '%s' (see kz tb --help)", cmd, words[0]);
     if (!strcmp(sub, "build"))

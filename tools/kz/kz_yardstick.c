@@ -115,6 +115,55 @@ static int s_threads(long t)
     return (int)(n > 64 ? 64 : n);
 }
 
+/* A threaded measure's jobs (openings, games), handed out one at a time by
+ * s_take; after a failure (s_fail) no more. */
+typedef struct job_queue {
+    pthread_mutex_t lock;
+    int n, next;  /* jobs in all; the next one handed out */
+    int failed;   /* a job or a thread's setup failed */
+} job_queue;
+
+/* The next job of q, or -1 when all are handed out or one failed. */
+static int s_take(job_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    int i = q->failed || q->next >= q->n ? -1 : q->next++;
+    pthread_mutex_unlock(&q->lock);
+    return i;
+}
+
+/* Stops q after a failure, said on stderr ("kz yardstick SUB: what") by the
+ * first failure only. */
+static void s_fail(job_queue *q, const char *sub, const char *what)
+{
+    pthread_mutex_lock(&q->lock);
+    if (!q->failed)
+        fprintf(stderr, "kz yardstick %s: %s\n", sub, what);
+    q->failed = 1;
+    pthread_mutex_unlock(&q->lock);
+}
+
+/* Runs run(arg) on --threads threads (s_threads) and waits for them all. */
+static void s_run_threads(long threads, void *(*run)(void *), void *arg)
+{
+    int n = s_threads(threads);
+    pthread_t t[64];
+    for (int k = 0; k < n; k++)
+        pthread_create(&t[k], NULL, run, arg);
+    for (int k = 0; k < n; k++)
+        pthread_join(t[k], NULL);
+}
+
+/* The command line's words joined by spaces, for a file's header. */
+static void s_cmdline(int argc, char **argv, char *out, size_t len)
+{
+    out[0] = 0;
+    for (int i = 0; i < argc; i++) {
+        size_t l = strlen(out);
+        snprintf(out + l, len - l, "%s%s", i ? " " : "", argv[i]);
+    }
+}
+
 /* The openings: from --book, or make learn's generated book. */
 static int s_openings(const game_def *g, const yard_opts *o, game_state **out, int *n)
 {
@@ -136,29 +185,23 @@ typedef struct book_work {
     const game_def *g;
     const yard_opts *o;
     const game_state *cand;
-    int n, next;
+    job_queue q;
     int *verdict;  /* 1 balanced, 0 not, <0 error */
     int (*r)[2];
     long plies;
-    pthread_mutex_t lock;
 } book_work;
 
 static void *s_book_thread(void *arg)
 {
     book_work *w = arg;
     player *deep = player_alphabeta_new(w->g, (int)w->o->depth);
-    for (;;) {
-        pthread_mutex_lock(&w->lock);
-        int i = w->next++;
-        pthread_mutex_unlock(&w->lock);
-        if (i >= w->n)
-            break;
+    for (int i; (i = s_take(&w->q)) >= 0;) {
         int plies = 0;
         uint64_t seed = mix64((uint64_t)w->o->seed + 2 * (uint64_t)i);
         w->verdict[i] = yard_balance(w->g, deep, &w->cand[i], seed, w->r[i], &plies);
-        pthread_mutex_lock(&w->lock);
+        pthread_mutex_lock(&w->q.lock);
         w->plies += plies;
-        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_unlock(&w->q.lock);
     }
     player_destroy(&deep);
     return NULL;
@@ -175,15 +218,10 @@ static int s_book(const game_def *g, const yard_opts *o, int argc, char **argv)
     int rc = s_openings(g, &gen, &cand, &n);
     if (rc)
         return rc;
-    book_work w = {g, o, cand, n, 0, xcalloc((size_t)n, sizeof(int)),
-                   xcalloc((size_t)n, sizeof(int[2])), 0, PTHREAD_MUTEX_INITIALIZER};
-    int threads = s_threads(o->threads);
-    pthread_t t[64];
+    book_work w = {g, o, cand, {PTHREAD_MUTEX_INITIALIZER, n, 0, 0},
+                   xcalloc((size_t)n, sizeof(int)), xcalloc((size_t)n, sizeof(int[2])), 0};
     double t0 = time_now(), c0 = s_cpu();
-    for (int k = 0; k < threads; k++)
-        pthread_create(&t[k], NULL, s_book_thread, &w);
-    for (int k = 0; k < threads; k++)
-        pthread_join(t[k], NULL);
+    s_run_threads(o->threads, s_book_thread, &w);
     double cpu = s_cpu() - c0;
     game_state *keep = xmalloc((size_t)n * sizeof *keep);
     int kept = 0, dd = 0, split = 0, colour = 0, half = 0;
@@ -203,11 +241,8 @@ static int s_book(const game_def *g, const yard_opts *o, int argc, char **argv)
             half++;
         }
     }
-    char header[2048], cmdline[1024] = "";
-    for (int i = 0; i < argc; i++) {
-        size_t l = strlen(cmdline);
-        snprintf(cmdline + l, sizeof cmdline - l, "%s%s", i ? " " : "", argv[i]);
-    }
+    char header[2048], cmdline[1024];
+    s_cmdline(argc, argv, cmdline, sizeof cmdline);
     snprintf(header, sizeof header,
              "Balanced openings of %s (play/yardstick.h): of %d candidates (match_openings, seed "
              "%ld: make learn's book), those where alphabeta:%ld playing both sides twice gets\n"
@@ -286,11 +321,8 @@ static int s_positions(const game_def *g, const yard_opts *o, int argc, char **a
         free(book), free(out), free(z);
         return 1;
     }
-    char header[2048], cmdline[1024] = "";
-    for (int i = 0; i < argc; i++) {
-        size_t l = strlen(cmdline);
-        snprintf(cmdline + l, sizeof cmdline - l, "%s%s", i ? " " : "", argv[i]);
-    }
+    char header[2048], cmdline[1024];
+    s_cmdline(argc, argv, cmdline, sizeof cmdline);
     snprintf(header, sizeof header,
              "Labelled positions of %s (play/yardstick.h): POSITION<TAB>z, z the result from the "
              "mover's view\nof alphabeta:%ld playing both sides from it. Sampled one turn start "
@@ -388,11 +420,10 @@ typedef struct ab_work {
     const yard_opts *o;
     const char *model[2];
     const game_state *book;
-    int pairs, next;  /* games handed out: 2 models x 2 colours x pairs */
-    int *res;         /* [model][game] +1/0/-1 from the model's view, 2 unplayed */
+    int pairs;
+    job_queue q;  /* the games: 2 models x 2 colours x pairs */
+    int *res;     /* [model][game] +1/0/-1 from the model's view, 2 unplayed */
     long plies[2];
-    int failed;
-    pthread_mutex_t lock;
 } ab_work;
 
 static void *s_ab_thread(void *arg)
@@ -409,53 +440,48 @@ static void *s_ab_thread(void *arg)
         pl[m] = player_from_spec(w->g, spec, err, sizeof err);
     }
     anchor = player_from_spec(w->g, w->o->anchor, err, sizeof err);
-    if (!pl[0] || !pl[1] || !anchor) {
-        pthread_mutex_lock(&w->lock);
-        if (!w->failed)
-            fprintf(stderr, "kz yardstick ab: %s\n", err);
-        w->failed = 1;
-        pthread_mutex_unlock(&w->lock);
-    }
-    for (;;) {
-        pthread_mutex_lock(&w->lock);
-        int i = w->failed ? INT_MAX : w->next++;
-        pthread_mutex_unlock(&w->lock);
-        if (i >= 4 * w->pairs)
-            break;
+    if (!pl[0] || !pl[1] || !anchor)
+        s_fail(&w->q, "ab", err);
+    for (int i; (i = s_take(&w->q)) >= 0;) {
         /* Interleaved: game 4k + 2m + c is model m, opening k, colour c. */
         int k = i / 4, m = (i / 2) % 2, c = i % 2, game = 2 * k + c, plies = 0;
         player *order[2] = {c ? anchor : pl[m], c ? pl[m] : anchor};
         game_result res;
         int rc = match_play_game(w->g, order, &w->book[k],
                                  mix64((uint64_t)w->o->seed + (uint64_t)game), &res, &plies, NULL);
-        pthread_mutex_lock(&w->lock);
         if (rc) {
-            if (!w->failed)
-                fprintf(stderr, "kz yardstick ab: %s: %s\n", w->model[m], err_str(rc));
-            w->failed = 1;
-        } else {
-            w->res[m * 2 * w->pairs + game] = game_result_for(res, c);
-            w->plies[m] += plies;
+            snprintf(err, sizeof err, "%s: %s", w->model[m], err_str(rc));
+            s_fail(&w->q, "ab", err);
+            continue;
         }
-        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_lock(&w->q.lock);
+        w->res[m * 2 * w->pairs + game] = game_result_for(res, c);
+        w->plies[m] += plies;
+        pthread_mutex_unlock(&w->q.lock);
     }
     player_destroy(&pl[0]), player_destroy(&pl[1]), player_destroy(&anchor);
     return NULL;
 }
 
-/* Whether every player spec can be made (bad input is said before any game). */
-static bool s_specs_ok(const game_def *g, const char *cmd, const char *const *specs, int n)
+/* The start of ab and diagnose (cmd): every player spec made once (bad input
+ * is said before any game), the openings in *book (the caller frees them) and
+ * the pairs to play, --pairs but at most the openings. 0, or the exit status. */
+static int s_pairs_start(const game_def *g, const yard_opts *o, const char *cmd,
+                         const char *const *specs, int n, game_state **book, int *pairs)
 {
     char err[512];
     for (int k = 0; k < n; k++) {
         player *p = player_from_spec(g, specs[k], err, sizeof err);
-        if (!p) {
-            kz_usage_error("%s: %s", cmd, err);
-            return false;
-        }
+        if (!p)
+            return kz_usage_error("%s: %s", cmd, err);
         player_destroy(&p);
     }
-    return true;
+    int nb;
+    int rc = s_openings(g, o, book, &nb);
+    if (rc)
+        return rc;
+    *pairs = o->pairs && o->pairs < nb ? (int)o->pairs : nb;
+    return 0;
 }
 
 static int s_ab(const game_def *g, const yard_opts *o, int nw, const char **words)
@@ -466,26 +492,19 @@ static int s_ab(const game_def *g, const yard_opts *o, int nw, const char **word
     snprintf(sa, sizeof sa, s_is_spec(words[0]) ? "%s" : "policy:%s", words[0]);
     snprintf(sb, sizeof sb, s_is_spec(words[1]) ? "%s" : "policy:%s", words[1]);
     const char *specs[3] = {sa, sb, o->anchor};
-    if (!s_specs_ok(g, "yardstick ab", specs, 3))
-        return 2;
     game_state *book;
-    int nb;
-    int rc = s_openings(g, o, &book, &nb);
+    int pairs;
+    int rc = s_pairs_start(g, o, "yardstick ab", specs, 3, &book, &pairs);
     if (rc)
         return rc;
-    int pairs = o->pairs && o->pairs < nb ? (int)o->pairs : nb;
-    ab_work w = {g, o, {words[0], words[1]}, book, pairs, 0,
-                 xmalloc((size_t)4 * pairs * sizeof(int)), {0, 0}, 0, PTHREAD_MUTEX_INITIALIZER};
+    ab_work w = {g, o, {words[0], words[1]}, book, pairs,
+                 {PTHREAD_MUTEX_INITIALIZER, 4 * pairs, 0, 0},
+                 xmalloc((size_t)4 * pairs * sizeof(int)), {0, 0}};
     for (int i = 0; i < 4 * pairs; i++)
         w.res[i] = 2;
-    int threads = s_threads(o->threads);
-    pthread_t t[64];
     double t0 = time_now();
-    for (int k = 0; k < threads; k++)
-        pthread_create(&t[k], NULL, s_ab_thread, &w);
-    for (int k = 0; k < threads; k++)
-        pthread_join(t[k], NULL);
-    if (w.failed) {
+    s_run_threads(o->threads, s_ab_thread, &w);
+    if (w.q.failed) {
         free(w.res), free(book);
         return 1;
     }
@@ -535,11 +554,11 @@ typedef struct diag_work {
     const yard_opts *o;
     const char *model;
     const game_state *book;
-    int pairs, next, sims, n_re, re[D_MAX_RECHECK];
+    int pairs, sims, n_re, re[D_MAX_RECHECK];
+    job_queue q; /* the games: 2 colours x pairs */
     long turns[D_N], errors[D_N], fixed[D_MAX_RECHECK][D_N];
     double drop[D_N], points[D_N], lost, unexplained;
-    int games, wdl[3], failed;
-    pthread_mutex_t lock;
+    int games, wdl[3];
 } diag_work;
 
 static long s_judge(const game_def *g, const game_state *s, int depth)
@@ -621,20 +640,10 @@ static void *s_diag_thread(void *arg)
         snprintf(spec, sizeof spec, "mcts:%s:%d", w->model, w->re[k]);
         re[k] = player_from_spec(g, spec, err, sizeof err);
     }
-    if (!me || !anchor || (w->n_re && !re[w->n_re - 1])) {
-        pthread_mutex_lock(&w->lock);
-        if (!w->failed)
-            fprintf(stderr, "kz yardstick diagnose: %s\n", err);
-        w->failed = 1;
-        pthread_mutex_unlock(&w->lock);
-    }
+    if (!me || !anchor || (w->n_re && !re[w->n_re - 1]))
+        s_fail(&w->q, "diagnose", err);
     int depth = (int)w->o->judge;
-    for (;;) {
-        pthread_mutex_lock(&w->lock);
-        int i = w->failed ? INT_MAX : w->next++;
-        pthread_mutex_unlock(&w->lock);
-        if (i >= 2 * w->pairs)
-            break;
+    for (int i; (i = s_take(&w->q)) >= 0;) {
         long turns[D_N] = {0}, errors[D_N] = {0}, fixed[D_MAX_RECHECK][D_N] = {{0}};
         double drop[D_N] = {0};
         int worst_cats[D_N], n_worst = 0;
@@ -700,30 +709,28 @@ static void *s_diag_thread(void *arg)
             s = t;
             player_new_game(me, mix64(seed + (uint64_t)g->ply(&s)));
         }
-        pthread_mutex_lock(&w->lock);
         if (rc) {
-            if (!w->failed)
-                fprintf(stderr, "kz yardstick diagnose: %s\n", err_str(rc));
-            w->failed = 1;
-        } else {
-            int r = game_result_for(res, mine);
-            double lost = r > 0 ? 0 : r == 0 ? 0.5 : 1;
-            w->games++;
-            w->wdl[1 - r]++;
-            w->lost += lost;
-            if (lost > 0 && n_worst == 0)
-                w->unexplained += lost;
-            for (int c = 0; c < n_worst; c++)
-                w->points[worst_cats[c]] += lost;
-            for (int c = 0; c < D_N; c++) {
-                w->turns[c] += turns[c];
-                w->errors[c] += errors[c];
-                w->drop[c] += drop[c];
-                for (int k = 0; k < w->n_re; k++)
-                    w->fixed[k][c] += fixed[k][c];
-            }
+            s_fail(&w->q, "diagnose", err_str(rc));
+            continue;
         }
-        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_lock(&w->q.lock);
+        int r = game_result_for(res, mine);
+        double lost = r > 0 ? 0 : r == 0 ? 0.5 : 1;
+        w->games++;
+        w->wdl[1 - r]++;
+        w->lost += lost;
+        if (lost > 0 && n_worst == 0)
+            w->unexplained += lost;
+        for (int c = 0; c < n_worst; c++)
+            w->points[worst_cats[c]] += lost;
+        for (int c = 0; c < D_N; c++) {
+            w->turns[c] += turns[c];
+            w->errors[c] += errors[c];
+            w->drop[c] += drop[c];
+            for (int k = 0; k < w->n_re; k++)
+                w->fixed[k][c] += fixed[k][c];
+        }
+        pthread_mutex_unlock(&w->q.lock);
     }
     player_destroy(&me), player_destroy(&anchor);
     for (int k = 0; k < w->n_re; k++)
@@ -738,18 +745,16 @@ static int s_diagnose(const game_def *g, const yard_opts *o, int nw, const char 
     char sm[PLAYER_SPEC_MAX + PATH_MAX];
     snprintf(sm, sizeof sm, "policy:%s", words[0]);
     const char *specs[2] = {sm, o->anchor};
-    if (!s_specs_ok(g, "yardstick diagnose", specs, 2))
-        return 2;
     game_state *book;
-    int nb;
-    int rc = s_openings(g, o, &book, &nb);
+    int pairs;
+    int rc = s_pairs_start(g, o, "yardstick diagnose", specs, 2, &book, &pairs);
     if (rc)
         return rc;
     diag_work *w = xcalloc(1, sizeof *w);
-    *w = (diag_work){.g = g, .o = o, .model = words[0], .book = book,
-                     .pairs = o->pairs && o->pairs < nb ? (int)o->pairs : nb,
+    *w = (diag_work){.g = g, .o = o, .model = words[0], .book = book, .pairs = pairs,
+                     .q.n = 2 * pairs,
                      .sims = (int)(o->simulations ? o->simulations : g->simulations)};
-    pthread_mutex_init(&w->lock, NULL);
+    pthread_mutex_init(&w->q.lock, NULL);
     char buf[CONFIG_STR_MAX];
     snprintf(buf, sizeof buf, "%s", o->recheck);
     for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t && w->n_re < D_MAX_RECHECK;
@@ -761,14 +766,9 @@ static int s_diagnose(const game_def *g, const yard_opts *o, int nw, const char 
         }
         w->re[w->n_re++] = (int)v;
     }
-    int threads = s_threads(o->threads);
-    pthread_t t[64];
     double t0 = time_now();
-    for (int k = 0; k < threads; k++)
-        pthread_create(&t[k], NULL, s_diag_thread, w);
-    for (int k = 0; k < threads; k++)
-        pthread_join(t[k], NULL);
-    if (w->failed) {
+    s_run_threads(o->threads, s_diag_thread, w);
+    if (w->q.failed) {
         free(book), free(w);
         return 1;
     }
@@ -801,23 +801,17 @@ static int s_diagnose(const game_def *g, const yard_opts *o, int nw, const char 
 
 int cmd_yardstick(int argc, char **argv)
 {
-    int hrc = kz_subcommand_help(argc, argv, s_usage, s_rows, N_ROWS);
-    if (hrc >= 0)
-        return hrc;
-    const char *sub = argv[1];
-    if (strcmp(sub, "book") && strcmp(sub, "positions") && strcmp(sub, "value") &&
-        strcmp(sub, "ab") && strcmp(sub, "diagnose"))
-        return kz_usage_error(
-            "yardstick: unknown subcommand '%s' (book, positions, value, ab, diagnose)", sub);
+    static const char *const subs[] = {"book", "positions", "value", "ab", "diagnose"};
+    static const kz_subcommands c = {"yardstick", subs, sizeof subs / sizeof subs[0], s_usage,
+                                     s_rows, N_ROWS};
     yard_opts o;
     const char *words[argc];
     size_t nw;
     char cmd[32];
-    snprintf(cmd, sizeof cmd, "yardstick %s", sub);
-    int rc = kz_parse_args(cmd, s_usage, s_rows, N_ROWS, &o, argc - 1, argv + 1, words,
-                           (size_t)argc, &nw);
+    int rc = kz_subcommand_parse(&c, &o, argc, argv, words, &nw, cmd, sizeof cmd);
     if (rc >= 0)
         return rc;
+    const char *sub = argv[1];
     const game_def *g = kz_game(cmd, o.game);
     if (!g)
         return 2;
