@@ -622,7 +622,7 @@ static int s_play(driver *d, int i, driver_done_fn fn, void *ctx)
             }
             if (rc) { /* e.g. its gnubg died: this game is given up, the others go on */
                 log_error("driver: baseline player %s failed (%s): its game is given up",
-                          player_name(sl->base[p]), err_str(rc));
+                          player_spec_name(sl->base[p]), err_str(rc));
                 d->st.abandoned++;
                 d->st.failed++;
                 s_release(d, i);

@@ -422,7 +422,7 @@ int engine_analyse(engine *e, const game_state *s, int sims, uint64_t seed,
         log_warn("engine: %s", err);
         goto out;
     }
-    snprintf(out->player, sizeof out->player, "%s", player_name(e->p));
+    snprintf(out->player, sizeof out->player, "%s", player_spec_name(e->p));
     if (!e->show_paths)
         s_strip_dirs(out->player);
     double t0 = time_now();

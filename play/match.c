@@ -457,7 +457,7 @@ static int s_play_game(const game_def *g, player *players[2], const game_state *
         if (rc != 0)
             return rc;
         if (!game_is_legal(g, &s, a)) {
-            log_error("match: %s chose the illegal action %d", player_name(players[g->to_move(&s)]),
+            log_error("match: %s chose the illegal action %d", player_spec_name(players[g->to_move(&s)]),
                       a);
             return KZ_EILLEGAL;
         }

@@ -103,7 +103,7 @@ void player_observe(player *p, const game_state *s, int action)
         p->ops->observe(p, s, action);
 }
 
-const char *player_name(const player *p) { return p->name; }
+const char *player_spec_name(const player *p) { return p->name; }
 
 void player_destroy(player **pp)
 {

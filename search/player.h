@@ -143,7 +143,7 @@ player *player_mcts_new(const game_def *g, const char *model_path, const mcts_se
                         char *err, size_t errlen);
 /* The same over an evaluator the caller already has (e.g. a worker's
  * network): ev is copied, its ctx borrowed and must outlive the player.
- * `name` is what player_name reports. NULL (with err) for invalid settings. */
+ * `name` is what player_spec_name reports. NULL (with err) for invalid settings. */
 player *player_policy_new_evaluator(const game_def *g, evaluator ev, const char *name);
 player *player_mcts_new_evaluator(const game_def *g, evaluator ev, const mcts_settings *s,
                                   const char *name, char *err, size_t errlen);
@@ -204,7 +204,7 @@ int player_accuracy(player *p, const game_state *states, const uint16_t *want, i
  * that keep a tree between moves reuse it. Optional to call. */
 void player_observe(player *p, const game_state *s, int action);
 /* The player's spec (e.g. "uct:1000"). Borrowed, valid while p lives. */
-const char *player_name(const player *p);
+const char *player_spec_name(const player *p);
 /* Frees *p and sets it to NULL; NULL-safe. */
 void player_destroy(player **p);
 

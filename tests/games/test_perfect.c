@@ -77,7 +77,7 @@ Test(perfect, wins_the_start_as_white_and_refuses_other_games)
     char err[200];
     player *pf = player_from_spec(g, "perfect", err, sizeof err);
     cr_assert_not_null(pf, "%s", err);
-    cr_assert_str_eq(player_name(pf), "perfect:100000");
+    cr_assert_str_eq(player_spec_name(pf), "perfect:100000");
     player *rnd = player_from_spec(g, "random", err, sizeof err);
     for (uint64_t seed = 1; seed <= 2; seed++) {
         game_state s;

@@ -214,7 +214,7 @@ Test(toy, searches_and_baseline_players_find_the_win)
     /* The default simulations of mcts:MODEL are the game's. */
     char err[200];
     player *p = player_from_spec(g, "mcts:uniform", err, sizeof err);
-    cr_assert_str_eq(player_name(p), "mcts:uniform:32");
+    cr_assert_str_eq(player_spec_name(p), "mcts:uniform:32");
     player_destroy(&p);
     /* A match of baselines plays out (both colours, openings of the game). */
     player *x = player_from_spec(g, "random", err, sizeof err);

@@ -381,7 +381,7 @@ Test(player, uct_info_is_consistent)
 {
     const game_def *g = game_default();
     player *p = player_uct_new(g, &(player_uct_config){.playouts = 200, .c = 1.4});
-    cr_assert_str_eq(player_name(p), "uct:200:1.4");
+    cr_assert_str_eq(player_spec_name(p), "uct:200:1.4");
     game_state s;
     g->init(&s);
     uint16_t legal[GAME_MAX_LEGAL];
@@ -453,7 +453,7 @@ Test(player, specs)
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         player *p = player_from_spec(g, good[i].spec, err, sizeof err);
         cr_assert_not_null(p, "%s: %s", good[i].spec, err);
-        cr_assert_str_eq(player_name(p), good[i].name);
+        cr_assert_str_eq(player_spec_name(p), good[i].name);
         player_destroy(&p);
     }
     const char *bad[] = {"", "randoms", "random:1", "greedy:2", "uct", "uct:", "uct:0",
@@ -675,7 +675,7 @@ Test(player, mcts_player_searches_and_reports)
     s_tactic_state(g, &s_tactics[3], &s, &good);
     player *p = player_from_spec(g, "mcts:uniform:200", err, sizeof err);
     cr_assert_not_null(p, "%s", err);
-    cr_assert_str_eq(player_name(p), "mcts:uniform:200");
+    cr_assert_str_eq(player_spec_name(p), "mcts:uniform:200");
     player_new_game(p, 1);
     player_info info;
     int a;
@@ -706,7 +706,7 @@ Test(player, gumbel_player_plays_the_halving_s_winner)
     s_tactic_state(g, &s_tactics[3], &s, &good);
     player *p = player_from_spec(g, "gumbel:uniform:64", err, sizeof err);
     cr_assert_not_null(p, "%s", err);
-    cr_assert_str_eq(player_name(p), "gumbel:uniform:64");
+    cr_assert_str_eq(player_spec_name(p), "gumbel:uniform:64");
     for (uint64_t seed = 1; seed <= 3; seed++) {
         player_new_game(p, seed);
         player_info info;
@@ -875,7 +875,7 @@ Test(player, network_specs_take_a_precision)
         snprintf(want, sizeof want, forms[i][1], path);
         player *p = player_from_spec(g, spec, err, sizeof err);
         cr_assert_not_null(p, "%s: %s", spec, err);
-        cr_assert_str_eq(player_name(p), want);
+        cr_assert_str_eq(player_spec_name(p), want);
         player_destroy(&p);
     }
     snprintf(spec, sizeof spec, "mcts:%s:20:fp16", path);

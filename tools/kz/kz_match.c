@@ -379,7 +379,7 @@ int cmd_match(int argc, char **argv)
         }
         cfg.judge = judge;
     }
-    match_cli m = {.g = g, .cfg = &cfg, .a = player_name(a), .b = player_name(b), .quiet = quiet};
+    match_cli m = {.g = g, .cfg = &cfg, .a = player_spec_name(a), .b = player_spec_name(b), .quiet = quiet};
     cfg.on_game = s_on_game;
     cfg.on_action = s_on_action;
     cfg.ctx = &m;

@@ -808,8 +808,8 @@ static int s_from_match(ref_run *c, const char *specs)
     cfg.on_game = s_match_game;
     cfg.ctx = c;
     c->cur_index = -1;
-    snprintf(c->match_names[0], sizeof c->match_names[0], "%s", player_name(pa));
-    snprintf(c->match_names[1], sizeof c->match_names[1], "%s", player_name(pb));
+    snprintf(c->match_names[0], sizeof c->match_names[0], "%s", player_spec_name(pa));
+    snprintf(c->match_names[1], sizeof c->match_names[1], "%s", player_spec_name(pb));
     int wins, draws, losses;
     int rc = match_run(&khreibaga_game, pa, pb, &cfg, &wins, &draws, &losses, NULL);
     if (rc)
@@ -1070,7 +1070,7 @@ static int s_accuracy(const solve_opts *o, const char *model, int nfiles, const 
                 double lo, hi;
                 match_wilson(a.p[k].keep, a.p[k].judged, &lo, &hi);
                 printf("%s: %d of %d turns keep the proven value (%.1f%%; 95%% %.1f..%.1f)",
-                       player_name(pl[k]), a.p[k].keep, a.p[k].judged,
+                       player_spec_name(pl[k]), a.p[k].keep, a.p[k].judged,
                        a.p[k].judged ? 100.0 * a.p[k].keep / a.p[k].judged : 0.0, 100 * lo,
                        100 * hi);
                 printf("; where a turn loses value %d of %d (%.1f%%)", a.p[k].keep_choice,
