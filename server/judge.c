@@ -153,7 +153,7 @@ static void s_judge_one(judge *e, const judge_job *j)
 {
     char err[300];
     game_record *r = record_new();
-    match_game mg;
+    match_game mg = {0};
     double x = 0, y = 0;
     long unknown = 0;
     int rc = r ? record_unpack(j->rec, j->len, r, err, sizeof err) : KZ_ENOMEM;
@@ -168,8 +168,10 @@ static void s_judge_one(judge *e, const judge_job *j)
             gnubg_close(e->gb);
             e->gb = NULL;
         }
-        x = 1000.0 * mg.loss[j->side];
-        y = mg.decisions[j->side];
+        if (rc == 0) {
+            x = 1000.0 * mg.loss[j->side];
+            y = mg.decisions[j->side];
+        }
     }
     record_destroy(&r);
     if (e->halt) /* stopped in mid-game: its open values are not the budget's */
