@@ -198,7 +198,8 @@ typedef struct tr {
     double reuse_base;         /* samples the start model was trained on elsewhere, left out
                                 * of the reuse count (set at the first reply) */
     bool reuse_based;          /* reuse_base is set */
-    bool from_checkpoint;      /* started from its own checkpoint */
+    bool steps_here;           /* the start model's steps may be this store's: its own
+                                * checkpoint, or a best this cluster trained (version > 1) */
     uint64_t window_lo;        /* window start (last reply) */
     uint64_t games_total;      /* games stored (last reply) */
     uint32_t best;             /* best version (last reply) */
@@ -499,15 +500,17 @@ static int s_check_game(const tr *t, const char *what, const char *game)
 /* Notes the counts of a batch reply. At the first, the samples of the
  * start model's steps that this store's positions did not give are left
  * out of the reuse count, so that steps from another run (a model carried
- * to a new cluster, as init_model or the coordinator's best) do not make
- * the trainer wait for positions it never trained on: all of them for a
- * start model, those beyond max_reuse on the positions stored so far for a
- * checkpoint (a checkpoint of such a run). */
+ * to a new cluster, as init_model or the coordinator's initial model, its
+ * version 1) do not make the trainer wait for positions it never trained
+ * on: all of them for such a start model, those beyond max_reuse on the
+ * positions stored so far for a checkpoint (a checkpoint of such a run) or
+ * a best this cluster trained (a trainer that lost its checkpoint must not
+ * train on the old positions max_reuse times again). */
 static void s_note_reply(tr *t, const wire_batch_reply *b)
 {
     if (!t->reuse_based && t->cfg.max_reuse > 0 && t->m) {
         double done = (double)model_step(t->m) * (double)t->cfg.batch_size;
-        double allowed = t->from_checkpoint ? t->cfg.max_reuse * (double)b->window_hi : 0;
+        double allowed = t->steps_here ? t->cfg.max_reuse * (double)b->window_hi : 0;
         t->reuse_base = done > allowed ? done - allowed : 0;
         t->reuse_based = true;
         if (t->reuse_base > 0)
@@ -738,7 +741,7 @@ static int s_start_model(tr *t)
             return rc;
         }
         t->ckpt_step = model_step(t->m);
-        t->from_checkpoint = true;
+        t->steps_here = true;
         t->lineage = model_parent_version(t->m);
         log_info("resuming from %s at step %llu (optimizer %s, %llu updates, lineage %u)",
                  t->ckpt, (unsigned long long)t->ckpt_step,
@@ -802,6 +805,7 @@ best:
         char arch[128];
         model_arch_describe(model_get_arch(t->m), arch, sizeof arch);
         t->lineage = v;
+        t->steps_here = v > 1; /* version 1: the initial model, trained elsewhere or not */
         model_set_version(t->m, 0, v);
         log_info("starting from model %u of the coordinator (%s), step %llu", (unsigned)v, arch,
                  (unsigned long long)model_step(t->m));

@@ -332,6 +332,60 @@ Test(trainer, a_model_trained_elsewhere_does_not_wait_for_its_own_steps)
     harness_fini(&h);
 }
 
+/* A trainer that lost its checkpoint starts from the coordinator's best, a
+ * network this cluster's trainer made (version 2, its step at the reuse
+ * limit of the positions stored): those steps were trained on this store,
+ * so it waits for fresh positions at once instead of training max_reuse
+ * times over the old ones again. */
+Test(trainer, a_best_trained_here_counts_its_steps_against_the_store)
+{
+    harness h;
+    harness_init(&h, "there");
+    harness_coord_start(&h, NULL);
+    harness_submit_random_games(&h, 3, 200);
+    double p1 = harness_wait_status(&h, "\"replay\"", "window_hi", 1, 5);
+    cr_assert_gt(p1, 32, "too few positions (%g) for this test", p1);
+    uint64_t s = (uint64_t)floor(p1 / 32); /* max_reuse 1 on p1 positions, batch 32 */
+    char err[300];
+    model *m;
+    cr_assert_eq(modelfile_load(h.model, game_default(), &m, err, sizeof err), 0, "%s", err);
+    model_set_step(m, s);
+    model_set_created_ms(m, model_created_ms(m) + 1000);
+    uint8_t *blob;
+    size_t len;
+    cr_assert_eq(modelfile_to_bytes(m, &blob, &len), 0);
+    model_destroy(&m);
+    void *zctx = zmq_ctx_new();
+    client_config cfg;
+    client_config_default(&cfg);
+    cfg.curve = false;
+    snprintf(cfg.endpoint, sizeof cfg.endpoint, "%s", h.endpoint);
+    cfg.role = "trainer";
+    cfg.timeout_ms = 1000;
+    client *c = client_new(zctx, &cfg);
+    wire_candidate_ack ack;
+    cr_assert_eq(client_submit_candidate(c, blob, len, 1, s, &ack), 0, "%s",
+                 client_last_error(c));
+    free(blob);
+    client_destroy(&c);
+    zmq_ctx_term(zctx);
+    cr_assert_eq(harness_wait_status(&h, "\"models\"", "best", 2, 10), 2, "the gate is none");
+    char log[128];
+    snprintf(log, sizeof log, "%s/trainer.log", h.dir);
+    const char *extra[] = {"--max_reuse=1", "--min_positions=1", "--steps_per_candidate=1000",
+                           NULL};
+    pid_t t = s_trainer(&h, log, extra);
+    cr_assert(harness_wait_log(log, "waiting: reuse limit", 30), "see %s", log);
+    harness_sleep(0.5);
+    cr_expect_eq(harness_status_num(&h, "\"trainer\"", "step"), (double)s,
+                 "trained past the limit (see %s)", log);
+    harness_signal(t, SIGTERM);
+    int st;
+    cr_assert(harness_wait(t, 20, &st));
+    cr_expect_eq(harness_exit_code(st), 0, "see %s", log);
+    harness_fini(&h);
+}
+
 Test(trainer, resumes_at_the_same_step_with_its_optimizer_after_kill_9)
 {
     harness h;
