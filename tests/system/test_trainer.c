@@ -376,6 +376,7 @@ Test(trainer, a_best_trained_here_counts_its_steps_against_the_store)
                            NULL};
     pid_t t = s_trainer(&h, log, extra);
     cr_assert(harness_wait_log(log, "waiting: reuse limit", 30), "see %s", log);
+    harness_wait_status(&h, "\"trainer\"", "step", (double)s, 5); /* its first report */
     harness_sleep(0.5);
     cr_expect_eq(harness_status_num(&h, "\"trainer\"", "step"), (double)s,
                  "trained past the limit (see %s)", log);
