@@ -151,7 +151,7 @@ static int s_referee_record(judge *e, const game_record *r, uint32_t v, int side
 /* Judges one record (on the thread, without the lock). */
 static void s_judge_one(judge *e, const judge_job *j)
 {
-    char err[300];
+    char err[300] = "";
     game_record *r = record_new();
     match_game mg = {0};
     double x = 0, y = 0;
@@ -179,7 +179,7 @@ static void s_judge_one(judge *e, const judge_job *j)
     pthread_mutex_lock(&e->th.lock);
     if (rc) {
         snprintf(e->fig.error, sizeof e->fig.error, "v%u: %s", j->version,
-                 rc == KZ_ENOMEM ? "out of memory" : err);
+                 err[0] ? err : rc == KZ_ENOMEM ? "out of memory" : err_str(rc));
         pthread_mutex_unlock(&e->th.lock);
         log_warn("judge: a game of v%u not judged: %s", j->version, e->fig.error);
         return;
