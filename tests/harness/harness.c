@@ -1352,11 +1352,15 @@ bool harness_outside_ipv4(char *buf, size_t cap)
     return found;
 }
 
-uint32_t harness_submit_candidate(const harness *h)
+/* The candidate of harness_submit_candidate(_at): the model's own step set
+ * to `step` when set_step, and `step` the step the trainer reports. */
+static uint32_t s_submit_candidate(const harness *h, bool set_step, uint64_t step)
 {
     char err[256];
     model *m;
     cr_assert_eq(modelfile_load(h->model, game_default(), &m, err, sizeof err), 0, "%s", err);
+    if (set_step)
+        model_set_step(m, step);
     model_set_created_ms(m, model_created_ms(m) + 1000);
     uint8_t *blob;
     size_t len;
@@ -1371,10 +1375,17 @@ uint32_t harness_submit_candidate(const harness *h)
     cfg.timeout_ms = 1000;
     client *c = client_new(zctx, &cfg);
     wire_candidate_ack ack;
-    cr_assert_eq(client_submit_candidate(c, blob, len, 1, 50, &ack), 0, "%s",
+    cr_assert_eq(client_submit_candidate(c, blob, len, 1, step, &ack), 0, "%s",
                  client_last_error(c));
     free(blob);
     client_destroy(&c);
     zmq_ctx_term(zctx);
     return ack.version;
+}
+
+uint32_t harness_submit_candidate(const harness *h) { return s_submit_candidate(h, false, 50); }
+
+uint32_t harness_submit_candidate_at(const harness *h, uint64_t step)
+{
+    return s_submit_candidate(h, true, step);
 }

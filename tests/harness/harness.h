@@ -317,6 +317,9 @@ void harness_submit_random_games(const harness *h, int n, uint64_t seed);
  * a later creation time (a new version as strong as the best); asserts it
  * is taken and returns its version. */
 uint32_t harness_submit_candidate(const harness *h);
+/* The same with the model's step (and the step reported with it) `step`: a
+ * network as far trained as a trainer of this cluster would have made it. */
+uint32_t harness_submit_candidate_at(const harness *h, uint64_t step);
 
 /* --- fixtures of in-process tests ------------------------------------------------ */
 

@@ -346,29 +346,7 @@ Test(trainer, a_best_trained_here_counts_its_steps_against_the_store)
     double p1 = harness_wait_status(&h, "\"replay\"", "window_hi", 1, 5);
     cr_assert_gt(p1, 32, "too few positions (%g) for this test", p1);
     uint64_t s = (uint64_t)floor(p1 / 32); /* max_reuse 1 on p1 positions, batch 32 */
-    char err[300];
-    model *m;
-    cr_assert_eq(modelfile_load(h.model, game_default(), &m, err, sizeof err), 0, "%s", err);
-    model_set_step(m, s);
-    model_set_created_ms(m, model_created_ms(m) + 1000);
-    uint8_t *blob;
-    size_t len;
-    cr_assert_eq(modelfile_to_bytes(m, &blob, &len), 0);
-    model_destroy(&m);
-    void *zctx = zmq_ctx_new();
-    client_config cfg;
-    client_config_default(&cfg);
-    cfg.curve = false;
-    snprintf(cfg.endpoint, sizeof cfg.endpoint, "%s", h.endpoint);
-    cfg.role = "trainer";
-    cfg.timeout_ms = 1000;
-    client *c = client_new(zctx, &cfg);
-    wire_candidate_ack ack;
-    cr_assert_eq(client_submit_candidate(c, blob, len, 1, s, &ack), 0, "%s",
-                 client_last_error(c));
-    free(blob);
-    client_destroy(&c);
-    zmq_ctx_term(zctx);
+    cr_assert_eq(harness_submit_candidate_at(&h, s), 2);
     cr_assert_eq(harness_wait_status(&h, "\"models\"", "best", 2, 10), 2, "the gate is none");
     char log[128];
     snprintf(log, sizeof log, "%s/trainer.log", h.dir);
