@@ -381,6 +381,12 @@ typedef struct judge_point {
 } judge_point;
 #define JUDGE_HISTORY 256 /* points kept; every other older one dropped when full */
 typedef struct judge judge;
+/* Whether `setting` (of judge: "", auto, perfect, or a gnubg level) can judge
+ * game g (NULL: the level alone is checked): perfect play is known for
+ * Khreibaga only, gnubg judges backgammon only. 0, or KZ_EINVAL with one
+ * line in err ("judge: ..."). The coordinator's start refuses bad settings
+ * with it (exit 2), and judge_start checks what auto chose the same way. */
+int judge_check(const char *setting, const game_def *g, char *err, size_t errlen);
 /* With eval_share > 0, judge_games > 0 and a judge for the game (judge
  * perfect or auto for Khreibaga: the referee, with tb_dir's tables; a gnubg
  * level, or auto, for backgammon with a gnubg anchor): starts the judging

@@ -254,23 +254,35 @@ static const char *s_judge_kind(const coord *c)
     return ""; /* a gnubg level, but no gnubg anchor: nothing rated against gnubg */
 }
 
+int judge_check(const char *setting, const game_def *g, char *err, size_t errlen)
+{
+    if (!setting[0] || !strcmp(setting, "auto"))
+        return 0;
+    bool perfect = !strcmp(setting, "perfect");
+    char why[200];
+    if (!perfect && gnubg_level_check(setting, why, sizeof why))
+        return err_set(err, errlen, KZ_EINVAL, "judge: %s (or perfect, auto, \"\")", why);
+    if (g && perfect && g != tb_game())
+        return err_set(err, errlen, KZ_EINVAL, "judge: perfect play is known for %s only, not %s",
+                       tb_game()->name, g->name);
+    if (g && !perfect && g != &backgammon_game)
+        return err_set(err, errlen, KZ_EINVAL,
+                       "judge: gnubg judges backgammon only, not %s (perfect or auto for "
+                       "khreibaga, \"\" for none)", g->name);
+    return 0;
+}
+
 int judge_start(coord *c)
 {
     const char *kind = s_judge_kind(c);
     if (!kind[0] || c->cfg.judge_games <= 0 || c->cfg.eval_share <= 0)
         return 0;
     bool perfect = !strcmp(kind, "perfect");
-    if (perfect && c->g != tb_game()) {
-        log_error("judge: perfect play is known for %s only, not %s", tb_game()->name,
-                  c->g->name);
-        return KZ_EINVAL;
-    }
-    if (!perfect && c->g != &backgammon_game) {
-        log_error("judge: gnubg judges backgammon only, not %s (judge = perfect or auto for "
-                  "khreibaga, \"\" for none)", c->g->name);
-        return KZ_EINVAL;
-    }
     char err[300];
+    if (judge_check(kind, c->g, err, sizeof err)) {
+        log_error("%s", err);
+        return KZ_EINVAL;
+    }
     gnubg *gb = NULL;
     tb_set *tb = NULL;
     if (!perfect && gnubg_open(&gb, kind, JUDGE_TIMEOUT_S, err, sizeof err)) {

@@ -10,10 +10,7 @@
 #include <sys/stat.h>
 
 #include "common/config.h"
-#include "games/backgammon.h"
-#include "games/tablebase.h"
 #include "net/curve.h"
-#include "search/gnubg.h"
 #include "server/coordinator.h"
 #include "server/features.h"
 #include "play/match.h"
@@ -390,20 +387,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "kz-coordinator: anchors: %s\n", err);
         return 2;
     }
-    if (cfg.judge[0] && strcmp(cfg.judge, "auto") && strcmp(cfg.judge, "perfect") &&
-        gnubg_level_check(cfg.judge, err, sizeof err)) {
-        fprintf(stderr, "kz-coordinator: judge: %s (or perfect, auto, \"\")\n", err);
-        return 2;
-    }
-    if (gd && !strcmp(cfg.judge, "perfect") && gd != tb_game()) {
-        fprintf(stderr, "kz-coordinator: judge: perfect play is known for %s only, not %s\n",
-                tb_game()->name, gd->name);
-        return 2;
-    }
-    if (gd && cfg.judge[0] && strcmp(cfg.judge, "auto") && strcmp(cfg.judge, "perfect") &&
-        gd != &backgammon_game) {
-        fprintf(stderr, "kz-coordinator: judge: gnubg judges backgammon only, not %s (perfect "
-                "or auto for khreibaga, \"\" for none)\n", gd->name);
+    if (judge_check(cfg.judge, gd, err, sizeof err)) {
+        fprintf(stderr, "kz-coordinator: %s\n", err);
         return 2;
     }
     log_info("kz-coordinator %s", util_version());
