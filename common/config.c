@@ -287,6 +287,21 @@ int config_read_file(const config_option *table, size_t n, void *out, const char
     return rc;
 }
 
+void config_defaults(const config_option *table, size_t n, void *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        const config_option *o = &table[i];
+        if (o->type == CONFIG_ALIAS || !o->def)
+            continue;
+        char first[CONFIG_STR_MAX]; /* a choice's default: its first name */
+        if (o->type == CONFIG_CHOICE)
+            s_choice_name(o->def, 0, first, sizeof first);
+        char err[256];
+        KZ_CHECK(s_set(o, o->name, out, o->type == CONFIG_CHOICE ? first : o->def, err,
+                       sizeof err) == 0);
+    }
+}
+
 int config_parse(const config_option *table, size_t n, void *out, int argc, char **argv,
                  const char **positional, size_t max_positional, size_t *n_positional,
                  char *err, size_t errlen)
@@ -297,18 +312,9 @@ int config_parse(const config_option *table, size_t n, void *out, int argc, char
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return CONFIG_HELP;
-    /* Step 2. Defaults (a bad default is a bug in the table); a row without
-     * one keeps what the caller put there (a module's *_default()). */
-    for (size_t i = 0; i < n; i++) {
-        const config_option *o = &table[i];
-        if (o->type == CONFIG_ALIAS || !o->def)
-            continue;
-        char first[CONFIG_STR_MAX]; /* a choice's default: its first name */
-        if (o->type == CONFIG_CHOICE)
-            s_choice_name(o->def, 0, first, sizeof first);
-        KZ_CHECK(s_set(o, o->name, out, o->type == CONFIG_CHOICE ? first : o->def, err,
-                       errlen) == 0);
-    }
+    /* Step 2. Defaults; a row without one keeps what the caller put there (a
+     * module's *_default()). */
+    config_defaults(table, n, out);
     /* Step 3. The file, wherever --config appears. */
     for (int i = 1; i < argc; i++) {
         const char *path = NULL;

@@ -99,6 +99,13 @@ enum {
     CONFIG_HELP = 1, /* --help was given (nothing else checked); print config_help */
 };
 
+/* Sets every row's text default in `out` (a choice: its first name); rows
+ * without one (def NULL) and fields without a row keep what out holds. This
+ * is config_parse's first step; a module's *_default() calls it over its own
+ * rows, so that the table is the one place its defaults are written. A
+ * default that does not parse is a bug in the table (checked). */
+void config_defaults(const config_option *table, size_t n, void *out);
+
 /* Fills `out` from the table: defaults, then --config=PATH's file, then the
  * flags in argv[1..argc). Positional arguments (not starting with "--") are
  * errors unless `positional` is non-NULL: then they are stored there in order

@@ -128,23 +128,10 @@ const size_t client_worker_options_n =
 
 void client_config_default(client_config *cfg)
 {
-    *cfg = (client_config){
-        .endpoint = "tcp://127.0.0.1:5555",
-        .sub_endpoint = "",
-        .client_id = "",
-        .role = "worker",
-        .game = "", /* a program says which it plays */
-        .slots = 1,
-        .timeout_ms = 3000,
-        .retries = 2,
-        .heartbeat_ms = 1000,
-        .max_msg_bytes = 64u << 20,
-        .max_pending = 1024,
-        .protocol_version = 0,
-        .curve = true,
-        .curve_server_key = "",
-        .curve_secret_key = "",
-    };
+    /* The fields without a row; a program says which game it plays. */
+    *cfg = (client_config){.role = "worker", .game = "", .slots = 1, .protocol_version = 0};
+    config_defaults(client_options, client_options_n, cfg);
+    config_defaults(client_worker_options, client_worker_options_n, cfg);
 }
 
 /* Reads the key files of cfg into kp and server (either may be NULL). */

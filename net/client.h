@@ -88,11 +88,12 @@ typedef struct client_stats {
     uint64_t announcements;  /* new-best announcements received */
 } client_stats;
 
-/* Defaults: endpoint tcp://127.0.0.1:5555 (the coordinator's default bind),
- * no announcements, an automatic id, timeout 3000 ms, 2 attempts, heartbeat
- * 1000 ms, 64 MiB messages, 1024 pending games, role "worker", no game
- * ("": a program sets the game it plays, which its hello names), 1 slot,
- * curve on (its two key files still to name). */
+/* Defaults: role "worker", no game ("": a program sets the game it plays,
+ * which its hello names), 1 slot, and the text defaults of client_options
+ * and client_worker_options: endpoint tcp://127.0.0.1:5555 (the
+ * coordinator's default bind), no announcements, an automatic id, timeout
+ * 3000 ms, 2 attempts, heartbeat 1000 ms, 64 MiB messages, 1024 pending
+ * games, curve on (its two key files still to name). */
 void client_config_default(client_config *cfg);
 
 /* Checks the CurveZMQ settings without connecting: with cfg->curve, libzmq
@@ -108,8 +109,9 @@ int client_check_keys(const client_config *cfg, char *err, size_t errlen);
  * talk to the coordinator list this group (kz-worker, kz-trainer); a program
  * that plays games lists client_worker_options too: sub_endpoint (new-best
  * announcements) and max_pending (games held until acknowledged). role,
- * game, slots and protocol_version are the program's to set. The text
- * defaults are client_config_default()'s (a test holds them equal). */
+ * game, slots and protocol_version are the program's to set. Their text
+ * defaults are the one place the connection's defaults are written
+ * (client_config_default() reads them). */
 extern const config_option client_options[];
 extern const size_t client_options_n; /* rows in client_options */
 extern const config_option client_worker_options[];

@@ -2,6 +2,7 @@
 #include "nn/gbdt_train.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,18 +11,27 @@
 
 #include "common/util.h"
 
+#define O(f) offsetof(gbdt_train_config, f)
+const config_option gbdt_train_options[] = {
+    {"gbdt_rounds", CONFIG_INT32, "40", 1, 100000, O(rounds),
+     "trees: boosting rounds (trees) per forest"},
+    {"gbdt_depth", CONFIG_INT32, "6", 1, 32, O(max_depth), "trees: deepest tree"},
+    {"gbdt_eta", CONFIG_DOUBLE, "0.3", 0.001, 1, O(eta), "trees: learning rate"},
+};
+#undef O
+const size_t gbdt_train_options_n = sizeof gbdt_train_options / sizeof gbdt_train_options[0];
+
 void gbdt_train_config_default(gbdt_train_config *tc)
 {
-    *tc = (gbdt_train_config){.rounds = 40,
-                              .max_depth = 6,
-                              .eta = 0.3,
-                              .min_child_weight = 1.0,
+    /* The fields without a row. */
+    *tc = (gbdt_train_config){.min_child_weight = 1.0,
                               .subsample = 1.0,
                               .colsample = 1.0,
                               .visited = 4,
                               .unvisited = 4,
                               .threads = 1,
                               .seed = 1};
+    config_defaults(gbdt_train_options, gbdt_train_options_n, tc);
 }
 
 const char *gbdt_train_library(void)

@@ -22,6 +22,7 @@
 
 #include <stdint.h>
 
+#include "common/config.h"
 #include "games/game.h"
 #include "nn/gbdt.h"
 
@@ -48,9 +49,17 @@ typedef struct gbdt_train_stats {
     double seconds;      /* wall time of the whole training */
 } gbdt_train_stats;
 
-/* Defaults: 40 rounds, depth 6, eta 0.3, min_child_weight 1, subsample 1,
- * colsample 1, 4 visited and 4 unvisited actions, 1 thread, seed 1. */
+/* Defaults: gbdt_train_options' text defaults (40 rounds, depth 6, eta
+ * 0.3), min_child_weight 1, subsample 1, colsample 1, 4 visited and 4
+ * unvisited actions, 1 thread, seed 1. */
 void gbdt_train_config_default(gbdt_train_config *tc);
+
+/* The training's settings rows (config.h) over a gbdt_train_config, keyed
+ * as kz-trainer shows them: gbdt_rounds (rounds), gbdt_depth (max_depth),
+ * gbdt_eta (eta). Their text defaults are the one place those defaults are
+ * written (gbdt_train_config_default() reads them). */
+extern const config_option gbdt_train_options[];
+extern const size_t gbdt_train_options_n; /* rows in gbdt_train_options */
 
 /* Trains both forests of m (its game g) on N samples: planes (N, C, H, W),
  * pi (N, A) the visit shares (a row of zeros: no policy target), z (N) the

@@ -16,15 +16,6 @@
 
 #define LAG_MAX 64 /* actions a dormant tree may lag behind */
 
-selfplay_config selfplay_config_default(void)
-{
-    return (selfplay_config){.search = mcts_settings_default(),
-                             .games = 1,
-                             .parallel = 32,
-                             .pcr_full_fraction = 1,
-                             .pcr_fast_simulations = 40};
-}
-
 #define CONFIG_STRUCT selfplay_config
 const config_option selfplay_options[] = {
     CONFIG_ROW_INT32(parallel, "32", 1, 4096, "games played at once (trees in one batched search)"),
@@ -44,6 +35,14 @@ const config_option selfplay_options[] = {
 };
 #undef CONFIG_STRUCT
 const size_t selfplay_options_n = sizeof selfplay_options / sizeof selfplay_options[0];
+
+selfplay_config selfplay_config_default(void)
+{
+    /* The fields without a row: the search's defaults, 1 game, the rest 0 or NULL. */
+    selfplay_config c = {.search = mcts_settings_default(), .games = 1};
+    config_defaults(selfplay_options, selfplay_options_n, &c);
+    return c;
+}
 
 record_settings selfplay_record_settings(const mcts_settings *s)
 {

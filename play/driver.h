@@ -136,17 +136,18 @@ typedef struct selfplay_config {
                                    to its end by them (see above) */
 } selfplay_config;
 
-/* mcts_settings_default(), 1 game, 32 at once, seed 0, model 0, no worker id,
- * the initial position, playout cap randomization off (1) with 40
- * simulations for its fast searches, no endgame tables. */
+/* mcts_settings_default(), 1 game, seed 0, model 0, no worker id, the
+ * initial position, no oracle, and selfplay_options' text defaults: 32 at
+ * once, playout cap randomization off (1) with 40 simulations for its fast
+ * searches, no endgame tables. */
 selfplay_config selfplay_config_default(void);
 
 /* Self-play's settings rows (config.h) over a selfplay_config: parallel,
  * pcr_full_fraction, pcr_fast_simulations, tb_search, tb_adjudicate (the
  * tables themselves come from each program's tb_dir); with mcts_options over its
  * search, what kz-worker and kz selfplay share (both play through the
- * driver, driver.h). The text defaults are
- * selfplay_config_default()'s (a test holds them equal). */
+ * driver, driver.h). Their text defaults are the one place self-play's
+ * defaults are written (selfplay_config_default() reads them). */
 extern const config_option selfplay_options[];
 extern const size_t selfplay_options_n; /* rows in selfplay_options */
 

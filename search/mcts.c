@@ -40,6 +40,7 @@
 #include <assert.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,29 +148,6 @@ struct mcts_batch {
 
 enum { SEL_DONE, SEL_PENDING, SEL_COLLISION, SEL_FULL, SEL_WALK /* s_expand: walk on */ };
 
-mcts_settings mcts_settings_default(void)
-{
-    return (mcts_settings){
-        .simulations = 200,
-        .c_puct = 1.5f,
-        .dirichlet_alpha = 1.0f,
-        .dirichlet_epsilon = 0.25f,
-        .temperature_plies = 10,
-        .fpu = 0.25f,
-        .leaves_per_tree = 4,
-        .reuse_tree = true,
-        .cache_entries = 65536,
-        .tree_nodes = 0,
-        .forced_playouts_k = 0,
-        .policy_pruning = false,
-        .root_mode = MCTS_ROOT_PUCT,
-        .gumbel_m = 16,
-        .gumbel_c_visit = 50,
-        .gumbel_c_scale = 1.0f,
-        .gumbel_noise = true,
-    };
-}
-
 #define CONFIG_STRUCT mcts_settings
 const config_option mcts_options[] = {
     CONFIG_ROW_INT32(simulations, "200", 1, 1000000,
@@ -200,6 +178,23 @@ const config_option mcts_options[] = {
 };
 #undef CONFIG_STRUCT
 const size_t mcts_options_n = sizeof mcts_options / sizeof mcts_options[0];
+
+static mcts_settings s_default;              /* mcts_settings_default(), once computed */
+static pthread_once_t s_default_once = PTHREAD_ONCE_INIT;
+
+/* The rows' defaults, and those of the two fields without a row. */
+static void s_default_init(void)
+{
+    s_default = (mcts_settings){.tree_nodes = 0, .gumbel_noise = true};
+    config_defaults(mcts_options, mcts_options_n, &s_default);
+}
+
+mcts_settings mcts_settings_default(void)
+{
+    /* Parsed once: the coordinator's recheck asks for them every game. */
+    pthread_once(&s_default_once, s_default_init);
+    return s_default;
+}
 
 int mcts_settings_check(const mcts_settings *s, char *err, size_t errlen)
 {

@@ -210,15 +210,17 @@ typedef struct mcts_settings {
                                 while ply < temperature_plies; true */
 } mcts_settings;
 
-/* The defaults above (the specification's 200 simulations and 10 sampled plies). */
+/* The defaults above (the specification's 200 simulations and 10 sampled
+ * plies): mcts_options' text defaults, tree_nodes 0 (automatic) and
+ * gumbel_noise true (the fields without a row). Parsed once; thread-safe. */
 mcts_settings mcts_settings_default(void);
 
 /* The search's settings rows (config.h), over an mcts_settings: every
  * program that configures a search lists this group (kz-worker, kz
  * selfplay), so a setting has one name, range, help and default everywhere.
- * The text defaults are mcts_settings_default()'s (a test holds them equal);
- * the ranges are mcts_settings_check's (a lower bound of 0 excluded is
- * written 0.000001). tree_nodes and gumbel_noise have no row: the programs
+ * Their text defaults are the one place the search's defaults are written
+ * (mcts_settings_default() reads them); the ranges are mcts_settings_check's
+ * (a lower bound of 0 excluded is written 0.000001). tree_nodes and gumbel_noise have no row: the programs
  * leave the first automatic and set the second by the kind of game. */
 extern const config_option mcts_options[];
 extern const size_t mcts_options_n; /* rows in mcts_options */

@@ -128,11 +128,7 @@ static void s_report(gt *t)
 /* Trains on the ring, checkpoints, submits. 0 or a fatal code. */
 static int s_training(gt *t)
 {
-    gbdt_train_config tc;
-    gbdt_train_config_default(&tc);
-    tc.rounds = (int)t->cfg->gbdt_rounds;
-    tc.max_depth = (int)t->cfg->gbdt_depth;
-    tc.eta = t->cfg->gbdt_eta;
+    gbdt_train_config tc = t->cfg->gbdt;
     tc.threads = (int)t->cfg->threads;
     tc.seed = rng_next(&t->rng);
     char err[400];
@@ -238,10 +234,10 @@ int trainer_gbdt_run(const trainer_config *cfg, const game_def *g, client *c,
         }
     }
     if (rc == 0)
-        log_info("trees (XGBoost %s): window %ld samples, a training every %ld fresh ones, %ld "
-                 "rounds of depth %ld, eta %g, checkpoint %s",
+        log_info("trees (XGBoost %s): window %ld samples, a training every %ld fresh ones, %d "
+                 "rounds of depth %d, eta %g, checkpoint %s",
                  gbdt_train_library(), t.window, cfg->gbdt_samples_per_candidate,
-                 cfg->gbdt_rounds, cfg->gbdt_depth, cfg->gbdt_eta, t.ckpt);
+                 cfg->gbdt.rounds, cfg->gbdt.max_depth, cfg->gbdt.eta, t.ckpt);
     while (rc == 0 && !*stop && !(cfg->max_steps && t.trainings >= cfg->max_steps)) {
         rc = s_pull(&t);
         if (rc == 0 && t.fresh >= cfg->gbdt_samples_per_candidate && t.filled > 0)

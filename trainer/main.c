@@ -31,8 +31,8 @@
 #include "common/util.h"
 #include "net/wire.h"
 
-/* The trainer's own rows; the connection's are client_options, joined in
- * s_table. */
+/* The trainer's own rows; the trees' training's are gbdt_train_options and
+ * the connection's client_options, joined in s_table. */
 #define O(f) offsetof(trainer_config, f)
 #define CONFIG_STRUCT trainer_config
 static const config_option s_own_options[] = {
@@ -127,9 +127,6 @@ static const config_option s_own_options[] = {
                    "trees: the latest samples kept and trained on"),
     CONFIG_ROW_INT(gbdt_samples_per_candidate, "4096", 1, 100000000,
                    "trees: fresh samples between trainings (each a candidate)"),
-    CONFIG_ROW_INT(gbdt_rounds, "40", 1, 100000, "trees: boosting rounds (trees) per forest"),
-    CONFIG_ROW_INT(gbdt_depth, "6", 1, 32, "trees: deepest tree"),
-    CONFIG_ROW_DOUBLE(gbdt_eta, "0.3", 0.001, 1, "trees: learning rate"),
 };
 #undef O
 #undef CONFIG_STRUCT
@@ -139,11 +136,12 @@ static const config_option s_own_options[] = {
 static config_option s_options[N_OPTIONS_MAX]; /* the whole table (s_table) */
 static size_t s_n_options;                    /* rows in s_options */
 
-/* The whole table: the trainer's rows, then the connection's. */
+/* The whole table: the trainer's rows, the trees' training's, then the connection's. */
 static size_t s_table(config_option *rows)
 {
     config_group groups[] = {
         {s_own_options, N_OWN, 0},
+        {gbdt_train_options, gbdt_train_options_n, offsetof(trainer_config, gbdt)},
         {client_options, client_options_n, offsetof(trainer_config, client)},
     };
     size_t n = config_join(rows, N_OPTIONS_MAX, groups, sizeof groups / sizeof groups[0]);
@@ -875,6 +873,7 @@ static int s_settings(tr *t, int argc, char **argv)
 {
     char err[512];
     s_n_options = s_table(s_options);
+    gbdt_train_config_default(&t->cfg.gbdt);
     client_config_default(&t->cfg.client);
     int rc = config_start("kz-trainer", s_usage, s_options, s_n_options, &t->cfg, argc, argv,
                           NULL, 0, NULL);

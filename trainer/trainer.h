@@ -28,6 +28,7 @@
 #include "common/config.h"
 #include "games/game.h"
 #include "games/tablebase.h"
+#include "nn/gbdt_train.h"
 #include "common/util.h"
 #include "net/wire.h"
 
@@ -78,9 +79,9 @@ typedef struct trainer_config {
     char model_kind[CONFIG_STR_MAX];     /* "net", "gbdt", "" = the start model's kind */
     long gbdt_window;                    /* trees: samples kept for training */
     long gbdt_samples_per_candidate;     /* trees: fresh samples between trainings */
-    long gbdt_rounds;                    /* trees: boosting rounds per forest */
-    long gbdt_depth;                     /* trees: deepest tree */
-    double gbdt_eta;                     /* trees: learning rate */
+    gbdt_train_config gbdt;              /* trees: a training's settings (the rows of
+                                            gbdt_train_options; threads and seed set
+                                            by each training) */
     client_config client;                /* coordinator connection (role, game set in
                                             main.c) */
 } trainer_config;

@@ -188,6 +188,31 @@ static const config_option s_module_rows[] = {
     {"reuse", CONFIG_BOOL, "true", 0, 0, offsetof(demo_module, reuse), "a flag"},
 };
 
+Test(config, defaults_set_the_rows_text_defaults_and_nothing_else)
+{
+    static const config_option rows[] = {
+        {"count", CONFIG_INT32, "3", 1, 100, offsetof(demo_module, count), "an int"},
+        {"scale", CONFIG_FLOAT, NULL, 0, 2, offsetof(demo_module, scale), "no text default"},
+        {"mode", CONFIG_CHOICE, "fast|exact", 0, 0, offsetof(demo_module, mode), "a choice"},
+        {"n", CONFIG_ALIAS, "count", 0, 0, 0, "old spelling"},
+    };
+    const demo_module before = {.count = 7, .scale = 1.5f, .bytes = 99, .mode = 1, .reuse = true};
+    demo_module m = before;
+    config_defaults(rows, 4, &m);
+    cr_assert_eq(m.count, 3);
+    cr_assert_eq(m.mode, 0, "a choice's default is its first name");
+    cr_assert_eq(m.scale, 1.5f, "a row without a text default keeps the caller's value");
+    cr_assert(m.bytes == 99 && m.reuse, "a field without a row is left as it was");
+    /* config_parse without settings starts with the same. */
+    demo_module p = before;
+    char err[256];
+    char *a0[] = {"p"};
+    cr_assert_eq(config_parse(rows, 4, &p, 1, a0, NULL, 0, NULL, err, sizeof err), CONFIG_OK,
+                 "%s", err);
+    cr_assert(p.count == m.count && p.scale == m.scale && p.bytes == m.bytes &&
+              p.mode == m.mode && p.reuse == m.reuse);
+}
+
 /* A program that embeds the module's struct after its own settings. */
 typedef struct demo_program {
     long port;          /* the program's own */

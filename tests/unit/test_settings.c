@@ -1,15 +1,17 @@
 /* Tests of the settings groups: each module's rows (mcts_options,
- * selfplay_options, client_options, client_worker_options) against the
- * module's *_default(),
- * and the programs that list those groups (kz-worker, kz-trainer, kz
- * selfplay) showing the module's defaults in --help, except where a program
- * says otherwise on purpose (config_set_default, listed here). */
+ * selfplay_options, client_options, client_worker_options,
+ * gbdt_train_options) against the module's *_default(), which reads their
+ * text defaults and may set no row's field over them, and the programs
+ * that list those groups (kz-worker, kz-trainer, kz selfplay) showing the
+ * module's defaults in --help, except where a program says otherwise on
+ * purpose (config_set_default, listed here). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "net/client.h"
+#include "nn/gbdt_train.h"
 #include "common/config.h"
 #include "tests/harness/harness.h"
 #include "search/mcts.h"
@@ -109,6 +111,13 @@ Test(settings, the_connection_s_rows_hold_client_config_default)
                    sizeof def);
 }
 
+Test(settings, the_trees_training_rows_hold_gbdt_train_config_default)
+{
+    gbdt_train_config def;
+    gbdt_train_config_default(&def);
+    s_check_module("gbdt_train", gbdt_train_options, gbdt_train_options_n, &def, sizeof def);
+}
+
 /* The default a program's --help shows for `--name`, into buf ("" for
  * "\"\""); false when the row is not there. */
 static bool s_help_default(const char *help, const char *name, char *buf, size_t len)
@@ -199,6 +208,10 @@ Test(settings, the_programs_show_the_modules_defaults)
     free(help);
 
     help = s_help_of("kz-trainer", NULL);
+    gbdt_train_config trees;
+    gbdt_train_config_default(&trees);
+    s_check_program(help, "kz-trainer", gbdt_train_options, gbdt_train_options_n, &trees,
+                    sizeof trees, NULL);
     static const char *const trainer_conn[] = {"timeout_ms", NULL}; /* longer answers */
     s_check_program(help, "kz-trainer", client_options, client_options_n, &conn, sizeof conn,
                     trainer_conn);
