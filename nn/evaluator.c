@@ -52,7 +52,7 @@ static evaluator_net *s_net_new(const model *m, int max_batch, int p)
         return NULL;
     }
     e->max_batch = max_batch;
-    e->version = model_version(m);
+    e->version = model_get_meta(m)->version;
     e->checksum = model_checksum(m);
     return e;
 }
@@ -86,7 +86,7 @@ static int s_gbdt_from_bytes(const uint8_t *buf, size_t len, const game_def *g, 
     if (e) {
         e->trees = gbdt_eval_new(m, g, max_batch);
         e->max_batch = max_batch;
-        e->version = gbdt_version(m);
+        e->version = gbdt_get_meta(m)->version;
         e->checksum = gbdt_checksum(m);
     }
     gbdt_destroy(&m);

@@ -41,10 +41,7 @@ struct gbdt {
     char game[GAME_FIELD]; /* the game's name */
     int planes, height, width, actions; /* C, H, W, A of the game */
     int features;      /* F: state features */
-    uint32_t version;  /* registry version, 0 none */
-    uint32_t parent;   /* parent version */
-    uint64_t step;     /* samples trained on */
-    uint64_t created_ms; /* creation time */
+    model_meta meta;   /* version, parent, samples trained on (step), creation time */
     forest f[2];       /* value, policy */
 };
 
@@ -97,17 +94,8 @@ void gbdt_destroy(gbdt **pm)
     *pm = NULL;
 }
 
-uint32_t gbdt_version(const gbdt *m) { return m->version; }
-uint32_t gbdt_parent_version(const gbdt *m) { return m->parent; }
-void gbdt_set_version(gbdt *m, uint32_t version, uint32_t parent)
-{
-    m->version = version;
-    m->parent = parent;
-}
-uint64_t gbdt_step(const gbdt *m) { return m->step; }
-void gbdt_set_step(gbdt *m, uint64_t step) { m->step = step; }
-uint64_t gbdt_created_ms(const gbdt *m) { return m->created_ms; }
-void gbdt_set_created_ms(gbdt *m, uint64_t ms) { m->created_ms = ms; }
+const model_meta *gbdt_get_meta(const gbdt *m) { return &m->meta; }
+model_meta *gbdt_edit_meta(gbdt *m) { return &m->meta; }
 const char *gbdt_game(const gbdt *m) { return m->game; }
 int gbdt_tree_count(const gbdt *m, int head) { return m->f[head].n_trees; }
 int gbdt_node_count(const gbdt *m, int head) { return m->f[head].n_nodes; }
@@ -371,10 +359,10 @@ int gbdt_to_bytes(const gbdt *m, uint8_t **out, size_t *outlen)
                         (uint32_t)m->actions, (uint32_t)m->features};
     for (int k = 0; k < 5; k++, p += 4)
         le_put32(p, dims[k]);
-    le_put32(p, m->version);
-    le_put32(p + 4, m->parent);
-    le_put64(p + 8, m->step);
-    le_put64(p + 16, m->created_ms);
+    le_put32(p, m->meta.version);
+    le_put32(p + 4, m->meta.parent);
+    le_put64(p + 8, m->meta.step);
+    le_put64(p + 16, (uint64_t)m->meta.created_ms);
     le_put64(p + 24, s_trees_checksum(m));
     p += 32;
     for (int k = 0; k < 2; k++) {
@@ -500,10 +488,8 @@ int gbdt_from_bytes(const uint8_t *buf, size_t len, const game_def *g, gbdt **ou
             goto out;
         }
     }
-    m->version = le_get32(p);
-    m->parent = le_get32(p + 4);
-    m->step = le_get64(p + 8);
-    m->created_ms = le_get64(p + 16);
+    m->meta = (model_meta){.version = le_get32(p), .parent = le_get32(p + 4),
+                           .step = le_get64(p + 8), .created_ms = (int64_t)le_get64(p + 16)};
     uint64_t tsum = le_get64(p + 24);
     p += 32;
     /* Step 3. The forests, their checksum. */
@@ -565,7 +551,8 @@ int gbdt_stamp(const uint8_t *buf, size_t len, uint32_t version, uint32_t parent
     int rc = gbdt_from_bytes(buf, len, NULL, &m, err, errlen);
     if (rc)
         return rc;
-    gbdt_set_version(m, version, parent);
+    m->meta.version = version;
+    m->meta.parent = parent;
     rc = gbdt_to_bytes(m, out, outlen);
     gbdt_destroy(&m);
     if (rc)

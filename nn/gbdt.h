@@ -27,12 +27,13 @@
  * its own magic): "KZGBDT\0\0", format version (GBDT_FORMAT), flags (0),
  * payload length, payload checksum (hash_bytes); then the payload: game name
  * (32 bytes, NUL-padded), planes, height, width, actions, features (u32
- * each), version, parent version (u32), step (u64, samples trained on),
- * created_ms (u64), the trees' checksum (u64), then the value forest and the
- * policy forest, each: base (f32), trees T (u32), nodes N (u32), roots (T x
- * u32), nodes (N x {feature i32 (-1: a leaf), threshold or leaf f32, yes
- * u32, no u32}). A split sends x[feature] < threshold to yes. Children come
- * after their parent (yes, no > the node's index), so every walk ends.
+ * each), the metadata (modelmeta.h): version, parent version (u32), step
+ * (u64, samples trained on), created_ms (u64, the int64's bits); the trees'
+ * checksum (u64), then the value forest and the policy forest, each: base
+ * (f32), trees T (u32), nodes N (u32), roots (T x u32), nodes (N x {feature
+ * i32 (-1: a leaf), threshold or leaf f32, yes u32, no u32}). A split
+ * sends x[feature] < threshold to yes. Children come after their parent
+ * (yes, no > the node's index), so every walk ends.
  *
  * Loading checks, in this order, each failure a one-line message: the magic
  * ("not a GBDT model file"), the length ("truncated"), the format version
@@ -50,6 +51,7 @@
 #include <stdint.h>
 
 #include "games/game.h"
+#include "nn/modelmeta.h"
 
 #define GBDT_FORMAT 1            /* the format version this build writes and reads */
 #define GBDT_HEADER_BYTES 32     /* bytes before the payload */
@@ -92,15 +94,11 @@ int gbdt_set_forest_from_dump(gbdt *m, int head, const char *const *dump, int n_
  * two are models of the same game. */
 void gbdt_adopt_forests(gbdt *m, gbdt *from);
 
-/* Metadata, as model.h's: the registry's version and parent, samples
- * trained on, creation time. */
-uint32_t gbdt_version(const gbdt *m);
-uint32_t gbdt_parent_version(const gbdt *m);
-void gbdt_set_version(gbdt *m, uint32_t version, uint32_t parent);
-uint64_t gbdt_step(const gbdt *m);
-void gbdt_set_step(gbdt *m, uint64_t step);
-uint64_t gbdt_created_ms(const gbdt *m);
-void gbdt_set_created_ms(gbdt *m, uint64_t ms);
+/* The metadata (modelmeta.h: version, parent, samples trained on as its
+ * step, creation time), as model_get_meta and model_edit_meta give the
+ * network's. Borrowed; valid while m lives. */
+const model_meta *gbdt_get_meta(const gbdt *m);
+model_meta *gbdt_edit_meta(gbdt *m);
 /* The game name the model was made for (borrowed, valid while m lives). */
 const char *gbdt_game(const gbdt *m);
 /* A checksum of the trees (not the metadata): the model's identity, as

@@ -273,7 +273,7 @@ int gbdt_train_boosters(gbdt *m, const game_def *g, const float *planes, const f
     }
     /* Step 3. Into m (metadata kept). */
     gbdt_adopt_forests(m, nm);
-    gbdt_set_step(m, gbdt_step(m) + (uint64_t)N);
+    gbdt_edit_meta(m)->step += (uint64_t)N;
     s.seconds = time_now() - t0;
     if (st)
         *st = s;

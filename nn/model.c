@@ -280,7 +280,7 @@ static model *s_alloc(const model_arch *a)
         return NULL;
     m->arch = *a;
     m->bn_eps = MODEL_BN_EPS;
-    m->created_ms = time_wall_ms();
+    m->meta.created_ms = time_wall_ms();
     int nb = a->blocks, F = a->filters, HW = a->height * a->width;
     m->t = calloc((size_t)(5 * (4 + 2 * nb) + 32), sizeof *m->t);
     m->convs = calloc((size_t)(2 * nb + 1), sizeof *m->convs);
@@ -397,10 +397,7 @@ model *model_clone(const model *src)
     if (!m)
         return NULL;
     m->bn_eps = src->bn_eps;
-    m->version = src->version;
-    m->parent = src->parent;
-    m->step = src->step;
-    m->created_ms = src->created_ms;
+    m->meta = src->meta;
     memcpy(m->params, src->params, m->n_params * sizeof(float));
     memcpy(m->stats, src->stats, m->n_stats * sizeof(float));
     if (src->opt_kind != MODEL_OPT_NONE) {
@@ -438,17 +435,8 @@ void model_destroy(model **pm)
 }
 
 const model_arch *model_get_arch(const model *m) { return &m->arch; }
-uint32_t model_version(const model *m) { return m->version; }
-uint32_t model_parent_version(const model *m) { return m->parent; }
-void model_set_version(model *m, uint32_t v, uint32_t parent)
-{
-    m->version = v;
-    m->parent = parent;
-}
-uint64_t model_step(const model *m) { return m->step; }
-void model_set_step(model *m, uint64_t step) { m->step = step; }
-int64_t model_created_ms(const model *m) { return m->created_ms; }
-void model_set_created_ms(model *m, int64_t ms) { m->created_ms = ms; }
+const model_meta *model_get_meta(const model *m) { return &m->meta; }
+model_meta *model_edit_meta(model *m) { return &m->meta; }
 float model_bn_eps(const model *m) { return m->bn_eps; }
 void model_set_bn_eps(model *m, float eps) { m->bn_eps = eps; }
 

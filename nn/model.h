@@ -60,6 +60,7 @@
 #include <stdint.h>
 
 #include "games/game.h"
+#include "nn/modelmeta.h"
 
 #define MODEL_BN_EPS 1e-5f      /* batch-norm epsilon of new models */
 #define MODEL_NAME_MAX 64       /* longest tensor name, with its NUL */
@@ -151,15 +152,12 @@ void model_destroy(model **m);
 /* Borrowed; valid while m lives. */
 const model_arch *model_get_arch(const model *m);
 
-/* Metadata: version (0 = unversioned), parent version, training steps taken,
- * creation time (ms since the epoch), batch-norm epsilon. */
-uint32_t model_version(const model *m);
-uint32_t model_parent_version(const model *m);
-void model_set_version(model *m, uint32_t v, uint32_t parent);
-uint64_t model_step(const model *m);
-void model_set_step(model *m, uint64_t step);
-int64_t model_created_ms(const model *m);
-void model_set_created_ms(model *m, int64_t ms);
+/* The metadata (modelmeta.h: version, parent, training steps taken,
+ * creation time), read through model_get_meta and written through
+ * model_edit_meta. Borrowed; valid while m lives. */
+const model_meta *model_get_meta(const model *m);
+model_meta *model_edit_meta(model *m);
+/* The batch-norm epsilon. */
 float model_bn_eps(const model *m);
 void model_set_bn_eps(model *m, float eps);
 

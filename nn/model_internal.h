@@ -40,10 +40,7 @@ typedef struct model_fc {
 struct model {
     model_arch arch;       /* shape */
     float bn_eps;          /* batch-norm epsilon */
-    uint32_t version;      /* 0 = unversioned */
-    uint32_t parent;       /* version this one was trained from */
-    uint64_t step;         /* training steps taken */
-    int64_t created_ms;    /* creation time, ms since the epoch */
+    model_meta meta;       /* version, parent, training steps, creation time */
     int n_tensors;         /* entries of t */
     model_tensor *t;       /* the tensors, canonical order */
     size_t n_params;       /* trainable floats */

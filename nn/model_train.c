@@ -710,7 +710,7 @@ void model_train_step_aux(model_train *t, const float *x, const float *pi, const
             g[i] *= s;
     }
     /* Step 3. The update. */
-    double lr = train_config_lr(c, m->step);
+    double lr = train_config_lr(c, m->meta.step);
     KZ_CHECK(m->opt_kind == c->optimizer);
     m->opt_steps++;
     if (c->optimizer == MODEL_OPT_SGD) {
@@ -730,7 +730,7 @@ void model_train_step_aux(model_train *t, const float *x, const float *pi, const
             w[i] -= flr * (mm[i] * c1) / (sqrtf(vv[i] * c2) + eps);
         }
     }
-    m->step++;
+    m->meta.step++;
     l.lr = lr;
     if (out)
         *out = l;

@@ -113,10 +113,11 @@ int modelfile_encode(const model *m, bool checkpoint, uint8_t **out, size_t *out
     Kz__OptimizerState os = KZ__OPTIMIZER_STATE__INIT;
     Kz__ModelFile mf = KZ__MODEL_FILE__INIT;
     mf.arch = &arch;
-    mf.version = model_version(m);
-    mf.parent_version = model_parent_version(m);
-    mf.train_step = model_step(m);
-    mf.created_ms = model_created_ms(m);
+    const model_meta *meta = model_get_meta(m);
+    mf.version = meta->version;
+    mf.parent_version = meta->parent;
+    mf.train_step = meta->step;
+    mf.created_ms = meta->created_ms;
     mf.n_tensors = (size_t)nt;
     mf.tensors = ptrs;
     mf.weights_checksum = model_checksum(m);
@@ -403,9 +404,8 @@ int modelfile_from_bytes(const uint8_t *buf, size_t len, const game_def *expect_
     }
     if (mf->optimizer && (rc = s_load_optimizer(m, mf->optimizer, err, errlen)) != 0)
         goto out;
-    model_set_version(m, mf->version, mf->parent_version);
-    model_set_step(m, mf->train_step);
-    model_set_created_ms(m, mf->created_ms);
+    *model_edit_meta(m) = (model_meta){.version = mf->version, .parent = mf->parent_version,
+                                       .step = mf->train_step, .created_ms = mf->created_ms};
     rc = 0;
 out:
     kz__model_file__free_unpacked(mf, NULL);
@@ -424,7 +424,9 @@ int modelfile_stamp(const uint8_t *buf, size_t len, uint32_t version, uint32_t p
     int rc = modelfile_from_bytes(buf, len, NULL, &m, err, errlen);
     if (rc)
         return rc;
-    model_set_version(m, version, parent);
+    model_meta *meta = model_edit_meta(m);
+    meta->version = version;
+    meta->parent = parent;
     /* A checkpoint stays one: the encoding keeps what the bytes carried. */
     bool ckpt = le_get32(buf + 12) & MODELFILE_FLAG_CHECKPOINT;
     rc = modelfile_encode(m, ckpt, out, outlen);

@@ -42,10 +42,7 @@ static void s_info(const s_loaded *l, modelkind_info *info)
     const model *n = l->net;
     const gbdt *t = l->trees;
     *info = (modelkind_info){.kind = t ? MODEL_KIND_GBDT : MODEL_KIND_NET,
-                             .version = t ? gbdt_version(t) : model_version(n),
-                             .parent = t ? gbdt_parent_version(t) : model_parent_version(n),
-                             .step = t ? gbdt_step(t) : model_step(n),
-                             .created_ms = t ? gbdt_created_ms(t) : (uint64_t)model_created_ms(n),
+                             .meta = *(t ? gbdt_get_meta(t) : model_get_meta(n)),
                              .checksum = t ? gbdt_checksum(t) : model_checksum(n)};
     snprintf(info->game, sizeof info->game, "%s", t ? gbdt_game(t) : model_get_arch(n)->game);
     if (t)

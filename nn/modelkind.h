@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "games/game.h"
+#include "nn/modelmeta.h"
 
 typedef enum model_kind {
     MODEL_KIND_NET = 0,  /* a network, modelfile.h */
@@ -22,10 +23,7 @@ typedef enum model_kind {
 typedef struct modelkind_info {
     model_kind kind;     /* which kind */
     char game[32];       /* its game */
-    uint32_t version;    /* registry version (0: none) */
-    uint32_t parent;     /* parent version */
-    uint64_t step;       /* training steps (network) or samples trained on (trees) */
-    uint64_t created_ms; /* creation time */
+    model_meta meta;     /* version, parent, training steps or samples, creation time */
     uint64_t checksum;   /* the weights' or the trees' checksum */
     char describe[200];  /* one line: the architecture or the forests */
 } modelkind_info;

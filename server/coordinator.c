@@ -74,7 +74,7 @@ static int s_initial_blob(coord *c, uint8_t **blob, size_t *len)
     model *m = model_new(&a, c->cfg.seed ? (uint64_t)c->cfg.seed : c->instance);
     if (!m)
         return KZ_ENOMEM;
-    model_set_version(m, 1, 0);
+    model_edit_meta(m)->version = 1;
     int rc = modelfile_to_bytes(m, blob, len);
     model_arch_describe(&a, err, sizeof err);
     log_info("bootstrap: random-init network %s", err);

@@ -39,8 +39,7 @@ struct endgame {
     int n;                   /* test positions */
     double chance;           /* mean of 1 / legal actions over them */
     part_thread th;          /* the measuring thread; its lock guards everything below */
-    part_job job;            /* the blob to measure next */
-    uint32_t posted;         /* the last version handed over (main thread's) */
+    part_job job;            /* the blob to measure next, the last version handed over */
     endgame_figures fig;     /* what /status shows */
     endgame_point hist[ENDGAME_HISTORY]; /* the measured versions, oldest first */
     int n_hist;              /* used */
@@ -79,10 +78,7 @@ static void s_measure(endgame *e, const uint8_t *blob, size_t len, uint32_t vers
     double sq = 0;
     player *p[2] = {pol, srch};
     for (int i = 0; i < e->n; i++) {
-        pthread_mutex_lock(&e->th.lock);
-        bool stop = e->th.stop;
-        pthread_mutex_unlock(&e->th.lock);
-        if (stop) {
+        if (part_thread_stopping(&e->th)) {
             snprintf(fig->error, sizeof fig->error, "v%u: stopped", version);
             goto out;
         }
@@ -237,10 +233,7 @@ void endgame_tick(coord *c)
     if (!e)
         return;
     coord_history_sync(c, &s_hist, &e->sync, e->hist, &e->n_hist, &e->th.lock, &e->results);
-    if (!c->best || c->best == e->posted)
-        return;
-    e->posted = c->best;
-    part_job_post(c, &e->th, &e->job, c->best, e->fig.error, sizeof e->fig.error);
+    part_job_post(c, &e->th, &e->job, 0, e->fig.error, sizeof e->fig.error);
 }
 
 int endgame_history(coord *c, endgame_point *out)
@@ -252,12 +245,7 @@ int endgame_history(coord *c, endgame_point *out)
 bool endgame_get(coord *c, endgame_figures *out)
 {
     endgame *e = c->endgame;
-    if (!e)
-        return false;
-    pthread_mutex_lock(&e->th.lock);
-    *out = e->fig;
-    pthread_mutex_unlock(&e->th.lock);
-    return true;
+    return e && part_figures_copy(&e->th, out, &e->fig, sizeof *out);
 }
 
 const struct tb_set *endgame_tables(const coord *c)

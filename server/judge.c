@@ -78,7 +78,6 @@ struct judge {
     int n_hist;
     uint64_t results;        /* games judged (the thread's count) */
     history_sync sync;       /* the history in the store (main thread's) */
-    uint64_t dropped;        /* games not judged: the queue was full */
 };
 
 /* The history entry of the version being judged, made or replaced (under
@@ -333,7 +332,7 @@ void judge_post(coord *c, uint32_t version, int side, const uint8_t *rec, size_t
         return;
     pthread_mutex_lock(&e->th.lock);
     if (e->q_n == JUDGE_QUEUE) {
-        e->dropped++;
+        e->fig.dropped++;
     } else {
         judge_job *j = &e->q[(e->q_head + e->q_n) % JUDGE_QUEUE];
         j->rec = xmalloc(len);
@@ -416,13 +415,7 @@ void judge_tick(coord *c)
 bool judge_get(coord *c, judge_figures *out)
 {
     judge *e = c->judge;
-    if (!e)
-        return false;
-    pthread_mutex_lock(&e->th.lock);
-    *out = e->fig;
-    out->dropped = e->dropped;
-    pthread_mutex_unlock(&e->th.lock);
-    return true;
+    return e && part_figures_copy(&e->th, out, &e->fig, sizeof *out);
 }
 
 int judge_history(coord *c, judge_point *out)

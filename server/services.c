@@ -430,9 +430,23 @@ void part_thread_stop(part_thread *t)
     pthread_cond_destroy(&t->changed);
 }
 
-void part_job_post(coord *c, part_thread *t, part_job *j, uint32_t version, char *error,
+bool part_thread_stopping(part_thread *t)
+{
+    pthread_mutex_lock(&t->lock);
+    bool stop = t->stop;
+    pthread_mutex_unlock(&t->lock);
+    return stop;
+}
+
+void part_job_post(coord *c, part_thread *t, part_job *j, double interval_s, char *error,
                    size_t error_size)
 {
+    double now = time_now();
+    uint32_t version = c->best;
+    if (!version || version == j->posted || (j->posted && now - j->posted_at < interval_s))
+        return;
+    j->posted = version;
+    j->posted_at = now;
     const model_cache_entry *me = coord_model(c, version);
     pthread_mutex_lock(&t->lock);
     if (!me) {
@@ -453,8 +467,18 @@ uint8_t *part_job_take(part_job *j, size_t *len, uint32_t *version)
     uint8_t *blob = j->blob;
     *len = j->len;
     *version = j->version;
-    *j = (part_job){0};
+    j->blob = NULL;
+    j->len = 0;
+    j->version = 0;
     return blob;
+}
+
+bool part_figures_copy(part_thread *t, void *out, const void *fig, size_t size)
+{
+    pthread_mutex_lock(&t->lock);
+    memcpy(out, fig, size);
+    pthread_mutex_unlock(&t->lock);
+    return true;
 }
 
 int part_history_copy(part_thread *t, void *out, const void *pts, const int *n, size_t size)

@@ -118,23 +118,34 @@ int part_thread_start(part_thread *t, int nice, bool (*ready)(void *arg), void (
 /* Stops the thread if it runs (stop set under lock, changed signalled, the
  * thread joined), then destroys lock and changed. */
 void part_thread_stop(part_thread *t);
+/* The thread, between two pieces of a long piece of work (lock not held):
+ * whether part_thread_stop was called (read under t's lock). */
+bool part_thread_stopping(part_thread *t);
 /* A part's one waiting job (endgame accuracy, the yardstick): a copy of a
  * best's model blob, posted by the main thread's tick and taken by the
- * thread's step. Guarded by the part's part_thread lock; zero: none. */
+ * thread's step. Zero at the start. */
 typedef struct part_job {
-    uint8_t *blob;    /* the copy to measure next (owned), NULL none */
-    size_t len;       /* its bytes */
-    uint32_t version; /* its version */
+    uint8_t *blob;    /* the copy to measure next (owned), NULL none (under t's lock) */
+    size_t len;       /* its bytes (under t's lock) */
+    uint32_t version; /* its version (under t's lock) */
+    uint32_t posted;  /* the last version handed over (main thread's) */
+    double posted_at; /* when (time_now, main thread's) */
 } part_job;
-/* Main thread: posts a copy of model `version`'s blob as j, under t's lock,
+/* Main thread (the part's tick): when c's best is not the version last
+ * posted as j, and at least interval_s seconds have passed since that post
+ * (0: every new best), posts a copy of the best's blob as j, under t's lock,
  * and signals t->changed; a job still waiting is freed (this one is newer).
  * A model that cannot be read posts nothing: "vN: the model cannot be read"
  * is written to error (error_size bytes, the part's figure) instead. */
-void part_job_post(coord *c, part_thread *t, part_job *j, uint32_t version, char *error,
+void part_job_post(coord *c, part_thread *t, part_job *j, double interval_s, char *error,
                    size_t error_size);
 /* The step (lock held): the waiting blob, now the caller's to free, with
- * its length and version in *len and *version; j is left empty. */
+ * its length and version in *len and *version; j is left without one. */
 uint8_t *part_job_take(part_job *j, size_t *len, uint32_t *version);
+/* Copies a part's figures (size bytes at fig) to out under t's lock (the
+ * thread publishes them). Returns true (a part's _get returns whether the
+ * part runs). */
+bool part_figures_copy(part_thread *t, void *out, const void *fig, size_t size);
 /* Copies a part's n points of history (size bytes each) to out under t's
  * lock (the thread appends to them). Returns n. */
 int part_history_copy(part_thread *t, void *out, const void *pts, const int *n, size_t size);

@@ -56,9 +56,7 @@ struct yardstick {
     double interval_s;       /* a best handed over at most this often */
     volatile int halt;       /* the referee's stop (set by yardstick_stop) */
     part_thread th;          /* the measuring thread; its lock guards everything below */
-    part_job job;            /* the blob to measure next */
-    uint32_t posted;         /* the last version handed over (main thread's) */
-    double posted_at;        /* when (time_now, main thread's) */
+    part_job job;            /* the blob to measure next, the last version handed over */
     yardstick_figures fig;   /* what /status shows */
     yardstick_point hist[YARDSTICK_HISTORY]; /* the measured versions, oldest first */
     int n_hist;              /* used */
@@ -74,14 +72,6 @@ static double s_thread_cpu(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static bool s_stopped(yardstick *y)
-{
-    pthread_mutex_lock(&y->th.lock);
-    bool stop = y->th.stop;
-    pthread_mutex_unlock(&y->th.lock);
-    return stop;
 }
 
 /* Adds the counts of players 0 and 1 of part to fig. */
@@ -144,7 +134,7 @@ static void s_measure(yardstick *y, const uint8_t *blob, size_t len, uint32_t ve
         goto out;
     }
     for (int i = 0; i < y->n_pos; i += PERFECT_CHUNK) {
-        if (s_stopped(y))
+        if (part_thread_stopping(&y->th))
             goto stopped;
         int n = y->n_pos - i < PERFECT_CHUNK ? y->n_pos - i : PERFECT_CHUNK;
         int rc = referee_accuracy_run(ref, pl, 2, &y->pos[i], n, PERFECT_SEED + (uint64_t)i,
@@ -160,7 +150,7 @@ static void s_measure(yardstick *y, const uint8_t *blob, size_t len, uint32_t ve
     yard_value v;
     memset(&v, 0, sizeof v);
     for (int i = 0; i < y->n_val; i++) {
-        if (s_stopped(y))
+        if (part_thread_stopping(&y->th))
             goto stopped;
         int rc = yard_value_add(y->g, pol, lo, hi, &y->val[i], y->z[i], (uint64_t)i,
                                 i < y->n_cmp, NULL, &v);
@@ -448,12 +438,7 @@ void yardstick_tick(coord *c)
     if (!y)
         return;
     coord_history_sync(c, &s_hist, &y->sync, y->hist, &y->n_hist, &y->th.lock, &y->results);
-    double now = time_now();
-    if (!c->best || c->best == y->posted || (y->posted && now - y->posted_at < y->interval_s))
-        return;
-    y->posted = c->best;
-    y->posted_at = now;
-    part_job_post(c, &y->th, &y->job, c->best, y->fig.error, sizeof y->fig.error);
+    part_job_post(c, &y->th, &y->job, y->interval_s, y->fig.error, sizeof y->fig.error);
 }
 
 int yardstick_history(coord *c, yardstick_point *out)
@@ -465,12 +450,7 @@ int yardstick_history(coord *c, yardstick_point *out)
 bool yardstick_get(coord *c, yardstick_figures *out)
 {
     yardstick *y = c->yardstick;
-    if (!y)
-        return false;
-    pthread_mutex_lock(&y->th.lock);
-    *out = y->fig;
-    pthread_mutex_unlock(&y->th.lock);
-    return true;
+    return y && part_figures_copy(&y->th, out, &y->fig, sizeof *out);
 }
 
 void yardstick_stop(coord *c)

@@ -56,9 +56,9 @@ static int s_start(gt *t, const uint8_t *start_blob, size_t start_len, uint32_t 
             log_error("cannot resume: %s", err);
             return rc;
         }
-        t->lineage = gbdt_parent_version(t->m);
+        t->lineage = gbdt_get_meta(t->m)->parent;
         log_info("resuming trees from %s (%llu samples trained, lineage %u)", t->ckpt,
-                 (unsigned long long)gbdt_step(t->m), (unsigned)t->lineage);
+                 (unsigned long long)gbdt_get_meta(t->m)->step, (unsigned)t->lineage);
         return 0;
     }
     if (t->cfg->init_model[0] || start_blob) {
@@ -69,8 +69,8 @@ static int s_start(gt *t, const uint8_t *start_blob, size_t start_len, uint32_t 
             log_error("cannot start: %s", err);
             return rc;
         }
-        t->lineage = start_blob ? start_version : gbdt_version(t->m);
-        gbdt_set_version(t->m, 0, t->lineage);
+        t->lineage = start_blob ? start_version : gbdt_get_meta(t->m)->version;
+        model_meta_unversioned(gbdt_edit_meta(t->m), t->lineage);
         log_info("starting trees from %s (version %u)",
                  t->cfg->init_model[0] ? t->cfg->init_model : "the coordinator's best",
                  (unsigned)t->lineage);
@@ -80,7 +80,7 @@ static int s_start(gt *t, const uint8_t *start_blob, size_t start_len, uint32_t 
     if (!t->m)
         return KZ_ENOMEM;
     t->lineage = start_version;
-    gbdt_set_version(t->m, 0, t->lineage);
+    model_meta_unversioned(gbdt_edit_meta(t->m), t->lineage);
     log_info("starting trees from none (parent version %u)", (unsigned)t->lineage);
     return 0;
 }
@@ -95,7 +95,7 @@ static int s_submit(gt *t)
     if (rc)
         return rc;
     wire_candidate_ack ack;
-    rc = client_submit_candidate(t->c, blob, len, t->lineage, gbdt_step(t->m), &ack);
+    rc = client_submit_candidate(t->c, blob, len, t->lineage, gbdt_get_meta(t->m)->step, &ack);
     free(blob);
     if (rc == KZ_EVERSION)
         return rc;
@@ -104,11 +104,12 @@ static int s_submit(gt *t)
         return rc;
     }
     log_info("candidate: trees of %llu samples registered as version %u (parent %u%s)",
-             (unsigned long long)gbdt_step(t->m), (unsigned)ack.version, (unsigned)t->lineage,
+             (unsigned long long)gbdt_get_meta(t->m)->step, (unsigned)ack.version,
+             (unsigned)t->lineage,
              ack.duplicate ? ", duplicate" : "");
     t->lineage = ack.version;
     t->last_candidate = ack.version;
-    gbdt_set_version(t->m, 0, t->lineage);
+    model_meta_unversioned(gbdt_edit_meta(t->m), t->lineage);
     return 0;
 }
 
@@ -120,7 +121,7 @@ static void s_report(gt *t)
     st.policy_loss = (float)t->last.policy_xent;
     st.loss = st.value_loss + st.policy_loss;
     st.samples_per_s = t->last.seconds > 0 ? (float)(t->last.value_rows / t->last.seconds) : 0;
-    st.samples_seen = gbdt_step(t->m);
+    st.samples_seen = gbdt_get_meta(t->m)->step;
     st.last_candidate = t->last_candidate;
     client_report_stats(t->c, &st);
 }
@@ -146,8 +147,8 @@ static int s_training(gt *t)
              "%.4f, policy cross-entropy %.4f on %d rows; %s",
              t->trainings, t->filled, t->last.seconds, 1e6 * t->last.seconds / (double)t->filled,
              t->last.value_mse, t->last.policy_xent, t->last.policy_rows, what);
-    gbdt_set_created_ms(t->m, time_wall_ms());
-    gbdt_set_version(t->m, 0, t->lineage);
+    gbdt_edit_meta(t->m)->created_ms = time_wall_ms();
+    model_meta_unversioned(gbdt_edit_meta(t->m), t->lineage);
     if ((rc = gbdt_save(t->m, t->ckpt))) {
         log_error("checkpoint: cannot write %s: %s", t->ckpt, err_str(rc));
         return rc;
@@ -247,7 +248,7 @@ int trainer_gbdt_run(const trainer_config *cfg, const game_def *g, client *c,
         log_error("the coordinator refused this trainer: %s", client_last_error(c));
     log_info("exit: %ld trainings, %llu samples trained on, %llu pulled (augmented %llu, "
              "skipped %llu)",
-             t.trainings, t.m ? (unsigned long long)gbdt_step(t.m) : 0ULL,
+             t.trainings, t.m ? (unsigned long long)gbdt_get_meta(t.m)->step : 0ULL,
              (unsigned long long)t.counts.used, (unsigned long long)t.counts.augmented,
              (unsigned long long)t.counts.skipped);
     free_all(t.x, t.pi, t.z, t.bx, t.bpi, t.bz);

@@ -325,14 +325,14 @@ static int s_checkpoint(tr *t)
         return rc;
     }
     if (t->ema) {
-        model_set_step(t->ema, model_step(t->m));
+        model_edit_meta(t->ema)->step = model_get_meta(t->m)->step;
         rc = modelfile_save(t->ema, t->ema_path, false);
         if (rc) {
             log_error("checkpoint: cannot write %s: %s", t->ema_path, err_str(rc));
             return rc;
         }
     }
-    t->ckpt_step = model_step(t->m);
+    t->ckpt_step = model_get_meta(t->m)->step;
     log_info("checkpoint: step %llu -> %s", (unsigned long long)t->ckpt_step, t->ckpt);
     return 0;
 }
@@ -358,7 +358,7 @@ static int s_submit_candidate(tr *t)
                  ack.duplicate ? ", duplicate" : "", ack.queued ? ", queued" : "");
         t->lineage = ack.version;
         t->last_candidate = ack.version;
-        model_set_version(t->m, 0, t->lineage);
+        model_meta_unversioned(model_edit_meta(t->m), t->lineage);
     }
     free(t->cand);
     t->cand = NULL;
@@ -381,12 +381,11 @@ static int s_reanalyse_model(tr *t)
  * checkpoint first, then submit. */
 static int s_candidate(tr *t)
 {
-    model_set_created_ms(t->m, time_wall_ms());
-    model_set_version(t->m, 0, t->lineage);
-    if (t->ema) {
-        model_set_created_ms(t->ema, model_created_ms(t->m));
-        model_set_version(t->ema, 0, t->lineage);
-    }
+    model_meta *meta = model_edit_meta(t->m);
+    meta->created_ms = time_wall_ms();
+    model_meta_unversioned(meta, t->lineage);
+    if (t->ema) /* the step too: s_checkpoint gives the average the same */
+        *model_edit_meta(t->ema) = *meta;
     int rc = s_checkpoint(t);
     if (rc)
         return rc;
@@ -397,7 +396,7 @@ static int s_candidate(tr *t)
         log_error("candidate: cannot serialise the model: %s", err_str(rc));
         return rc;
     }
-    t->cand_step = model_step(t->m);
+    t->cand_step = model_get_meta(t->m)->step;
     if ((rc = s_reanalyse_model(t)) != 0)
         return rc;
     return s_submit_candidate(t);
@@ -408,7 +407,7 @@ static int s_candidate(tr *t)
 static void s_report(tr *t)
 {
     wire_trainer_stats st = t->reported;
-    st.step = model_step(t->m);
+    st.step = model_get_meta(t->m)->step;
     if (t->acc_n) {
         st.loss = (float)(t->acc[0] / t->acc_n);
         st.value_loss = (float)(t->acc[1] / t->acc_n);
@@ -465,7 +464,7 @@ static void s_progress(tr *t, bool force)
              "samples/s %.0f, positions %llu, games %llu, best %u, candidate %u, skipped %llu%s; "
              "cpu %.2f of a core, step %.1f ms (cpu %.1f ms), time: step %.0f%%, batch %.0f%%, "
              "fill %.0f%%, save %.0f%%, wait %.0f%%",
-             (unsigned long long)model_step(t->m), t->log_acc[0] / n, t->log_acc[1] / n,
+             (unsigned long long)model_get_meta(t->m)->step, t->log_acc[0] / n, t->log_acc[1] / n,
              t->log_acc[2] / n, t->log_acc[3] / n, aux, t->lr,
              t->log_time > 0 ? t->log_samples / t->log_time : 0.0,
              (unsigned long long)t->window_hi, (unsigned long long)t->games_total,
@@ -507,14 +506,14 @@ static int s_check_game(const tr *t, const char *what, const char *game)
 static void s_note_reply(tr *t, const wire_batch_reply *b)
 {
     if (!t->reuse_based && t->cfg.max_reuse > 0 && t->m) {
-        double done = (double)model_step(t->m) * (double)t->cfg.batch_size;
+        double done = (double)model_get_meta(t->m)->step * (double)t->cfg.batch_size;
         double allowed = t->steps_here ? t->cfg.max_reuse * (double)b->window_hi : 0;
         t->reuse_base = done > allowed ? done - allowed : 0;
         t->reuse_based = true;
         if (t->reuse_base > 0)
             log_info("the start model's step %llu (%.0f samples; %llu positions stored): %.0f "
                      "of its samples were trained elsewhere and are left out of the reuse count",
-                     (unsigned long long)model_step(t->m), done,
+                     (unsigned long long)model_get_meta(t->m)->step, done,
                      (unsigned long long)b->window_hi, t->reuse_base);
     }
     t->window_hi = b->window_hi;
@@ -595,7 +594,7 @@ static void s_prove(tr *t, const wire_batch_reply *b)
 
 static int s_iterate(tr *t)
 {
-    uint64_t step = model_step(t->m);
+    uint64_t step = model_get_meta(t->m)->step;
     uint64_t B = (uint64_t)t->cfg.batch_size;
     const wire_batch_reply *b = NULL;
     /* Step 1. Pacing: wait for fresh positions rather than reuse old ones. */
@@ -689,7 +688,7 @@ static int s_iterate(tr *t)
     t->acc_time += dt;
     t->log_time += dt;
     t->lr = l.lr;
-    step = model_step(t->m);
+    step = model_get_meta(t->m)->step;
     if (t->ema) {
         /* TensorFlow's ExponentialMovingAverage with num_updates: a short
          * average while there are few steps, so the start weights fade. */
@@ -738,9 +737,9 @@ static int s_start_model(tr *t)
             log_error("cannot resume: %s", err);
             return rc;
         }
-        t->ckpt_step = model_step(t->m);
+        t->ckpt_step = model_get_meta(t->m)->step;
         t->steps_here = true;
-        t->lineage = model_parent_version(t->m);
+        t->lineage = model_get_meta(t->m)->parent;
         log_info("resuming from %s at step %llu (optimizer %s, %llu updates, lineage %u)",
                  t->ckpt, (unsigned long long)t->ckpt_step,
                  model_optim_kind(t->m) == MODEL_OPT_ADAM  ? "adam"
@@ -755,10 +754,10 @@ static int s_start_model(tr *t)
             log_error("cannot start: %s", err);
             return rc;
         }
-        t->lineage = model_version(t->m);
+        t->lineage = model_get_meta(t->m)->version;
         log_info("starting from %s (version %u), step %llu", t->cfg.init_model,
-                 (unsigned)t->lineage, (unsigned long long)model_step(t->m));
-        model_set_version(t->m, 0, t->lineage);
+                 (unsigned)t->lineage, (unsigned long long)model_get_meta(t->m)->step);
+        model_meta_unversioned(model_edit_meta(t->m), t->lineage);
         return 0;
     }
 best:
@@ -804,9 +803,9 @@ best:
         model_arch_describe(model_get_arch(t->m), arch, sizeof arch);
         t->lineage = v;
         t->steps_here = v > 1; /* version 1: the initial model, trained elsewhere or not */
-        model_set_version(t->m, 0, v);
+        model_meta_unversioned(model_edit_meta(t->m), v);
         log_info("starting from model %u of the coordinator (%s), step %llu", (unsigned)v, arch,
-                 (unsigned long long)model_step(t->m));
+                 (unsigned long long)model_get_meta(t->m)->step);
         return 0;
     }
 }
@@ -978,7 +977,7 @@ static int s_ema_start(tr *t)
     struct stat sb;
     if (t->ckpt_step && stat(t->ema_path, &sb) == 0) {
         int rc = modelfile_load(t->ema_path, t->g, &t->ema, err, sizeof err);
-        if (rc == 0 && (model_step(t->ema) != t->ckpt_step ||
+        if (rc == 0 && (model_get_meta(t->ema)->step != t->ckpt_step ||
                         !model_arch_equal(model_get_arch(t->ema), model_get_arch(t->m)))) {
             log_warn("%s is not of the checkpoint's step or shape; restarting the average",
                      t->ema_path);
@@ -1078,7 +1077,7 @@ static int s_alloc(tr *t)
 static int s_resubmit(tr *t)
 {
     uint64_t K = (uint64_t)t->cfg.steps_per_candidate;
-    uint64_t step0 = model_step(t->m);
+    uint64_t step0 = model_get_meta(t->m)->step;
     log_info("trainer %s: step %llu, batch %ld, K %llu, max_reuse %g, checkpoint %s",
              client_id(t->c), (unsigned long long)step0, t->cfg.batch_size,
              (unsigned long long)K, t->cfg.max_reuse, t->ckpt);
@@ -1097,7 +1096,8 @@ static int s_train(tr *t)
     int rc = 0;
     t->last_log = t->last_stats = time_now();
     t->log_cpu0 = s_cpu();
-    while (!s_stop && !(t->cfg.max_steps && model_step(t->m) >= (uint64_t)t->cfg.max_steps)) {
+    while (!s_stop &&
+           !(t->cfg.max_steps && model_get_meta(t->m)->step >= (uint64_t)t->cfg.max_steps)) {
         if (t->cand && time_now() >= t->cand_retry) {
             rc = s_submit_candidate(t);
             if (rc)
@@ -1123,7 +1123,7 @@ static int s_finish(tr *t, int rc)
         log_error("stopping: the coordinator plays another game (see above)");
     if (rc == 0 || rc == KZ_EVERSION) {
         /* A clean stop keeps every step taken. */
-        if (model_step(t->m) != t->ckpt_step && s_checkpoint(t))
+        if (model_get_meta(t->m)->step != t->ckpt_step && s_checkpoint(t))
             rc = rc ? rc : KZ_EIO;
         /* Last words only to a coordinator that is there: after a stop
          * signal, waiting out the retries to an absent one would hold the
@@ -1141,7 +1141,7 @@ static int s_finish(tr *t, int rc)
     s_progress(t, true);
     log_info("exit: step %llu, samples %llu (augmented %llu, without policy target %llu, "
              "skipped %llu)",
-             (unsigned long long)model_step(t->m), (unsigned long long)t->counts.used,
+             (unsigned long long)model_get_meta(t->m)->step, (unsigned long long)t->counts.used,
              (unsigned long long)t->counts.augmented, (unsigned long long)t->counts.no_policy,
              (unsigned long long)t->counts.skipped);
     if (t->aux)

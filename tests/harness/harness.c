@@ -1360,8 +1360,8 @@ static uint32_t s_submit_candidate(const harness *h, bool set_step, uint64_t ste
     model *m;
     cr_assert_eq(modelfile_load(h->model, game_default(), &m, err, sizeof err), 0, "%s", err);
     if (set_step)
-        model_set_step(m, step);
-    model_set_created_ms(m, model_created_ms(m) + 1000);
+        model_edit_meta(m)->step = step;
+    model_edit_meta(m)->created_ms += 1000;
     uint8_t *blob;
     size_t len;
     cr_assert_eq(modelfile_to_bytes(m, &blob, &len), 0);

@@ -361,7 +361,7 @@ Test(ratings, the_best_is_rated_in_every_scrape_while_gate_none_replaces_it)
     for (double end = t0 + 240; time_now() < end && (rated < 20 || time_now() < t0 + 30);
          harness_sleep_ms(200)) {
         if (time_now() >= next_submit) {
-            model_set_created_ms(m, model_created_ms(m) + 1000);
+            model_edit_meta(m)->created_ms += 1000;
             uint8_t *blob;
             size_t len;
             cr_assert_eq(modelfile_to_bytes(m, &blob, &len), 0);
@@ -415,7 +415,7 @@ Test(ratings, the_best_is_rated_in_every_scrape_while_gate_none_replaces_it)
     harness_signal(wp, SIGTERM);
     int wst;
     cr_assert(harness_wait(wp, 30, &wst), "the worker did not stop");
-    model_set_created_ms(m, model_created_ms(m) + 1000);
+    model_edit_meta(m)->created_ms += 1000;
     uint8_t *blob;
     size_t len;
     cr_assert_eq(modelfile_to_bytes(m, &blob, &len), 0);

@@ -34,7 +34,7 @@ Test(model_cli, init_and_info)
     const model_arch *a = model_get_arch(m);
     cr_assert(a->blocks == 2 && a->filters == 16 && a->value_hidden == 64);
     cr_assert_str_eq(a->game, game_default()->name);
-    cr_assert_eq(model_version(m), 3);
+    cr_assert_eq(model_get_meta(m)->version, 3);
     char want[64];
     snprintf(want, sizeof want, "checksum %016" PRIx64, model_checksum(m));
     cr_assert(strstr(c.out, want), "%s", c.out);

@@ -45,7 +45,7 @@ Test(retention, forty_candidates_leave_the_kept_models_and_the_store_bounded)
     client *tr = harness_client(zctx, h.endpoint, NULL, "trainer", "trainer", 2000);
     size_t blob_len = 0;
     for (int i = 0; i < 40; i++) {
-        model_set_created_ms(m, model_created_ms(m) + 1000);
+        model_edit_meta(m)->created_ms += 1000;
         uint8_t *blob;
         cr_assert_eq(modelfile_to_bytes(m, &blob, &blob_len), 0);
         wire_candidate_ack ack;

@@ -148,9 +148,9 @@ Test(models, the_list_and_the_files_carry_the_registry_version_and_parent)
     char err[300];
     cr_assert_eq(modelfile_from_bytes(f2, f2_len, game_default(), &m, err, sizeof err), 0, "%s",
                  err);
-    cr_assert_eq(model_version(m), 2);
-    cr_assert_eq(model_parent_version(m), 1);
-    cr_assert_eq(model_step(m), 0, "the rest of the metadata is the blob's own");
+    cr_assert_eq(model_get_meta(m)->version, 2);
+    cr_assert_eq(model_get_meta(m)->parent, 1);
+    cr_assert_eq(model_get_meta(m)->step, 0, "the rest of the metadata is the blob's own");
     model_destroy(&m);
     s_assert_same_but_stamp(f2, f2_len, cand, cand_len, "/models/2.kzm");
 
@@ -164,7 +164,7 @@ Test(models, the_list_and_the_files_carry_the_registry_version_and_parent)
     snprintf(path, sizeof path, "%s/v1.kzm", h.dir);
     cr_assert_eq(file_write_atomic(path, f1, f1_len), 0);
     cr_assert_eq(modelfile_load(path, game_default(), &m, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(model_version(m), 1);
+    cr_assert_eq(model_get_meta(m)->version, 1);
     model_destroy(&m);
 
     /* best.kzm: the file of the version it names. */

@@ -196,19 +196,19 @@ Test(trainer, trains_and_submits_a_candidate_every_k_steps)
     /* The registered candidates are the trainer's weights at steps 5 and 10,
      * each trained from the one before. */
     model *m1 = s_fetch(&h, 1), *m2 = s_fetch(&h, 2), *m3 = s_fetch(&h, 3);
-    cr_expect_eq(model_step(m1), 0);
-    cr_expect_eq(model_step(m2), 5);
-    cr_expect_eq(model_parent_version(m2), 1);
-    cr_expect_eq(model_step(m3), 10);
-    cr_expect_eq(model_parent_version(m3), 2);
+    cr_expect_eq(model_get_meta(m1)->step, 0);
+    cr_expect_eq(model_get_meta(m2)->step, 5);
+    cr_expect_eq(model_get_meta(m2)->parent, 1);
+    cr_expect_eq(model_get_meta(m3)->step, 10);
+    cr_expect_eq(model_get_meta(m3)->parent, 2);
     cr_expect_neq(model_checksum(m1), model_checksum(m2));
     cr_expect_neq(model_checksum(m2), model_checksum(m3));
     /* The checkpoint holds step 12 with Adam's state of 12 updates. */
     model *ck = s_checkpoint(&h);
-    cr_expect_eq(model_step(ck), 12);
+    cr_expect_eq(model_get_meta(ck)->step, 12);
     cr_expect_eq(model_optim_kind(ck), MODEL_OPT_ADAM);
     cr_expect_eq(model_optim_steps(ck), 12);
-    cr_expect_eq(model_parent_version(ck), 3);
+    cr_expect_eq(model_get_meta(ck)->parent, 3);
     cr_expect_neq(model_checksum(ck), model_checksum(m3));
     model_destroy(&m1);
     model_destroy(&m2);
@@ -237,12 +237,12 @@ Test(trainer, ema_candidates_are_the_moving_average_and_resume)
     snprintf(path, sizeof path, "%s/trainer/ema.kzm", h.dir);
     model *ema;
     cr_assert_eq(modelfile_load(path, game_default(), &ema, err, sizeof err), 0, "%s", err);
-    cr_expect_eq(model_step(ema), 10);
+    cr_expect_eq(model_get_meta(ema)->step, 10);
     cr_expect_eq(model_optim_kind(ema), MODEL_OPT_NONE, "the average carries no optimizer");
     model *m3 = s_fetch(&h, 3), *ck = s_checkpoint(&h);
     cr_expect_eq(model_checksum(m3), model_checksum(ema), "candidate 3 is the average");
     cr_expect_neq(model_checksum(ck), model_checksum(ema), "not the raw weights");
-    cr_expect_eq(model_step(m3), 10);
+    cr_expect_eq(model_get_meta(m3)->step, 10);
     /* A restart loads the saved average (no "restarting the average"). */
     snprintf(log, sizeof log, "%s/trainer2.log", h.dir);
     const char *more[] = {"--steps_per_candidate=5", "--max_steps=15", "--max_reuse=0",
@@ -288,7 +288,7 @@ Test(trainer, waits_for_fresh_positions_under_the_reuse_limit)
     cr_assert(harness_wait(t, 20, &st));
     cr_expect_eq(harness_exit_code(st), 0, "see %s", log);
     model *ck = s_checkpoint(&h);
-    cr_expect_eq(model_step(ck), (uint64_t)want2);
+    cr_expect_eq(model_get_meta(ck)->step, (uint64_t)want2);
     model_destroy(&ck);
     harness_fini(&h);
 }
@@ -306,7 +306,7 @@ Test(trainer, a_model_trained_elsewhere_does_not_wait_for_its_own_steps)
     char err[300];
     model *m0;
     cr_assert_eq(modelfile_load(h.model, game_default(), &m0, err, sizeof err), 0, "%s", err);
-    model_set_step(m0, 10000);
+    model_edit_meta(m0)->step = 10000;
     cr_assert_eq(modelfile_save(m0, h.model, false), 0);
     model_destroy(&m0);
     harness_coord_start(&h, NULL);
@@ -382,7 +382,7 @@ Test(trainer, resumes_at_the_same_step_with_its_optimizer_after_kill_9)
     cr_assert(harness_wait(t, 10, &st));
     /* The checkpoint on disk: a multiple of 3 steps, Adam with as many updates. */
     model *ck = s_checkpoint(&h);
-    uint64_t S = model_step(ck);
+    uint64_t S = model_get_meta(ck)->step;
     cr_assert_geq(S, 6);
     cr_expect_eq(S % 3, 0);
     cr_expect_eq(model_optim_kind(ck), MODEL_OPT_ADAM);
@@ -398,7 +398,7 @@ Test(trainer, resumes_at_the_same_step_with_its_optimizer_after_kill_9)
              (unsigned long long)S, (unsigned long long)S);
     cr_expect_eq(harness_count(log, want), 1, "no '%s' in %s", want, log);
     ck = s_checkpoint(&h);
-    cr_expect_eq(model_step(ck), S + 3);
+    cr_expect_eq(model_get_meta(ck)->step, S + 3);
     cr_expect_eq(model_optim_steps(ck), S + 3);
     model_destroy(&ck);
     cr_expect_eq(harness_wait_status(&h, "\"trainer\"", "step", (double)(S + 3), 5),
@@ -423,8 +423,8 @@ Test(trainer, resubmits_the_same_candidate_after_a_restart_at_a_candidate_step)
                  "see %s", log);
     cr_expect_eq(harness_status_num(&h, "\"models\"", "latest"), 2);
     model *ck = s_checkpoint(&h);
-    cr_expect_eq(model_step(ck), 7);
-    cr_expect_eq(model_parent_version(ck), 2);
+    cr_expect_eq(model_get_meta(ck)->step, 7);
+    cr_expect_eq(model_get_meta(ck)->parent, 2);
     model_destroy(&ck);
     harness_fini(&h);
 }

@@ -449,7 +449,7 @@ Test(worker, a_bit_flipped_best_falls_back_and_the_cluster_plays_on)
     char err[256];
     model *m;
     cr_assert_eq(modelfile_load(h.model, game_default(), &m, err, sizeof err), 0, "%s", err);
-    model_set_created_ms(m, model_created_ms(m) + 1000);
+    model_edit_meta(m)->created_ms += 1000;
     uint8_t *blob;
     size_t len;
     cr_assert_eq(modelfile_to_bytes(m, &blob, &len), 0);

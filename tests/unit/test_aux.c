@@ -196,8 +196,8 @@ Test(aux, old_model_file_loads_and_saves_byte_identical)
                  0, "%s", err);
     const model_arch *a = model_get_arch(m);
     cr_assert(a->opp_policy_filters == 0 && a->material_filters == 0);
-    cr_assert_eq(model_version(m), 3);
-    cr_assert_eq(model_step(m), 9);
+    cr_assert_eq(model_get_meta(m)->version, 3);
+    cr_assert_eq(model_get_meta(m)->step, 9);
     uint8_t *buf;
     size_t len;
     cr_assert_eq(modelfile_to_bytes(m, &buf, &len), 0);
@@ -206,9 +206,8 @@ Test(aux, old_model_file_loads_and_saves_byte_identical)
     free(buf);
     /* And a new model of that shape, made the same way, is those bytes. */
     model *n = model_new(a, 7);
-    model_set_created_ms(n, 1700000000000LL);
-    model_set_version(n, 3, 2);
-    model_set_step(n, 9);
+    *model_edit_meta(n) =
+        (model_meta){.version = 3, .parent = 2, .step = 9, .created_ms = 1700000000000LL};
     cr_assert_eq(modelfile_to_bytes(n, &buf, &len), 0);
     cr_assert(len == sizeof s_old_file && memcmp(buf, s_old_file, len) == 0);
     free(buf);
@@ -783,7 +782,7 @@ Test(aux, coordinator_and_trainer_train_the_heads)
     cr_assert_eq(client_get_model(cl, 3, 0, &blob, &blen, NULL), 0, "%s", client_last_error(cl));
     cr_assert_eq(modelfile_from_bytes(blob, blen, game_default(), &m3, err, sizeof err), 0, "%s",
                  err);
-    cr_expect_eq(model_step(m3), 10);
+    cr_expect_eq(model_get_meta(m3)->step, 10);
     char path[200];
     snprintf(path, sizeof path, "%s/cand3.kzm", h.dir);
     cr_assert_eq(file_write_atomic(path, blob, blen), 0);

@@ -24,7 +24,7 @@ static model *s_tiny_model(uint64_t seed)
     a.value_hidden = 8;
     model *m = model_new(&a, seed);
     cr_assert_not_null(m);
-    model_set_version(m, 7, 6);
+    model_edit_meta(m)->version = 7;
     return m;
 }
 

@@ -69,7 +69,7 @@ static gbdt *s_trained(const game_def *g, int N)
     cr_assert_lt(st.value_mse, 0.05, "the value rule is learnt (mse %g)", st.value_mse);
     cr_assert_eq(gbdt_tree_count(m, GBDT_VALUE), 12);
     cr_assert_eq(gbdt_tree_count(m, GBDT_POLICY), 12);
-    cr_assert_eq(gbdt_step(m), (uint64_t)N);
+    cr_assert_eq(gbdt_get_meta(m)->step, (uint64_t)N);
     free(x);
     free(pi);
     free(z);
@@ -121,7 +121,10 @@ Test(gbdt, file_round_trip_and_the_evaluator_seam)
 {
     const game_def *g = &toy_game;
     gbdt *m = s_trained(g, 200);
-    gbdt_set_version(m, 3, 2);
+    model_meta *meta = gbdt_edit_meta(m);
+    meta->version = 3;
+    meta->parent = 2;
+    meta->created_ms = -1700000000123LL; /* any int64, before the epoch too */
     uint8_t *buf;
     size_t len;
     cr_assert_eq(gbdt_to_bytes(m, &buf, &len), 0);
@@ -130,15 +133,19 @@ Test(gbdt, file_round_trip_and_the_evaluator_seam)
     gbdt *back = NULL;
     cr_assert_eq(gbdt_from_bytes(buf, len, g, &back, err, sizeof err), 0, "%s", err);
     cr_assert_eq(gbdt_checksum(back), gbdt_checksum(m));
-    cr_assert_eq(gbdt_version(back), 3);
-    cr_assert_eq(gbdt_parent_version(back), 2);
+    const model_meta *got = gbdt_get_meta(back);
+    cr_assert_eq(got->version, 3);
+    cr_assert_eq(got->parent, 2);
+    cr_assert_eq(got->step, 200, "the samples it was trained on");
+    cr_assert_eq(got->created_ms, -1700000000123LL);
     /* Stamped: another version, the same trees. */
     uint8_t *st;
     size_t stlen;
     cr_assert_eq(gbdt_stamp(buf, len, 9, 3, &st, &stlen, err, sizeof err), 0, "%s", err);
     gbdt *s9 = NULL;
     cr_assert_eq(gbdt_from_bytes(st, stlen, g, &s9, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(gbdt_version(s9), 9);
+    cr_assert_eq(gbdt_get_meta(s9)->version, 9);
+    cr_assert_eq(gbdt_get_meta(s9)->parent, 3);
     cr_assert_eq(gbdt_checksum(s9), gbdt_checksum(m));
     /* Through the one function from bytes to an evaluator. */
     evaluator_net *en = NULL;
@@ -179,6 +186,71 @@ Test(gbdt, file_round_trip_and_the_evaluator_seam)
     free(x);
     free(pi);
     free(z);
+}
+
+/* A GBDT file written by the code before the metadata had one owner
+ * (modelmeta.h): gbdt_to_bytes of gbdt_new(&toy_game) with a value forest
+ * "0:[f3<0.5] yes=1,no=2 / 1:leaf=0.25 / 2:leaf=-0.5" (base 0.125), a policy
+ * forest "0:[f0<4.5] yes=1,no=2 / 1:leaf=1.5 / 2:leaf=-1" (base -0.25),
+ * version 3, parent 2, step 77, created_ms 1700000000123. */
+static const uint8_t s_old_file[] = {
+    0x4b, 0x5a, 0x47, 0x42, 0x44, 0x54, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0xd4, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x6f, 0x9e, 0x85, 0x53, 0x10, 0x01, 0xe3, 0x8b, 0x74, 0x6f, 0x79, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00,
+    0x03, 0x00, 0x00, 0x00, 0x51, 0x00, 0x00, 0x00, 0x24, 0x00, 0x00, 0x00,
+    0x03, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x4d, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x7b, 0x68, 0xe5, 0xcf, 0x8b, 0x01, 0x00, 0x00,
+    0xfa, 0xdc, 0x99, 0xdc, 0x7f, 0xd6, 0x06, 0xad, 0x00, 0x00, 0x00, 0x3e,
+    0x01, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x3f, 0x01, 0x00, 0x00, 0x00,
+    0x02, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x80, 0x3e,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff,
+    0x00, 0x00, 0x00, 0xbf, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x80, 0xbe, 0x01, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x90, 0x40,
+    0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff,
+    0x00, 0x00, 0xc0, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x80, 0xbf, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00
+};
+
+Test(gbdt, a_file_written_before_loads_the_same_and_is_written_the_same)
+{
+    const game_def *g = &toy_game;
+    char err[300] = "";
+    gbdt *old = NULL;
+    cr_assert_eq(gbdt_from_bytes(s_old_file, sizeof s_old_file, g, &old, err, sizeof err), 0,
+                 "%s", err);
+    const model_meta *meta = gbdt_get_meta(old);
+    cr_assert_eq(meta->version, 3);
+    cr_assert_eq(meta->parent, 2);
+    cr_assert_eq(meta->step, 77);
+    cr_assert_eq(meta->created_ms, 1700000000123LL);
+    cr_assert_str_eq(gbdt_game(old), "toy");
+    uint8_t *buf;
+    size_t len;
+    cr_assert_eq(gbdt_to_bytes(old, &buf, &len), 0);
+    cr_assert(len == sizeof s_old_file && memcmp(buf, s_old_file, len) == 0, "the bytes changed");
+    free(buf);
+    /* And the same model made now is those bytes. */
+    gbdt *m = gbdt_new(g);
+    const char *v[] = {"0:[f3<0.5] yes=1,no=2\n\t1:leaf=0.25\n\t2:leaf=-0.5\n"};
+    const char *p[] = {"0:[f0<4.5] yes=1,no=2\n\t1:leaf=1.5\n\t2:leaf=-1\n"};
+    cr_assert_eq(gbdt_set_forest_from_dump(m, GBDT_VALUE, v, 1, 0.125f, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(gbdt_set_forest_from_dump(m, GBDT_POLICY, p, 1, -0.25f, err, sizeof err), 0,
+                 "%s", err);
+    *gbdt_edit_meta(m) =
+        (model_meta){.version = 3, .parent = 2, .step = 77, .created_ms = 1700000000123LL};
+    cr_assert_eq(gbdt_to_bytes(m, &buf, &len), 0);
+    cr_assert(len == sizeof s_old_file && memcmp(buf, s_old_file, len) == 0, "the bytes changed");
+    cr_assert_eq(gbdt_checksum(m), gbdt_checksum(old));
+    free(buf);
+    gbdt_destroy(&m);
+    gbdt_destroy(&old);
 }
 
 Test(gbdt, bad_files_get_one_line_errors)

@@ -340,12 +340,12 @@ Test(model, clone_and_checksum)
     model *m = model_new(&a, 21), *n = model_new(&a, 21), *o = model_new(&a, 22);
     cr_assert_eq(model_checksum(m), model_checksum(n), "same seed, same weights");
     cr_assert_neq(model_checksum(m), model_checksum(o));
-    model_set_version(m, 7, 6);
-    model_set_step(m, 1234);
+    *model_edit_meta(m) = (model_meta){.version = 7, .parent = 6, .step = 1234, .created_ms = 5};
     model *c = model_clone(m);
-    cr_assert_eq(model_version(c), 7);
-    cr_assert_eq(model_parent_version(c), 6);
-    cr_assert_eq(model_step(c), 1234);
+    cr_assert_eq(model_get_meta(c)->version, 7);
+    cr_assert_eq(model_get_meta(c)->parent, 6);
+    cr_assert_eq(model_get_meta(c)->step, 1234);
+    cr_assert_eq(model_get_meta(c)->created_ms, 5);
     cr_assert_eq(model_checksum(c), model_checksum(m));
     cr_assert(model_arch_equal(model_get_arch(c), &a));
     /* Changing one value changes the checksum. */

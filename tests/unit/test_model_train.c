@@ -518,7 +518,7 @@ Test(model_train, sgd_momentum_update)
     cr_assert_float_eq(l.lr, 0.1, 1e-7);
     for (size_t i = 0; i < n; i++)
         cr_assert_float_eq(p[i], w0[i] - 0.1f * g1[i], 1e-6, "%zu", i);
-    cr_assert_eq(model_step(m), 1);
+    cr_assert_eq(model_get_meta(m)->step, 1);
     cr_assert_eq(model_optim_steps(m), 1);
     /* Second step: buf = 0.5 g1 + g2. */
     memcpy(w1, p, n * sizeof *p);
@@ -965,7 +965,7 @@ static void s_resume_case(int optimizer)
     char err[300];
     cr_assert_eq(modelfile_from_bytes(buf, len, NULL, &r, err, sizeof err), 0, "%s", err);
     free(buf);
-    cr_assert_eq(model_step(r), 5);
+    cr_assert_eq(model_get_meta(r)->step, 5);
     cr_assert_eq(model_optim_kind(r), optimizer);
     cr_assert_eq(model_optim_steps(r), 5);
     model_train *tr = model_train_new(r, &c, 8);
@@ -979,7 +979,7 @@ static void s_resume_case(int optimizer)
     cr_assert_eq(n1, n2);
     cr_assert(memcmp(p1, p2, n1 * sizeof *p1) == 0, "weights differ after resuming");
     cr_assert_eq(model_checksum(m), model_checksum(r));
-    cr_assert_eq(model_step(r), 12);
+    cr_assert_eq(model_get_meta(r)->step, 12);
     for (int i = 0; i < model_tensor_count(m); i++) {
         model_tensor_info ti;
         model_tensor_info_get(m, i, &ti);

@@ -47,9 +47,8 @@ static model *s_model(const model_arch *a, int opt, uint64_t seed)
 {
     model *m = model_new(a, seed);
     cr_assert_not_null(m);
-    model_set_version(m, 42, 41);
-    model_set_step(m, 123456789012ull);
-    model_set_created_ms(m, 1700000000123ll);
+    *model_edit_meta(m) = (model_meta){.version = 42, .parent = 41, .step = 123456789012ull,
+                                       .created_ms = 1700000000123ll};
     rng_t r;
     rng_seed(&r, seed + 1);
     for (int i = 0; i < model_tensor_count(m); i++) {
@@ -78,10 +77,10 @@ static model *s_model(const model_arch *a, int opt, uint64_t seed)
 static void s_assert_same(const model *a, const model *b, bool with_opt)
 {
     cr_assert(model_arch_equal(model_get_arch(a), model_get_arch(b)));
-    cr_assert_eq(model_version(a), model_version(b));
-    cr_assert_eq(model_parent_version(a), model_parent_version(b));
-    cr_assert_eq(model_step(a), model_step(b));
-    cr_assert_eq(model_created_ms(a), model_created_ms(b));
+    cr_assert_eq(model_get_meta(a)->version, model_get_meta(b)->version);
+    cr_assert_eq(model_get_meta(a)->parent, model_get_meta(b)->parent);
+    cr_assert_eq(model_get_meta(a)->step, model_get_meta(b)->step);
+    cr_assert_eq(model_get_meta(a)->created_ms, model_get_meta(b)->created_ms);
     cr_assert_eq(model_bn_eps(a), model_bn_eps(b));
     cr_assert_eq(model_checksum(a), model_checksum(b));
     cr_assert_eq(model_tensor_count(a), model_tensor_count(b));

@@ -1101,7 +1101,7 @@ static bool s_checkpoint_read(const cluster *c, uint64_t *step, uint64_t *update
     model *m = NULL;
     if (modelfile_load(path, game_default(), &m, err, len))
         return false;
-    *step = model_step(m);
+    *step = model_get_meta(m)->step;
     *updates = model_optim_steps(m);
     model_destroy(&m);
     return true;
@@ -2004,7 +2004,7 @@ static uint32_t s_submit_candidate(const cluster *c)
         s_say("%s: %s", c->model, err);
         return 0;
     }
-    model_set_created_ms(m, model_created_ms(m) + 1000);
+    model_edit_meta(m)->created_ms += 1000;
     uint8_t *blob = NULL;
     size_t len = 0;
     int rc = modelfile_to_bytes(m, &blob, &len);

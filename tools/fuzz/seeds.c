@@ -106,7 +106,8 @@ static void s_models(void)
         model *m = model_new(archs[k], 7 + (uint64_t)k);
         if (!m)
             exit(1);
-        model_set_version(m, 3, 2);
+        model_edit_meta(m)->version = 3;
+        model_edit_meta(m)->parent = 2;
         for (int ckpt = 0; ckpt < 2; ckpt++) {
             if (ckpt && model_optim_reset(m, MODEL_OPT_ADAM, 12) != 0)
                 exit(1);

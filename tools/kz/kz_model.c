@@ -146,8 +146,8 @@ static int s_model_init(int argc, char **argv)
         gbdt *t = gbdt_new(g);
         if (!t)
             return kz_usage_error("model init: out of memory");
-        gbdt_set_version(t, (uint32_t)version, 0);
-        gbdt_set_created_ms(t, (uint64_t)time_wall_ms());
+        *gbdt_edit_meta(t) = (model_meta){.version = (uint32_t)version,
+                                          .created_ms = time_wall_ms()};
         int rc = gbdt_save(t, out);
         char desc[200];
         gbdt_describe(t, desc, sizeof desc);
@@ -163,7 +163,7 @@ static int s_model_init(int argc, char **argv)
     model *m = model_new(&a, (uint64_t)seed);
     if (!m)
         return kz_usage_error("model init: cannot make the model (out of memory?)");
-    model_set_version(m, (uint32_t)version, 0);
+    model_edit_meta(m)->version = (uint32_t)version;
     int rc = modelfile_save(m, out, false);
     if (rc) {
         model_destroy(&m);
@@ -186,6 +186,21 @@ static void s_iso_time(int64_t ms, char *buf, size_t len)
     gmtime_r(&t, &tm);
     size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(buf + n, len - n, ".%03dZ", (int)(ms % 1000 + 1000) % 1000);
+}
+
+/* The metadata's lines, the last of info's common ones for either kind
+ * (trees count the samples they were trained on as their step). */
+static void s_info_meta(const model_meta *meta, bool trees, uint64_t checksum)
+{
+    char when[64];
+    s_iso_time(meta->created_ms, when, sizeof when);
+    printf("version:       %u (parent %u)\n", meta->version, meta->parent);
+    if (trees)
+        printf("samples:       %" PRIu64 " trained on\n", meta->step);
+    else
+        printf("train step:    %" PRIu64 "\n", meta->step);
+    printf("created:       %s\n", when);
+    printf("checksum:      %016" PRIx64 "\n", checksum);
 }
 
 static int s_model_info(int argc, char **argv)
@@ -216,8 +231,6 @@ static int s_model_info(int argc, char **argv)
         char err[512];
         if (gbdt_load(path, NULL, &t, err, sizeof err))
             return kz_usage_error("%s", err);
-        char when[64];
-        s_iso_time((int64_t)gbdt_created_ms(t), when, sizeof when);
         printf("file:          %s (published, %lld bytes)\n", path, bytes);
         printf("kind:          gbdt (gradient-boosted trees)\n");
         printf("game:          %s\n", gbdt_game(t));
@@ -228,10 +241,7 @@ static int s_model_info(int argc, char **argv)
         char desc[200];
         gbdt_describe(t, desc, sizeof desc);
         printf("describe:      %s\n", desc);
-        printf("version:       %u (parent %u)\n", gbdt_version(t), gbdt_parent_version(t));
-        printf("samples:       %" PRIu64 " trained on\n", gbdt_step(t));
-        printf("created:       %s\n", when);
-        printf("checksum:      %016" PRIx64 "\n", gbdt_checksum(t));
+        s_info_meta(gbdt_get_meta(t), true, gbdt_checksum(t));
         gbdt_destroy(&t);
         return 0;
     }
@@ -246,8 +256,6 @@ static int s_model_info(int argc, char **argv)
         model_tensor_info_get(m, i, &ti);
         stats += ti.kind == MODEL_TENSOR_STAT ? ti.size : 0;
     }
-    char when[64];
-    s_iso_time(model_created_ms(m), when, sizeof when);
     printf("file:          %s (%s, %lld bytes)\n", path,
            model_optim_kind(m) ? "checkpoint" : "published", bytes);
     printf("kind:          net (residual network)\n");
@@ -269,10 +277,7 @@ static int s_model_info(int argc, char **argv)
     printf("parameters:    %zu trainable, %zu running statistics\n",
            model_arch_param_count(a), stats);
     printf("forward:       %.2f MFLOP per position\n", model_arch_forward_flops(a) / 1e6);
-    printf("version:       %u (parent %u)\n", model_version(m), model_parent_version(m));
-    printf("train step:    %" PRIu64 "\n", model_step(m));
-    printf("created:       %s\n", when);
-    printf("checksum:      %016" PRIx64 "\n", model_checksum(m));
+    s_info_meta(model_get_meta(m), false, model_checksum(m));
     if (model_optim_kind(m))
         printf("optimizer:     %s, %" PRIu64 " steps\n", s_opt_name(model_optim_kind(m)),
                model_optim_steps(m));
@@ -345,11 +350,11 @@ static int s_model_dump(int argc, char **argv)
             a->policy_filters, a->value_filters, a->value_hidden, a->opp_policy_filters,
             a->material_filters, a->value_wdl, a->derived_planes,
             (double)model_bn_eps(m));
+    const model_meta *meta = model_get_meta(m);
     fprintf(out,
             "  \"version\": %u,\n  \"parent_version\": %u,\n  \"train_step\": %" PRIu64
             ",\n  \"created_ms\": %" PRId64 ",\n  \"checksum\": \"%016" PRIx64 "\",\n",
-            model_version(m), model_parent_version(m), model_step(m), model_created_ms(m),
-            model_checksum(m));
+            meta->version, meta->parent, meta->step, meta->created_ms, model_checksum(m));
     size_t biggest = 1;
     for (int i = 0; i < model_tensor_count(m); i++) {
         model_tensor_info ti;
@@ -484,8 +489,8 @@ static int s_model_fetch(int argc, char **argv)
     free(body);
     if (rc)
         return kz_write_error("model fetch", out, rc);
-    printf("wrote %s: model version %u (parent %u), %s, %zu bytes\n", out, mi.version,
-           mi.parent, mi.describe, len);
+    printf("wrote %s: model version %u (parent %u), %s, %zu bytes\n", out, mi.meta.version,
+           mi.meta.parent, mi.describe, len);
     return 0;
 }
 
@@ -614,7 +619,7 @@ int cmd_eval(int argc, char **argv)
     if (json) {
         printf("{\"position\": \"%s\", \"to_move\": \"%s\", \"over\": %s, \"value\": %.6f, "
                "\"model_version\": %u, \"model_checksum\": \"%016" PRIx64 "\", \"policy\": [",
-               pos, mover, res.over ? "true" : "false", (double)value, model_version(m),
+               pos, mover, res.over ? "true" : "false", (double)value, model_get_meta(m)->version,
                model_checksum(m));
         for (int i = 0; i < n; i++) {
             g->format_action(pr[i].action, act, sizeof act);
