@@ -123,8 +123,10 @@ $(BUILD)/kz-coordinator: $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # The dashboard's page is built into the coordinator (.incbin).
 $(BUILD)/obj/server/dashboard.o: server/dashboard.html
-# The viewer's and the play page's files are built into libkz (.incbin).
-$(BUILD)/obj/play/webpages.o: web/viewer.html web/play.html web/board.js
+# The viewer's and the play page's files, and those all pages share, are
+# built into libkz (.incbin).
+WEB_FILES := web/viewer.html web/play.html web/board.js web/page.js web/page.css
+$(BUILD)/obj/play/webpages.o: $(WEB_FILES)
 # The anchor scales too (play/scale.h).
 $(BUILD)/obj/play/scale.o: play/scales.txt
 
@@ -265,7 +267,7 @@ $(FUZZ_BUILD)/obj/gen/%.o: $(FUZZ_BUILD)/gen/%.c
 $(FUZZ_BUILD)/obj/%.o: %.c $(PROTO_SRC:proto/%.proto=$(FUZZ_BUILD)/gen/%.pb-c.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
-$(FUZZ_BUILD)/obj/play/webpages.o: web/viewer.html web/play.html web/board.js
+$(FUZZ_BUILD)/obj/play/webpages.o: $(WEB_FILES)
 $(FUZZ_BUILD)/obj/play/scale.o: play/scales.txt
 $(FUZZ_LIB): $(FUZZ_LIB_OBJ)
 	@rm -f $@

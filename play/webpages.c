@@ -17,20 +17,34 @@
 WEBPAGE_EMBED(webpages_viewer_html, "web/viewer.html");
 WEBPAGE_EMBED(webpages_play_html, "web/play.html");
 WEBPAGE_EMBED(webpages_board_js, "web/board.js");
+WEBPAGE_EMBED(webpages_page_js, "web/page.js");
+WEBPAGE_EMBED(webpages_page_css, "web/page.css");
+
+#define HTML "text/html; charset=utf-8"
+#define JS "text/javascript; charset=utf-8"
+#define CSS "text/css; charset=utf-8"
+
+/* Every file: its path, Content-Type and bytes. */
+static const struct {
+    const char *path;  /* as requested */
+    const char *type;  /* its Content-Type */
+    const char *start; /* its first byte */
+    const char *end;   /* past its last byte (a NUL there) */
+} s_files[] = {
+    {"/viewer", HTML, webpages_viewer_html, webpages_viewer_html_end},
+    {"/play", HTML, webpages_play_html, webpages_play_html_end},
+    {"/board.js", JS, webpages_board_js, webpages_board_js_end},
+    {"/page.js", JS, webpages_page_js, webpages_page_js_end},
+    {"/page.css", CSS, webpages_page_css, webpages_page_css_end},
+};
 
 bool webpages_find(const char *path, webpage *out)
 {
-    static const char *const html = "text/html; charset=utf-8";
-    if (!strcmp(path, "/viewer"))
-        *out = (webpage){"/viewer", html, webpages_viewer_html,
-                         (size_t)(webpages_viewer_html_end - webpages_viewer_html)};
-    else if (!strcmp(path, "/play"))
-        *out = (webpage){"/play", html, webpages_play_html,
-                         (size_t)(webpages_play_html_end - webpages_play_html)};
-    else if (!strcmp(path, "/board.js"))
-        *out = (webpage){"/board.js", "text/javascript; charset=utf-8", webpages_board_js,
-                         (size_t)(webpages_board_js_end - webpages_board_js)};
-    else
-        return false;
-    return true;
+    for (size_t i = 0; i < sizeof s_files / sizeof s_files[0]; i++)
+        if (!strcmp(path, s_files[i].path)) {
+            *out = (webpage){s_files[i].path, s_files[i].type, s_files[i].start,
+                             (size_t)(s_files[i].end - s_files[i].start)};
+            return true;
+        }
+    return false;
 }

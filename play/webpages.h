@@ -1,7 +1,10 @@
 /* webpages: the pages people open in a browser, built into the programs that
  * serve them (kz-coordinator and `kz serve`): web/viewer.html (GET /viewer,
- * the game viewer), web/play.html (GET /play, a game against the engine) and
- * web/board.js (GET /board.js, the board both draw). The files are embedded
+ * the game viewer), web/play.html (GET /play, a game against the engine),
+ * web/board.js (GET /board.js, the board both draw), and what every page
+ * shares, the coordinator's dashboard too (server/dashboard.html):
+ * web/page.css (GET /page.css, the look) and web/page.js (GET /page.js, the
+ * DOM helpers; loaded before board.js, which uses them). The files are embedded
  * as they are with the assembler's .incbin: one file to edit per page, no
  * build step, nothing to install; the Makefile makes webpages.o depend on
  * them. Their JSON comes from engine.h's API and the servers' /games.

@@ -5,10 +5,11 @@
  * model), GET /models/N.kzm and /models/best.kzm (the model file, its
  * registry version and parent stamped in), GET /timeline (JSON: the run's
  * history, timeline.c; /status has the open interval as
- * timeline.current), GET /viewer, /play and /board.js (webpages.h: the
- * game viewer and the play page), GET /games and /games/SEQ (games.c:
- * stored games as JSON), /api/... (games.c: the play page's engine over
- * the best model).
+ * timeline.current), GET /viewer, /play, /board.js, /page.css and /page.js
+ * (webpages.h: the game viewer, the play page, the board they draw, and the
+ * look and script helpers every page shares, the dashboard too), GET /games
+ * and /games/SEQ (games.c: stored games as JSON), /api/... (games.c: the play
+ * page's engine over the best model).
  * The main thread rebuilds the documents every status_ms into snapshot
  * strings; the HTTP threads only copy a snapshot under snap_lock, so they
  * never touch the coordinator's state. A model file is asked for: the HTTP
@@ -1396,7 +1397,7 @@ static enum MHD_Result s_collect_arg(void *cls, enum MHD_ValueKind kind, const c
     return MHD_YES;
 }
 
-/* A built-in page of webpages.h, or an answer of games.c. */
+/* A built-in page: the dashboard or one of webpages.h. */
 static enum MHD_Result s_respond_page(struct MHD_Connection *conn, const webpage *p)
 {
     struct MHD_Response *r =
@@ -1570,15 +1571,9 @@ static enum MHD_Result s_http(void *cls, struct MHD_Connection *conn, const char
         return s_respond(conn, 503, "text/plain", text, (size_t)n);
     }
     if (!strcmp(url, "/") || !strcmp(url, "/index.html")) {
-        struct MHD_Response *r = MHD_create_response_from_buffer(
-            status_dashboard_len, (void *)status_dashboard_html, MHD_RESPMEM_PERSISTENT);
-        if (!r)
-            return MHD_NO;
-        MHD_add_response_header(r, "Content-Type", "text/html; charset=utf-8");
-        MHD_add_response_header(r, "Cache-Control", "no-cache");
-        enum MHD_Result ret = MHD_queue_response(conn, 200, r);
-        MHD_destroy_response(r);
-        return ret;
+        webpage dashboard = {"/", "text/html; charset=utf-8", status_dashboard_html,
+                             status_dashboard_len};
+        return s_respond_page(conn, &dashboard);
     }
     if (c->files && (!strcmp(url, "/models") || !strncmp(url, "/models/", 8))) {
         pthread_mutex_lock(&c->snap_lock);

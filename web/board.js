@@ -4,19 +4,11 @@
    actions are written), and what /play and /viewer share: reading positions
    and actions, the hops and captured pieces of a turn, the move list, the
    JSON calls. Our own code, nothing fetched from elsewhere. Texts from the
-   server go in with textContent. */
+   server go in with textContent (page.js's el, loaded before this file). */
 "use strict";
 var KZ = (function () {
-  var NS = "http://www.w3.org/2000/svg";
   var UNIT = 80; /* pixels per unit of the description's coordinates */
 
-  function el(tag, attrs, text) {
-    var e = tag.indexOf("svg:") === 0 ? document.createElementNS(NS, tag.slice(4))
-                                      : document.createElement(tag);
-    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
-    if (text !== undefined) e.textContent = String(text);
-    return e;
-  }
   function escapeClass(s) { return s.replace(/[\\\]\-^]/g, "\\$&"); }
 
   /* A game from its description: points by index and by label, the board's
@@ -661,6 +653,6 @@ var KZ = (function () {
 
   function signed(v, d) { return v === null || v === undefined ? "-" : (v >= 0 ? "+" : "\u2212") + Math.abs(v).toFixed(d); }
 
-  return {el: el, Game: Game, turnOf: turnOf, turnMarks: turnMarks, Board: Board, moveList: moveList,
+  return {Game: Game, turnOf: turnOf, turnMarks: turnMarks, Board: Board, moveList: moveList,
           call: call, signed: signed, goesOn: goesOn, chained: chained, actionSays: actionSays};
 })();

@@ -591,22 +591,37 @@ Test(http_access, a_token_guards_everything_but_healthz)
     const char *const extra[] = {a_token, NULL};
     harness_coord_start(&h, extra);
     static const char *const paths[] = {"/status", "/metrics", "/", "/models", "/timeline",
-                                        "/viewer", "/games", "/nothing"};
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+                                        "/viewer", "/games", "/page.css", "/page.js",
+                                        "/nothing"};
+    const size_t n_paths = sizeof paths / sizeof paths[0];
+    for (size_t i = 0; i < n_paths; i++)
         cr_assert_eq(s_get(h.http_port, paths[i], NULL), 401, "%s without the token", paths[i]);
     cr_assert_eq(s_get(h.http_port, "/status", "Authorization: Bearer wrong-token-of-length"),
                  401);
     cr_assert_eq(s_get(h.http_port, "/healthz", NULL), 200, "/healthz needs no token");
     cr_assert_eq(s_get(h.http_port, "/status", "Authorization: Bearer s3cret-t0ken-of-some-length"),
                  200);
+    /* With it, the pages' shared files as board.js: their type, revalidated on every load. */
+    static const char *const files[][2] = {{"/page.css", "text/css; charset=utf-8"},
+                                           {"/page.js", "text/javascript; charset=utf-8"},
+                                           {"/board.js", "text/javascript; charset=utf-8"}};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char *a = NULL, type[80];
+        cr_assert_eq(s_get_answer(h.http_port, files[i][0],
+                                  "Authorization: Bearer s3cret-t0ken-of-some-length", &a),
+                     200, "%s", files[i][0]);
+        snprintf(type, sizeof type, "\r\nContent-Type: %s\r\n", files[i][1]);
+        cr_assert(strstr(a, type) && strstr(a, "\r\nCache-Control: no-cache\r\n"), "%s", a);
+        free(a);
+    }
     /* Basic auth, any user, the token as password (what a browser sends):
      * "me:s3cret-t0ken-of-some-length". */
     cr_assert_eq(s_get(h.http_port, "/metrics",
                        "Authorization: Basic bWU6czNjcmV0LXQwa2VuLW9mLXNvbWUtbGVuZ3Ro"),
                  200);
     /* The refusals are counted (in the next snapshot: status_ms). */
-    double refused = 0;
-    for (double end = harness_now() + 10; refused < 9 && harness_now() < end;) {
+    double refused = 0, want = (double)n_paths + 1;
+    for (double end = harness_now() + 10; refused < want && harness_now() < end;) {
         char *a = NULL;
         s_get_answer(h.http_port, "/metrics", "Authorization: Bearer s3cret-t0ken-of-some-length",
                      &a);
@@ -614,10 +629,10 @@ Test(http_access, a_token_guards_everything_but_healthz)
         const char *p = a ? strstr(a, name) : NULL;
         refused = p ? strtod(p + sizeof name - 1, NULL) : 0;
         free(a);
-        if (refused < 9)
+        if (refused < want)
             harness_sleep_ms(20);
     }
-    cr_assert_geq(refused, 9, "refused requests are counted");
+    cr_assert_geq(refused, want, "refused requests are counted");
     /* kz status: a clear error without the token, the status with it. */
     char args[200], out[8192];
     snprintf(args, sizeof args, "status http://127.0.0.1:%d", h.http_port);

@@ -114,9 +114,19 @@ Test(play, kz_serve_answers_the_api_and_refuses_bad_requests_in_one_line)
     cr_assert_eq(s_fetch(port, "GET", "/play", NULL, 0, &body), 200);
     cr_assert(strstr(body, "<script src=\"/board.js\">") && !strstr(body, "src=\"http"),
               "our own script only");
+    /* The look and the helpers every page shares, the helpers before board.js. */
+    const char *css = strstr(body, "<link rel=\"stylesheet\" href=\"/page.css\">");
+    const char *js = strstr(body, "<script src=\"/page.js\">");
+    cr_assert(css && js && js < strstr(body, "<script src=\"/board.js\">"), "%s", body);
     free(body);
     cr_assert_eq(s_fetch(port, "GET", "/board.js", NULL, 0, &body), 200);
     cr_assert(strstr(body, "var KZ ="));
+    free(body);
+    cr_assert_eq(s_fetch(port, "GET", "/page.js", NULL, 0, &body), 200);
+    cr_assert(strstr(body, "function el(tag, attrs, text)"), "%s", body);
+    free(body);
+    cr_assert_eq(s_fetch(port, "GET", "/page.css", NULL, 0, &body), 200);
+    cr_assert(strstr(body, "\nbody { font:"), "%s", body);
     free(body);
     cr_assert_eq(s_fetch(port, "GET", "/api/analyse?moves=7-12,17x7&sims=16", NULL, 0, &body), 200,
                  "%s", body);

@@ -1,10 +1,10 @@
 /* kz serve: the play page without a cluster. An HTTP server (libmicrohttpd,
- * a thread per connection) with GET /play and /board.js (webpages.h), the
- * engine's JSON API under /api/ (engine.h: one engine over --model), the
- * games saved from the page in a record file (--records), and those games
- * for the viewer: GET /games, /games/K (K = the record's index in the file,
- * 1 first, as `kz records FILE --game K`) and /viewer. A search runs in its
- * request's thread, so /healthz and the pages answer meanwhile. */
+ * a thread per connection) with GET /play, /board.js, /page.css and /page.js
+ * (webpages.h), the engine's JSON API under /api/ (engine.h: one engine over
+ * --model), the games saved from the page in a record file (--records), and
+ * those games for the viewer: GET /games, /games/K (K = the record's index in
+ * the file, 1 first, as `kz records FILE --game K`) and /viewer. A search
+ * runs in its request's thread, so /healthz and the pages answer meanwhile. */
 #include <microhttpd.h>
 #include <arpa/inet.h>
 #include <errno.h>
