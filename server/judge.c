@@ -258,7 +258,7 @@ int judge_check(const char *setting, const game_def *g, char *err, size_t errlen
     if (!setting[0] || !strcmp(setting, "auto"))
         return 0;
     bool perfect = !strcmp(setting, "perfect");
-    char why[200];
+    char why[400]; /* gnubg_level_check's line with a level of up to 255 bytes */
     if (!perfect && gnubg_level_check(setting, why, sizeof why))
         return err_set(err, errlen, KZ_EINVAL, "judge: %s (or perfect, auto, \"\")", why);
     if (g && perfect && g != tb_game())

@@ -805,3 +805,18 @@ Test(ratings, bad_gnubg_settings_get_one_line)
         proc_output_free(&o);
     }
 }
+
+/* An unknown judge level of any length a setting holds (up to 255 bytes)
+ * gets the whole line, as before judge_check: the levels, then the other
+ * choices. */
+Test(ratings, a_long_unknown_judge_level_gets_the_whole_line)
+{
+    char flag[300] = "--judge=";
+    memset(flag + strlen(flag), 'x', 200);
+    const char *const args[] = {"--game=backgammon", flag, NULL};
+    proc_output o;
+    cr_assert_eq(harness_run_bin("kz-coordinator", args, NULL, &o), 2, "%s", o.err);
+    cr_assert(strstr(o.err, "kz-coordinator: judge: unknown gnubg level 'xxx"), "%s", o.err);
+    cr_assert(strstr(o.err, "supremo, grandmaster) (or perfect, auto, \"\")\n"), "%s", o.err);
+    proc_output_free(&o);
+}
