@@ -395,7 +395,10 @@ int judge_check(const char *setting, const game_def *g, char *err, size_t errlen
 int judge_start(coord *c);
 /* Main thread (ratings_apply): a counted rating game in which `version`
  * played player id `side`; a copy of the record is queued for judging when
- * the version has fewer than judge_games games posted and the queue has room. */
+ * the version has fewer than judge_games games posted and the queue has room.
+ * After a restart, the games of the versions in the history read back (the
+ * newest and older) are not judged: their points keep the games judged
+ * before the stop (the queue and the running sums live in memory). */
 void judge_post(coord *c, uint32_t version, int side, const uint8_t *rec, size_t len);
 /* Main loop: reads the history from the store once, writes it after new results. */
 void judge_tick(coord *c);

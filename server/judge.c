@@ -22,7 +22,9 @@
  * queue empties), and publishes the figures under a lock (judge_get,
  * judge_history, for /status and the dashboard). The history is kept in the
  * store (meta "judge_history"), so the plot survives restarts. A stop cuts
- * the queue short between two games (and the referee's search at once). */
+ * the queue short between two games (and the referee's search at once); the
+ * waiting games are not kept, and a best judged before a restart is not
+ * judged further after it (its point keeps the games judged before). */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -67,6 +69,10 @@ struct judge {
     part_thread th;          /* the judging thread; its lock guards everything below */
     judge_job q[JUDGE_QUEUE]; /* the waiting records, a ring */
     int q_head, q_n;
+    uint32_t loaded_v;       /* the newest version of the history read from the store (main
+                              * thread's): its games and older ones are not judged again,
+                              * since its running sums were not kept (they would start from
+                              * zero and replace its point) */
     uint32_t posted_v;       /* the version whose games are being posted (main thread's) */
     int posted_n;            /* of its games, posted */
     match_ratio cur;         /* the version being judged: its error and decisions a game */
@@ -322,7 +328,7 @@ int judge_start(coord *c)
 void judge_post(coord *c, uint32_t version, int side, const uint8_t *rec, size_t len)
 {
     judge *e = c->judge;
-    if (!e || !version || !rec || !len || side < 0 || side > 1)
+    if (!e || !version || !rec || !len || side < 0 || side > 1 || version <= e->loaded_v)
         return;
     if (version != e->posted_v) {
         e->posted_v = version;
@@ -387,6 +393,7 @@ static const meta_history s_hist = {.key = "judge_history", .magic = HIST_MAGIC,
 static void s_hist_loaded(judge *e)
 {
     pthread_mutex_lock(&e->th.lock);
+    e->loaded_v = e->n_hist > 0 ? e->hist[e->n_hist - 1].version : 0;
     if (!e->fig.version && e->n_hist > 0) {
         const judge_point *q = &e->hist[e->n_hist - 1];
         e->fig.version = q->version;

@@ -635,6 +635,100 @@ Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
     harness_fini(&h);
 }
 
+/* A rater plays three of v1's gauntlet games, the judge judges them, the
+ * coordinator restarts in the middle of the gauntlet, and the rater plays the
+ * rest: v1's point keeps its three games (the running sums are not kept over
+ * a restart: judging on would start v1's figures from zero and replace its
+ * point with the games after the restart). */
+Test(ratings, a_best_judged_before_a_restart_keeps_its_point, .timeout = 240)
+{
+    harness h;
+    harness_init(&h, "rjrestart");
+    const char *const extra[] = {"--anchors=random,greedy", "--eval_share=1",
+                                 "--calibration_pairs=0", "--eval_pairs=2",
+                                 "--book_openings=10", "--arena_per_worker=16",
+                                 "--judge=auto", "--perfect_nodes=1000", NULL};
+    harness_coord_start(&h, extra);
+    void *zctx = zmq_ctx_new();
+    client *w = s_client(zctx, &h, "rater");
+    wire_job_request jr = {.free_slots = 16};
+    const wire_job *job;
+    cr_assert_eq(client_get_job(w, &jr, &job), 0);
+    cr_assert_eq(job->kind, WIRE_JOB_EVAL);
+    cr_assert_eq(job->model_version, 1);
+    cr_assert_eq(job->n_arena, 4);
+    wire_job keep = *job;
+    int32_t colours[4];
+    uint32_t slot[4];
+    char opening[4][64], anchor[32];
+    for (size_t k = 0; k < 4; k++) {
+        colours[k] = job->candidate_players[k];
+        slot[k] = job->arena_slots[k];
+        snprintf(opening[k], 64, "%s", job->start_positions[k]);
+    }
+    snprintf(anchor, sizeof anchor, "%s", job->opponent_player);
+    keep.candidate_players = colours;
+    keep.model_player = "";
+    keep.opponent_player = anchor;
+    uint64_t seed = 700;
+    size_t len;
+    for (size_t k = 0; k < 3; k++) {
+        uint8_t *rec = s_eval_record(&keep, k, opening[k], 2, &seed, &len);
+        cr_assert_eq(client_submit_game(w, rec, len, slot[k]), 0);
+        free(rec);
+    }
+    harness_client_drain(w);
+    cr_assert_eq(harness_wait_status(&h, "\"judge\": {", "games", 3, 60), 3);
+    client_destroy(&w);
+
+    harness_coord_kill(&h, SIGTERM);
+    harness_coord_start(&h, extra);
+    cr_assert_eq(harness_wait_status(&h, "\"judge\": {", "games", 3, 30), 3);
+    /* The rest of v1's gauntlet, planned again from what was counted. */
+    w = s_client(zctx, &h, "rater");
+    cr_assert_eq(client_get_job(w, &jr, &job), 0);
+    cr_assert_eq(job->kind, WIRE_JOB_EVAL, "kind %d", (int)job->kind);
+    cr_assert_eq(job->model_version, 1);
+    size_t n = job->n_arena;
+    cr_assert(n >= 1 && n <= 16, "%zu slots", n);
+    keep = *job;
+    int32_t more_colours[16];
+    uint32_t more_slot[16];
+    char more_opening[16][64];
+    for (size_t k = 0; k < n; k++) {
+        more_colours[k] = job->candidate_players[k];
+        more_slot[k] = job->arena_slots[k];
+        snprintf(more_opening[k], 64, "%s", job->start_positions[k]);
+    }
+    snprintf(anchor, sizeof anchor, "%s", job->opponent_player);
+    keep.candidate_players = more_colours;
+    keep.model_player = "";
+    keep.opponent_player = anchor;
+    for (size_t k = 0; k < n; k++) {
+        uint8_t *rec = s_eval_record(&keep, k, more_opening[k], 2, &seed, &len);
+        cr_assert_eq(client_submit_game(w, rec, len, more_slot[k]), 0);
+        free(rec);
+    }
+    harness_client_drain(w);
+    client_stats st;
+    client_get_stats(w, &st);
+    cr_assert_eq(st.acked, n, "the games after the restart were counted");
+    /* A judged game takes a fraction of a second: give the judge time. */
+    double t0 = harness_now();
+    while (harness_now() - t0 < 5) {
+        double g = harness_status_num(&h, "\"judge\": {", "games");
+        cr_assert_eq(g, 3, "v1's point after the restart holds %g games, not the 3 judged "
+                           "before", g);
+        harness_sleep(0.25);
+    }
+    char body[1 << 16];
+    cr_assert_eq(harness_http(h.http_port, "/status", body, sizeof body), 200);
+    cr_assert_not_null(strstr(body, "\"history\": [[1, 3, "), "%s", strstr(body, "\"judge\""));
+    client_destroy(&w);
+    zmq_ctx_term(zctx);
+    harness_fini(&h);
+}
+
 /* Perfect play judges a Khreibaga best (issue 24, judge auto): a real
  * worker plays v1's gauntlet (2 anchors x 2 pairs: 8 games), the coordinator's
  * referee judges v1's turns in them in the background, and its figures are
