@@ -640,7 +640,7 @@ Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
  * rest: v1's point keeps its three games (the running sums are not kept over
  * a restart: judging on would start v1's figures from zero and replace its
  * point with the games after the restart). */
-Test(ratings, a_best_judged_before_a_restart_keeps_its_point, .timeout = 240)
+Test(ratings, a_best_judged_before_a_restart_keeps_its_point, .timeout = 600)
 {
     harness h;
     harness_init(&h, "rjrestart");
