@@ -635,6 +635,44 @@ Test(ratings, a_backgammon_model_is_rated_against_gnubg_by_a_real_worker)
     harness_fini(&h);
 }
 
+/* An evaluation job's slots, kept past the client's next call (the client
+ * owns the arrays of the job it returns until then). */
+typedef struct s_kept_job {
+    wire_job job;        /* its candidate_players, opponent_player point below */
+    size_t n;            /* slots */
+    int32_t colours[16];
+    uint32_t slot[16];
+    char opening[16][64];
+    char anchor[32];
+} s_kept_job;
+
+static void s_keep_job(const wire_job *job, s_kept_job *k)
+{
+    cr_assert(job->n_arena >= 1 && job->n_arena <= 16, "%u slots", (unsigned)job->n_arena);
+    k->job = *job;
+    k->n = job->n_arena;
+    for (size_t i = 0; i < k->n; i++) {
+        k->colours[i] = job->candidate_players[i];
+        k->slot[i] = job->arena_slots[i];
+        snprintf(k->opening[i], sizeof k->opening[i], "%s", job->start_positions[i]);
+    }
+    snprintf(k->anchor, sizeof k->anchor, "%s", job->opponent_player);
+    k->job.candidate_players = k->colours;
+    k->job.model_player = "";
+    k->job.opponent_player = k->anchor;
+}
+
+/* Submits a random record of any result for each of k's first n slots. */
+static void s_play_slots(client *w, const s_kept_job *k, size_t n, uint64_t *seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        uint8_t *rec = s_eval_record(&k->job, i, k->opening[i], 2, seed, &len);
+        cr_assert_eq(client_submit_game(w, rec, len, k->slot[i]), 0);
+        free(rec);
+    }
+}
+
 /* A rater plays three of v1's gauntlet games, the judge judges them, the
  * coordinator restarts in the middle of the gauntlet, and the rater plays the
  * rest: v1's point keeps its three games (the running sums are not kept over
@@ -657,26 +695,10 @@ Test(ratings, a_best_judged_before_a_restart_keeps_its_point, .timeout = 600)
     cr_assert_eq(job->kind, WIRE_JOB_EVAL);
     cr_assert_eq(job->model_version, 1);
     cr_assert_eq(job->n_arena, 4);
-    wire_job keep = *job;
-    int32_t colours[4];
-    uint32_t slot[4];
-    char opening[4][64], anchor[32];
-    for (size_t k = 0; k < 4; k++) {
-        colours[k] = job->candidate_players[k];
-        slot[k] = job->arena_slots[k];
-        snprintf(opening[k], 64, "%s", job->start_positions[k]);
-    }
-    snprintf(anchor, sizeof anchor, "%s", job->opponent_player);
-    keep.candidate_players = colours;
-    keep.model_player = "";
-    keep.opponent_player = anchor;
+    s_kept_job kj;
+    s_keep_job(job, &kj);
     uint64_t seed = 700;
-    size_t len;
-    for (size_t k = 0; k < 3; k++) {
-        uint8_t *rec = s_eval_record(&keep, k, opening[k], 2, &seed, &len);
-        cr_assert_eq(client_submit_game(w, rec, len, slot[k]), 0);
-        free(rec);
-    }
+    s_play_slots(w, &kj, 3, &seed);
     harness_client_drain(w);
     cr_assert_eq(harness_wait_status(&h, "\"judge\": {", "games", 3, 60), 3);
     client_destroy(&w);
@@ -689,30 +711,12 @@ Test(ratings, a_best_judged_before_a_restart_keeps_its_point, .timeout = 600)
     cr_assert_eq(client_get_job(w, &jr, &job), 0);
     cr_assert_eq(job->kind, WIRE_JOB_EVAL, "kind %d", (int)job->kind);
     cr_assert_eq(job->model_version, 1);
-    size_t n = job->n_arena;
-    cr_assert(n >= 1 && n <= 16, "%zu slots", n);
-    keep = *job;
-    int32_t more_colours[16];
-    uint32_t more_slot[16];
-    char more_opening[16][64];
-    for (size_t k = 0; k < n; k++) {
-        more_colours[k] = job->candidate_players[k];
-        more_slot[k] = job->arena_slots[k];
-        snprintf(more_opening[k], 64, "%s", job->start_positions[k]);
-    }
-    snprintf(anchor, sizeof anchor, "%s", job->opponent_player);
-    keep.candidate_players = more_colours;
-    keep.model_player = "";
-    keep.opponent_player = anchor;
-    for (size_t k = 0; k < n; k++) {
-        uint8_t *rec = s_eval_record(&keep, k, more_opening[k], 2, &seed, &len);
-        cr_assert_eq(client_submit_game(w, rec, len, more_slot[k]), 0);
-        free(rec);
-    }
+    s_keep_job(job, &kj);
+    s_play_slots(w, &kj, kj.n, &seed);
     harness_client_drain(w);
     client_stats st;
     client_get_stats(w, &st);
-    cr_assert_eq(st.acked, n, "the games after the restart were counted");
+    cr_assert_eq(st.acked, kj.n, "the games after the restart were counted");
     /* A judged game takes a fraction of a second: give the judge time. */
     double t0 = harness_now();
     while (harness_now() - t0 < 5) {

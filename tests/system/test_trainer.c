@@ -255,14 +255,22 @@ Test(trainer, ema_candidates_are_the_moving_average_and_resume)
     harness_fini(&h);
 }
 
+/* Starts h's coordinator and stores three random games: the positions
+ * stored (more than a batch of 32, the reuse tests' unit). */
+static double s_coord_with_positions(harness *h)
+{
+    harness_coord_start(h, NULL);
+    harness_submit_random_games(h, 3, 200);
+    double p1 = harness_wait_status(h, "\"replay\"", "window_hi", 1, 5);
+    cr_assert_gt(p1, 32, "too few positions (%g) for this test", p1);
+    return p1;
+}
+
 Test(trainer, waits_for_fresh_positions_under_the_reuse_limit)
 {
     harness h;
     harness_init(&h, "treuse");
-    harness_coord_start(&h, NULL);
-    harness_submit_random_games(&h, 3, 200);
-    double p1 = harness_wait_status(&h, "\"replay\"", "window_hi", 1, 5);
-    cr_assert_gt(p1, 32, "too few positions (%g) for this test", p1);
+    double p1 = s_coord_with_positions(&h);
     char log[128];
     snprintf(log, sizeof log, "%s/trainer.log", h.dir);
     const char *extra[] = {"--max_reuse=1", "--min_positions=1", "--steps_per_candidate=1000",
@@ -309,10 +317,7 @@ Test(trainer, a_model_trained_elsewhere_does_not_wait_for_its_own_steps)
     model_edit_meta(m0)->step = 10000;
     cr_assert_eq(modelfile_save(m0, h.model, false), 0);
     model_destroy(&m0);
-    harness_coord_start(&h, NULL);
-    harness_submit_random_games(&h, 3, 200);
-    double p1 = harness_wait_status(&h, "\"replay\"", "window_hi", 1, 5);
-    cr_assert_gt(p1, 32, "too few positions (%g) for this test", p1);
+    double p1 = s_coord_with_positions(&h);
     char log[128];
     snprintf(log, sizeof log, "%s/trainer.log", h.dir);
     const char *extra[] = {"--max_reuse=1", "--min_positions=1", "--steps_per_candidate=1000",
@@ -341,10 +346,7 @@ Test(trainer, a_best_trained_here_counts_its_steps_against_the_store)
 {
     harness h;
     harness_init(&h, "there");
-    harness_coord_start(&h, NULL);
-    harness_submit_random_games(&h, 3, 200);
-    double p1 = harness_wait_status(&h, "\"replay\"", "window_hi", 1, 5);
-    cr_assert_gt(p1, 32, "too few positions (%g) for this test", p1);
+    double p1 = s_coord_with_positions(&h);
     uint64_t s = (uint64_t)floor(p1 / 32); /* max_reuse 1 on p1 positions, batch 32 */
     cr_assert_eq(harness_submit_candidate_at(&h, s), 2);
     cr_assert_eq(harness_wait_status(&h, "\"models\"", "best", 2, 10), 2, "the gate is none");
